@@ -1,0 +1,87 @@
+/**
+ * `npm run codegen`: runs every target of codegen.config.json into generated/.
+ * `npm run codegen -- --check`: runs them into a temporary directory and fails on any difference, so a
+ * spec or contract change without regenerated code (or a hand edit of generated/) cannot land.
+ */
+import { readFile, mkdtemp, rm, readdir, cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { openapiTypes, openapiFetchClient } from './codegen/openapi.js';
+import { openrpcTypings, openrpcClient } from './codegen/openrpc.js';
+import { solidity, typechain } from './codegen/solidity.js';
+import type { Generator, Target } from './codegen/types.js';
+
+const GENERATORS: Record<string, Generator> = {
+  'openapi-typescript': openapiTypes,
+  'openapi-fetch-client': openapiFetchClient,
+  'openrpc-typings': openrpcTypings,
+  'openrpc-client': openrpcClient,
+  solc: solidity,
+  typechain,
+};
+
+const root = join(import.meta.dirname, '..');
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string) => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) await walk(join(d, e.name));
+      else out.push(relative(dir, join(d, e.name)));
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+async function runAll(outRoot: string): Promise<void> {
+  const config = JSON.parse(await readFile(join(root, 'codegen.config.json'), 'utf8')) as { targets: Target[] };
+  for (const target of config.targets) {
+    const generator = GENERATORS[target.generator];
+    if (!generator) throw new Error(`codegen.config.json: target "${target.name}" uses unknown generator "${target.generator}"`);
+    const started = Date.now();
+    await generator(target, { root, outRoot });
+    process.stdout.write(`codegen: ${target.name} -> ${relative(root, join(outRoot, target.output))} (${Date.now() - started} ms)\n`);
+  }
+}
+
+async function main(): Promise<number> {
+  const check = process.argv.includes('--check');
+  const generated = join(root, 'generated');
+  const tmp = await mkdtemp(join(tmpdir(), 'l2stack-codegen-'));
+  try {
+    await runAll(tmp);
+    if (!check) {
+      await rm(generated, { recursive: true, force: true });
+      await cp(tmp, generated, { recursive: true });
+      return 0;
+    }
+    const [want, have] = await Promise.all([listFiles(tmp), listFiles(generated)]);
+    const problems: string[] = [];
+    for (const f of want.filter((f) => !have.includes(f))) problems.push(`missing: generated/${f}`);
+    for (const f of have.filter((f) => !want.includes(f))) problems.push(`unexpected: generated/${f}`);
+    for (const f of want.filter((f) => have.includes(f))) {
+      const [a, b] = await Promise.all([readFile(join(tmp, f)), readFile(join(generated, f))]);
+      if (!a.equals(b)) problems.push(`differs: generated/${f}`);
+    }
+    if (problems.length > 0) {
+      process.stderr.write(`codegen:check: generated/ is out of date with specs/ (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
+      return 1;
+    }
+    process.stdout.write(`codegen:check: generated/ matches (${want.length} files)\n`);
+    return 0;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then((code) => { process.exitCode = code; }, (err: unknown) => {
+  process.stderr.write(`codegen failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,26 @@
+import type { ParseArgsConfig } from 'node:util';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface ParsedArgs {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  /** Usage line after "l2stack <name>", e.g. "[service]". */
+  usage?: string;
+  options?: Options;
+  /** Lines describing each option, shown by `l2stack <name> --help`. */
+  optionHelp?: string[];
+  maxPositionals?: number;
+  /** Resolves to the exit code; long-running commands resolve when they stop. */
+  run(args: ParsedArgs): Promise<number>;
+}
+
+/** Thrown for bad command-line input: the CLI prints the message and the usage, and exits 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import knexFactory, { type Knex } from 'knex';
+import type { DatabaseConfig } from './config.js';
+import { classifyDbError } from './errors.js';
+import { RetryableError } from '../errors.js';
+import { sleep } from '../shutdown.js';
+
+export type { Knex };
+
+/** OIDs of the types that must come back as strings on both drivers (pg already does this). */
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+export interface DbClient {
+  kind: DatabaseConfig['kind'];
+  config: DatabaseConfig;
+  knex: Knex;
+  close(): Promise<void>;
+  /**
+   * Runs `fn`, retrying on retryable failures (connection loss, serialization failure) with backoff;
+   * other errors are classified once and rethrown.
+   */
+  run<T>(fn: (knex: Knex) => Promise<T>, options?: { retries?: number; signal?: AbortSignal }): Promise<T>;
+}
+
+/**
+ * Opens the process's one connection pool. PGlite is single-connection, so everything in one process
+ * (several services under `l2stack dev`) shares one client; do not await a query outside a transaction
+ * while holding that transaction on PGlite, it would wait on itself.
+ */
+export async function createDbClient(config: DatabaseConfig, options: { poolMax?: number } = {}): Promise<DbClient> {
+  let knex: Knex;
+  if (config.kind === 'pglite') {
+    const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
+    // Options object form: `new PGlite(undefined, options)` silently ignores the options.
+    const pglite = new PGlite({
+      ...(config.dataDir ? { dataDir: config.dataDir } : {}),
+      parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v },
+    });
+    await pglite.waitReady;
+    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }) } as Knex.Config);
+  } else {
+    const ssl = config.ssl
+      ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) }
+      : undefined;
+    knex = knexFactory({
+      client: 'pg',
+      connection: { host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl },
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      acquireConnectionTimeout: 10_000,
+    });
+  }
+
+  const run: DbClient['run'] = async (fn, { retries = 3, signal } = {}) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn(knex);
+      } catch (err) {
+        const classified = classifyDbError(err);
+        if (!(classified instanceof RetryableError) || attempt >= retries || signal?.aborted) throw classified;
+        await sleep(Math.min(100 * 2 ** attempt, 2_000), signal);
+      }
+    }
+  };
+
+  return { kind: config.kind, config, knex, close: () => knex.destroy(), run };
+}

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import type { DbClient } from './client.js';
+import type { Logger } from '../log.js';
+import { sleep } from '../shutdown.js';
+
+export interface Leadership {
+  /** Aborted when leadership is lost (connection to Postgres gone) or released. */
+  signal: AbortSignal;
+  release(): Promise<void>;
+}
+
+/** Names share one keyspace; hashing keeps keys stable across processes and versions. */
+function lockKey(name: string): bigint {
+  let h = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(`l2stack:${name}`)) h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return BigInt.asIntN(64, h);
+}
+
+// PGlite lives inside one process, so one in-process registry is the whole story there.
+const localHolders = new Set<string>();
+
+/**
+ * Waits until this process is the single writer `name` (an indexer, a relayer direction, the devnet
+ * coordinator). On Postgres this is a session advisory lock held on a dedicated connection: if the
+ * process dies or the connection breaks, Postgres releases it and a standby takes over; the returned
+ * signal tells the holder to stop writing. Resolves undefined if `signal` aborts first.
+ */
+export async function acquireLeadership(
+  client: DbClient,
+  name: string,
+  options: { signal: AbortSignal; retryMs?: number; logger?: Logger },
+): Promise<Leadership | undefined> {
+  const retryMs = options.retryMs ?? 1_000;
+  if (client.config.kind === 'pglite') {
+    while (localHolders.has(name)) if (!(await sleep(retryMs, options.signal))) return undefined;
+    localHolders.add(name);
+    const controller = new AbortController();
+    return {
+      signal: controller.signal,
+      release: async () => {
+        localHolders.delete(name);
+        controller.abort(new Error('released'));
+      },
+    };
+  }
+
+  const c = client.config;
+  let waitingLogged = false;
+  for (;;) {
+    if (options.signal.aborted) return undefined;
+    const conn = new pg.Client({
+      host: c.host, port: c.port, database: c.database, user: c.user, password: c.password,
+      ssl: c.ssl ? { rejectUnauthorized: c.ssl.rejectUnauthorized, ...(c.ssl.caPath ? { ca: readFileSync(c.ssl.caPath, 'utf8') } : {}) } : undefined,
+      application_name: `l2stack ${name}`,
+    });
+    try {
+      await conn.connect();
+      const key = lockKey(name).toString();
+      for (;;) {
+        const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [key]);
+        if (rows[0]?.locked) break;
+        if (!waitingLogged) options.logger?.info({ lock: name }, 'another instance is active; standing by');
+        waitingLogged = true;
+        if (!(await sleep(retryMs, options.signal))) {
+          await conn.end().catch(() => undefined);
+          return undefined;
+        }
+      }
+      const controller = new AbortController();
+      const lost = (err?: Error) => {
+        if (!controller.signal.aborted) {
+          options.logger?.warn({ lock: name, err }, 'lost the leadership connection; stopping writes');
+          controller.abort(err ?? new Error('connection closed'));
+        }
+      };
+      conn.on('error', lost);
+      conn.on('end', () => lost());
+      // A lock held on a silently dead connection would look held forever: probe it.
+      const heartbeat = setInterval(() => void conn.query('select 1').catch((err: Error) => lost(err)), 5_000);
+      heartbeat.unref();
+      options.logger?.info({ lock: name }, 'acquired leadership');
+      return {
+        signal: controller.signal,
+        release: async () => {
+          clearInterval(heartbeat);
+          controller.abort(new Error('released'));
+          await conn.query('select pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
+          await conn.end().catch(() => undefined);
+        },
+      };
+    } catch (err) {
+      await conn.end().catch(() => undefined);
+      options.logger?.warn({ lock: name, err }, 'could not reach the database for the leadership lock; retrying');
+      if (!(await sleep(retryMs, options.signal))) return undefined;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import express, { type Express, type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { problemHandler, sendProblem } from './problem.js';
+import type { Logger } from '../log.js';
+import type { OpenApiDocument } from './spec.js';
+
+export type OperationHandlers<OperationId extends string> = Record<OperationId, RequestHandler>;
+
+export interface HttpAppOptions<OperationId extends string> {
+  /** The parsed OpenAPI document the app serves and validates against. */
+  spec: OpenApiDocument;
+  handlers: OperationHandlers<OperationId>;
+  logger: Logger;
+  /** Validate our own responses too (on in tests: a response that breaks the spec is a 500 there). */
+  validateResponses?: boolean;
+  /** Routes outside the spec (docs page, spec download, health) mounted before validation. */
+  extraRoutes?: (app: Express) => void;
+}
+
+const toExpressPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
+/**
+ * Builds an express app whose routes come from the spec: each operationId is bound to its handler, so a
+ * missing handler fails at start-up, not at the first request. Requests are validated by
+ * express-openapi-validator against the same document, and every error ends in problem+json.
+ */
+export function createHttpApp<OperationId extends string>(options: HttpAppOptions<OperationId>): Express {
+  const { spec, handlers, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // handlers set strong ETags themselves where the spec documents them
+  app.set('query parser', 'simple');
+  options.extraRoutes?.(app);
+
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: spec as never,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+      validateApiSpec: true,
+      ignoreUndocumented: false,
+    }),
+  );
+
+  const bound = new Set<string>();
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+      const op = item[method];
+      if (!op) continue;
+      const handler = (handlers as Record<string, RequestHandler | undefined>)[op.operationId];
+      if (!handler) throw new Error(`no handler for operation ${op.operationId} (${method.toUpperCase()} ${path})`);
+      app[method](toExpressPath(path), handler);
+      bound.add(op.operationId);
+    }
+  }
+  for (const id of Object.keys(handlers)) if (!bound.has(id)) throw new Error(`handler ${id} matches no operation of the spec`);
+
+  app.use((req, res) => sendProblem(res, { status: 404, detail: `no route for ${req.method} ${req.path}`, instance: req.originalUrl }));
+  app.use(problemHandler(logger));
+  return app;
+}

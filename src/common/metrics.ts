@@ -1,0 +1,32 @@
+import { Registry, collectDefaultMetrics, Counter, Gauge, Histogram } from 'prom-client';
+
+export { Counter, Gauge, Histogram, Registry };
+
+/**
+ * One registry per process so services running together (`l2stack dev`) share one /metrics view and
+ * tests can create isolated registries without global state.
+ */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'l2stack_' });
+  return registry;
+}
+
+/** Returns the metric of that name when already registered (services sharing a registry), else creates it. */
+export function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  return (registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+}
+
+export function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  return (registry.getSingleMetric(name) as Gauge<L> | undefined) ?? new Gauge({ name, help, labelNames, registers: [registry] });
+}
+
+export function histogram<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+  buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+): Histogram<L> {
+  return (registry.getSingleMetric(name) as Histogram<L> | undefined) ?? new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+}

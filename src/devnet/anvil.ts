@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { BaseError } from '../common/errors.js';
+import { PortInUseError } from '../common/http/server.js';
+
+export interface AnvilOptions {
+  /** 0 picks a free port. */
+  port: number;
+  chainId: number;
+  host?: string;
+  /** Interval mining in seconds; undefined = mine a block per transaction. */
+  blockTime?: number;
+  /** Genesis timestamp (unix seconds). */
+  timestamp?: number;
+  /** Number of funded dev accounts (from anvil's well-known test mnemonic). */
+  accounts?: number;
+  /** Override the anvil binary (for platforms without the npm build). */
+  binary?: string;
+}
+
+export interface Anvil {
+  url: string;
+  port: number;
+  chainId: number;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export class AnvilStartError extends BaseError {
+  override name = 'AnvilStartError';
+}
+
+const running = new Set<ChildProcess>();
+// Whatever way this process ends (normal exit, uncaught error, signal handled elsewhere), no anvil outlives it.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  } catch (err) {
+    throw new AnvilStartError(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg})`, { cause: err });
+  }
+}
+
+/** Resolves to a free TCP port (port 0), or checks that `port` is free, naming it when it is not. */
+export function reservePort(host: string, port: number, what: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(`${what}: port ${port} on ${host} is already in use`, { cause: err }) : err),
+    );
+    probe.listen(port, host, () => {
+      const actual = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(actual));
+    });
+  });
+}
+
+async function rpcReady(url: string, deadline: number, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null) throw new AnvilStartError(`anvil exited with code ${child.exitCode}: ${stderr().trim().slice(-500)}`);
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new AnvilStartError(`anvil did not answer on ${url} within 15 s: ${stderr().trim().slice(-500)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Starts an anvil chain and waits until it answers JSON-RPC. */
+export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
+  const host = options.host ?? '127.0.0.1';
+  const port = await reservePort(host, options.port, `anvil (chain ${options.chainId})`);
+  const args = ['--host', host, '--port', String(port), '--chain-id', String(options.chainId), '--accounts', String(options.accounts ?? 10), '--silent'];
+  if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
+  if (options.timestamp !== undefined) args.push('--timestamp', String(options.timestamp));
+  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  running.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => running.delete(child));
+  const url = `http://${host}:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await rpcReady(url, Date.now() + 15_000, child, () => stderr);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, port, chainId: options.chainId, process: child, stop };
+}

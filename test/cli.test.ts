@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../bin/l2stack.js', import.meta.url));
+const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+
+describe('l2stack CLI', () => {
+  it('behavior: --help lists the commands and exits 0', () => {
+    const r = run('--help');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('Usage: l2stack <command>');
+    expect(r.stdout).toMatch(/^\s+migrate\s+apply database migrations/m);
+  });
+
+  it('behavior: --version prints the package version', () => {
+    const r = run('--version');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('error: an unknown flag exits 2 with the usage', () => {
+    const r = run('migrate', '--bogus');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("Unknown option '--bogus'");
+    expect(r.stderr).toContain('Usage: l2stack migrate');
+  });
+
+  it('error: an unknown command exits 2 naming it', () => {
+    const r = run('frobnicate');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('error: migrate of an unknown service exits 2 naming it', () => {
+    const r = run('migrate', 'nosuch');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown service "nosuch"');
+  });
+});

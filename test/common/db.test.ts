@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDb, databaseKind } from '../helpers/db.js';
+import { migrate, type Migration } from '../../src/common/db/migrations.js';
+import { ConstraintViolationError, classifyDbError } from '../../src/common/db/errors.js';
+import { RetryableError } from '../../src/common/errors.js';
+
+const migrations: Migration[] = [
+  {
+    name: '001_samples',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('samples', (t) => {
+        t.bigIncrements('id');
+        t.bigInteger('block_number').notNullable();
+        t.specificType('wei', 'numeric(78,0)').notNullable();
+        t.jsonb('payload').notNullable();
+        t.timestamp('seen_at', { useTz: true }).notNullable();
+        t.string('hash').notNullable().unique();
+      });
+    },
+  },
+  {
+    name: '002_samples_note',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).alterTable('samples', (t) => t.text('note'));
+    },
+  },
+];
+
+let db: Awaited<ReturnType<typeof openTestDb>>;
+let schema: string;
+
+beforeAll(async () => {
+  db = await openTestDb();
+  schema = db.schema('kernel');
+});
+afterAll(async () => db?.close());
+
+describe(`db on ${databaseKind()}`, () => {
+  it('behavior: migrations run once in their own schema', async () => {
+    expect(await migrate(db.client.knex, schema, migrations)).toEqual(['001_samples', '002_samples_note']);
+    expect(await migrate(db.client.knex, schema, migrations)).toEqual([]);
+    const tables = await db.client.knex('information_schema.tables').where({ table_schema: schema }).pluck('table_name');
+    expect(tables.sort()).toEqual(['knex_migrations', 'knex_migrations_lock', 'samples']);
+  });
+
+  it('behavior: int8, numeric(78,0), jsonb and timestamptz round-trip exactly', async () => {
+    const maxUint256 = (2n ** 256n - 1n).toString();
+    const seenAt = new Date('2026-11-21T10:15:30.123Z');
+    await db.client.knex.withSchema(schema).table('samples').insert({
+      block_number: '9007199254740993', // 2^53 + 1: must not pass through a float
+      wei: maxUint256,
+      payload: JSON.stringify({ nested: { list: [1, 'two'] } }),
+      seen_at: seenAt,
+      hash: '0xaa',
+    });
+    const row = await db.client.knex.withSchema(schema).table('samples').where({ hash: '0xaa' }).first();
+    expect(row.id).toBe('1');
+    expect(row.block_number).toBe('9007199254740993');
+    expect(row.wei).toBe(maxUint256);
+    expect(row.payload).toEqual({ nested: { list: [1, 'two'] } });
+    expect(row.seen_at).toBeInstanceOf(Date);
+    expect((row.seen_at as Date).toISOString()).toBe(seenAt.toISOString());
+    const sum = await db.client.knex.withSchema(schema).table('samples').sum({ total: 'wei' }).first();
+    expect(sum?.total).toBe(maxUint256);
+  });
+
+  it('error: a unique violation is classified, not retried', async () => {
+    const insert = () =>
+      db.client.run((knex) =>
+        knex.withSchema(schema).table('samples').insert({ block_number: 1, wei: '1', payload: '{}', seen_at: new Date(), hash: '0xbb' }),
+      );
+    await insert();
+    const err = await insert().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConstraintViolationError);
+    expect((err as ConstraintViolationError).kind).toBe('unique');
+  });
+
+  it('error: connection failures are retryable', () => {
+    expect(classifyDbError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBeInstanceOf(RetryableError);
+    expect(classifyDbError(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBeInstanceOf(RetryableError);
+    expect(classifyDbError(Object.assign(new Error('syntax'), { code: '42601' }))).not.toBeInstanceOf(RetryableError);
+  });
+
+  it('error: an invalid schema name is refused before any SQL runs', async () => {
+    await expect(migrate(db.client.knex, 'bad;name', migrations)).rejects.toThrow('invalid schema name "bad;name"');
+  });
+});
