@@ -1,14 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// Real chains and databases: generous timeouts, and at most two files at once (2 cores).
+const shared = { testTimeout: 60_000, hookTimeout: 180_000 };
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**'],
-    // Real chains and databases: generous timeouts, and files run in parallel only as far as 2 cores allow.
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    sequence: { concurrent: false },
+    projects: [
+      {
+        extends: true,
+        test: { ...shared, name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**'] },
+      },
+      {
+        extends: true,
+        // One devnet (two anvil chains, contracts, history, coordinator) shared by every e2e file.
+        test: { ...shared, name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/e2e/global-setup.ts'] },
+      },
+    ],
   },
 });

@@ -28,6 +28,7 @@ function mainUsage(): string {
 function commandUsage(c: Command): string {
   const lines = [`Usage: l2stack ${c.name}${c.options && Object.keys(c.options).length ? ' [options]' : ''}${c.usage ? ` ${c.usage}` : ''}`, '', c.summary];
   if (c.optionHelp?.length) lines.push('', ...c.optionHelp.map((l) => `  ${l}`));
+  if (c.subcommands?.length) lines.push('', 'Subcommands:', ...c.subcommands.map((s) => `  ${c.name} ${s.name}  ${s.summary}`));
   return lines.join('\n');
 }
 
@@ -42,10 +43,15 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === first);
+  let command = COMMANDS.find((c) => c.name === first);
   if (!command) {
     process.stderr.write(`l2stack: unknown command "${first}"\n\n${mainUsage()}\n`);
     return 2;
+  }
+  const sub = command.subcommands?.find((c) => c.name === rest[0]);
+  if (sub) {
+    command = { ...sub, name: `${command.name} ${sub.name}` };
+    rest.shift();
   }
   let args;
   try {

@@ -1,7 +1,10 @@
 import type { Migration } from './common/db/migrations.js';
+import { devnetMigrations } from './devnet/coordinator/migrations.js';
 
 /**
  * Every service that owns database tables, with its Postgres schema and migrations. `l2stack migrate`
  * and each service's start-up read this list; a service adds itself here when it gains tables.
  */
-export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: readonly Migration[] }> = {};
+export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: readonly Migration[] }> = {
+  devnet: { schema: 'devnet', migrations: devnetMigrations },
+};

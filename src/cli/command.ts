@@ -16,6 +16,8 @@ export interface Command {
   /** Lines describing each option, shown by `l2stack <name> --help`. */
   optionHelp?: string[];
   maxPositionals?: number;
+  /** Nested commands (`l2stack devnet send-message`), chosen by the first argument. */
+  subcommands?: Command[];
   /** Resolves to the exit code; long-running commands resolve when they stop. */
   run(args: ParsedArgs): Promise<number>;
 }

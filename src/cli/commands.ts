@@ -1,5 +1,11 @@
 import type { Command } from './command.js';
 import { migrateCommand } from './migrate.js';
+import { devnetCommand } from './devnet.js';
+import { devCommand } from './dev.js';
 
 /** Every `l2stack` sub-command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [migrateCommand];
+export const COMMANDS: Command[] = [
+  devCommand,
+  devnetCommand,
+  migrateCommand,
+];

@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import type { Command } from './command.js';
+import { intFlag, portFlag, stringFlag } from './args.js';
+import { createCommon } from './context.js';
+import { runUntilStopped } from './run.js';
+import { devnetOptions, devnetOptionHelp } from './devnet.js';
+import { loadCommonConfig } from '../common/config/common-env.js';
+import { readProcessEnv } from '../common/config/process-env.js';
+import { createDbClient } from '../common/db/client.js';
+import { startDevnet } from '../devnet/devnet.js';
+import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
+import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
+
+export const devCommand: Command = {
+  name: 'dev',
+  summary: 'the whole stack on this machine: devnet + every service, one process, embedded database (npm start)',
+  options: devnetOptions,
+  optionHelp: [...devnetOptionHelp, 'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.'],
+  async run({ values }) {
+    const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
+    const options = {
+      l1Port: portFlag('l1-port', values['l1-port'], 0),
+      l2Port: portFlag('l2-port', values['l2-port'], 0),
+      historyHours: intFlag('history-hours', values['history-hours'], 26),
+      traffic: values.traffic === true,
+    };
+    const env = readProcessEnv();
+    const { config } = loadCommonConfig(env);
+    const common = createCommon({ level: config.logLevel, name: 'dev' });
+    const stopped = runUntilStopped(common);
+    const started = Date.now();
+    try {
+      // Every port is checked before anything starts, so a taken port fails fast and leaves nothing behind.
+      await checkChainPorts(options);
+      const services = await checkServicePorts(env);
+      const dbOpening = createDbClient(config.database);
+      common.shutdown.add('database', async () => (await dbOpening).close());
+      const devnet = await startDevnet({ common, db: dbOpening, options });
+      const db = await dbOpening;
+      const running = await services.start({ common, db, devnet });
+      const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
+      await writeStateFile(stateFile, state);
+      process.stdout.write(`${describeStack(state, stateFile)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    } catch (err) {
+      await common.shutdown.run('start-up failed');
+      throw err;
+    }
+    return stopped;
+  },
+};

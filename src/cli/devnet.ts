@@ -1,0 +1,68 @@
+import { resolve } from 'node:path';
+import type { Command } from './command.js';
+import { intFlag, portFlag, stringFlag } from './args.js';
+import { createCommon } from './context.js';
+import { runUntilStopped } from './run.js';
+import { sendMessageCommand } from './send-message.js';
+import { loadCommonConfig } from '../common/config/common-env.js';
+import { readProcessEnv } from '../common/config/process-env.js';
+import { createDbClient } from '../common/db/client.js';
+import { startDevnet } from '../devnet/devnet.js';
+import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
+import { checkChainPorts } from '../devnet/stack.js';
+
+export const devnetOptions = {
+  'state-file': { type: 'string' },
+  traffic: { type: 'boolean' },
+  'l1-port': { type: 'string' },
+  'l2-port': { type: 'string' },
+  'history-hours': { type: 'string' },
+} as const;
+
+export const devnetOptionHelp = [
+  `--state-file PATH   where to write the devnet description (default ${DEFAULT_STATE_FILE})`,
+  '--traffic           keep light live activity: a swap and a message each way every few seconds',
+  '--l1-port N         L1 anvil port (default: a free port)',
+  '--l2-port N         L2 anvil port (default: a free port)',
+  '--history-hours N   hours of generated L2 trading history (default 26; 0 = none)',
+];
+
+export const devnetCommand: Command = {
+  name: 'devnet',
+  summary: 'run a local L1 + L2 (anvil) with the message services, tokens, a DEX and the coordinator',
+  options: devnetOptions,
+  optionHelp: devnetOptionHelp,
+  subcommands: [sendMessageCommand],
+  async run({ values }) {
+    const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
+    const options = {
+      l1Port: portFlag('l1-port', values['l1-port'], 0),
+      l2Port: portFlag('l2-port', values['l2-port'], 0),
+      historyHours: intFlag('history-hours', values['history-hours'], 26),
+      traffic: values.traffic === true,
+    };
+    const { config } = loadCommonConfig(readProcessEnv());
+    const common = createCommon({ level: config.logLevel, name: 'devnet' });
+    const stopped = runUntilStopped(common);
+    try {
+      await checkChainPorts(options);
+      const dbOpening = createDbClient(config.database);
+      common.shutdown.add('database', async () => (await dbOpening).close());
+      const devnet = await startDevnet({ common, db: dbOpening, options });
+      await writeStateFile(stateFile, devnet.state);
+      process.stdout.write(
+        [
+          `L1 ${devnet.state.l1.rpcUrl} (chain ${devnet.state.l1.chainId}), message service ${devnet.state.l1.messageService}`,
+          `L2 ${devnet.state.l2.rpcUrl} (chain ${devnet.state.l2.chainId}), message service ${devnet.state.l2.messageService}`,
+          `state file ${stateFile}`,
+          'l2stack devnet ready',
+          '',
+        ].join('\n'),
+      );
+    } catch (err) {
+      await common.shutdown.run('start-up failed');
+      throw err;
+    }
+    return stopped;
+  },
+};

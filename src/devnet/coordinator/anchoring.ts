@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
+import type { Logger } from '../../common/log.js';
+
+export interface AnchoringContext {
+  knex: Knex;
+  schema: string;
+  l1: L1MessageService;
+  /** Connected to the coordinator's L2 signer. */
+  l2: L2MessageService;
+  confirmations: number;
+  maxBatch: number;
+  /** L1 block to start scanning at on a fresh database (the message service's deployment block). */
+  startBlock: number;
+  logWindow: number;
+  logger: Logger;
+}
+
+const CURSOR = 'l1_scanned_block';
+
+async function readCursor(ctx: AnchoringContext): Promise<number> {
+  const row = await ctx.knex.withSchema(ctx.schema).table('progress').where({ key: CURSOR }).first();
+  return row ? Number(row.value) : ctx.startBlock - 1;
+}
+
+/**
+ * Records the L1 messages of confirmed blocks (number, hash, rolling hash) and advances the scan cursor in
+ * one transaction, so a crash between the two can neither skip nor duplicate a message.
+ */
+export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
+  const head = await ctx.l1.runner!.provider!.getBlockNumber();
+  const safe = head - ctx.confirmations;
+  let cursor = await readCursor(ctx);
+  let found = 0;
+  while (cursor < safe) {
+    const to = Math.min(safe, cursor + ctx.logWindow);
+    const events = await ctx.l1.queryFilter(ctx.l1.filters.RollingHashUpdated(), cursor + 1, to);
+    const rows = events.map((e) => ({
+      message_number: e.args.messageNumber.toString(),
+      message_hash: e.args.messageHash,
+      rolling_hash: e.args.rollingHash,
+      l1_block: e.blockNumber,
+    }));
+    await ctx.knex.transaction(async (trx) => {
+      if (rows.length > 0) await trx.withSchema(ctx.schema).table('l1_messages').insert(rows).onConflict('message_number').ignore();
+      await trx.withSchema(ctx.schema).table('progress').insert({ key: CURSOR, value: String(to), updated_at: trx.fn.now() }).onConflict('key').merge();
+    });
+    found += rows.length;
+    cursor = to;
+  }
+  return found;
+}
+
+/**
+ * Anchors the next batch (at most maxBatch, in message order) of confirmed L1 message hashes on L2 with
+ * the L1 rolling hash of the last one, which the L2 contract checks. The L2 contract's own counter is the
+ * source of truth for what is already anchored, so a restart never anchors twice.
+ */
+export async function anchorNextBatch(ctx: AnchoringContext): Promise<number> {
+  const lastAnchored = await ctx.l2.lastAnchoredL1MessageNumber();
+  const rows: { message_number: string; message_hash: string; rolling_hash: string }[] = await ctx.knex
+    .withSchema(ctx.schema)
+    .table('l1_messages')
+    .where('message_number', '>', lastAnchored.toString())
+    .orderBy('message_number')
+    .limit(ctx.maxBatch);
+  // Only a gap-free run starting right after the last anchored number can be anchored.
+  const batch: typeof rows = [];
+  for (const row of rows) {
+    if (BigInt(row.message_number) !== lastAnchored + 1n + BigInt(batch.length)) break;
+    batch.push(row);
+  }
+  if (batch.length === 0) return 0;
+  const first = BigInt(batch[0]!.message_number);
+  const last = batch[batch.length - 1]!;
+  const tx = await ctx.l2.anchorL1L2MessageHashes(batch.map((r) => r.message_hash), first, BigInt(last.message_number), last.rolling_hash);
+  await tx.wait();
+  ctx.logger.info({ from: first.toString(), to: last.message_number, tx: tx.hash }, 'anchored L1 messages on L2');
+  return batch.length;
+}

@@ -1,0 +1,132 @@
+import { parseEther, parseUnits, encodeBytes32String, type Signer } from 'ethers';
+import {
+  L1MessageService__factory, L2MessageService__factory, NativeToken__factory, TestToken__factory,
+  Bytes32MetadataToken__factory, RevertingMetadataToken__factory, DexFactory__factory, DexRouter__factory,
+  CallRecorder__factory,
+} from '../../generated/contracts/types/index.js';
+
+export interface TokenSpec {
+  key: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+  /** Whole tokens minted to the deployer. */
+  supply: bigint;
+  /** Target USD price used to seed pool liquidity. */
+  usdPrice: number;
+  kind?: 'standard' | 'native' | 'bytes32' | 'reverting';
+  /** Quote token of its pool: USDS or WETH. */
+  quote?: 'USDS' | 'WETH';
+}
+
+/**
+ * The L2's token set: the native token, a USD stablecoin, ordinary tokens, and the awkward cases an
+ * indexer must survive (6 decimals, a spammy name, bytes32 metadata, a reverting name()).
+ */
+export const TOKENS: TokenSpec[] = [
+  { key: 'L2S', name: 'l2stack Token', symbol: 'L2S', decimals: 18, supply: 1_000_000_000n, usdPrice: 0.05, kind: 'native', quote: 'USDS' },
+  { key: 'USDS', name: 'USD Stable', symbol: 'USDS', decimals: 6, supply: 1_000_000_000n, usdPrice: 1 },
+  { key: 'WETH', name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, supply: 1_000_000n, usdPrice: 3000, quote: 'USDS' },
+  { key: 'TST', name: 'Test Coin', symbol: 'TST', decimals: 18, supply: 100_000_000n, usdPrice: 3, quote: 'WETH' },
+  { key: 'SIX', name: 'Six Decimals Token', symbol: 'SIX', decimals: 6, supply: 50_000_000n, usdPrice: 1.5, quote: 'USDS' },
+  { key: 'AIRDROP', name: 'FREE AIRDROP claim at l2s-rewards.xyz', symbol: 'AIRDROP', decimals: 18, supply: 10_000_000_000_000n, usdPrice: 0.000002, quote: 'WETH' },
+  { key: 'MKR', name: 'Maker', symbol: 'MKR', decimals: 18, supply: 1_000_000n, usdPrice: 1500, kind: 'bytes32', quote: 'WETH' },
+  { key: 'BROKE', name: '', symbol: 'BROKE', decimals: 18, supply: 100_000_000n, usdPrice: 0.2, kind: 'reverting', quote: 'USDS' },
+];
+
+export interface Deployment {
+  l1MessageService: string;
+  l2MessageService: string;
+  l1CallRecorder: string;
+  l2CallRecorder: string;
+  tokens: Record<string, { address: string; spec: TokenSpec }>;
+  dexFactory: string;
+  dexRouter: string;
+  pairs: { token0: string; token1: string; pair: string }[];
+}
+
+export interface DeployOptions {
+  l1Deployer: Signer;
+  l2Deployer: Signer;
+  coordinator: string;
+  /** Wei each message service holds to pay out claims of messages sent on the other layer. */
+  bridgeFunding?: bigint;
+  l1RateLimit?: { periodSeconds: number; limitWei: bigint };
+  l2MinimumFee?: bigint;
+}
+
+async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>(c: Promise<T>): Promise<string> {
+  const contract = await c;
+  await contract.waitForDeployment();
+  return contract.getAddress();
+}
+
+export async function deployMessageServices(o: DeployOptions): Promise<Pick<Deployment, 'l1MessageService' | 'l2MessageService' | 'l1CallRecorder' | 'l2CallRecorder'>> {
+  const limit = o.l1RateLimit ?? { periodSeconds: 86_400, limitWei: parseEther('10000') };
+  const l1MessageService = await deployed(new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, limit.periodSeconds, limit.limitWei));
+  const l2MessageService = await deployed(new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, o.l2MinimumFee ?? 0n));
+  const funding = o.bridgeFunding ?? parseEther('1000');
+  await (await o.l1Deployer.sendTransaction({ to: l1MessageService, value: funding })).wait();
+  await (await o.l2Deployer.sendTransaction({ to: l2MessageService, value: funding })).wait();
+  const l1CallRecorder = await deployed(new CallRecorder__factory(o.l1Deployer).deploy());
+  const l2CallRecorder = await deployed(new CallRecorder__factory(o.l2Deployer).deploy());
+  return { l1MessageService, l2MessageService, l1CallRecorder, l2CallRecorder };
+}
+
+export async function deployTokens(deployer: Signer): Promise<Deployment['tokens']> {
+  const holder = await deployer.getAddress();
+  const tokens: Deployment['tokens'] = {};
+  for (const spec of TOKENS) {
+    const supply = parseUnits(spec.supply.toString(), spec.decimals);
+    let address: string;
+    switch (spec.kind) {
+      case 'native':
+        address = await deployed(new NativeToken__factory(deployer).deploy(spec.name, spec.symbol, holder, supply));
+        break;
+      case 'bytes32':
+        address = await deployed(new Bytes32MetadataToken__factory(deployer).deploy(encodeBytes32String(spec.name), encodeBytes32String(spec.symbol), spec.decimals, holder, supply));
+        break;
+      case 'reverting':
+        address = await deployed(new RevertingMetadataToken__factory(deployer).deploy(spec.symbol, spec.decimals, holder, supply));
+        break;
+      default:
+        address = await deployed(new TestToken__factory(deployer).deploy(spec.name, spec.symbol, spec.decimals, holder, supply));
+    }
+    tokens[spec.key] = { address, spec };
+  }
+  return tokens;
+}
+
+/** Human amount (e.g. 0.05) → base units, without going through a float for the scaled value. */
+export function units(amount: number, decimals: number): bigint {
+  return parseUnits(amount.toFixed(Math.min(decimals, 12)), decimals);
+}
+
+/**
+ * A V2 DEX with one pool per token against its quote token, seeded at the token's target price with
+ * $2M (WETH, L2S: $5M) of liquidity per side.
+ */
+export async function deployDex(deployer: Signer, tokens: Deployment['tokens']): Promise<Pick<Deployment, 'dexFactory' | 'dexRouter' | 'pairs'>> {
+  const owner = await deployer.getAddress();
+  const factory = DexFactory__factory.connect(await deployed(new DexFactory__factory(deployer).deploy()), deployer);
+  const dexFactory = await factory.getAddress();
+  const router = DexRouter__factory.connect(await deployed(new DexRouter__factory(deployer).deploy(dexFactory)), deployer);
+  const dexRouter = await router.getAddress();
+  const approve = async (address: string) =>
+    (await TestToken__factory.connect(address, deployer).approve(dexRouter, 2n ** 256n - 1n)).wait();
+  for (const t of Object.values(tokens)) await approve(t.address);
+
+  const pairs: Deployment['pairs'] = [];
+  for (const { address, spec } of Object.values(tokens)) {
+    if (!spec.quote) continue;
+    const quote = tokens[spec.quote]!;
+    const sideUsd = spec.key === 'WETH' || spec.key === 'L2S' ? 5_000_000 : 2_000_000;
+    const tokenAmount = units(sideUsd / spec.usdPrice, spec.decimals);
+    const quoteAmount = units(sideUsd / quote.spec.usdPrice, quote.spec.decimals);
+    await (await router.addLiquidity(address, quote.address, tokenAmount, quoteAmount, owner)).wait();
+    const pair = await factory.getPair(address, quote.address);
+    const [token0, token1] = address.toLowerCase() < quote.address.toLowerCase() ? [address, quote.address] : [quote.address, address];
+    pairs.push({ token0, token1, pair });
+  }
+  return { dexFactory, dexRouter, pairs };
+}

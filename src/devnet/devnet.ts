@@ -1,0 +1,199 @@
+import { Wallet, parseUnits, type JsonRpcProvider } from 'ethers';
+import { startAnvil, type Anvil } from './anvil.js';
+import { devAccounts, ROLES, ACCOUNT_COUNT } from './accounts.js';
+import { deployDex, deployMessageServices, deployTokens, type Deployment } from './deploy.js';
+import { generateHistory, runTraffic } from './scenario.js';
+import { startBlockTicker } from './block-ticker.js';
+import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type CoordinatorConfig, type StateRootSource } from './coordinator/index.js';
+import type { DevnetState } from './state-file.js';
+import { createProvider } from '../common/chain/provider.js';
+import type { DbClient } from '../common/db/client.js';
+import type { Common } from '../cli/context.js';
+
+export interface DevnetOptions {
+  host?: string;
+  /** 0 = a free port. */
+  l1Port?: number;
+  l2Port?: number;
+  l1ChainId?: number;
+  l2ChainId?: number;
+  /** An empty block is mined this often on each chain (transactions are mined at once regardless). */
+  blockTimeMs?: number;
+  /** Hours of generated L2 history before "now" (0 = none). */
+  historyHours?: number;
+  traffic?: boolean;
+  trafficIntervalMs?: number;
+  /** false = no coordinator (tests of the coordinator itself start their own). */
+  coordinator?: Partial<Omit<CoordinatorConfig, 'l1' | 'l2' | 'privateKey'>> | false;
+  stateRoots?: StateRootSource;
+  /** Database schema of the coordinator's progress (default `devnet`). */
+  coordinatorSchema?: string;
+}
+
+export interface Devnet {
+  state: DevnetState;
+  deployment: Deployment;
+  l1: Anvil;
+  l2: Anvil;
+  coordinator?: Coordinator;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_CHAIN_IDS = { l1: 31337, l2: 31338 };
+
+const EXCLUDED_WALLETS = [
+  { role: 'treasury', label: 'Treasury', status: 'active', amount: 150_000_000n },
+  { role: 'vesting', label: 'Team vesting', status: 'active', amount: 200_000_000n },
+  { role: 'ecosystem', label: 'Ecosystem fund', status: 'inactive', amount: 50_000_000n },
+] as const;
+
+async function jumpToNow(provider: JsonRpcProvider): Promise<void> {
+  const latest = await provider.getBlock('latest');
+  const now = Math.max(Math.floor(Date.now() / 1000), (latest?.timestamp ?? 0) + 1);
+  await provider.send('evm_setNextBlockTimestamp', [now]);
+  await provider.send('evm_mine', []);
+}
+
+/**
+ * Starts a whole local L1 + L2: two anvil chains with genesis about `historyHours` + 10 min in the past,
+ * the message services, tokens and DEX on L2, a generated day of trading, then live block production and
+ * the coordinator. On any failure everything started so far is stopped before the error propagates.
+ */
+export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
+  common: Common;
+  /** May still be opening (embedded PGlite takes seconds): only the coordinator needs it, at the end. */
+  db: DbClient | Promise<DbClient>;
+  options?: DevnetOptions;
+}): Promise<Devnet> {
+  const logger = common.logger.child({ module: 'devnet' });
+  const host = options.host ?? '127.0.0.1';
+  const historyHours = options.historyHours ?? 26;
+  const started = Math.floor(Date.now() / 1000);
+  const genesis = started - historyHours * 3600 - 600;
+  const chainIds = { l1: options.l1ChainId ?? DEFAULT_CHAIN_IDS.l1, l2: options.l2ChainId ?? DEFAULT_CHAIN_IDS.l2 };
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn().catch((err: unknown) => logger.warn({ err }, 'devnet teardown step failed'));
+  };
+
+  try {
+    const l1Promise = startAnvil({ host, port: options.l1Port ?? 0, chainId: chainIds.l1, timestamp: genesis, accounts: ACCOUNT_COUNT });
+    const l2Promise = startAnvil({ host, port: options.l2Port ?? 0, chainId: chainIds.l2, timestamp: genesis, accounts: ACCOUNT_COUNT });
+    const [l1Result, l2Result] = await Promise.allSettled([l1Promise, l2Promise]);
+    for (const r of [l1Result, l2Result]) if (r.status === 'fulfilled') cleanups.push(() => r.value.stop());
+    if (l1Result.status === 'rejected') throw l1Result.reason;
+    if (l2Result.status === 'rejected') throw l2Result.reason;
+    const l1 = l1Result.value;
+    const l2 = l2Result.value;
+    logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
+
+    const l1Provider = createProvider(l1.url, chainIds.l1, { pollingInterval: 10 });
+    const l2Provider = createProvider(l2.url, chainIds.l2, { pollingInterval: 10 });
+    cleanups.push(async () => {
+      l1Provider.destroy();
+      l2Provider.destroy();
+    });
+    const accounts = devAccounts();
+    const wallet = (role: keyof typeof ROLES, provider: JsonRpcProvider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
+
+    // L1 lives in the present; L2 is deployed at its genesis time and then given a day of history.
+    await jumpToNow(l1Provider);
+    const l1StartBlock = await l1Provider.getBlockNumber();
+    const services = await deployMessageServices({
+      l1Deployer: wallet('deployer', l1Provider),
+      l2Deployer: wallet('deployer', l2Provider),
+      coordinator: accounts[ROLES.coordinator]!.address,
+    });
+    const tokens = await deployTokens(wallet('deployer', l2Provider));
+    const dex = await deployDex(wallet('deployer', l2Provider), tokens);
+    const deployment: Deployment = { ...services, tokens, ...dex };
+    const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
+    if (historyHours > 0) {
+      await generateHistory({
+        l2: l2Provider,
+        deployer: wallet('deployer', l2Provider),
+        trader: wallet('trader', l2Provider),
+        traders: [wallet('trader', l2Provider), wallet('traffic', l2Provider), wallet('user', l2Provider), wallet('user2', l2Provider)],
+        deployment,
+        excludedWallets: excluded.map((w) => ({ address: w.address, amount: parseUnits(w.amount.toString(), 18) })),
+        from: genesis + 300,
+        to: started - 60,
+        logger,
+      });
+    }
+    await jumpToNow(l2Provider);
+
+    const ticker = new AbortController();
+    const blockTime = options.blockTimeMs ?? 1_000;
+    const tickers = Promise.all([startBlockTicker(l1.url, blockTime, ticker.signal), startBlockTicker(l2.url, blockTime, ticker.signal)]);
+    cleanups.splice(cleanups.length - 1, 0, async () => {
+      ticker.abort();
+      await tickers;
+    });
+
+    let coordinator: Coordinator | undefined;
+    const depth = options.coordinator === false ? DEFAULT_COORDINATOR.treeDepth : (options.coordinator?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth);
+    if (options.coordinator !== false) {
+      coordinator = await startCoordinator({
+        common,
+        db: await dbOrPromise,
+        stateRoots: options.stateRoots,
+        schema: options.coordinatorSchema,
+        config: {
+          ...DEFAULT_COORDINATOR,
+          ...options.coordinator,
+          l1StartBlock,
+          l1: { rpcUrl: l1.url, chainId: chainIds.l1, messageService: deployment.l1MessageService },
+          l2: { rpcUrl: l2.url, chainId: chainIds.l2, messageService: deployment.l2MessageService },
+          privateKey: accounts[ROLES.coordinator]!.privateKey,
+        },
+      });
+      cleanups.push(() => coordinator!.stop());
+    }
+
+    if (options.traffic) {
+      const traffic = new AbortController();
+      const trafficL1 = createProvider(l1.url, chainIds.l1, { pollingInterval: 100 });
+      const trafficL2 = createProvider(l2.url, chainIds.l2, { pollingInterval: 100 });
+      const running = runTraffic({
+        l1Sender: wallet('traffic', trafficL1),
+        l2Sender: wallet('traffic', trafficL2),
+        deployment,
+        intervalMs: options.trafficIntervalMs ?? 3_000,
+        signal: traffic.signal,
+        logger,
+      });
+      cleanups.push(async () => {
+        traffic.abort();
+        await running;
+        trafficL1.destroy();
+        trafficL2.destroy();
+      });
+    }
+
+    const native = Object.values(tokens).find((t) => t.spec.kind === 'native')!;
+    const state: DevnetState = {
+      l1: { chainId: chainIds.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
+      l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
+      nativeToken: native.address,
+      stablecoin: tokens.USDS!.address,
+      tokens: Object.values(tokens).map((t) => ({ symbol: t.spec.symbol, name: t.spec.name, address: t.address, decimals: t.spec.decimals })),
+      dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
+      callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
+      excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
+      accounts,
+      messageTreeDepth: depth,
+      genesisTimestamp: genesis,
+      services: {},
+    };
+    const stop = async () => {
+      await stopAll();
+      logger.info('devnet stopped');
+    };
+    common.shutdown.add('devnet', stop);
+    return { state, deployment, l1, l2, coordinator, stop };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,66 @@
+import type { Common } from '../cli/context.js';
+import type { DbClient } from '../common/db/client.js';
+import type { Devnet } from './devnet.js';
+import type { DevnetState } from './state-file.js';
+import { reservePort } from './anvil.js';
+
+/**
+ * One service of `l2stack dev`: its port is checked before anything starts (a taken port fails start-up
+ * naming it, with nothing left running), then it starts against the devnet.
+ */
+export interface StackService {
+  name: keyof DevnetState['services'];
+  port(env: Record<string, string | undefined>): { host: string; port: number };
+  start(ctx: { common: Common; db: DbClient; devnet: Devnet; env: Record<string, string | undefined>; host: string; port: number }): Promise<string>;
+}
+
+/** Services join this list as they land; `l2stack dev` runs every one of them. */
+export const STACK_SERVICES: StackService[] = [];
+
+/** Fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken). */
+export async function checkChainPorts(options: { host?: string; l1Port?: number; l2Port?: number }): Promise<void> {
+  const host = options.host ?? '127.0.0.1';
+  if (options.l1Port) await reservePort(host, options.l1Port, 'L1 anvil (--l1-port)');
+  if (options.l2Port) await reservePort(host, options.l2Port, 'L2 anvil (--l2-port)');
+}
+
+/** Checks every service port up front; `start` then starts the services against the running devnet. */
+export async function checkServicePorts(env: Record<string, string | undefined>) {
+  const bindings = STACK_SERVICES.map((s) => ({ service: s, ...s.port(env) }));
+  for (const b of bindings) await reservePort(b.host, b.port, `${b.service.name} (l2stack dev)`);
+  return {
+    async start({ common, db, devnet }: { common: Common; db: DbClient; devnet: Devnet }): Promise<{ urls: DevnetState['services'] }> {
+      const urls: DevnetState['services'] = {};
+      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, host: b.host, port: b.port });
+      return { urls };
+    },
+  };
+}
+
+/** The short summary `l2stack dev` prints: where everything is and three calls to try. */
+export function describeStack(state: DevnetState, stateFile: string): string {
+  const native = state.nativeToken;
+  const rpc = state.services.rpc ?? state.l2.rpcUrl;
+  const lines = [
+    '',
+    'l2stack dev',
+    `  L1 chain ${state.l1.chainId}   ${state.l1.rpcUrl}   message service ${state.l1.messageService}`,
+    `  L2 chain ${state.l2.chainId}   ${state.l2.upstreamRpcUrl}   message service ${state.l2.messageService}`,
+    `  native token ${native}   stablecoin ${state.stablecoin}`,
+    ...(state.services.tokenApi ? [`  token API    ${state.services.tokenApi}   (docs: ${state.services.tokenApi}/docs)`] : []),
+    ...(state.services.rpc ? [`  RPC endpoint ${state.services.rpc}`] : []),
+    ...(state.services.relayerApi ? [`  relayer API  ${state.services.relayerApi}`] : []),
+    `  state file   ${stateFile}`,
+    '',
+    'Try:',
+    `  curl -s -X POST ${rpc} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
+    state.services.tokenApi
+      ? `  curl -s '${state.services.tokenApi}/tokens?limit=5&order=swaps&sort=desc'`
+      : `  curl -s -X POST ${rpc} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["${state.accounts[0]!.address}","latest"]}'`,
+    state.services.tokenApi
+      ? `  curl -s '${state.services.tokenApi}/tokens/${native}/supply/circulating?format=json'`
+      : `  npx l2stack devnet send-message --from l1 --value 0.01 --fee 0.001`,
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,100 @@
+import { describe, expect, inject, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { newMarker, processesWithMarker } from '../../helpers/processes.js';
+import type { DevnetState } from '../../../src/devnet/state-file.js';
+
+const bin = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
+const stateFile = inject('devnetStateFile');
+const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
+
+const occupy = () =>
+  new Promise<{ server: Server; port: number }>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port }));
+  });
+
+describe('l2stack devnet send-message', () => {
+  it('behavior: sends a message and prints its hash', () => {
+    const r = cli('devnet', 'send-message', '--from', 'l2', '--account', '11', '--value', '0.001', '--fee', '0', '--state-file', stateFile);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it('error: a bad address exits 2 naming --to', () => {
+    const r = cli('devnet', 'send-message', '--from', 'l1', '--to', '0xnothex', '--state-file', stateFile);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--to must be a 0x-prefixed 20-byte address, got "0xnothex"');
+  });
+
+  it('error: a negative value exits 2 naming --value', () => {
+    const r = cli('devnet', 'send-message', '--from', 'l1', '--value=-1', '--state-file', stateFile);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--value must be a non-negative amount of ether');
+  });
+
+  it('error: a missing --from names the flag', () => {
+    const r = cli('devnet', 'send-message', '--state-file', stateFile);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--from must be l1 or l2');
+  });
+});
+
+describe('l2stack devnet / dev start-up', () => {
+  it('error: a port already in use fails start-up naming the port, leaving nothing running', async () => {
+    const { server, port } = await occupy();
+    const marker = newMarker();
+    try {
+      const r = spawnSync(process.execPath, [bin, 'devnet', '--l2-port', String(port), '--state-file', join(mkdtempSync(join(tmpdir(), 'l2s-')), 's.json')], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, [marker.name]: marker.value, LOG_LEVEL: 'error', DATABASE_HOST: '' },
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(processesWithMarker(marker)).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('behavior: `l2stack dev` reaches ready, serves the chains, and Ctrl-C stops everything with exit 0', async () => {
+    const marker = newMarker();
+    const file = join(mkdtempSync(join(tmpdir(), 'l2s-dev-')), 'devnet.json');
+    const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
+      env: { ...process.env, [marker.name]: marker.value, LOG_LEVEL: 'warn', DATABASE_HOST: '', TOKEN_API_PORT: '0', RPC_PORT: '0', API_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (out.includes('l2stack dev ready')) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 100);
+      void exited.then((code) => {
+        clearInterval(timer);
+        reject(new Error(`l2stack dev exited with ${code} before ready:\n${out}`));
+      });
+    });
+    const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
+    for (const url of [state.l1.rpcUrl, state.l2.rpcUrl]) {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' });
+      expect(((await res.json()) as { result: string }).result).toMatch(/^0x[0-9a-f]+$/);
+    }
+    expect(out).toContain('Try:');
+    expect(processesWithMarker(marker).length).toBeGreaterThanOrEqual(3); // node + two anvil chains
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(processesWithMarker(marker)).toEqual([]);
+  });
+});
