@@ -59,11 +59,15 @@ describe('devnet coordinator', () => {
     await waitFor('the standby to anchor the next 2', async () => ((await l2.lastAnchoredL1MessageNumber()) === 5n ? true : undefined));
     await standby.stop();
 
-    // Every message number was anchored by exactly one event (no re-anchoring after the hand-over).
+    // Every message was anchored exactly once (batches may split differently under load, never overlap).
     const events = await l2.queryFilter(l2.filters.RollingHashUpdated());
-    expect(events.map((e) => e.args.messageNumber)).toEqual([3n, 5n]);
-    const added = await l2.queryFilter(l2.filters.L1L2MessageHashesAddedToInbox());
-    expect(added.flatMap((e) => e.args.messageHashes).length).toBe(5);
+    const numbers = events.map((e) => e.args.messageNumber);
+    expect(numbers.at(-1)).toBe(5n);
+    expect(numbers).toEqual([...numbers].sort((a, b) => (a < b ? -1 : 1)));
+    expect(new Set(numbers).size).toBe(numbers.length);
+    const added = (await l2.queryFilter(l2.filters.L1L2MessageHashesAddedToInbox())).flatMap((e) => [...e.args.messageHashes]);
+    expect(added.length).toBe(5);
+    expect(new Set(added).size).toBe(5);
 
     const scanned = await db.client.knex.withSchema(schema).table('l1_messages').count({ n: '*' }).first();
     expect(Number(scanned?.n)).toBe(5);
