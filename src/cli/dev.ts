@@ -1,14 +1,12 @@
-import { resolve } from 'node:path';
 import type { Command } from './command.js';
-import { intFlag, portFlag, stringFlag } from './args.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
-import { devnetOptions, devnetOptionHelp } from './devnet.js';
+import { devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { createDbClient } from '../common/db/client.js';
 import { startDevnet } from '../devnet/devnet.js';
-import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
+import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
 
 export const devCommand: Command = {
@@ -17,13 +15,7 @@ export const devCommand: Command = {
   options: devnetOptions,
   optionHelp: [...devnetOptionHelp, 'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.'],
   async run({ values }) {
-    const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
-    const options = {
-      l1Port: portFlag('l1-port', values['l1-port'], 0),
-      l2Port: portFlag('l2-port', values['l2-port'], 0),
-      historyHours: intFlag('history-hours', values['history-hours'], 26),
-      traffic: values.traffic === true,
-    };
+    const { stateFile, options } = parseDevnetFlags(values);
     const env = readProcessEnv();
     const { config } = loadCommonConfig(env);
     const common = createCommon({ level: config.logLevel, name: 'dev' });

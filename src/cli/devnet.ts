@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Command } from './command.js';
+import type { Command, ParsedArgs } from './command.js';
 import { intFlag, portFlag, stringFlag } from './args.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
@@ -27,6 +27,19 @@ export const devnetOptionHelp = [
   '--history-hours N   hours of generated L2 trading history (default 26; 0 = none)',
 ];
 
+/** The devnet flags shared by `l2stack devnet` and `l2stack dev`. */
+export function parseDevnetFlags(values: ParsedArgs['values']) {
+  return {
+    stateFile: resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE),
+    options: {
+      l1Port: portFlag('l1-port', values['l1-port'], 0),
+      l2Port: portFlag('l2-port', values['l2-port'], 0),
+      historyHours: intFlag('history-hours', values['history-hours'], 26),
+      traffic: values.traffic === true,
+    },
+  };
+}
+
 export const devnetCommand: Command = {
   name: 'devnet',
   summary: 'run a local L1 + L2 (anvil) with the message services, tokens, a DEX and the coordinator',
@@ -34,13 +47,7 @@ export const devnetCommand: Command = {
   optionHelp: devnetOptionHelp,
   subcommands: [sendMessageCommand],
   async run({ values }) {
-    const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
-    const options = {
-      l1Port: portFlag('l1-port', values['l1-port'], 0),
-      l2Port: portFlag('l2-port', values['l2-port'], 0),
-      historyHours: intFlag('history-hours', values['history-hours'], 26),
-      traffic: values.traffic === true,
-    };
+    const { stateFile, options } = parseDevnetFlags(values);
     const { config } = loadCommonConfig(readProcessEnv());
     const common = createCommon({ level: config.logLevel, name: 'devnet' });
     const stopped = runUntilStopped(common);
