@@ -1,5 +1,6 @@
 import type { Migration } from './common/db/migrations.js';
 import { devnetMigrations } from './devnet/coordinator/migrations.js';
+import { TOKEN_API_SCHEMA, tokenApiMigrations } from './token-api/migrations.js';
 
 /**
  * Every service that owns database tables, with its Postgres schema and migrations. `l2stack migrate`
@@ -7,4 +8,5 @@ import { devnetMigrations } from './devnet/coordinator/migrations.js';
  */
 export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: readonly Migration[] }> = {
   devnet: { schema: 'devnet', migrations: devnetMigrations },
+  'token-api': { schema: TOKEN_API_SCHEMA, migrations: tokenApiMigrations },
 };

@@ -2,10 +2,14 @@ import type { Command } from './command.js';
 import { migrateCommand } from './migrate.js';
 import { devnetCommand } from './devnet.js';
 import { devCommand } from './dev.js';
+import { tokenApiCommand } from './token-api.js';
+import { tokenIndexerCommand } from './token-indexer.js';
 
 /** Every `l2stack` sub-command, in the order `--help` lists them. */
 export const COMMANDS: Command[] = [
   devCommand,
   devnetCommand,
   migrateCommand,
+  tokenApiCommand,
+  tokenIndexerCommand,
 ];

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import type { Command } from './command.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
@@ -29,7 +30,7 @@ export const devCommand: Command = {
       common.shutdown.add('database', async () => (await dbOpening).close());
       const devnet = await startDevnet({ common, db: dbOpening, options });
       const db = await dbOpening;
-      const running = await services.start({ common, db, devnet });
+      const running = await services.start({ common, db, devnet, workDir: dirname(stateFile) });
       const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
       await writeStateFile(stateFile, state);
       process.stdout.write(`${describeStack(state, stateFile)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);

@@ -3,6 +3,7 @@ import type { DbClient } from '../common/db/client.js';
 import type { Devnet } from './devnet.js';
 import type { DevnetState } from './state-file.js';
 import { reservePort } from './anvil.js';
+import { tokenApiService } from './services/token-api.js';
 
 /**
  * One service of `l2stack dev`: its port is checked before anything starts (a taken port fails start-up
@@ -11,11 +12,25 @@ import { reservePort } from './anvil.js';
 export interface StackService {
   name: keyof DevnetState['services'];
   port(env: Record<string, string | undefined>): { host: string; port: number };
-  start(ctx: { common: Common; db: DbClient; devnet: Devnet; env: Record<string, string | undefined>; host: string; port: number }): Promise<string>;
+  start(ctx: { common: Common; db: DbClient; devnet: Devnet; env: Record<string, string | undefined>; host: string; port: number; workDir: string }): Promise<string>;
 }
 
 /** Services join this list as they land; `l2stack dev` runs every one of them. */
-export const STACK_SERVICES: StackService[] = [];
+export const STACK_SERVICES: StackService[] = [tokenApiService];
+
+/** "Ready" means answering: polls the service's /health/live until it says 200 (or fails naming it). */
+async function answers(name: string, url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/health/live`)).ok) return;
+    } catch {
+      // not accepting connections yet
+    }
+    if (Date.now() > deadline) throw new Error(`${name} at ${url} did not answer /health/live within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** Fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken). */
 export async function checkChainPorts(options: { host?: string; l1Port?: number; l2Port?: number }): Promise<void> {
@@ -29,9 +44,10 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   const bindings = STACK_SERVICES.map((s) => ({ service: s, ...s.port(env) }));
   for (const b of bindings) await reservePort(b.host, b.port, `${b.service.name} (l2stack dev)`);
   return {
-    async start({ common, db, devnet }: { common: Common; db: DbClient; devnet: Devnet }): Promise<{ urls: DevnetState['services'] }> {
+    async start({ common, db, devnet, workDir }: { common: Common; db: DbClient; devnet: Devnet; workDir: string }): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
-      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, host: b.host, port: b.port });
+      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, host: b.host, port: b.port, workDir });
+      await Promise.all(Object.entries(urls).map(([name, url]) => answers(name, url)));
       return { urls };
     },
   };

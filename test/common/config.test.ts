@@ -94,3 +94,14 @@ describe('database config', () => {
     expect(() => loadDatabaseConfig({ DATABASE_HOST: 'db', DATABASE_PORT: 'abc' })).toThrow(/DATABASE_PORT: expected an integer from 1 to 65535/);
   });
 });
+
+describe('parseEnv cross-variable rules', () => {
+  const specs = { A: env.string(), B: env.string(), PORT: env.integer({ min: 1 }) };
+  const needBoth = (v: { A?: string; B?: string }) => ((v.A === undefined) !== (v.B === undefined) ? ['A and B: set both or neither'] : []);
+
+  it('error: cross-variable problems are reported together with per-variable ones', () => {
+    expect(() => parseEnv(specs, { A: 'x', PORT: 'nope' }, needBoth)).toThrow(
+      new ConfigError(['PORT: expected an integer >= 1, got "nope"', 'A and B: set both or neither']),
+    );
+  });
+});

@@ -197,8 +197,20 @@ export function parseEnv<Specs extends Record<string, VarSpec<unknown>>>(
   const picked = Object.fromEntries(Object.keys(specs).map((k) => [k, source[k]]));
   const result = z.object(shape).safeParse(picked);
   const problems = result.success ? [] : result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
-  if (result.success) problems.push(...extraChecks(result.data as EnvValues<Specs>));
-  if (problems.length > 0) throw new ConfigError(problems);
+  // Cross-variable rules run even when some variables failed, over the ones that parsed, so the operator
+  // still sees every problem in one pass; a rule that trips over a missing value is simply skipped.
+  const failed = new Set(result.success ? [] : result.error.issues.map((i) => String(i.path[0])));
+  const partial = Object.fromEntries(
+    Object.keys(specs)
+      .filter((k) => !failed.has(k))
+      .map((k) => [k, (shape[k] as z.ZodType).safeParse(picked[k]).data]),
+  ) as EnvValues<Specs>;
+  try {
+    problems.push(...extraChecks(result.success ? (result.data as EnvValues<Specs>) : partial));
+  } catch (err) {
+    if (result.success) throw err;
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
 
   const values = Object.freeze(result.data) as EnvValues<Specs>;
   const effective: Record<string, string | undefined> = {};

@@ -62,7 +62,7 @@ describe('l2stack devnet / dev start-up', () => {
     }
   });
 
-  it('behavior: `l2stack dev` reaches ready, serves the chains, and Ctrl-C stops everything with exit 0', async () => {
+  it("behavior: `l2stack dev` reaches ready, serves the chains and services, and Ctrl-C stops everything with exit 0", async () => {
     const marker = newMarker();
     const file = join(mkdtempSync(join(tmpdir(), 'l2s-dev-')), 'devnet.json');
     const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
@@ -93,8 +93,11 @@ describe('l2stack devnet / dev start-up', () => {
     expect(out).toContain('Try:');
     expect(processesWithMarker(marker).length).toBeGreaterThanOrEqual(3); // node + two anvil chains
 
+    expect(state.services.tokenApi).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${state.services.tokenApi}/health/live`)).status).toBe(200);
+
     child.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(processesWithMarker(marker)).toEqual([]);
-  });
+  }, 240_000); // start-up time is measured and reported, not asserted; on a loaded 2-core machine it varies
 });

@@ -1,0 +1,234 @@
+import { readFileSync } from 'node:fs';
+import { env, parseEnv, type VarSpec } from '../common/config/env.js';
+
+/**
+ * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
+ * Both are plain frozen objects, so `l2stack dev` can build them in code from the devnet's addresses
+ * without going through the environment.
+ */
+
+export interface ExcludedWalletConfig {
+  /** Lower-case 0x address. */
+  address: string;
+  label: string;
+  status: string;
+}
+
+export interface TokenIndexerConfig {
+  rpcUrl: string;
+  /** Checked against the node at start when set; otherwise read from the node. */
+  chainId: number | undefined;
+  v2Factories: readonly string[];
+  v3Factories: readonly string[];
+  /** Tokens pegged at 1 USD. */
+  stableTokens: readonly string[];
+  /** Other tokens that may price a pool (WETH and the like); they are priced themselves through a route to a stablecoin. */
+  quoteTokens: readonly string[];
+  /** Always indexed as a token, whether or not it has pools. */
+  nativeToken: string | undefined;
+  confirmations: number;
+  startBlock: number;
+  batchBlocks: number;
+  pollMs: number;
+  /** How often every token's totalSupply() is read again. */
+  metadataRefreshMs: number;
+  /** token-lists JSON, a file path or an http(s) URL. */
+  tokenList: string | undefined;
+  tokenListRefreshMs: number;
+  /** A listed token is secure when its market cap (price × total supply) is above this many USD. */
+  secureMinMarketCapUsd: number;
+  /** Pools whose quote side is worth less than this many USD do not price a token. */
+  minLiquidityUsd: number;
+}
+
+export interface TokenApiConfig {
+  host: string;
+  port: number;
+  /** Base URL used in generated logo links; defaults to the URL the server listens on. */
+  publicUrl: string | undefined;
+  /** `max-age` of Cache-Control on token and price responses. */
+  cacheMaxAgeSeconds: number;
+  /** In-process cache of serialized responses, keyed by operation and query; 0 disables it. */
+  responseCacheMs: number;
+  nativeToken: string | undefined;
+  excludedWallets: readonly ExcludedWalletConfig[];
+  supplyRefreshMs: number;
+  /** Chain used by the supply job (the indexer's RPC). */
+  rpcUrl: string | undefined;
+  /** Indexer run inside the API process; undefined = only serve (another process indexes). */
+  indexer: TokenIndexerConfig | undefined;
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+function addressList(): VarSpec<string[]> & { always: false } {
+  return {
+    expected: 'a comma-separated list of 0x-prefixed 20-byte hex addresses',
+    required: false,
+    sensitivity: 'public',
+    default: undefined,
+    always: false,
+    parse: (raw) => {
+      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = items.find((i) => !ADDRESS.test(i));
+      if (bad !== undefined) return { ok: false, reason: `"${bad}" is not an address` };
+      return { ok: true, value: [...new Set(items.map((i) => i.toLowerCase()))] };
+    },
+  };
+}
+
+/** Parses the excluded-wallet list: a JSON array, or `@path` to a file holding one. */
+export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
+  const text = raw.startsWith('@') ? readFileSync(raw.slice(1), 'utf8') : raw;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`not valid JSON (${(err as Error).message})`);
+  }
+  if (!Array.isArray(parsed)) throw new Error('expected a JSON array of {"address","label","status"} objects');
+  const seen = new Set<string>();
+  return parsed.map((item: unknown, i) => {
+    const w = item as Partial<Record<'address' | 'label' | 'status', unknown>>;
+    if (typeof w !== 'object' || w === null || typeof w.address !== 'string' || !ADDRESS.test(w.address)) {
+      throw new Error(`item ${i + 1}: "address" must be 0x followed by 40 hex digits`);
+    }
+    if (typeof w.label !== 'string' || w.label === '') throw new Error(`item ${i + 1}: "label" must be a non-empty string`);
+    const status = w.status ?? 'active';
+    if (typeof status !== 'string' || status === '') throw new Error(`item ${i + 1}: "status" must be a non-empty string`);
+    const address = w.address.toLowerCase();
+    if (seen.has(address)) throw new Error(`item ${i + 1}: address ${address} is listed twice`);
+    seen.add(address);
+    return { address, label: w.label, status };
+  });
+}
+
+function excludedWallets(): VarSpec<ExcludedWalletConfig[]> & { always: true } {
+  return {
+    expected: 'a JSON array of {"address","label","status"} objects, or @/path/to/file.json',
+    required: false,
+    sensitivity: 'public',
+    default: [],
+    always: true,
+    parse: (raw) => {
+      try {
+        return { ok: true, value: parseExcludedWallets(raw) };
+      } catch (err) {
+        return { ok: false, reason: (err as Error).message };
+      }
+    },
+  };
+}
+
+export const tokenApiEnv = {
+  TOKEN_API_HOST: env.string({ default: '127.0.0.1' }),
+  TOKEN_API_PORT: env.integer({ min: 0, max: 65535, default: 3000 }),
+  TOKEN_API_PUBLIC_URL: env.url(),
+  TOKEN_API_CACHE_MAX_AGE: env.integer({ min: 0, max: 86_400, default: 30 }),
+  TOKEN_API_RESPONSE_CACHE_MS: env.integer({ min: 0, max: 600_000, default: 2_000 }),
+  NATIVE_TOKEN_ADDRESS: env.address(),
+  TOKEN_SUPPLY_EXCLUDED_WALLETS: excludedWallets(),
+  TOKEN_SUPPLY_REFRESH_MS: env.integer({ min: 1_000, default: 60_000 }),
+  TOKEN_INDEXER_RPC_URL: env.url(),
+  TOKEN_INDEXER_CHAIN_ID: env.integer({ min: 1 }),
+  TOKEN_INDEXER_V2_FACTORIES: addressList(),
+  TOKEN_INDEXER_V3_FACTORIES: addressList(),
+  TOKEN_INDEXER_STABLE_TOKENS: addressList(),
+  TOKEN_INDEXER_QUOTE_TOKENS: addressList(),
+  TOKEN_INDEXER_CONFIRMATIONS: env.integer({ min: 0, max: 10_000, default: 5 }),
+  TOKEN_INDEXER_START_BLOCK: env.integer({ min: 0, default: 0 }),
+  TOKEN_INDEXER_BATCH_BLOCKS: env.integer({ min: 1, max: 100_000, default: 2_000 }),
+  TOKEN_INDEXER_POLL_MS: env.integer({ min: 100, default: 2_000 }),
+  TOKEN_INDEXER_METADATA_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }),
+  TOKEN_INDEXER_MIN_LIQUIDITY_USD: env.decimal({ min: 0, default: '0' }),
+  TOKEN_LIST: env.string(),
+  TOKEN_LIST_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }),
+  TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }),
+};
+
+type Values = ReturnType<typeof parseEnv<typeof tokenApiEnv>>['values'];
+
+function indexerFrom(v: Values): TokenIndexerConfig {
+  return Object.freeze({
+    rpcUrl: v.TOKEN_INDEXER_RPC_URL!,
+    chainId: v.TOKEN_INDEXER_CHAIN_ID,
+    v2Factories: v.TOKEN_INDEXER_V2_FACTORIES ?? [],
+    v3Factories: v.TOKEN_INDEXER_V3_FACTORIES ?? [],
+    stableTokens: v.TOKEN_INDEXER_STABLE_TOKENS ?? [],
+    quoteTokens: v.TOKEN_INDEXER_QUOTE_TOKENS ?? [],
+    nativeToken: v.NATIVE_TOKEN_ADDRESS,
+    confirmations: v.TOKEN_INDEXER_CONFIRMATIONS,
+    startBlock: v.TOKEN_INDEXER_START_BLOCK,
+    batchBlocks: v.TOKEN_INDEXER_BATCH_BLOCKS,
+    pollMs: v.TOKEN_INDEXER_POLL_MS,
+    metadataRefreshMs: v.TOKEN_INDEXER_METADATA_REFRESH_MS,
+    tokenList: v.TOKEN_LIST,
+    tokenListRefreshMs: v.TOKEN_LIST_REFRESH_MS,
+    secureMinMarketCapUsd: Number(v.TOKEN_SECURE_MIN_MARKET_CAP_USD),
+    minLiquidityUsd: Number(v.TOKEN_INDEXER_MIN_LIQUIDITY_USD),
+  });
+}
+
+function needsRpc(v: Values, what: string): string[] {
+  return v.TOKEN_INDEXER_RPC_URL === undefined ? [`TOKEN_INDEXER_RPC_URL: required ${what}: set it to an absolute http or https URL`] : [];
+}
+
+/**
+ * Config of `l2stack token-api`. With `indexer: true` (the default; `--no-indexer` turns it off) the
+ * indexer runs in the same process and TOKEN_INDEXER_RPC_URL is required; the supply job needs it too.
+ */
+export function loadTokenApiConfig(
+  source: Record<string, string | undefined>,
+  options: { indexer?: boolean } = {},
+): { config: TokenApiConfig; effective: Record<string, string | undefined> } {
+  const withIndexer = options.indexer ?? true;
+  const { values: v, effective } = parseEnv(tokenApiEnv, source, (v) => [
+    ...(withIndexer ? needsRpc(v, 'when the indexer runs in the API process (or pass --no-indexer)') : []),
+    ...(!withIndexer && v.NATIVE_TOKEN_ADDRESS !== undefined ? needsRpc(v, 'to read the supply of NATIVE_TOKEN_ADDRESS') : []),
+  ]);
+  const config: TokenApiConfig = Object.freeze({
+    host: v.TOKEN_API_HOST,
+    port: v.TOKEN_API_PORT,
+    publicUrl: v.TOKEN_API_PUBLIC_URL?.replace(/\/+$/, ''),
+    cacheMaxAgeSeconds: v.TOKEN_API_CACHE_MAX_AGE,
+    responseCacheMs: v.TOKEN_API_RESPONSE_CACHE_MS,
+    nativeToken: v.NATIVE_TOKEN_ADDRESS,
+    excludedWallets: Object.freeze([...v.TOKEN_SUPPLY_EXCLUDED_WALLETS]),
+    supplyRefreshMs: v.TOKEN_SUPPLY_REFRESH_MS,
+    rpcUrl: v.TOKEN_INDEXER_RPC_URL,
+    indexer: withIndexer ? indexerFrom(v) : undefined,
+  });
+  return { config, effective };
+}
+
+/** Config of `l2stack token-indexer`. */
+export function loadTokenIndexerConfig(source: Record<string, string | undefined>): {
+  config: TokenIndexerConfig;
+  effective: Record<string, string | undefined>;
+} {
+  const { values, effective } = parseEnv(tokenApiEnv, source, (v) => needsRpc(v, 'for the indexer'));
+  return { config: indexerFrom(values), effective };
+}
+
+const lower = (a: string) => a.toLowerCase();
+
+/** Config built in code (`l2stack dev`) may carry checksummed addresses: everything downstream compares lower case. */
+export function normalizeIndexerConfig(c: TokenIndexerConfig): TokenIndexerConfig {
+  return Object.freeze({
+    ...c,
+    v2Factories: c.v2Factories.map(lower),
+    v3Factories: c.v3Factories.map(lower),
+    stableTokens: c.stableTokens.map(lower),
+    quoteTokens: c.quoteTokens.map(lower),
+    nativeToken: c.nativeToken?.toLowerCase(),
+  });
+}
+
+export function normalizeTokenApiConfig(c: TokenApiConfig): TokenApiConfig {
+  return Object.freeze({
+    ...c,
+    nativeToken: c.nativeToken?.toLowerCase(),
+    excludedWallets: c.excludedWallets.map((w) => ({ ...w, address: lower(w.address) })),
+    indexer: c.indexer ? normalizeIndexerConfig(c.indexer) : undefined,
+  });
+}

@@ -1,0 +1,62 @@
+import type { Request } from 'express';
+import { badRequest } from '../../common/errors.js';
+import type { TokenRepository } from '../repository.js';
+import type { SupplyCache } from '../supply/job.js';
+import { ResponseCache, type Representation } from './representation.js';
+
+/** What every handler receives: data access, caches and the settings that shape responses. */
+export interface HandlerContext {
+  repo: TokenRepository;
+  supply: SupplyCache;
+  cache: ResponseCache;
+  nativeToken: string | undefined;
+  cacheMaxAgeSeconds: number;
+  /** Send through res.json so the validator can check our responses (tests). */
+  validateResponses: boolean;
+  /** Base URL of generated logos; known only once the server listens. */
+  logoBase(): string;
+}
+
+export const MAX_ADDRESSES = 100;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * Splits a comma-separated `addresses` parameter. Every item counts toward the limit (duplicates too),
+ * every item must be an address, and the first bad item is named. Returns distinct lower-case addresses
+ * in request order.
+ */
+export function parseAddresses(raw: string): string[] {
+  const items = raw.split(',');
+  if (items.length > MAX_ADDRESSES) {
+    throw badRequest(`addresses: ${items.length} items given, at most ${MAX_ADDRESSES} are allowed`, {
+      errors: [{ path: 'query/addresses', message: `must have at most ${MAX_ADDRESSES} items` }],
+    });
+  }
+  const out = new Set<string>();
+  items.forEach((item, i) => {
+    if (!ADDRESS.test(item)) {
+      const shown = item.length > 64 ? `${item.slice(0, 61)}...` : item;
+      throw badRequest(`addresses: item ${i + 1} '${shown}' is not a contract address (0x followed by 40 hexadecimal digits)`, {
+        errors: [{ path: 'query/addresses', message: `item ${i + 1} '${shown}' is not a contract address` }],
+      });
+    }
+    out.add(item.toLowerCase());
+  });
+  return [...out];
+}
+
+/** The validated path address, lower-cased (the validator has checked its pattern). */
+export const pathAddress = (req: Request): string => String(req.params.contractAddress).toLowerCase();
+
+/** Remembers `rep` under the request's raw URL for the fast path (see ResponseCache). */
+export function rememberUrl(ctx: HandlerContext, req: Request, rep: Representation): void {
+  if (!ctx.cache.enabled || ctx.validateResponses) return;
+  rep.route ??= req.route?.path as string | undefined;
+  ctx.cache.set(`url:${req.originalUrl}`, rep);
+}
+
+export function cacheKey(operation: string, parts: Record<string, unknown>): string {
+  return `${operation}?${JSON.stringify(parts)}`;
+}
+
+export { ResponseCache };

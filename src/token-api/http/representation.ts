@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+
+/** A serialized 200 response: what the in-process cache stores and what `send` writes. */
+export interface Representation {
+  body: Buffer;
+  contentType: string;
+  etag: string;
+  maxAgeSeconds: number;
+  /** Route template, for metrics of fast-path answers. */
+  route?: string;
+  /** The JSON value behind `body`, kept so response validation (tests) can see it through res.json. */
+  value?: unknown;
+}
+
+/** A strong ETag from the body's SHA-1: equal bodies, equal tags, across replicas and restarts. */
+export function etagOf(body: Buffer | string): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+export function jsonRepresentation(value: unknown, maxAgeSeconds: number): Representation {
+  const body = Buffer.from(JSON.stringify(value));
+  return { body, contentType: 'application/json; charset=utf-8', etag: etagOf(body), maxAgeSeconds, value };
+}
+
+export function textRepresentation(text: string, maxAgeSeconds: number): Representation {
+  const body = Buffer.from(text);
+  return { body, contentType: 'text/plain; charset=utf-8', etag: etagOf(body), maxAgeSeconds };
+}
+
+/** RFC 9110 weak comparison against an If-None-Match list (`*` matches anything). */
+export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const opaque = etag.replace(/^W\//, '');
+  for (const raw of header.split(',')) {
+    const tag = raw.trim();
+    if (tag === '*' || tag.replace(/^W\//, '') === opaque) return true;
+  }
+  return false;
+}
+
+/** Writes a 200 with ETag and Cache-Control, or a bodiless 304 when the client's tag still matches. */
+export function send(req: Request, res: Response, rep: Representation, options: { viaJson: boolean }): void {
+  res.setHeader('ETag', rep.etag);
+  res.setHeader('Cache-Control', `public, max-age=${rep.maxAgeSeconds}`);
+  if (ifNoneMatchHits(req.headers['if-none-match'], rep.etag)) {
+    res.status(304).end();
+    return;
+  }
+  if (options.viaJson && rep.value !== undefined) {
+    res.status(200).json(rep.value);
+    return;
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', rep.contentType);
+  res.setHeader('Content-Length', rep.body.length);
+  res.end(rep.body);
+}
+
+/**
+ * Short-lived in-process cache of serialized responses, keyed by operation and normalized parameters and
+ * also by raw request URL (the fast path answers a repeated URL before routing and validation: the same
+ * URL was validated when the entry was made). Data changes at most once per indexer poll, so a TTL of a
+ * second or two costs little freshness. An expired entry is still served while one request recomputes
+ * it in the background, so a slow query never stalls every client at once.
+ */
+export class ResponseCache {
+  private readonly entries = new Map<string, { rep: Representation; expires: number }>();
+  private readonly inflight = new Map<string, Promise<Representation>>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 5_000,
+  ) {}
+
+  get enabled(): boolean {
+    return this.ttlMs > 0;
+  }
+
+  /** A fresh entry, or undefined. */
+  get(key: string): Representation | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expires > Date.now() ? hit.rep : undefined;
+  }
+
+  set(key: string, rep: Representation): void {
+    if (this.ttlMs <= 0) return;
+    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
+      // Maps iterate in insertion order: drop the oldest.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, { rep, expires: Date.now() + this.ttlMs });
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Cached representation for `key`, or computes, stores and returns it. Concurrent misses share one computation. */
+  async through(key: string, compute: () => Promise<Representation>): Promise<Representation> {
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > Date.now()) return hit.rep;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = compute()
+        .then((rep) => (this.set(key, rep), rep))
+        .finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+      if (hit) pending.catch(() => this.entries.delete(key));
+    }
+    if (hit && this.ttlMs > 0 && hit.expires + 10 * this.ttlMs > Date.now()) return hit.rep; // stale while revalidating
+    return pending;
+  }
+}

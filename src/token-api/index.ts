@@ -1,0 +1,103 @@
+import type { Common } from '../cli/context.js';
+import type { DbClient } from '../common/db/client.js';
+import { migrate } from '../common/db/migrations.js';
+import { createProvider } from '../common/chain/provider.js';
+import { listen } from '../common/http/server.js';
+import { normalizeTokenApiConfig, type TokenApiConfig } from './config.js';
+import { ResponseCache } from './http/representation.js';
+import type { HandlerContext } from './http/context.js';
+import { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
+import { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
+import { TokenRepository } from './repository.js';
+import { createTokenApiApp } from './server.js';
+import { SupplyCache, startSupplyJob } from './supply/job.js';
+
+export { loadTokenApiConfig, loadTokenIndexerConfig, parseExcludedWallets } from './config.js';
+export type { TokenApiConfig, TokenIndexerConfig, ExcludedWalletConfig } from './config.js';
+export { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
+export { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
+
+export interface TokenApiHandle {
+  url: string;
+  port: number;
+  /** Present when NATIVE_TOKEN_ADDRESS and an RPC URL are configured. */
+  supply: { refresh(): Promise<void> } | undefined;
+  /** Present when the indexer runs in this process. */
+  indexer: TokenIndexerHandle | undefined;
+  /** Drops cached responses (the in-process indexer does this after every commit). */
+  invalidate(): void;
+  stop(): Promise<void>;
+}
+
+export interface StartTokenApiOptions {
+  common: Common;
+  db: DbClient;
+  config: TokenApiConfig;
+  /** Postgres schema; tests use a unique one per file. */
+  schema?: string;
+  /** Validate our own responses against the spec (tests): a response that breaks it becomes a 500. */
+  validateResponses?: boolean;
+}
+
+/**
+ * Starts `l2stack token-api`: migrates its schema, starts the supply job and (unless configured off)
+ * the indexer, and serves the HTTP API. Everything it starts is registered on common.shutdown.
+ */
+export async function startTokenApi(options: StartTokenApiOptions): Promise<TokenApiHandle> {
+  const { common, db } = options;
+  const config = normalizeTokenApiConfig(options.config);
+  const schema = options.schema ?? TOKEN_API_SCHEMA;
+  const logger = common.logger.child({ module: 'token-api' });
+  await db.run((knex) => migrate(knex, schema, tokenApiMigrations));
+
+  const cache = new ResponseCache(config.responseCacheMs);
+  const supplyRefreshSeconds = Math.max(1, Math.floor(config.supplyRefreshMs / 1000));
+  const supplyCache = new SupplyCache(Math.min(supplyRefreshSeconds, 15), Math.min(config.cacheMaxAgeSeconds, supplyRefreshSeconds));
+  // Known once the server listens (port 0 picks a free port); closures below read it lazily.
+  const bound: { url?: string } = {};
+  const ctx: HandlerContext = {
+    repo: new TokenRepository(db, schema),
+    supply: supplyCache,
+    cache,
+    nativeToken: config.nativeToken,
+    cacheMaxAgeSeconds: config.cacheMaxAgeSeconds,
+    validateResponses: options.validateResponses ?? false,
+    logoBase: () => config.publicUrl ?? bound.url ?? `http://${config.host}:${config.port}`,
+  };
+  const app = createTokenApiApp({
+    common,
+    ctx,
+    publicUrl: () => config.publicUrl ?? bound.url,
+    ready: async () => {
+      await ctx.repo.ping();
+      return { database: 'ok', supply: config.nativeToken === undefined ? 'not configured' : supplyCache.snapshot ? 'ok' : 'pending' };
+    },
+  });
+  const server = await listen(app, config.host, config.port, 'token-api');
+  const url = (bound.url = server.url);
+  logger.info({ url }, 'token API listening');
+
+  let supply: ReturnType<typeof startSupplyJob> | undefined;
+  if (config.nativeToken !== undefined && config.rpcUrl !== undefined) {
+    supply = startSupplyJob({
+      common,
+      provider: createProvider(config.rpcUrl),
+      token: config.nativeToken,
+      wallets: config.excludedWallets,
+      intervalMs: config.supplyRefreshMs,
+      cache: supplyCache,
+      onUpdate: () => cache.clear(),
+    });
+  }
+  const indexer = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema, onCommit: () => cache.clear() }) : undefined;
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await server.close();
+      await supply?.stop();
+      await indexer?.stop();
+    })());
+  common.shutdown.add('token-api', stop);
+  return { url, port: server.port, supply, indexer, invalidate: () => cache.clear(), stop };
+}

@@ -1,0 +1,252 @@
+import type { JsonRpcProvider, Log } from 'ethers';
+import type { Knex } from 'knex';
+import type { TokenIndexerConfig } from '../config.js';
+import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.js';
+import { readTokenMetadata } from './metadata.js';
+import { PriceOracle, type PoolState, type PricingInput } from './pricing.js';
+import { isPossibleSpam } from './spam.js';
+import type { ListedToken } from './token-list.js';
+import { IndexerStore, type NewPool, type NewToken, type Observation, type SwapRow } from './store.js';
+
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+export interface BatchResult {
+  logs: number;
+  newPools: number;
+  newTokens: number;
+  swaps: number;
+  observations: number;
+}
+
+/**
+ * The indexer's in-memory view (pools, decimals, quote prices) and the processing of one block range:
+ * discover pools, read new tokens' metadata, replay Sync/Swap logs in chain order, price the touched
+ * tokens after every block, and write it all with the cursor in one transaction.
+ */
+export class IndexerEngine {
+  readonly pools = new Map<string, PoolState>();
+  readonly poolsByToken = new Map<string, Set<string>>();
+  readonly decimals = new Map<string, number>();
+  readonly symbols = new Map<string, string>();
+  listed = new Map<string, ListedToken>();
+  quotePrices = new Map<string, number>();
+  readonly oracle: PriceOracle;
+  private readonly v2 = new Set<string>();
+  private readonly v3 = new Set<string>();
+  private readonly input: PricingInput;
+
+  constructor(
+    readonly config: TokenIndexerConfig,
+    readonly provider: JsonRpcProvider,
+    readonly store: IndexerStore,
+    private readonly knex: Knex,
+  ) {
+    for (const f of config.v2Factories) this.v2.add(f.toLowerCase());
+    for (const f of config.v3Factories) this.v3.add(f.toLowerCase());
+    this.oracle = new PriceOracle(new Set(config.stableTokens), new Set(config.quoteTokens), config.minLiquidityUsd);
+    this.input = { pools: this.pools, poolsByToken: this.poolsByToken, decimals: (t) => this.decimals.get(t) };
+  }
+
+  /** (Re)loads the view from the database: at start and after a failed batch. */
+  async load(): Promise<void> {
+    this.pools.clear();
+    this.poolsByToken.clear();
+    this.decimals.clear();
+    this.symbols.clear();
+    for (const t of await this.store.loadTokens(this.knex)) {
+      this.decimals.set(t.address, t.decimals);
+      this.symbols.set(t.address, t.symbol);
+    }
+    for (const p of await this.store.loadPools(this.knex)) this.addPool(p);
+    this.quotePrices = this.oracle.quotePrices(this.input);
+  }
+
+  private addPool(p: PoolState): void {
+    this.pools.set(p.address, p);
+    for (const t of [p.token0, p.token1]) {
+      let set = this.poolsByToken.get(t);
+      if (!set) this.poolsByToken.set(t, (set = new Set()));
+      set.add(p.address);
+    }
+  }
+
+  listedSymbolsExcept(address: string): Set<string> {
+    const out = new Set<string>();
+    for (const [a, t] of this.listed) if (a !== address && t.symbol) out.add(t.symbol.toLowerCase());
+    return out;
+  }
+
+  /** Reads metadata of tokens not stored yet (outside any transaction). Addresses without code are skipped. */
+  async newTokens(addresses: Iterable<string>): Promise<NewToken[]> {
+    const unknown = [...new Set(addresses)].filter((a) => !this.decimals.has(a));
+    const read = await mapLimit(unknown, 4, async (address) => ({ address, meta: await readTokenMetadata(this.provider, address) }));
+    return read
+      .filter((r) => r.meta.isContract)
+      .map(({ address, meta }) => {
+        const listing = this.listed.get(address);
+        return {
+          address, name: meta.name, symbol: meta.symbol, decimals: meta.decimals, totalSupply: meta.totalSupply, metadataOk: meta.complete,
+          listed: listing !== undefined,
+          listLogo: listing?.logoURI ?? null,
+          isPossibleSpam: isPossibleSpam({
+            name: meta.name, symbol: meta.symbol, metadataComplete: meta.complete, listed: listing !== undefined, listedSymbols: this.listedSymbolsExcept(address),
+          }),
+        };
+      });
+  }
+
+  rememberTokens(tokens: NewToken[]): void {
+    for (const t of tokens) {
+      this.decimals.set(t.address, t.decimals);
+      this.symbols.set(t.address, t.symbol);
+    }
+  }
+
+  private discover(logs: Log[], block: (l: Log) => number): NewPool[] {
+    const found: NewPool[] = [];
+    for (const log of logs) {
+      const factory = log.address.toLowerCase();
+      if (log.topics[0] === TOPICS.pairCreated && this.v2.has(factory)) {
+        const e = v2FactoryAbi.parseLog(log);
+        if (!e) continue;
+        found.push({ address: String(e.args[2]).toLowerCase(), kind: 'v2', factory, token0: String(e.args[0]).toLowerCase(), token1: String(e.args[1]).toLowerCase(), fee: null, createdBlock: block(log) });
+      } else if (log.topics[0] === TOPICS.poolCreated && this.v3.has(factory)) {
+        const e = v3FactoryAbi.parseLog(log);
+        if (!e) continue;
+        found.push({ address: String(e.args[4]).toLowerCase(), kind: 'v3', factory, token0: String(e.args[0]).toLowerCase(), token1: String(e.args[1]).toLowerCase(), fee: Number(e.args[2]), createdBlock: block(log) });
+      }
+    }
+    return found.filter((p) => !this.pools.has(p.address) && p.token0 !== p.token1);
+  }
+
+  /** Prices after a block: the touched pools' tokens, plus everything quoted in a quote token whose price moved. */
+  private reprice(touched: Set<string>, at: Date): Observation[] {
+    const affected = new Set<string>();
+    for (const a of touched) {
+      const p = this.pools.get(a)!;
+      affected.add(p.token0);
+      affected.add(p.token1);
+    }
+    if ([...affected].some((t) => this.oracle.isQuote(t))) {
+      const next = this.oracle.quotePrices(this.input);
+      for (const q of new Set([...next.keys(), ...this.quotePrices.keys()])) {
+        if (next.get(q) === this.quotePrices.get(q)) continue;
+        affected.add(q);
+        for (const poolAddress of this.poolsByToken.get(q) ?? []) {
+          const p = this.pools.get(poolAddress)!;
+          affected.add(p.token0);
+          affected.add(p.token1);
+        }
+      }
+      this.quotePrices = next;
+    }
+    const out: Observation[] = [];
+    for (const token of affected) {
+      const price = this.oracle.price(token, this.input, this.quotePrices);
+      if (price !== undefined) out.push({ token, price, at });
+    }
+    return out;
+  }
+
+  private applyPoolLog(log: Log, pool: PoolState, swaps: SwapRow[], blockTime: Date): boolean {
+    const topic = log.topics[0];
+    const base = { tx_hash: log.transactionHash.toLowerCase(), log_index: log.index, block_number: log.blockNumber, block_time: blockTime, pool: pool.address };
+    if (pool.kind === 'v2' && topic === TOPICS.v2Sync) {
+      const e = v2PairAbi.parseLog(log)!;
+      pool.reserve0 = e.args[0] as bigint;
+      pool.reserve1 = e.args[1] as bigint;
+      return true;
+    }
+    if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
+      const e = v2PairAbi.parseLog(log)!;
+      const net0 = (e.args[1] as bigint) - (e.args[3] as bigint);
+      const net1 = (e.args[2] as bigint) - (e.args[4] as bigint);
+      const token0Sold = net0 > 0n || (net0 === 0n && net1 < 0n);
+      if (net0 === 0n && net1 === 0n) return false;
+      swaps.push({ ...base, token_sold: token0Sold ? pool.token0 : pool.token1, token_bought: token0Sold ? pool.token1 : pool.token0 });
+      return false; // reserves move with the Sync emitted just before
+    }
+    if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
+      const e = v3PoolAbi.parseLog(log)!;
+      const amount0 = e.args[2] as bigint;
+      const amount1 = e.args[3] as bigint;
+      pool.sqrtPriceX96 = e.args[4] as bigint;
+      pool.liquidity = e.args[5] as bigint;
+      if (amount0 !== 0n || amount1 !== 0n) {
+        const token0Sold = amount0 > 0n || (amount0 === 0n && amount1 < 0n);
+        swaps.push({ ...base, token_sold: token0Sold ? pool.token0 : pool.token1, token_bought: token0Sold ? pool.token1 : pool.token0 });
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** Indexes blocks from..to (inclusive) and moves the cursor to `to`, all or nothing. */
+  async runBatch(from: number, to: number): Promise<BatchResult> {
+    const factories = [...this.v2, ...this.v3];
+    const factoryLogs = factories.length
+      ? await this.provider.getLogs({ fromBlock: from, toBlock: to, address: factories, topics: [[TOPICS.pairCreated, TOPICS.poolCreated]] })
+      : [];
+    const newPools = this.discover(factoryLogs, (l) => l.blockNumber);
+    const newTokens = await this.newTokens(newPools.flatMap((p) => [p.token0, p.token1]));
+    const known = new Set(newTokens.map((t) => t.address));
+    // A "pool" whose tokens have no code is not a pool we can price or describe.
+    const usable = newPools.filter((p) => (this.decimals.has(p.token0) || known.has(p.token0)) && (this.decimals.has(p.token1) || known.has(p.token1)));
+    this.rememberTokens(newTokens);
+    for (const p of usable) this.addPool({ ...p });
+
+    const poolLogs = this.pools.size
+      ? (await this.provider.getLogs({ fromBlock: from, toBlock: to, topics: [[TOPICS.v2Swap, TOPICS.v2Sync, TOPICS.v3Swap]] })).filter((l) =>
+          this.pools.has(l.address.toLowerCase()),
+        )
+      : [];
+    poolLogs.sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
+    const blockNumbers = [...new Set(poolLogs.map((l) => l.blockNumber))];
+    const blocks = await mapLimit(blockNumbers, 8, async (n) => {
+      const b = await this.provider.getBlock(n);
+      if (!b) throw new Error(`block ${n} not found`);
+      return [n, new Date(b.timestamp * 1000)] as const;
+    });
+    const times = new Map(blocks);
+
+    const swaps: SwapRow[] = [];
+    const observations: Observation[] = [];
+    const changed = new Set<string>();
+    for (let i = 0; i < poolLogs.length; ) {
+      const blockNumber = poolLogs[i]!.blockNumber;
+      const at = times.get(blockNumber)!;
+      const touched = new Set<string>();
+      for (; i < poolLogs.length && poolLogs[i]!.blockNumber === blockNumber; i++) {
+        const log = poolLogs[i]!;
+        const pool = this.pools.get(log.address.toLowerCase())!;
+        if (this.applyPoolLog(log, pool, swaps, at)) {
+          touched.add(pool.address);
+          changed.add(pool.address);
+        }
+      }
+      if (touched.size) observations.push(...this.reprice(touched, at));
+    }
+
+    await this.knex.transaction(async (trx) => {
+      await this.store.insertTokens(trx, newTokens);
+      await this.store.insertPools(trx, usable);
+      await this.store.savePoolStates(trx, [...changed].map((a) => this.pools.get(a)!));
+      await this.store.recordSwaps(trx, swaps);
+      await this.store.recordObservations(trx, observations);
+      await this.store.setCursor(trx, to);
+    });
+    return { logs: factoryLogs.length + poolLogs.length, newPools: usable.length, newTokens: newTokens.length, swaps: swaps.length, observations: observations.length };
+  }
+}

@@ -1,0 +1,113 @@
+import { toFloat } from '../decimal.js';
+
+/** In-memory state of one pool, as the indexer keeps it up to date from Sync (V2) and Swap (V3) events. */
+export interface PoolState {
+  address: string;
+  kind: 'v2' | 'v3';
+  token0: string;
+  token1: string;
+  reserve0?: bigint;
+  reserve1?: bigint;
+  sqrtPriceX96?: bigint;
+  liquidity?: bigint;
+}
+
+const Q96 = 2 ** 96;
+
+/**
+ * Spot price of token0 in token1 and the (virtual) reserves of both sides in whole tokens. V2 reads the
+ * reserves; V3 derives virtual reserves from liquidity L and √P: x = L/√P, y = L·√P.
+ */
+export function poolSpot(pool: PoolState, dec0: number, dec1: number): { price0In1: number; amount0: number; amount1: number } | undefined {
+  if (pool.kind === 'v2') {
+    if (!pool.reserve0 || !pool.reserve1) return undefined;
+    const amount0 = toFloat(pool.reserve0, dec0);
+    const amount1 = toFloat(pool.reserve1, dec1);
+    return amount0 > 0 && amount1 > 0 ? { price0In1: amount1 / amount0, amount0, amount1 } : undefined;
+  }
+  if (!pool.sqrtPriceX96 || pool.liquidity === undefined) return undefined;
+  const sqrt = Number(pool.sqrtPriceX96) / Q96; // √(token1 raw per token0 raw)
+  const price0In1 = sqrt * sqrt * 10 ** (dec0 - dec1);
+  const liquidity = Number(pool.liquidity);
+  const amount0 = liquidity / sqrt / 10 ** dec0;
+  const amount1 = (liquidity * sqrt) / 10 ** dec1;
+  return Number.isFinite(price0In1) && price0In1 > 0 ? { price0In1, amount0, amount1 } : undefined;
+}
+
+export interface PricingInput {
+  pools: ReadonlyMap<string, PoolState>;
+  poolsByToken: ReadonlyMap<string, ReadonlySet<string>>;
+  decimals: (token: string) => number | undefined;
+}
+
+/**
+ * USD prices from pools. Stablecoins are 1. Other quote tokens are priced through their pools with
+ * tokens already priced (a route to a stablecoin, hop by hop). Every other token is priced only against
+ * quote tokens, so two unknown tokens can never price each other. Several pools are combined weighted by
+ * the USD value of their quote side; pools below `minLiquidityUsd` are ignored.
+ */
+export class PriceOracle {
+  constructor(
+    readonly stables: ReadonlySet<string>,
+    readonly quotes: ReadonlySet<string>,
+    readonly minLiquidityUsd: number,
+  ) {}
+
+  isQuote(token: string): boolean {
+    return this.stables.has(token) || this.quotes.has(token);
+  }
+
+  /** Prices of every quote token (stables included); quotes without a route are absent. */
+  quotePrices(input: PricingInput): Map<string, number> {
+    const known = new Map<string, number>([...this.stables].map((s) => [s, 1]));
+    const others = [...this.quotes].filter((q) => !this.stables.has(q));
+    // Each round may price quotes one hop further from a stablecoin.
+    for (let round = 0; round < others.length; round++) {
+      const next = new Map(known);
+      for (const q of others) {
+        const p = this.priceAgainst(q, input, known);
+        if (p === undefined) next.delete(q);
+        else next.set(q, p);
+      }
+      const changed = others.some((q) => next.get(q) !== known.get(q));
+      known.clear();
+      for (const [k, v] of next) known.set(k, v);
+      if (!changed) break;
+    }
+    return known;
+  }
+
+  /** USD price of `token` given the quote prices, or undefined when no usable pool exists. */
+  price(token: string, input: PricingInput, quotePrices: ReadonlyMap<string, number>): number | undefined {
+    if (this.stables.has(token)) return 1;
+    if (this.quotes.has(token)) return quotePrices.get(token);
+    return this.priceAgainst(token, input, quotePrices);
+  }
+
+  private priceAgainst(token: string, input: PricingInput, quotePrices: ReadonlyMap<string, number>): number | undefined {
+    let weighted = 0;
+    let weights = 0;
+    for (const address of input.poolsByToken.get(token) ?? []) {
+      const pool = input.pools.get(address);
+      if (!pool) continue;
+      const isToken0 = pool.token0 === token;
+      const other = isToken0 ? pool.token1 : pool.token0;
+      if (other === token) continue;
+      const otherUsd = quotePrices.get(other);
+      if (otherUsd === undefined) continue;
+      const dec0 = input.decimals(pool.token0);
+      const dec1 = input.decimals(pool.token1);
+      if (dec0 === undefined || dec1 === undefined) continue;
+      const spot = poolSpot(pool, dec0, dec1);
+      if (!spot) continue;
+      const priceInOther = isToken0 ? spot.price0In1 : 1 / spot.price0In1;
+      const liquidityUsd = (isToken0 ? spot.amount1 : spot.amount0) * otherUsd;
+      if (!(liquidityUsd > 0) || liquidityUsd < this.minLiquidityUsd || !Number.isFinite(priceInOther)) continue;
+      weighted += priceInOther * otherUsd * liquidityUsd;
+      weights += liquidityUsd;
+    }
+    if (weights === 0) return undefined;
+    const p = weighted / weights;
+    return Number.isFinite(p) && p >= 0 ? p : undefined;
+  }
+}

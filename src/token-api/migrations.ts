@@ -1,0 +1,88 @@
+import type { Migration } from '../common/db/migrations.js';
+
+/** The Postgres schema the token API and its indexer own. */
+export const TOKEN_API_SCHEMA = 'token_api';
+
+export const tokenApiMigrations: readonly Migration[] = [
+  {
+    name: '001_tokens_pools_prices',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('tokens', (t) => {
+        t.text('address').primary(); // lower-case 0x address
+        t.text('name').notNullable();
+        t.text('symbol').notNullable();
+        t.integer('decimals').notNullable();
+        // Raw on-chain totalSupply() and its decimal-adjusted forms: text for output, numeric for ordering.
+        t.decimal('total_supply_raw', 78, 0).notNullable().defaultTo(0);
+        t.text('total_supply').notNullable().defaultTo('0');
+        t.specificType('total_supply_num', 'numeric').notNullable().defaultTo(0);
+        t.double('current_price');
+        t.timestamp('price_updated_at', { useTz: true });
+        t.double('last24h_variation');
+        t.double('last24h_variation_abs');
+        t.double('fdv');
+        t.bigInteger('buys').notNullable().defaultTo(0);
+        t.bigInteger('sells').notNullable().defaultTo(0);
+        t.bigInteger('swaps').notNullable().defaultTo(0);
+        t.boolean('is_possible_spam');
+        t.boolean('is_secure').notNullable().defaultTo(false);
+        t.boolean('listed').notNullable().defaultTo(false);
+        t.text('list_logo'); // logo URL from the token list; null = generated logo
+        t.boolean('metadata_ok').notNullable().defaultTo(true);
+        t.timestamp('supply_read_at', { useTz: true });
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+      // The default listing and the cheapest common orderings, each with the tie-break column.
+      await knex.raw(`create index tokens_fdv_idx on ??.tokens (fdv desc nulls last, address)`, [schema]);
+      await knex.raw(`create index tokens_swaps_idx on ??.tokens (is_secure, swaps desc, address)`, [schema]);
+      await knex.raw(`create index tokens_created_idx on ??.tokens (created_at desc, address)`, [schema]);
+
+      await knex.schema.withSchema(schema).createTable('pools', (t) => {
+        t.text('address').primary();
+        t.text('kind').notNullable(); // 'v2' | 'v3'
+        t.text('factory').notNullable();
+        t.text('token0').notNullable();
+        t.text('token1').notNullable();
+        t.integer('fee');
+        t.decimal('reserve0', 78, 0);
+        t.decimal('reserve1', 78, 0);
+        t.decimal('sqrt_price_x96', 78, 0);
+        t.decimal('liquidity', 78, 0);
+        t.bigInteger('created_block').notNullable();
+      });
+      await knex.raw('create index pools_token0_idx on ??.pools (token0)', [schema]);
+      await knex.raw('create index pools_token1_idx on ??.pools (token1)', [schema]);
+
+      await knex.schema.withSchema(schema).createTable('swaps', (t) => {
+        t.text('tx_hash').notNullable();
+        t.integer('log_index').notNullable();
+        t.bigInteger('block_number').notNullable();
+        t.timestamp('block_time', { useTz: true }).notNullable();
+        t.text('pool').notNullable();
+        t.text('token_sold').notNullable();
+        t.text('token_bought').notNullable();
+        t.unique(['tx_hash', 'log_index'], { indexName: 'swaps_tx_log_unique' });
+      });
+
+      // One row per token and UTC hour: the last observation in that hour.
+      await knex.schema.withSchema(schema).createTable('prices', (t) => {
+        t.text('token').notNullable();
+        t.timestamp('hour', { useTz: true }).notNullable();
+        t.double('price').notNullable();
+        t.timestamp('observed_at', { useTz: true }).notNullable();
+        t.primary(['token', 'hour']);
+      });
+      await knex.raw('create index prices_observed_idx on ??.prices (token, observed_at)', [schema]);
+
+      await knex.schema.withSchema(schema).createTable('cursors', (t) => {
+        t.text('name').primary();
+        t.bigInteger('block').notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+    },
+    async down(knex, schema) {
+      for (const table of ['cursors', 'prices', 'swaps', 'pools', 'tokens']) await knex.schema.withSchema(schema).dropTableIfExists(table);
+    },
+  },
+];

@@ -1,0 +1,95 @@
+import type { Express } from 'express';
+import { stringify } from 'yaml';
+import type { Common } from '../cli/context.js';
+import { createHttpApp } from '../common/http/app.js';
+import { sendProblem } from '../common/http/problem.js';
+import { loadOpenApi, type OpenApiDocument } from '../common/http/spec.js';
+import { counter, histogram } from '../common/metrics.js';
+import { mountDocs } from './http/docs.js';
+import type { HandlerContext } from './http/context.js';
+import { generatedLogoSvg } from './http/logo.js';
+import { send } from './http/representation.js';
+import { tokenApiHandlers } from './handlers/index.js';
+
+export const TOKEN_API_SPEC_FILE = 'token-api.openapi.yaml';
+
+/** The spec as we serve it: the file's content, with our own URL first in `servers` once it is known. */
+function servedSpec(spec: OpenApiDocument, url: string | undefined): OpenApiDocument {
+  if (!url) return spec;
+  const servers = ((spec.servers as { url: string }[] | undefined) ?? []).filter((s) => s.url !== url);
+  return { ...spec, servers: [{ url, description: 'This server.' }, ...servers] };
+}
+
+/**
+ * The express app of the token API: the six operations bound from the spec, plus the spec itself
+ * (/openapi.json, /openapi.yaml), the reference page (/docs), generated logos, health and metrics.
+ */
+export function createTokenApiApp(options: {
+  common: Common;
+  ctx: HandlerContext;
+  ready: () => Promise<Record<string, string>>;
+  publicUrl: () => string | undefined;
+}): Express {
+  const { common, ctx } = options;
+  const spec = loadOpenApi(TOKEN_API_SPEC_FILE);
+  let served: { url: string | undefined; json: string; yaml: string } | undefined;
+  const specTexts = () => {
+    const url = options.publicUrl();
+    if (served === undefined || served.url !== url) {
+      const doc = servedSpec(spec, url);
+      served = { url, json: JSON.stringify(doc), yaml: stringify(doc) };
+    }
+    return served;
+  };
+  const requests = counter(common.metrics, 'l2stack_token_api_requests_total', 'Token API responses by route and status', ['route', 'status']);
+  const duration = histogram(common.metrics, 'l2stack_token_api_request_duration_seconds', 'Token API response time by route', ['route']);
+
+  return createHttpApp({
+    spec,
+    logger: common.logger.child({ module: 'token-api' }),
+    validateResponses: ctx.validateResponses,
+    handlers: tokenApiHandlers(ctx),
+    extraRoutes: (app) => {
+      app.use((req, res, next) => {
+        const started = process.hrtime.bigint();
+        res.once('finish', () => {
+          const route = (req.route?.path as string | undefined) ?? (res.locals.route as string | undefined) ?? 'other';
+          requests.inc({ route, status: String(res.statusCode) });
+          duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
+        });
+        next();
+      });
+      // Fast path: a URL answered successfully within the cache TTL is answered again before routing and
+      // validation (it passed both the first time, and the answer depends on nothing else).
+      if (ctx.cache.enabled && !ctx.validateResponses) {
+        app.use((req, res, next) => {
+          if (req.method !== 'GET') return next();
+          const rep = ctx.cache.get(`url:${req.originalUrl}`);
+          if (!rep) return next();
+          res.locals.route = rep.route;
+          send(req, res, rep, { viaJson: false });
+        });
+      }
+      app.get('/openapi.json', (_req, res) => void res.type('application/json').send(specTexts().json));
+      app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(specTexts().yaml));
+      mountDocs(app);
+      app.get('/logos/:file', (req, res) => {
+        const m = /^(0x[0-9a-fA-F]{40})\.svg$/.exec(String(req.params.file));
+        if (!m) return sendProblem(res, { status: 404, detail: 'logos are /logos/<contract address>.svg', instance: req.originalUrl });
+        res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
+        res.type('image/svg+xml').send(generatedLogoSvg(m[1]!));
+      });
+      app.get('/health/live', (_req, res) => void res.json({ status: 'ok' }));
+      app.get('/health/ready', async (_req, res) => {
+        try {
+          res.json({ status: 'ready', checks: await options.ready() });
+        } catch (err) {
+          res.status(503).json({ status: 'unavailable', error: (err as Error).message });
+        }
+      });
+      app.get('/metrics', async (_req, res) => {
+        res.type(common.metrics.contentType).send(await common.metrics.metrics());
+      });
+    },
+  });
+}
