@@ -1,6 +1,7 @@
 import type { Migration } from './common/db/migrations.js';
 import { devnetMigrations } from './devnet/coordinator/migrations.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './token-api/migrations.js';
+import { rpcMigrations } from './rpc/migrations.js';
 
 /**
  * Every service that owns database tables, with its Postgres schema and migrations. `l2stack migrate`
@@ -9,4 +10,5 @@ import { TOKEN_API_SCHEMA, tokenApiMigrations } from './token-api/migrations.js'
 export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: readonly Migration[] }> = {
   devnet: { schema: 'devnet', migrations: devnetMigrations },
   'token-api': { schema: TOKEN_API_SCHEMA, migrations: tokenApiMigrations },
+  rpc: { schema: 'rpc', migrations: rpcMigrations },
 };

@@ -4,12 +4,14 @@ import { devnetCommand } from './devnet.js';
 import { devCommand } from './dev.js';
 import { tokenApiCommand } from './token-api.js';
 import { tokenIndexerCommand } from './token-indexer.js';
+import { rpcCommand } from './rpc.js';
 
 /** Every `l2stack` sub-command, in the order `--help` lists them. */
 export const COMMANDS: Command[] = [
   devCommand,
   devnetCommand,
   migrateCommand,
+  rpcCommand,
   tokenApiCommand,
   tokenIndexerCommand,
 ];

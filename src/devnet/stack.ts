@@ -4,6 +4,8 @@ import type { Devnet } from './devnet.js';
 import type { DevnetState } from './state-file.js';
 import { reservePort } from './anvil.js';
 import { tokenApiService } from './services/token-api.js';
+import { rpcService } from './services/rpc.js';
+import type { ProofBackend } from '../rpc/index.js';
 
 /**
  * One service of `l2stack dev`: its port is checked before anything starts (a taken port fails start-up
@@ -12,11 +14,25 @@ import { tokenApiService } from './services/token-api.js';
 export interface StackService {
   name: keyof DevnetState['services'];
   port(env: Record<string, string | undefined>): { host: string; port: number };
-  start(ctx: { common: Common; db: DbClient; devnet: Devnet; env: Record<string, string | undefined>; host: string; port: number; workDir: string }): Promise<string>;
+  start(ctx: StackContext & { host: string; port: number }): Promise<string>;
+}
+
+/** What services started earlier hand to later ones (the state manager's proofs to the RPC endpoint). */
+export interface StackShared {
+  proofBackend?: ProofBackend;
+}
+
+export interface StackContext {
+  common: Common;
+  db: DbClient;
+  devnet: Devnet;
+  env: Record<string, string | undefined>;
+  workDir: string;
+  shared: StackShared;
 }
 
 /** Services join this list as they land; `l2stack dev` runs every one of them. */
-export const STACK_SERVICES: StackService[] = [tokenApiService];
+export const STACK_SERVICES: StackService[] = [rpcService, tokenApiService];
 
 /** "Ready" means answering: polls the service's /health/live until it says 200 (or fails naming it). */
 async function answers(name: string, url: string, timeoutMs = 30_000): Promise<void> {
@@ -46,7 +62,8 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   return {
     async start({ common, db, devnet, workDir }: { common: Common; db: DbClient; devnet: Devnet; workDir: string }): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
-      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, host: b.host, port: b.port, workDir });
+      const shared: StackShared = {};
+      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, workDir, shared, host: b.host, port: b.port });
       await Promise.all(Object.entries(urls).map(([name, url]) => answers(name, url)));
       return { urls };
     },

@@ -86,7 +86,9 @@ describe('l2stack devnet / dev start-up', () => {
       });
     });
     const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
-    for (const url of [state.l1.rpcUrl, state.l2.rpcUrl]) {
+    // The public endpoint fronts L2 when the RPC service runs.
+    expect(state.l2.rpcUrl).toBe(state.services.rpc);
+    for (const url of [state.l1.rpcUrl, state.l2.rpcUrl, state.l2.upstreamRpcUrl]) {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' });
       expect(((await res.json()) as { result: string }).result).toMatch(/^0x[0-9a-f]+$/);
     }

@@ -1,0 +1,47 @@
+import { RpcError } from '../common/errors.js';
+import { defineMethod, type RpcMethod } from './context.js';
+import { RpcCodes, UpstreamTransportError } from './errors.js';
+import { JsonRpcHttpClient } from './upstream/client.js';
+
+/**
+ * The ERC-4337 bundler behind the endpoint (RPC_BUNDLER_URL). Methods are forwarded with the same params;
+ * the neutral vendor_ prefix becomes the bundler vendor's (RPC_BUNDLER_VENDOR_PREFIX, e.g. pimlico_).
+ */
+export class BundlerClient {
+  private readonly client: JsonRpcHttpClient;
+
+  constructor(url: string, private readonly vendorPrefix: string, timeoutMs: number) {
+    this.client = new JsonRpcHttpClient(url, timeoutMs);
+  }
+
+  /** The method name as the bundler knows it. */
+  rename(method: string): string {
+    return method.startsWith('vendor_') ? `${this.vendorPrefix}${method.slice('vendor_'.length)}` : method;
+  }
+
+  async forward(method: string, params: unknown[]): Promise<unknown> {
+    let response;
+    try {
+      response = await this.client.call(this.rename(method), params, { batch: false });
+    } catch (err) {
+      if (err instanceof UpstreamTransportError) throw new RpcError(RpcCodes.ResourceUnavailable, `the ERC-4337 bundler is not available: ${err.message}`);
+      throw err;
+    }
+    if (response.error) throw new RpcError(response.error.code, response.error.message, response.error.data);
+    return response.result ?? null;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+export const bundlerNotConfigured = (method: string) =>
+  new RpcError(RpcCodes.MethodNotFound, `Method not available: no bundler is configured; ${method} needs an ERC-4337 bundler (RPC_BUNDLER_URL)`);
+
+/** A bundler method: forwarded, or -32601 saying no bundler is configured. */
+export const bundlerMethod = (name: string): RpcMethod =>
+  defineMethod(name, (ctx, params) => {
+    if (!ctx.bundler) throw bundlerNotConfigured(name);
+    return ctx.bundler.forward(name, params);
+  });

@@ -1,0 +1,97 @@
+import { env, parseEnv } from '../common/config/env.js';
+
+/**
+ * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
+ * the defaults are what a single public endpoint in front of one node needs. LOG_LEVEL and DATABASE_*
+ * are the common variables (src/common/config/common-env.ts).
+ */
+export const rpcEnv = {
+  RPC_HOST: env.string({ default: '127.0.0.1' }),
+  RPC_PORT: env.integer({ min: 0, max: 65535, default: 8545 }),
+  RPC_UPSTREAM_URLS: env.urlList({ required: true }),
+  RPC_CHAIN_ID: env.integer({ min: 1 }),
+  RPC_UPSTREAM_TIMEOUT_MS: env.integer({ min: 50, default: 10_000 }),
+  RPC_UPSTREAM_HEAD_POLL_MS: env.integer({ min: 20, default: 1_000 }),
+  RPC_UPSTREAM_MAX_LAG_BLOCKS: env.integer({ min: 0, default: 5 }),
+  RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
+  RPC_MAX_BODY_BYTES: env.integer({ min: 1_024, default: 1_048_576 }),
+  RPC_MAX_LOGS_BLOCK_RANGE: env.integer({ min: 1, default: 10_000 }),
+  RPC_MAX_LOGS_RESULTS: env.integer({ min: 1, default: 10_000 }),
+  RPC_FILTER_TTL_SECONDS: env.integer({ min: 1, default: 300 }),
+  RPC_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, default: 50 }),
+  RPC_RATE_LIMIT_BURST: env.integer({ min: 1 }),
+  RPC_RATE_LIMIT_STORE: env.oneOf(['memory', 'postgres'] as const, { default: 'memory' }),
+  RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
+  RPC_BUNDLER_URL: env.url(),
+  RPC_BUNDLER_VENDOR_PREFIX: {
+    ...env.string({ default: 'vendor_' }),
+    expected: 'lower-case letters and digits ending in "_" (for example pimlico_)',
+    parse: (raw: string) => (/^[a-z][a-z0-9]*_$/.test(raw) ? { ok: true as const, value: raw } : { ok: false as const }),
+  },
+  RPC_ESTIMATE_GAS_MARGIN: env.decimal({ min: 1, max: 100, default: '1.2' }),
+  RPC_ESTIMATE_GAS_FIXED_COST_WEI: env.bigint({ min: 0n, default: 30_000_000n }),
+  RPC_ESTIMATE_GAS_VARIABLE_COST_WEI: env.bigint({ min: 0n, default: 1_000_000_000n }),
+  RPC_TRACE_TRANSACTION_SOURCE: env.oneOf(['auto', 'upstream', 'callTracer'] as const, { default: 'auto' }),
+};
+
+export type TraceTransactionSource = 'auto' | 'upstream' | 'callTracer';
+
+export interface RpcConfig {
+  host: string;
+  port: number;
+  upstreamUrls: readonly string[];
+  /** When set, upstreams answering another chain id are never used. */
+  chainId: number | undefined;
+  upstreamTimeoutMs: number;
+  headPollMs: number;
+  maxLagBlocks: number;
+  maxBatch: number;
+  maxBodyBytes: number;
+  maxLogsBlockRange: number;
+  maxLogsResults: number;
+  filterTtlSeconds: number;
+  /** 0 requests per second disables the limit. */
+  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres' };
+  trustedProxyHops: number;
+  bundler: { url: string | undefined; vendorPrefix: string };
+  estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
+  traceTransactionSource: TraceTransactionSource;
+  /** Postgres schema of the filter and rate-limit tables (not an env variable: tests use their own). */
+  dbSchema: string;
+  /** Every variable with its effective value, secrets and URL paths redacted: safe to log. */
+  effective: Record<string, string | undefined>;
+}
+
+export function loadRpcConfig(source: Record<string, string | undefined>, overrides: Partial<RpcConfig> = {}): RpcConfig {
+  const { values: v, effective } = parseEnv(rpcEnv, source);
+  return Object.freeze({
+    host: v.RPC_HOST,
+    port: v.RPC_PORT,
+    upstreamUrls: Object.freeze([...v.RPC_UPSTREAM_URLS]),
+    chainId: v.RPC_CHAIN_ID,
+    upstreamTimeoutMs: v.RPC_UPSTREAM_TIMEOUT_MS,
+    headPollMs: v.RPC_UPSTREAM_HEAD_POLL_MS,
+    maxLagBlocks: v.RPC_UPSTREAM_MAX_LAG_BLOCKS,
+    maxBatch: v.RPC_MAX_BATCH,
+    maxBodyBytes: v.RPC_MAX_BODY_BYTES,
+    maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
+    maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
+    filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
+    rateLimit: {
+      perSecond: v.RPC_RATE_LIMIT_PER_SECOND,
+      burst: v.RPC_RATE_LIMIT_BURST ?? Math.max(1, v.RPC_RATE_LIMIT_PER_SECOND * 2),
+      store: v.RPC_RATE_LIMIT_STORE,
+    },
+    trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
+    bundler: { url: v.RPC_BUNDLER_URL, vendorPrefix: v.RPC_BUNDLER_VENDOR_PREFIX ?? 'vendor_' },
+    estimateGas: {
+      margin: v.RPC_ESTIMATE_GAS_MARGIN,
+      fixedCostWei: v.RPC_ESTIMATE_GAS_FIXED_COST_WEI,
+      variableCostWei: v.RPC_ESTIMATE_GAS_VARIABLE_COST_WEI,
+    },
+    traceTransactionSource: v.RPC_TRACE_TRANSACTION_SOURCE,
+    dbSchema: 'rpc',
+    effective,
+    ...overrides,
+  });
+}

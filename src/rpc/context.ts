@@ -1,0 +1,35 @@
+import type { Logger } from '../common/log.js';
+import type { RpcConfig } from './config.js';
+import type { UpstreamPool } from './upstream/pool.js';
+import type { FilterStore } from './filters/store.js';
+import type { ProofBackend } from './proof.js';
+import type { BundlerClient } from './bundler.js';
+
+/** What every method handler receives: the endpoint's shared services (built once at start). */
+export interface RpcContext {
+  config: RpcConfig;
+  logger: Logger;
+  upstream: UpstreamPool;
+  filters: FilterStore;
+  bundler: BundlerClient | undefined;
+  proofBackend: ProofBackend | undefined;
+}
+
+export interface RpcMethod {
+  /** Exactly the method name in specs/rpc.openrpc.json. */
+  name: string;
+  /** Receives the positional params after the spec validated them. */
+  handler(ctx: RpcContext, params: unknown[]): Promise<unknown>;
+}
+
+export const defineMethod = (name: string, handler: RpcMethod['handler']): RpcMethod => ({ name, handler });
+
+/**
+ * A standard method the upstream node answers as it is (params already validated against the spec).
+ * `blockAt`: position of an optional block param the spec defaults to latest; it is filled in, because
+ * some nodes (anvil) insist on it.
+ */
+export const passThrough = (name: string, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
+  defineMethod(name, (ctx, params) =>
+    ctx.upstream.request(name, options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params, options),
+  );

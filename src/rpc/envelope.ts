@@ -1,0 +1,100 @@
+import { RpcCodes, type WireError } from './errors.js';
+import type { CallResult, Dispatcher } from './dispatcher.js';
+import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
+import type { RateDecision } from './ratelimit.js';
+
+export interface HttpAnswer {
+  status: number;
+  /** undefined: nothing to send (only notifications). */
+  body: string | undefined;
+  headers?: Record<string, string>;
+}
+
+type Id = string | number | null;
+
+const isId = (v: unknown): v is Id => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+function encode(idText: string, out: CallResult | { error: WireError }): string {
+  // Built by hand so the id is echoed as written (see raw-ids.ts).
+  if ('error' in out) return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(out.error)}}`;
+  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(out.result)}}`;
+}
+
+export const errorBody = (code: number, message: string, data?: unknown) =>
+  encode('null', { error: data === undefined ? { code, message } : { code, message, data } });
+
+interface Entry {
+  /** The id as it goes back on the wire, or undefined for a notification. */
+  idText: string | undefined;
+  call?: { method: string; params: unknown };
+  invalid?: string;
+}
+
+function inspect(item: unknown, raw: string | undefined): Entry {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return { idText: 'null', invalid: 'a request must be a JSON object' };
+  const o = item as Record<string, unknown>;
+  const hasId = 'id' in o;
+  const idOk = hasId && isId(o.id);
+  const idText = !hasId ? undefined : idOk ? (raw ?? JSON.stringify(o.id)) : 'null';
+  if (hasId && !idOk) return { idText: 'null', invalid: 'id must be a string, a number or null' };
+  if (o.jsonrpc !== '2.0') return { idText: idText ?? 'null', invalid: 'jsonrpc must be exactly "2.0"' };
+  if (typeof o.method !== 'string' || o.method.length === 0) return { idText: idText ?? 'null', invalid: 'method must be a non-empty string' };
+  if ('params' in o && (o.params === null || typeof o.params !== 'object')) return { idText: idText ?? 'null', invalid: 'params must be an array or an object when present' };
+  return { idText, call: { method: o.method, params: o.params } };
+}
+
+export interface EnvelopeOptions {
+  maxBatch: number;
+  /** Charges `cost` calls to the client; refusal carries the seconds to wait. */
+  charge(cost: number): Promise<RateDecision>;
+}
+
+/**
+ * JSON-RPC 2.0 envelope handling for one HTTP body: parse errors, invalid requests, notifications,
+ * ordered batches and the batch limit are decided here, before any method runs. HTTP status is 200 for
+ * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent.
+ */
+export async function handleBody(text: string, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<HttpAnswer> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { status: 200, body: errorBody(RpcCodes.ParseError, `parse error: the body is not valid JSON (${(err as Error).message})`) };
+  }
+  const batch = Array.isArray(parsed);
+  const items = batch ? (parsed as unknown[]) : [parsed];
+  if (batch && items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
+  if (items.length > options.maxBatch) {
+    return {
+      status: 200,
+      body: errorBody(RpcCodes.InvalidRequest, `invalid request: a batch may hold at most ${options.maxBatch} calls (RPC_MAX_BATCH), this one has ${items.length}`, { limit: options.maxBatch, received: items.length }),
+    };
+  }
+  const ids = items.map((it) => (it !== null && typeof it === 'object' && !Array.isArray(it) ? (it as { id?: unknown }).id : undefined));
+  const raws = needsRawIds(ids) || mayHaveNonCanonicalIds(text) ? rawIds(text) : [];
+  const entries = items.map((it, i) => inspect(it, raws[i]));
+
+  const decision = await options.charge(items.length);
+  if (!decision.ok) {
+    const error = {
+      code: RpcCodes.LimitExceeded,
+      message: `rate limit exceeded: ${decision.limitPerSecond} calls per second per client (burst ${decision.burst}); every call of a batch counts; retry after ${decision.retryAfterSeconds} s`,
+      data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
+    };
+    const answers = entries.filter((e) => e.idText !== undefined).map((e) => encode(e.idText!, { error }));
+    const headers = { 'retry-after': String(decision.retryAfterSeconds) };
+    if (!batch) return { status: 429, body: answers[0] ?? encode('null', { error }), headers };
+    return { status: 429, body: `[${answers.join(',')}]`, headers };
+  }
+
+  const answers = await Promise.all(
+    entries.map(async (e) => {
+      if (e.invalid !== undefined) return encode(e.idText ?? 'null', { error: { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` } });
+      const out = await dispatcher.call(e.call!.method, e.call!.params);
+      return e.idText === undefined ? undefined : encode(e.idText, out);
+    }),
+  );
+  const replies = answers.filter((a): a is string => a !== undefined);
+  if (replies.length === 0) return { status: 204, body: undefined };
+  return { status: 200, body: batch ? `[${replies.join(',')}]` : replies[0] };
+}

@@ -1,0 +1,77 @@
+import { deflateRawSync, constants } from 'node:zlib';
+import { Signature, Transaction } from 'ethers';
+import { rpcErrors } from '../common/errors.js';
+import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
+import type { RpcContext } from './context.js';
+
+const hex = (n: bigint) => `0x${n.toString(16)}`;
+
+/**
+ * The compressor of svc_estimateGas: raw DEFLATE (RFC 1951) at level 9, as node:zlib's deflateRawSync
+ * produces it. It stands in for the chain's data compressor, so the size follows the bytes a
+ * transaction really costs to publish.
+ */
+export function compressedSize(bytes: Uint8Array): number {
+  return deflateRawSync(bytes, { level: constants.Z_BEST_COMPRESSION }).length;
+}
+
+/** A placeholder signature of full length (r and s 32 bytes with a high first byte, s canonical). */
+const PLACEHOLDER_SIGNATURE = Signature.from({ r: `0x${'fe'.repeat(32)}`, s: `0x7f${'ff'.repeat(31)}`, yParity: 1 });
+
+/** The call as a signed transaction of its real size (placeholder signature), RLP/typed-envelope encoded. */
+export function signedSizeTransaction(call: CallObject, fields: { chainId: bigint; nonce: bigint; gasLimit: bigint; baseFee: bigint; priorityFee: bigint }): Uint8Array {
+  const legacy = call.gasPrice !== undefined;
+  const tx = Transaction.from({
+    type: legacy ? (call.accessList ? 1 : 0) : 2,
+    chainId: fields.chainId,
+    nonce: Number(fields.nonce),
+    gasLimit: fields.gasLimit,
+    to: call.to ?? null,
+    value: call.value !== undefined ? BigInt(call.value) : 0n,
+    data: call.input ?? call.data ?? '0x',
+    ...(call.accessList ? { accessList: call.accessList } : {}),
+    ...(legacy
+      ? { gasPrice: BigInt(call.gasPrice!) }
+      : {
+          maxPriorityFeePerGas: call.maxPriorityFeePerGas !== undefined ? BigInt(call.maxPriorityFeePerGas) : fields.priorityFee,
+          maxFeePerGas: call.maxFeePerGas !== undefined ? BigInt(call.maxFeePerGas) : fields.baseFee * 2n + fields.priorityFee,
+        }),
+  });
+  tx.signature = PLACEHOLDER_SIGNATURE;
+  return Buffer.from(tx.serialized.slice(2), 'hex');
+}
+
+/** "1.2" → 12/10, exact (no floats near wei). */
+function ratio(decimal: string): [bigint, bigint] {
+  const [int, frac = ''] = decimal.split('.');
+  return [BigInt(`${int}${frac}`), 10n ** BigInt(frac.length)];
+}
+
+/** priorityFeePerGas = margin × (variableCost × compressedSize / gasLimit + fixedCost), rounded up. */
+export function priorityFee(costs: RpcContext['config']['estimateGas'], size: number, gasLimit: bigint): bigint {
+  const [num, den] = ratio(costs.margin);
+  const numerator = num * (costs.variableCostWei * BigInt(size) + costs.fixedCostWei * gasLimit);
+  const denominator = den * (gasLimit === 0n ? 1n : gasLimit);
+  return (numerator + denominator - 1n) / denominator;
+}
+
+export async function estimateGas(ctx: RpcContext, call: CallObject, block: string | undefined): Promise<GasEstimate> {
+  if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
+    throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', { param: 'transaction' });
+  }
+  const tag = block ?? 'latest';
+  const nonce = call.nonce !== undefined ? Promise.resolve(call.nonce) : call.from ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest']) : Promise.resolve('0x0');
+  const [gas, latest, chainId, nonceHex] = (await Promise.all([
+    ctx.upstream.request('eth_estimateGas', [call, tag]),
+    ctx.upstream.request('eth_getBlockByNumber', ['latest', false]),
+    ctx.upstream.request('eth_chainId', []),
+    nonce,
+  ])) as [string, { baseFeePerGas?: string } | null, string, string];
+  const gasLimit = BigInt(gas);
+  const baseFee = BigInt(latest?.baseFeePerGas ?? '0x0');
+  const costs = ctx.config.estimateGas;
+  // The fee fields are part of the signed bytes: size them with a first estimate of the fee itself.
+  const first = priorityFee(costs, 0, gasLimit);
+  const bytes = signedSizeTransaction(call, { chainId: BigInt(chainId), nonce: BigInt(nonceHex), gasLimit, baseFee, priorityFee: first });
+  return { gasLimit: hex(gasLimit), baseFeePerGas: hex(baseFee), priorityFeePerGas: hex(priorityFee(costs, compressedSize(bytes), gasLimit)) };
+}

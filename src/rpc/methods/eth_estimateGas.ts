@@ -1,0 +1,4 @@
+import { passThrough } from '../context.js';
+
+/** eth_estimateGas: answered by the upstream node as it is (params validated against the spec first; the block defaults to latest). */
+export default passThrough('eth_estimateGas', { blockAt: 1 });

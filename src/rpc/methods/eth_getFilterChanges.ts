@@ -1,0 +1,5 @@
+import { defineMethod } from '../context.js';
+import { pollFilterChanges } from '../filters/poll.js';
+
+/** eth_getFilterChanges: each entry exactly once across replicas; unknown or expired → filter not found. */
+export default defineMethod('eth_getFilterChanges', (ctx, params) => pollFilterChanges(ctx, params[0] as string));

@@ -1,0 +1,8 @@
+import { defineMethod } from '../context.js';
+import { currentHead } from '../logs.js';
+
+/** eth_newBlockFilter: polls report the hashes of blocks mined after creation. */
+export default defineMethod('eth_newBlockFilter', async (ctx) => {
+  const head = await currentHead(ctx, true);
+  return ctx.filters.create('block', {}, head + 1n);
+});

@@ -1,0 +1,17 @@
+import { defineMethod } from '../context.js';
+import { currentHead, type LogCriteria } from '../logs.js';
+
+/**
+ * eth_newFilter: kept in the endpoint's database. Polls report logs of blocks mined after creation
+ * (within fromBlock/toBlock); eth_getFilterLogs reports the whole range.
+ */
+export default defineMethod('eth_newFilter', async (ctx, params) => {
+  const f = params[0] as LogCriteria;
+  const criteria: LogCriteria = {};
+  if (f.fromBlock !== undefined) criteria.fromBlock = f.fromBlock;
+  if (f.toBlock !== undefined) criteria.toBlock = f.toBlock;
+  if (f.address !== undefined) criteria.address = f.address;
+  if (f.topics !== undefined) criteria.topics = f.topics;
+  const head = await currentHead(ctx, true);
+  return ctx.filters.create('log', criteria, head + 1n);
+});

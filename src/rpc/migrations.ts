@@ -1,0 +1,30 @@
+import type { Migration } from '../common/db/migrations.js';
+
+/** Tables of the RPC endpoint, in its own schema (`rpc` in production). */
+export const rpcMigrations: readonly Migration[] = [
+  {
+    name: '001_filters_and_rate_limits',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('filters', (t) => {
+        t.text('id').primary();
+        t.text('kind').notNullable(); // 'log' | 'block'
+        t.jsonb('criteria').notNullable();
+        // First block whose entries have not been delivered yet: the cursor every replica shares.
+        t.bigInteger('next_block').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.raw('now()'));
+        t.timestamp('last_poll_at', { useTz: true }).notNullable().defaultTo(knex.raw('now()'));
+        t.index(['last_poll_at']);
+      });
+      await knex.schema.withSchema(schema).createTable('rate_limits', (t) => {
+        t.text('client').primary();
+        t.double('tokens').notNullable();
+        t.boolean('allowed').notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable();
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).dropTableIfExists('rate_limits');
+      await knex.schema.withSchema(schema).dropTableIfExists('filters');
+    },
+  },
+];

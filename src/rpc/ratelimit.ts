@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import type { DbClient } from '../common/db/client.js';
+
+export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
+
+export interface RateLimiter {
+  take(client: string, cost: number): Promise<RateDecision>;
+}
+
+export interface RateLimitSettings {
+  perSecond: number;
+  burst: number;
+}
+
+const allow: RateDecision = { ok: true };
+
+function refused(s: RateLimitSettings, tokens: number, cost: number): RateDecision {
+  return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(cost, s.burst) - tokens) / s.perSecond)), limitPerSecond: s.perSecond, burst: s.burst };
+}
+
+/** Token bucket per client in this process (one replica, or a load balancer with client affinity). */
+export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep(): void } {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    async take(client, cost) {
+      if (s.perSecond === 0) return allow;
+      const now = performance.now();
+      const b = buckets.get(client) ?? { tokens: s.burst, at: now };
+      b.tokens = Math.min(s.burst, b.tokens + ((now - b.at) / 1000) * s.perSecond);
+      b.at = now;
+      buckets.set(client, b);
+      if (b.tokens >= cost) {
+        b.tokens -= cost;
+        return allow;
+      }
+      return refused(s, b.tokens, cost);
+    },
+    /** Full buckets carry no information: drop them so the map stays bounded. */
+    sweep() {
+      const now = performance.now();
+      for (const [k, b] of buckets) if (b.tokens + ((now - b.at) / 1000) * s.perSecond >= s.burst) buckets.delete(k);
+    },
+  };
+}
+
+/**
+ * Token bucket per client shared by every replica through Postgres: one upsert per HTTP request, atomic
+ * under concurrency because ON CONFLICT DO UPDATE locks the client's row.
+ */
+export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSettings): RateLimiter & { sweep(): Promise<void> } {
+  const table = `${schema}.rate_limits`;
+  return {
+    async take(client, cost) {
+      if (s.perSecond === 0) return allow;
+      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
+      const { rows } = await db.run((k: Knex) =>
+        k.raw(
+          `insert into ${table} as t (client, tokens, allowed, updated_at)
+           values (?, greatest(?::float8 - ?::float8, 0), ?::float8 >= ?::float8, clock_timestamp())
+           on conflict (client) do update set
+             tokens = case when ${refill} >= ?::float8 then ${refill} - ?::float8 else ${refill} end,
+             allowed = ${refill} >= ?::float8,
+             updated_at = clock_timestamp()
+           returning tokens, allowed`,
+          [client, s.burst, cost, s.burst, cost, s.burst, s.perSecond, cost, s.burst, s.perSecond, cost, s.burst, s.perSecond, s.burst, s.perSecond, cost],
+        ),
+      ) as { rows: { tokens: number | string; allowed: boolean }[] };
+      const row = rows[0]!;
+      return row.allowed ? allow : refused(s, Number(row.tokens), cost);
+    },
+    async sweep() {
+      await db.run((k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
+    },
+  };
+}

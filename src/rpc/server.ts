@@ -1,0 +1,138 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../common/log.js';
+import { counter } from '../common/metrics.js';
+import type { Dispatcher } from './dispatcher.js';
+import { errorBody, handleBody } from './envelope.js';
+import { RpcCodes } from './errors.js';
+import type { RateLimiter } from './ratelimit.js';
+
+export interface RpcAppOptions {
+  dispatcher: Dispatcher;
+  limiter: RateLimiter;
+  maxBatch: number;
+  maxBodyBytes: number;
+  trustedProxyHops: number;
+  metrics: Registry;
+  logger: Logger;
+  readiness(): Promise<{ ready: boolean; checks: Record<string, unknown> }>;
+}
+
+const JSON_TYPE = 'application/json';
+
+/** Reads the body up to `limit` bytes; undefined when it is larger (the caller answers 413). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The HTTP side of the endpoint: POST / carries JSON-RPC (any content type is read as JSON: some
+ * clients send text/plain); /health/live, /health/ready and /metrics for operators. Every answer is
+ * JSON (or Prometheus text), never an HTML error page. CORS is open: dapps call this from browsers.
+ */
+/** The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back. */
+export function clientAddress(req: IncomingMessage, hops: number): string {
+  const socket = req.socket.remoteAddress ?? 'unknown';
+  if (hops === 0) return socket;
+  const header = req.headers['x-forwarded-for'];
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((s) => s.trim()).filter(Boolean);
+  const chain = [...forwarded, socket];
+  return chain[Math.max(0, chain.length - 1 - hops)]!;
+}
+
+export function createRpcApp(o: RpcAppOptions): RequestListener {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const http = counter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
+
+  app.use((req, res, next) => {
+    res.setHeader('access-control-allow-origin', '*');
+    if (req.method === 'OPTIONS') {
+      res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
+      res.setHeader('access-control-allow-headers', 'content-type');
+      res.setHeader('access-control-max-age', '86400');
+      res.status(204).end();
+      return;
+    }
+    next();
+  });
+
+  app.get('/health/live', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/health/ready', async (_req, res) => {
+    const { ready, checks } = await o.readiness();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('content-type', o.metrics.contentType);
+    res.end(await o.metrics.metrics());
+  });
+
+  app.use((req, res) => {
+    res.status(req.path === '/' ? 405 : 404).json({ error: req.path === '/' ? 'JSON-RPC is served by POST /' : `no route for ${req.method} ${req.path}` });
+  });
+  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+    o.logger.error({ err }, 'request failed');
+    if (!res.headersSent) res.status(500).setHeader('content-type', JSON_TYPE).end(errorBody(RpcCodes.Internal, 'internal error'));
+  });
+  // POST / is the hot path: served without express's router (measurably cheaper per call).
+  const handlePost = async (req: IncomingMessage, res: ServerResponse) => {
+    const send = (status: number, body: string | undefined, headers: Record<string, string> = {}) => {
+      http.inc({ status: String(status) });
+      res.statusCode = status;
+      res.setHeader('access-control-allow-origin', '*');
+      for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+      if (body === undefined) res.end();
+      else {
+        res.setHeader('content-type', JSON_TYPE);
+        res.end(body);
+      }
+    };
+    const text = await readBody(req, o.maxBodyBytes);
+    if (text === undefined) {
+      send(413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
+      return;
+    }
+    const client = clientAddress(req, o.trustedProxyHops);
+    const answer = await handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, charge: (cost) => o.limiter.take(client, cost) });
+    send(answer.status, answer.body, answer.headers);
+  };
+  return (req, res) => {
+    if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
+      handlePost(req, res).catch((err: unknown) => {
+        o.logger.error({ err }, 'request failed');
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.setHeader('content-type', JSON_TYPE);
+          res.end(errorBody(RpcCodes.Internal, 'internal error'));
+        }
+      });
+      return;
+    }
+    void app(req, res);
+  };
+}

@@ -1,0 +1,211 @@
+import type { Registry } from 'prom-client';
+import { RpcError } from '../../common/errors.js';
+import { redactUrl } from '../../common/config/env.js';
+import { counter, gauge, histogram } from '../../common/metrics.js';
+import type { Logger } from '../../common/log.js';
+import { sleep } from '../../common/shutdown.js';
+import { JsonRpcHttpClient } from './client.js';
+import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
+
+export interface UpstreamOptions {
+  urls: readonly string[];
+  timeoutMs: number;
+  headPollMs: number;
+  maxLagBlocks: number;
+  chainId: number | undefined;
+  logger: Logger;
+  metrics: Registry;
+}
+
+interface Upstream {
+  /** u0, u1, …: the metrics label (URLs often carry API keys). */
+  id: string;
+  shown: string;
+  client: JsonRpcHttpClient;
+  healthy: boolean;
+  /** Wrong chain id: never used. */
+  wrongChain: boolean;
+  head: bigint | undefined;
+  headAt: number;
+  inflight: number;
+  /** Exponentially weighted latency in ms, to prefer the faster of equal upstreams. */
+  latencyMs: number;
+  lastError: string | undefined;
+}
+
+export interface UpstreamStatus {
+  id: string;
+  url: string;
+  healthy: boolean;
+  head: string | undefined;
+  lastError: string | undefined;
+}
+
+/**
+ * The execution nodes behind the endpoint. Reads go to the best healthy node (at the best head, fewest
+ * requests in flight, fastest) and fail over to the next on transport failures; JSON-RPC error answers
+ * are the node's verdict and are returned as they are. Writes go to one node and are resent elsewhere
+ * only when the failure proves the request never left (connection refused).
+ */
+export class UpstreamPool {
+  private readonly upstreams: Upstream[];
+  private readonly metrics;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  /** Methods some upstream answered with "method not found", so the endpoint serves them another way. */
+  private readonly unsupported = new Set<string>();
+
+  constructor(private readonly options: UpstreamOptions) {
+    this.upstreams = options.urls.map((url, i) => ({
+      id: `u${i}`,
+      shown: redactUrl(url),
+      client: new JsonRpcHttpClient(url, options.timeoutMs),
+      healthy: true,
+      wrongChain: false,
+      head: undefined,
+      headAt: 0,
+      inflight: 0,
+      latencyMs: 0,
+      lastError: undefined,
+    }));
+    const m = options.metrics;
+    this.metrics = {
+      up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
+      head: gauge(m, 'l2stack_rpc_upstream_head_block', 'Latest block number seen on the upstream node', ['upstream']),
+      requests: counter(m, 'l2stack_rpc_upstream_requests_total', 'Requests sent to upstream nodes by outcome', ['upstream', 'outcome']),
+      latency: histogram(m, 'l2stack_rpc_upstream_request_duration_seconds', 'Latency of upstream requests', ['upstream']),
+    };
+    for (const u of this.upstreams) this.metrics.up.set({ upstream: u.id }, 1);
+  }
+
+  /** Starts head tracking; resolves after the first round so readiness is known at start. */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.pollHeads();
+    this.loop = (async () => {
+      while (!this.stopped && (await sleep(this.options.headPollMs, signal))) await this.pollHeads();
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop?.catch(() => undefined);
+    for (const u of this.upstreams) u.client.close();
+  }
+
+  private async pollHeads(): Promise<void> {
+    await Promise.all(
+      this.upstreams.map(async (u) => {
+        try {
+          if (this.options.chainId !== undefined && !u.wrongChain && u.head === undefined) {
+            const c = await u.client.call('eth_chainId', [], { timeoutMs: Math.min(this.options.timeoutMs, 5_000) });
+            if (typeof c.result === 'string' && Number(BigInt(c.result)) !== this.options.chainId) {
+              u.wrongChain = true;
+              this.options.logger.error({ upstream: u.shown, chainId: Number(BigInt(c.result)), expected: this.options.chainId }, 'upstream serves another chain; not using it');
+            }
+          }
+          const r = await u.client.call('eth_blockNumber', [], { timeoutMs: Math.min(this.options.timeoutMs, 5_000) });
+          if (typeof r.result !== 'string') throw new Error(r.error?.message ?? 'no block number');
+          u.head = BigInt(r.result);
+          u.headAt = Date.now();
+          this.metrics.head.set({ upstream: u.id }, Number(u.head));
+          this.markUp(u);
+        } catch (err) {
+          this.markDown(u, err);
+        }
+      }),
+    );
+  }
+
+  private markUp(u: Upstream): void {
+    if (!u.healthy) this.options.logger.info({ upstream: u.shown }, 'upstream is answering again');
+    u.healthy = true;
+    u.lastError = undefined;
+    this.metrics.up.set({ upstream: u.id }, 1);
+  }
+
+  private markDown(u: Upstream, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (u.healthy) this.options.logger.warn({ upstream: u.shown, err: message }, 'upstream is not answering');
+    u.healthy = false;
+    u.lastError = message;
+    this.metrics.up.set({ upstream: u.id }, 0);
+  }
+
+  /** The best head among healthy upstreams (from tracking; at most one poll interval old). */
+  get head(): bigint | undefined {
+    let best: bigint | undefined;
+    for (const u of this.upstreams) if (u.healthy && !u.wrongChain && u.head !== undefined && (best === undefined || u.head > best)) best = u.head;
+    return best;
+  }
+
+  get headPollMs(): number {
+    return this.options.headPollMs;
+  }
+
+  status(): UpstreamStatus[] {
+    return this.upstreams.map((u) => ({ id: u.id, url: u.shown, healthy: u.healthy && !u.wrongChain, head: u.head?.toString(), lastError: u.lastError }));
+  }
+
+  isSupported(method: string): boolean {
+    return !this.unsupported.has(method);
+  }
+
+  markUnsupported(method: string): void {
+    this.unsupported.add(method);
+  }
+
+  /** Healthy, caught-up upstreams first; then the rest (a node may be back before tracking noticed). */
+  private ordered(): Upstream[] {
+    const best = this.head;
+    const rank = (u: Upstream) => {
+      if (u.wrongChain) return 3;
+      if (!u.healthy) return 2;
+      if (best !== undefined && u.head !== undefined && best - u.head > BigInt(this.options.maxLagBlocks)) return 1;
+      return 0;
+    };
+    return this.upstreams
+      .filter((u) => !u.wrongChain)
+      .sort((a, b) => rank(a) - rank(b) || a.inflight - b.inflight || a.latencyMs - b.latencyMs);
+  }
+
+  /**
+   * Sends one call and returns its result; a JSON-RPC error answer is thrown as RpcError with the node's
+   * code, message and data. `write` calls are never resent after an ambiguous failure.
+   */
+  async request(method: string, params: readonly unknown[], options: { write?: boolean } = {}): Promise<unknown> {
+    const candidates = this.ordered();
+    const failures: string[] = [];
+    for (const u of candidates) {
+      const started = performance.now();
+      u.inflight++;
+      try {
+        const response = await u.client.call(method, params, { batch: !options.write });
+        const ms = performance.now() - started;
+        u.latencyMs = u.latencyMs === 0 ? ms : u.latencyMs * 0.9 + ms * 0.1;
+        this.metrics.latency.observe({ upstream: u.id }, ms / 1000);
+        if (!u.healthy) this.markUp(u);
+        if (response.error) {
+          this.metrics.requests.inc({ upstream: u.id, outcome: 'rpc_error' });
+          const e = response.error;
+          throw new RpcError(typeof e.code === 'number' ? e.code : -32603, typeof e.message === 'string' ? e.message : 'upstream error', e.data);
+        }
+        this.metrics.requests.inc({ upstream: u.id, outcome: 'ok' });
+        return response.result;
+      } catch (err) {
+        if (!(err instanceof UpstreamTransportError)) throw err;
+        this.metrics.requests.inc({ upstream: u.id, outcome: 'transport_error' });
+        this.markDown(u, err);
+        failures.push(`${u.id}: ${err.message}`);
+        if (options.write && err.ambiguous) {
+          throw upstreamUnavailable(
+            `${method} may have reached the node before it failed (${err.message}); it was not sent again. Look the transaction up by hash before sending it again.`,
+            { ambiguous: true },
+          );
+        }
+      } finally {
+        u.inflight--;
+      }
+    }
+    throw upstreamUnavailable(failures.join('; ') || 'no upstream is configured');
+  }
+}

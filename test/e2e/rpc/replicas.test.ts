@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ethers } from 'ethers';
+import { databaseKind } from '../../helpers/db.js';
+import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
+import type { Anvil } from '../../../src/devnet/anvil.js';
+
+const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
+
+function runCli(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string>; exit: Promise<{ code: number | null; stderr: string }> } {
+  const child = spawn(process.execPath, [bin, 'rpc'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /l2stack rpc listening on (http:\/\/\S+)/.exec(stdout);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}: ${stderr.slice(-800)}`)));
+  });
+  url.catch(() => undefined);
+  const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+  return { child, url, exit };
+}
+
+describe('l2stack rpc (the command)', () => {
+  it('error: bad configuration exits non-zero listing every problem, before touching chain or database', async () => {
+    const { exit } = runCli({ RPC_PORT: 'eighty', RPC_MAX_BATCH: '0', RPC_BUNDLER_VENDOR_PREFIX: 'Pimlico' });
+    const { code, stderr } = await exit;
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('RPC_UPSTREAM_URLS');
+    expect(stderr).toContain('RPC_PORT');
+    expect(stderr).toContain('RPC_MAX_BATCH');
+    expect(stderr).toContain('RPC_BUNDLER_VENDOR_PREFIX');
+  });
+});
+
+// Two processes can share a database only through a server: PGlite lives inside one process (the
+// in-process replica tests in test/rpc/filters.test.ts cover PGlite).
+const shared = databaseKind() === 'postgres';
+if (!shared) console.log('test/e2e/rpc/replicas.test.ts: two processes need PostgreSQL (DATABASE_HOST); skipped on PGlite');
+
+describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
+  let anvil: Anvil;
+  let provider: ethers.JsonRpcProvider;
+  let outer: ethers.Contract;
+  const procs: ReturnType<typeof runCli>[] = [];
+  let urls: string[] = [];
+
+  beforeAll(async () => {
+    ({ anvil, provider } = await chain());
+    outer = await deployOuter(wallet(0, provider));
+    const env = {
+      DATABASE_HOST: process.env.DATABASE_HOST,
+      DATABASE_PORT: process.env.DATABASE_PORT,
+      DATABASE_USER: process.env.DATABASE_USER,
+      DATABASE_PASSWORD: process.env.DATABASE_PASSWORD,
+      DATABASE_NAME: process.env.DATABASE_NAME,
+      LOG_LEVEL: 'warn',
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: anvil.url,
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+    };
+    procs.push(runCli(env), runCli(env));
+    urls = await Promise.all(procs.map((p) => p.url));
+  });
+
+  afterAll(async () => {
+    for (const p of procs) {
+      p.child.kill('SIGTERM');
+      const { code } = await p.exit;
+      expect(code).toBe(0);
+    }
+    await anvil?.stop();
+  });
+
+  it('behavior: polls alternating between the two processes return every log exactly once', async () => {
+    const address = await outer.getAddress();
+    const start = await provider.getBlockNumber();
+    const id = await result(urls[0]!, 'eth_newFilter', [{ address }]);
+    const seen: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('replica'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
+      await tx.wait();
+      const polls = await Promise.all([result(urls[i % 2]!, 'eth_getFilterChanges', [id]), result(urls[(i + 1) % 2]!, 'eth_getFilterChanges', [id])]);
+      for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);
+    }
+    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as { transactionHash: string; logIndex: string }[];
+    expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
+    expect(seen).toHaveLength(19); // 1+2+3+1+2+3+1+2+3+1
+    expect(await result(urls[1]!, 'eth_uninstallFilter', [id])).toBe(true);
+    expect((await fetch(`${urls[0]!}/health/ready`)).status).toBe(200);
+  });
+});

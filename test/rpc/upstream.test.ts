@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDb } from '../helpers/db.js';
+import { call, chain, countingUpstream, post, result, startTestRpc, wallet } from './helpers.js';
+import { reservePort, startAnvil, type Anvil } from '../../src/devnet/anvil.js';
+
+let db: Awaited<ReturnType<typeof openTestDb>>;
+let anvil: Anvil;
+const stops: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  ({ anvil } = await chain());
+  db = await openTestDb();
+});
+
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+  await anvil?.stop();
+  await db?.close();
+});
+
+async function rpcWith(upstreams: string[], env: Record<string, string> = {}) {
+  const r = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams, env });
+  stops.push(r.stop);
+  return r;
+}
+
+describe('upstream pool', () => {
+  it('behavior: reads fail over from a dead upstream to a live one; readiness and metrics show which is down', async () => {
+    const deadPort = await reservePort('127.0.0.1', 0, 'test');
+    const rpc = await rpcWith([`http://127.0.0.1:${deadPort}`, anvil.url]);
+    for (let i = 0; i < 5; i++) expect(await result(rpc.url, 'eth_chainId')).toBe('0x539');
+    const ready = (await (await fetch(`${rpc.url}/health/ready`)).json()) as { checks: { upstreams: unknown[] } };
+    expect(ready.checks.upstreams).toMatchObject([{ id: 'u0', healthy: false }, { id: 'u1', healthy: true }]);
+    const metrics = await (await fetch(`${rpc.url}/metrics`)).text();
+    expect(metrics).toMatch(/l2stack_rpc_upstream_up\{upstream="u0"\} 0/);
+    expect(metrics).toMatch(/l2stack_rpc_upstream_up\{upstream="u1"\} 1/);
+  });
+
+  it('behavior: eth_sendRawTransaction is never sent twice after an ambiguous failure', async () => {
+    const first = await countingUpstream(anvil.url);
+    const second = await countingUpstream(anvil.url);
+    stops.push(first.close, second.close);
+    first.hold.add('eth_sendRawTransaction');
+    second.hold.add('eth_sendRawTransaction');
+    const rpc = await rpcWith([first.url, second.url], { RPC_UPSTREAM_TIMEOUT_MS: '1500' });
+    const signer = wallet(4);
+    const raw = await signer.signTransaction({ to: wallet(5).address, value: 1n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, chainId: 1337n, type: 2 });
+    const r = await call(rpc.url, 'eth_sendRawTransaction', [raw]);
+    expect(r.error!.code).toBe(-32002);
+    expect(r.error!.message).toMatch(/not sent again/);
+    const sent = (first.counts.get('eth_sendRawTransaction') ?? 0) + (second.counts.get('eth_sendRawTransaction') ?? 0);
+    expect(sent).toBe(1);
+    // Reads still fail over in the same situation.
+    first.hold.add('eth_getBalance');
+    expect(await result(rpc.url, 'eth_getBalance', [wallet(4).address, 'latest'])).toMatch(/^0x/);
+  });
+
+  it('behavior: an upstream killed mid-run gives clear errors while down and recovers when back', async () => {
+    const port = await reservePort('127.0.0.1', 0, 'test');
+    let node = await startAnvil({ port, chainId: 1337 });
+    stops.push(() => node.stop());
+    const rpc = await rpcWith([node.url], { RPC_UPSTREAM_HEAD_POLL_MS: '50', RPC_UPSTREAM_TIMEOUT_MS: '3000' });
+    expect(await result(rpc.url, 'eth_chainId')).toBe('0x539');
+    await node.stop();
+    const down = await post(rpc.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }));
+    expect(down.status).toBe(200);
+    const error = JSON.parse(down.text).error;
+    expect(error.code).toBe(-32002);
+    expect(error.message).toMatch(/no upstream node is available: u0: upstream connection failed: ECONNREFUSED/);
+    await expect.poll(async () => (await fetch(`${rpc.url}/health/ready`)).status).toBe(503);
+    node = await startAnvil({ port, chainId: 1337 });
+    expect(await result(rpc.url, 'eth_chainId')).toBe('0x539');
+    await expect.poll(async () => (await fetch(`${rpc.url}/health/ready`)).status).toBe(200);
+  });
+
+  it('behavior: an upstream on another chain id is never used when RPC_CHAIN_ID is set', async () => {
+    const other = await startAnvil({ port: 0, chainId: 99 });
+    stops.push(() => other.stop());
+    const rpc = await rpcWith([other.url, anvil.url], { RPC_CHAIN_ID: '1337' });
+    for (let i = 0; i < 3; i++) expect(await result(rpc.url, 'eth_chainId')).toBe('0x539');
+  });
+});
+
+describe('rate limit', () => {
+  for (const store of ['memory', 'postgres'] as const) {
+    it(`behavior: per client, every call of a batch counts; over the limit HTTP 429 + -32005 with Retry-After (${store})`, async () => {
+      const rpc = await rpcWith([anvil.url], { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '5', RPC_RATE_LIMIT_STORE: store });
+      const batch = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' })));
+      expect((await post(rpc.url, batch(4))).status).toBe(200);
+      const refused = await post(rpc.url, batch(3));
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const errors = JSON.parse(refused.text);
+      expect(errors).toHaveLength(3);
+      expect(errors.map((e: { id: number }) => e.id)).toEqual([0, 1, 2]);
+      expect(errors[0].error.code).toBe(-32005);
+      expect(errors[0].error.data.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      const single = await post(rpc.url, JSON.stringify({ jsonrpc: '2.0', id: 'x', method: 'eth_chainId' }));
+      // one token may have come back meanwhile; then the next call is refused
+      const again = single.status === 200 ? await post(rpc.url, JSON.stringify({ jsonrpc: '2.0', id: 'x', method: 'eth_chainId' })) : single;
+      expect(again.status).toBe(429);
+      expect(JSON.parse(again.text)).toMatchObject({ id: 'x', error: { code: -32005 } });
+      // Another client (a different address behind a trusted proxy would be another key) is not affected:
+      expect((await fetch(`${rpc.url}/health/live`)).status).toBe(200);
+    });
+  }
+
+  it('behavior: behind a trusted proxy the client is the forwarded address', async () => {
+    const rpc = await rpcWith([anvil.url], { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '2', RPC_TRUSTED_PROXY_HOPS: '1' });
+    const body = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_chainId' }, { jsonrpc: '2.0', id: 2, method: 'eth_chainId' }]);
+    expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.1' })).status).toBe(200);
+    expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.1' })).status).toBe(429);
+    expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.2' })).status).toBe(200);
+  });
+});
