@@ -1,6 +1,7 @@
 import type { Migration } from './common/db/migrations.js';
 import { devnetMigrations } from './devnet/coordinator/migrations.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './token-api/migrations.js';
+import { RELAYER_SCHEMA, relayerMigrations } from './relayer/db/migrations.js';
 import { rpcMigrations } from './rpc/migrations.js';
 
 /**
@@ -10,5 +11,6 @@ import { rpcMigrations } from './rpc/migrations.js';
 export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: readonly Migration[] }> = {
   devnet: { schema: 'devnet', migrations: devnetMigrations },
   'token-api': { schema: TOKEN_API_SCHEMA, migrations: tokenApiMigrations },
+  relayer: { schema: RELAYER_SCHEMA, migrations: relayerMigrations },
   rpc: { schema: 'rpc', migrations: rpcMigrations },
 };

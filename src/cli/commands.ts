@@ -4,6 +4,7 @@ import { devnetCommand } from './devnet.js';
 import { devCommand } from './dev.js';
 import { tokenApiCommand } from './token-api.js';
 import { tokenIndexerCommand } from './token-indexer.js';
+import { relayerCommand } from './relayer.js';
 import { rpcCommand } from './rpc.js';
 
 /** Every `l2stack` sub-command, in the order `--help` lists them. */
@@ -11,6 +12,7 @@ export const COMMANDS: Command[] = [
   devCommand,
   devnetCommand,
   migrateCommand,
+  relayerCommand,
   rpcCommand,
   tokenApiCommand,
   tokenIndexerCommand,

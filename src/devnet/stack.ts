@@ -5,6 +5,7 @@ import type { DevnetState } from './state-file.js';
 import { reservePort } from './anvil.js';
 import { tokenApiService } from './services/token-api.js';
 import { rpcService } from './services/rpc.js';
+import { relayerService } from './services/relayer.js';
 import type { ProofBackend } from '../rpc/index.js';
 
 /**
@@ -32,7 +33,7 @@ export interface StackContext {
 }
 
 /** Services join this list as they land; `l2stack dev` runs every one of them. */
-export const STACK_SERVICES: StackService[] = [rpcService, tokenApiService];
+export const STACK_SERVICES: StackService[] = [rpcService, tokenApiService, relayerService];
 
 /** "Ready" means answering: polls the service's /health/live until it says 200 (or fails naming it). */
 async function answers(name: string, url: string, timeoutMs = 30_000): Promise<void> {

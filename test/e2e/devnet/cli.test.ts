@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newMarker, processesWithMarker } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/chain.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 
 const bin = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
@@ -97,6 +98,18 @@ describe('l2stack devnet / dev start-up', () => {
 
     expect(state.services.tokenApi).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${state.services.tokenApi}/health/live`)).status).toBe(200);
+
+    // The whole loop: a message sent on L1 is anchored by the coordinator and claimed by the relayer.
+    const sent = cli('devnet', 'send-message', '--from', 'l1', '--value', '0.001', '--fee', '0.0001', '--state-file', file);
+    expect(sent.status, sent.stderr).toBe(0);
+    const hash = sent.stdout.trim();
+    const status = await waitFor('the relayer to claim the message', async () => {
+      const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L1_TO_L2`);
+      if (!res.ok) return undefined;
+      const body = (await res.json()) as { status: string };
+      return ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(body.status) ? body.status : undefined;
+    }, 90_000);
+    expect(status).toBe('CLAIMED_SUCCESS');
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -1,0 +1,26 @@
+import type { Express } from 'express';
+import { createHttpApp } from '../../common/http/app.js';
+import { loadOpenApi } from '../../common/http/spec.js';
+import type { Logger } from '../../common/log.js';
+import type { ApiContext } from './context.js';
+import { getLiveness } from './getLiveness.js';
+import { getMessage } from './getMessage.js';
+import { getMetrics } from './getMetrics.js';
+import { getReadiness } from './getReadiness.js';
+import { listMessages } from './listMessages.js';
+
+/** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
+export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { validateResponses?: boolean } = {}): Express {
+  return createHttpApp({
+    spec: loadOpenApi('relayer-api.openapi.yaml'),
+    logger,
+    validateResponses: options.validateResponses,
+    handlers: {
+      getMetrics: getMetrics(ctx),
+      getLiveness: getLiveness(),
+      getReadiness: getReadiness(ctx),
+      getMessage: getMessage(ctx),
+      listMessages: listMessages(ctx),
+    },
+  });
+}

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { FetchRequest, Interface, JsonRpcProvider, Network, type InterfaceAbi } from 'ethers';
+import type { Registry } from 'prom-client';
+import { specPath } from '../common/http/spec.js';
+import { RetryableError } from '../common/errors.js';
+import { sleep } from '../common/shutdown.js';
+import { counter } from '../common/metrics.js';
+import type { Logger } from '../common/log.js';
+
+/**
+ * The relayer talks to the message services only through the published ABIs (specs/abi), plus the
+ * custom errors it needs to recognise in revert data.
+ */
+const specAbi = (name: string) => JSON.parse(readFileSync(specPath(`abi/${name}.json`), 'utf8')) as InterfaceAbi;
+
+const EXTRA_ERRORS = [
+  'error MessageDoesNotExistOrHasAlreadyBeenClaimed(bytes32 messageHash)',
+  'error L2MerkleRootDoesNotExist()',
+  'error InvalidMerkleProof()',
+  'error ProofLengthDifferentThanMerkleDepth(uint256 actual, uint256 expected)',
+  'error LeafIndexOutOfBounds(uint32 leafIndex, uint256 leafCount)',
+  'error MessageSendingFailed(address destination)',
+  'error FeePaymentFailed(address recipient)',
+];
+
+export const l1Interface = new Interface([...(specAbi('L1MessageService') as unknown[]), ...EXTRA_ERRORS] as InterfaceAbi);
+export const l2Interface = new Interface([...(specAbi('L2MessageService') as unknown[]), ...EXTRA_ERRORS] as InterfaceAbi);
+
+export interface Chain {
+  name: 'L1' | 'L2';
+  provider: JsonRpcProvider;
+  chainId: bigint;
+  url: string;
+  contract: string;
+  iface: Interface;
+}
+
+const RPC_TIMEOUT_MS = 15_000;
+
+/** JSON-RPC call with our own fetch (used before a provider exists and by health checks). */
+export async function rawRpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const body = (await res.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(body.error.message);
+  return body.result as T;
+}
+
+/**
+ * Connects to a chain: learns its chain id (retrying until it answers or `signal` aborts), then builds a
+ * provider with that network fixed, a bounded request timeout, and transport errors counted in metrics.
+ */
+export async function connectChain(
+  options: { name: 'L1' | 'L2'; url: string; contract: string; metrics: Registry; logger: Logger },
+  signal: AbortSignal,
+): Promise<Chain | undefined> {
+  const errors = counter(options.metrics, 'relayer_rpc_errors_total', 'JSON-RPC transport failures by chain.', ['chain']);
+  let warned = false;
+  let chainId: bigint | undefined;
+  while (chainId === undefined) {
+    try {
+      chainId = BigInt(await rawRpc<string>(options.url, 'eth_chainId'));
+    } catch (err) {
+      errors.inc({ chain: options.name });
+      if (!warned) options.logger.warn({ chain: options.name, err: (err as Error).message }, 'RPC endpoint not reachable; retrying');
+      warned = true;
+      if (!(await sleep(2_000, signal))) return undefined;
+    }
+  }
+  const request = new FetchRequest(options.url);
+  request.timeout = RPC_TIMEOUT_MS;
+  const network = Network.from(chainId);
+  const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
+  provider.pollingInterval = 250;
+  void provider.on('debug', (info: { action: string }) => {
+    if (info.action === 'receiveRpcError') errors.inc({ chain: options.name });
+  });
+  return { name: options.name, provider, chainId, url: options.url, contract: options.contract, iface: options.name === 'L1' ? l1Interface : l2Interface };
+}
+
+/** Revert data of a failed call/estimate, when the node returned any. */
+export function revertData(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i++) {
+    const data = (e as { data?: unknown }).data;
+    if (typeof data === 'string' && data.startsWith('0x')) return data;
+    const info = (e as { info?: { error?: { data?: unknown } } }).info?.error?.data;
+    if (typeof info === 'string' && info.startsWith('0x')) return info;
+    e = (e as { error?: unknown; cause?: unknown }).error ?? (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Whether the error is an execution revert (as opposed to a transport or node failure). */
+export function isRevert(err: unknown): boolean {
+  const e = err as { code?: string; shortMessage?: string; message?: string };
+  return e?.code === 'CALL_EXCEPTION' || revertData(err) !== undefined || /revert/i.test(e?.shortMessage ?? e?.message ?? '');
+}
+
+/** A readable name for revert data: the custom error with its arguments, or the raw selector. */
+export function describeRevert(iface: Interface, err: unknown): string {
+  const data = revertData(err);
+  if (!data || data === '0x') return `execution reverted${(err as { reason?: string }).reason ? `: ${(err as { reason: string }).reason}` : ''}`;
+  try {
+    const parsed = iface.parseError(data);
+    if (parsed) return `${parsed.name}(${parsed.args.map((a) => String(a)).join(', ')})`;
+  } catch {
+    // unknown error selector
+  }
+  if (data.startsWith('0x08c379a0')) {
+    try {
+      return `Error(${String(new Interface(['error Error(string)']).decodeErrorResult('Error', data)[0])})`;
+    } catch {
+      // malformed
+    }
+  }
+  return `execution reverted with data ${data.slice(0, 74)}`;
+}
+
+/** Wraps transport-level failures so pollers know to retry rather than give up on a message. */
+export function asRetryable(err: unknown, what: string): unknown {
+  if (isRevert(err)) return err;
+  return new RetryableError(`${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+}

@@ -1,0 +1,129 @@
+import type { Migration } from '../../common/db/migrations.js';
+
+export const RELAYER_SCHEMA = 'relayer';
+
+export const MESSAGE_STATUSES = [
+  'SENT',
+  'TRANSACTION_SIZE_COMPUTED',
+  'ANCHORED',
+  'PENDING',
+  'CLAIMED_SUCCESS',
+  'CLAIMED_REVERTED',
+  'NON_EXECUTABLE',
+  'ZERO_FEE',
+  'FEE_UNDERPRICED',
+  'EXCLUDED',
+  'NEEDS_MANUAL_INTERVENTION',
+] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+/**
+ * Hand-written migrations (schema-qualified; run by `migrate()` in the relayer's own schema).
+ * Money and uint256 fields are numeric(78,0); timestamps are timestamptz set by the database clock so
+ * several relayer processes agree on "now".
+ */
+export const relayerMigrations: Migration[] = [
+  {
+    name: '0001_messages',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('message', (t) => {
+        t.bigIncrements('id').primary();
+        t.text('message_hash').notNullable();
+        t.text('direction').notNullable();
+        t.text('message_sender').notNullable();
+        t.text('destination').notNullable();
+        t.decimal('fee', 78, 0).notNullable();
+        t.decimal('value', 78, 0).notNullable();
+        t.decimal('message_nonce', 78, 0).notNullable();
+        t.text('calldata').notNullable();
+        t.text('contract_address').notNullable();
+        t.bigInteger('sent_block_number').notNullable();
+        t.text('sent_tx_hash').notNullable();
+        t.integer('sent_log_index').notNullable();
+        t.text('status').notNullable();
+        t.text('failure_reason');
+        // Claim transaction of the current attempt.
+        t.text('claim_tx_hash');
+        t.bigInteger('claim_tx_nonce');
+        t.decimal('claim_gas_limit', 78, 0);
+        t.decimal('claim_max_fee_per_gas', 78, 0);
+        t.decimal('claim_max_priority_fee_per_gas', 78, 0);
+        t.text('claim_tx_raw');
+        t.timestamp('claim_tx_created_at', { useTz: true });
+        t.boolean('is_sponsored').notNullable().defaultTo(false);
+        t.integer('retries').notNullable().defaultTo(0);
+        t.integer('cycles').notNullable().defaultTo(0);
+        t.timestamp('retry_after', { useTz: true });
+        t.integer('compressed_transaction_size');
+        // L2→L1 proof, built once per finalization.
+        t.text('merkle_root');
+        t.integer('leaf_index');
+        t.jsonb('proof');
+        t.timestamp('anchored_at', { useTz: true });
+        t.timestamp('claimed_at', { useTz: true });
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['message_hash', 'direction'], { indexName: 'message_hash_direction_unique' });
+      });
+      const m = `${schema}.message`;
+      await knex.raw(`alter table ${m} add constraint message_direction_check check (direction in ('L1_TO_L2', 'L2_TO_L1'))`);
+      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
+      // The pipeline's queries: work by (direction, status) in block order; receipts by hash; API newest first.
+      await knex.raw(`create index message_direction_status_idx on ${m} (direction, status, sent_block_number, message_nonce)`);
+      await knex.raw(`create index message_claim_tx_hash_idx on ${m} (claim_tx_hash) where claim_tx_hash is not null`);
+      await knex.raw(`create index message_sent_block_idx on ${m} (direction, contract_address, sent_block_number)`);
+      await knex.raw(`create index message_created_at_idx on ${m} (created_at desc, message_hash, direction)`);
+      await knex.raw(`create index message_updated_at_idx on ${m} (status, updated_at)`);
+
+      await knex.schema.withSchema(schema).createTable('message_status_history', (t) => {
+        t.bigIncrements('id').primary();
+        t.bigInteger('message_id').notNullable().references('id').inTable(`${schema}.message`).onDelete('CASCADE');
+        t.text('status').notNullable();
+        t.text('reason');
+        t.timestamp('at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.index(['message_id', 'id'], 'message_status_history_message_idx');
+      });
+
+      // One row per L1 finalization transaction (BlocksFinalized + its L2MerkleRootAdded and
+      // L2MessagingBlockAnchored logs), indexed once; `leaves` caches the verified message hashes.
+      await knex.schema.withSchema(schema).createTable('finalization', (t) => {
+        t.bigIncrements('id').primary();
+        t.text('contract_address').notNullable();
+        t.text('l1_tx_hash').notNullable();
+        t.bigInteger('l1_block_number').notNullable();
+        t.bigInteger('first_l2_block').notNullable();
+        t.bigInteger('final_l2_block').notNullable();
+        t.integer('tree_depth');
+        t.jsonb('merkle_roots').notNullable();
+        t.jsonb('messaging_blocks').notNullable();
+        t.jsonb('leaves');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['contract_address', 'l1_tx_hash'], { indexName: 'finalization_tx_unique' });
+        t.index(['contract_address', 'first_l2_block', 'final_l2_block'], 'finalization_range_idx');
+      });
+
+      // Where each log scanner stopped (listener per direction, finalization indexer): resume point.
+      await knex.schema.withSchema(schema).createTable('cursor', (t) => {
+        t.text('name').primary();
+        t.bigInteger('last_block').notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+
+      // Next nonce per (chain, signer), leased under a row lock so two processes never share a nonce.
+      await knex.schema.withSchema(schema).createTable('signer_nonce', (t) => {
+        t.text('chain_id').notNullable();
+        t.text('address').notNullable();
+        t.bigInteger('next_nonce').notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['chain_id', 'address']);
+      });
+    },
+    async down(knex, schema) {
+      for (const table of ['signer_nonce', 'cursor', 'finalization', 'message_status_history', 'message']) {
+        await knex.schema.withSchema(schema).dropTableIfExists(table);
+      }
+    },
+  },
+];

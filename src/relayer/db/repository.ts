@@ -1,0 +1,257 @@
+import type { Knex } from 'knex';
+import type { DbClient } from '../../common/db/client.js';
+import type { Direction } from '../config.js';
+import type { MessageStatus } from './migrations.js';
+
+/** A stored message as read from the database (numeric and int8 columns arrive as strings). */
+export interface MessageRow {
+  id: string;
+  message_hash: string;
+  direction: Direction;
+  message_sender: string;
+  destination: string;
+  fee: string;
+  value: string;
+  message_nonce: string;
+  calldata: string;
+  contract_address: string;
+  sent_block_number: string;
+  sent_tx_hash: string;
+  sent_log_index: number;
+  status: MessageStatus;
+  failure_reason: string | null;
+  claim_tx_hash: string | null;
+  claim_tx_nonce: string | null;
+  claim_gas_limit: string | null;
+  claim_max_fee_per_gas: string | null;
+  claim_max_priority_fee_per_gas: string | null;
+  claim_tx_raw: string | null;
+  claim_tx_created_at: Date | null;
+  is_sponsored: boolean;
+  retries: number;
+  cycles: number;
+  retry_after: Date | null;
+  compressed_transaction_size: number | null;
+  merkle_root: string | null;
+  leaf_index: number | null;
+  proof: string[] | null;
+  anchored_at: Date | null;
+  claimed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewMessage {
+  message_hash: string;
+  direction: Direction;
+  message_sender: string;
+  destination: string;
+  fee: string;
+  value: string;
+  message_nonce: string;
+  calldata: string;
+  contract_address: string;
+  sent_block_number: number;
+  sent_tx_hash: string;
+  sent_log_index: number;
+  status: 'SENT' | 'EXCLUDED';
+  failure_reason: string | null;
+}
+
+export interface FinalizationRow {
+  id: string;
+  contract_address: string;
+  l1_tx_hash: string;
+  l1_block_number: string;
+  first_l2_block: string;
+  final_l2_block: string;
+  tree_depth: number | null;
+  merkle_roots: string[];
+  messaging_blocks: number[];
+  leaves: string[] | null;
+}
+
+/** Columns a status transition may set besides status, failure_reason and updated_at. */
+export type MessagePatch = Partial<Omit<MessageRow, 'id' | 'status' | 'created_at' | 'updated_at' | 'proof'>> & { proof?: string[] | null };
+
+const json = (v: unknown) => JSON.stringify(v);
+
+/** Data access of the relayer; every table qualified with the relayer's schema. */
+export class RelayerRepository {
+  constructor(readonly db: DbClient, readonly schema: string) {}
+
+  t(knex: Knex, table: string) {
+    return knex(`${this.schema}.${table}`);
+  }
+
+  /**
+   * Stores a window of MessageSent events and the listener's new resume point in one transaction, so a
+   * restart neither skips nor duplicates a message. Known (hash, direction) pairs are left untouched.
+   */
+  async storeMessages(messages: NewMessage[], cursor: { name: string; lastBlock: number }): Promise<number> {
+    return this.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        let inserted: { id: string; status: MessageStatus; failure_reason: string | null }[] = [];
+        if (messages.length > 0) {
+          inserted = await this.t(trx, 'message')
+            .insert(messages)
+            .onConflict(['message_hash', 'direction'])
+            .ignore()
+            .returning(['id', 'status', 'failure_reason']);
+          if (inserted.length > 0) {
+            await this.t(trx, 'message_status_history').insert(inserted.map((r) => ({ message_id: r.id, status: r.status, reason: r.failure_reason })));
+          }
+        }
+        await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
+        return inserted.length;
+      }),
+    );
+  }
+
+  async getCursor(name: string): Promise<number | undefined> {
+    const row = await this.db.run((knex) => this.t(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
+    return row ? Number(row.last_block) : undefined;
+  }
+
+  async setCursorIn(knex: Knex, name: string, lastBlock: number): Promise<void> {
+    await this.t(knex, 'cursor')
+      .insert({ name, last_block: lastBlock, updated_at: knex.fn.now() })
+      .onConflict('name')
+      .merge(['last_block', 'updated_at']);
+  }
+
+  /**
+   * Moves a message to `to` only if it is still in one of `from` (so two workers, or a worker and an
+   * operator, never both act on one message), and records the change in the status history.
+   */
+  async transitionIn(knex: Knex, id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
+    const update: Record<string, unknown> = { ...patch, status: to, failure_reason: reason, updated_at: knex.fn.now() };
+    if ('proof' in patch) update.proof = patch.proof === null ? null : json(patch.proof);
+    const rows = await this.t(knex, 'message').where({ id }).whereIn('status', from as MessageStatus[]).update(update, ['id', 'status']);
+    if (rows.length === 0) return false;
+    // Re-evaluations that keep the status (e.g. FEE_UNDERPRICED again) are not new history entries.
+    const last = await this.t(knex, 'message_status_history').where({ message_id: id }).orderBy('id', 'desc').first<{ status: string } | undefined>('status');
+    if (last?.status !== to) await this.t(knex, 'message_status_history').insert({ message_id: id, status: to, reason });
+    return true;
+  }
+
+  transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
+    return this.db.run((knex) => knex.transaction((trx) => this.transitionIn(trx, id, from, to, patch, reason)));
+  }
+
+  /** Updates fields without changing the status (failure reason, retry time). */
+  async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
+    await this.db.run((knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() }));
+  }
+
+  /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
+  async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, options: { maxRetries?: number } = {}): Promise<MessageRow[]> {
+    return this.db.run((knex) => {
+      const q = this.t(knex, 'message')
+        .where({ direction })
+        .whereIn('status', statuses as MessageStatus[])
+        .where((w) => w.whereNull('retry_after').orWhere('retry_after', '<=', knex.fn.now()))
+        .orderBy([{ column: 'sent_block_number' }, { column: 'message_nonce' }])
+        .limit(limit);
+      if (options.maxRetries !== undefined) q.where('retries', '<', options.maxRetries);
+      return q.select<MessageRow[]>('*');
+    });
+  }
+
+  async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
+    return this.db.run((knex) =>
+      this.t(knex, 'message')
+        .where({ direction, contract_address: contractAddress })
+        .whereBetween('sent_block_number', [blocks.from, blocks.to])
+        .orderBy('message_nonce')
+        .select('message_hash', 'message_nonce', 'sent_block_number'),
+    );
+  }
+
+  // --- finalizations (L2→L1 anchoring) -----------------------------------------------------------------
+
+  async storeFinalizations(rows: Omit<FinalizationRow, 'id' | 'leaves'>[], cursor: { name: string; lastBlock: number }): Promise<void> {
+    await this.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        if (rows.length > 0) {
+          await this.t(trx, 'finalization')
+            .insert(rows.map((r) => ({ ...r, merkle_roots: json(r.merkle_roots), messaging_blocks: json(r.messaging_blocks) })))
+            .onConflict(['contract_address', 'l1_tx_hash'])
+            .ignore();
+        }
+        await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
+      }),
+    );
+  }
+
+  async finalizationCovering(contractAddress: string, l2Block: number): Promise<FinalizationRow | undefined> {
+    return this.db.run((knex) =>
+      this.t(knex, 'finalization')
+        .where({ contract_address: contractAddress })
+        .where('first_l2_block', '<=', l2Block)
+        .where('final_l2_block', '>=', l2Block)
+        .orderBy('id')
+        .first<FinalizationRow | undefined>('*'),
+    );
+  }
+
+  async saveLeaves(id: string, leaves: string[]): Promise<void> {
+    await this.db.run((knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) }));
+  }
+
+  // --- API and metrics ----------------------------------------------------------------------------------
+
+  async findByHash(hash: string, direction?: Direction): Promise<MessageRow[]> {
+    return this.db.run((knex) => {
+      const q = this.t(knex, 'message').where({ message_hash: hash.toLowerCase() });
+      if (direction) q.where({ direction });
+      return q.orderBy('direction').select<MessageRow[]>('*');
+    });
+  }
+
+  async list(filter: { status?: MessageStatus; direction?: Direction }, page: number, limit: number): Promise<{ rows: MessageRow[]; total: number }> {
+    return this.db.run(async (knex) => {
+      const where = (q: Knex.QueryBuilder) => {
+        if (filter.status) q.where('status', filter.status);
+        if (filter.direction) q.where('direction', filter.direction);
+        return q;
+      };
+      const [{ count }] = (await where(this.t(knex, 'message')).count({ count: '*' })) as [{ count: string | number }];
+      const rows = await where(this.t(knex, 'message'))
+        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'message_hash' }, { column: 'direction' }])
+        .offset((page - 1) * limit)
+        .limit(limit)
+        .select<MessageRow[]>('*');
+      return { rows, total: Number(count) };
+    });
+  }
+
+  async history(ids: string[]): Promise<Map<string, { status: MessageStatus; at: Date; reason: string | null }[]>> {
+    const out = new Map<string, { status: MessageStatus; at: Date; reason: string | null }[]>();
+    if (ids.length === 0) return out;
+    const rows = await this.db.run((knex) =>
+      this.t(knex, 'message_status_history').whereIn('message_id', ids).orderBy([{ column: 'message_id' }, { column: 'id' }]).select('message_id', 'status', 'at', 'reason'),
+    );
+    for (const r of rows as { message_id: string; status: MessageStatus; at: Date; reason: string | null }[]) {
+      const list = out.get(r.message_id) ?? [];
+      list.push({ status: r.status, at: r.at, reason: r.reason });
+      out.set(r.message_id, list);
+    }
+    return out;
+  }
+
+  async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
+    const rows = await this.db.run((knex) => this.t(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
+    return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({ ...r, count: Number(r.count) }));
+  }
+
+  /** The cleaner: final-status messages older than `days` (never one that still needs work). */
+  async deleteFinalOlderThan(days: number): Promise<number> {
+    return this.db.run((knex) =>
+      this.t(knex, 'message')
+        .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION'])
+        .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))
+        .delete(),
+    );
+  }
+}

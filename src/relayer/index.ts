@@ -1,0 +1,177 @@
+import type { Common } from '../cli/context.js';
+import type { DbClient } from '../common/db/client.js';
+import { migrate } from '../common/db/migrations.js';
+import { acquireLeadership } from '../common/db/lock.js';
+import { listen, type RunningServer } from '../common/http/server.js';
+import { createRelayerApp } from './api/app.js';
+import type { Check } from './api/context.js';
+import { connectChain, rawRpc, type Chain } from './chain.js';
+import type { Direction, RelayerConfig } from './config.js';
+import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
+import { RelayerRepository } from './db/repository.js';
+import { createRelayerMetrics } from './metrics.js';
+import { createClaimingProcessor } from './pipeline/claiming.js';
+import type { DirectionContext } from './pipeline/context.js';
+import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1-to-l2.js';
+import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
+import { createListener } from './pipeline/listener.js';
+import { runLoop } from './pipeline/loop.js';
+import { createReceiptPersister } from './pipeline/persister.js';
+import { ClaimSender } from './sender.js';
+import { createSigner } from './signer.js';
+
+export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
+export type { RelayerConfig, Direction } from './config.js';
+export { RELAYER_SCHEMA, relayerMigrations, MESSAGE_STATUSES, type MessageStatus } from './db/migrations.js';
+
+export interface Relayer {
+  url: string;
+  schema: string;
+  stop(): Promise<void>;
+}
+
+export interface StartRelayerOptions {
+  common: Common;
+  db: DbClient;
+  config: RelayerConfig;
+  /** Postgres schema of the relayer's tables (tests use one per file); default "relayer". */
+  schema?: string;
+  /** Check our own API responses against the spec (tests). */
+  validateResponses?: boolean;
+}
+
+/**
+ * Starts the relayer: migrations, the HTTP API, then in the background (so the API answers, and
+ * readiness explains, while chains are unreachable) the pipeline of each enabled direction, each under
+ * its own leadership lock so a second instance on the same database stands by.
+ */
+export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA, validateResponses }: StartRelayerOptions): Promise<Relayer> {
+  const logger = common.logger.child({ module: 'relayer' });
+  await db.run((knex) => migrate(knex, schema, relayerMigrations));
+  const repo = new RelayerRepository(db, schema);
+  const metrics = createRelayerMetrics(common.metrics, repo);
+  const controller = new AbortController();
+  const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
+  const enabled: Direction[] = [];
+  if (config.l1ToL2.autoClaimEnabled) enabled.push('L1_TO_L2');
+  if (config.l2ToL1.autoClaimEnabled) enabled.push('L2_TO_L1');
+  const health = Object.fromEntries(enabled.map((d) => [d, { lastProgressAt: undefined as number | undefined, lastBlock: undefined as number | undefined, state: 'starting' }]));
+  const tasks: Promise<void>[] = [];
+
+  for (const d of enabled) {
+    const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
+    if (!dc.eoaEnabled && !dc.calldataEnabled) {
+      logger.warn({ direction: d }, `${d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1'}_EOA_ENABLED and _CALLDATA_ENABLED are both false: every message of this direction will be EXCLUDED`);
+    }
+  }
+  if (enabled.length === 0) logger.warn('L1_L2_AUTO_CLAIM_ENABLED and L2_L1_AUTO_CLAIM_ENABLED are both false: no direction is relayed');
+
+  async function runDirection(d: Direction, l1: Chain, l2: Chain): Promise<void> {
+    const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
+    const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
+    const signer = await createSigner(destinationConfig.signer!);
+    const h = health[d]!;
+    while (!signal.aborted) {
+      h.state = 'waiting for leadership';
+      const lead = await acquireLeadership(db, `relayer:${schema}:${d}`, { signal, logger });
+      if (!lead) return;
+      h.state = 'running';
+      const s = AbortSignal.any([signal, lead.signal]);
+      const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger });
+      const ctx: DirectionContext = {
+        direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h,
+      };
+      logger.info({ direction: d, signer: signer.address, origin: origin.name, destination: destination.name }, 'direction started');
+      const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
+        runLoop({ name, direction: d, intervalMs, signal: s, logger: ctx.logger, metrics, tick });
+      const di = destinationConfig.listener;
+      const loops = [loop('listener', originConfig.listener.intervalMs, createListener(ctx))];
+      if (d === 'L1_TO_L2') {
+        loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx)), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx)));
+      } else {
+        loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx)));
+      }
+      loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+      await Promise.all(loops);
+      await lead.release();
+    }
+  }
+
+  const chains: { l1?: Chain; l2?: Chain } = {};
+  async function boot(): Promise<void> {
+    if (enabled.length === 0) return;
+    const [l1, l2] = await Promise.all([
+      connectChain({ name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: common.metrics, logger }, signal),
+      connectChain({ name: 'L2', url: config.l2.rpcUrl, contract: config.l2.contractAddress, metrics: common.metrics, logger }, signal),
+    ]);
+    if (!l1 || !l2) return;
+    Object.assign(chains, { l1, l2 });
+    await Promise.all(enabled.map((d) => runDirection(d, l1, l2).catch((err) => {
+      health[d]!.state = `stopped: ${(err as Error).message}`;
+      logger.error({ err, direction: d }, 'direction stopped');
+    })));
+  }
+  tasks.push(boot());
+
+  if (config.cleaner.enabled) {
+    tasks.push(runLoop({
+      name: 'cleaner', direction: 'all', intervalMs: config.cleaner.intervalMs, signal, logger, metrics,
+      tick: async () => {
+        const deleted = await repo.deleteFinalOlderThan(config.cleaner.daysBeforeNowToDelete);
+        if (deleted > 0) logger.info({ deleted }, 'old messages in final statuses deleted');
+        return false;
+      },
+    }));
+  }
+
+  const readiness = async (): Promise<Check[]> => {
+    const probe = async (name: string, fn: () => Promise<unknown>): Promise<Check> => {
+      try {
+        await fn();
+        return { name, ok: true };
+      } catch (err) {
+        return { name, ok: false, detail: (err as Error).message };
+      }
+    };
+    const checks = await Promise.all([
+      probe('database', () => db.run((k) => k.raw('select 1'), { retries: 0 })),
+      probe('l1Rpc', () => rawRpc(config.l1.rpcUrl, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)))),
+      probe('l2Rpc', () => rawRpc(config.l2.rpcUrl, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)))),
+    ]);
+    for (const d of enabled) {
+      const h = health[d]!;
+      const interval = (d === 'L1_TO_L2' ? config.l1 : config.l2).listener.intervalMs;
+      const staleMs = Math.max(5 * interval, 60_000);
+      const name = `listener.${d}`;
+      if (h.lastProgressAt === undefined) checks.push({ name, ok: false, detail: `listener not started (${h.state})` });
+      else if (Date.now() - h.lastProgressAt > staleMs) {
+        checks.push({ name, ok: false, detail: `no block processed for ${Math.round((Date.now() - h.lastProgressAt) / 1000)} s (last processed block ${h.lastBlock ?? 'none'})` });
+      } else checks.push({ name, ok: true });
+    }
+    return checks;
+  };
+
+  let server: RunningServer;
+  try {
+    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses }), config.api.host, config.api.port, 'relayer API');
+  } catch (err) {
+    controller.abort();
+    await Promise.allSettled(tasks);
+    throw err;
+  }
+  logger.info({ url: server.url, directions: enabled, schema }, 'relayer started');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      controller.abort();
+      await server.close();
+      await Promise.allSettled(tasks);
+      chains.l1?.provider.destroy();
+      chains.l2?.provider.destroy();
+      logger.info('relayer stopped');
+    })());
+  common.shutdown.add('relayer', stop);
+  return { url: server.url, schema, stop };
+}

@@ -1,0 +1,40 @@
+import { Gauge, type Registry } from 'prom-client';
+import { counter, gauge, histogram } from '../common/metrics.js';
+import type { RelayerRepository } from './db/repository.js';
+
+export type RelayerMetrics = ReturnType<typeof createRelayerMetrics>;
+
+/**
+ * The relayer's metrics on the process registry. Message counts are read from the database at scrape
+ * time, so they are right whichever instance (or the cleaner, or an operator) changed a row.
+ */
+export function createRelayerMetrics(registry: Registry, repo: RelayerRepository) {
+  if (!registry.getSingleMetric('relayer_messages')) {
+    new Gauge({
+      name: 'relayer_messages',
+      help: 'Messages currently stored, by status and direction.',
+      labelNames: ['direction', 'status'],
+      registers: [registry],
+      async collect() {
+        try {
+          const rows = await repo.countsByStatus();
+          this.reset();
+          for (const r of rows) this.set({ direction: r.direction, status: r.status }, r.count);
+        } catch {
+          // database unreachable: keep the last values; readiness reports the outage
+        }
+      },
+    });
+  }
+  return {
+    claimLatency: histogram(registry, 'relayer_claim_latency_seconds', 'Time from seeing a message anchored to seeing its claim receipt.', ['direction'], [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800]),
+    listenerLag: gauge(registry, 'relayer_listener_lag_blocks', 'Blocks between the chain head and the last processed block.', ['direction']),
+    listenerBlock: gauge(registry, 'relayer_listener_last_block', 'Last block whose MessageSent events were stored.', ['direction']),
+    messagesSeen: counter(registry, 'relayer_messages_seen_total', 'MessageSent events stored, by direction and first status.', ['direction', 'status']),
+    claimsSent: counter(registry, 'relayer_claims_sent_total', 'Claim transactions sent.', ['direction', 'sponsored']),
+    claimsResolved: counter(registry, 'relayer_claims_resolved_total', 'Claim outcomes recorded by the receipt persister.', ['direction', 'status']),
+    sponsoredWei: counter(registry, 'relayer_sponsored_spend_wei_total', 'Gas paid for sponsored claims, in wei.', ['direction']),
+    pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', ['direction', 'poller']),
+    pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', ['direction', 'poller']),
+  };
+}

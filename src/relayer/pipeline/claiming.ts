@@ -1,0 +1,197 @@
+import { ZeroAddress } from 'ethers';
+import { describeRevert, isRevert } from '../chain.js';
+import type { MessageRow } from '../db/repository.js';
+import { MessageMovedError, NonceGapError } from '../sender.js';
+import { directionPrefix, type DirectionContext } from './context.js';
+import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
+import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
+
+const CLAIMABLE = ['ANCHORED', 'FEE_UNDERPRICED'] as const;
+const PLAN_CONCURRENCY = 16;
+
+/** Runs at most `n` of the given tasks at once. */
+function concurrency(n: number) {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return <T>(task: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const run = () => {
+        active++;
+        task().then(resolve, reject).finally(() => {
+          active--;
+          queue.shift()?.();
+        });
+      };
+      if (active < n) run();
+      else queue.push(run);
+    });
+}
+
+export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
+  if (ctx.direction === 'L1_TO_L2') return encodeClaimMessage(ctx, m);
+  return ctx.destination.iface.encodeFunctionData('claimMessageWithProof', [
+    [m.proof, m.message_nonce, m.leaf_index, m.message_sender, m.destination, m.fee, m.value, ZeroAddress, m.merkle_root, m.calldata],
+  ]);
+}
+
+async function view(ctx: DirectionContext, fn: string, args: unknown[]): Promise<bigint | boolean> {
+  const iface = ctx.destination.iface;
+  const out = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData(fn, args) });
+  return iface.decodeFunctionResult(fn, out)[0] as bigint | boolean;
+}
+
+/** Whether the message is already claimed on the destination (by us earlier, or by anyone). */
+export async function isClaimedOnChain(ctx: DirectionContext, m: MessageRow): Promise<boolean> {
+  if (ctx.direction === 'L1_TO_L2') return (await inboxStatus(ctx, m.message_hash)) === 2;
+  return (await view(ctx, 'isMessageClaimed', [m.message_nonce])) as boolean;
+}
+
+/** Room left in the L1 withdrawal rate limit, from the contract's public state at the latest block. */
+async function rateLimitRoom(ctx: DirectionContext): Promise<bigint> {
+  const [limit, used, periodEnd, block] = await Promise.all([
+    view(ctx, 'limitInWei', []),
+    view(ctx, 'currentPeriodAmountInWei', []),
+    view(ctx, 'currentPeriodEnd', []),
+    ctx.destination.provider.getBlock('latest'),
+  ]);
+  const inPeriod = BigInt(block!.timestamp) <= (periodEnd as bigint);
+  return (limit as bigint) - (inPeriod ? (used as bigint) : 0n);
+}
+
+let svcEstimateUnavailable = false;
+
+async function estimateGas(ctx: DirectionContext, data: string): Promise<{ gas: bigint; fees?: FeeEstimate }> {
+  const tx = { from: ctx.sender.signer.address, to: ctx.destination.contract, data };
+  if (ctx.direction === 'L1_TO_L2' && ctx.config.enableSvcEstimateGas && !svcEstimateUnavailable) {
+    try {
+      const r = (await ctx.destination.provider.send('svc_estimateGas', [tx])) as { gasLimit: string; baseFeePerGas: string; priorityFeePerGas: string };
+      const uncapped = BigInt(r.baseFeePerGas) + BigInt(r.priorityFeePerGas);
+      const cap = ctx.config.claiming.maxFeePerGasCap;
+      const maxFeePerGas = uncapped > cap ? cap : uncapped;
+      const tip = BigInt(r.priorityFeePerGas);
+      return { gas: BigInt(r.gasLimit), fees: { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip, uncappedMaxFeePerGas: uncapped } };
+    } catch (err) {
+      if (!/-32601|not (exist|available|supported)|method not found/i.test(String((err as Error).message))) throw err;
+      svcEstimateUnavailable = true;
+      ctx.logger.warn('ENABLE_SVC_ESTIMATE_GAS is true but the L2 node does not serve svc_estimateGas; using eth_estimateGas');
+    }
+  }
+  return { gas: await ctx.destination.provider.estimateGas(tx) };
+}
+
+/**
+ * Claims due messages of one direction on the destination chain. Each message is checked (already
+ * claimed? executable within MAX_CLAIM_GAS_LIMIT? fee worth it or sponsored? L1 rate limit?) and sent
+ * without waiting for receipts, so one slow message never holds back the next; the receipt persister
+ * resolves them.
+ */
+export function createClaimingProcessor(ctx: DirectionContext) {
+  const c = ctx.config.claiming;
+  const prefix = directionPrefix(ctx.direction);
+  const retryAfter = () => new Date(Date.now() + c.retryDelaySeconds * 1_000);
+
+  type Plan = { send: false } | { send: true; data: string; gas: bigint; fees: FeeEstimate; sponsored: boolean };
+
+  /** Checks one message and settles it unless a claim should be sent (read-only calls, run concurrently). */
+  async function plan(m: MessageRow, fees: FeeEstimate): Promise<Plan> {
+    const from = [m.status];
+    const none = { send: false } as const;
+    if (await isClaimedOnChain(ctx, m)) {
+      await ctx.repo.transition(m.id, from, 'CLAIMED_SUCCESS', { claimed_at: new Date() }, `already claimed on ${ctx.destination.name}; no transaction sent`);
+      return none;
+    }
+    const data = encodeClaim(ctx, m);
+    let estimate: { gas: bigint; fees?: FeeEstimate };
+    try {
+      estimate = await estimateGas(ctx, data);
+    } catch (err) {
+      if (!isRevert(err)) throw err;
+      const reason = describeRevert(ctx.destination.iface, err);
+      if (reason.startsWith('RateLimitExceeded')) {
+        await ctx.repo.annotate(m.id, m.status, { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAfter() });
+      } else await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', {}, `claim reverts in gas estimation: ${reason}`);
+      return none;
+    }
+    const gas = estimate.gas;
+    const f = estimate.fees ?? fees;
+    if (gas > c.maxClaimGasLimit) {
+      await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', {}, `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`);
+      return none;
+    }
+    if (ctx.destinationConfig.maxGasFeeEnforced && f.uncappedMaxFeePerGas > c.maxFeePerGasCap) {
+      const reason = `estimated max fee per gas ${f.uncappedMaxFeePerGas} wei above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap} (${ctx.destination.name}_MAX_GAS_FEE_ENFORCED)`;
+      await ctx.repo.transition(m.id, from, 'FEE_UNDERPRICED', { retry_after: retryAfter() }, reason);
+      return none;
+    }
+    const fee = BigInt(m.fee);
+    const sponsorable = ctx.dir.sponsoringEnabled && gas <= c.maxRelayerSponsorGasLimit;
+    let sponsored = false;
+    if (fee === 0n) {
+      if (!sponsorable) {
+        const reason = ctx.dir.sponsoringEnabled
+          ? `zero-fee message needs ${gas} gas, above MAX_RELAYER_SPONSOR_GAS_LIMIT ${c.maxRelayerSponsorGasLimit}`
+          : `zero-fee message and ${prefix}_ENABLE_RELAYER_SPONSORING is false`;
+        await ctx.repo.transition(m.id, from, 'ZERO_FEE', {}, reason);
+        return none;
+      }
+      sponsored = true;
+    } else if (!coversCost(fee, gas, f.maxFeePerGas, c.profitMargin)) {
+      if (!sponsorable) {
+        const reason = `fee ${fee} wei below estimated cost ${gas * f.maxFeePerGas} wei x PROFIT_MARGIN ${c.profitMargin}`;
+        await ctx.repo.transition(m.id, from, 'FEE_UNDERPRICED', { retry_after: retryAfter() }, reason);
+        return none;
+      }
+      sponsored = true;
+    }
+    return { send: true, data, gas, fees: f, sponsored };
+  }
+
+  /** Sends the planned claim (sequentially: nonces are leased in order) within the L1 rate limit. */
+  async function send(m: MessageRow, p: Extract<Plan, { send: true }>, room: { left: bigint } | undefined): Promise<{ sent: Promise<void> } | undefined> {
+    if (room) {
+      const amount = BigInt(m.fee) + BigInt(m.value);
+      if (amount > room.left) {
+        await ctx.repo.annotate(m.id, m.status, { failure_reason: `L1 rate limit: ${amount} wei does not fit the ${room.left} wei left in the period; retried later`, retry_after: retryAfter() });
+        return undefined;
+      }
+      room.left -= amount;
+    }
+    // Headroom over the estimate: the 63/64 rule and state changes between estimate and inclusion.
+    const gasLimit = (p.gas * 6n) / 5n;
+    const { sent } = await ctx.sender.submit(m, [m.status], { to: ctx.destination.contract, data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored });
+    ctx.metrics.claimsSent.inc({ direction: ctx.direction, sponsored: String(p.sponsored) });
+    return { sent };
+  }
+
+  return async function tick(): Promise<boolean> {
+    const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, { maxRetries: c.maxNumberOfRetries });
+    if (rows.length === 0) return false;
+    const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
+    const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
+    let firstError: unknown;
+    const plans: Promise<Plan>[] = [];
+    // Checks and gas estimates run PLAN_CONCURRENCY at a time; sending stays sequential and in order.
+    const limiter = concurrency(PLAN_CONCURRENCY);
+    for (const m of rows) plans.push(limiter(() => plan(m, fees)));
+    const broadcasts: Promise<void>[] = [];
+    for (const [i, m] of rows.entries()) {
+      try {
+        const p = await plans[i]!;
+        const sent = p.send ? await send(m, p, room) : undefined;
+        if (sent) broadcasts.push(sent.sent);
+      } catch (err) {
+        if (err instanceof MessageMovedError) continue;
+        if (err instanceof NonceGapError) {
+          ctx.logger.error({ direction: ctx.direction, err: err.message }, 'claiming paused');
+          throw err;
+        }
+        firstError ??= err;
+        await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);
+      }
+    }
+    // A failed broadcast has already returned its message (undo); the first failure is reported.
+    for (const r of await Promise.allSettled(broadcasts)) if (r.status === 'rejected') firstError ??= r.reason;
+    if (firstError) throw firstError;
+    return rows.length === ctx.config.maxFetchMessagesFromDb;
+  };
+}

@@ -1,0 +1,28 @@
+import type { Logger } from '../../common/log.js';
+import type { Chain } from '../chain.js';
+import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
+import type { RelayerRepository } from '../db/repository.js';
+import type { RelayerMetrics } from '../metrics.js';
+import type { ClaimSender } from '../sender.js';
+
+/** Everything one direction's processors share. */
+export interface DirectionContext {
+  direction: Direction;
+  config: RelayerConfig;
+  /** Settings of this direction (switches, sponsoring). */
+  dir: DirectionConfig;
+  /** Where messages are sent (listened to) and where they are claimed. */
+  origin: Chain;
+  originConfig: ChainConfig;
+  destination: Chain;
+  destinationConfig: ChainConfig;
+  repo: RelayerRepository;
+  metrics: RelayerMetrics;
+  logger: Logger;
+  sender: ClaimSender;
+  /** Set by the listener after each successful iteration (readiness: "listener progressing"). */
+  health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
+}
+
+/** L1_L2 / L2_L1: the prefix of this direction's variables, for messages to operators. */
+export const directionPrefix = (d: Direction) => (d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1');

@@ -1,0 +1,40 @@
+import type { Chain } from '../chain.js';
+
+export interface FeeEstimate {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  /** maxFeePerGas before the cap: compared with MAX_FEE_PER_GAS_CAP when the cap is enforced. */
+  uncappedMaxFeePerGas: bigint;
+}
+
+const FEE_HISTORY_BLOCKS = 4;
+
+/**
+ * EIP-1559 fees from eth_feeHistory: tip = mean of the GAS_ESTIMATION_PERCENTILE rewards of the last
+ * blocks, maxFeePerGas = 2 × next base fee + tip (room for two full blocks of base-fee growth), never
+ * above MAX_FEE_PER_GAS_CAP.
+ */
+export async function estimateFees(chain: Chain, percentile: number, cap: bigint): Promise<FeeEstimate> {
+  const history = (await chain.provider.send('eth_feeHistory', [`0x${FEE_HISTORY_BLOCKS.toString(16)}`, 'latest', [percentile]])) as {
+    baseFeePerGas: string[];
+    reward?: string[][];
+  };
+  const baseFee = BigInt(history.baseFeePerGas.at(-1) ?? '0x0');
+  const rewards = (history.reward ?? []).map((r) => BigInt(r[0] ?? '0x0'));
+  const tip = rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0n) / BigInt(rewards.length) : 0n;
+  const uncapped = baseFee * 2n + tip;
+  const maxFeePerGas = uncapped > cap ? cap : uncapped;
+  return { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip, uncappedMaxFeePerGas: uncapped };
+}
+
+/** "1.25" → 125n / 100n: PROFIT_MARGIN as an exact fraction. */
+export function decimalFraction(value: string): { numerator: bigint; denominator: bigint } {
+  const [int, frac = ''] = value.split('.');
+  return { numerator: BigInt(`${int}${frac}`), denominator: 10n ** BigInt(frac.length) };
+}
+
+/** fee ≥ gas × maxFeePerGas × margin, exactly. */
+export function coversCost(fee: bigint, gas: bigint, maxFeePerGas: bigint, margin: string): boolean {
+  const { numerator, denominator } = decimalFraction(margin);
+  return fee * denominator >= gas * maxFeePerGas * numerator;
+}

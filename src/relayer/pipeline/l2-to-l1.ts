@@ -1,0 +1,165 @@
+import type { Log } from 'ethers';
+import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
+import type { FinalizationRow, MessageRow } from '../db/repository.js';
+import type { DirectionContext } from './context.js';
+
+export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
+
+/**
+ * Indexes L1 finalizations once: BlocksFinalized with the L2MerkleRootAdded and L2MessagingBlockAnchored
+ * logs of the same transaction, scanned in block windows behind the L1 confirmations, stored with the
+ * scanner's resume point. Nothing is rescanned per message (unlike a per-message "earliest..latest" query).
+ */
+export function createFinalizationIndexer(ctx: DirectionContext) {
+  const l1 = ctx.destination;
+  const cfg = ctx.destinationConfig.listener;
+  const ev = (name: string) => l1.iface.getEvent(name)!.topicHash;
+  const [rootAdded, blockAnchored, finalized] = [ev('L2MerkleRootAdded'), ev('L2MessagingBlockAnchored'), ev('BlocksFinalized')];
+  const cursorName = finalizationCursor(ctx);
+  let nextFrom: number | undefined;
+
+  async function startBlock(safe: number): Promise<number> {
+    const cursor = await ctx.repo.getCursor(cursorName);
+    if (cursor !== undefined) return cursor + 1;
+    // Messages from an explicit L2 start block may have been finalized long ago: scan L1 from its own
+    // configured start, else from genesis. Otherwise only finalizations from now on can matter.
+    if (cfg.initialFromBlock !== undefined) return cfg.initialFromBlock;
+    if (ctx.originConfig.listener.initialFromBlock !== undefined) return 0;
+    return Math.max(safe + 1, 0);
+  }
+
+  return async function tick(): Promise<boolean> {
+    const head = await l1.provider.getBlockNumber();
+    const safe = head - cfg.blockConfirmation;
+    nextFrom ??= await startBlock(safe);
+    if (nextFrom > safe) return false;
+    const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
+    const logs = await l1.provider.getLogs({ address: l1.contract, topics: [[rootAdded, blockAnchored, finalized]], fromBlock: nextFrom, toBlock: to });
+    const byTx = new Map<string, Log[]>();
+    for (const log of logs.filter((l) => !l.removed)) byTx.set(log.transactionHash, [...(byTx.get(log.transactionHash) ?? []), log]);
+    const rows: Omit<FinalizationRow, 'id' | 'leaves'>[] = [];
+    for (const [tx, txLogs] of byTx) {
+      txLogs.sort((a, b) => a.index - b.index);
+      const roots: string[] = [];
+      const blocks: number[] = [];
+      let depth: number | null = null;
+      for (const log of txLogs) {
+        const p = l1.iface.parseLog(log)!;
+        if (log.topics[0] === rootAdded) {
+          roots.push(String(p.args.l2MerkleRoot).toLowerCase());
+          depth = Number(p.args.treeDepth);
+        } else if (log.topics[0] === blockAnchored) blocks.push(Number(p.args.l2Block));
+        else {
+          if (depth !== null && ctx.config.l2MessageTreeDepth !== undefined && depth !== ctx.config.l2MessageTreeDepth) {
+            ctx.logger.warn({ tx, depth, configured: ctx.config.l2MessageTreeDepth }, 'finalization tree depth differs from L2_MESSAGE_TREE_DEPTH; using the depth of the event');
+          }
+          rows.push({
+            contract_address: l1.contract,
+            l1_tx_hash: tx.toLowerCase(),
+            l1_block_number: String(log.blockNumber),
+            first_l2_block: String(Number(p.args.lastFinalizedBlock) + 1),
+            final_l2_block: String(p.args.finalizedBlock),
+            tree_depth: depth,
+            merkle_roots: roots,
+            messaging_blocks: blocks,
+          });
+        }
+      }
+    }
+    await ctx.repo.storeFinalizations(rows, { name: cursorName, lastBlock: to });
+    if (rows.length > 0) ctx.logger.debug({ count: rows.length, l1Block: to }, 'finalizations indexed');
+    nextFrom = to + 1;
+    return to < safe;
+  };
+}
+
+const sameRoots = (hashes: string[], depth: number, roots: string[]) => {
+  const built = messageTrees(hashes, depth).map((t) => t.root.toLowerCase());
+  return built.length === roots.length && built.every((r, i) => r === roots[i]);
+};
+
+/**
+ * All L2 message hashes of a finalization, in message order, checked against the anchored roots. Taken
+ * from the database first; when it lacks some (listener started later, or still behind), from the L2
+ * MessageSent logs of the anchored blocks. Cached on the finalization row once verified.
+ */
+async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): Promise<string[]> {
+  if (fin.leaves) return fin.leaves;
+  const roots = fin.merkle_roots;
+  if (roots.length === 0 || fin.tree_depth === null) return [];
+  const depth = fin.tree_depth;
+  const blocks = new Set(fin.messaging_blocks.map(Number));
+  const range = { from: Math.min(...blocks), to: Math.max(...blocks) };
+  const stored = (await ctx.repo.byHashes(ctx.direction, ctx.origin.contract, range)).filter((r) => blocks.has(Number(r.sent_block_number)));
+  let leaves = stored.map((r) => r.message_hash);
+  if (!sameRoots(leaves, depth, roots)) {
+    const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
+    const found: { nonce: bigint; hash: string }[] = [];
+    const step = ctx.originConfig.listener.maxBlocksToFetchLogs;
+    for (let from = range.from; from <= range.to; from += step) {
+      const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics: [topic], fromBlock: from, toBlock: Math.min(from + step - 1, range.to) });
+      for (const log of logs) {
+        if (!blocks.has(log.blockNumber) || log.removed) continue;
+        const p = ctx.origin.iface.parseLog(log)!;
+        found.push({ nonce: p.args._nonce as bigint, hash: String(p.args._messageHash).toLowerCase() });
+      }
+    }
+    leaves = found.sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)).map((f) => f.hash);
+    if (!sameRoots(leaves, depth, roots)) {
+      throw new Error(`the ${leaves.length} L2 messages of blocks ${range.from}..${range.to} do not rebuild the roots of finalization ${fin.l1_tx_hash}`);
+    }
+  }
+  await ctx.repo.saveLeaves(fin.id, leaves);
+  return leaves;
+}
+
+/**
+ * L2→L1, SENT → ANCHORED once an indexed finalization covers the message's block: the proof (root, leaf
+ * index, siblings) is built here, once, from the finalization's verified leaves and stored with the
+ * message, so claiming needs no further lookups.
+ */
+export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
+  return async function tick(): Promise<boolean> {
+    const rows = await ctx.repo.due(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb);
+    const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
+    for (const m of rows) {
+      const fin = await ctx.repo.finalizationCovering(ctx.destination.contract, Number(m.sent_block_number));
+      if (!fin) continue;
+      const g = groups.get(fin.id) ?? { fin, messages: [] };
+      g.messages.push(m);
+      groups.set(fin.id, g);
+    }
+    let firstError: unknown;
+    for (const { fin, messages } of groups.values()) {
+      let leaves: string[];
+      try {
+        leaves = await finalizationLeaves(ctx, fin);
+      } catch (err) {
+        firstError ??= err;
+        continue;
+      }
+      const index = new Map(leaves.map((h, i) => [h, i]));
+      const width = 2 ** (fin.tree_depth ?? 0);
+      const trees = new Map<number, MessageMerkleTree>();
+      for (const m of messages) {
+        const i = index.get(m.message_hash);
+        if (i === undefined || fin.tree_depth === null) {
+          await ctx.repo.annotate(m.id, 'SENT', { failure_reason: `block ${m.sent_block_number} is finalized by ${fin.l1_tx_hash} but the message is not among its anchored messages` });
+          continue;
+        }
+        const chunk = Math.floor(i / width);
+        let tree = trees.get(chunk);
+        if (!tree) trees.set(chunk, (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)));
+        const leafIndex = i % width;
+        await ctx.repo.transition(m.id, ['SENT'], 'ANCHORED', {
+          merkle_root: fin.merkle_roots[chunk]!,
+          leaf_index: leafIndex,
+          proof: tree.proof(leafIndex),
+          anchored_at: new Date(),
+        });
+      }
+    }
+    if (firstError) throw firstError;
+    return false;
+  };
+}

@@ -1,0 +1,162 @@
+import { Transaction } from 'ethers';
+import type { Knex } from 'knex';
+import { BaseError } from '../common/errors.js';
+import type { Logger } from '../common/log.js';
+import type { Chain } from './chain.js';
+import type { MessageRow, RelayerRepository } from './db/repository.js';
+import type { MessageStatus } from './db/migrations.js';
+import type { TxSigner, UnsignedTx } from './signer.js';
+
+/** The database nonce ran too far ahead of the chain: claiming pauses until the chain catches up. */
+export class NonceGapError extends BaseError {
+  override name = 'NonceGapError';
+}
+
+/** The message changed status under us (another worker or instance acted on it): nothing was sent. */
+export class MessageMovedError extends BaseError {
+  override name = 'MessageMovedError';
+}
+
+export interface ClaimTx {
+  to: string;
+  data: string;
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  sponsored: boolean;
+}
+
+/**
+ * Sends claim transactions for one chain's signer. Nonces are leased from the database under a row lock
+ * (`signer_nonce`), and the signed transaction is recorded with the message (PENDING) in the same
+ * database transaction as the lease, before it is broadcast: after a crash the persister finds the raw
+ * transaction and rebroadcasts it, so no nonce is lost and no message is claimed twice.
+ */
+export class ClaimSender {
+  constructor(
+    private readonly repo: RelayerRepository,
+    private readonly chain: Chain,
+    readonly signer: TxSigner,
+    private readonly options: { maxNonceDiff: number; logger: Logger },
+  ) {}
+
+  private nonceRow(knex: Knex) {
+    return this.repo.t(knex, 'signer_nonce').where({ chain_id: this.chain.chainId.toString(), address: this.signer.address });
+  }
+
+  async submit(message: MessageRow, from: readonly MessageStatus[], claim: ClaimTx): Promise<{ hash: string; nonce: number; sent: Promise<void> }> {
+    const chainNonce = await this.chainNonce();
+    const { signed, hash, nonce } = await this.repo.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        await this.repo
+          .t(trx, 'signer_nonce')
+          .insert({ chain_id: this.chain.chainId.toString(), address: this.signer.address, next_nonce: chainNonce })
+          .onConflict(['chain_id', 'address'])
+          .ignore();
+        const row = (await this.nonceRow(trx).forUpdate().first('next_nonce')) as { next_nonce: string };
+        const nonce = Math.max(Number(row.next_nonce), chainNonce);
+        if (nonce - chainNonce > this.options.maxNonceDiff) {
+          throw new NonceGapError(`next nonce ${nonce} is more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}) ahead of the chain's ${chainNonce}; claiming paused`);
+        }
+        const tx: UnsignedTx = { chainId: this.chain.chainId, nonce, value: 0n, ...claim };
+        const signed = await this.signer.signTransaction(tx);
+        const hash = Transaction.from(signed).hash!;
+        const moved = await this.repo.transitionIn(trx, message.id, from, 'PENDING', {
+          claim_tx_hash: hash,
+          claim_tx_nonce: String(nonce),
+          claim_gas_limit: claim.gasLimit.toString(),
+          claim_max_fee_per_gas: claim.maxFeePerGas.toString(),
+          claim_max_priority_fee_per_gas: claim.maxPriorityFeePerGas.toString(),
+          claim_tx_raw: signed,
+          is_sponsored: claim.sponsored,
+          retry_after: null,
+        });
+        if (!moved) throw new MessageMovedError(`message ${message.message_hash} is no longer ${from.join('/')}`);
+        await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('retries + 1'), claim_tx_created_at: trx.fn.now() });
+        await this.nonceRow(trx).update({ next_nonce: nonce + 1, updated_at: trx.fn.now() });
+        return { signed, hash, nonce };
+      }),
+    );
+    // Broadcasts go out in nonce order but overlap with leasing the next nonce; `sent` settles once this
+    // one was accepted (or undone).
+    this.queued.add(hash);
+    const sent: Promise<void> = this.queue.catch(() => undefined).then(async () => {
+      try {
+        await this.broadcast(signed);
+      } catch (err) {
+        this.cachedNonce = undefined;
+        await this.undo(message, nonce, hash, err, claim);
+        throw err;
+      } finally {
+        this.queued.delete(hash);
+      }
+    });
+    this.queue = sent;
+    return { hash, nonce, sent };
+  }
+
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queued = new Set<string>();
+
+  /** Whether this process still has the transaction waiting in its broadcast queue. */
+  isQueued(hash: string): boolean {
+    return this.queued.has(hash);
+  }
+  private cachedNonce: { value: number; at: number } | undefined;
+
+  /**
+   * The chain's pending nonce, read at most once a second: it is only a floor under the database lease
+   * (which this relayer advances itself), so a slightly stale value is safe and saves a call per claim.
+   */
+  private async chainNonce(): Promise<number> {
+    if (this.cachedNonce && Date.now() - this.cachedNonce.at < 1_000) return this.cachedNonce.value;
+    const value = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
+    this.cachedNonce = { value, at: Date.now() };
+    return value;
+  }
+
+  /**
+   * eth_sendRawTransaction. A node that already has this very transaction (our earlier broadcast, or the
+   * receipt loop's rebroadcast, got there first) is success; "nonce too low" is checked against the node.
+   */
+  async broadcast(signed: string): Promise<void> {
+    try {
+      await this.chain.provider.send('eth_sendRawTransaction', [signed]);
+    } catch (err) {
+      const text = `${(err as Error).message} ${JSON.stringify((err as { info?: unknown }).info ?? '')}`;
+      if (/already known|known transaction|already imported/i.test(text)) return;
+      if (/nonce too low|nonce has already been used|NONCE_EXPIRED/i.test(text) || (err as { code?: string }).code === 'NONCE_EXPIRED') {
+        if (await this.chain.provider.getTransaction(Transaction.from(signed).hash!)) return;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * A broadcast that failed outright: put the message back and give the nonce back when nobody leased a
+   * later one; otherwise fill the hole with a zero-value self-transfer so later claims are not stuck.
+   */
+  private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx): Promise<void> {
+    const reason = `claim transaction could not be sent: ${(err as Error).message.split('\n')[0]}`;
+    const released = await this.repo.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        await this.repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
+        const n: unknown = await this.nonceRow(trx).where({ next_nonce: nonce + 1 }).update({ next_nonce: nonce });
+        return Number(n);
+      }),
+    );
+    this.options.logger.warn({ message: message.message_hash, nonce, tx: hash, err: (err as Error).message }, 'claim broadcast failed; message returned for retry');
+    if (released === 0) await this.fillGap(nonce, claim);
+  }
+
+  private async fillGap(nonce: number, claim: ClaimTx): Promise<void> {
+    const fees = { maxFeePerGas: claim.maxFeePerGas, maxPriorityFeePerGas: claim.maxPriorityFeePerGas };
+    try {
+      const signed = await this.signer.signTransaction({ chainId: this.chain.chainId, nonce, to: this.signer.address, data: '0x', value: 0n, gasLimit: 21_000n, ...fees });
+      await this.broadcast(signed);
+      this.options.logger.warn({ nonce }, 'filled a nonce gap with a self-transfer');
+    } catch (err) {
+      this.options.logger.error({ nonce, err }, 'could not fill a nonce gap; later claims wait until it is filled');
+    }
+  }
+}

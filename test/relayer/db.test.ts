@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Wallet } from 'ethers';
+import { openTestDb } from '../helpers/db.js';
+import { migrate } from '../../src/common/db/migrations.js';
+import { relayerMigrations } from '../../src/relayer/db/migrations.js';
+import { RelayerRepository, type NewMessage } from '../../src/relayer/db/repository.js';
+import { ClaimSender } from '../../src/relayer/sender.js';
+import { createSigner } from '../../src/relayer/signer.js';
+import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
+import { connectChain } from '../../src/relayer/chain.js';
+import { createLogger } from '../../src/common/log.js';
+import { createMetrics } from '../../src/common/metrics.js';
+import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
+import { Shutdown } from '../../src/common/shutdown.js';
+
+let testDb: Awaited<ReturnType<typeof openTestDb>>;
+let repo: RelayerRepository;
+let anvil: Anvil;
+const logger = createLogger({ level: 'silent' });
+const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'; // anvil dev account 1
+
+const message = (i: number, over: Partial<NewMessage> = {}): NewMessage => ({
+  message_hash: `0x${i.toString(16).padStart(64, '0')}`,
+  direction: 'L1_TO_L2',
+  message_sender: `0x${'1'.repeat(40)}`,
+  destination: `0x${'2'.repeat(40)}`,
+  fee: '115792089237316195423570985008687907853269984665640564039457584007913129639935',
+  value: '0',
+  message_nonce: String(i),
+  calldata: '0x',
+  contract_address: `0x${'3'.repeat(40)}`,
+  sent_block_number: i,
+  sent_tx_hash: `0x${'4'.repeat(64)}`,
+  sent_log_index: 0,
+  status: 'SENT',
+  failure_reason: null,
+  ...over,
+});
+
+beforeAll(async () => {
+  testDb = await openTestDb();
+  const schema = testDb.schema('relayer');
+  await migrate(testDb.client.knex, schema, relayerMigrations);
+  repo = new RelayerRepository(testDb.client, schema);
+  anvil = await startAnvil({ port: 0, chainId: 31999 });
+});
+afterAll(async () => {
+  await anvil?.stop();
+  await testDb?.close();
+});
+
+describe('relayer database', () => {
+  it('behavior: a window is stored once with its resume point; uint256 fees survive exactly', async () => {
+    expect(await repo.storeMessages([message(1), message(2)], { name: 'c', lastBlock: 10 })).toBe(2);
+    expect(await repo.storeMessages([message(2), message(3)], { name: 'c', lastBlock: 12 })).toBe(1);
+    expect(await repo.getCursor('c')).toBe(12);
+    const [row] = await repo.findByHash(message(1).message_hash);
+    expect(row!.fee).toBe(message(1).fee);
+    // The same hash in the other direction is another record.
+    expect(await repo.storeMessages([message(1, { direction: 'L2_TO_L1' })], { name: 'c', lastBlock: 13 })).toBe(1);
+    expect(await repo.findByHash(message(1).message_hash)).toHaveLength(2);
+  });
+
+  it('behavior: a transition applies only from the expected status and is recorded once in the history', async () => {
+    const [row] = await repo.findByHash(message(3).message_hash);
+    expect(await repo.transition(row!.id, ['SENT'], 'TRANSACTION_SIZE_COMPUTED')).toBe(true);
+    expect(await repo.transition(row!.id, ['SENT'], 'ANCHORED')).toBe(false);
+    expect(await repo.transition(row!.id, ['TRANSACTION_SIZE_COMPUTED'], 'FEE_UNDERPRICED', {}, 'too cheap')).toBe(true);
+    expect(await repo.transition(row!.id, ['FEE_UNDERPRICED'], 'FEE_UNDERPRICED', {}, 'still too cheap')).toBe(true);
+    const history = (await repo.history([row!.id])).get(row!.id)!;
+    expect(history.map((h) => [h.status, h.reason])).toEqual([['SENT', null], ['TRANSACTION_SIZE_COMPUTED', null], ['FEE_UNDERPRICED', 'too cheap']]);
+  });
+
+  it('error: the database refuses an unknown status or direction', async () => {
+    await expect(repo.storeMessages([message(9, { status: 'DONE' as 'SENT' })], { name: 'c', lastBlock: 14 })).rejects.toThrow(/message_status_check/);
+    await expect(repo.storeMessages([message(9, { direction: 'L3' as 'L1_TO_L2' })], { name: 'c', lastBlock: 14 })).rejects.toThrow(/message_direction_check/);
+  });
+
+  it('behavior: concurrent claims lease distinct, gap-free nonces from the database', async () => {
+    const rows = [];
+    for (let i = 20; i < 30; i++) {
+      await repo.storeMessages([message(i)], { name: 'n', lastBlock: i });
+      const [r] = await repo.findByHash(message(i).message_hash, 'L1_TO_L2');
+      await repo.transition(r!.id, ['SENT'], 'ANCHORED');
+      rows.push((await repo.findByHash(message(i).message_hash, 'L1_TO_L2'))[0]!);
+    }
+    const chain = (await connectChain({ name: 'L2', url: anvil.url, contract: `0x${'3'.repeat(40)}`, metrics: createMetrics({ defaultMetrics: false }), logger }, new AbortController().signal))!;
+    const signer = await createSigner({ type: 'private-key', privateKey: KEY });
+    // Two senders on one database, like two relayer processes: the row lock keeps their nonces apart.
+    const senders = [0, 1].map(() => new ClaimSender(repo, chain, signer, { maxNonceDiff: 100, logger }));
+    const claim = { to: new Wallet(KEY).address, data: '0x', gasLimit: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n, sponsored: false };
+    const sent = await Promise.all(rows.map((r, i) => senders[i % 2]!.submit(r, ['ANCHORED'], claim)));
+    expect(sent.map((s) => s.nonce).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const after = await Promise.all(rows.map(async (r) => (await repo.findByHash(r.message_hash, 'L1_TO_L2'))[0]!));
+    expect(after.every((r) => r.status === 'PENDING' && r.retries === 1 && r.claim_tx_raw !== null)).toBe(true);
+    chain.provider.destroy();
+  });
+});
+
+describe('relayer process', () => {
+  it('error: `l2stack relayer` with a bad environment lists every problem and exits 1 before connecting anywhere', () => {
+    const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, 'relayer'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { PATH: process.env.PATH, L1_L2_AUTO_CLAIM_ENABLED: 'true', L2_L1_AUTO_CLAIM_ENABLED: 'false', L1_SIGNER_TYPE: 'aws', DATABASE_HOST: '127.0.0.1', DATABASE_PORT: '1' },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('Invalid configuration (7 problems)');
+    expect(r.stderr).toContain('L1_SIGNER_TYPE: expected one of private-key, remote-signer, kms, got "aws"');
+    expect(r.stderr).toContain('DB_CLEANER_ENABLED: required: set it to a boolean (true or false)');
+    expect(r.stdout).not.toContain('relayer started');
+  });
+
+  it('behavior: readiness is 503 with the failing checks while an RPC endpoint is down; liveness stays 200', async () => {
+    const config = loadRelayerConfig({
+      L1_L2_AUTO_CLAIM_ENABLED: 'true', L2_L1_AUTO_CLAIM_ENABLED: 'false', DB_CLEANER_ENABLED: 'false',
+      L1_CONTRACT_ADDRESS: `0x${'3'.repeat(40)}`, L2_CONTRACT_ADDRESS: `0x${'5'.repeat(40)}`,
+      L1_RPC_URL: anvil.url, L2_RPC_URL: 'http://127.0.0.1:1', L1_SIGNER_TYPE: 'private-key', L2_SIGNER_TYPE: 'private-key', L2_SIGNER_PRIVATE_KEY: KEY,
+    });
+    const shutdown = new Shutdown(logger);
+    const relayer = await startRelayer({
+      common: { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown },
+      db: testDb.client, config: { ...config, api: { ...config.api, port: 0 } }, schema: testDb.schema('ready'), validateResponses: true,
+    });
+    try {
+      expect((await fetch(`${relayer.url}/health/live`)).status).toBe(200);
+      const res = await fetch(`${relayer.url}/health/ready`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = (await res.json()) as { status: string; checks: { name: string; ok: boolean; detail?: string }[] };
+      expect(body.status).toBe('unavailable');
+      expect(body.checks.map((c) => [c.name, c.ok])).toEqual([['database', true], ['l1Rpc', true], ['l2Rpc', false], ['listener.L1_TO_L2', false]]);
+      expect(body.checks[2]!.detail).toMatch(/^eth_blockNumber failed: /);
+      expect(body.checks[3]!.detail).toBe('listener not started (starting)');
+    } finally {
+      await relayer.stop();
+    }
+  });
+});
