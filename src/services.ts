@@ -3,6 +3,7 @@ import { devnetMigrations } from './devnet/coordinator/migrations.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './token-api/migrations.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './relayer/db/migrations.js';
 import { rpcMigrations } from './rpc/migrations.js';
+import { STATE_SCHEMA, stateMigrations } from './state/migrations.js';
 
 /**
  * Every service that owns database tables, with its Postgres schema and migrations. `l2stack migrate`
@@ -13,4 +14,5 @@ export const SERVICE_SCHEMAS: Record<string, { schema: string; migrations: reado
   'token-api': { schema: TOKEN_API_SCHEMA, migrations: tokenApiMigrations },
   relayer: { schema: RELAYER_SCHEMA, migrations: relayerMigrations },
   rpc: { schema: 'rpc', migrations: rpcMigrations },
+  state: { schema: STATE_SCHEMA, migrations: stateMigrations },
 };

@@ -6,6 +6,7 @@ import { tokenApiCommand } from './token-api.js';
 import { tokenIndexerCommand } from './token-indexer.js';
 import { relayerCommand } from './relayer.js';
 import { rpcCommand } from './rpc.js';
+import { verifyProofCommand } from './verify-proof.js';
 
 /** Every `l2stack` sub-command, in the order `--help` lists them. */
 export const COMMANDS: Command[] = [
@@ -16,4 +17,5 @@ export const COMMANDS: Command[] = [
   rpcCommand,
   tokenApiCommand,
   tokenIndexerCommand,
+  verifyProofCommand,
 ];

@@ -9,6 +9,7 @@ import { createDbClient } from '../common/db/client.js';
 import { startDevnet } from '../devnet/devnet.js';
 import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
+import { LateStateRoots, startDevnetStateManager } from '../devnet/services/state.js';
 
 export const devCommand: Command = {
   name: 'dev',
@@ -28,9 +29,12 @@ export const devCommand: Command = {
       const services = await checkServicePorts(env);
       const dbOpening = createDbClient(config.database);
       common.shutdown.add('database', async () => (await dbOpening).close());
-      const devnet = await startDevnet({ common, db: dbOpening, options });
+      const stateRoots = new LateStateRoots();
+      const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots } });
       const db = await dbOpening;
-      const running = await services.start({ common, db, devnet, workDir: dirname(stateFile) });
+      const stateManager = await startDevnetStateManager({ common, db, devnet, env });
+      stateRoots.attach(stateManager);
+      const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
       const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
       await writeStateFile(stateFile, state);
       process.stdout.write(`${describeStack(state, stateFile)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);

@@ -3,17 +3,22 @@ import { runService } from './service-command.js';
 
 export const rpcCommand: Command = {
   name: 'rpc',
-  summary: 'serve the public JSON-RPC endpoint in front of RPC_UPSTREAM_URLS',
+  summary: 'serve the public JSON-RPC endpoint in front of RPC_UPSTREAM_URLS (with svc_getProof when STATE_* is set)',
   async run() {
     const { loadRpcConfig, startRpc } = await import('../rpc/index.js');
+    const { loadStateConfig, startStateManager } = await import('../state/index.js');
     return runService(
       'rpc',
       (env) => {
-        const config = loadRpcConfig(env);
-        return { config, effective: config.effective };
+        const rpc = loadRpcConfig(env);
+        // The state manager runs in the endpoint's process when configured; replicas on one database
+        // share its tree (one ingests under an advisory lock, every one serves proofs).
+        const state = env.STATE_L2_RPC_URL !== undefined && env.STATE_L2_RPC_URL !== '' ? loadStateConfig(env) : undefined;
+        return { config: { rpc, state }, effective: rpc.effective };
       },
-      async (ctx, config) => {
-        const running = await startRpc({ ...ctx, config });
+      async (ctx, { rpc, state }) => {
+        const manager = state ? await startStateManager({ ...ctx, config: state }) : undefined;
+        const running = await startRpc({ ...ctx, config: rpc, proofBackend: manager?.proofBackend });
         // One line on stdout for scripts and tests that start the endpoint on port 0.
         process.stdout.write(`l2stack rpc listening on ${running.url}\n`);
       },

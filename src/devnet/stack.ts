@@ -61,9 +61,8 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   const bindings = STACK_SERVICES.map((s) => ({ service: s, ...s.port(env) }));
   for (const b of bindings) await reservePort(b.host, b.port, `${b.service.name} (l2stack dev)`);
   return {
-    async start({ common, db, devnet, workDir }: { common: Common; db: DbClient; devnet: Devnet; workDir: string }): Promise<{ urls: DevnetState['services'] }> {
+    async start({ common, db, devnet, workDir, shared }: { common: Common; db: DbClient; devnet: Devnet; workDir: string; shared: StackShared }): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
-      const shared: StackShared = {};
       for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, workDir, shared, host: b.host, port: b.port });
       await Promise.all(Object.entries(urls).map(([name, url]) => answers(name, url)));
       return { urls };

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newMarker, processesWithMarker } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/chain.js';
+import { JsonRpcProvider } from 'ethers';
+import { L1MessageService__factory } from '../../../generated/contracts/types/index.js';
+import { verifyStateProof, type StateProofResultJson } from '../../../src/state/verify.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 
 const bin = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
@@ -110,6 +113,24 @@ describe('l2stack devnet / dev start-up', () => {
       return ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(body.status) ? body.status : undefined;
     }, 90_000);
     expect(status).toBe('CLAIMED_SUCCESS');
+
+    // svc_getProof through the public endpoint verifies against the state root the coordinator stored on L1.
+    const l1Provider = new JsonRpcProvider(state.l1.rpcUrl, undefined, { staticNetwork: true });
+    const l1 = L1MessageService__factory.connect(state.l1.messageService, l1Provider);
+    const finalized = await waitFor('a finalization carrying the state manager root', async () => {
+      const n = await l1.currentL2BlockNumber();
+      return n > 0n ? n : undefined;
+    });
+    const proofRes = await fetch(state.services.rpc!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'svc_getProof', params: [state.accounts[4]!.address, [], `0x${finalized.toString(16)}`] }),
+    });
+    const proof = (await proofRes.json()) as { result: StateProofResultJson };
+    const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof.result);
+    expect(verified.ok).toBe(true);
+    expect(verified.ok && verified.account?.balance).toBeGreaterThan(0n);
+    l1Provider.destroy();
 
     child.kill('SIGINT');
     expect(await exited).toBe(0);

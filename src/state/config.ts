@@ -1,0 +1,62 @@
+import { env, parseEnv } from '../common/config/env.js';
+
+/**
+ * Environment of the state manager (`svc_getProof`). Every variable is documented in .env.example
+ * (section "State manager"). LOG_LEVEL and DATABASE_* are the common variables.
+ */
+export const stateEnv = {
+  STATE_L2_RPC_URL: env.url({ required: true }),
+  STATE_L1_RPC_URL: env.url({ required: true }),
+  STATE_L1_MESSAGE_SERVICE: env.address({ required: true }),
+  STATE_RETAINED_FINALIZED_BLOCKS: env.integer({ min: 1, default: 128 }),
+  STATE_POLL_INTERVAL_MS: env.integer({ min: 10, default: 1_000 }),
+  STATE_L1_FROM_BLOCK: env.integer({ min: 0, default: 0 }),
+  STATE_L1_LOG_RANGE: env.integer({ min: 1, default: 10_000 }),
+  STATE_MAX_BLOCKS_PER_STEP: env.integer({ min: 1, default: 100 }),
+  STATE_GENESIS_ACCOUNTS: {
+    ...env.string(),
+    expected: 'a comma-separated list of 0x-prefixed 20-byte addresses',
+    parse: (raw: string) => {
+      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
+      return bad === undefined ? { ok: true as const, value: items.map((a) => a.toLowerCase()).join(',') } : { ok: false as const, reason: `"${bad}" is not an address` };
+    },
+  },
+};
+
+export interface StateConfig {
+  l2RpcUrl: string;
+  l1RpcUrl: string;
+  /** The L1 message service whose BlocksFinalized events / currentL2BlockNumber() say what is finalized. */
+  l1MessageService: string;
+  /** Finalized blocks whose state stays provable (the latest finalized block and the ones before it). */
+  retainedFinalizedBlocks: number;
+  pollIntervalMs: number;
+  /** First L1 block scanned for BlocksFinalized. */
+  l1FromBlock: number;
+  /** Largest L1 block range per eth_getLogs call. */
+  l1LogRange: number;
+  /** Blocks applied per ingest step before progress is reported and finalization re-read. */
+  maxBlocksPerStep: number;
+  /** Accounts of the L2 genesis allocation to read at block 0 (no state diff ever shows untouched ones). */
+  genesisAccounts: string[];
+  /** Postgres schema (tests use their own). */
+  schema?: string;
+}
+
+/** Parses the STATE_* variables (throws one ConfigError listing every problem). */
+export function loadStateConfig(source: Record<string, string | undefined>, overrides: Partial<StateConfig> = {}): StateConfig {
+  const { values: v } = parseEnv(stateEnv, source);
+  return Object.freeze({
+    l2RpcUrl: v.STATE_L2_RPC_URL,
+    l1RpcUrl: v.STATE_L1_RPC_URL,
+    l1MessageService: v.STATE_L1_MESSAGE_SERVICE,
+    retainedFinalizedBlocks: v.STATE_RETAINED_FINALIZED_BLOCKS,
+    pollIntervalMs: v.STATE_POLL_INTERVAL_MS,
+    l1FromBlock: v.STATE_L1_FROM_BLOCK,
+    l1LogRange: v.STATE_L1_LOG_RANGE,
+    maxBlocksPerStep: v.STATE_MAX_BLOCKS_PER_STEP,
+    genesisAccounts: v.STATE_GENESIS_ACCOUNTS ? v.STATE_GENESIS_ACCOUNTS.split(',') : [],
+    ...overrides,
+  });
+}

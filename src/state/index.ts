@@ -1,0 +1,143 @@
+import type { Common } from '../cli/context.js';
+import { createProvider } from '../common/chain/provider.js';
+import type { DbClient } from '../common/db/client.js';
+import { acquireLeadership } from '../common/db/lock.js';
+import { migrate } from '../common/db/migrations.js';
+import { counter } from '../common/metrics.js';
+import { sleep } from '../common/shutdown.js';
+import type { StateConfig } from './config.js';
+import { FinalizationFollower } from './finalization.js';
+import { Ingestor, ReorgBelowFinalizedError } from './ingest.js';
+import { STATE_SCHEMA, stateMigrations } from './migrations.js';
+import { PgStore } from './pg-store.js';
+import { createProofBackend, type ProofBackend } from './proof-backend.js';
+import { WorldState } from './state.js';
+
+export { loadStateConfig, stateEnv, type StateConfig } from './config.js';
+export type { ProofBackend } from './proof-backend.js';
+export { WorldState } from './state.js';
+export * as verify from './verify.js';
+
+export interface RunningStateManager {
+  stop(): Promise<void>;
+  /** svc_getProof, for the RPC endpoint. */
+  proofBackend: ProofBackend;
+  /** The account-tree root after an applied block (what the devnet coordinator submits when it finalizes). */
+  rootAt(block: bigint): Promise<string | undefined>;
+  /** The last applied L2 block (-1 before genesis is applied). */
+  latestBlock(): bigint;
+  /** The latest L2 block finalized on L1, once read. */
+  latestFinalized(): bigint | undefined;
+}
+
+/**
+ * Starts the state manager: migrations, then two loops: L1 finalization and L2 ingest (the ingest loop
+ * only on the instance holding the "state-ingest" leadership, so replicas sharing a database serve proofs
+ * while one writes), with pruning below the retention floor as finalization advances.
+ */
+export async function startStateManager({ common, db, config }: { common: Common; db: DbClient; config: StateConfig }): Promise<RunningStateManager> {
+  const logger = common.logger.child({ module: 'state' });
+  const schema = config.schema ?? STATE_SCHEMA;
+  await db.run((knex) => migrate(knex, schema, stateMigrations));
+  const store = new PgStore(db, schema);
+  const world = new WorldState(store);
+  const l1 = createProvider(config.l1RpcUrl);
+  const l2 = createProvider(config.l2RpcUrl);
+  const errors = counter(common.metrics, 'l2stack_state_loop_errors_total', 'Failed iterations of the state manager loops', ['loop'] as const);
+
+  let head = (await store.head())?.number ?? -1n;
+  const finality = new FinalizationFollower(store, l1, config.l1MessageService, logger, common.metrics, {
+    fromBlock: config.l1FromBlock,
+    logRange: config.l1LogRange,
+    rootAt: (b) => world.rootAt(b),
+  });
+  await finality.load();
+  const ingestor = new Ingestor(world, l2, logger, common.metrics, {
+    maxBlocksPerStep: config.maxBlocksPerStep,
+    genesisAccounts: config.genesisAccounts,
+    finalized: () => finality.latestFinalized(),
+  });
+
+  const controller = new AbortController();
+  const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
+
+  const loop = async (name: string, body: () => Promise<boolean>): Promise<void> => {
+    let failures = 0;
+    while (!signal.aborted) {
+      let busy = false;
+      try {
+        busy = await body();
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        failures++;
+        errors.inc({ loop: name });
+        const level = err instanceof ReorgBelowFinalizedError ? 'error' : 'warn';
+        logger[level]({ err, loop: name, failures }, `state ${name} step failed; retrying`);
+      }
+      if (!busy) await sleep(failures > 0 ? Math.min(config.pollIntervalMs * 2 ** failures, 30_000) : config.pollIntervalMs, signal);
+    }
+  };
+
+  let prunedFloor = -1n;
+  const prune = async () => {
+    const f = finality.latestFinalized();
+    if (f === undefined) return;
+    let floor = f - BigInt(config.retainedFinalizedBlocks) + 1n;
+    if (floor > head) floor = head;
+    if (floor <= prunedFloor || floor <= 0n) return;
+    const removed = await store.prune(floor);
+    prunedFloor = floor;
+    if (removed > 0) logger.debug({ floor: floor.toString(), removed }, 'pruned state versions below the retention floor');
+  };
+
+  const finalityLoop = loop('finalization', async () => {
+    const more = await finality.step();
+    await prune();
+    return more;
+  });
+  const ingestLoop = (async () => {
+    const lead = await acquireLeadership(db, `state-ingest:${schema}`, { signal, logger });
+    if (!lead) return;
+    const both = AbortSignal.any([signal, lead.signal]);
+    try {
+      await loop('ingest', async () => {
+        if (both.aborted) return false;
+        const busy = await ingestor.step(both);
+        head = (await store.head())?.number ?? -1n;
+        return busy;
+      });
+    } finally {
+      await lead.release();
+    }
+  })();
+  // Replicas that do not ingest still learn the head from the store.
+  const headLoop = loop('head', async () => {
+    head = (await store.head())?.number ?? -1n;
+    return false;
+  });
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      controller.abort(new Error('state manager stopped'));
+      await Promise.allSettled([finalityLoop, ingestLoop, headLoop]);
+      l1.destroy();
+      l2.destroy();
+    })());
+  common.shutdown.add('state manager', stop);
+  logger.info({ schema, head: head.toString(), finalized: finality.latestFinalized()?.toString() }, 'state manager started');
+
+  return {
+    stop,
+    proofBackend: createProofBackend(world, {
+      latestFinalized: () => finality.latestFinalized(),
+      ingestedHead: () => head,
+      retainedFinalizedBlocks: config.retainedFinalizedBlocks,
+      metrics: common.metrics,
+    }),
+    rootAt: (b) => world.rootAt(b),
+    latestBlock: () => head,
+    latestFinalized: () => finality.latestFinalized(),
+  };
+}

@@ -1,0 +1,198 @@
+import type { Knex } from 'knex';
+import type { DbClient } from '../common/db/client.js';
+import { toHex, type Bytes } from './bytes.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+
+/**
+ * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
+ * ≤ N" of a node is one backward step of (tree, pos, block); the floor key walks (tree, hkey, block)
+ * backwards to the first key live at N. Writes go in as whole arrays (unnest), so a block is a handful of
+ * statements in one transaction whatever its size.
+ */
+const treeHex = (tree: TreeId): string => (tree === '' ? '' : tree.slice(2).toLowerCase());
+const bare = (hex: string): string => hex.slice(2);
+const CHUNK = 20_000;
+
+export class PgStore implements VersionedStore {
+  readonly kind: 'pglite' | 'postgres';
+  private readonly t: (name: string) => string;
+
+  constructor(
+    private readonly db: DbClient,
+    readonly schema: string,
+  ) {
+    this.kind = db.kind;
+    this.t = (name) => `${schema}.${name}`;
+  }
+
+  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T> {
+    return this.db.run((knex) =>
+      knex.transaction((trx) => fn(this.reader(trx, block)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
+    );
+  }
+
+  private reader(q: Knex | Knex.Transaction, block: bigint): StateReader {
+    const n = block.toString();
+    return {
+      block,
+      nodes: async (tree, positions) => {
+        const out = new Map<number, Bytes>();
+        if (positions.length === 0) return out;
+        const { rows } = await q.raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
+          `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
+           cross join lateral (
+             select value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
+           ) n`,
+          [positions.map(String), treeHex(tree), n],
+        );
+        for (const r of rows) if (r.value) out.set(Number(r.pos), r.value);
+        return out;
+      },
+      floorKeys: async (tree, hKeys) => {
+        const out = new Map<string, KeyEntry | undefined>();
+        if (hKeys.length === 0) return out;
+        const { rows } = await q.raw<{ rows: { q: string; hkey: string | null; leaf_index: string | null }[] }>(
+          `select q.h as q, k.hkey, k.leaf_index from unnest(?::text[]) as q(h)
+           left join lateral (
+             select encode(d.hkey, 'hex') as hkey, d.leaf_index from (
+               select distinct on (hkey) hkey, leaf_index from ${this.t('keys')}
+               where tree = decode(?, 'hex') and hkey <= decode(q.h, 'hex') and block <= ?
+               order by hkey desc, block desc
+             ) d where d.leaf_index is not null limit 1
+           ) k on true`,
+          [hKeys.map(bare), treeHex(tree), n],
+        );
+        for (const r of rows) out.set(`0x${r.q}`, r.hkey === null ? undefined : { hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) });
+        return out;
+      },
+      liveRows: async (tree) => {
+        const nodes = await q.raw<{ rows: { pos: string }[] }>(
+          `select pos from (select distinct on (pos) pos, value from ${this.t('nodes')} where tree = decode(?, 'hex') and block <= ? order by pos, block desc) d
+           where d.value is not null`,
+          [treeHex(tree), n],
+        );
+        const keys = await q.raw<{ rows: { hkey: string }[] }>(
+          `select encode(hkey, 'hex') as hkey from (select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc) d
+           where d.leaf_index is not null`,
+          [treeHex(tree), n],
+        );
+        return { positions: nodes.rows.map((r) => Number(r.pos)), hKeys: keys.rows.map((r) => `0x${r.hkey}`) };
+      },
+    };
+  }
+
+  async commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void> {
+    const nodeRows: [string, string, string | null][] = [];
+    const keyRows: [string, string, string | null][] = [];
+    for (const [tree, w] of writes) {
+      const th = treeHex(tree);
+      for (const [pos, value] of w.nodes) nodeRows.push([th, String(pos), value ? bare(toHex(value)) : null]);
+      for (const [hKey, idx] of w.keys) keyRows.push([th, bare(hKey), idx === null ? null : String(idx)]);
+    }
+    const n = block.number.toString();
+    await this.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.t('blocks')} order by number desc limit 1`);
+        const top = head.rows[0]?.number;
+        if (top !== undefined && BigInt(top) >= block.number) throw new Error(`block ${block.number} is not above the head ${top}; roll back first`);
+        for (let i = 0; i < nodeRows.length; i += CHUNK) {
+          const part = nodeRows.slice(i, i + CHUNK);
+          await trx.raw(
+            `insert into ${this.t('nodes')} (tree, pos, block, value)
+             select decode(u.t, 'hex'), u.p, ?, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::text[]) as u(t, p, v)`,
+            [n, part.map((r) => r[0]), part.map((r) => r[1]), part.map((r) => r[2]) as string[]],
+          );
+        }
+        for (let i = 0; i < keyRows.length; i += CHUNK) {
+          const part = keyRows.slice(i, i + CHUNK);
+          await trx.raw(
+            `insert into ${this.t('keys')} (tree, hkey, block, leaf_index)
+             select decode(u.t, 'hex'), decode(u.h, 'hex'), ?, u.i from unnest(?::text[], ?::text[], ?::bigint[]) as u(t, h, i)`,
+            [n, part.map((r) => r[0]), part.map((r) => r[1]), part.map((r) => r[2]) as string[]],
+          );
+        }
+        await trx(this.t('blocks')).insert({ number: n, hash: block.hash, parent_hash: block.parentHash, root: block.root });
+      }),
+    );
+  }
+
+  private static record(r: { number: string; hash: string; parent_hash: string; root: string } | undefined): BlockRecord | undefined {
+    return r && { number: BigInt(r.number), hash: r.hash, parentHash: r.parent_hash, root: r.root };
+  }
+
+  async head(): Promise<BlockRecord | undefined> {
+    const r = await this.db.run((knex) => knex(this.t('blocks')).orderBy('number', 'desc').first());
+    return PgStore.record(r);
+  }
+
+  async block(number: bigint): Promise<BlockRecord | undefined> {
+    const r = await this.db.run((knex) => knex(this.t('blocks')).where({ number: number.toString() }).first());
+    return PgStore.record(r);
+  }
+
+  async rollback(block: bigint): Promise<void> {
+    const n = block.toString();
+    await this.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        await trx(this.t('nodes')).where('block', '>', n).delete();
+        await trx(this.t('keys')).where('block', '>', n).delete();
+        await trx(this.t('blocks')).where('number', '>', n).delete();
+      }),
+    );
+  }
+
+  /**
+   * Versions at or below the floor that a later version at or below the floor supersedes can no longer be
+   * read; neither can a cleared row that is the last version at or below the floor. Only rows written
+   * since the previous prune can create such garbage, so each run looks at (previous floor, floor] only.
+   */
+  async prune(floor: bigint): Promise<number> {
+    const prev = BigInt((await this.getMeta('pruned_floor')) ?? '-1');
+    if (floor <= prev) return 0;
+    const [p, f] = [prev.toString(), floor.toString()];
+    return this.db.run((knex) =>
+      knex.transaction(async (trx) => {
+        let removed = 0;
+        for (const [table, key, value] of [['nodes', 'pos', 'value'], ['keys', 'hkey', 'leaf_index']] as const) {
+          const a = await trx.raw<{ rowCount: number }>(
+            `with c as (select tree, ${key} as k, max(block) as keep from ${this.t(table)} where block > ? and block <= ? group by tree, ${key})
+             delete from ${this.t(table)} x using c where x.tree = c.tree and x.${key} = c.k and x.block < c.keep`,
+            [p, f],
+          );
+          const b = await trx.raw<{ rowCount: number }>(`delete from ${this.t(table)} where block > ? and block <= ? and ${value} is null`, [p, f]);
+          removed += (a.rowCount ?? 0) + (b.rowCount ?? 0);
+        }
+        await trx(this.t('blocks')).where('number', '<', f).delete();
+        await trx(this.t('meta')).insert({ key: 'pruned_floor', value: f }).onConflict('key').merge();
+        return removed;
+      }),
+    );
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const r = await this.db.run((knex) => knex(this.t('meta')).where({ key }).first());
+    return (r as { value: string } | undefined)?.value;
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    await this.db.run((knex) => knex(this.t('meta')).insert({ key, value }).onConflict('key').merge());
+  }
+
+  async recordFinalization(rec: FinalizationRecord): Promise<void> {
+    await this.db.run((knex) =>
+      knex(this.t('finalizations'))
+        .insert({ l2_block: rec.l2Block.toString(), state_root: rec.stateRoot, l1_block: rec.l1Block.toString(), l1_tx_hash: rec.l1TxHash })
+        .onConflict('l2_block')
+        .merge(),
+    );
+  }
+
+  async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
+    const r = (await this.db.run((knex) => knex(this.t('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
+      | { l2_block: string; state_root: string; l1_block: string; l1_tx_hash: string }
+      | undefined;
+    return r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash };
+  }
+
+  async close(): Promise<void> {}
+}

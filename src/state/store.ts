@@ -1,0 +1,73 @@
+import type { Bytes } from './bytes.js';
+
+/**
+ * The versioned storage behind the state trees. Every row is written "at" the L2 block whose state diff
+ * produced it and never updated in place, so a reader at block N sees, for each position, the latest
+ * version ≤ N: proofs at any retained block read exactly the nodes of that block while ingest writes
+ * newer ones. Reorgs delete the versions above the common ancestor; pruning drops versions no retained
+ * block can see (below the retention floor and superseded at or below it).
+ *
+ * Two kinds of rows per tree:
+ * - nodes: position → bytes (internal node left‖right, leaf opening‖raw value, the root node), null = cleared;
+ * - keys: hKey (0x + 64 lowercase hex, so string order is numeric order) → leaf index, null = deleted.
+ */
+
+/** '' is the account tree; a storage tree is named by its account's lowercase 0x address. */
+export type TreeId = string;
+export const ACCOUNT_TREE: TreeId = '';
+
+export interface KeyEntry {
+  hKey: string;
+  leafIndex: number;
+}
+
+/** A consistent view of every tree as of one block. */
+export interface StateReader {
+  readonly block: bigint;
+  /** Rows at the given positions; cleared or never-written positions are absent from the map. */
+  nodes(tree: TreeId, positions: readonly number[]): Promise<Map<number, Bytes>>;
+  /** For each hKey, the live key with the greatest hKey ≤ it (undefined when none: the head sentinel precedes it). */
+  floorKeys(tree: TreeId, hKeys: readonly string[]): Promise<Map<string, KeyEntry | undefined>>;
+  /** Every live node position and key of a tree (to clear a deleted account's storage). */
+  liveRows(tree: TreeId): Promise<{ positions: number[]; hKeys: string[] }>;
+}
+
+export interface TreeWrites {
+  nodes: Map<number, Bytes | null>;
+  keys: Map<string, number | null>;
+}
+
+export interface BlockRecord {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  /** Root of the account tree after the block. */
+  root: string;
+}
+
+export interface FinalizationRecord {
+  l2Block: bigint;
+  stateRoot: string;
+  l1Block: bigint;
+  l1TxHash: string;
+}
+
+export interface VersionedStore {
+  readonly kind: 'memory' | 'pglite' | 'postgres';
+  /** Runs `fn` against a snapshot as of `block` (one read transaction on Postgres, so pruning cannot race it). */
+  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T>;
+  /** Writes a block's rows and its record atomically (the record doubles as ingest progress). */
+  commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void>;
+  /** The last committed block (the head), or undefined before the first. */
+  head(): Promise<BlockRecord | undefined>;
+  block(number: bigint): Promise<BlockRecord | undefined>;
+  /** Deletes every version and block record above `block` (reorg). */
+  rollback(block: bigint): Promise<void>;
+  /** Drops versions that no block ≥ floor can read; returns the number of rows removed. */
+  prune(floor: bigint): Promise<number>;
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+  recordFinalization(rec: FinalizationRecord): Promise<void>;
+  finalization(l2Block: bigint): Promise<FinalizationRecord | undefined>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,306 @@
+import { concat, toHex, type Bytes } from './bytes.js';
+import {
+  DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
+  encodeRootNode, leafHash, type LeafOpening, type TreeConstants,
+} from './encoding.js';
+import type { StateReader, TreeId, TreeWrites } from './store.js';
+
+/**
+ * The sparse Merkle tree algorithms over a StateReader: applying a batch of key changes (producing the
+ * rows to write and the new root) and building proofs. Positions pack (height, index) into one safe
+ * integer: height × 2^40 + index; height 0 holds leaves, 40 the sub-root, 41 the root node.
+ *
+ * Leaf indices reach 2^40, beyond 32-bit integers: index arithmetic uses division, never >> or ^.
+ */
+export const posOf = (height: number, index: number): number => height * MAX_LEAVES + index;
+export const ROOT_POS = posOf(DEPTH + 1, 0);
+const shr = (i: number, h: number): number => Math.floor(i / 2 ** h);
+const siblingOf = (i: number): number => (i % 2 === 0 ? i + 1 : i - 1);
+
+export const ZERO_HKEY = toHex(new Uint8Array(32));
+
+/** A change to one key: set its raw value (with the hValue committed in the leaf) or delete it (value null). */
+export type KeyChange = { hKey: string; value: Bytes; hValue: Bytes } | { hKey: string; value: null };
+
+interface Leaf {
+  opening: LeafOpening;
+  value: Bytes;
+}
+
+const leafRow = (l: Leaf): Bytes => concat(encodeLeafOpening(l.opening), l.value);
+const parseLeafRow = (row: Bytes): Leaf => ({ opening: decodeLeafOpening(row.subarray(0, LEAF_OPENING_LENGTH)), value: row.slice(LEAF_OPENING_LENGTH) });
+
+/** Rows of a tree that holds only the head and tail sentinels: what an unwritten (or cleared) tree reads as. */
+const templates = new WeakMap<TreeConstants, Map<number, Bytes>>();
+export function templateRows(c: TreeConstants): Map<number, Bytes> {
+  let rows = templates.get(c);
+  if (rows) return rows;
+  rows = new Map<number, Bytes>();
+  const head = encodeLeafOpening(c.head);
+  const tail = encodeLeafOpening(c.tail);
+  rows.set(posOf(0, 0), head);
+  rows.set(posOf(0, 1), tail);
+  let row = concat(c.hasher.hash(head), c.hasher.hash(tail));
+  rows.set(posOf(1, 0), row);
+  for (let h = 2; h <= DEPTH; h++) {
+    row = concat(c.hasher.hash(row), c.emptyHashes[h - 1]!);
+    rows.set(posOf(h, 0), row);
+  }
+  rows.set(ROOT_POS, encodeRootNode(2, c.hasher.hash(row)));
+  templates.set(c, rows);
+  return rows;
+}
+
+/**
+ * Rows of one tree as seen by a reader, with the empty-tree template standing in when the tree has no
+ * root row (never written, or cleared with its account). `fresh` ignores stored rows altogether.
+ */
+class RowCache {
+  private rows = new Map<number, Bytes | null>();
+  private materialized: boolean | undefined;
+
+  constructor(
+    private readonly c: TreeConstants,
+    private readonly reader: StateReader,
+    private readonly tree: TreeId,
+    private readonly fresh: boolean,
+  ) {
+    if (fresh) this.materialized = false;
+  }
+
+  async load(positions: Iterable<number>): Promise<void> {
+    const want = [...new Set(positions)].filter((p) => !this.rows.has(p));
+    if (this.materialized === undefined && !this.rows.has(ROOT_POS)) want.push(ROOT_POS);
+    if (want.length === 0) return;
+    const got = this.fresh ? new Map<number, Bytes>() : await this.reader.nodes(this.tree, want);
+    for (const p of want) this.rows.set(p, got.get(p) ?? null);
+    if (this.materialized === undefined) this.materialized = this.rows.get(ROOT_POS) !== null;
+  }
+
+  /** The row at a loaded position (undefined: empty). */
+  get(pos: number): Bytes | undefined {
+    if (this.fresh) return templateRows(this.c).get(pos);
+    if (!this.rows.has(pos)) throw new Error(`row ${pos} read before it was loaded`);
+    const row = this.rows.get(pos);
+    if (row) return row;
+    return this.materialized ? undefined : templateRows(this.c).get(pos);
+  }
+
+  async fetch(pos: number): Promise<Bytes | undefined> {
+    await this.load([pos]);
+    return this.get(pos);
+  }
+
+  /** Default encoding of an internal node at height h ≥ 1 whose row is absent: two empty children. */
+  internal(h: number, index: number): Bytes {
+    return this.get(posOf(h, index)) ?? concat(this.c.emptyHashes[h - 1]!, this.c.emptyHashes[h - 1]!);
+  }
+}
+
+export interface TreeUpdate {
+  root: Bytes;
+  writes: TreeWrites;
+}
+
+/**
+ * Applies a batch of key changes to one tree at the reader's block and returns the rows to write.
+ * Given the same starting tree and the same set of changes, the result does not depend on the order of
+ * `changes`: the batch is deduplicated (last change of a key wins), then applied as updates, inserts in
+ * ascending hKey order, then deletes. `reset` first clears the whole tree (a deleted account's storage).
+ */
+export async function applyChanges(
+  c: TreeConstants,
+  reader: StateReader,
+  tree: TreeId,
+  changes: readonly KeyChange[],
+  options: { reset?: boolean } = {},
+): Promise<TreeUpdate> {
+  const writes: TreeWrites = { nodes: new Map(), keys: new Map() };
+  if (options.reset) {
+    const live = await reader.liveRows(tree);
+    for (const p of live.positions) writes.nodes.set(p, null);
+    for (const k of live.hKeys) writes.keys.set(k, null);
+  }
+  const fresh = options.reset ?? false;
+  const rows = new RowCache(c, reader, tree, fresh);
+
+  const byKey = new Map<string, KeyChange>();
+  for (const ch of changes) byKey.set(ch.hKey, ch);
+  const keys = [...byKey.keys()].sort();
+  const floors = fresh ? new Map() : await reader.floorKeys(tree, keys);
+
+  const updates: { idx: number; change: KeyChange & { value: Bytes } }[] = [];
+  const inserts: { hKey: string; pred: { hKey: string; leafIndex: number }; change: KeyChange & { value: Bytes } }[] = [];
+  const deletes: { hKey: string; idx: number }[] = [];
+  for (const k of keys) {
+    const ch = byKey.get(k)!;
+    const f = floors.get(k);
+    const exists = f !== undefined && f.hKey === k;
+    if (ch.value !== null) {
+      if (exists) updates.push({ idx: f.leafIndex, change: ch });
+      else inserts.push({ hKey: k, pred: f ?? { hKey: ZERO_HKEY, leafIndex: HEAD_INDEX }, change: ch });
+    } else if (exists) deletes.push({ hKey: k, idx: f.leafIndex });
+  }
+
+  const leaves = new Map<number, Leaf | null>();
+  const getLeaf = async (idx: number): Promise<Leaf> => {
+    const mine = leaves.get(idx);
+    if (mine) return mine;
+    if (mine === null) throw new Error(`leaf ${idx} of tree "${tree}" was cleared in this batch but is still linked`);
+    const row = await rows.fetch(posOf(0, idx));
+    if (!row) throw new Error(`leaf ${idx} of tree "${tree}" is linked but empty: the tree is corrupt`);
+    return parseLeafRow(row);
+  };
+
+  // Prefetch the leaves the batch touches and, one hop further, their list neighbours.
+  await rows.load([...updates.map((u) => u.idx), ...deletes.map((d) => d.idx), ...inserts.map((i) => i.pred.leafIndex)].map((i) => posOf(0, i)));
+  const hop: number[] = [];
+  for (const d of deletes) {
+    const row = rows.get(posOf(0, d.idx));
+    if (!row) continue;
+    const { prev, next } = parseLeafRow(row).opening;
+    hop.push(prev, next);
+  }
+  for (const ins of inserts) {
+    const row = rows.get(posOf(0, ins.pred.leafIndex));
+    if (row) hop.push(parseLeafRow(row).opening.next);
+  }
+  await rows.load(hop.map((i) => posOf(0, i)));
+
+  let nextFree = decodeRootNode(rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!).nextFreeNode;
+
+  for (const u of updates) {
+    const leaf = await getLeaf(u.idx);
+    leaves.set(u.idx, { opening: { ...leaf.opening, hValue: u.change.hValue }, value: u.change.value });
+  }
+  let last: { hKey: string; idx: number } | undefined;
+  for (const ins of inserts) {
+    const left = last && last.hKey > ins.pred.hKey ? last.idx : ins.pred.leafIndex;
+    const l = await getLeaf(left);
+    const rightIdx = l.opening.next;
+    const r = await getLeaf(rightIdx);
+    if (nextFree >= MAX_LEAVES) throw new Error(`tree "${tree}" is full (${MAX_LEAVES} leaves)`);
+    const idx = nextFree++;
+    leaves.set(idx, { opening: { prev: left, next: rightIdx, hKey: hexToBytes32(ins.hKey), hValue: ins.change.hValue }, value: ins.change.value });
+    leaves.set(left, { ...l, opening: { ...l.opening, next: idx } });
+    leaves.set(rightIdx, { ...r, opening: { ...r.opening, prev: idx } });
+    writes.keys.set(ins.hKey, idx);
+    last = { hKey: ins.hKey, idx };
+  }
+  for (const d of deletes) {
+    const leaf = await getLeaf(d.idx);
+    const { prev, next } = leaf.opening;
+    const p = await getLeaf(prev);
+    leaves.set(prev, { ...p, opening: { ...p.opening, next } });
+    const n = await getLeaf(next);
+    leaves.set(next, { ...n, opening: { ...n.opening, prev } });
+    leaves.set(d.idx, null);
+    writes.keys.set(d.hKey, null);
+  }
+
+  if (leaves.size === 0) {
+    // Nothing changed (or the tree was only cleared): the root is whatever the rows now say.
+    if (fresh) writes.nodes.set(ROOT_POS, null);
+    const rootRow = fresh ? templateRows(c).get(ROOT_POS)! : (rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!);
+    return { root: c.hasher.hash(rootRow), writes };
+  }
+
+  // Recompute the dirty paths bottom-up; sibling hashes come from the parents' stored rows.
+  const ancestors: number[] = [];
+  for (const idx of leaves.keys()) for (let h = 1; h <= DEPTH; h++) ancestors.push(posOf(h, shr(idx, h)));
+  await rows.load(ancestors);
+  let level = new Map<number, Bytes>();
+  for (const [idx, leaf] of leaves) {
+    if (leaf) {
+      const row = leafRow(leaf);
+      writes.nodes.set(posOf(0, idx), row);
+      level.set(idx, leafHash(c.hasher, row.subarray(0, LEAF_OPENING_LENGTH)));
+    } else {
+      writes.nodes.set(posOf(0, idx), null);
+      level.set(idx, c.emptyHashes[0]!);
+    }
+  }
+  for (let h = 1; h <= DEPTH; h++) {
+    const up = new Map<number, Bytes>();
+    for (const child of level.keys()) {
+      const p = shr(child, 1);
+      if (up.has(p)) continue;
+      const old = rows.internal(h, p);
+      const row = concat(level.get(2 * p) ?? old.subarray(0, 32), level.get(2 * p + 1) ?? old.subarray(32, 64));
+      writes.nodes.set(posOf(h, p), row);
+      up.set(p, c.hasher.hash(row));
+    }
+    level = up;
+  }
+  const rootRow = encodeRootNode(nextFree, level.get(0)!);
+  writes.nodes.set(ROOT_POS, rootRow);
+  return { root: c.hasher.hash(rootRow), writes };
+}
+
+function hexToBytes32(hex: string): Bytes {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 + 2 * i, 4 + 2 * i), 16);
+  return out;
+}
+
+/** One leaf's proof: the 42 proofRelatedNodes and the raw value stored at the leaf. */
+export interface LeafProof {
+  leafIndex: number;
+  proofRelatedNodes: Bytes[];
+  value: Bytes;
+  opening: LeafOpening;
+}
+
+export type KeyProof =
+  | { kind: 'inclusion'; leaf: LeafProof }
+  | { kind: 'non-inclusion'; left: LeafProof; right: LeafProof };
+
+async function leafProof(c: TreeConstants, rows: RowCache, idx: number): Promise<LeafProof> {
+  const positions = [ROOT_POS, posOf(0, idx), posOf(0, siblingOf(idx))];
+  for (let h = 1; h < DEPTH; h++) positions.push(posOf(h, siblingOf(shr(idx, h))));
+  await rows.load(positions);
+  const row = rows.get(posOf(0, idx));
+  if (!row) throw new Error(`leaf ${idx} is empty`);
+  const leaf = parseLeafRow(row);
+  const nodes: Bytes[] = [rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!];
+  for (let h = DEPTH - 1; h >= 1; h--) nodes.push(rows.internal(h, siblingOf(shr(idx, h))));
+  const sib = rows.get(posOf(0, siblingOf(idx)));
+  nodes.push(sib ? sib.slice(0, LEAF_OPENING_LENGTH) : new Uint8Array(LEAF_OPENING_LENGTH));
+  nodes.push(row.slice(0, LEAF_OPENING_LENGTH));
+  if (nodes.length !== PROOF_LENGTH) throw new Error('internal: proof length');
+  return { leafIndex: idx, proofRelatedNodes: nodes, value: leaf.value, opening: leaf.opening };
+}
+
+/** Proof of an hKey at the reader's block: inclusion when present, else its two list neighbours. */
+export async function proveKey(c: TreeConstants, reader: StateReader, tree: TreeId, hKey: string): Promise<KeyProof> {
+  const rows = new RowCache(c, reader, tree, false);
+  const f = (await reader.floorKeys(tree, [hKey])).get(hKey);
+  if (f && f.hKey === hKey) return { kind: 'inclusion', leaf: await leafProof(c, rows, f.leafIndex) };
+  const left = await leafProof(c, rows, f?.leafIndex ?? HEAD_INDEX);
+  const right = await leafProof(c, rows, left.opening.next);
+  return { kind: 'non-inclusion', left, right };
+}
+
+/** The root of a tree at the reader's block (the empty-tree root when it has no rows). */
+export async function treeRoot(c: TreeConstants, reader: StateReader, tree: TreeId): Promise<Bytes> {
+  const rows = new RowCache(c, reader, tree, false);
+  return c.hasher.hash((await rows.fetch(ROOT_POS)) ?? templateRows(c).get(ROOT_POS)!);
+}
+
+/** The raw values stored under some hKeys at the reader's block (absent keys are left out). */
+export async function readValues(c: TreeConstants, reader: StateReader, tree: TreeId, hKeys: readonly string[]): Promise<Map<string, Bytes>> {
+  const out = new Map<string, Bytes>();
+  if (hKeys.length === 0) return out;
+  const floors = await reader.floorKeys(tree, hKeys);
+  const found = hKeys.flatMap((k) => {
+    const f = floors.get(k);
+    return f && f.hKey === k ? [{ k, idx: f.leafIndex }] : [];
+  });
+  const rows = new RowCache(c, reader, tree, false);
+  await rows.load(found.map((f) => posOf(0, f.idx)));
+  for (const { k, idx } of found) {
+    const row = rows.get(posOf(0, idx));
+    if (row) out.set(k, parseLeafRow(row).value);
+  }
+  return out;
+}

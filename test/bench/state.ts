@@ -1,0 +1,127 @@
+/**
+ * `npm run bench -- state`: builds one 100,000-leaf state tree (1,000 new leaves per block, random keys)
+ * on the in-memory store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres,
+ * database test, when reachable), then measures proof latency on the finished tree. Prints leaves/s,
+ * p50/p99 and each database's ratio to the in-memory figures. BENCH_STATE_LEAVES scales the tree.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { createDbClient, type DbClient } from '../../src/common/db/client.js';
+import { migrate } from '../../src/common/db/migrations.js';
+import { toHex } from '../../src/state/bytes.js';
+import { treeConstants } from '../../src/state/encoding.js';
+import { keccakHashProvider } from '../../src/state/hash.js';
+import { MemoryStore } from '../../src/state/memory-store.js';
+import { stateMigrations } from '../../src/state/migrations.js';
+import { PgStore } from '../../src/state/pg-store.js';
+import type { VersionedStore } from '../../src/state/store.js';
+import { applyChanges, proveKey, type KeyChange } from '../../src/state/tree.js';
+import { verifyMerkleProof } from '../../src/state/verify.js';
+
+const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
+const PER_BLOCK = Number(process.env.BENCH_STATE_PER_BLOCK ?? 1_000);
+const PROOFS = Number(process.env.BENCH_STATE_PROOFS ?? 500);
+const TREE = '0x00000000000000000000000000000000000000be';
+const c = treeConstants(keccakHashProvider);
+
+interface Result {
+  name: string;
+  leavesPerSecond: number;
+  buildSeconds: number;
+  p50: number;
+  p99: number;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/** Same keys and values for every store, so every run builds the identical tree. */
+const keys = Array.from({ length: LEAVES }, () => toHex(randomBytes(32)));
+const values = Array.from({ length: LEAVES }, (_, i) => {
+  const v = new Uint8Array(32);
+  new DataView(v.buffer).setUint32(28, i + 1);
+  return v;
+});
+const probes = Array.from({ length: PROOFS }, (_, i) => (i % 2 === 0 ? keys[Math.floor(Math.random() * LEAVES)]! : toHex(randomBytes(32))));
+
+async function run(name: string, store: VersionedStore): Promise<Result & { root: string }> {
+  const started = performance.now();
+  let root = '';
+  let block = 0n;
+  for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
+    const changes: KeyChange[] = [];
+    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.hash(values[j]!) });
+    const update = await store.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
+    root = toHex(update.root);
+    await store.commit({ number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root }, new Map([[TREE, update.writes]]));
+    if (block % 20n === 19n) process.stdout.write(`  ${name}: ${i + PER_BLOCK} leaves, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const buildSeconds = (performance.now() - started) / 1000;
+  const head = block - 1n;
+  const times: number[] = [];
+  for (const probe of probes) {
+    const t = performance.now();
+    const p = await store.read(head, (r) => proveKey(c, r, TREE, probe));
+    times.push(performance.now() - t);
+    // Every proof must verify; a benchmark of wrong answers would mean nothing.
+    for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
+      const json = { proofRelatedNodes: leaf.proofRelatedNodes.map(toHex), value: toHex(leaf.value) };
+      if (!verifyMerkleProof(root, leaf.leafIndex, json, keccakHashProvider).ok) throw new Error(`${name}: a proof does not verify`);
+    }
+  }
+  times.sort((a, b) => a - b);
+  return { name, root, buildSeconds, leavesPerSecond: LEAVES / buildSeconds, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+async function postgresReachable(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(5432, '127.0.0.1');
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function dbStore(client: DbClient): Promise<{ store: PgStore; drop: () => Promise<void> }> {
+  const schema = `bench_state_${randomBytes(3).toString('hex')}`;
+  await migrate(client.knex, schema, stateMigrations);
+  return { store: new PgStore(client, schema), drop: async () => void (await client.knex.raw('drop schema if exists ?? cascade', [schema])) };
+}
+
+export async function main(): Promise<void> {
+  process.stdout.write(`state tree: ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
+  const results: (Result & { root: string })[] = [];
+  results.push(await run('memory', new MemoryStore()));
+
+  const pglite = await createDbClient({ kind: 'pglite', dataDir: undefined });
+  try {
+    const { store } = await dbStore(pglite);
+    results.push(await run('pglite', store));
+  } finally {
+    await pglite.close();
+  }
+
+  if (await postgresReachable()) {
+    const pg = await createDbClient({ kind: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres', password: undefined, ssl: undefined });
+    try {
+      const { store, drop } = await dbStore(pg);
+      try {
+        results.push(await run('postgres', store));
+      } finally {
+        await drop();
+      }
+    } finally {
+      await pg.close();
+    }
+  } else {
+    process.stdout.write('postgres: 127.0.0.1:5432 not reachable, skipped\n');
+  }
+
+  if (new Set(results.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${results.map((r) => `${r.name} ${r.root}`).join(', ')}`);
+  const base = results[0]!;
+  process.stdout.write(`\nroot ${base.root} (identical on every store)\n`);
+  process.stdout.write('store      build s   leaves/s   vs memory   proof p50 ms   p99 ms   p50 vs memory\n');
+  for (const r of results) {
+    process.stdout.write(
+      `${r.name.padEnd(9)} ${r.buildSeconds.toFixed(1).padStart(8)} ${Math.round(r.leavesPerSecond).toString().padStart(10)} ${(r.leavesPerSecond / base.leavesPerSecond).toFixed(3).padStart(10)}x ${r.p50.toFixed(2).padStart(13)} ${r.p99.toFixed(2).padStart(8)} ${(r.p50 / base.p50).toFixed(1).padStart(13)}x\n`,
+    );
+  }
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it, beforeAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from '../../src/cli/command.js';
+import { verifyProof } from '../../src/cli/verify-proof.js';
+import { toHex, word } from '../../src/state/bytes.js';
+import { MemoryStore } from '../../src/state/memory-store.js';
+import { WorldState, type StateProofJson } from '../../src/state/state.js';
+
+const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
+const spawn = (input: string, ...args: string[]) => spawnSync(process.execPath, [bin, 'verify-proof', ...args], { input, encoding: 'utf8', timeout: 60_000 });
+const A = '0x00000000000000000000000000000000000000a1';
+
+let root: string;
+let result: StateProofJson;
+
+/** The command's logic in-process (spawning the CLI costs seconds per run; two runs below cover the process). */
+function run(input: string, rootArg: unknown): { code: number; stdout: string; stderr: string } {
+  let stdout = '';
+  let stderr = '';
+  const code = verifyProof(rootArg, input, (l) => void (stdout += l), (l) => void (stderr += l));
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  const world = new WorldState(new MemoryStore());
+  root = await world.applyBlock({ number: 0n, hash: '0x0', parentHash: '0x' }, [
+    { address: A, deleted: false, nonce: 1n, balance: 99n, storage: new Map([[toHex(word(1)), word(5)]]) },
+  ]);
+  result = await world.getProof(A, [toHex(word(1)), toHex(word(2))], 0n);
+});
+
+describe('l2stack verify-proof', () => {
+  it('behavior: exits 0 when every proof verifies (bare result or whole JSON-RPC response)', () => {
+    const r = spawn(JSON.stringify(result), '--root', root);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`ok: account ${A} exists (nonce 1, balance 99`);
+    expect(r.stdout).toContain('2 storage proofs verified (1 present, 1 absent)');
+    expect(run(JSON.stringify({ jsonrpc: '2.0', id: 1, result }), root).code).toBe(0);
+  });
+
+  it('error: exits 1 naming the first proof that does not verify', () => {
+    const tampered = structuredClone(result);
+    const e = tampered.storageProofs[1]!;
+    if ('leftProof' in e) e.leftProof.proofRelatedNodes[20] = `0x${'00'.repeat(64)}`;
+    const r = run(JSON.stringify(tampered), root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^verify-proof: storageProofs\[1\] \(0x0{63}2\) does not verify: left proof: /);
+    const other = run(JSON.stringify(result), `0x${'11'.repeat(32)}`);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^verify-proof: accountProof does not verify: the root node hashes to 0x/);
+    expect(run('{"accountProof": 1}', root).stderr).toContain('verify-proof: result does not verify: not a svc_getProof result');
+  });
+
+  it('args: a missing or malformed --root, or input that is not JSON, exits 2 with the usage', () => {
+    const bad = spawn(JSON.stringify(result), '--root', '0x1234');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--root must be 0x followed by 64 hex digits');
+    expect(bad.stderr).toContain('Usage: l2stack verify-proof');
+    expect(() => run(JSON.stringify(result), undefined)).toThrow(new UsageError('--root is required'));
+    expect(() => run('not json', root)).toThrow(/stdin is not JSON/);
+  });
+});
