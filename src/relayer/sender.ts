@@ -92,6 +92,9 @@ export class ClaimSender {
       }
     });
     this.queue = sent;
+    // Callers await `sent` when they need the outcome; during shutdown nobody may, and a broadcast cancelled
+    // by a destroyed provider must not surface as an unhandled rejection (undo() has already recorded it).
+    sent.catch(() => undefined);
     return { hash, nonce, sent };
   }
 
