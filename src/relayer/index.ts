@@ -77,7 +77,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       if (!lead) return;
       h.state = 'running';
       const s = AbortSignal.any([signal, lead.signal]);
-      const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger });
+      const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: d });
       const ctx: DirectionContext = {
         direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
         origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h,

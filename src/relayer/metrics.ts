@@ -33,6 +33,8 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
     messagesSeen: counter(registry, 'relayer_messages_seen_total', 'MessageSent events stored, by direction and first status.', ['direction', 'status']),
     claimsSent: counter(registry, 'relayer_claims_sent_total', 'Claim transactions sent.', ['direction', 'sponsored']),
     claimsResolved: counter(registry, 'relayer_claims_resolved_total', 'Claim outcomes recorded by the receipt persister.', ['direction', 'status']),
+    replacements: counter(registry, 'relayer_claim_replacements_total', 'Pending claim transactions replaced after MESSAGE_SUBMISSION_TIMEOUT: fee bumps and cancellations.', ['direction', 'kind']),
+    noncePaused: gauge(registry, 'relayer_claiming_paused', '1 while claiming is paused because the database nonce is more than MAX_NONCE_DIFF ahead of the chain.', ['direction']),
     sponsoredWei: counter(registry, 'relayer_sponsored_spend_wei_total', 'Gas paid for sponsored claims, in wei.', ['direction']),
     pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', ['direction', 'poller']),
     pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', ['direction', 'poller']),

@@ -6,6 +6,8 @@ import type { Chain } from './chain.js';
 import type { MessageRow, RelayerRepository } from './db/repository.js';
 import type { MessageStatus } from './db/migrations.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
+import type { Direction } from './config.js';
+import type { RelayerMetrics } from './metrics.js';
 
 /** The database nonce ran too far ahead of the chain: claiming pauses until the chain catches up. */
 export class NonceGapError extends BaseError {
@@ -37,8 +39,33 @@ export class ClaimSender {
     private readonly repo: RelayerRepository,
     private readonly chain: Chain,
     readonly signer: TxSigner,
-    private readonly options: { maxNonceDiff: number; logger: Logger },
+    private readonly options: { maxNonceDiff: number; logger: Logger; metrics?: RelayerMetrics; direction: Direction },
   ) {}
+
+  private paused = false;
+
+  /** Logs the pause once when it starts and once when it ends; the gauge follows it. */
+  private setPaused(paused: boolean, detail?: string): void {
+    this.options.metrics?.noncePaused.set({ direction: this.options.direction }, paused ? 1 : 0);
+    if (paused === this.paused) return;
+    this.paused = paused;
+    if (paused) this.options.logger.error({ direction: this.options.direction, signer: this.signer.address }, `claiming paused: ${detail}`);
+    else this.options.logger.info({ direction: this.options.direction, signer: this.signer.address }, 'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain');
+  }
+
+  /**
+   * The lowest nonce not held by a PENDING claim of this direction, never below the chain's: leases above
+   * it were given back without a transaction (a crash, an undone broadcast) and are reused.
+   */
+  private async reclaimFloor(trx: Knex, leased: number, chainNonce: number): Promise<{ floor: number; onChain: number }> {
+    const row = (await this.repo.t(trx, 'message').where({ direction: this.options.direction, status: 'PENDING' }).max({ n: 'claim_tx_nonce' }).first()) as { n: string | null } | undefined;
+    const held = row?.n === null || row?.n === undefined ? -1 : Number(row.n);
+    if (Math.max(chainNonce, held + 1) >= leased) return { floor: leased, onChain: chainNonce };
+    // Only a fresh chain nonce may lower the lease (the cached one can lag behind a just-mined claim).
+    const fresh = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
+    this.cachedNonce = { value: fresh, at: Date.now() };
+    return { floor: Math.max(fresh, held + 1), onChain: fresh };
+  }
 
   private nonceRow(knex: Knex) {
     return this.repo.t(knex, 'signer_nonce').where({ chain_id: this.chain.chainId.toString(), address: this.signer.address });
@@ -54,10 +81,23 @@ export class ClaimSender {
           .onConflict(['chain_id', 'address'])
           .ignore();
         const row = (await this.nonceRow(trx).forUpdate().first('next_nonce')) as { next_nonce: string };
-        const nonce = Math.max(Number(row.next_nonce), chainNonce);
-        if (nonce - chainNonce > this.options.maxNonceDiff) {
-          throw new NonceGapError(`next nonce ${nonce} is more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}) ahead of the chain's ${chainNonce}; claiming paused`);
+        let nonce = Math.max(Number(row.next_nonce), chainNonce);
+        let onChain = chainNonce;
+        if (nonce > chainNonce) {
+          const r = await this.reclaimFloor(trx, nonce, chainNonce);
+          const floor = r.floor;
+          onChain = r.onChain;
+          if (floor < nonce) {
+            this.options.logger.warn({ direction: this.options.direction, from: nonce, to: floor }, 'stale nonce leases reclaimed');
+            nonce = floor;
+          }
         }
+        if (nonce - onChain > this.options.maxNonceDiff) {
+          const detail = `the database nonce ${nonce} is ${nonce - onChain} ahead of the chain's ${onChain} for ${this.signer.address}, more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}); claiming resumes when the chain catches up`;
+          this.setPaused(true, detail);
+          throw new NonceGapError(detail);
+        }
+        this.setPaused(false);
         const tx: UnsignedTx = { chainId: this.chain.chainId, nonce, value: 0n, ...claim };
         const signed = await this.signer.signTransaction(tx);
         const hash = Transaction.from(signed).hash!;
@@ -70,6 +110,8 @@ export class ClaimSender {
           claim_tx_raw: signed,
           is_sponsored: claim.sponsored,
           retry_after: null,
+          bumps: 0,
+          claim_tx_kind: 'claim',
         });
         if (!moved) throw new MessageMovedError(`message ${message.message_hash} is no longer ${from.join('/')}`);
         await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('retries + 1'), claim_tx_created_at: trx.fn.now() });

@@ -89,7 +89,7 @@ describe('relayer database', () => {
     const chain = (await connectChain({ name: 'L2', url: anvil.url, contract: `0x${'3'.repeat(40)}`, metrics: createMetrics({ defaultMetrics: false }), logger }, new AbortController().signal))!;
     const signer = await createSigner({ type: 'private-key', privateKey: KEY });
     // Two senders on one database, like two relayer processes: the row lock keeps their nonces apart.
-    const senders = [0, 1].map(() => new ClaimSender(repo, chain, signer, { maxNonceDiff: 100, logger }));
+    const senders = [0, 1].map(() => new ClaimSender(repo, chain, signer, { maxNonceDiff: 100, logger, direction: 'L1_TO_L2' }));
     const claim = { to: new Wallet(KEY).address, data: '0x', gasLimit: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n, sponsored: false };
     const sent = await Promise.all(rows.map((r, i) => senders[i % 2]!.submit(r, ['ANCHORED'], claim)));
     expect(sent.map((s) => s.nonce).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

@@ -125,5 +125,21 @@ export const relayerMigrations: Migration[] = [
         await knex.schema.withSchema(schema).dropTableIfExists(table);
       }
     },
+  },  {
+    name: '0002_submission_lifecycle',
+    async up(knex, schema) {
+      // Fee bumps sent in the current submission cycle, and whether the current transaction (claim_tx_*)
+      // is the claim or the cancellation that ends the cycle (same nonce, zero value, to ourselves).
+      await knex.schema.withSchema(schema).alterTable('message', (t) => {
+        t.integer('bumps').notNullable().defaultTo(0);
+        t.text('claim_tx_kind').notNullable().defaultTo('claim');
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).alterTable('message', (t) => {
+        t.dropColumn('bumps');
+        t.dropColumn('claim_tx_kind');
+      });
+    },
   },
 ];

@@ -30,6 +30,10 @@ export interface MessageRow {
   is_sponsored: boolean;
   retries: number;
   cycles: number;
+  /** Fee bumps sent in the current cycle. */
+  bumps: number;
+  /** What claim_tx_* holds: the claim, or the cancellation ending the current cycle. */
+  claim_tx_kind: 'claim' | 'cancel';
   retry_after: Date | null;
   compressed_transaction_size: number | null;
   merkle_root: string | null;
@@ -137,6 +141,25 @@ export class RelayerRepository {
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
     return this.db.run((knex) => knex.transaction((trx) => this.transitionIn(trx, id, from, to, patch, reason)));
+  }
+
+  /**
+   * Records a replacement (fee bump or cancellation) of the PENDING transaction `previousHash`, only if it
+   * is still the message's current one.
+   */
+  async replaceClaimTx(id: string, previousHash: string, patch: MessagePatch & { failure_reason: string }, counts: { bump: boolean }): Promise<boolean> {
+    return this.db.run(async (knex) => {
+      const n: unknown = await this.t(knex, 'message')
+        .where({ id, status: 'PENDING', claim_tx_hash: previousHash })
+        .update({
+          ...patch,
+          bumps: counts.bump ? knex.raw('bumps + 1') : knex.raw('bumps'),
+          retries: counts.bump ? knex.raw('retries + 1') : knex.raw('retries'),
+          claim_tx_created_at: knex.fn.now(),
+          updated_at: knex.fn.now(),
+        });
+      return Number(n) > 0;
+    });
   }
 
   /** Updates fields without changing the status (failure reason, retry time). */
@@ -247,11 +270,13 @@ export class RelayerRepository {
 
   /** The cleaner: final-status messages older than `days` (never one that still needs work). */
   async deleteFinalOlderThan(days: number): Promise<number> {
-    return this.db.run((knex) =>
+    // `returning` gives the deleted rows on both drivers (a bare delete's result differs between them).
+    const rows = await this.db.run((knex) =>
       this.t(knex, 'message')
         .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION'])
         .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))
-        .delete(),
+        .delete(['id']),
     );
+    return (rows as unknown[]).length;
   }
 }

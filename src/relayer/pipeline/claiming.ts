@@ -96,6 +96,10 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   async function plan(m: MessageRow, fees: FeeEstimate): Promise<Plan> {
     const from = [m.status];
     const none = { send: false } as const;
+    if (m.retries >= c.maxNumberOfRetries) {
+      await ctx.repo.transition(m.id, from, 'NEEDS_MANUAL_INTERVENTION', {}, `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`);
+      return none;
+    }
     if (await isClaimedOnChain(ctx, m)) {
       await ctx.repo.transition(m.id, from, 'CLAIMED_SUCCESS', { claimed_at: new Date() }, `already claimed on ${ctx.destination.name}; no transaction sent`);
       return none;
@@ -164,7 +168,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, { maxRetries: c.maxNumberOfRetries });
+    const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb);
     if (rows.length === 0) return false;
     const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
     const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
@@ -182,8 +186,8 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       } catch (err) {
         if (err instanceof MessageMovedError) continue;
         if (err instanceof NonceGapError) {
-          ctx.logger.error({ direction: ctx.direction, err: err.message }, 'claiming paused');
-          throw err;
+          // Logged (once per pause) and exposed as relayer_claiming_paused by the sender.
+          return false;
         }
         firstError ??= err;
         await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);

@@ -3,9 +3,15 @@ import { describeRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import type { DirectionContext } from './context.js';
 import { isClaimedOnChain } from './claiming.js';
+import { estimateFees } from './fees.js';
 
 const REBROADCAST_AFTER_MS = 10_000;
 const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null };
+const CANCEL_GAS = 21_000n;
+
+/** ⌈x × 1.1⌉ (at least x + 1): the smallest fee a node accepts for a replacement at the same nonce. */
+export const bumped = (x: bigint) => { const up = (x * 11n + 9n) / 10n; return up > x ? up : x + 1n; };
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
  * Resolves PENDING claims from their receipts: success → CLAIMED_SUCCESS; a revert is replayed at its
@@ -28,8 +34,80 @@ export function createReceiptPersister(ctx: DirectionContext) {
     }
   }
 
+  /**
+   * The end of a submission cycle (our cancellation, or an older version of the claim, used the nonce):
+   * claimed by anyone → CLAIMED_SUCCESS; else a new cycle (ANCHORED), or NEEDS_MANUAL_INTERVENTION after
+   * MAX_RETRY_CYCLES cycles or MAX_NUMBER_OF_RETRIES submissions.
+   */
+  async function endCycle(m: MessageRow, what: string): Promise<void> {
+    if (await isClaimedOnChain(ctx, m)) {
+      await ctx.repo.transition(m.id, ['PENDING'], 'CLAIMED_SUCCESS', { claimed_at: new Date() }, `claimed by another transaction; ${what}`);
+      return;
+    }
+    const c = ctx.config.claiming;
+    const cycles = m.cycles + 1;
+    const reset = { ...CLEARED_CLAIM, cycles, bumps: 0, claim_tx_kind: 'claim' as const };
+    if (cycles >= c.maxRetryCycles || m.retries >= c.maxNumberOfRetries) {
+      const limit = cycles >= c.maxRetryCycles ? `MAX_RETRY_CYCLES (${c.maxRetryCycles})` : `MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries})`;
+      const reason = `${what}; ${cycles} submission cycle(s) and ${m.retries} submission(s) without a receipt: ${limit} reached`;
+      if (await ctx.repo.transition(m.id, ['PENDING'], 'NEEDS_MANUAL_INTERVENTION', reset, reason)) {
+        ctx.metrics.claimsResolved.inc({ direction: ctx.direction, status: 'NEEDS_MANUAL_INTERVENTION' });
+        ctx.logger.error({ message: m.message_hash, cycles, retries: m.retries }, 'message needs manual intervention');
+      }
+      return;
+    }
+    await ctx.repo.transition(m.id, ['PENDING'], 'ANCHORED', reset, `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again`);
+  }
+
+  /**
+   * MESSAGE_SUBMISSION_TIMEOUT passed without a receipt: re-send at the same nonce with fees raised by at
+   * least 10 % (a fee bump, MAX_BUMPS_PER_CYCLE per cycle while MAX_NUMBER_OF_RETRIES allows), else cancel
+   * with a zero-value transaction to ourselves. The replacement is broadcast before it is recorded: if we
+   * crash in between, whichever version is mined uses the nonce and `resolve` sorts it out.
+   */
+  async function replace(m: MessageRow): Promise<void> {
+    const c = ctx.config.claiming;
+    const old = Transaction.from(m.claim_tx_raw!);
+    const cancelling = m.claim_tx_kind === 'cancel';
+    const bump = !cancelling && m.bumps < c.maxBumpsPerCycle && m.retries < c.maxNumberOfRetries;
+    const fresh = await estimateFees(chain, c.gasEstimationPercentile, c.maxFeePerGasCap);
+    const minFee = bumped(old.maxFeePerGas ?? 0n);
+    const minTip = bumped(old.maxPriorityFeePerGas ?? 0n);
+    const maxFeePerGas = max(minFee, fresh.maxFeePerGas);
+    const maxPriorityFeePerGas = max(minTip, fresh.maxPriorityFeePerGas);
+    const what = bump ? 'fee bump' : 'cancellation';
+    if (maxFeePerGas > c.maxFeePerGasCap || maxPriorityFeePerGas > maxFeePerGas) {
+      const reason = `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${timeoutMs} ms); a ${what} needs max fee ${minFee} wei, above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap}: waiting`;
+      if (m.failure_reason !== reason) await ctx.repo.annotate(m.id, 'PENDING', { failure_reason: reason });
+      return;
+    }
+    const nonce = Number(m.claim_tx_nonce);
+    const body = bump ? { to: old.to!, data: old.data, gasLimit: old.gasLimit } : { to: ctx.sender.signer.address, data: '0x', gasLimit: CANCEL_GAS };
+    const signed = await ctx.sender.signer.signTransaction({ chainId: chain.chainId, nonce, value: 0n, maxFeePerGas, maxPriorityFeePerGas, ...body });
+    const hash = Transaction.from(signed).hash!;
+    try {
+      await ctx.sender.broadcast(signed);
+    } catch (err) {
+      // The nonce was used meanwhile (a version got mined): the next iteration resolves it.
+      if (/nonce too low|NONCE_EXPIRED/i.test(`${(err as Error).message} ${(err as { code?: string }).code}`)) return;
+      throw err;
+    }
+    const reason = bump
+      ? `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${timeoutMs} ms): fee bump ${m.bumps + 1} of ${c.maxBumpsPerCycle} in cycle ${m.cycles + 1}, nonce ${nonce}`
+      : `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${timeoutMs} ms): cycle ${m.cycles + 1} cancelled at nonce ${nonce}`;
+    const patch = { claim_tx_hash: hash, claim_tx_raw: signed, claim_max_fee_per_gas: maxFeePerGas.toString(), claim_max_priority_fee_per_gas: maxPriorityFeePerGas.toString(), claim_tx_kind: bump ? 'claim' as const : 'cancel' as const, failure_reason: reason };
+    if (await ctx.repo.replaceClaimTx(m.id, m.claim_tx_hash!, patch, { bump })) {
+      ctx.metrics.replacements.inc({ direction: ctx.direction, kind: bump ? 'bump' : 'cancel' });
+      ctx.logger.warn({ message: m.message_hash, nonce, previous: m.claim_tx_hash, tx: hash, maxFeePerGas: maxFeePerGas.toString() }, bump ? 'claim fee bumped' : 'claim cancelled');
+    }
+  }
+
   async function resolve(m: MessageRow): Promise<void> {
     const receipt = await chain.provider.getTransactionReceipt(m.claim_tx_hash!);
+    if (receipt && m.claim_tx_kind === 'cancel') {
+      await endCycle(m, `cancellation ${m.claim_tx_hash} mined`);
+      return;
+    }
     if (receipt) {
       const labels = { direction: ctx.direction };
       if (receipt.status === 1) {
@@ -56,18 +134,23 @@ export function createReceiptPersister(ctx: DirectionContext) {
       // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
       // Look again first: it may have been mined between the two reads.
       if (await chain.provider.getTransactionReceipt(m.claim_tx_hash!)) return;
+      if (m.claim_tx_kind === 'cancel') {
+        await endCycle(m, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
+        return;
+      }
       if (await isClaimedOnChain(ctx, m)) await ctx.repo.transition(m.id, ['PENDING'], 'CLAIMED_SUCCESS', { claimed_at: new Date() }, 'claimed by another transaction');
       else await ctx.repo.transition(m.id, ['PENDING'], 'ANCHORED', CLEARED_CLAIM, `claim transaction ${m.claim_tx_hash} was replaced; claiming again`);
       return;
     }
     const age = m.claim_tx_created_at ? Date.now() - new Date(m.claim_tx_created_at).getTime() : 0;
+    if (age > timeoutMs && !ctx.sender.isQueued(m.claim_tx_hash!)) {
+      await replace(m);
+      return;
+    }
     // Rebroadcast only what this process is not about to broadcast anyway (e.g. after a crash or a dropped tx).
     if (age > REBROADCAST_AFTER_MS && !ctx.sender.isQueued(m.claim_tx_hash!) && !(await chain.provider.getTransaction(m.claim_tx_hash!))) {
       ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash }, 'claim transaction unknown to the node; rebroadcasting');
       await ctx.sender.broadcast(m.claim_tx_raw!);
-    }
-    if (age > timeoutMs && !m.failure_reason) {
-      await ctx.repo.annotate(m.id, 'PENDING', { failure_reason: `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${timeoutMs} ms)` });
     }
   }
 
