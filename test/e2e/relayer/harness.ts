@@ -65,6 +65,16 @@ export async function startRelayerDevnet(common: Common, db: DbClient, coordinat
 }
 
 /** Environment of a relayer on this devnet: both directions, fast polling, one confirmation. */
+/** Listener settings for tests: one confirmation and 200 ms polling (the devnet mines a block a second). */
+export const FAST_LISTENER = {
+  L1_LISTENER_BLOCK_CONFIRMATION: '1',
+  L2_LISTENER_BLOCK_CONFIRMATION: '1',
+  L1_LISTENER_INTERVAL: '200',
+  L2_LISTENER_INTERVAL: '200',
+  L1_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
+  L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
+};
+
 export function relayerEnv(d: RelayerDevnet, overrides: Record<string, string> = {}): Record<string, string> {
   const s = d.devnet.state;
   return {
@@ -83,12 +93,7 @@ export function relayerEnv(d: RelayerDevnet, overrides: Record<string, string> =
     L1_L2_CALLDATA_ENABLED: 'true',
     L2_L1_EOA_ENABLED: 'true',
     L2_L1_CALLDATA_ENABLED: 'true',
-    L1_LISTENER_BLOCK_CONFIRMATION: '1',
-    L2_LISTENER_BLOCK_CONFIRMATION: '1',
-    L1_LISTENER_INTERVAL: '200',
-    L2_LISTENER_INTERVAL: '200',
-    L1_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
-    L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
+    ...FAST_LISTENER,
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@ import { createProvider } from '../../../src/common/chain/provider.js';
 import type { DbClient } from '../../../src/common/db/client.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../../generated/contracts/types/index.js';
+import { FAST_LISTENER } from './harness.js';
 
 /**
  * Relayer tests on the shared e2e devnet (inject('devnet')). Each file uses its own test account as
@@ -56,12 +57,7 @@ export async function useSharedDevnet(state: DevnetState, account: number): Prom
       L2_EVENT_FILTER_FROM_ADDRESS: sender.l2.address.toLowerCase(),
       L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
       L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
-      L1_LISTENER_BLOCK_CONFIRMATION: '1',
-      L2_LISTENER_BLOCK_CONFIRMATION: '1',
-      L1_LISTENER_INTERVAL: '200',
-      L2_LISTENER_INTERVAL: '200',
-      L1_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
-      L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
+      ...FAST_LISTENER,
       L2_MESSAGE_TREE_DEPTH: String(state.messageTreeDepth),
       ...overrides,
     }),
