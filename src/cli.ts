@@ -43,11 +43,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
-  let command = COMMANDS.find((c) => c.name === first);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === first);
+  if (!entry) {
     process.stderr.write(`l2stack: unknown command "${first}"\n\n${mainUsage()}\n`);
     return 2;
   }
+  let command: Command = { name: entry.name, summary: entry.summary, ...(await entry.load()) };
   const sub = command.subcommands?.find((c) => c.name === rest[0]);
   if (sub) {
     command = { ...sub, name: `${command.name} ${sub.name}` };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { COMMANDS } from '../src/cli/commands.js';
 
 const bin = fileURLToPath(new URL('../bin/l2stack.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -17,6 +18,12 @@ describe('l2stack CLI', () => {
     const r = run('--version');
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('behavior: a command\'s --help shows the summary the command list gives it', () => {
+    const r = run('relayer', '--help');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`Usage: l2stack relayer\n\n${COMMANDS.find((c) => c.name === 'relayer')!.summary}`);
   });
 
   it('error: an unknown flag exits 2 with the usage', () => {

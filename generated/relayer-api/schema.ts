@@ -56,6 +56,9 @@ export interface paths {
          *     and the listener of each enabled direction is making progress. The response is `200` when every
          *     check passes and `503` otherwise. Both answers carry the `Readiness` body. It lists every check
          *     that was run, and the checks with `ok: false` are the reasons the relayer is not ready.
+         *     With two relayers on one Postgres database, one leads each direction and the other stands by:
+         *     the standby's listener check passes with the detail
+         *     `standing by: another instance leads this direction`, since it is ready to take over.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -158,7 +161,9 @@ export interface components {
          *     - `CLAIMED_SUCCESS`: the claim succeeded. This is also the status when the message was already
          *       claimed by someone else, in which case no transaction was sent.
          *     - `CLAIMED_REVERTED`: the claim transaction was mined but reverted.
-         *     - `NON_EXECUTABLE`: the claim would need more gas than `MAX_CLAIM_GAS_LIMIT`.
+         *     - `NON_EXECUTABLE`: the claim would need more gas than `MAX_CLAIM_GAS_LIMIT` or its gas estimate
+         *       reverts, or the message can never be claimed because a reorg deeper than the listener's
+         *       confirmations removed it from its origin chain (the failure reason says which).
          *     - `ZERO_FEE`: the message pays no fee and sponsoring is off for its direction.
          *     - `FEE_UNDERPRICED`: the fee does not cover the estimated cost times `PROFIT_MARGIN`, or the
          *       estimated fee exceeds `MAX_FEE_PER_GAS_CAP` while the cap is enforced. It is re-evaluated later.
@@ -361,7 +366,7 @@ export interface components {
              */
             ok: boolean;
             /**
-             * @description What went wrong. Usually present only when `ok` is `false`.
+             * @description What went wrong. Usually present only when `ok` is `false`; a standby's listener check passes with the detail `standing by: another instance leads this direction`.
              * @example eth_blockNumber failed: connect ECONNREFUSED 127.0.0.1:8545
              */
             detail?: string;

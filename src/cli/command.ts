@@ -22,6 +22,12 @@ export interface Command {
   run(args: ParsedArgs): Promise<number>;
 }
 
+/**
+ * A top-level command's code, loaded only when that command runs: its name and summary live in the
+ * registry (commands.ts), which `--help` reads without importing any command module.
+ */
+export type CommandBody = Omit<Command, 'name' | 'summary'>;
+
 /** Thrown for bad command-line input: the CLI prints the message and the usage, and exits 2. */
 export class UsageError extends Error {
   override name = 'UsageError';

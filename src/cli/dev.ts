@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import type { Command } from './command.js';
+import type { CommandBody } from './command.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
 import { devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
@@ -11,9 +11,7 @@ import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
 import { LateStateRoots, startDevnetStateManager } from '../devnet/services/state.js';
 
-export const devCommand: Command = {
-  name: 'dev',
-  summary: 'the whole stack on this machine: devnet + every service, one process, embedded database (npm start)',
+export const devCommand: CommandBody = {
   options: devnetOptions,
   optionHelp: [...devnetOptionHelp, 'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.'],
   async run({ values }) {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Command, ParsedArgs } from './command.js';
+import type { CommandBody, ParsedArgs } from './command.js';
 import { intFlag, portFlag, stringFlag } from './args.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
@@ -40,9 +40,7 @@ export function parseDevnetFlags(values: ParsedArgs['values']) {
   };
 }
 
-export const devnetCommand: Command = {
-  name: 'devnet',
-  summary: 'run a local L1 + L2 (anvil) with the message services, tokens, a DEX and the coordinator',
+export const devnetCommand: CommandBody = {
   options: devnetOptions,
   optionHelp: devnetOptionHelp,
   subcommands: [sendMessageCommand],

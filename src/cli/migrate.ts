@@ -1,4 +1,4 @@
-import type { Command } from './command.js';
+import type { CommandBody } from './command.js';
 import { UsageError } from './command.js';
 import { SERVICE_SCHEMAS } from '../services.js';
 import { loadDatabaseConfig } from '../common/db/config.js';
@@ -7,9 +7,7 @@ import { migrate } from '../common/db/migrations.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { createLogger } from '../common/log.js';
 
-export const migrateCommand: Command = {
-  name: 'migrate',
-  summary: 'apply database migrations (all services, or one)',
+export const migrateCommand: CommandBody = {
   usage: '[service]',
   maxPositionals: 1,
   optionHelp: [`service: one of ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none yet)'}`],

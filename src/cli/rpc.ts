@@ -1,12 +1,10 @@
-import type { Command } from './command.js';
+import type { CommandBody } from './command.js';
 import { runService } from './service-command.js';
+import { loadRpcConfig, startRpc } from '../rpc/index.js';
+import { loadStateConfig, startStateManager } from '../state/index.js';
 
-export const rpcCommand: Command = {
-  name: 'rpc',
-  summary: 'serve the public JSON-RPC endpoint in front of RPC_UPSTREAM_URLS (with svc_getProof when STATE_* is set)',
+export const rpcCommand: CommandBody = {
   async run() {
-    const { loadRpcConfig, startRpc } = await import('../rpc/index.js');
-    const { loadStateConfig, startStateManager } = await import('../state/index.js');
     return runService(
       'rpc',
       (env) => {

@@ -1,4 +1,4 @@
-import type { Command } from './command.js';
+import type { CommandBody } from './command.js';
 import { UsageError } from './command.js';
 import { verifyStateProof, type StateProofResultJson } from '../state/verify.js';
 
@@ -41,9 +41,7 @@ export function verifyProof(root: unknown, input: string, out: (line: string) =>
  * `l2stack verify-proof --root 0x… < result.json`: checks every proof of a svc_getProof result (the bare
  * result or the whole JSON-RPC response) against a state root, e.g. the one stored on L1 at finalization.
  */
-export const verifyProofCommand: Command = {
-  name: 'verify-proof',
-  summary: 'verify a svc_getProof result (stdin) against a state root',
+export const verifyProofCommand: CommandBody = {
   usage: '< result.json',
   options: { root: { type: 'string' } },
   optionHelp: [

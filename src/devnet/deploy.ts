@@ -2,7 +2,7 @@ import { parseEther, parseUnits, encodeBytes32String, type Signer } from 'ethers
 import {
   L1MessageService__factory, L2MessageService__factory, NativeToken__factory, TestToken__factory,
   Bytes32MetadataToken__factory, RevertingMetadataToken__factory, DexFactory__factory, DexRouter__factory,
-  CallRecorder__factory,
+  CallRecorder__factory, ClaimForwarder__factory,
 } from '../../generated/contracts/types/index.js';
 
 export interface TokenSpec {
@@ -39,6 +39,9 @@ export interface Deployment {
   l2MessageService: string;
   l1CallRecorder: string;
   l2CallRecorder: string;
+  /** ClaimForwarder of each message service: a claim-via contract for `*_CLAIM_VIA_ADDRESS`. */
+  l1ClaimForwarder: string;
+  l2ClaimForwarder: string;
   tokens: Record<string, { address: string; spec: TokenSpec }>;
   dexFactory: string;
   dexRouter: string;
@@ -71,6 +74,16 @@ export async function deployMessageServices(o: DeployOptions): Promise<Pick<Depl
   const l1CallRecorder = await deployed(new CallRecorder__factory(o.l1Deployer).deploy());
   const l2CallRecorder = await deployed(new CallRecorder__factory(o.l2Deployer).deploy());
   return { l1MessageService, l2MessageService, l1CallRecorder, l2CallRecorder };
+}
+
+/**
+ * A ClaimForwarder in front of each message service. Deployed after everything else, so the addresses of
+ * the contracts deployed before it (message services, tokens, DEX) are what they were without it.
+ */
+export async function deployClaimForwarders(o: { l1Deployer: Signer; l2Deployer: Signer; l1MessageService: string; l2MessageService: string }): Promise<Pick<Deployment, 'l1ClaimForwarder' | 'l2ClaimForwarder'>> {
+  const l1ClaimForwarder = await deployed(new ClaimForwarder__factory(o.l1Deployer).deploy(o.l1MessageService));
+  const l2ClaimForwarder = await deployed(new ClaimForwarder__factory(o.l2Deployer).deploy(o.l2MessageService));
+  return { l1ClaimForwarder, l2ClaimForwarder };
 }
 
 export async function deployTokens(deployer: Signer): Promise<Deployment['tokens']> {

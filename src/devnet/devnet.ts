@@ -1,7 +1,7 @@
 import { Wallet, parseUnits, type JsonRpcProvider } from 'ethers';
 import { startAnvil, type Anvil } from './anvil.js';
 import { devAccounts, ROLES, ACCOUNT_COUNT } from './accounts.js';
-import { deployDex, deployMessageServices, deployTokens, type Deployment } from './deploy.js';
+import { deployClaimForwarders, deployDex, deployMessageServices, deployTokens, type Deployment } from './deploy.js';
 import { generateHistory, runTraffic } from './scenario.js';
 import { startBlockTicker } from './block-ticker.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type CoordinatorConfig, type StateRootSource } from './coordinator/index.js';
@@ -106,7 +106,7 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     });
     const tokens = await deployTokens(wallet('deployer', l2Provider));
     const dex = await deployDex(wallet('deployer', l2Provider), tokens);
-    const deployment: Deployment = { ...services, tokens, ...dex };
+    const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
     const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
     if (historyHours > 0) {
       await generateHistory({
@@ -122,6 +122,8 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       });
     }
     await jumpToNow(l2Provider);
+    // Last, so every block and address before it is what it was before the forwarders existed.
+    Object.assign(deployment, await deployClaimForwarders({ l1Deployer: wallet('deployer', l1Provider), l2Deployer: wallet('deployer', l2Provider), ...services }));
 
     const ticker = new AbortController();
     const blockTime = options.blockTimeMs ?? 1_000;
@@ -180,6 +182,7 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       tokens: Object.values(tokens).map((t) => ({ symbol: t.spec.symbol, name: t.spec.name, address: t.address, decimals: t.spec.decimals })),
       dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
       callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
+      claimForwarder: { l1: deployment.l1ClaimForwarder, l2: deployment.l2ClaimForwarder },
       excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
       accounts,
       messageTreeDepth: depth,

@@ -17,6 +17,11 @@ export interface DevnetState {
   tokens: { symbol: string; address: string; decimals: number; name: string }[];
   dex: { factory: string; router: string; pairs: { token0: string; token1: string; pair: string }[] };
   callRecorder: { l1: string; l2: string };
+  /**
+   * ClaimForwarder of each message service (try `L1_CLAIM_VIA_ADDRESS` / `L2_CLAIM_VIA_ADDRESS` with them).
+   * Optional: state files written before it existed lack it.
+   */
+  claimForwarder?: { l1: string; l2: string };
   excludedWallets: { address: string; label: string; status: string }[];
   accounts: DevAccount[];
   messageTreeDepth: number;

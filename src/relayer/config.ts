@@ -212,9 +212,6 @@ function extraChecks(values: Values): string[] {
       const error = compileCalldataFilter(expr).error;
       if (error) problems.push(`${p}_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == "0x26dfbc20" and calldata.amount > 0): ${error}`);
     }
-    if (v[`${p}_CLAIM_VIA_ADDRESS`] !== undefined) {
-      problems.push(`${p}_CLAIM_VIA_ADDRESS: claiming through a proxy contract is not implemented in this build; unset it`);
-    }
   }
   // The L2 signer claims L1→L2 messages, the L1 signer L2→L1 messages.
   problems.push(...signerProblems(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED));

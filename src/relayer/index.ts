@@ -24,6 +24,9 @@ export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } fro
 export type { RelayerConfig, Direction } from './config.js';
 export { RELAYER_SCHEMA, relayerMigrations, MESSAGE_STATUSES, type MessageStatus } from './db/migrations.js';
 
+/** The readiness detail of a direction whose leadership lock another instance holds. */
+export const STANDING_BY = 'standing by: another instance leads this direction';
+
 export interface Relayer {
   url: string;
   schema: string;
@@ -73,14 +76,14 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     const h = health[d]!;
     while (!signal.aborted) {
       h.state = 'waiting for leadership';
-      const lead = await acquireLeadership(db, `relayer:${schema}:${d}`, { signal, logger });
+      const lead = await acquireLeadership(db, `relayer:${schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
       if (!lead) return;
       h.state = 'running';
       const s = AbortSignal.any([signal, lead.signal]);
       const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: d });
       const ctx: DirectionContext = {
         direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h,
+        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h, signal: s,
       };
       logger.info({ direction: d, signer: signer.address, origin: origin.name, destination: destination.name }, 'direction started');
       const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
@@ -94,6 +97,15 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       }
       loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
       await Promise.all(loops);
+      if (signal.aborted) {
+        // Drained: each loop finished its iteration and claiming started no new claim once stopping began, so
+        // every claim signed so far was broadcast. Claims awaiting receipts stay PENDING with their signed
+        // transactions; the next leader (this relayer restarted, or a standby) resolves them. Waiting for
+        // receipts here could outlast any stop timeout (an L1 block may take minutes).
+        const counts = await repo.countsByStatus().catch(() => undefined);
+        const inFlight = counts ? (counts.find((c) => c.direction === d && c.status === 'PENDING')?.count ?? 0) : 'unknown (database unreachable)';
+        logger.info({ direction: d, inFlight }, `direction drained: ${inFlight} claim(s) in flight stay PENDING with their signed transactions and are resolved by the next run`);
+      }
       await lead.release();
     }
   }
@@ -144,7 +156,10 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       const interval = (d === 'L1_TO_L2' ? config.l1 : config.l2).listener.intervalMs;
       const staleMs = Math.max(5 * interval, 60_000);
       const name = `listener.${d}`;
-      if (h.lastProgressAt === undefined) checks.push({ name, ok: false, detail: `listener not started (${h.state})` });
+      // A standby is ready: it takes over when the active instance goes (and an orchestrator rolling two
+      // replicas waits for readiness, which a standby that never passed would block).
+      if (h.state === STANDING_BY) checks.push({ name, ok: true, detail: STANDING_BY });
+      else if (h.lastProgressAt === undefined) checks.push({ name, ok: false, detail: `listener not started (${h.state})` });
       else if (Date.now() - h.lastProgressAt > staleMs) {
         checks.push({ name, ok: false, detail: `no block processed for ${Math.round((Date.now() - h.lastProgressAt) / 1000)} s (last processed block ${h.lastBlock ?? 'none'})` });
       } else checks.push({ name, ok: true });

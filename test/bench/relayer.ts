@@ -1,10 +1,21 @@
 /**
- * `npm run bench -- relayer`: N messages each way on the devnet (default 500; BENCH_MESSAGES overrides).
- * Phase 1: the relayer claims them; latency = anchored (seen by the relayer) → claim receipt (seen by it),
- * from its own records; it starts once all its messages are claimable, as the baseline does. Phase 2, same run and devnet: another N each way claimed by a minimal sequential
- * claimer (one message at a time: send, wait for the receipt, next), measured from the moment all its
- * messages were anchored. Prints p50/p95 latency and claims/s for both, and the ratios.
+ * `npm run bench -- relayer`: N messages each way on the devnet (default 1,000; BENCH_MESSAGES overrides),
+ * four phases in one run and one devnet, each on its own N messages and starting once all of them are
+ * claimable, so each measures claiming alone:
+ *  1. the relayer, talking to the chains directly (as in part 1); latency = anchored, as the relayer saw
+ *     it → claim receipt, from its records;
+ *  2. the same through a JSON-RPC proxy in front of each chain (test/bench/_drop-proxy.ts, in a thread of
+ *     its own) that drops nothing: what the extra hop costs;
+ *  3. the same with one claim in ten lost on its way to the node: the proxy answers every tenth new
+ *     transaction with its hash but never forwards it, so the relayer sees no receipt within
+ *     MESSAGE_SUBMISSION_TIMEOUT and bumps the fee at the same nonce (counted from its
+ *     relayer_claim_replacements_total). A transaction stuck at a lost nonce holds back the later ones,
+ *     which time out and are bumped as well;
+ *  4. a minimal sequential claimer (one message at a time: send, wait for the receipt, next).
+ * Prints p50/p95 latency and claims/s of each, the ratios, and part 1's figures for comparison.
  */
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { Contract, parseEther, type Wallet } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
@@ -12,7 +23,14 @@ import { messageTrees } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
 
-const N = Number(process.env.BENCH_MESSAGES ?? 500);
+const N = Number(process.env.BENCH_MESSAGES ?? 1_000);
+/** One new claim transaction in DROP_EVERY is lost: 10 %. */
+const DROP_EVERY = 10;
+const SUBMISSION_TIMEOUT_MS = 3_000;
+/** Part 1 (issue 7), 500 messages each way on the same kind of devnet, claims/s. */
+const PART1 = { messages: 500, relayer: { L1_TO_L2: 19.1, L2_TO_L1: 17.2 }, sequential: { L1_TO_L2: 15.4, L2_TO_L1: 11.5 } };
+const DIRECTIONS = ['L1_TO_L2', 'L2_TO_L1'] as const;
+type Dir = (typeof DIRECTIONS)[number];
 const FEE = parseEther('0.001');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => {
@@ -21,6 +39,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 interface Sent { hash: string; nonce: bigint; block: number; from: string; to: string; fee: bigint; value: bigint; calldata: string }
+interface Line { name: string; claims: number; p50: number; p95: number; claimsPerSecond: number }
 
 /** Sends n EOA messages without waiting for each receipt; returns them with their numbers and blocks. */
 async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n: number): Promise<Sent[]> {
@@ -42,38 +61,28 @@ async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n:
   return out;
 }
 
-function report(name: string, latencies: number[], seconds: number) {
+function report(name: string, latencies: number[], seconds: number, extra = ''): Line {
   const line = { name, claims: latencies.length, p50: pct(latencies, 50), p95: pct(latencies, 95), claimsPerSecond: latencies.length / seconds };
-  console.log(`${name.padEnd(28)} claims=${line.claims} p50=${line.p50.toFixed(2)} s p95=${line.p95.toFixed(2)} s claims/s=${line.claimsPerSecond.toFixed(1)}`);
+  console.log(`${name.padEnd(40)} claims=${line.claims} p50=${line.p50.toFixed(2)} s p95=${line.p95.toFixed(2)} s claims/s=${line.claimsPerSecond.toFixed(1)}${extra}`);
   return line;
 }
 
-async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>) {
-  const common = testCommon('warn');
-  const from = { l1: await d.wallet(13, 'l1').provider!.getBlockNumber(), l2: await d.wallet(13, 'l2').provider!.getBlockNumber() };
-  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(13, 'l1'), 'l1', N), sendMany(d, d.wallet(13, 'l2'), 'l2', N)]);
-  await allAnchored(d, l1, l2);
-  // Like the baseline, the relayer starts once every message is claimable: this measures claiming alone.
-  const loaded = loadRelayerConfig(relayerEnv(d, { L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1), L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2) }));
-  const schema = db.schema('bench_relayer');
-  const relayer = await startRelayer({ common, db: db.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
-  const total = l1.length + l2.length;
-  const q = () => db.client.knex(`${schema}.message`);
-  for (;;) {
-    const [{ count }] = (await q().where('status', 'CLAIMED_SUCCESS').count({ count: '*' })) as [{ count: string }];
-    if (Number(count) >= total) break;
-    await sleep(500);
-  }
-  const rows = (await q().select('direction', 'anchored_at', 'claimed_at')) as { direction: string; anchored_at: Date; claimed_at: Date }[];
-  await relayer.stop();
-  const results = [];
-  for (const dir of ['L1_TO_L2', 'L2_TO_L1']) {
-    const rs = rows.filter((r) => r.direction === dir);
-    const lat = rs.map((r) => (new Date(r.claimed_at).getTime() - new Date(r.anchored_at).getTime()) / 1000);
-    const span = (Math.max(...rs.map((r) => new Date(r.claimed_at).getTime())) - Math.min(...rs.map((r) => new Date(r.anchored_at).getTime()))) / 1000;
-    results.push(report(`relayer ${dir}`, lat, span));
-  }
-  return results;
+interface DropProxy { url: string; dropped(): Promise<number>; close(): Promise<number> }
+
+/**
+ * A drop proxy (test/bench/_drop-proxy.ts) in front of `upstream`, in a worker thread of its own. tsx's
+ * loader is registered in the worker first, as bin/l2stack.js does, since workers do not inherit it.
+ */
+async function startDropProxy(upstream: string, dropEvery: number): Promise<DropProxy> {
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const module = new URL('./_drop-proxy.ts', import.meta.url).href;
+  const worker = new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module)}); });`, { eval: true, workerData: { upstream, dropEvery } });
+  const [{ port }] = (await once(worker, 'message')) as [{ port: number }];
+  const dropped = async () => {
+    worker.postMessage('stats');
+    return ((await once(worker, 'message')) as [{ dropped: number }])[0].dropped;
+  };
+  return { url: `http://127.0.0.1:${port}`, dropped, close: () => worker.terminate() };
 }
 
 async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<void> {
@@ -85,8 +94,59 @@ async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<vo
   while ((await l1Service.currentL2BlockNumber()) < BigInt(lastBlock)) await sleep(100);
 }
 
+/**
+ * The relayer claims N each way sent by test account `account`, talking to the chains directly
+ * (`dropEvery` undefined) or through drop proxies; it starts once every message is claimable (as the
+ * baseline does), so this measures claiming alone.
+ */
+async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, label: string, account: number, dropEvery?: number): Promise<Line[]> {
+  // Errors only: the bump phase would print a warning for each of its hundreds of fee bumps.
+  const common = testCommon('error');
+  const from = { l1: await d.wallet(account, 'l1').provider!.getBlockNumber(), l2: await d.wallet(account, 'l2').provider!.getBlockNumber() };
+  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(account, 'l1'), 'l1', N), sendMany(d, d.wallet(account, 'l2'), 'l2', N)]);
+  await allAnchored(d, l1, l2);
+  const s = d.devnet.state;
+  const proxies = dropEvery === undefined ? undefined : { l1: await startDropProxy(s.l1.rpcUrl, dropEvery), l2: await startDropProxy(s.l2.rpcUrl, dropEvery) };
+  const loaded = loadRelayerConfig(relayerEnv(d, {
+    L1_RPC_URL: proxies?.l1.url ?? s.l1.rpcUrl,
+    L2_RPC_URL: proxies?.l2.url ?? s.l2.rpcUrl,
+    L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
+    L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
+    MESSAGE_SUBMISSION_TIMEOUT: String(SUBMISSION_TIMEOUT_MS),
+  }));
+  const schema = db.schema(`bench_relayer_${account}`);
+  const relayer = await startRelayer({ common, db: db.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
+  const total = l1.length + l2.length;
+  const q = () => db.client.knex(`${schema}.message`);
+  // Every message ends claimed, or in a final status other than success (reported): bounded either way.
+  const deadline = Date.now() + Math.max(600_000, N * 600);
+  for (;;) {
+    const open = (await q().whereIn('status', ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED']).count({ count: '*' })) as [{ count: string }];
+    const [{ count: seen }] = (await q().count({ count: '*' })) as [{ count: string }];
+    if ((Number(seen) >= total && Number(open[0].count) === 0) || Date.now() > deadline) break;
+    await sleep(500);
+  }
+  const rows = (await q().select('direction', 'status', 'anchored_at', 'claimed_at')) as { direction: Dir; status: string; anchored_at: Date; claimed_at: Date | null }[];
+  const replacements = (await common.metrics.getSingleMetric('relayer_claim_replacements_total')!.get()).values;
+  await relayer.stop();
+  const dropped = { L1_TO_L2: await proxies?.l2.dropped(), L2_TO_L1: await proxies?.l1.dropped() };
+  await Promise.all([proxies?.l1.close(), proxies?.l2.close()]);
+  const results = [];
+  for (const dir of DIRECTIONS) {
+    const rs = rows.filter((r) => r.direction === dir);
+    const ok = rs.filter((r) => r.status === 'CLAIMED_SUCCESS' && r.claimed_at);
+    const others = rs.length - ok.length;
+    const lat = ok.map((r) => (new Date(r.claimed_at!).getTime() - new Date(r.anchored_at).getTime()) / 1000);
+    const span = (Math.max(...ok.map((r) => new Date(r.claimed_at!).getTime())) - Math.min(...rs.map((r) => new Date(r.anchored_at).getTime()))) / 1000;
+    const count = (kind: string) => replacements.filter((v) => v.labels.direction === dir && v.labels.kind === kind).reduce((a, v) => a + v.value, 0);
+    const extra = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
+    results.push(report(`${label} ${dir}`, lat, span, `${extra}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
+  }
+  return results;
+}
+
 /** The baseline: claims one message at a time with the devnet's own bindings, waiting for each receipt. */
-async function baselinePhase(d: RelayerDevnet) {
+async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
   const s = d.devnet.state;
   const claimerL1 = d.wallet(15, 'l1');
   const claimerL2 = d.wallet(15, 'l2');
@@ -138,12 +198,16 @@ export async function main(): Promise<void> {
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   try {
-    console.log(`${N} messages each way, database ${db.client.kind}`);
-    const relayer = await relayerPhase(d, db);
+    console.log(`${N} messages each way, database ${db.client.kind}; the last relayer phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms`);
+    const direct = await relayerPhase(d, db, 'relayer', 13, undefined);
+    const proxied = await relayerPhase(d, db, 'relayer via proxy', 16, 0);
+    const bumped = await relayerPhase(d, db, 'relayer via proxy, 10 % lost', 17, DROP_EVERY);
     const baseline = await baselinePhase(d);
-    for (const i of [0, 1]) {
-      const [r, b] = [relayer[i]!, baseline[i]!];
-      console.log(`${r.name.replace('relayer ', '')}: claims/s ${(r.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x the sequential claimer; p95 latency ${(r.p95 / b.p95).toFixed(2)}x`);
+    for (const [i, dir] of DIRECTIONS.entries()) {
+      const [r, p, f, b] = [direct[i]!, proxied[i]!, bumped[i]!, baseline[i]!];
+      const vs = (x: Line) => `${x.claimsPerSecond.toFixed(1)} claims/s (${(x.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x sequential), p95 ${x.p95.toFixed(1)} s (${(x.p95 / b.p95).toFixed(2)}x)`;
+      console.log(`${dir}: sequential ${b.claimsPerSecond.toFixed(1)} claims/s, p95 ${b.p95.toFixed(1)} s; relayer ${vs(r)}; via proxy ${vs(p)}; via proxy with 10 % lost ${vs(f)}`);
+      console.log(`${' '.repeat(dir.length)}  part 1 (${PART1.messages} each way): relayer ${PART1.relayer[dir]} vs sequential ${PART1.sequential[dir]} claims/s (${(PART1.relayer[dir] / PART1.sequential[dir]).toFixed(1)}x)`);
     }
   } finally {
     await d.stop();

@@ -123,7 +123,7 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
         L1_L2_EOA_ENABLED: 'true',
         ...overrides,
       });
-      const chain = (await connectChain({ name: 'L2', url: anvil.url, contract: address, metrics: registry, logger }, shutdown.signal))!;
+      const chain = (await connectChain({ name: 'L2', url: config.l2.rpcUrl, contract: address, metrics: registry, logger }, shutdown.signal))!;
       chains.push(chain);
       const signer = await createSigner(config.l2.signer!);
       const metrics = createRelayerMetrics(registry, repo);

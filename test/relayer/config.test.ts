@@ -86,6 +86,11 @@ describe('relayer config', () => {
     expect(loadRelayerConfig({ ...remote, ...tls }).l1.signer).toMatchObject({ tls: { keystorePath: '/ks.p12', truststorePath: '/ts.p12' } });
   });
 
+  it('args: *_CLAIM_VIA_ADDRESS is taken per chain (lower-cased) and absent when unset', () => {
+    const c = loadRelayerConfig({ ...base, L2_CLAIM_VIA_ADDRESS: '0x00000000000000000000000000000000000000BB' });
+    expect([c.l1.claimViaAddress, c.l2.claimViaAddress]).toEqual([undefined, '0x00000000000000000000000000000000000000bb']);
+  });
+
   it('behavior: a signer is neither required nor built for a disabled direction', () => {
     const c = loadRelayerConfig({ ...without('L1_SIGNER_PRIVATE_KEY'), L2_L1_AUTO_CLAIM_ENABLED: 'false' });
     expect(c.l1.signer).toBeUndefined();
@@ -191,9 +196,12 @@ describe('relayer config', () => {
       ],
     },
     {
-      name: 'claiming through a proxy is refused by this build rather than ignored',
-      env: { ...base, L2_CLAIM_VIA_ADDRESS: '0x00000000000000000000000000000000000000bb' },
-      expected: ['L2_CLAIM_VIA_ADDRESS: claiming through a proxy contract is not implemented in this build; unset it'],
+      name: 'a claim-via address that is not a 20-byte hex address is refused, naming the variable',
+      env: { ...base, L1_CLAIM_VIA_ADDRESS: '0x1234', L2_CLAIM_VIA_ADDRESS: 'forwarder.eth' },
+      expected: [
+        'L1_CLAIM_VIA_ADDRESS: expected a 0x-prefixed 20-byte hex address, got "0x1234"',
+        'L2_CLAIM_VIA_ADDRESS: expected a 0x-prefixed 20-byte hex address, got "forwarder.eth"',
+      ],
     },
   ];
 

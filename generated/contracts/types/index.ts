@@ -3,6 +3,7 @@
 /* eslint-disable */
 export type { Bytes32MetadataToken } from "./Bytes32MetadataToken.js";
 export type { CallRecorder } from "./CallRecorder.js";
+export type { ClaimForwarder } from "./ClaimForwarder.js";
 export type { DexFactory } from "./DexFactory.js";
 export type { DexPair } from "./DexPair.js";
 export type { DexRouter } from "./DexRouter.js";
@@ -24,6 +25,7 @@ export type { TestToken } from "./TestToken.js";
 export * as factories from "./factories/index.js";
 export { Bytes32MetadataToken__factory } from "./factories/Bytes32MetadataToken__factory.js";
 export { CallRecorder__factory } from "./factories/CallRecorder__factory.js";
+export { ClaimForwarder__factory } from "./factories/ClaimForwarder__factory.js";
 export { DexFactory__factory } from "./factories/DexFactory__factory.js";
 export { DexPair__factory } from "./factories/DexPair__factory.js";
 export { DexRouter__factory } from "./factories/DexRouter__factory.js";

@@ -24,16 +24,20 @@ const localHolders = new Set<string>();
  * Waits until this process is the single writer `name` (an indexer, a relayer direction, the devnet
  * coordinator). On Postgres this is a session advisory lock held on a dedicated connection: if the
  * process dies or the connection breaks, Postgres releases it and a standby takes over; the returned
- * signal tells the holder to stop writing. Resolves undefined if `signal` aborts first.
+ * signal tells the holder to stop writing. Resolves undefined if `signal` aborts first. `onStandby` is
+ * called whenever the lock was found held by another holder (so a caller can report that it stands by).
  */
 export async function acquireLeadership(
   client: DbClient,
   name: string,
-  options: { signal: AbortSignal; retryMs?: number; logger?: Logger },
+  options: { signal: AbortSignal; retryMs?: number; logger?: Logger; onStandby?: () => void },
 ): Promise<Leadership | undefined> {
   const retryMs = options.retryMs ?? 1_000;
   if (client.config.kind === 'pglite') {
-    while (localHolders.has(name)) if (!(await sleep(retryMs, options.signal))) return undefined;
+    while (localHolders.has(name)) {
+      options.onStandby?.();
+      if (!(await sleep(retryMs, options.signal))) return undefined;
+    }
     localHolders.add(name);
     const controller = new AbortController();
     return {
@@ -60,6 +64,7 @@ export async function acquireLeadership(
       for (;;) {
         const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [key]);
         if (rows[0]?.locked) break;
+        options.onStandby?.();
         if (!waitingLogged) options.logger?.info({ lock: name }, 'another instance is active; standing by');
         waitingLogged = true;
         if (!(await sleep(retryMs, options.signal))) {

@@ -26,6 +26,9 @@ async function readCursor(ctx: AnchoringContext): Promise<number> {
 /**
  * Records the L1 messages of confirmed blocks (number, hash, rolling hash) and advances the scan cursor in
  * one transaction, so a crash between the two can neither skip nor duplicate a message.
+ * Reorgs deeper than `confirmations` are not handled (anvil never reorganises by itself): a message
+ * recorded and then removed from L1 stays recorded, and once anchored L2's rolling hash no longer follows
+ * L1's, so later anchorings revert. Tests that reorganise L1 keep their reorgs shallower than this.
  */
 export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
   const head = await ctx.l1.runner!.provider!.getBlockNumber();

@@ -1,8 +1,7 @@
-import { ZeroAddress } from 'ethers';
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import { MessageMovedError, NonceGapError } from '../sender.js';
-import { directionPrefix, type DirectionContext } from './context.js';
+import { claimFeeRecipient, claimTarget, directionPrefix, type DirectionContext } from './context.js';
 import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
 import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
 
@@ -30,7 +29,7 @@ function concurrency(n: number) {
 export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
   if (ctx.direction === 'L1_TO_L2') return encodeClaimMessage(ctx, m);
   return ctx.destination.iface.encodeFunctionData('claimMessageWithProof', [
-    [m.proof, m.message_nonce, m.leaf_index, m.message_sender, m.destination, m.fee, m.value, ZeroAddress, m.merkle_root, m.calldata],
+    [m.proof, m.message_nonce, m.leaf_index, m.message_sender, m.destination, m.fee, m.value, claimFeeRecipient(ctx), m.merkle_root, m.calldata],
   ]);
 }
 
@@ -58,11 +57,14 @@ async function rateLimitRoom(ctx: DirectionContext): Promise<bigint> {
   return (limit as bigint) - (inPeriod ? (used as bigint) : 0n);
 }
 
-let svcEstimateUnavailable = false;
+/** Per claiming processor: set once the L2 node answered that it does not serve svc_estimateGas. */
+interface SvcEstimateState {
+  unavailable: boolean;
+}
 
-async function estimateGas(ctx: DirectionContext, data: string): Promise<{ gas: bigint; fees?: FeeEstimate }> {
-  const tx = { from: ctx.sender.signer.address, to: ctx.destination.contract, data };
-  if (ctx.direction === 'L1_TO_L2' && ctx.config.enableSvcEstimateGas && !svcEstimateUnavailable) {
+async function estimateGas(ctx: DirectionContext, data: string, svc: SvcEstimateState): Promise<{ gas: bigint; fees?: FeeEstimate }> {
+  const tx = { from: ctx.sender.signer.address, to: claimTarget(ctx), data };
+  if (ctx.direction === 'L1_TO_L2' && ctx.config.enableSvcEstimateGas && !svc.unavailable) {
     try {
       const r = (await ctx.destination.provider.send('svc_estimateGas', [tx])) as { gasLimit: string; baseFeePerGas: string; priorityFeePerGas: string };
       const uncapped = BigInt(r.baseFeePerGas) + BigInt(r.priorityFeePerGas);
@@ -72,7 +74,7 @@ async function estimateGas(ctx: DirectionContext, data: string): Promise<{ gas: 
       return { gas: BigInt(r.gasLimit), fees: { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip, uncappedMaxFeePerGas: uncapped } };
     } catch (err) {
       if (!/-32601|not (exist|available|supported)|method not found/i.test(String((err as Error).message))) throw err;
-      svcEstimateUnavailable = true;
+      svc.unavailable = true;
       ctx.logger.warn('ENABLE_SVC_ESTIMATE_GAS is true but the L2 node does not serve svc_estimateGas; using eth_estimateGas');
     }
   }
@@ -89,6 +91,21 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   const c = ctx.config.claiming;
   const prefix = directionPrefix(ctx.direction);
   const retryAfter = () => new Date(Date.now() + c.retryDelaySeconds * 1_000);
+  const svc: SvcEstimateState = { unavailable: false };
+  let viaChecked = false;
+
+  /**
+   * A claim-via address without code would take every claim as a plain successful call that claims
+   * nothing: claiming waits (the loop logs the error) until code is found there.
+   */
+  async function checkClaimVia(): Promise<void> {
+    const via = ctx.destinationConfig.claimViaAddress;
+    if (via === undefined || viaChecked) return;
+    if ((await ctx.destination.provider.getCode(via)) === '0x') {
+      throw new Error(`${ctx.destination.name}_CLAIM_VIA_ADDRESS ${via} has no contract code on ${ctx.destination.name}; no claim is sent until it has`);
+    }
+    viaChecked = true;
+  }
 
   type Plan = { send: false } | { send: true; data: string; gas: bigint; fees: FeeEstimate; sponsored: boolean };
 
@@ -96,6 +113,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   async function plan(m: MessageRow, fees: FeeEstimate): Promise<Plan> {
     const from = [m.status];
     const none = { send: false } as const;
+    if (ctx.signal?.aborted) return none;
     if (m.retries >= c.maxNumberOfRetries) {
       await ctx.repo.transition(m.id, from, 'NEEDS_MANUAL_INTERVENTION', {}, `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`);
       return none;
@@ -107,7 +125,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const data = encodeClaim(ctx, m);
     let estimate: { gas: bigint; fees?: FeeEstimate };
     try {
-      estimate = await estimateGas(ctx, data);
+      estimate = await estimateGas(ctx, data, svc);
     } catch (err) {
       if (!isRevert(err)) throw err;
       const reason = describeRevert(ctx.destination.iface, err);
@@ -162,7 +180,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     }
     // Headroom over the estimate: the 63/64 rule and state changes between estimate and inclusion.
     const gasLimit = (p.gas * 6n) / 5n;
-    const { sent } = await ctx.sender.submit(m, [m.status], { to: ctx.destination.contract, data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored });
+    const { sent } = await ctx.sender.submit(m, [m.status], { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored });
     ctx.metrics.claimsSent.inc({ direction: ctx.direction, sponsored: String(p.sponsored) });
     return { sent };
   }
@@ -170,6 +188,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb);
     if (rows.length === 0) return false;
+    await checkClaimVia();
     const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
     const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
     let firstError: unknown;
@@ -178,7 +197,10 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const limiter = concurrency(PLAN_CONCURRENCY);
     for (const m of rows) plans.push(limiter(() => plan(m, fees)));
     const broadcasts: Promise<void>[] = [];
+    let paused = false;
     for (const [i, m] of rows.entries()) {
+      // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast below.
+      if (ctx.signal?.aborted) break;
       try {
         const p = await plans[i]!;
         const sent = p.send ? await send(m, p, room) : undefined;
@@ -187,14 +209,18 @@ export function createClaimingProcessor(ctx: DirectionContext) {
         if (err instanceof MessageMovedError) continue;
         if (err instanceof NonceGapError) {
           // Logged (once per pause) and exposed as relayer_claiming_paused by the sender.
-          return false;
+          paused = true;
+          break;
         }
         firstError ??= err;
         await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);
       }
     }
+    // Plans not reached (stopping, paused) still settle their messages, and none may reject unobserved.
+    await Promise.allSettled(plans);
     // A failed broadcast has already returned its message (undo); the first failure is reported.
     for (const r of await Promise.allSettled(broadcasts)) if (r.status === 'rejected') firstError ??= r.reason;
+    if (paused) return false;
     if (firstError) throw firstError;
     return rows.length === ctx.config.maxFetchMessagesFromDb;
   };

@@ -1,3 +1,4 @@
+import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
 import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
@@ -22,7 +23,19 @@ export interface DirectionContext {
   sender: ClaimSender;
   /** Set by the listener after each successful iteration (readiness: "listener progressing"). */
   health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
+  /** Aborted when the direction stops (shutdown, lost leadership): no new claim is started after it. */
+  signal?: AbortSignal;
 }
 
 /** L1_L2 / L2_L1: the prefix of this direction's variables, for messages to operators. */
 export const directionPrefix = (d: Direction) => (d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1');
+
+/** Where claim transactions (and their gas estimates) go: the `*_CLAIM_VIA_ADDRESS` contract when set, else the message service. */
+export const claimTarget = (ctx: Pick<DirectionContext, 'destination' | 'destinationConfig'>) => ctx.destinationConfig.claimViaAddress ?? ctx.destination.contract;
+
+/**
+ * The fee recipient argument of a claim. Zero means "the caller", which is the relayer when it calls the
+ * message service itself; through a claim-via contract the caller is that contract, so the relayer names itself.
+ */
+export const claimFeeRecipient = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>) =>
+  ctx.destinationConfig.claimViaAddress === undefined ? ZeroAddress : ctx.sender.signer.address;

@@ -1,11 +1,12 @@
 import { deflateRawSync } from 'node:zlib';
-import { getBytes, ZeroAddress } from 'ethers';
+import { getBytes } from 'ethers';
 import type { MessageRow } from '../db/repository.js';
-import type { DirectionContext } from './context.js';
+import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
+import { locateSource, reorgedReason } from './reorg.js';
 
-/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the claimer. */
-export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination'>, m: MessageRow): string {
-  return ctx.destination.iface.encodeFunctionData('claimMessage', [m.message_sender, m.destination, m.fee, m.value, ZeroAddress, m.calldata, m.message_nonce]);
+/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
+export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
+  return ctx.destination.iface.encodeFunctionData('claimMessage', [m.message_sender, m.destination, m.fee, m.value, claimFeeRecipient(ctx), m.calldata, m.message_nonce]);
 }
 
 /**
@@ -20,7 +21,7 @@ export function createSizeProcessor(ctx: DirectionContext) {
       const signed = await ctx.sender.signer.signTransaction({
         chainId: ctx.destination.chainId,
         nonce: 0,
-        to: ctx.destination.contract,
+        to: claimTarget(ctx),
         data: encodeClaimMessage(ctx, m),
         value: 0n,
         gasLimit: 200_000n,
@@ -44,8 +45,28 @@ export async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, ha
 /**
  * L1→L2, TRANSACTION_SIZE_COMPUTED → ANCHORED when L2 lists the hash as claimable, or CLAIMED_SUCCESS
  * (no transaction) when it was already claimed. One lookup failing does not hold back the others.
+ * A message L2 does not know has its source on L1 looked up at most once per RETRY_DELAY_IN_SECONDS: if a
+ * reorg deeper than L1_LISTENER_BLOCK_CONFIRMATION removed it, it becomes NON_EXECUTABLE instead of waiting
+ * forever for an anchoring that cannot come.
  */
 export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
+  const lastSourceCheck = new Map<string, number>();
+  const recheckMs = ctx.config.claiming.retryDelaySeconds * 1_000;
+
+  async function checkSource(m: MessageRow): Promise<void> {
+    const now = Date.now();
+    const last = lastSourceCheck.get(m.id);
+    if (last !== undefined && now - last < recheckMs) return;
+    lastSourceCheck.set(m.id, now);
+    // The first time L2 does not know it is the normal case (the anchoring is still to come): look later.
+    if (last === undefined) return;
+    if ((await locateSource(ctx, m)).found !== false) return;
+    lastSourceCheck.delete(m.id);
+    if (await ctx.repo.transition(m.id, ['TRANSACTION_SIZE_COMPUTED'], 'NON_EXECUTABLE', {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
+      ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L1 by a reorg; it is never claimed');
+    }
+  }
+
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.due(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb);
     const results = await Promise.allSettled(rows.map((m) => inboxStatus(ctx, m.message_hash)));
@@ -56,6 +77,11 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
         firstError ??= r.reason;
         continue;
       }
+      if (r.value === 0) {
+        await checkSource(m).catch((err: unknown) => void (firstError ??= err));
+        continue;
+      }
+      lastSourceCheck.delete(m.id);
       if (r.value === 1) await ctx.repo.transition(m.id, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED', { anchored_at: new Date() });
       else if (r.value === 2) {
         await ctx.repo.transition(m.id, ['TRANSACTION_SIZE_COMPUTED'], 'CLAIMED_SUCCESS', { claimed_at: new Date() }, 'already claimed on L2; no transaction sent');

@@ -2,6 +2,7 @@ import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { DirectionContext } from './context.js';
+import { locateSource, reorgedReason } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
 
@@ -114,6 +115,26 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
 }
 
 /**
+ * A finalization covers the message's block without it, so it cannot be proven there. A reorg on L2 is the
+ * cause: if it moved the message to a later block, follow it there; if it removed the message, it can never
+ * be claimed: NON_EXECUTABLE with the reason, and no transaction. Otherwise the reason is recorded and the
+ * next iteration looks again.
+ */
+async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: string): Promise<void> {
+  const source = await locateSource(ctx, m);
+  if (source.found === false) {
+    if (await ctx.repo.transition(m.id, ['SENT'], 'NON_EXECUTABLE', {}, reorgedReason(ctx, m, evidence))) {
+      ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L2 by a reorg; it is never claimed');
+    }
+  } else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
+    const moved = { sent_block_number: String(source.blockNumber), sent_tx_hash: source.txHash, sent_log_index: source.logIndex };
+    await ctx.repo.annotate(m.id, 'SENT', { ...moved, failure_reason: `moved to L2 block ${source.blockNumber} by a reorg` });
+  } else {
+    await ctx.repo.annotate(m.id, 'SENT', { failure_reason: evidence });
+  }
+}
+
+/**
  * L2→L1, SENT → ANCHORED once an indexed finalization covers the message's block: the proof (root, leaf
  * index, siblings) is built here, once, from the finalization's verified leaves and stored with the
  * message, so claiming needs no further lookups.
@@ -144,7 +165,7 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
       for (const m of messages) {
         const i = index.get(m.message_hash);
         if (i === undefined || fin.tree_depth === null) {
-          await ctx.repo.annotate(m.id, 'SENT', { failure_reason: `block ${m.sent_block_number} is finalized by ${fin.l1_tx_hash} but the message is not among its anchored messages` });
+          await settleUnanchored(ctx, m, `block ${m.sent_block_number} is finalized by ${fin.l1_tx_hash} without the message`);
           continue;
         }
         const chunk = Math.floor(i / width);

@@ -29,7 +29,12 @@ export interface RelayerDevnet {
  * A devnet for relayer tests: chains, contracts and a coordinator whose bookkeeping lives in this test's
  * own schema (the devnet's default coordinator uses one fixed schema, which parallel files would share).
  */
-export async function startRelayerDevnet(common: Common, db: DbClient, coordinatorSchema: string, options: { blockTimeMs?: number } = {}): Promise<RelayerDevnet> {
+export async function startRelayerDevnet(
+  common: Common,
+  db: DbClient,
+  coordinatorSchema: string,
+  options: { blockTimeMs?: number; coordinatorL1Confirmations?: number } = {},
+): Promise<RelayerDevnet> {
   const devnet = await startDevnet({ common, db, options: { historyHours: 0, traffic: false, coordinator: false, blockTimeMs: options.blockTimeMs ?? 500 } });
   const { state } = devnet;
   const l1p = createProvider(state.l1.rpcUrl, state.l1.chainId, { pollingInterval: 50 });
@@ -40,6 +45,7 @@ export async function startRelayerDevnet(common: Common, db: DbClient, coordinat
     schema: coordinatorSchema,
     config: {
       ...DEFAULT_COORDINATOR,
+      l1Confirmations: options.coordinatorL1Confirmations ?? DEFAULT_COORDINATOR.l1Confirmations,
       anchorIntervalMs: 300,
       finalizationIntervalMs: 600,
       l1StartBlock: 0,

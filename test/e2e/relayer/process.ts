@@ -18,7 +18,7 @@ export interface RelayerProcess {
   child: ChildProcess;
   url: string;
   exited: Promise<number | null>;
-  /** This process's output, line by line. */
+  /** This process's output, line by line (complete lines; the last one once the process has exited). */
   lines: string[];
 }
 
@@ -51,13 +51,18 @@ export async function spawnRelayer(env: Record<string, string>, sink: string[] =
   const port = await reservePort('127.0.0.1', 0, 'relayer API');
   const child = spawn(process.execPath, [BIN, 'relayer'], { env: { PATH: process.env.PATH ?? '', API_PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
-  const collect = (chunk: Buffer) => {
-    const text = chunk.toString();
-    sink.push(text);
-    lines.push(...text.split('\n'));
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  // A chunk may end inside a line: each stream keeps its unfinished line until the rest arrives.
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let partial = '';
+    stream.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      sink.push(text);
+      const parts = (partial + text).split('\n');
+      partial = parts.pop()!;
+      lines.push(...parts);
+    });
+    stream.on('end', () => partial && lines.push(partial));
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, url: `http://127.0.0.1:${port}`, exited, lines };
 }
@@ -70,6 +75,42 @@ export async function until(what: string, fn: () => boolean | Promise<boolean>, 
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * The sum over all label sets of a metric on the relayer's /metrics, or undefined while the API does not
+ * answer (the process is starting or gone).
+ */
+export async function metricSum(url: string, name: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    const res = await fetch(`${url}/metrics`);
+    if (!res.ok) return undefined;
+    text = await res.text();
+  } catch {
+    return undefined;
+  }
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{[^}]*\})? (\S+)$/.exec(line);
+    if (m?.[1] === name) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+/** The listener checks of /health/ready ("ok", or the failing check's detail) and the HTTP status. */
+export async function listenerChecks(url: string): Promise<{ status: number; checks: Record<string, string> }> {
+  const res = await fetch(`${url}/health/ready`);
+  const body = (await res.json()) as { checks: { name: string; ok: boolean; detail?: string }[] };
+  const checks = Object.fromEntries(body.checks.filter((c) => c.name.startsWith('listener.')).map((c) => [c.name, c.ok ? c.detail ?? 'ok' : c.detail ?? '']));
+  return { status: res.status, checks };
+}
+
+/** The time (ms since the epoch) of the first log line of `p` containing every one of `texts`, from pino's own "time". */
+export function loggedAt(p: RelayerProcess, ...texts: string[]): number | undefined {
+  const line = p.lines.find((l) => texts.every((t) => l.includes(t)));
+  const time = line ? /"time":"([^"]+)"/.exec(line)?.[1] : undefined;
+  return time ? Date.parse(time) : undefined;
 }
 
 export interface MessageRecord {

@@ -27,12 +27,16 @@ export interface SharedRelayerDevnet {
   destroy(): void;
 }
 
-export async function useSharedDevnet(state: DevnetState, account: number): Promise<SharedRelayerDevnet> {
+/** `account`: a reserved test account (17..19), or 'random' for a fresh sender funded on both chains. */
+export async function useSharedDevnet(state: DevnetState, account: number | 'random'): Promise<SharedRelayerDevnet> {
   const l1 = createProvider(state.l1.rpcUrl, state.l1.chainId, { pollingInterval: 100 });
   const l2 = createProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { pollingInterval: 100 });
   const relayer = Wallet.createRandom();
-  for (const p of [l1, l2]) await p.send('anvil_setBalance', [relayer.address, `0x${parseEther('1000').toString(16)}`]);
-  const key = state.accounts[account]!.privateKey;
+  const fresh = account === 'random' ? Wallet.createRandom() : undefined;
+  for (const p of [l1, l2]) {
+    for (const w of fresh ? [relayer, fresh] : [relayer]) await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
+  }
+  const key = fresh ? fresh.privateKey : state.accounts[account as number]!.privateKey;
   const sender = { l1: new Wallet(key, l1), l2: new Wallet(key, l2) };
   const from = { l1: await l1.getBlockNumber(), l2: await l2.getBlockNumber() };
   const user = Wallet.createRandom().address;

@@ -3,6 +3,7 @@
 /* eslint-disable */
 export { Bytes32MetadataToken__factory } from "./Bytes32MetadataToken__factory.js";
 export { CallRecorder__factory } from "./CallRecorder__factory.js";
+export { ClaimForwarder__factory } from "./ClaimForwarder__factory.js";
 export { DexFactory__factory } from "./DexFactory__factory.js";
 export { DexPair__factory } from "./DexPair__factory.js";
 export { DexRouter__factory } from "./DexRouter__factory.js";
