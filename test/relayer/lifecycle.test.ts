@@ -139,6 +139,36 @@ describe('submission lifecycle', () => {
     }
   });
 
+  it('behavior: when a claim is lost, only the lowest unmined nonce is bumped; the claims queued behind it keep their transactions and are mined once it is', async () => {
+    const p = await c.pipeline({ MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT, MAX_BUMPS_PER_CYCLE: '3' });
+    const ms = await c.addMessages(3);
+    await c.rpc('evm_setAutomine', [false]);
+    try {
+      await p.claim();
+      const before = await Promise.all(ms.map((m) => c.row(m.id)));
+      const nonces = before.map((r) => Number(r.claim_tx_nonce));
+      expect(nonces).toEqual([nonces[0]!, nonces[0]! + 1, nonces[0]! + 2]);
+      // The node loses the first claim: the other two wait behind its nonce.
+      // anvil drops the transactions that follow a dropped one too; a real node keeps them queued, as here.
+      await c.rpc('anvil_dropTransaction', [before[0]!.claim_tx_hash]);
+      for (const r of before.slice(1)) await c.rpc('eth_sendRawTransaction', [r.claim_tx_raw]);
+      expect(await c.rpc('txpool_status')).toEqual({ pending: '0x0', queued: '0x2' });
+      await wait(Number(TIMEOUT) + 20);
+      await p.receipts();
+      const after = await Promise.all(ms.map((m) => c.row(m.id)));
+      expect(after.map((r) => r.bumps)).toEqual([1, 0, 0]);
+      expect(after[0]!.claim_tx_hash).not.toBe(before[0]!.claim_tx_hash);
+      expect(after.slice(1).map((r) => r.claim_tx_hash)).toEqual(before.slice(1).map((r) => r.claim_tx_hash));
+      await mine();
+      await p.receipts();
+      const done = await Promise.all(ms.map((m) => c.row(m.id)));
+      expect(done.map((r) => r.status)).toEqual(['CLAIMED_SUCCESS', 'CLAIMED_SUCCESS', 'CLAIMED_SUCCESS']);
+      for (const m of ms) expect(await claimedEvents(m.message_hash)).toBe(1);
+    } finally {
+      await c.rpc('evm_setAutomine', [true]);
+    }
+  });
+
   it('behavior: MAX_NUMBER_OF_RETRIES bounds submissions: the cycle is cancelled and the message needs manual intervention', async () => {
     const p = await c.pipeline({ MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT, MAX_BUMPS_PER_CYCLE: '5', MAX_RETRY_CYCLES: '5', MAX_NUMBER_OF_RETRIES: '2' });
     const [m] = await c.addMessages(1);

@@ -102,8 +102,15 @@ export function createReceiptPersister(ctx: DirectionContext) {
     }
   }
 
-  async function resolve(m: MessageRow): Promise<void> {
-    const receipt = await chain.provider.getTransactionReceipt(m.claim_tx_hash!);
+  /**
+   * `mined`: the signer's latest nonce, read once per tick. A claim whose nonce is not below it cannot
+   * have a receipt yet, so it costs no receipt request. `behindLower`: a lower nonce of ours is still
+   * unmined; a claim waiting behind it is not bumped (replacing the lowest one is what unblocks the
+   * queue, and bumping every claim behind a lost transaction would multiply fees for nothing).
+   */
+  async function resolve(m: MessageRow, mined: number, behindLower: boolean): Promise<void> {
+    const unmined = Number(m.claim_tx_nonce) >= mined;
+    const receipt = unmined ? null : await chain.provider.getTransactionReceipt(m.claim_tx_hash!);
     if (receipt && m.claim_tx_kind === 'cancel') {
       await endCycle(m, `cancellation ${m.claim_tx_hash} mined`);
       return;
@@ -129,8 +136,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
       }
       return;
     }
-    const mined = await chain.provider.getTransactionCount(ctx.sender.signer.address, 'latest');
-    if (Number(m.claim_tx_nonce) < mined) {
+    if (!unmined) {
       // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
       // Look again first: it may have been mined between the two reads.
       if (await chain.provider.getTransactionReceipt(m.claim_tx_hash!)) return;
@@ -143,7 +149,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
       return;
     }
     const age = m.claim_tx_created_at ? Date.now() - new Date(m.claim_tx_created_at).getTime() : 0;
-    if (age > timeoutMs && !ctx.sender.isQueued(m.claim_tx_hash!)) {
+    if (age > timeoutMs && !behindLower && !ctx.sender.isQueued(m.claim_tx_hash!)) {
       await replace(m);
       return;
     }
@@ -156,7 +162,11 @@ export function createReceiptPersister(ctx: DirectionContext) {
 
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.due(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb);
-    const results = await Promise.allSettled(rows.map(resolve));
+    if (rows.length === 0) return false;
+    const mined = await chain.provider.getTransactionCount(ctx.sender.signer.address, 'latest');
+    const unminedNonces = rows.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
+    const lowest = unminedNonces.length > 0 ? Math.min(...unminedNonces) : Infinity;
+    const results = await Promise.allSettled(rows.map((m) => resolve(m, mined, Number(m.claim_tx_nonce) > lowest)));
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return false;
