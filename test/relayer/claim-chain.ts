@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { Writable } from 'node:stream';
 import { Wallet, parseEther, type JsonRpcProvider } from 'ethers';
 import { createLogger } from '../../src/common/log.js';
@@ -6,6 +7,7 @@ import { Shutdown } from '../../src/common/shutdown.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import { messageHash, nextRollingHash } from '../../src/common/chain/messages.js';
 import type { DbClient } from '../../src/common/db/client.js';
+import { openTestDb } from '../helpers/db.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
@@ -155,3 +157,29 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
   };
 }
 
+
+/**
+ * A claim chain for the whole test file: started before its first test on the file's own test database
+ * (schema `relayer`), stopped after its last (automine restored first, in case a test failed with it off).
+ */
+export function useClaimChain(): { readonly chain: ClaimChain; readonly db: Awaited<ReturnType<typeof openTestDb>> } {
+  let db: Awaited<ReturnType<typeof openTestDb>> | undefined;
+  let chain: ClaimChain | undefined;
+  beforeAll(async () => {
+    db = await openTestDb();
+    chain = await startClaimChain(db.client, db.schema('relayer'));
+  });
+  afterAll(async () => {
+    await chain?.rpc('evm_setAutomine', [true]).catch(() => undefined);
+    await chain?.stop();
+    await db?.close();
+  });
+  return {
+    get chain() {
+      return chain!;
+    },
+    get db() {
+      return db!;
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { startTestRpc } from '../rpc/helpers.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { ClaimForwarder__factory } from '../../generated/contracts/types/index.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';
-import { startClaimChain, type ClaimChain } from './claim-chain.js';
+import { useClaimChain, type ClaimChain } from './claim-chain.js';
 
 /**
  * The economics of L1→L2 claims on a real anvil with the L2 message service: PROFIT_MARGIN applied
@@ -19,15 +19,10 @@ const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const gwei = (n: number) => BigInt(Math.round(n * 1e9));
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-beforeAll(async () => {
-  testDb = await openTestDb();
-  c = await startClaimChain(testDb.client, testDb.schema('relayer'));
-});
-
-afterAll(async () => {
-  await c?.rpc('evm_setAutomine', [true]).catch(() => undefined);
-  await c?.stop();
-  await testDb?.close();
+const fixture = useClaimChain();
+beforeAll(() => {
+  c = fixture.chain;
+  testDb = fixture.db;
 });
 
 type Pipeline = Awaited<ReturnType<ClaimChain['pipeline']>>;

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Transaction, id } from 'ethers';
-import { openTestDb } from '../helpers/db.js';
-import { startClaimChain, type ClaimChain } from './claim-chain.js';
+import { useClaimChain, type ClaimChain } from './claim-chain.js';
 
 /**
  * The submission lifecycle on a real anvil with automine off, so claims stay pending until the test
@@ -9,20 +8,13 @@ import { startClaimChain, type ClaimChain } from './claim-chain.js';
  * MAX_BUMPS_PER_CYCLE, new cycles, NEEDS_MANUAL_INTERVENTION after MAX_RETRY_CYCLES or
  * MAX_NUMBER_OF_RETRIES, the fee cap, and the MAX_NONCE_DIFF pause.
  */
-let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let c: ClaimChain;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TIMEOUT = '100';
 
-beforeAll(async () => {
-  testDb = await openTestDb();
-  c = await startClaimChain(testDb.client, testDb.schema('relayer'));
-});
-
-afterAll(async () => {
-  await c?.rpc('evm_setAutomine', [true]).catch(() => undefined);
-  await c?.stop();
-  await testDb?.close();
+const fixture = useClaimChain();
+beforeAll(() => {
+  c = fixture.chain;
 });
 
 async function claimedEvents(hash: string): Promise<number> {
