@@ -147,6 +147,8 @@ describe('relayer process under chain faults (own devnet)', () => {
     await waitStatus('l2', sent.l2, 'PENDING');
     const inFlight = await pendingFromApi(p.url);
     expect(inFlight).toHaveLength(4);
+    // A claim is stored PENDING with its signed transaction just before it is broadcast: allow that moment.
+    await until('every PENDING claim to reach the node', async () => (await deadPendingClaims(inFlight, chains)).length === 0, 15_000);
     expect(await deadPendingClaims(inFlight, chains)).toEqual([]);
 
     const first = p;
