@@ -1,0 +1,104 @@
+import { request as httpRequest, Agent } from 'node:http';
+
+/**
+ * A normal client that keeps using a service while an adversarial recipe runs against it. Every
+ * adversarial test starts one, runs its recipe, stops it and asserts that it was served throughout:
+ * no failed request, and its p99 printed so a slowdown is visible in the log (no timing assertion).
+ */
+export interface CanaryRequest {
+  method?: 'GET' | 'POST';
+  url: string;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Decides whether an answer counts as served (default: HTTP 200). */
+  ok?: (status: number, body: string) => boolean;
+}
+
+export interface CanaryReport {
+  name: string;
+  sent: number;
+  failed: number;
+  failures: string[];
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface Canary {
+  stop(): Promise<CanaryReport>;
+}
+
+/** One request at a time, every `intervalMs`, each bounded by `timeoutMs` (a hang counts as a failure). */
+export function startCanary(name: string, req: CanaryRequest, options: { intervalMs?: number; timeoutMs?: number } = {}): Canary {
+  const intervalMs = options.intervalMs ?? 50;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  // Its own keep-alive connection, opened before the recipe starts, as a long-lived client would have.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  const failures: string[] = [];
+  let stopped = false;
+
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const started = performance.now();
+      const url = new URL(req.url);
+      const r = httpRequest(
+        url,
+        { method: req.method ?? 'GET', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json', ...req.headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', (err) => {
+            failures.push(`response error: ${err.message}`);
+            resolve();
+          });
+          res.on('end', () => {
+            const body = Buffer.concat(chunks).toString();
+            const status = res.statusCode ?? 0;
+            const accepted = req.ok ? req.ok(status, body) : status === 200;
+            if (accepted) latencies.push(performance.now() - started);
+            else failures.push(`HTTP ${status}: ${body.slice(0, 200)}`);
+            resolve();
+          });
+        },
+      );
+      r.on('timeout', () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      r.on('error', (err) => {
+        failures.push(`request error: ${err.message}`);
+        resolve();
+      });
+      r.end(req.body);
+    });
+
+  const loop = (async () => {
+    while (!stopped) {
+      await once();
+      if (!stopped) await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      agent.destroy();
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+      const report: CanaryReport = {
+        name,
+        sent: latencies.length + failures.length,
+        failed: failures.length,
+        failures: failures.slice(0, 5),
+        p50Ms: round(at(0.5)),
+        p99Ms: round(at(0.99)),
+        maxMs: round(sorted[sorted.length - 1] ?? NaN),
+      };
+      process.stdout.write(
+        `canary ${name}: ${report.sent} requests, ${report.failed} failed, p50 ${report.p50Ms} ms, p99 ${report.p99Ms} ms, max ${report.maxMs} ms\n`,
+      );
+      return report;
+    },
+  };
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
