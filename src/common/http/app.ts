@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import { strictNumericParams } from './numeric-params.js';
 import { problemHandler, sendProblem } from './problem.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from './spec.js';
@@ -32,6 +33,8 @@ export function createHttpApp<OperationId extends string>(options: HttpAppOption
   app.set('query parser', 'simple');
   options.extraRoutes?.(app);
 
+  // Before the validator, whose Number() coercion lets 1e309, 1e2 and 0x10 through as integers.
+  app.use(strictNumericParams(spec));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,

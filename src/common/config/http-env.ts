@@ -1,0 +1,52 @@
+import { env, parseEnv } from './env.js';
+
+/**
+ * Connection limits of every HTTP server we run (token API, RPC endpoint, relayer API), declared once so
+ * each service's config includes the same variables with the same defaults.
+ *
+ * Why these defaults: an idle or trickling client must not hold a socket (and a file descriptor) for
+ * long, and the number of sockets must stay well below the process's descriptor limit, so a flood of
+ * connections is refused at the door instead of turning into EMFILE for every other client and for
+ * our own outgoing connections (database, nodes).
+ */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
+  maxConnections: 4_096,
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+});
+
+export const httpEnv = {
+  /** Open sockets per server; beyond it new connections are closed at once, existing ones keep working. */
+  HTTP_MAX_CONNECTIONS: env.integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections }),
+  /** Time for a client to send the complete request headers. */
+  HTTP_HEADERS_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs }),
+  /** Time for a client to send the complete request, body included (a trickled body is cut with 408). */
+  HTTP_REQUEST_TIMEOUT_MS: env.integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs }),
+  /** How long an idle keep-alive connection stays open between requests. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs }),
+};
+
+export interface HttpLimits {
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+}
+
+type HttpValues = ReturnType<typeof parseEnv<typeof httpEnv>>['values'];
+
+export function httpLimitsFrom(values: HttpValues): HttpLimits {
+  return Object.freeze({
+    maxConnections: values.HTTP_MAX_CONNECTIONS,
+    // Node requires headersTimeout <= requestTimeout; a smaller request timeout bounds the headers too.
+    headersTimeoutMs: Math.min(values.HTTP_HEADERS_TIMEOUT_MS, values.HTTP_REQUEST_TIMEOUT_MS),
+    requestTimeoutMs: values.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  });
+}
+
+/** The HTTP_* variables alone (tests and code that builds a service config by hand). */
+export function loadHttpLimits(source: Record<string, string | undefined>): HttpLimits {
+  return httpLimitsFrom(parseEnv(httpEnv, source).values);
+}
