@@ -23,7 +23,7 @@ export const devCommand: CommandBody = {
     const started = Date.now();
     try {
       // Every port is checked before anything starts, so a taken port fails fast and leaves nothing behind.
-      await checkChainPorts(options);
+      await checkChainPorts(options, common.logger);
       const services = await checkServicePorts(env);
       const dbOpening = createDbClient(config.database);
       common.shutdown.add('database', async () => (await dbOpening).close());

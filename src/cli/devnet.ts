@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { CommandBody, ParsedArgs } from './command.js';
 import { intFlag, portFlag, stringFlag } from './args.js';
 import { createCommon } from './context.js';
@@ -29,9 +29,11 @@ export const devnetOptionHelp = [
 
 /** The devnet flags shared by `l2stack devnet` and `l2stack dev`. */
 export function parseDevnetFlags(values: ParsedArgs['values']) {
+  const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
   return {
-    stateFile: resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE),
+    stateFile,
     options: {
+      pidDir: dirname(stateFile),
       l1Port: portFlag('l1-port', values['l1-port'], 0),
       l2Port: portFlag('l2-port', values['l2-port'], 0),
       historyHours: intFlag('history-hours', values['history-hours'], 26),
@@ -50,7 +52,7 @@ export const devnetCommand: CommandBody = {
     const common = createCommon({ level: config.logLevel, name: 'devnet' });
     const stopped = runUntilStopped(common);
     try {
-      await checkChainPorts(options);
+      await checkChainPorts(options, common.logger);
       const dbOpening = createDbClient(config.database);
       common.shutdown.add('database', async () => (await dbOpening).close());
       const devnet = await startDevnet({ common, db: dbOpening, options });

@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { BaseError } from '../common/errors.js';
 import { PortInUseError } from '../common/http/server.js';
+import { guardChild } from './watchdog.js';
+import { recordChain } from './orphans.js';
 
 export interface AnvilOptions {
   /** 0 picks a free port. */
@@ -18,6 +20,8 @@ export interface AnvilOptions {
   accounts?: number;
   /** Override the anvil binary (for platforms without the npm build). */
   binary?: string;
+  /** Directory for a pid file of the chain, reaped by the next devnet on that directory if it outlives us. */
+  pidDir?: string;
 }
 
 export interface Anvil {
@@ -85,6 +89,9 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
   if (options.timestamp !== undefined) args.push('--timestamp', String(options.timestamp));
   const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   running.add(child);
+  // SIGKILL of this process runs no handler: the watchdog (and the pid file) see that the chain goes too.
+  guardChild(child);
+  if (options.pidDir && child.pid !== undefined) child.once('exit', recordChain(options.pidDir, child.pid, port));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4_000);

@@ -28,6 +28,8 @@ export interface DevnetOptions {
   stateRoots?: StateRootSource;
   /** Database schema of the coordinator's progress (default `devnet`). */
   coordinatorSchema?: string;
+  /** Where each chain's pid file goes (the state file's directory), so the next start reaps orphans. */
+  pidDir?: string;
 }
 
 export interface Devnet {
@@ -77,8 +79,9 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
   };
 
   try {
-    const l1Promise = startAnvil({ host, port: options.l1Port ?? 0, chainId: chainIds.l1, timestamp: genesis, accounts: ACCOUNT_COUNT });
-    const l2Promise = startAnvil({ host, port: options.l2Port ?? 0, chainId: chainIds.l2, timestamp: genesis, accounts: ACCOUNT_COUNT });
+    const chain = { host, timestamp: genesis, accounts: ACCOUNT_COUNT, pidDir: options.pidDir };
+    const l1Promise = startAnvil({ ...chain, port: options.l1Port ?? 0, chainId: chainIds.l1 });
+    const l2Promise = startAnvil({ ...chain, port: options.l2Port ?? 0, chainId: chainIds.l2 });
     const [l1Result, l2Result] = await Promise.allSettled([l1Promise, l2Promise]);
     for (const r of [l1Result, l2Result]) if (r.status === 'fulfilled') cleanups.push(() => r.value.stop());
     if (l1Result.status === 'rejected') throw l1Result.reason;

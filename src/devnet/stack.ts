@@ -3,6 +3,8 @@ import type { DbClient } from '../common/db/client.js';
 import type { Devnet } from './devnet.js';
 import type { DevnetState } from './state-file.js';
 import { reservePort } from './anvil.js';
+import { reapOrphanChains } from './orphans.js';
+import type { Logger } from '../common/log.js';
 import { tokenApiService } from './services/token-api.js';
 import { rpcService } from './services/rpc.js';
 import { relayerService } from './services/relayer.js';
@@ -49,9 +51,14 @@ async function answers(name: string, url: string, timeoutMs = 30_000): Promise<v
   }
 }
 
-/** Fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken). */
-export async function checkChainPorts(options: { host?: string; l1Port?: number; l2Port?: number }): Promise<void> {
+/**
+ * Stops the chains an earlier devnet on the same state directory left running when it was killed, then
+ * fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken).
+ */
+export async function checkChainPorts(options: { host?: string; l1Port?: number; l2Port?: number; pidDir?: string }, logger?: Logger): Promise<void> {
   const host = options.host ?? '127.0.0.1';
+  const reaped = options.pidDir ? await reapOrphanChains(options.pidDir) : [];
+  if (reaped.length > 0) logger?.warn({ chains: reaped, dir: options.pidDir }, 'stopped chains left running by an earlier devnet whose process died');
   if (options.l1Port) await reservePort(host, options.l1Port, 'L1 anvil (--l1-port)');
   if (options.l2Port) await reservePort(host, options.l2Port, 'L2 anvil (--l2-port)');
 }
