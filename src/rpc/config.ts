@@ -18,6 +18,11 @@ export const rpcEnv = {
   RPC_MAX_LOGS_BLOCK_RANGE: env.integer({ min: 1, default: 10_000 }),
   RPC_MAX_LOGS_RESULTS: env.integer({ min: 1, default: 10_000 }),
   RPC_FILTER_TTL_SECONDS: env.integer({ min: 1, default: 300 }),
+  RPC_MAX_FILTER_ADDRESSES: env.integer({ min: 1, default: 1_000 }),
+  RPC_MAX_FILTER_TOPICS: env.integer({ min: 1, default: 1_000 }),
+  RPC_MAX_FILTERS_PER_CLIENT: env.integer({ min: 1, default: 100 }),
+  RPC_MAX_FILTERS: env.integer({ min: 1, default: 10_000 }),
+  RPC_MAX_JSON_DEPTH: env.integer({ min: 8, max: 1_000, default: 64 }),
   RPC_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, default: 50 }),
   RPC_RATE_LIMIT_BURST: env.integer({ min: 1 }),
   RPC_RATE_LIMIT_STORE: env.oneOf(['memory', 'postgres'] as const, { default: 'memory' }),
@@ -50,6 +55,14 @@ export interface RpcConfig {
   maxLogsBlockRange: number;
   maxLogsResults: number;
   filterTtlSeconds: number;
+  /** Filter criteria caps (eth_newFilter and eth_getLogs): src/rpc/filters/caps.ts. */
+  maxFilterAddresses: number;
+  /** Topics in one position and in all positions together. */
+  maxFilterTopics: number;
+  maxFiltersPerClient: number;
+  maxFilters: number;
+  /** Nesting of [ and { in a request body, checked before anything walks it (src/rpc/json-depth.ts). */
+  maxJsonDepth: number;
   /** 0 requests per second disables the limit. */
   rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres' };
   trustedProxyHops: number;
@@ -77,6 +90,11 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
     maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
     filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
+    maxFilterAddresses: v.RPC_MAX_FILTER_ADDRESSES,
+    maxFilterTopics: v.RPC_MAX_FILTER_TOPICS,
+    maxFiltersPerClient: v.RPC_MAX_FILTERS_PER_CLIENT,
+    maxFilters: v.RPC_MAX_FILTERS,
+    maxJsonDepth: v.RPC_MAX_JSON_DEPTH,
     rateLimit: {
       perSecond: v.RPC_RATE_LIMIT_PER_SECOND,
       burst: v.RPC_RATE_LIMIT_BURST ?? Math.max(1, v.RPC_RATE_LIMIT_PER_SECOND * 2),

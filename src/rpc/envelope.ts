@@ -2,6 +2,8 @@ import { RpcCodes, type WireError } from './errors.js';
 import type { CallResult, Dispatcher } from './dispatcher.js';
 import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
+import { depthMessage, textDepth, valueDepth } from './json-depth.js';
+import { withClient } from './request-client.js';
 
 export interface HttpAnswer {
   status: number;
@@ -28,6 +30,9 @@ interface Entry {
   idText: string | undefined;
   call?: { method: string; params: unknown };
   invalid?: string;
+  invalidData?: unknown;
+  /** Refused before dispatch with this error (params nested too deep). */
+  refused?: WireError;
 }
 
 function inspect(item: unknown, raw: string | undefined): Entry {
@@ -43,8 +48,30 @@ function inspect(item: unknown, raw: string | undefined): Entry {
   return { idText, call: { method: o.method, params: o.params } };
 }
 
+/** Over RPC_MAX_JSON_DEPTH: which member is too deep decides the code (see json-depth.ts). */
+function inspectDeep(item: unknown, raw: string | undefined, base: number, limit: number): Entry | undefined {
+  if (base + valueDepth(item) <= limit) return undefined;
+  const data = { cap: 'RPC_MAX_JSON_DEPTH', limit };
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return { idText: 'null', invalid: depthMessage('the request', limit), invalidData: data };
+  const o = item as Record<string, unknown>;
+  const deep = Object.keys(o).filter((k) => base + 1 + valueDepth(o[k]) > limit);
+  if (deep.length === 1 && deep[0] === 'params') {
+    // The envelope around the params is judged as usual: an invalid one is -32600 before params matter.
+    const shallow = inspect({ ...o, params: [] }, raw);
+    if (shallow.invalid !== undefined) return shallow;
+    const method = String(o.method);
+    return { idText: shallow.idText, refused: { code: RpcCodes.InvalidParams, message: `invalid params: ${depthMessage(`params of ${method}`, limit)}`, data } };
+  }
+  const idText = 'id' in o && isId(o.id) ? (raw ?? JSON.stringify(o.id)) : 'null';
+  return { idText, invalid: depthMessage(`member "${deep.find((k) => k !== 'params') ?? 'params'}"`, limit), invalidData: data };
+}
+
 export interface EnvelopeOptions {
   maxBatch: number;
+  /** RPC_MAX_JSON_DEPTH (default 64): deepest nesting of [ and { a body may have. */
+  maxJsonDepth?: number;
+  /** The rate limiter's client identity, visible to handlers through request-client.ts. */
+  client?: string;
   /** Charges `cost` calls to the client; refusal carries the seconds to wait. */
   charge(cost: number): Promise<RateDecision>;
 }
@@ -55,6 +82,9 @@ export interface EnvelopeOptions {
  * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent.
  */
 export async function handleBody(text: string, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<HttpAnswer> {
+  // Measured on the raw text before anything walks the value (JSON.parse does not recurse; what follows does).
+  const maxDepth = options.maxJsonDepth ?? 64;
+  const tooDeep = textDepth(text, maxDepth) > maxDepth;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -72,7 +102,7 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
   }
   const ids = items.map((it) => (it !== null && typeof it === 'object' && !Array.isArray(it) ? (it as { id?: unknown }).id : undefined));
   const raws = needsRawIds(ids) || mayHaveNonCanonicalIds(text) ? rawIds(text) : [];
-  const entries = items.map((it, i) => inspect(it, raws[i]));
+  const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], batch ? 1 : 0, maxDepth) : undefined) ?? inspect(it, raws[i]));
 
   const decision = await options.charge(items.length);
   if (!decision.ok) {
@@ -89,8 +119,13 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
 
   const answers = await Promise.all(
     entries.map(async (e) => {
-      if (e.invalid !== undefined) return encode(e.idText ?? 'null', { error: { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` } });
-      const out = await dispatcher.call(e.call!.method, e.call!.params);
+      if (e.invalid !== undefined) {
+        const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
+        if (e.invalidData !== undefined) error.data = e.invalidData;
+        return encode(e.idText ?? 'null', { error });
+      }
+      if (e.refused !== undefined) return e.idText === undefined ? undefined : encode(e.idText, { error: e.refused });
+      const out = await withClient(options.client, () => dispatcher.call(e.call!.method, e.call!.params));
       return e.idText === undefined ? undefined : encode(e.idText, out);
     }),
   );

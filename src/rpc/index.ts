@@ -71,6 +71,7 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     maxBatch: config.maxBatch,
     maxBodyBytes: config.maxBodyBytes,
     trustedProxyHops: config.trustedProxyHops,
+    maxJsonDepth: config.maxJsonDepth,
     metrics: common.metrics,
     logger,
     readiness: async () => {

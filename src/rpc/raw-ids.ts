@@ -23,34 +23,26 @@ export function rawIds(body: string): (string | undefined)[] {
     while (i < body.length && body[i] !== '"') i += body[i] === '\\' ? 2 : 1;
     i++;
   };
+  // Iterative on purpose: a value nested thousands deep must not cost a stack frame per level. The body
+  // parsed as JSON, so counting brackets outside strings finds the end of a container.
   const skipValue = (): void => {
     ws();
     const c = body[i];
     if (c === '"') return skipString();
     if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      i++;
-      ws();
-      if (body[i] === close) {
-        i++;
-        return;
-      }
-      for (;;) {
-        if (c === '{') {
-          ws();
+      let depth = 0;
+      while (i < body.length) {
+        const ch = body[i];
+        if (ch === '"') {
           skipString();
-          ws();
-          i++; // colon
-        }
-        skipValue();
-        ws();
-        if (body[i] === ',') {
-          i++;
           continue;
         }
-        i++; // close
-        return;
+        if (ch === '{' || ch === '[') depth++;
+        else if (ch === '}' || ch === ']') depth--;
+        i++;
+        if (depth === 0) return;
       }
+      return;
     }
     while (i < body.length && !',}] \n\r\t'.includes(body[i]!)) i++;
   };

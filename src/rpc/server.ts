@@ -14,6 +14,8 @@ export interface RpcAppOptions {
   maxBatch: number;
   maxBodyBytes: number;
   trustedProxyHops: number;
+  /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
+  maxJsonDepth?: number;
   metrics: Registry;
   logger: Logger;
   readiness(): Promise<{ ready: boolean; checks: Record<string, unknown> }>;
@@ -118,7 +120,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       return;
     }
     const client = clientAddress(req, o.trustedProxyHops);
-    const answer = await handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, charge: (cost) => o.limiter.take(client, cost) });
+    const answer = await handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, charge: (cost) => o.limiter.take(client, cost) });
     send(answer.status, answer.body, answer.headers);
   };
   return (req, res) => {

@@ -1,0 +1,61 @@
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/common/log.js';
+import { createMetrics } from '../../src/common/metrics.js';
+import { Shutdown } from '../../src/common/shutdown.js';
+import { loadRpcConfig, startRpc, type RpcConfig } from '../../src/rpc/index.js';
+import type { Anvil } from '../../src/devnet/anvil.js';
+import { openTestDb } from '../helpers/db.js';
+import { chain } from '../rpc/helpers.js';
+import { startCanary, type Canary } from './canary.js';
+
+/** One pino line as the endpoint wrote it. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  err?: { message?: string; stack?: string };
+}
+
+export interface RpcUnderTest {
+  url: string;
+  config: RpcConfig;
+  /** Everything the endpoint logged (level info and above). */
+  logs: LogLine[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The endpoint as in production (real sockets, real anvil upstream, the test database), but with its
+ * log captured so a test can prove that an attack left no error or stack trace behind.
+ */
+export async function startRpcUnderTest(options: { db: Awaited<ReturnType<typeof openTestDb>>; schema: string; anvil: Anvil; env?: Record<string, string> }): Promise<RpcUnderTest> {
+  const logs: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) logs.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'info', destination: sink });
+  const common = { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger) };
+  const config = loadRpcConfig(
+    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...options.env },
+    { dbSchema: options.schema },
+  );
+  const running = await startRpc({ common, db: options.db.client, config });
+  return { url: running.url, config, logs, stop: () => common.shutdown.run('test done') };
+}
+
+/** A normal client polling eth_blockNumber while a recipe runs: every answer must be a block number. */
+export function blockNumberCanary(name: string, url: string): Canary {
+  return startCanary(name, {
+    method: 'POST',
+    url,
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+    ok: (status, body) => status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
+  });
+}
+
+export { chain, openTestDb };
+
+/** Resident set size of this process (endpoint and, without DATABASE_HOST, its embedded PGlite) in MiB. */
+export const rssMiB = () => Math.round(process.memoryUsage().rss / 1048576);
