@@ -33,6 +33,8 @@ function chainEnv<P extends 'L1' | 'L2'>(p: P) {
     [`${p}_MAX_BLOCKS_TO_FETCH_LOGS`]: env.integer({ min: 1, default: 1_000 }),
     [`${p}_CLAIM_VIA_ADDRESS`]: env.address(),
     [`${p}_MAX_GAS_FEE_ENFORCED`]: env.boolean({ default: false }),
+    /** Ours: claiming on this chain pauses while the signer holds less (wei); 0 = only "cannot pay the next claim". */
+    [`${p}_SIGNER_MIN_BALANCE_WEI`]: env.bigint({ min: 0n, default: 0n }),
     [`${p}_SIGNER_TYPE`]: env.oneOf(SIGNER_TYPES, { required: true }),
     [`${p}_SIGNER_PRIVATE_KEY`]: env.hex32({ sensitivity: 'secret' }),
     [`${p}_KMS_KEY_ID`]: env.string(),
@@ -124,6 +126,8 @@ export interface ChainConfig {
   };
   claimViaAddress: string | undefined;
   maxGasFeeEnforced: boolean;
+  /** Claiming on this chain pauses while the signer's balance is below this (wei). */
+  signerMinBalanceWei: bigint;
   /** Undefined when no enabled direction claims on this chain (no key is then required). */
   signer: SignerConfig | undefined;
 }
@@ -261,6 +265,7 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): Chain
     },
     claimViaAddress: get('CLAIM_VIA_ADDRESS'),
     maxGasFeeEnforced: get('MAX_GAS_FEE_ENFORCED'),
+    signerMinBalanceWei: get('SIGNER_MIN_BALANCE_WEI'),
     signer,
   };
 }

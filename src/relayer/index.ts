@@ -18,6 +18,7 @@ import { createListener } from './pipeline/listener.js';
 import { runLoop } from './pipeline/loop.js';
 import { createReceiptPersister } from './pipeline/persister.js';
 import { ClaimSender } from './sender.js';
+import { SignerFunds } from './funds.js';
 import { createSigner } from './signer.js';
 
 export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
@@ -60,6 +61,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   if (config.l2ToL1.autoClaimEnabled) enabled.push('L2_TO_L1');
   const health = Object.fromEntries(enabled.map((d) => [d, { lastProgressAt: undefined as number | undefined, lastBlock: undefined as number | undefined, state: 'starting' }]));
   const tasks: Promise<void>[] = [];
+  const funds: Partial<Record<Direction, SignerFunds>> = {};
 
   for (const d of enabled) {
     const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
@@ -74,6 +76,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
     const signer = await createSigner(destinationConfig.signer!);
     const h = health[d]!;
+    const f = (funds[d] = new SignerFunds({ direction: d, chain: destination, address: signer.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics }));
     while (!signal.aborted) {
       h.state = 'waiting for leadership';
       const lead = await acquireLeadership(db, `relayer:${schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
@@ -83,7 +86,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: d });
       const ctx: DirectionContext = {
         direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h, signal: s,
+        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h, signal: s, funds: f,
       };
       logger.info({ direction: d, signer: signer.address, origin: origin.name, destination: destination.name }, 'direction started');
       const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
@@ -163,6 +166,11 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       else if (Date.now() - h.lastProgressAt > staleMs) {
         checks.push({ name, ok: false, detail: `no block processed for ${Math.round((Date.now() - h.lastProgressAt) / 1000)} s (last processed block ${h.lastBlock ?? 'none'})` });
       } else checks.push({ name, ok: true });
+    }
+    // After the listeners: whether each leading direction's signer can pay its next claim.
+    for (const d of enabled) {
+      const f = funds[d];
+      if (f && health[d]!.state !== STANDING_BY) checks.push(f.check());
     }
     return checks;
   };

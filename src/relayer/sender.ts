@@ -19,6 +19,34 @@ export class MessageMovedError extends BaseError {
   override name = 'MessageMovedError';
 }
 
+/**
+ * The node answered that it will not take the transaction (or the connection was never made), so it is
+ * not in any pool: the nonce can be given back and no submission was used. Anything else (a timeout, a
+ * reset connection, a 5xx, an unknown error) may hide an accepted transaction and is treated as such.
+ */
+export class BroadcastRefusedError extends BaseError {
+  override name = 'BroadcastRefusedError';
+  constructor(
+    message: string,
+    readonly insufficientFunds: boolean,
+    cause: unknown,
+  ) {
+    super(message, { cause });
+  }
+}
+
+const REFUSALS = /insufficient funds|underpriced|fee per gas less than|fee cap less than|less than block base fee|nonce too (low|high)|nonce has already been used|intrinsic gas too low|exceeds block gas limit|exceeds the configured cap|invalid chain ?id|invalid sender/i;
+
+/** Whether a failed eth_sendRawTransaction certainly left no transaction in the node's pool. */
+export function classifyBroadcastError(err: unknown): { refused: boolean; insufficientFunds: boolean } {
+  const e = err as { code?: unknown; message?: string; info?: unknown; error?: unknown; cause?: { code?: unknown } };
+  const text = `${e?.message ?? String(err)} ${JSON.stringify(e?.info ?? '')} ${JSON.stringify(e?.error ?? '')}`;
+  const insufficientFunds = e?.code === 'INSUFFICIENT_FUNDS' || /insufficient funds/i.test(text);
+  const connectionRefused = e?.code === 'ECONNREFUSED' || e?.cause?.code === 'ECONNREFUSED';
+  const refused = insufficientFunds || connectionRefused || e?.code === 'NONCE_EXPIRED' || e?.code === 'REPLACEMENT_UNDERPRICED' || REFUSALS.test(text);
+  return { refused, insufficientFunds };
+}
+
 export interface ClaimTx {
   to: string;
   data: string;
@@ -125,9 +153,13 @@ export class ClaimSender {
     const sent: Promise<void> = this.queue.catch(() => undefined).then(async () => {
       try {
         await this.broadcast(signed);
+        // Counted here, once the node holds it: a refused broadcast is no claim.
+        this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(claim.sponsored) });
       } catch (err) {
         this.cachedNonce = undefined;
-        await this.undo(message, nonce, hash, err, claim);
+        const { refused, insufficientFunds } = classifyBroadcastError(err);
+        await this.undo(message, nonce, hash, err, claim, refused);
+        if (refused) throw new BroadcastRefusedError(`the node refused claim ${hash}: ${(err as Error).message.split('\n')[0]}`, insufficientFunds, err);
         throw err;
       } finally {
         this.queued.delete(hash);
@@ -180,17 +212,22 @@ export class ClaimSender {
   /**
    * A broadcast that failed outright: put the message back and give the nonce back when nobody leased a
    * later one; otherwise fill the hole with a zero-value self-transfer so later claims are not stuck.
+   * A refused broadcast also gives back the submission it was counted as (MAX_NUMBER_OF_RETRIES counts
+   * transactions that could have reached the chain); an ambiguous one keeps it.
    */
-  private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx): Promise<void> {
-    const reason = `claim transaction could not be sent: ${(err as Error).message.split('\n')[0]}`;
+  private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx, refused: boolean): Promise<void> {
+    const reason = `claim transaction ${refused ? 'refused by the node' : 'could not be sent'}: ${(err as Error).message.split('\n')[0]}`;
     const released = await this.repo.db.run((knex) =>
       knex.transaction(async (trx) => {
-        await this.repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
+        const back = await this.repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
+        if (back && refused) await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('greatest(retries - 1, 0)') });
         const n: unknown = await this.nonceRow(trx).where({ next_nonce: nonce + 1 }).update({ next_nonce: nonce });
         return Number(n);
       }),
     );
-    this.options.logger.warn({ message: message.message_hash, nonce, tx: hash, err: (err as Error).message }, 'claim broadcast failed; message returned for retry');
+    // Lack of funds is reported once by the claiming pause, not once per message.
+    const level = classifyBroadcastError(err).insufficientFunds ? 'debug' : 'warn';
+    this.options.logger[level]({ message: message.message_hash, nonce, tx: hash, refused, err: (err as Error).message.split('\n')[0] }, 'claim broadcast failed; message returned for retry');
     if (released === 0) await this.fillGap(nonce, claim);
   }
 

@@ -1,6 +1,7 @@
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import { MessageMovedError, NonceGapError } from '../sender.js';
+import { SignerFunds } from '../funds.js';
+import { BroadcastRefusedError, MessageMovedError, NonceGapError } from '../sender.js';
 import { claimFeeRecipient, claimTarget, directionPrefix, type DirectionContext } from './context.js';
 import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
 import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
@@ -115,7 +116,10 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const none = { send: false } as const;
     if (ctx.signal?.aborted) return none;
     if (m.retries >= c.maxNumberOfRetries) {
-      await ctx.repo.transition(m.id, from, 'NEEDS_MANUAL_INTERVENTION', {}, `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`);
+      const reason = `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`;
+      if (await ctx.repo.transition(m.id, from, 'NEEDS_MANUAL_INTERVENTION', {}, reason)) {
+        ctx.logger.error({ message: m.message_hash, direction: ctx.direction, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${reason}`);
+      }
       return none;
     }
     if (await isClaimedOnChain(ctx, m)) {
@@ -169,7 +173,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   }
 
   /** Sends the planned claim (sequentially: nonces are leased in order) within the L1 rate limit. */
-  async function send(m: MessageRow, p: Extract<Plan, { send: true }>, room: { left: bigint } | undefined): Promise<{ sent: Promise<void> } | undefined> {
+  async function send(m: MessageRow, p: Extract<Plan, { send: true }>, gasLimit: bigint, room: { left: bigint } | undefined): Promise<{ sent: Promise<void> } | undefined> {
     if (room) {
       const amount = BigInt(m.fee) + BigInt(m.value);
       if (amount > room.left) {
@@ -178,18 +182,31 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       }
       room.left -= amount;
     }
-    // Headroom over the estimate: the 63/64 rule and state changes between estimate and inclusion.
-    const gasLimit = (p.gas * 6n) / 5n;
     const { sent } = await ctx.sender.submit(m, [m.status], { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored });
-    ctx.metrics.claimsSent.inc({ direction: ctx.direction, sponsored: String(p.sponsored) });
     return { sent };
   }
 
+  const funds = ctx.funds ?? new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: ctx.sender.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics });
+
   return async function tick(): Promise<boolean> {
+    const balance = await funds.read();
+    if (funds.belowThreshold(balance)) return false;
     const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb);
-    if (rows.length === 0) return false;
+    if (rows.length === 0) {
+      if (funds.paused && balance >= funds.paused.needed) funds.resume();
+      return false;
+    }
     await checkClaimVia();
     const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
+    // Paused for lack of funds: the unpaid claim re-priced at today's fees says whether it is worth planning
+    // (and estimating gas for) every due message again.
+    const unpaid = funds.paused?.gasLimit;
+    if (unpaid !== undefined && balance < unpaid * fees.maxFeePerGas) {
+      funds.cannotPay(balance, unpaid, fees.maxFeePerGas);
+      return false;
+    }
+    let budget = balance;
+    let refusedForFunds: BroadcastRefusedError | undefined;
     const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
     let firstError: unknown;
     const plans: Promise<Plan>[] = [];
@@ -201,10 +218,35 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     for (const [i, m] of rows.entries()) {
       // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast below.
       if (ctx.signal?.aborted) break;
+      if (refusedForFunds) {
+        paused = true;
+        break;
+      }
       try {
         const p = await plans[i]!;
-        const sent = p.send ? await send(m, p, room) : undefined;
-        if (sent) broadcasts.push(sent.sent);
+        if (!p.send) continue;
+        // Headroom over the estimate: the 63/64 rule and state changes between estimate and inclusion.
+        const gasLimit = (p.gas * 6n) / 5n;
+        // Every claim of the iteration is paid from the balance read once at its start.
+        if (budget < gasLimit * p.fees.maxFeePerGas) {
+          funds.cannotPay(budget, gasLimit, p.fees.maxFeePerGas, budget === balance ? '' : ` after the claims sent in this iteration (balance ${balance} wei)`);
+          paused = true;
+          break;
+        }
+        const sent = await send(m, p, gasLimit, room);
+        if (!sent) continue;
+        budget -= gasLimit * p.fees.maxFeePerGas;
+        // A pause ends when the node takes a claim, not when one is signed.
+        sent.sent.then(() => funds.resume(), () => undefined);
+        const cost = { gasLimit, maxFeePerGas: p.fees.maxFeePerGas };
+        // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
+        sent.sent.catch((err: unknown) => {
+          if (err instanceof BroadcastRefusedError && err.insufficientFunds && !refusedForFunds) {
+            refusedForFunds = err;
+            funds.cannotPay(budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
+          }
+        });
+        broadcasts.push(sent.sent);
       } catch (err) {
         if (err instanceof MessageMovedError) continue;
         if (err instanceof NonceGapError) {
@@ -218,8 +260,12 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     }
     // Plans not reached (stopping, paused) still settle their messages, and none may reject unobserved.
     await Promise.allSettled(plans);
-    // A failed broadcast has already returned its message (undo); the first failure is reported.
-    for (const r of await Promise.allSettled(broadcasts)) if (r.status === 'rejected') firstError ??= r.reason;
+    // A failed broadcast has already returned its message (undo); the first failure is reported, except a
+    // refusal for lack of funds, which the pause reports once.
+    for (const r of await Promise.allSettled(broadcasts)) {
+      if (r.status === 'rejected' && !(r.reason instanceof BroadcastRefusedError && r.reason.insufficientFunds)) firstError ??= r.reason;
+    }
+    if (refusedForFunds) paused = true;
     if (paused) return false;
     if (firstError) throw firstError;
     return rows.length === ctx.config.maxFetchMessagesFromDb;

@@ -5,6 +5,7 @@ import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../sender.js';
+import type { SignerFunds } from '../funds.js';
 
 /** Everything one direction's processors share. */
 export interface DirectionContext {
@@ -23,6 +24,8 @@ export interface DirectionContext {
   sender: ClaimSender;
   /** Set by the listener after each successful iteration (readiness: "listener progressing"). */
   health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
+  /** Whether the signer can pay the next claim (shared with readiness); claiming makes its own when absent. */
+  funds?: SignerFunds;
   /** Aborted when the direction stops (shutdown, lost leadership): no new claim is started after it. */
   signal?: AbortSignal;
 }

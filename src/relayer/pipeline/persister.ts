@@ -52,7 +52,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
       const reason = `${what}; ${cycles} submission cycle(s) and ${m.retries} submission(s) without a receipt: ${limit} reached`;
       if (await ctx.repo.transition(m.id, ['PENDING'], 'NEEDS_MANUAL_INTERVENTION', reset, reason)) {
         ctx.metrics.claimsResolved.inc({ direction: ctx.direction, status: 'NEEDS_MANUAL_INTERVENTION' });
-        ctx.logger.error({ message: m.message_hash, cycles, retries: m.retries }, 'message needs manual intervention');
+        ctx.logger.error({ message: m.message_hash, direction: ctx.direction, cycles, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${reason}`);
       }
       return;
     }
