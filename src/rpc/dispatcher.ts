@@ -7,6 +7,7 @@ import { counter, histogram } from '../common/metrics.js';
 import type { RpcContext, RpcMethod } from './context.js';
 import { RpcCodes, toWireError, type WireError } from './errors.js';
 import { invalidParamsFromRouter } from './param-errors.js';
+import { chargeAnswer } from './response-budget.js';
 import type { RpcSpec } from './spec.js';
 
 export type CallResult = { result: unknown } | { error: WireError };
@@ -70,6 +71,7 @@ export class Dispatcher {
       this.logger.error({ err, method }, 'dispatch failed');
       out = { error: toWireError(err) };
     }
+    out = chargeAnswer(out);
     this.metrics.calls.inc({ method: label, outcome: 'error' in out ? String(out.error.code) : 'ok' });
     this.metrics.duration.observe({ method: label }, (performance.now() - started) / 1000);
     return out;

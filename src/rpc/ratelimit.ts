@@ -3,14 +3,25 @@ import type { DbClient } from '../common/db/client.js';
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
 
+/**
+ * Cost model: every call costs 1 unit when the request arrives (refused when the bucket holds less than
+ * the request's calls), and its answer costs 1 more unit per `bytesPerUnit` bytes once known (`charge`,
+ * which may take the bucket below zero: the client then waits until it has refilled). So eth_chainId costs
+ * 1 unit, a 1,000-log eth_getLogs answer (~600 KB) about 19 at the default 32 KiB per unit.
+ */
 export interface RateLimiter {
   take(client: string, cost: number): Promise<RateDecision>;
+  /** Debits units already consumed (the size of an answer sent); never refuses. */
+  charge(client: string, cost: number): Promise<void>;
 }
 
 export interface RateLimitSettings {
   perSecond: number;
   burst: number;
 }
+
+/** Units an answer of `bytes` bytes costs on top of its call's unit (RPC_RATE_LIMIT_BYTES_PER_UNIT; 0 = none). */
+export const answerCost = (bytes: number, bytesPerUnit: number): number => (bytesPerUnit > 0 ? Math.floor(bytes / bytesPerUnit) : 0);
 
 const allow: RateDecision = { ok: true };
 
@@ -34,6 +45,14 @@ export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep()
         return allow;
       }
       return refused(s, b.tokens, cost);
+    },
+    async charge(client, cost) {
+      if (s.perSecond === 0 || cost <= 0) return;
+      const now = performance.now();
+      const b = buckets.get(client) ?? { tokens: s.burst, at: now };
+      b.tokens = Math.min(s.burst, b.tokens + ((now - b.at) / 1000) * s.perSecond) - cost;
+      b.at = now;
+      buckets.set(client, b);
     },
     /** Full buckets carry no information: drop them so the map stays bounded. */
     sweep() {
@@ -67,6 +86,18 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
       ) as { rows: { tokens: number | string; allowed: boolean }[] };
       const row = rows[0]!;
       return row.allowed ? allow : refused(s, Number(row.tokens), cost);
+    },
+    async charge(client, cost) {
+      if (s.perSecond === 0 || cost <= 0) return;
+      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
+      await db.run((k: Knex) =>
+        k.raw(
+          `insert into ${table} as t (client, tokens, allowed, updated_at)
+           values (?, ?::float8 - ?::float8, true, clock_timestamp())
+           on conflict (client) do update set tokens = ${refill} - ?::float8, updated_at = clock_timestamp()`,
+          [client, s.burst, cost, s.burst, s.perSecond, cost],
+        ),
+      );
     },
     async sweep() {
       await db.run((k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));

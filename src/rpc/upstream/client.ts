@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import { UpstreamTransportError } from '../errors.js';
 
 export interface UpstreamResponse {
@@ -10,41 +11,90 @@ export interface UpstreamResponse {
 /**
  * Minimal JSON-RPC-over-HTTP client with keep-alive sockets. It tells apart failures where the request
  * surely did not reach the node (connection refused before anything was written) from ambiguous ones
- * (written, then timeout, reset or a 5xx): the pool resends only the former for writes.
+ * (written, then timeout, reset or a 5xx): the pool resends only the former for writes. It also tells
+ * apart the node's faults from ours: a body the node would not take, or an answer over our budget, is an
+ * UpstreamOversizeError, which says nothing about the node's health.
  */
 interface Pending {
   method: string;
-  params: readonly unknown[];
+  /** The call as it goes on the wire, id included: serialized once, measured for the byte budget. */
+  text: string;
+  id: number;
   resolve(r: UpstreamResponse): void;
   reject(err: unknown): void;
 }
 
+export interface ClientLimits {
+  /** RPC_UPSTREAM_MAX_BATCH_BYTES: a merged batch stays under this; a bigger single call goes alone. */
+  maxBatchBytes: number;
+  /** RPC_MAX_RESPONSE_BYTES: an upstream answer is not read past this (a batch is then resent split). */
+  maxResponseBytes: number;
+  /** RPC_UPSTREAM_MAX_SOCKETS: connections to this node at most (more requests wait for a free one). */
+  maxSockets: number;
+}
+
+export const DEFAULT_CLIENT_LIMITS: ClientLimits = { maxBatchBytes: 524_288, maxResponseBytes: 10_485_760, maxSockets: 128 };
+
 /** Largest JSON-RPC batch sent upstream (nodes commonly cap batches at 100 or more). */
 const MAX_UPSTREAM_BATCH = 50;
+/**
+ * A request body up to this size is never suspected of being refused for its size, so its failure is the
+ * node's. Past it, a connection closed while the node was still receiving usually means a body limit
+ * (anvil closes at ~2 MiB, proxies at their own limit) and must not mark the node down for everyone.
+ */
+export const SMALL_BODY_BYTES = 65_536;
+
+/** A request the node would not take for its size, or an answer larger than our budget: not a node fault. */
+export class UpstreamOversizeError extends UpstreamTransportError {
+  override name = 'UpstreamOversizeError';
+  constructor(
+    message: string,
+    readonly kind: 'request' | 'response',
+    readonly bytes: number,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, false, options);
+  }
+}
+
+// A socket that errors while no request owns it (between requests, or after the node answered before
+// reading our whole body) would otherwise raise an uncaught 'error' and end the process (`write EPIPE`).
+const guarded = new WeakSet<Socket>();
+const guard = (socket: Socket) => {
+  if (guarded.has(socket)) return;
+  guarded.add(socket);
+  socket.on('error', () => undefined);
+};
 
 export class JsonRpcHttpClient {
   private readonly agent: http.Agent;
   private readonly url: URL;
+  private readonly limits: ClientLimits;
   private nextId = 1;
   private queue: Pending[] = [];
   private scheduled = false;
-  /** Cleared when the node answers a batch with something else than an array. */
+  /** Cleared when the node answers a small batch with something else than an array. */
   private batching = true;
 
-  constructor(url: string, private readonly timeoutMs: number) {
+  constructor(url: string, private readonly timeoutMs: number, limits: Partial<ClientLimits> = {}) {
     this.url = new URL(url);
+    this.limits = { ...DEFAULT_CLIENT_LIMITS, ...limits };
     const Agent = this.url.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 64 });
+    this.agent = new Agent({ keepAlive: true, maxSockets: this.limits.maxSockets, maxFreeSockets: Math.min(64, this.limits.maxSockets) });
   }
 
   /**
-   * Reads issued in the same event-loop turn are sent as one JSON-RPC batch (fewer HTTP round trips under
-   * load, a single request when alone); `batch: false` (writes) always goes alone.
+   * Reads issued in the same event-loop turn are sent as JSON-RPC batches of at most 50 calls and
+   * RPC_UPSTREAM_MAX_BATCH_BYTES (fewer HTTP round trips under load, a single request when alone);
+   * `batch: false` (writes) always goes alone.
    */
   call(method: string, params: readonly unknown[], options: { timeoutMs?: number; batch?: boolean } = {}): Promise<UpstreamResponse> {
-    if (options.batch === false || !this.batching || options.timeoutMs !== undefined) return this.single(method, params, options.timeoutMs ?? this.timeoutMs);
+    if (options.batch === false || !this.batching || options.timeoutMs !== undefined) {
+      return this.single(method, params, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ method, params, resolve, reject });
+      const id = this.nextId++;
+      this.queue.push({ method, id, text: JSON.stringify({ jsonrpc: '2.0', id, method, params }), resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -56,69 +106,111 @@ export class JsonRpcHttpClient {
     this.scheduled = false;
     const queued = this.queue;
     this.queue = [];
-    for (let i = 0; i < queued.length; i += MAX_UPSTREAM_BATCH) {
-      const group = queued.slice(i, i + MAX_UPSTREAM_BATCH);
-      if (group.length === 1) {
-        const [p] = group;
-        this.single(p!.method, p!.params, this.timeoutMs).then(p!.resolve, p!.reject);
-      } else {
-        void this.sendBatch(group);
+    let group: Pending[] = [];
+    let bytes = 2;
+    for (const p of queued) {
+      const size = Buffer.byteLength(p.text) + 1;
+      if (group.length > 0 && (group.length >= MAX_UPSTREAM_BATCH || bytes + size > this.limits.maxBatchBytes)) {
+        this.send(group);
+        group = [];
+        bytes = 2;
       }
+      group.push(p);
+      bytes += size;
+    }
+    if (group.length > 0) this.send(group);
+  }
+
+  private send(group: Pending[]): void {
+    if (group.length === 1) {
+      const p = group[0]!;
+      this.exchange(p.method, p.text, this.timeoutMs, true).then(p.resolve, p.reject);
+    } else {
+      void this.sendBatch(group);
     }
   }
 
+  /** Reads only, so sending a part again is safe: halves are sent on their own, down to single calls. */
+  private split(group: Pending[]): void {
+    const half = Math.ceil(group.length / 2);
+    this.send(group.slice(0, half));
+    this.send(group.slice(half));
+  }
+
   private async sendBatch(group: Pending[]): Promise<void> {
-    const ids = group.map(() => this.nextId++);
-    const body = `[${group.map((p, i) => JSON.stringify({ jsonrpc: '2.0', id: ids[i], method: p.method, params: p.params })).join(',')}]`;
+    const body = `[${group.map((p) => p.text).join(',')}]`;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await this.post(body, this.timeoutMs));
+      parsed = JSON.parse(await this.post(body, this.timeoutMs, true));
     } catch (err) {
+      if (err instanceof UpstreamOversizeError) {
+        this.split(group);
+        return;
+      }
       const e = err instanceof UpstreamTransportError ? err : new UpstreamTransportError('upstream answered a batch with a body that is not JSON', true);
       for (const p of group) p.reject(e);
       return;
     }
     if (!Array.isArray(parsed)) {
-      // No batch support: from now on one request per call; these are reads, so sending them again is safe.
-      this.batching = false;
-      for (const p of group) this.single(p.method, p.params, this.timeoutMs).then(p.resolve, p.reject);
+      // A big batch answered with one error object (anvil: "Invalid request" past its body limit) was
+      // refused for its size; a small one means the node does not batch: one request per call from now on.
+      if (Buffer.byteLength(body) <= SMALL_BODY_BYTES) this.batching = false;
+      this.split(group);
       return;
     }
     const byId = new Map<unknown, UpstreamResponse>();
     for (const r of parsed as (UpstreamResponse & { id?: unknown })[]) if (r && typeof r === 'object') byId.set(r.id, r);
-    group.forEach((p, i) => {
-      const r = byId.get(ids[i]);
+    for (const p of group) {
+      const r = byId.get(p.id);
       if (r && ('result' in r || 'error' in r)) p.resolve(r);
       else p.reject(new UpstreamTransportError(`upstream left ${p.method} out of its batch answer`, true));
-    });
+    }
   }
 
-  private single(method: string, params: readonly unknown[], timeoutMs: number): Promise<UpstreamResponse> {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
-    return this.post(body, timeoutMs).then((text) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new UpstreamTransportError(`upstream answered ${method} with a body that is not JSON`, true);
-      }
-      const r = parsed as UpstreamResponse;
-      if (typeof r !== 'object' || r === null || (!('result' in r) && !('error' in r))) {
-        throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
-      }
-      return r;
-    });
+  private single(method: string, params: readonly unknown[], timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
+    return this.exchange(method, JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }), timeoutMs, idempotent);
   }
 
-  private post(body: string, timeoutMs: number): Promise<string> {
+  private async exchange(method: string, body: string, timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
+    const text = await this.post(body, timeoutMs, idempotent);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new UpstreamTransportError(`upstream answered ${method} with a body that is not JSON`, true);
+    }
+    const r = parsed as UpstreamResponse & { id?: unknown };
+    if (typeof r !== 'object' || r === null || (!('result' in r) && !('error' in r))) {
+      throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
+    }
+    const bytes = Buffer.byteLength(body);
+    if (r.error && r.id === null && bytes > SMALL_BODY_BYTES) {
+      // Not an answer to our call (id null): the node refused the body before reading it (anvil past ~2 MiB).
+      throw new UpstreamOversizeError(`the node refused a ${bytes}-byte request (${r.error.message}); it is larger than the node accepts`, 'request', bytes);
+    }
+    return r;
+  }
+
+  /**
+   * One HTTP exchange. Reads (`idempotent`) on a reused keep-alive socket that the node had already
+   * closed are sent once more on a fresh connection: that race is ours, not a node failure.
+   */
+  private post(body: string, timeoutMs: number, idempotent: boolean, retried = false): Promise<string> {
     const lib = this.url.protocol === 'https:' ? https : http;
+    const bytes = Buffer.byteLength(body);
+    const max = this.limits.maxResponseBytes;
     return new Promise((resolve, reject) => {
       let written = false;
+      let responded = false;
       let settled = false;
-      const fail = (err: UpstreamTransportError) => {
-        if (settled) return;
+      const settle = () => {
+        if (settled) return false;
         settled = true;
         clearTimeout(timer);
+        return true;
+      };
+      const fail = (err: UpstreamTransportError) => {
+        if (!settle()) return;
         req.destroy();
         reject(err);
       };
@@ -127,31 +219,58 @@ export class JsonRpcHttpClient {
         {
           method: 'POST',
           agent: this.agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), accept: 'application/json' },
+          headers: { 'content-type': 'application/json', 'content-length': bytes, accept: 'application/json' },
         },
         (res) => {
+          responded = true;
+          const status = res.statusCode ?? 0;
+          if (status === 413) {
+            fail(new UpstreamOversizeError(`the node refused a ${bytes}-byte request as too large (HTTP 413)`, 'request', bytes));
+            return;
+          }
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > max) {
+              fail(new UpstreamOversizeError(`the answer is larger than ${max} bytes (RPC_MAX_RESPONSE_BYTES)`, 'response', size));
+              return;
+            }
+            if (!settled) chunks.push(c);
+          });
           res.on('error', (err) => fail(new UpstreamTransportError(`upstream response broke off: ${err.message}`, true, { cause: err })));
           res.on('end', () => {
             if (settled) return;
+            // Answered before it read our whole body: the connection is in an unknown state, never reuse it.
+            if (!written) req.destroy();
             const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
             // Nodes answer JSON-RPC errors with 200 (geth) or 4xx/5xx (some proxies): a JSON-RPC body wins.
             if (status !== 200 && !/^\s*[{[]/.test(text)) {
               fail(new UpstreamTransportError(`upstream answered HTTP ${status}`, status >= 500 || status === 0));
               return;
             }
-            settled = true;
-            clearTimeout(timer);
+            settle();
             resolve(text);
           });
         },
       );
+      req.on('socket', guard);
       const timer = setTimeout(() => fail(new UpstreamTransportError(`upstream did not answer within ${timeoutMs} ms`, written)), timeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => {
-        const refused = err.code === 'ECONNREFUSED' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'EHOSTUNREACH';
-        fail(new UpstreamTransportError(`upstream connection failed: ${err.code ?? err.message}`, written && !refused, { cause: err }));
+        if (settled) return;
+        const code = err.code ?? err.message;
+        const refused = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH';
+        const cut = code === 'ECONNRESET' || code === 'EPIPE';
+        if (cut && !responded && idempotent && !retried && req.reusedSocket) {
+          settle();
+          this.post(body, timeoutMs, idempotent, true).then(resolve, reject);
+          return;
+        }
+        if (cut && !responded && bytes > SMALL_BODY_BYTES) {
+          fail(new UpstreamOversizeError(`the node closed the connection while receiving a ${bytes}-byte request (${code}); it may not accept requests this large`, 'request', bytes, { cause: err }));
+          return;
+        }
+        fail(new UpstreamTransportError(`upstream connection failed: ${code}`, written && !refused, { cause: err }));
       });
       req.end(body, () => {
         written = true;

@@ -1,11 +1,12 @@
 import type { Registry } from 'prom-client';
-import { RpcError } from '../../common/errors.js';
+import { RpcError, rpcErrors } from '../../common/errors.js';
 import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
-import { JsonRpcHttpClient } from './client.js';
+import { JsonRpcHttpClient, UpstreamOversizeError, type ClientLimits } from './client.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
+import { budgetSpent, responseTooLarge } from '../response-budget.js';
 
 export interface UpstreamOptions {
   urls: readonly string[];
@@ -13,6 +14,8 @@ export interface UpstreamOptions {
   headPollMs: number;
   maxLagBlocks: number;
   chainId: number | undefined;
+  /** Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES, RPC_UPSTREAM_MAX_SOCKETS). */
+  limits?: Partial<ClientLimits>;
   logger: Logger;
   metrics: Registry;
 }
@@ -59,7 +62,7 @@ export class UpstreamPool {
     this.upstreams = options.urls.map((url, i) => ({
       id: `u${i}`,
       shown: redactUrl(url),
-      client: new JsonRpcHttpClient(url, options.timeoutMs),
+      client: new JsonRpcHttpClient(url, options.timeoutMs, options.limits),
       healthy: true,
       wrongChain: false,
       head: undefined,
@@ -173,8 +176,13 @@ export class UpstreamPool {
    * code, message and data. `write` calls are never resent after an ambiguous failure.
    */
   async request(method: string, params: readonly unknown[], options: { write?: boolean } = {}): Promise<unknown> {
+    // The reply this call belongs to is already full: asking a node would only produce bytes to drop.
+    const spent = budgetSpent();
+    if (spent !== undefined) throw responseTooLarge(spent);
     const candidates = this.ordered();
     const failures: string[] = [];
+    let oversize: UpstreamOversizeError | undefined;
+    let oversized = 0;
     for (const u of candidates) {
       const started = performance.now();
       u.inflight++;
@@ -193,6 +201,16 @@ export class UpstreamPool {
         return response.result;
       } catch (err) {
         if (!(err instanceof UpstreamTransportError)) throw err;
+        if (err instanceof UpstreamOversizeError) {
+          // Our request or its answer is too big: that says nothing about the node, so it stays up for
+          // everyone else; another node may take a bigger body, but every node gives the same answer.
+          this.metrics.requests.inc({ upstream: u.id, outcome: `oversize_${err.kind}` });
+          if (err.kind === 'response') throw responseTooLarge(undefined, err.message);
+          oversize = err;
+          oversized++;
+          failures.push(`${u.id}: ${err.message}`);
+          continue;
+        }
         this.metrics.requests.inc({ upstream: u.id, outcome: 'transport_error' });
         this.markDown(u, err);
         failures.push(`${u.id}: ${err.message}`);
@@ -205,6 +223,12 @@ export class UpstreamPool {
       } finally {
         u.inflight--;
       }
+    }
+    if (oversize && oversized === failures.length) {
+      throw rpcErrors.limitExceeded(
+        `request too large for the upstream nodes: ${failures.join('; ')}. Send a smaller request (fewer addresses, topics or calldata).`,
+        { requestBytes: oversize.bytes },
+      );
     }
     throw upstreamUnavailable(failures.join('; ') || 'no upstream is configured');
   }
