@@ -13,8 +13,11 @@ export const rpcEnv = {
   RPC_UPSTREAM_TIMEOUT_MS: env.integer({ min: 50, default: 10_000 }),
   RPC_UPSTREAM_HEAD_POLL_MS: env.integer({ min: 20, default: 1_000 }),
   RPC_UPSTREAM_MAX_LAG_BLOCKS: env.integer({ min: 0, default: 5 }),
+  RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
+  RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
   RPC_MAX_BODY_BYTES: env.integer({ min: 1_024, default: 1_048_576 }),
+  RPC_MAX_RESPONSE_BYTES: env.integer({ min: 1_024, default: 10_485_760 }),
   RPC_MAX_LOGS_BLOCK_RANGE: env.integer({ min: 1, default: 10_000 }),
   RPC_MAX_LOGS_RESULTS: env.integer({ min: 1, default: 10_000 }),
   RPC_FILTER_TTL_SECONDS: env.integer({ min: 1, default: 300 }),
@@ -26,6 +29,7 @@ export const rpcEnv = {
   RPC_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, default: 50 }),
   RPC_RATE_LIMIT_BURST: env.integer({ min: 1 }),
   RPC_RATE_LIMIT_STORE: env.oneOf(['memory', 'postgres'] as const, { default: 'memory' }),
+  RPC_RATE_LIMIT_BYTES_PER_UNIT: env.integer({ min: 0, default: 32_768 }),
   RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
   RPC_BUNDLER_URL: env.url(),
   RPC_BUNDLER_VENDOR_PREFIX: {
@@ -50,8 +54,14 @@ export interface RpcConfig {
   upstreamTimeoutMs: number;
   headPollMs: number;
   maxLagBlocks: number;
+  /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
+  upstreamMaxBatchBytes: number;
+  /** Connections per upstream node at most (keep-alive pool). */
+  upstreamMaxSockets: number;
   maxBatch: number;
   maxBodyBytes: number;
+  /** Byte budget of one reply (and of one upstream answer): calls past it get -32005 (response-budget.ts). */
+  maxResponseBytes: number;
   maxLogsBlockRange: number;
   maxLogsResults: number;
   filterTtlSeconds: number;
@@ -64,7 +74,8 @@ export interface RpcConfig {
   /** Nesting of [ and { in a request body, checked before anything walks it (src/rpc/json-depth.ts). */
   maxJsonDepth: number;
   /** 0 requests per second disables the limit. */
-  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres' };
+  /** bytesPerUnit: an answer costs 1 more unit per this many bytes (0 = calls only); see ratelimit.ts. */
+  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres'; bytesPerUnit: number };
   trustedProxyHops: number;
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
@@ -85,8 +96,11 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     upstreamTimeoutMs: v.RPC_UPSTREAM_TIMEOUT_MS,
     headPollMs: v.RPC_UPSTREAM_HEAD_POLL_MS,
     maxLagBlocks: v.RPC_UPSTREAM_MAX_LAG_BLOCKS,
+    upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
+    upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
     maxBatch: v.RPC_MAX_BATCH,
     maxBodyBytes: v.RPC_MAX_BODY_BYTES,
+    maxResponseBytes: v.RPC_MAX_RESPONSE_BYTES,
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
     maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
     filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
@@ -99,6 +113,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       perSecond: v.RPC_RATE_LIMIT_PER_SECOND,
       burst: v.RPC_RATE_LIMIT_BURST ?? Math.max(1, v.RPC_RATE_LIMIT_PER_SECOND * 2),
       store: v.RPC_RATE_LIMIT_STORE,
+      bytesPerUnit: v.RPC_RATE_LIMIT_BYTES_PER_UNIT,
     },
     trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
     bundler: { url: v.RPC_BUNDLER_URL, vendorPrefix: v.RPC_BUNDLER_VENDOR_PREFIX ?? 'vendor_' },

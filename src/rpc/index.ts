@@ -45,6 +45,7 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     headPollMs: config.headPollMs,
     maxLagBlocks: config.maxLagBlocks,
     chainId: config.chainId,
+    limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
     logger,
     metrics: common.metrics,
   });
@@ -70,6 +71,8 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     limiter,
     maxBatch: config.maxBatch,
     maxBodyBytes: config.maxBodyBytes,
+    maxResponseBytes: config.maxResponseBytes,
+    rateLimitBytesPerUnit: config.rateLimit.bytesPerUnit,
     trustedProxyHops: config.trustedProxyHops,
     maxJsonDepth: config.maxJsonDepth,
     metrics: common.metrics,

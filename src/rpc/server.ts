@@ -6,13 +6,18 @@ import { counter } from '../common/metrics.js';
 import type { Dispatcher } from './dispatcher.js';
 import { errorBody, handleBody } from './envelope.js';
 import { RpcCodes } from './errors.js';
-import type { RateLimiter } from './ratelimit.js';
+import { answerCost, type RateLimiter } from './ratelimit.js';
+import { ResponseBudget, withResponseBudget } from './response-budget.js';
 
 export interface RpcAppOptions {
   dispatcher: Dispatcher;
   limiter: RateLimiter;
   maxBatch: number;
   maxBodyBytes: number;
+  /** RPC_MAX_RESPONSE_BYTES: byte budget of one reply (response-budget.ts). */
+  maxResponseBytes?: number;
+  /** RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts). */
+  rateLimitBytesPerUnit?: number;
   trustedProxyHops: number;
   /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
   maxJsonDepth?: number;
@@ -120,7 +125,13 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       return;
     }
     const client = clientAddress(req, o.trustedProxyHops);
-    const answer = await handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, charge: (cost) => o.limiter.take(client, cost) });
+    const budget = new ResponseBudget(o.maxResponseBytes ?? 10_485_760);
+    const answer = await withResponseBudget(budget, () =>
+      handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, charge: (cost) => o.limiter.take(client, cost) }),
+    );
+    // Charged before the reply leaves, so this client's next request already sees the cost of this one.
+    const extra = answerCost(budget.used, o.rateLimitBytesPerUnit ?? 0);
+    if (extra > 0) await o.limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
     send(answer.status, answer.body, answer.headers);
   };
   return (req, res) => {
