@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { env, parseEnv, type VarSpec } from '../common/config/env.js';
+import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 
 /**
  * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
@@ -57,6 +58,13 @@ export interface TokenApiConfig {
   rpcUrl: string | undefined;
   /** Indexer run inside the API process; undefined = only serve (another process indexes). */
   indexer: TokenIndexerConfig | undefined;
+  /** Connection limits of the HTTP server (HTTP_* variables); the shared defaults when absent. */
+  http?: HttpLimits;
+  /**
+   * /health/ready: how long the database and the node may take to answer (ms), and how long the indexer
+   * or the supply job may go without progress before the API reports not ready. Defaults when absent.
+   */
+  readiness?: { timeoutMs: number; maxStallMs: number };
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -144,6 +152,9 @@ export const tokenApiEnv = {
   TOKEN_LIST: env.string(),
   TOKEN_LIST_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }),
   TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }),
+  TOKEN_API_READY_TIMEOUT_MS: env.integer({ min: 100, max: 60_000, default: 3_000 }),
+  TOKEN_API_READY_MAX_STALL_MS: env.integer({ min: 1_000, default: 120_000 }),
+  ...httpEnv,
 };
 
 type Values = ReturnType<typeof parseEnv<typeof tokenApiEnv>>['values'];
@@ -197,6 +208,8 @@ export function loadTokenApiConfig(
     supplyRefreshMs: v.TOKEN_SUPPLY_REFRESH_MS,
     rpcUrl: v.TOKEN_INDEXER_RPC_URL,
     indexer: withIndexer ? indexerFrom(v) : undefined,
+    http: httpLimitsFrom(v),
+    readiness: { timeoutMs: v.TOKEN_API_READY_TIMEOUT_MS, maxStallMs: v.TOKEN_API_READY_MAX_STALL_MS },
   });
   return { config, effective };
 }

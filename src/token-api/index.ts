@@ -2,12 +2,14 @@ import type { Common } from '../cli/context.js';
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
 import { createProvider } from '../common/chain/provider.js';
+import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
 import { listen } from '../common/http/server.js';
 import { normalizeTokenApiConfig, type TokenApiConfig } from './config.js';
 import { ResponseCache } from './http/representation.js';
 import type { HandlerContext } from './http/context.js';
 import { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
+import { createReadiness } from './readiness.js';
 import { TokenRepository } from './repository.js';
 import { createTokenApiApp } from './server.js';
 import { SupplyCache, startSupplyJob } from './supply/job.js';
@@ -64,21 +66,24 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     validateResponses: options.validateResponses ?? false,
     logoBase: () => config.publicUrl ?? bound.url ?? `http://${config.host}:${config.port}`,
   };
-  const app = createTokenApiApp({
-    common,
-    ctx,
-    publicUrl: () => config.publicUrl ?? bound.url,
-    ready: async () => {
-      await ctx.repo.ping();
-      return { database: 'ok', supply: config.nativeToken === undefined ? 'not configured' : supplyCache.snapshot ? 'ok' : 'pending' };
-    },
+  // The indexer starts after the server; readiness reads it through this slot.
+  const running: { indexer?: TokenIndexerHandle } = {};
+  const supplyRuns = config.nativeToken !== undefined && config.rpcUrl !== undefined;
+  const ready = createReadiness({
+    pingDatabase: () => ctx.repo.ping(),
+    rpcUrl: config.indexer?.rpcUrl ?? config.rpcUrl,
+    timeoutMs: config.readiness?.timeoutMs ?? 3_000,
+    maxStallMs: config.readiness?.maxStallMs ?? 120_000,
+    indexer: config.indexer ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined } : undefined,
+    supply: supplyRuns ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs } : undefined,
   });
-  const server = await listen(app, config.host, config.port, 'token-api');
+  const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready });
+  const server = await listen(app, config.host, config.port, 'token-api', { limits: config.http ?? DEFAULT_HTTP_LIMITS, logger });
   const url = (bound.url = server.url);
   logger.info({ url }, 'token API listening');
 
   let supply: ReturnType<typeof startSupplyJob> | undefined;
-  if (config.nativeToken !== undefined && config.rpcUrl !== undefined) {
+  if (supplyRuns && config.rpcUrl !== undefined && config.nativeToken !== undefined) {
     supply = startSupplyJob({
       common,
       provider: createProvider(config.rpcUrl),
@@ -90,6 +95,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     });
   }
   const indexer = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema, onCommit: () => cache.clear() }) : undefined;
+  running.indexer = indexer;
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

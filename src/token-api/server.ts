@@ -10,6 +10,7 @@ import type { HandlerContext } from './http/context.js';
 import { generatedLogoSvg } from './http/logo.js';
 import { send } from './http/representation.js';
 import { tokenApiHandlers } from './handlers/index.js';
+import type { ReadinessReport } from './readiness.js';
 
 export const TOKEN_API_SPEC_FILE = 'token-api.openapi.yaml';
 
@@ -27,7 +28,7 @@ function servedSpec(spec: OpenApiDocument, url: string | undefined): OpenApiDocu
 export function createTokenApiApp(options: {
   common: Common;
   ctx: HandlerContext;
-  ready: () => Promise<Record<string, string>>;
+  ready: () => Promise<ReadinessReport>;
   publicUrl: () => string | undefined;
 }): Express {
   const { common, ctx } = options;
@@ -81,11 +82,9 @@ export function createTokenApiApp(options: {
       });
       app.get('/health/live', (_req, res) => void res.json({ status: 'ok' }));
       app.get('/health/ready', async (_req, res) => {
-        try {
-          res.json({ status: 'ready', checks: await options.ready() });
-        } catch (err) {
-          res.status(503).json({ status: 'unavailable', error: (err as Error).message });
-        }
+        const report = await options.ready();
+        if (report.ready) return void res.json({ status: 'ready', checks: report.checks });
+        res.status(503).json({ status: 'unavailable', checks: report.checks, error: report.failing.join('; ') });
       });
       app.get('/metrics', async (_req, res) => {
         res.type(common.metrics.contentType).send(await common.metrics.metrics());

@@ -11,6 +11,7 @@ import { TOKEN_API_SCHEMA, tokenApiMigrations } from '../migrations.js';
 import { IndexerEngine, mapLimit } from './engine.js';
 import { readTotalSupply } from './metadata.js';
 import { isPossibleSpam } from './spam.js';
+import type { IndexerHealth } from '../readiness.js';
 import { IndexerStore } from './store.js';
 import { loadTokenList } from './token-list.js';
 
@@ -21,6 +22,8 @@ export interface TokenIndexerHandle {
   refreshTokenList(): Promise<void>;
   /** Re-reads totalSupply() of every token (or only those due) and refreshes fdv and secure flags. */
   refreshSupplies(all?: boolean): Promise<void>;
+  /** For readiness: whether this process indexes (or stands by) and when it last reached the head. */
+  health(): IndexerHealth;
   stop(): Promise<void>;
 }
 
@@ -182,9 +185,11 @@ export async function startTokenIndexer(options: {
     logger.info({ cursor, chainId, pools: engine.pools.size, tokens: engine.decimals.size }, 'token indexer ready');
   };
 
+  const health: IndexerHealth = { state: 'standing by', lastProgressAt: undefined };
   const loop = (async () => {
     leadership = await acquireLeadership(db, `token-indexer:${schema}`, { signal, logger });
     if (!leadership) return;
+    health.state = 'starting';
     const active = AbortSignal.any([signal, leadership.signal]);
     for (let attempt = 0; !active.aborted; attempt++) {
       try {
@@ -205,6 +210,8 @@ export async function startTokenIndexer(options: {
       try {
         await serial(async () => {
           await syncToHead();
+          health.state = 'running';
+          health.lastProgressAt = Date.now();
           if (config.tokenList && Date.now() - lastList > config.tokenListRefreshMs) await refreshTokenList();
           await refreshSupplies();
         });
@@ -235,6 +242,7 @@ export async function startTokenIndexer(options: {
       await refreshSupplies(all);
       await refreshDerived();
     }),
+    health: () => ({ ...health }),
     stop,
   };
 }

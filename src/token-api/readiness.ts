@@ -1,0 +1,128 @@
+import { redactUrl } from '../common/config/env.js';
+
+/**
+ * /health/ready of the token API: ready only when every dependency needed to answer correctly works —
+ * the database (every read), the node (the indexer and the supply job read it), and the indexer and the
+ * supply job themselves making progress. A frozen node used to leave the API "ready" while its figures
+ * went stale; now each check is bounded in time and a failing one is named in the 503.
+ */
+
+export interface IndexerHealth {
+  state: 'starting' | 'standing by' | 'running' | 'stopped';
+  /** When the last iteration reached the head (epoch ms). */
+  lastProgressAt: number | undefined;
+}
+
+export interface ReadinessOptions {
+  pingDatabase: () => Promise<void>;
+  /** The node of the indexer and the supply job, when either runs. */
+  rpcUrl: string | undefined;
+  timeoutMs: number;
+  /** How long the indexer or the supply job may go without progress. */
+  maxStallMs: number;
+  indexer: (() => IndexerHealth) | undefined;
+  /** Undefined when no supply job runs; else when its last snapshot was taken (epoch ms), if ever. */
+  supply: { lastUpdatedAt: () => number | undefined; intervalMs: number } | undefined;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  /** One entry per dependency: "ok", a state that is fine ("not configured", "standing by"), or why not. */
+  checks: Record<string, string>;
+  /** The failing checks, "name: why", for the problem's detail. */
+  failing: string[];
+}
+
+/** Rejects when `promise` does not settle within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function probeNode(url: string, timeoutMs: number): Promise<void> {
+  const what = `eth_blockNumber on ${redactUrl(url)}`;
+  const res = await within(
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+      signal: AbortSignal.timeout(timeoutMs),
+    }).catch((err: Error) => {
+      throw new Error(err.name === 'TimeoutError' ? `${what} did not answer within ${timeoutMs} ms` : `${what} failed: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+    }),
+    timeoutMs + 100,
+    what,
+  );
+  const text = await within(res.text(), timeoutMs, what);
+  if (!res.ok) throw new Error(`${what} answered HTTP ${res.status}`);
+  const body = JSON.parse(text) as { result?: unknown; error?: { message?: string } };
+  if (typeof body.result !== 'string') throw new Error(`${what} answered an error: ${body.error?.message ?? text.slice(0, 100)}`);
+}
+
+const age = (since: number) => `${Math.round((Date.now() - since) / 1000)} s`;
+
+/**
+ * Returns the readiness probe. Results are shared for one second (and concurrent calls share one probe),
+ * so a client hammering /health/ready cannot turn it into load on the database or the node.
+ */
+export function createReadiness(options: ReadinessOptions): () => Promise<ReadinessReport> {
+  const startedAt = Date.now();
+  let inflight: Promise<ReadinessReport> | undefined;
+  let last: { at: number; report: ReadinessReport } | undefined;
+
+  const run = async (): Promise<ReadinessReport> => {
+    // Keys first, so the answer lists the checks in a fixed order whichever probe settles first.
+    const checks: Record<string, string> = { database: '', node: '' };
+    const settle = async (name: string, fn: () => Promise<void>) => {
+      try {
+        await fn();
+        checks[name] = 'ok';
+      } catch (err) {
+        checks[name] = (err as Error).message;
+      }
+    };
+    await Promise.all([
+      settle('database', () => within(options.pingDatabase(), options.timeoutMs, 'the database')),
+      options.rpcUrl === undefined ? Promise.resolve(void (checks.node = 'not configured')) : settle('node', () => probeNode(options.rpcUrl!, options.timeoutMs)),
+    ]);
+
+    if (options.indexer) {
+      const h = options.indexer();
+      if (h.state === 'standing by') checks.indexer = 'standing by'; // another replica indexes; this one serves
+      else if (h.lastProgressAt !== undefined && Date.now() - h.lastProgressAt <= options.maxStallMs) checks.indexer = 'ok';
+      else if (h.lastProgressAt === undefined && Date.now() - startedAt <= options.maxStallMs) checks.indexer = 'starting';
+      else checks.indexer = h.lastProgressAt === undefined ? `not synced since start ${age(startedAt)} ago` : `no progress for ${age(h.lastProgressAt)}`;
+    } else checks.indexer = 'not configured';
+    if (options.supply) {
+      const at = options.supply.lastUpdatedAt();
+      const allowed = options.maxStallMs + options.supply.intervalMs;
+      if (at !== undefined && Date.now() - at <= allowed) checks.supply = 'ok';
+      else if (at === undefined && Date.now() - startedAt <= options.maxStallMs) checks.supply = 'pending';
+      else checks.supply = at === undefined ? `no supply computed since start ${age(startedAt)} ago` : `last computed ${age(at)} ago`;
+    } else checks.supply = 'not configured';
+
+    const fine = new Set(['ok', 'not configured', 'standing by', 'starting', 'pending']);
+    const failing = Object.entries(checks).filter(([, v]) => !fine.has(v));
+    return { ready: failing.length === 0, checks, failing: failing.map(([k, v]) => `${k}: ${v}`) };
+  };
+
+  return () => {
+    if (last && Date.now() - last.at < 1_000) return Promise.resolve(last.report);
+    inflight ??= run()
+      .then((report) => {
+        last = { at: Date.now(), report };
+        return report;
+      })
+      .finally(() => {
+        inflight = undefined;
+      });
+    return inflight;
+  };
+}
