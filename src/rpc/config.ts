@@ -1,4 +1,5 @@
 import { env, parseEnv } from '../common/config/env.js';
+import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 
 /**
  * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
@@ -41,6 +42,8 @@ export const rpcEnv = {
   RPC_ESTIMATE_GAS_FIXED_COST_WEI: env.bigint({ min: 0n, default: 30_000_000n }),
   RPC_ESTIMATE_GAS_VARIABLE_COST_WEI: env.bigint({ min: 0n, default: 1_000_000_000n }),
   RPC_TRACE_TRANSACTION_SOURCE: env.oneOf(['auto', 'upstream', 'callTracer'] as const, { default: 'auto' }),
+  /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
+  ...httpEnv,
 };
 
 export type TraceTransactionSource = 'auto' | 'upstream' | 'callTracer';
@@ -80,6 +83,8 @@ export interface RpcConfig {
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
   traceTransactionSource: TraceTransactionSource;
+  /** Connection limits of the HTTP server (HTTP_* variables); the shared defaults when absent. */
+  http?: HttpLimits;
   /** Postgres schema of the filter and rate-limit tables (not an env variable: tests use their own). */
   dbSchema: string;
   /** Every variable with its effective value, secrets and URL paths redacted: safe to log. */
@@ -123,6 +128,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       variableCostWei: v.RPC_ESTIMATE_GAS_VARIABLE_COST_WEI,
     },
     traceTransactionSource: v.RPC_TRACE_TRANSACTION_SOURCE,
+    http: httpLimitsFrom(v),
     dbSchema: 'rpc',
     effective,
     ...overrides,

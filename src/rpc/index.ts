@@ -89,7 +89,7 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
       return { ready: database === 'ok' && upstreams.some((u) => u.healthy), checks: { database, upstreams } };
     },
   });
-  const server = await listen(app, config.host, config.port, 'rpc');
+  const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });
   logger.info({ url: server.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
