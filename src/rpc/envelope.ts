@@ -108,7 +108,7 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
   if (!decision.ok) {
     const error = {
       code: RpcCodes.LimitExceeded,
-      message: `rate limit exceeded: ${decision.limitPerSecond} calls per second per client (burst ${decision.burst}); every call of a batch counts; retry after ${decision.retryAfterSeconds} s`,
+      message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes; retry after ${decision.retryAfterSeconds} s`,
       data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
     };
     const answers = entries.filter((e) => e.idText !== undefined).map((e) => encode(e.idText!, { error }));
