@@ -2,10 +2,11 @@ import { dirname } from 'node:path';
 import type { CommandBody } from './command.js';
 import { createCommon } from './context.js';
 import { runUntilStopped } from './run.js';
-import { devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
+import { devnetDatabase, devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { createDbClient } from '../common/db/client.js';
+import { describeDatabase } from '../common/db/config.js';
 import { startDevnet } from '../devnet/devnet.js';
 import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
@@ -15,17 +16,18 @@ export const devCommand: CommandBody = {
   options: devnetOptions,
   optionHelp: [...devnetOptionHelp, 'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.'],
   async run({ values }) {
-    const { stateFile, options } = parseDevnetFlags(values);
+    const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const env = readProcessEnv();
     const { config } = loadCommonConfig(env);
     const common = createCommon({ level: config.logLevel, name: 'dev' });
+    const database = devnetDatabase(common, config.database, dbDir);
     const stopped = runUntilStopped(common);
     const started = Date.now();
     try {
       // Every port is checked before anything starts, so a taken port fails fast and leaves nothing behind.
       await checkChainPorts(options, common.logger);
       const services = await checkServicePorts(env);
-      const dbOpening = createDbClient(config.database);
+      const dbOpening = createDbClient(database);
       common.shutdown.add('database', async () => (await dbOpening).close());
       const stateRoots = new LateStateRoots();
       const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots } });
@@ -35,7 +37,7 @@ export const devCommand: CommandBody = {
       const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
       const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
       await writeStateFile(stateFile, state);
-      process.stdout.write(`${describeStack(state, stateFile)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+      process.stdout.write(`${describeStack(state, stateFile, describeDatabase(database))}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
     } catch (err) {
       await common.shutdown.run('start-up failed');
       throw err;

@@ -1,12 +1,13 @@
 import { dirname, resolve } from 'node:path';
-import type { CommandBody, ParsedArgs } from './command.js';
+import { UsageError, type CommandBody, type ParsedArgs } from './command.js';
 import { intFlag, portFlag, stringFlag } from './args.js';
-import { createCommon } from './context.js';
+import { createCommon, type Common } from './context.js';
 import { runUntilStopped } from './run.js';
 import { sendMessageCommand } from './send-message.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { createDbClient } from '../common/db/client.js';
+import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from '../common/db/config.js';
 import { startDevnet } from '../devnet/devnet.js';
 import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
 import { checkChainPorts } from '../devnet/stack.js';
@@ -17,6 +18,7 @@ export const devnetOptions = {
   'l1-port': { type: 'string' },
   'l2-port': { type: 'string' },
   'history-hours': { type: 'string' },
+  'db-dir': { type: 'string' },
 } as const;
 
 export const devnetOptionHelp = [
@@ -25,13 +27,33 @@ export const devnetOptionHelp = [
   '--l1-port N         L1 anvil port (default: a free port)',
   '--l2-port N         L2 anvil port (default: a free port)',
   '--history-hours N   hours of generated L2 trading history (default 26; 0 = none)',
+  '--db-dir PATH       keep the embedded database in PATH (default: in memory, like the chains, which start',
+  '                    fresh every time; DATABASE_PGLITE_DIR does the same)',
 ];
+
+/**
+ * The database of `l2stack devnet`/`dev`: the chains start fresh every time, so their embedded database
+ * does too (in memory) unless --db-dir or DATABASE_PGLITE_DIR names a directory. Logged, so it is never a
+ * surprise which one a run used.
+ */
+export function devnetDatabase(common: Common, database: DatabaseConfig, dbDir: string | undefined): DatabaseConfig {
+  if (dbDir !== undefined && database.kind === 'postgres') throw new UsageError('--db-dir is for the embedded database, but DATABASE_HOST is set');
+  const chosen: DatabaseConfig = dbDir !== undefined ? { kind: 'pglite', dataDir: dbDir } : database;
+  const ephemeral = chosen.kind === 'pglite' && (chosen.dataDir === undefined || chosen.dataDir === PGLITE_MEMORY);
+  common.logger.info(
+    { database: describeDatabase(chosen) },
+    ephemeral ? 'database: embedded PGlite in memory, gone at exit (--db-dir or DATABASE_PGLITE_DIR keeps it in a directory)' : `database: ${describeDatabase(chosen)}`,
+  );
+  return chosen;
+}
 
 /** The devnet flags shared by `l2stack devnet` and `l2stack dev`. */
 export function parseDevnetFlags(values: ParsedArgs['values']) {
   const stateFile = resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE);
+  const dbDir = stringFlag(values['db-dir']);
   return {
     stateFile,
+    dbDir: dbDir === undefined ? undefined : resolve(dbDir),
     options: {
       pidDir: dirname(stateFile),
       l1Port: portFlag('l1-port', values['l1-port'], 0),
@@ -47,13 +69,14 @@ export const devnetCommand: CommandBody = {
   optionHelp: devnetOptionHelp,
   subcommands: [sendMessageCommand],
   async run({ values }) {
-    const { stateFile, options } = parseDevnetFlags(values);
+    const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const { config } = loadCommonConfig(readProcessEnv());
     const common = createCommon({ level: config.logLevel, name: 'devnet' });
+    const database = devnetDatabase(common, config.database, dbDir);
     const stopped = runUntilStopped(common);
     try {
       await checkChainPorts(options, common.logger);
-      const dbOpening = createDbClient(config.database);
+      const dbOpening = createDbClient(database);
       common.shutdown.add('database', async () => (await dbOpening).close());
       const devnet = await startDevnet({ common, db: dbOpening, options });
       await writeStateFile(stateFile, devnet.state);
@@ -62,6 +85,7 @@ export const devnetCommand: CommandBody = {
           `L1 ${devnet.state.l1.rpcUrl} (chain ${devnet.state.l1.chainId}), message service ${devnet.state.l1.messageService}`,
           `L2 ${devnet.state.l2.rpcUrl} (chain ${devnet.state.l2.chainId}), message service ${devnet.state.l2.messageService}`,
           `state file ${stateFile}`,
+          `database ${describeDatabase(database)}`,
           'l2stack devnet ready',
           '',
         ].join('\n'),

@@ -4,6 +4,7 @@ import { ConfigError } from '../common/config/env.js';
 import { loadCommonConfig, type CommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { createDbClient, type DbClient } from '../common/db/client.js';
+import { defaultPgliteDir } from '../common/db/config.js';
 
 type Env = Record<string, string | undefined>;
 type Loaded<T> = { config: T; effective: Env };
@@ -41,8 +42,10 @@ export async function runService<T>(
   common.logger.info({ config: { ...base.effective, ...own.effective } }, 'effective configuration');
   const stopped = runUntilStopped(common);
   try {
-    const db = await createDbClient(base.config.database);
+    // Embedded PGlite lives on disk by default, so a restart keeps the service's state.
+    const db = await createDbClient(base.config.database, { pgliteDefault: defaultPgliteDir(name) });
     common.shutdown.add('database', () => db.close());
+    common.logger.info({ database: db.description }, 'database opened');
     await start({ common, db }, own.config);
   } catch (err) {
     await common.shutdown.run('start-up failed');

@@ -78,7 +78,7 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
 }
 
 /** The short summary `l2stack dev` prints: where everything is and three calls to try. */
-export function describeStack(state: DevnetState, stateFile: string): string {
+export function describeStack(state: DevnetState, stateFile: string, database?: string): string {
   const native = state.nativeToken;
   const rpc = state.services.rpc ?? state.l2.rpcUrl;
   const lines = [
@@ -91,6 +91,7 @@ export function describeStack(state: DevnetState, stateFile: string): string {
     ...(state.services.rpc ? [`  RPC endpoint ${state.services.rpc}`] : []),
     ...(state.services.relayerApi ? [`  relayer API  ${state.services.relayerApi}`] : []),
     `  state file   ${stateFile}`,
+    ...(database ? [`  database     ${database}`] : []),
     '',
     'Try:',
     `  curl -s -X POST ${rpc} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,

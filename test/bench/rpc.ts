@@ -64,7 +64,7 @@ async function load(url: string, bodyFor: (worker: number) => string, seconds = 
 async function startEndpoint(upstream: string): Promise<{ url: string; stop(): void }> {
   const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
   const child = spawn(process.execPath, [bin, 'rpc'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', RPC_PORT: '0', RPC_UPSTREAM_URLS: upstream, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_MAX_LOGS_RESULTS: '10000' },
+    env: { ...process.env, DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'warn', RPC_PORT: '0', RPC_UPSTREAM_URLS: upstream, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_MAX_LOGS_RESULTS: '10000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

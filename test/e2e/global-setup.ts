@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { Shutdown } from '../../src/common/shutdown.js';
-import { loadDatabaseConfig } from '../../src/common/db/config.js';
+import { PGLITE_MEMORY, loadDatabaseConfig } from '../../src/common/db/config.js';
 import { createDbClient } from '../../src/common/db/client.js';
 import { startDevnet } from '../../src/devnet/devnet.js';
 import { writeStateFile, type DevnetState } from '../../src/devnet/state-file.js';
@@ -33,7 +33,7 @@ export default async function setup(project: TestProject) {
   });
   const shutdown = new Shutdown(logger);
   const common = { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown };
-  const db = await createDbClient(loadDatabaseConfig(process.env));
+  const db = await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }));
   shutdown.add('database', () => db.close());
   // The coordinator keeps its progress in its own schema; a unique one keeps runs apart on Postgres. Teardown
   // runs in reverse order: devnet (coordinator) first, then this drop, then the database client.

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { loadDatabaseConfig } from '../../src/common/db/config.js';
+import { PGLITE_MEMORY, loadDatabaseConfig } from '../../src/common/db/config.js';
 import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 
 /**
@@ -7,7 +7,8 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
  * else a fresh in-memory PGlite. Each call gets a unique schema prefix so files never share tables.
  */
 export async function openTestDb(): Promise<{ client: DbClient; schema: (name: string) => string; close(): Promise<void> }> {
-  const client = await createDbClient(loadDatabaseConfig(process.env), { poolMax: 4 });
+  // In memory whatever DATABASE_PGLITE_DIR says: files running in parallel never share a PGlite directory.
+  const client = await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }), { poolMax: 4 });
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const created: string[] = [];
   return {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
-import type { DatabaseConfig } from './config.js';
+import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
+import { lockPgliteDir } from './pglite-lock.js';
 import { classifyDbError } from './errors.js';
 import { RetryableError } from '../errors.js';
 import { sleep } from '../shutdown.js';
@@ -15,6 +16,8 @@ export interface DbClient {
   kind: DatabaseConfig['kind'];
   config: DatabaseConfig;
   knex: Knex;
+  /** What was opened, for logs: "PostgreSQL host:port/db", "embedded PGlite in memory" or "… in DIR". */
+  description: string;
   close(): Promise<void>;
   /**
    * Runs `fn`, retrying on retryable failures (connection loss, serialization failure) with backoff;
@@ -27,18 +30,28 @@ export interface DbClient {
  * Opens the process's one connection pool. PGlite is single-connection, so everything in one process
  * (several services under `l2stack dev`) shares one client; do not await a query outside a transaction
  * while holding that transaction on PGlite, it would wait on itself.
+ *
+ * `pgliteDefault`: where PGlite lives when the config names no directory (DATABASE_PGLITE_DIR unset): a
+ * service command passes its `defaultPgliteDir`; anything else (tests, tools) stays in memory. A PGlite
+ * directory is locked for this process until `close` (DatabaseLockedError while another process has it).
  */
-export async function createDbClient(config: DatabaseConfig, options: { poolMax?: number } = {}): Promise<DbClient> {
+export async function createDbClient(config: DatabaseConfig, options: { poolMax?: number; pgliteDefault?: string } = {}): Promise<DbClient> {
   let knex: Knex;
+  let unlock = () => {};
   if (config.kind === 'pglite') {
-    const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
-    // Options object form: `new PGlite(undefined, options)` silently ignores the options.
-    const pglite = new PGlite({
-      ...(config.dataDir ? { dataDir: config.dataDir } : {}),
-      parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v },
-    });
-    await pglite.waitReady;
-    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }) } as Knex.Config);
+    const dataDir = config.dataDir ?? options.pgliteDefault ?? PGLITE_MEMORY;
+    // Before PGlite touches the files: a second process on them would corrupt the database.
+    if (dataDir !== PGLITE_MEMORY) unlock = lockPgliteDir(dataDir);
+    try {
+      const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
+      // Options object form: `new PGlite(undefined, options)` silently ignores the options.
+      const pglite = new PGlite({ dataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
+      await pglite.waitReady;
+      knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }) } as Knex.Config);
+    } catch (err) {
+      unlock();
+      throw err;
+    }
   } else {
     const ssl = config.ssl
       ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) }
@@ -63,5 +76,12 @@ export async function createDbClient(config: DatabaseConfig, options: { poolMax?
     }
   };
 
-  return { kind: config.kind, config, knex, close: () => knex.destroy(), run };
+  const close = async () => {
+    try {
+      await knex.destroy();
+    } finally {
+      unlock();
+    }
+  };
+  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, run };
 }

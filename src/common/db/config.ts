@@ -1,4 +1,8 @@
+import { resolve } from 'node:path';
 import { env, parseEnv } from '../config/env.js';
+
+/** DATABASE_PGLITE_DIR value for an embedded database in memory, gone when the process ends (PGlite's own spelling). */
+export const PGLITE_MEMORY = 'memory://';
 
 /** The DATABASE_* variables (interface area C, shared by every service). */
 export const databaseEnv = {
@@ -10,12 +14,19 @@ export const databaseEnv = {
   DATABASE_SSL: env.boolean({ default: false }),
   DATABASE_SSL_CA_PATH: env.string(),
   DATABASE_SSL_REJECT_UNAUTHORIZED: env.boolean({ default: false }),
-  /** Ours: where embedded PGlite keeps its files when DATABASE_HOST is unset; unset = in memory. */
+  /**
+   * Ours: where embedded PGlite keeps its files when DATABASE_HOST is unset. Unset = the command's default
+   * (`.l2stack/pglite/<command>` for services, memory for `l2stack dev`/`devnet`); `memory://` = in memory.
+   */
   DATABASE_PGLITE_DIR: env.string(),
 };
 
 export type DatabaseConfig =
-  | { kind: 'pglite'; dataDir: string | undefined }
+  | {
+      kind: 'pglite';
+      /** An absolute directory, PGLITE_MEMORY, or undefined: not chosen, the opener's default applies. */
+      dataDir: string | undefined;
+    }
   | {
       kind: 'postgres';
       host: string;
@@ -31,7 +42,7 @@ type DatabaseValues = ReturnType<typeof parseEnv<typeof databaseEnv>>['values'];
 
 /** The one place that picks the database kind; everything downstream branches on `kind`. */
 export function databaseConfigFrom(values: DatabaseValues): DatabaseConfig {
-  if (values.DATABASE_HOST === undefined) return { kind: 'pglite', dataDir: values.DATABASE_PGLITE_DIR };
+  if (values.DATABASE_HOST === undefined) return { kind: 'pglite', dataDir: pgliteDir(values.DATABASE_PGLITE_DIR) };
   return {
     kind: 'postgres',
     host: values.DATABASE_HOST,
@@ -47,4 +58,21 @@ export function databaseConfigFrom(values: DatabaseValues): DatabaseConfig {
 
 export function loadDatabaseConfig(source: Record<string, string | undefined>): DatabaseConfig {
   return databaseConfigFrom(parseEnv(databaseEnv, source).values);
+}
+
+function pgliteDir(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value.startsWith(PGLITE_MEMORY) ? PGLITE_MEMORY : resolve(value);
+}
+
+/** Where a service command keeps embedded PGlite unless DATABASE_PGLITE_DIR says otherwise. */
+export function defaultPgliteDir(command: string): string {
+  return resolve('.l2stack', 'pglite', command);
+}
+
+/** What a database config opens, for logs and messages: "PostgreSQL host:port/db", "PGlite in memory", "PGlite in DIR". */
+export function describeDatabase(config: DatabaseConfig, pgliteDefault: string = PGLITE_MEMORY): string {
+  if (config.kind === 'postgres') return `PostgreSQL ${config.host}:${config.port}/${config.database}`;
+  const dir = config.dataDir ?? pgliteDefault;
+  return dir === PGLITE_MEMORY ? 'embedded PGlite in memory' : `embedded PGlite in ${dir}`;
 }
