@@ -1,6 +1,7 @@
 import { FunctionFragment } from 'ethers';
 import { ConfigError, env, parseEnv, type EnvValues } from '../common/config/env.js';
 import { databaseEnv, databaseConfigFrom, type DatabaseConfig } from '../common/db/config.js';
+import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 import { LOG_LEVELS } from '../common/log.js';
 import { compileCalldataFilter } from './calldata-filter.js';
 
@@ -87,6 +88,8 @@ export const relayerEnv = {
   API_PORT: env.integer({ min: 1, max: 65535, default: 9090 }),
   /** Ours: the interface names only the port; 127.0.0.1 unless set (containers set 0.0.0.0). */
   API_HOST: env.string({ default: '127.0.0.1' }),
+  /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
+  ...httpEnv,
 };
 
 type Values = EnvValues<typeof relayerEnv>;
@@ -164,7 +167,8 @@ export interface RelayerConfig {
   };
   database: DatabaseConfig;
   cleaner: { enabled: boolean; intervalMs: number; daysBeforeNowToDelete: number };
-  api: { port: number; host: string };
+  /** `http`: connection limits of the API server (HTTP_* variables); the shared defaults when absent. */
+  api: { port: number; host: string; http?: HttpLimits };
 }
 
 const DEFAULT_CONFIRMATIONS = 4;
@@ -307,7 +311,7 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
     },
     database: databaseConfigFrom(values),
     cleaner: { enabled: values.DB_CLEANER_ENABLED, intervalMs: values.DB_CLEANING_INTERVAL, daysBeforeNowToDelete: values.DB_DAYS_BEFORE_NOW_TO_DELETE },
-    api: { port: values.API_PORT, host: values.API_HOST },
+    api: { port: values.API_PORT, host: values.API_HOST, http: httpLimitsFrom(values) },
   };
   return deepFreeze(config);
 }

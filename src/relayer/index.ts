@@ -177,7 +177,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
 
   let server: RunningServer;
   try {
-    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses }), config.api.host, config.api.port, 'relayer API');
+    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses }), config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
   } catch (err) {
     controller.abort();
     await Promise.allSettled(tasks);
