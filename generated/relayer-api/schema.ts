@@ -356,7 +356,7 @@ export interface components {
         /** @description The result of one readiness check. */
         Check: {
             /**
-             * @description Name of the check. The checks are `database`, `l1Rpc`, `l2Rpc`, plus `listener.L1_TO_L2` and `listener.L2_TO_L1` for the enabled directions.
+             * @description Name of the check. The checks are `database`, `l1Rpc`, `l2Rpc`, plus `listener.L1_TO_L2` and `listener.L2_TO_L1` for the enabled directions, then `l2SignerBalance` (L1_TO_L2) and `l1SignerBalance` (L2_TO_L1) for the directions this instance leads: failing while the signer cannot pay the next claim or holds less than `L2_SIGNER_MIN_BALANCE_WEI` / `L1_SIGNER_MIN_BALANCE_WEI`, which pauses claiming in that direction.
              * @example l2Rpc
              */
             name: string;
