@@ -83,7 +83,7 @@ export function startCanary(name: string, req: CanaryRequest, options: { interva
       await loop;
       agent.destroy();
       const sorted = [...latencies].sort((a, b) => a - b);
-      const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+      const at = (q: number) => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN));
       const report: CanaryReport = {
         name,
         sent: latencies.length + failures.length,
