@@ -2,7 +2,7 @@ import type { Command } from './command.js';
 import { UsageError } from './command.js';
 import { stringFlag } from './args.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { loadDatabaseConfig } from '../common/db/config.js';
+import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
 import { DIRECTIONS, type Direction } from '../relayer/config.js';
 import { REQUEUEABLE, type RequeueableStatus } from '../relayer/db/requeue.js';
 
@@ -46,7 +46,9 @@ export const requeueCommand: Command = {
       import('../relayer/db/migrations.js'),
       import('../relayer/db/requeue.js'),
     ]);
-    const db = await createDbClient(database, { poolMax: 1 });
+    // The relayer's own embedded directory when DATABASE_PGLITE_DIR is unset (refused while it runs: PGlite
+    // serves one process; stop the relayer, requeue, start it again).
+    const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
     try {
       const exists = await db.run((knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'));
       if (!exists) throw new Error(`this database has no relayer tables (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates them when it starts`);

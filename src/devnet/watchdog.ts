@@ -32,6 +32,9 @@ process.stdin.on('close', reap);
 `;
 
 let watchdog: ChildProcess | undefined;
+// An orderly exit has already stopped the children: the watchdog goes at once rather than a moment after
+// its pipe closes, so "nothing left running" holds the instant this process has exited.
+process.once('exit', () => watchdog?.kill('SIGKILL'));
 
 function start(): ChildProcess {
   const child = spawn(process.execPath, ['-e', WATCHDOG_SOURCE], { stdio: ['pipe', 'ignore', 'ignore'] });

@@ -94,8 +94,10 @@ describe('orphan chains', () => {
       const orphans = anvils(first);
       expect(orphans).toHaveLength(2);
       expect(readdirSync(dir).filter((f) => f.startsWith('anvil-'))).toHaveLength(2);
-      // Everything but the chains dies at once, as with `kill -9` of the parent and its watchdog.
-      for (const pid of processesWithMarker(first)) if (!orphans.includes(pid)) process.kill(pid, 'SIGKILL');
+      // Everything but the chains dies, as with `kill -9` of the parent and its watchdog: the watchdog
+      // first, so it cannot see its parent go.
+      for (const pid of processesWithMarker(first)) if (!orphans.includes(pid) && pid !== d.child.pid) process.kill(pid, 'SIGKILL');
+      d.child.kill('SIGKILL');
       await d.exited;
       await new Promise((r) => setTimeout(r, 500));
       expect(anvils(first).sort()).toEqual([...orphans].sort());
