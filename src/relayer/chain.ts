@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { FetchRequest, Interface, JsonRpcProvider, Network, type InterfaceAbi } from 'ethers';
+import { Interface, JsonRpcProvider, Network, type InterfaceAbi } from 'ethers';
 import type { Registry } from 'prom-client';
+import { pooledFetchRequest, pooledRpc } from '../common/chain/pool.js';
 import { specPath } from '../common/http/spec.js';
 import { RetryableError } from '../common/errors.js';
 import { sleep } from '../common/shutdown.js';
@@ -37,18 +38,12 @@ export interface Chain {
 
 const RPC_TIMEOUT_MS = 15_000;
 
-/** JSON-RPC call with our own fetch (used before a provider exists and by health checks). */
+/**
+ * JSON-RPC call outside a provider (before one exists, and by health checks), over the same bounded
+ * connection pool as the providers, so readiness probes cannot multiply sockets to the nodes.
+ */
 export async function rawRpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (!res.ok) throw new Error(`HTTP ${res.status}`);
-  const body = (await res.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(body.error.message);
-  return body.result as T;
+  return pooledRpc<T>(url, method, params, timeoutMs);
 }
 
 /**
@@ -72,7 +67,7 @@ export async function connectChain(
       if (!(await sleep(2_000, signal))) return undefined;
     }
   }
-  const request = new FetchRequest(options.url);
+  const request = pooledFetchRequest(options.url);
   request.timeout = RPC_TIMEOUT_MS;
   const network = Network.from(chainId);
   const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });

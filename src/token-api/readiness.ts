@@ -1,3 +1,4 @@
+import { pooledRpc } from '../common/chain/pool.js';
 import { redactUrl } from '../common/config/env.js';
 
 /**
@@ -48,22 +49,13 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 
 async function probeNode(url: string, timeoutMs: number): Promise<void> {
   const what = `eth_blockNumber on ${redactUrl(url)}`;
-  const res = await within(
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
-      signal: AbortSignal.timeout(timeoutMs),
-    }).catch((err: Error) => {
-      throw new Error(err.name === 'TimeoutError' ? `${what} did not answer within ${timeoutMs} ms` : `${what} failed: ${(err.cause as Error | undefined)?.message ?? err.message}`);
-    }),
-    timeoutMs + 100,
-    what,
-  );
-  const text = await within(res.text(), timeoutMs, what);
-  if (!res.ok) throw new Error(`${what} answered HTTP ${res.status}`);
-  const body = JSON.parse(text) as { result?: unknown; error?: { message?: string } };
-  if (typeof body.result !== 'string') throw new Error(`${what} answered an error: ${body.error?.message ?? text.slice(0, 100)}`);
+  try {
+    const result = await pooledRpc<unknown>(url, 'eth_blockNumber', [], timeoutMs);
+    if (typeof result !== 'string') throw new Error(`answered ${JSON.stringify(result)?.slice(0, 60)}`);
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new Error(message.startsWith('no answer within') ? `${what} did not answer within ${timeoutMs} ms` : `${what} failed: ${message}`);
+  }
 }
 
 const age = (since: number) => `${Math.round((Date.now() - since) / 1000)} s`;

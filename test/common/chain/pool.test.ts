@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_SOCKETS_PER_NODE, pooledRpc } from '../../../src/common/chain/pool.js';
+import { createProvider } from '../../../src/common/chain/provider.js';
+import { rawRpc } from '../../../src/relayer/chain.js';
+
+/**
+ * Issue 18 item 4: the relayer logged `connect EMFILE`. Its calls to the nodes (ethers providers and the
+ * raw calls of its health checks) now share a bounded keep-alive pool: a burst of 600 concurrent calls
+ * to a slow node opens at most MAX_SOCKETS_PER_NODE sockets, and every call is answered.
+ */
+
+let server: Server;
+let url: string;
+let open = 0;
+let maxOpen = 0;
+let connections = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
+      // A slow node: answers hold their socket long enough for the burst to pile up.
+      setTimeout(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: call.method === 'eth_chainId' ? '0x7a69' : '0x10' }));
+      }, 20);
+    });
+  });
+  server.on('connection', (socket) => {
+    connections++;
+    maxOpen = Math.max(maxOpen, ++open);
+    socket.once('close', () => open--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('outgoing connection pool', () => {
+  it('behavior: 600 concurrent provider, raw and pooled calls use at most MAX_SOCKETS_PER_NODE sockets', async () => {
+    const provider = createProvider(url, 31_337);
+    const calls = [
+      ...Array.from({ length: 200 }, (_, i) => provider.send('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest'])),
+      ...Array.from({ length: 200 }, () => rawRpc<string>(url, 'eth_blockNumber', [], 30_000)),
+      ...Array.from({ length: 200 }, () => pooledRpc<string>(url, 'eth_blockNumber', [], 30_000)),
+    ];
+    const results = await Promise.all(calls);
+    provider.destroy();
+    expect(results.every((r) => r === '0x10')).toBe(true);
+    expect(maxOpen).toBeGreaterThan(1);
+    expect(maxOpen).toBeLessThanOrEqual(MAX_SOCKETS_PER_NODE);
+    process.stdout.write(`pool: 600 calls over ${connections} connections, at most ${maxOpen} open at once\n`);
+  });
+
+  it('error: a call queued behind a full pool still fails within its timeout', async () => {
+    const hung = createServer(() => undefined); // accepts, never answers
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      const calls = Array.from({ length: MAX_SOCKETS_PER_NODE + 5 }, () => pooledRpc(hungUrl, 'eth_blockNumber', [], 500).then(() => 'answered', (e: Error) => e.message));
+      expect(new Set(await Promise.all(calls))).toEqual(new Set(['no answer within 500 ms']));
+    } finally {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    }
+  });
+});
