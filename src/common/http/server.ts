@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BaseError } from '../errors.js';
@@ -42,6 +43,13 @@ export function listen(handler: RequestListener, host: string, port: number, wha
   server.headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  const fdLimit = openFilesLimit();
+  if (fdLimit !== undefined && limits.maxConnections > fdLimit / 2) {
+    options.logger?.warn(
+      { server: what, maxConnections: limits.maxConnections, openFilesLimit: fdLimit },
+      'HTTP_MAX_CONNECTIONS is above half the process descriptor limit (ulimit -n): a connection flood can still exhaust descriptors; lower it or raise the limit',
+    );
+  }
   let dropped = 0;
   let lastWarnAt = 0;
   server.on('drop', () => {
@@ -74,4 +82,14 @@ export function listen(handler: RequestListener, host: string, port: number, wha
       });
     });
   });
+}
+
+/** The soft limit on open descriptors (Linux; undefined elsewhere or when unlimited). */
+function openFilesLimit(): number | undefined {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
