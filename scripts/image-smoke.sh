@@ -21,6 +21,8 @@ set +e
 "${entry[@]}" --no-such-flag >/dev/null 2>&1; code=$?
 set -e
 [ "$code" = 2 ] || { echo "image-smoke: an unknown flag exited $code, expected 2"; exit 1; }
-# The compose file's migrate service runs this against Postgres; here on embedded PGlite.
-(cd "$stage" && "${entry[@]}" migrate >/dev/null)
+# The compose file's migrate service runs this against Postgres; here on embedded PGlite in one directory,
+# as the image sets DATABASE_PGLITE_DIR=/data/pglite.
+(cd "$stage" && DATABASE_PGLITE_DIR="$stage/data/pglite" "${entry[@]}" migrate >/dev/null)
+[ -f "$stage/data/pglite/PG_VERSION" ] || { echo "image-smoke: migrate did not create the embedded database in DATABASE_PGLITE_DIR"; exit 1; }
 echo "image-smoke: build, runtime install and entrypoint OK (version $version)"
