@@ -118,6 +118,8 @@ export async function startTokenIndexer(options: {
     }
   };
 
+  // Readiness: a committed batch counts as progress, so a long backfill is not mistaken for a stall.
+  const health: IndexerHealth = { state: 'standing by', lastProgressAt: undefined };
   const syncToHead = async (): Promise<number> => {
     const head = await provider.getBlockNumber();
     const target = head - config.confirmations;
@@ -145,6 +147,7 @@ export async function startTokenIndexer(options: {
       cursor = to;
       options.onCommit?.();
       m.indexed.set(cursor);
+      health.lastProgressAt = Date.now();
       m.logs.inc(result.logs);
       m.swaps.inc(result.swaps);
       const span = Math.max(1, target - config.startBlock + 1);
@@ -185,7 +188,6 @@ export async function startTokenIndexer(options: {
     logger.info({ cursor, chainId, pools: engine.pools.size, tokens: engine.decimals.size }, 'token indexer ready');
   };
 
-  const health: IndexerHealth = { state: 'standing by', lastProgressAt: undefined };
   const loop = (async () => {
     leadership = await acquireLeadership(db, `token-indexer:${schema}`, { signal, logger });
     if (!leadership) return;
