@@ -52,7 +52,7 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
   const tracking = new AbortController();
   await upstream.start(tracking.signal);
 
-  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds);
+  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
   const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
   const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);

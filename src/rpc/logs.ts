@@ -1,5 +1,6 @@
 import { rpcErrors } from '../common/errors.js';
 import type { RpcContext } from './context.js';
+import { checkCriteria } from './filters/caps.js';
 
 export interface LogCriteria {
   fromBlock?: string;
@@ -44,9 +45,11 @@ export function resultCapError(ctx: RpcContext, count: number) {
 /**
  * eth_getLogs with the endpoint's rules: blockHash wins over a range (the bounds are dropped before the
  * upstream sees them), the range and the result count are capped. Tags go to the upstream unchanged, so
- * `latest` means the upstream's latest; the range check resolves it against the tracked head.
+ * `latest` means the upstream's latest; the range check resolves it against the tracked head. Addresses
+ * and topics are capped like a filter's (RPC_MAX_FILTER_ADDRESSES, RPC_MAX_FILTER_TOPICS).
  */
 export async function getLogs(ctx: RpcContext, filter: LogCriteria): Promise<unknown[]> {
+  checkCriteria(ctx.config, filter);
   let forwarded: LogCriteria;
   if (filter.blockHash !== undefined) {
     forwarded = { blockHash: filter.blockHash };

@@ -27,4 +27,20 @@ export const rpcMigrations: readonly Migration[] = [
       await knex.schema.withSchema(schema).dropTableIfExists('filters');
     },
   },
+  {
+    // Live filters are capped per client (RPC_MAX_FILTERS_PER_CLIENT): the count must be shared by replicas.
+    name: '002_filters_client',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).alterTable('filters', (t) => {
+        t.text('client'); // the rate limiter's identity; null for filters made outside an HTTP request
+        t.index(['client', 'last_poll_at']);
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).alterTable('filters', (t) => {
+        t.dropIndex(['client', 'last_poll_at']);
+        t.dropColumn('client');
+      });
+    },
+  },
 ];

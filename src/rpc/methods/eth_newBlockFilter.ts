@@ -1,8 +1,9 @@
 import { defineMethod } from '../context.js';
 import { currentHead } from '../logs.js';
+import { currentClient } from '../request-client.js';
 
-/** eth_newBlockFilter: polls report the hashes of blocks mined after creation. */
+/** eth_newBlockFilter: polls report the hashes of blocks mined after creation; counts toward the filter caps. */
 export default defineMethod('eth_newBlockFilter', async (ctx) => {
   const head = await currentHead(ctx, true);
-  return ctx.filters.create('block', {}, head + 1n);
+  return ctx.filters.create('block', {}, head + 1n, currentClient());
 });
