@@ -21,15 +21,20 @@ const concurrency = Number(process.env.SOAK_CONCURRENCY ?? 6);
 const historyHours = Number(process.env.SOAK_HISTORY_HOURS ?? 2);
 const SAMPLE_MS = 30_000;
 
+/**
+ * A free port below Linux's ephemeral range (32768+), so a chain started on port 0 meanwhile cannot take it
+ * between this check and the service's listen.
+ */
 async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 function rssMiB(pid: number): number {
@@ -41,7 +46,7 @@ function rssMiB(pid: number): number {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'l2stack-soak-'));
   const stateFile = join(dir, 'devnet.json');
-  const [tokenPort, rpcPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const [tokenPort, rpcPort, apiPort, l1Port, l2Port] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     LOG_LEVEL: 'warn',
@@ -53,7 +58,7 @@ async function main(): Promise<void> {
     RPC_FILTER_TTL_SECONDS: '20',
   };
   delete env.DATABASE_HOST; // the embedded database lives in this process: its memory is part of the reading
-  const child = spawn(process.execPath, ['bin/l2stack.js', 'dev', '--traffic', '--history-hours', String(historyHours), '--state-file', stateFile], {
+  const child = spawn(process.execPath, ['bin/l2stack.js', 'dev', '--traffic', '--history-hours', String(historyHours), '--state-file', stateFile, '--l1-port', String(l1Port), '--l2-port', String(l2Port)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -91,6 +96,10 @@ async function main(): Promise<void> {
   }
   stop.abort();
   await traffic.done;
+  // The devnet's traffic sends a message each way every few seconds: the relayer must have kept claiming.
+  const metrics = await (await fetch(`${state.services.relayerApi!}/metrics`)).text();
+  const claimed = [...metrics.matchAll(/^relayer_messages\{direction="([^"]+)",status="CLAIMED_SUCCESS"\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+  console.log(`relayer messages CLAIMED_SUCCESS during the soak: ${claimed.join(', ') || 'none'}`);
   child.kill('SIGTERM');
   const code = await exited;
   rmSync(dir, { recursive: true, force: true });
@@ -101,7 +110,7 @@ async function main(): Promise<void> {
   console.log(`\nafter warm-up ${warm} MiB, at the end ${last} MiB: ${growth.toFixed(1)} %; l2stack dev exited ${code} on SIGTERM`);
   console.log(`requests: ${counts.ok} ok, ${counts.refused} refused as expected, ${counts.failed} failed`);
   for (const [what, n] of traffic.failureKinds()) console.log(`  failed: ${n} × ${what}`);
-  const ok = Number.isFinite(growth) && growth <= 10 && counts.failed === 0 && code === 0;
+  const ok = Number.isFinite(growth) && growth <= 10 && counts.failed === 0 && code === 0 && claimed.length > 0;
   console.log(ok ? 'soak passed' : 'soak FAILED');
   if (!ok) process.exitCode = 1;
 }
