@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
 import { lockPgliteDir } from './pglite-lock.js';
+import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-maintenance.js';
 import { classifyDbError } from './errors.js';
 import { RetryableError } from '../errors.js';
 import { sleep } from '../shutdown.js';
@@ -35,9 +36,13 @@ export interface DbClient {
  * service command passes its `defaultPgliteDir`; anything else (tests, tools) stays in memory. A PGlite
  * directory is locked for this process until `close` (DatabaseLockedError while another process has it).
  */
-export async function createDbClient(config: DatabaseConfig, options: { poolMax?: number; pgliteDefault?: string } = {}): Promise<DbClient> {
+export async function createDbClient(
+  config: DatabaseConfig,
+  options: { poolMax?: number; pgliteDefault?: string; pgliteCheckpointMs?: number } = {},
+): Promise<DbClient> {
   let knex: Knex;
   let unlock = () => {};
+  let maintenance: PgliteMaintenance | undefined;
   if (config.kind === 'pglite') {
     const dataDir = config.dataDir ?? options.pgliteDefault ?? PGLITE_MEMORY;
     // Before PGlite touches the files: a second process on them would corrupt the database.
@@ -48,6 +53,7 @@ export async function createDbClient(config: DatabaseConfig, options: { poolMax?
       const pglite = new PGlite({ dataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
       await pglite.waitReady;
       knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }) } as Knex.Config);
+      maintenance = startPgliteMaintenance(knex, options.pgliteCheckpointMs);
     } catch (err) {
       unlock();
       throw err;
@@ -78,6 +84,7 @@ export async function createDbClient(config: DatabaseConfig, options: { poolMax?
 
   const close = async () => {
     try {
+      await maintenance?.stop();
       await knex.destroy();
     } finally {
       unlock();
