@@ -11,7 +11,7 @@ import { ROLES } from '../../src/devnet/accounts.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import type { DbClient } from '../../src/common/db/client.js';
 import { L1MessageService__factory } from '../../generated/contracts/types/index.js';
-import { FAST_LISTENER, testCommon } from '../e2e/relayer/harness.js';
+import { relayerEnv, testCommon } from '../e2e/relayer/harness.js';
 
 /**
  * Issue 18, recipe 9: `l2stack relayer` without DATABASE_HOST used to keep everything in memory, so a
@@ -65,25 +65,10 @@ beforeAll(async () => {
   // No coordinator, so no database here: the message stays SENT, which is all a restart needs to keep.
   const noDb = new Promise<DbClient>(() => undefined);
   devnet = await startDevnet({ common, db: noDb, options: { historyHours: 0, coordinator: false, blockTimeMs: 500 } });
-  const s = devnet.state;
-  const relayerKey = s.accounts[ROLES.relayer]!.privateKey;
+  const relayerKey = devnet.state.accounts[ROLES.relayer]!.privateKey;
   env = {
     PATH: process.env.PATH ?? '',
-    LOG_LEVEL: 'info',
-    L1_L2_AUTO_CLAIM_ENABLED: 'true',
-    L2_L1_AUTO_CLAIM_ENABLED: 'false',
-    DB_CLEANER_ENABLED: 'false',
-    L1_CONTRACT_ADDRESS: s.l1.messageService,
-    L2_CONTRACT_ADDRESS: s.l2.messageService,
-    L1_RPC_URL: s.l1.rpcUrl,
-    L2_RPC_URL: s.l2.rpcUrl,
-    L1_SIGNER_TYPE: 'private-key',
-    L2_SIGNER_TYPE: 'private-key',
-    L1_SIGNER_PRIVATE_KEY: relayerKey,
-    L2_SIGNER_PRIVATE_KEY: relayerKey,
-    L1_L2_EOA_ENABLED: 'true',
-    L1_L2_CALLDATA_ENABLED: 'true',
-    ...FAST_LISTENER,
+    ...relayerEnv({ devnet, relayerKey }, { LOG_LEVEL: 'info', L2_L1_AUTO_CLAIM_ENABLED: 'false' }),
   };
 }, 120_000);
 

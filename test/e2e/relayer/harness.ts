@@ -81,7 +81,7 @@ export const FAST_LISTENER = {
   L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
 };
 
-export function relayerEnv(d: RelayerDevnet, overrides: Record<string, string> = {}): Record<string, string> {
+export function relayerEnv(d: Pick<RelayerDevnet, 'devnet' | 'relayerKey'>, overrides: Record<string, string> = {}): Record<string, string> {
   const s = d.devnet.state;
   return {
     L1_L2_AUTO_CLAIM_ENABLED: 'true',
