@@ -4,6 +4,7 @@ import type { UpstreamPool } from './upstream/pool.js';
 import type { FilterStore } from './filters/store.js';
 import type { ProofBackend } from './proof.js';
 import type { BundlerClient } from './bundler.js';
+import type { ResponseBudget } from './response-budget.js';
 
 /** What every method handler receives: the endpoint's shared services (built once at start). */
 export interface RpcContext {
@@ -15,11 +16,18 @@ export interface RpcContext {
   proofBackend: ProofBackend | undefined;
 }
 
+/** What one call carries besides its params: who sent it and the byte budget of its reply. */
+export interface CallScope {
+  /** The rate limiter's client identity (socket address or trusted X-Forwarded-For hop). */
+  client?: string;
+  budget?: ResponseBudget;
+}
+
 export interface RpcMethod {
   /** Exactly the method name in specs/rpc.openrpc.json. */
   name: string;
   /** Receives the positional params after the spec validated them. */
-  handler(ctx: RpcContext, params: unknown[]): Promise<unknown>;
+  handler(ctx: RpcContext, params: unknown[], call: CallScope): Promise<unknown>;
 }
 
 export const defineMethod = (name: string, handler: RpcMethod['handler']): RpcMethod => ({ name, handler });
@@ -30,6 +38,9 @@ export const defineMethod = (name: string, handler: RpcMethod['handler']): RpcMe
  * some nodes (anvil) insist on it.
  */
 export const passThrough = (name: string, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
-  defineMethod(name, (ctx, params) =>
-    ctx.upstream.request(name, options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params, options),
+  defineMethod(name, (ctx, params, call) =>
+    ctx.upstream.request(name, options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params, {
+      ...options,
+      budget: call.budget,
+    }),
   );

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { RpcError, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import type { RpcContext, RpcMethod } from './context.js';
+import type { CallScope, RpcContext, RpcMethod } from './context.js';
 import { RpcCodes, toWireError, type WireError } from './errors.js';
 import { invalidParamsFromRouter } from './param-errors.js';
 import { chargeAnswer } from './response-budget.js';
@@ -34,9 +34,12 @@ export class Dispatcher {
     for (const m of methods) {
       if (!inSpec.has(m.name)) throw new Error(`handler ${m.name} matches no method of specs/rpc.openrpc.json`);
       if (mapping[m.name]) throw new Error(`handler ${m.name} is registered twice`);
-      mapping[m.name] = async (...params: unknown[]) => {
+      // The Router passes only params: `dispatch` appends the call's scope after the method's declared
+      // params (which the Router's validation never looks past) and it is taken off again here.
+      mapping[m.name] = async (...args: unknown[]) => {
+        const { scope, given } = args[args.length - 1] as { scope: CallScope; given: number };
         try {
-          return await m.handler(ctx, params);
+          return await m.handler(ctx, args.slice(0, given), scope);
         } catch (err) {
           if (!(err instanceof RpcError)) this.logger.error({ err, method: m.name }, 'handler failed');
           const wire = toWireError(err);
@@ -61,23 +64,23 @@ export class Dispatcher {
     return method === 'rpc.discover' || this.paramNames.has(method);
   }
 
-  async call(method: string, params: unknown): Promise<CallResult> {
+  async call(method: string, params: unknown, scope: CallScope = {}): Promise<CallResult> {
     const started = performance.now();
     const label = this.isServed(method) ? method : 'other';
     let out: CallResult;
     try {
-      out = await this.dispatch(method, params);
+      out = await this.dispatch(method, params, scope);
     } catch (err) {
       this.logger.error({ err, method }, 'dispatch failed');
       out = { error: toWireError(err) };
     }
-    out = chargeAnswer(out);
+    out = chargeAnswer(out, scope.budget);
     this.metrics.calls.inc({ method: label, outcome: 'error' in out ? String(out.error.code) : 'ok' });
     this.metrics.duration.observe({ method: label }, (performance.now() - started) / 1000);
     return out;
   }
 
-  private async dispatch(method: string, params: unknown): Promise<CallResult> {
+  private async dispatch(method: string, params: unknown, scope: CallScope): Promise<CallResult> {
     if (method === 'rpc.discover') {
       if (params !== undefined && !(Array.isArray(params) && params.length === 0)) {
         return { error: toWireError(rpcErrors.invalidParams('rpc.discover takes no params')) };
@@ -94,7 +97,9 @@ export class Dispatcher {
       const takes = names.length === 0 ? 'no params' : `at most ${names.length} (${names.join(', ')})`;
       return { error: { code: RpcCodes.InvalidParams, message: `invalid params: ${method} takes ${takes}, got ${list.length}` } };
     }
-    const out = (await this.router.call(method, list)) as { result?: unknown; error?: WireError };
+    // Missing optional params stay undefined (the Router skips them), so the scope lands past the declared ones.
+    const withScope = [...list, ...new Array<undefined>(names.length - list.length), { scope, given: list.length }];
+    const out = (await this.router.call(method, withScope)) as { result?: unknown; error?: WireError };
     if (out.error) {
       if (out.error.code === RpcCodes.InvalidParams && Array.isArray(out.error.data)) return { error: toWireError(invalidParamsFromRouter(names, out.error.data)) };
       return { error: out.error.data === undefined ? { code: out.error.code, message: out.error.message } : out.error };

@@ -1,9 +1,9 @@
 import { RpcCodes, type WireError } from './errors.js';
 import type { CallResult, Dispatcher } from './dispatcher.js';
+import type { ResponseBudget } from './response-budget.js';
 import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
 import { depthMessage, textDepth, valueDepth } from './json-depth.js';
-import { withClient } from './request-client.js';
 
 export interface HttpAnswer {
   status: number;
@@ -70,8 +70,10 @@ export interface EnvelopeOptions {
   maxBatch: number;
   /** RPC_MAX_JSON_DEPTH (default 64): deepest nesting of [ and { a body may have. */
   maxJsonDepth?: number;
-  /** The rate limiter's client identity, visible to handlers through request-client.ts. */
+  /** The rate limiter's client identity, handed to every call (live-filter caps count per client). */
   client?: string;
+  /** The byte budget of this reply (response-budget.ts). */
+  budget?: ResponseBudget;
   /** Charges `cost` calls to the client; refusal carries the seconds to wait. */
   charge(cost: number): Promise<RateDecision>;
 }
@@ -125,7 +127,7 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
         return encode(e.idText ?? 'null', { error });
       }
       if (e.refused !== undefined) return e.idText === undefined ? undefined : encode(e.idText, { error: e.refused });
-      const out = await withClient(options.client, () => dispatcher.call(e.call!.method, e.call!.params));
+      const out = await dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget });
       return e.idText === undefined ? undefined : encode(e.idText, out);
     }),
   );

@@ -1,3 +1,4 @@
+import type { ResponseBudget } from './response-budget.js';
 import { rpcErrors } from '../common/errors.js';
 import type { RpcContext } from './context.js';
 import { checkCriteria } from './filters/caps.js';
@@ -48,7 +49,7 @@ export function resultCapError(ctx: RpcContext, count: number) {
  * `latest` means the upstream's latest; the range check resolves it against the tracked head. Addresses
  * and topics are capped like a filter's (RPC_MAX_FILTER_ADDRESSES, RPC_MAX_FILTER_TOPICS).
  */
-export async function getLogs(ctx: RpcContext, filter: LogCriteria): Promise<unknown[]> {
+export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: ResponseBudget): Promise<unknown[]> {
   checkCriteria(ctx.config, filter);
   let forwarded: LogCriteria;
   if (filter.blockHash !== undefined) {
@@ -63,7 +64,7 @@ export async function getLogs(ctx: RpcContext, filter: LogCriteria): Promise<unk
   }
   if (filter.address !== undefined) forwarded.address = filter.address;
   if (filter.topics !== undefined) forwarded.topics = filter.topics;
-  const logs = (await ctx.upstream.request('eth_getLogs', [forwarded])) as unknown[];
+  const logs = (await ctx.upstream.request('eth_getLogs', [forwarded], { budget })) as unknown[];
   if (logs.length > ctx.config.maxLogsResults) throw resultCapError(ctx, logs.length);
   return logs;
 }

@@ -7,7 +7,7 @@ import type { Dispatcher } from './dispatcher.js';
 import { errorBody, handleBody } from './envelope.js';
 import { RpcCodes } from './errors.js';
 import { answerCost, type RateLimiter } from './ratelimit.js';
-import { ResponseBudget, withResponseBudget } from './response-budget.js';
+import { ResponseBudget } from './response-budget.js';
 
 export interface RpcAppOptions {
   dispatcher: Dispatcher;
@@ -126,9 +126,13 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     }
     const client = clientAddress(req, o.trustedProxyHops);
     const budget = new ResponseBudget(o.maxResponseBytes ?? 10_485_760);
-    const answer = await withResponseBudget(budget, () =>
-      handleBody(text, o.dispatcher, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, charge: (cost) => o.limiter.take(client, cost) }),
-    );
+    const answer = await handleBody(text, o.dispatcher, {
+      maxBatch: o.maxBatch,
+      maxJsonDepth: o.maxJsonDepth,
+      client,
+      budget,
+      charge: (cost) => o.limiter.take(client, cost),
+    });
     // Charged before the reply leaves, so this client's next request already sees the cost of this one.
     const extra = answerCost(budget.used, o.rateLimitBytesPerUnit ?? 0);
     if (extra > 0) await o.limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));

@@ -1,9 +1,8 @@
 import { defineMethod } from '../context.js';
 import { currentHead } from '../logs.js';
-import { currentClient } from '../request-client.js';
 
 /** eth_newBlockFilter: polls report the hashes of blocks mined after creation; counts toward the filter caps. */
-export default defineMethod('eth_newBlockFilter', async (ctx) => {
+export default defineMethod('eth_newBlockFilter', async (ctx, _params, call) => {
   const head = await currentHead(ctx, true);
-  return ctx.filters.create('block', {}, head + 1n, currentClient());
+  return ctx.filters.create('block', {}, head + 1n, call.client);
 });

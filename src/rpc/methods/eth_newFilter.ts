@@ -1,14 +1,13 @@
 import { defineMethod } from '../context.js';
 import { checkCriteria } from '../filters/caps.js';
 import { currentHead, type LogCriteria } from '../logs.js';
-import { currentClient } from '../request-client.js';
 
 /**
  * eth_newFilter: kept in the endpoint's database. Polls report logs of blocks mined after creation
  * (within fromBlock/toBlock); eth_getFilterLogs reports the whole range. Criteria are capped (-32602),
  * live filters per client and in all too (-32005): src/rpc/filters/caps.ts.
  */
-export default defineMethod('eth_newFilter', async (ctx, params) => {
+export default defineMethod('eth_newFilter', async (ctx, params, call) => {
   const f = params[0] as LogCriteria;
   const criteria: LogCriteria = {};
   if (f.fromBlock !== undefined) criteria.fromBlock = f.fromBlock;
@@ -17,5 +16,5 @@ export default defineMethod('eth_newFilter', async (ctx, params) => {
   if (f.topics !== undefined) criteria.topics = f.topics;
   checkCriteria(ctx.config, criteria);
   const head = await currentHead(ctx, true);
-  return ctx.filters.create('log', criteria, head + 1n, currentClient());
+  return ctx.filters.create('log', criteria, head + 1n, call.client);
 });

@@ -4,9 +4,9 @@ import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
-import { JsonRpcHttpClient, UpstreamOversizeError, type ClientLimits } from './client.js';
+import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, type ClientLimits } from './client.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
-import { budgetSpent, responseTooLarge } from '../response-budget.js';
+import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
 
 export interface UpstreamOptions {
   urls: readonly string[];
@@ -175,9 +175,9 @@ export class UpstreamPool {
    * Sends one call and returns its result; a JSON-RPC error answer is thrown as RpcError with the node's
    * code, message and data. `write` calls are never resent after an ambiguous failure.
    */
-  async request(method: string, params: readonly unknown[], options: { write?: boolean } = {}): Promise<unknown> {
+  async request(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget } = {}): Promise<unknown> {
     // The reply this call belongs to is already full: asking a node would only produce bytes to drop.
-    const spent = budgetSpent();
+    const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
     const candidates = this.ordered();
     const failures: string[] = [];
@@ -205,7 +205,7 @@ export class UpstreamPool {
           // Our request or its answer is too big: that says nothing about the node, so it stays up for
           // everyone else; another node may take a bigger body, but every node gives the same answer.
           this.metrics.requests.inc({ upstream: u.id, outcome: `oversize_${err.kind}` });
-          if (err.kind === 'response') throw responseTooLarge(undefined, err.message);
+          if (err.kind === 'response') throw responseTooLarge(this.options.limits?.maxResponseBytes ?? DEFAULT_CLIENT_LIMITS.maxResponseBytes, err.message);
           oversize = err;
           oversized++;
           failures.push(`${u.id}: ${err.message}`);
