@@ -128,14 +128,21 @@ describe('l2stack devnet / dev start-up', () => {
         const n = await l1.currentL2BlockNumber();
         return n > 0n ? n : undefined;
       }, 180_000);
-      const proofRes = await fetch(state.services.rpc!, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'svc_getProof', params: [state.accounts[4]!.address, [], `0x${finalized.toString(16)}`] }),
-      });
-      const proof = (await proofRes.json()) as { result: StateProofResultJson };
-      const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof.result);
-      expect(verified.ok).toBe(true);
+      // The state manager learns of a finalization by polling L1, so for a moment after the test sees it the
+      // endpoint still answers -32000 "not finalized"; that answer is retryable, any other is a failure.
+      const proof = await waitFor('svc_getProof to serve the finalized block', async () => {
+        const res = await fetch(state.services.rpc!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'svc_getProof', params: [state.accounts[4]!.address, [], `0x${finalized.toString(16)}`] }),
+        });
+        const body = (await res.json()) as { result?: StateProofResultJson; error?: { code: number; message: string } };
+        if (body.error?.code === -32000) return undefined;
+        if (!body.result) throw new Error(`svc_getProof failed: ${JSON.stringify(body.error)}`);
+        return body.result;
+      }, 30_000);
+      const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof);
+      expect(verified.ok, verified.ok ? '' : verified.reason).toBe(true);
       expect(verified.ok && verified.account?.balance).toBeGreaterThan(0n);
       l1Provider.destroy();
 
