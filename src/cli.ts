@@ -49,8 +49,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let command: Command = { name: entry.name, summary: entry.summary, ...(await entry.load()) };
-  const sub = command.subcommands?.find((c) => c.name === rest[0]);
-  if (sub) {
+  // Nested commands to any depth: `l2stack rpc keys create`.
+  for (let sub = command.subcommands?.find((c) => c.name === rest[0]); sub; sub = command.subcommands?.find((c) => c.name === rest[0])) {
     command = { ...sub, name: `${command.name} ${sub.name}` };
     rest.shift();
   }

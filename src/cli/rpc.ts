@@ -1,9 +1,11 @@
 import type { CommandBody } from './command.js';
+import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
 import { loadRpcConfig, startRpc } from '../rpc/index.js';
 import { loadStateConfig, startStateManager } from '../state/index.js';
 
 export const rpcCommand: CommandBody = {
+  subcommands: [keysCommand],
   async run() {
     return runService(
       'rpc',

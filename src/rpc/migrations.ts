@@ -1,4 +1,5 @@
 import type { Migration } from '../common/db/migrations.js';
+import { apiKeysMigration } from './keys/migration.js';
 
 /** Tables of the RPC endpoint, in its own schema (`rpc` in production). */
 export const rpcMigrations: readonly Migration[] = [
@@ -43,4 +44,5 @@ export const rpcMigrations: readonly Migration[] = [
       });
     },
   },
+  apiKeysMigration,
 ];
