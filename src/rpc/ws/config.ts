@@ -1,0 +1,44 @@
+import { env, parseEnv } from '../../common/config/env.js';
+
+/** WebSocket side of `l2stack rpc` (same port as HTTP). Documented in .env.example, section "RPC endpoint". */
+export const wsEnv = {
+  RPC_WS_MAX_SOCKETS: env.integer({ min: 0, max: 1_000_000, default: 2_048 }),
+  RPC_WS_MAX_SUBSCRIPTIONS: env.integer({ min: 1, max: 10_000, default: 100 }),
+  RPC_WS_MAX_BUFFERED_BYTES: env.integer({ min: 65_536, default: 4_194_304 }),
+  RPC_WS_MAX_INFLIGHT: env.integer({ min: 1, max: 1_000, default: 32 }),
+  RPC_WS_IDLE_TIMEOUT_MS: env.integer({ min: 1_000, default: 300_000 }),
+  RPC_WS_PING_MS: env.integer({ min: 1_000, default: 30_000 }),
+  RPC_WS_MAX_RESUME_BLOCKS: env.integer({ min: 0, default: 10_000 }),
+  RPC_WS_PENDING_POLL_MS: env.integer({ min: 50, default: 1_000 }),
+};
+
+export interface WsLimits {
+  /** Open sockets at most (0: WebSocket off); more upgrades get HTTP 503 naming the limit. */
+  maxSockets: number;
+  /** Subscriptions one socket may hold. */
+  maxSubscriptions: number;
+  /** Bytes queued for a socket that does not read: past it the socket is closed (1008) and its memory freed. */
+  maxBufferedBytes: number;
+  /** Calls of one socket running at once: past it the socket is not read until one finishes. */
+  maxInflight: number;
+  /** A socket with no subscription that sends nothing for this long is closed (1000). */
+  idleTimeoutMs: number;
+  /** Ping period; a socket that did not answer the previous ping is dropped as dead. */
+  pingMs: number;
+  maxResumeBlocks: number;
+  pendingPollMs: number;
+}
+
+export function loadWsLimits(source: Record<string, string | undefined>): WsLimits {
+  const { values: v } = parseEnv(wsEnv, source);
+  return {
+    maxSockets: v.RPC_WS_MAX_SOCKETS,
+    maxSubscriptions: v.RPC_WS_MAX_SUBSCRIPTIONS,
+    maxBufferedBytes: v.RPC_WS_MAX_BUFFERED_BYTES,
+    maxInflight: v.RPC_WS_MAX_INFLIGHT,
+    idleTimeoutMs: v.RPC_WS_IDLE_TIMEOUT_MS,
+    pingMs: v.RPC_WS_PING_MS,
+    maxResumeBlocks: v.RPC_WS_MAX_RESUME_BLOCKS,
+    pendingPollMs: v.RPC_WS_PENDING_POLL_MS,
+  };
+}

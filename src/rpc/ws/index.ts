@@ -1,0 +1,80 @@
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../common/log.js';
+import { counter, gauge } from '../../common/metrics.js';
+import type { RpcConfig } from '../config.js';
+import type { Dispatcher } from '../dispatcher.js';
+import { handleBody } from '../envelope.js';
+import { answerCost, type RateLimiter } from '../ratelimit.js';
+import { ResponseBudget } from '../response-budget.js';
+import { clientAddress } from '../server.js';
+import { socketCalls } from './calls.js';
+import type { WsLimits } from './config.js';
+import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
+import { attachWebSocket } from './socket-server.js';
+
+export interface StartWebSocketOptions {
+  server: Server;
+  config: RpcConfig;
+  limits: WsLimits;
+  dispatcher: Dispatcher;
+  limiter: RateLimiter;
+  feed: HeadFeed;
+  upstream: UpstreamCall;
+  /** Blocks the head tracker remembers (the deepest reorg whose logs can be reported as removed). */
+  headDepth: number;
+  metrics: Registry;
+  logger: Logger;
+}
+
+/**
+ * The endpoint's WebSocket side: one subscription hub fed by the upstream pool's head, and the socket
+ * server on the HTTP port answering every message the way POST / does.
+ */
+export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void> } {
+  const notifications = counter(o.metrics, 'l2stack_rpc_ws_notifications_total', 'Subscription notifications sent, by kind', ['kind'] as const);
+  const subscriptions = gauge(o.metrics, 'l2stack_rpc_ws_subscriptions', 'Live subscriptions, by kind', ['kind'] as const);
+  const hub = new SubscriptionHub({
+    feed: o.feed,
+    upstream: o.upstream,
+    logger: o.logger,
+    maxResumeBlocks: o.limits.maxResumeBlocks,
+    pendingPollMs: o.limits.pendingPollMs,
+    logMemoryBlocks: o.headDepth,
+    onNotification: (kind: SubscriptionKind, count: number) => notifications.inc({ kind }, count),
+    onChange: () => {
+      for (const kind of ['newHeads', 'logs', 'newPendingTransactions'] as const) subscriptions.set({ kind }, hub.count(kind));
+    },
+  });
+  hub.start();
+  const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics };
+  const sockets = attachWebSocket(o.server, {
+    limits: o.limits,
+    maxMessageBytes: o.config.maxBodyBytes,
+    clientOf: (req) => clientAddress(req, o.config.trustedProxyHops),
+    unsubscribe: (id) => hub.unsubscribe(id),
+    metrics: o.metrics,
+    logger: o.logger,
+    async answer(text, session) {
+      const budget = new ResponseBudget(o.config.maxResponseBytes);
+      const calls = socketCalls(hub, session, filterLimits, (method, params, scope) => o.dispatcher.call(method, params, scope));
+      // handleBody only calls `call`; the socket's calls wrap the dispatcher's.
+      const answer = await handleBody(text, calls as unknown as Dispatcher, {
+        maxBatch: o.config.maxBatch,
+        maxJsonDepth: o.config.maxJsonDepth,
+        client: session.client,
+        budget,
+        charge: (cost) => o.limiter.take(session.client, cost),
+      });
+      const extra = answerCost(budget.used, o.config.rateLimit.bytesPerUnit);
+      if (extra > 0) await o.limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
+      return answer.body;
+    },
+  });
+  return {
+    async stop() {
+      hub.stop();
+      await sockets.close();
+    },
+  };
+}

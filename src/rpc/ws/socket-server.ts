@@ -1,0 +1,146 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Registry } from 'prom-client';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { Logger } from '../../common/log.js';
+import { counter, gauge } from '../../common/metrics.js';
+import type { WsLimits } from './config.js';
+import type { NotificationSink } from './hub.js';
+
+/** One open socket, as the calls it carries see it (eth_subscribe binds subscriptions to it). */
+export interface SocketSession {
+  readonly client: string;
+  readonly sink: NotificationSink;
+  /** Subscription ids of this socket (removed from the hub when it closes). */
+  readonly subscriptions: Set<string>;
+  readonly maxSubscriptions: number;
+}
+
+export interface WsServerOptions {
+  limits: WsLimits;
+  /** Max size of one message (RPC_MAX_BODY_BYTES, as for an HTTP body). */
+  maxMessageBytes: number;
+  /** Answers one JSON-RPC message as POST / would; undefined when it held only notifications. */
+  answer(text: string, session: SocketSession): Promise<string | undefined>;
+  /** The rate-limit identity of the connecting client. */
+  clientOf(req: IncomingMessage): string;
+  /** Called for every subscription of a closing socket. */
+  unsubscribe(id: string): void;
+  metrics: Registry;
+  logger: Logger;
+}
+
+const POLICY_VIOLATION = 1008;
+const GOING_AWAY = 1001;
+
+/**
+ * JSON-RPC over WebSocket on the HTTP port (upgrade on `/`): each text message is answered like a POST
+ * body (same validation, allow-list, rate limit, batch and byte limits), and subscriptions push
+ * notifications. Bounded per socket: calls in flight (reading pauses), subscriptions, bytes queued for a
+ * client that does not read (it is cut off with 1008 and the reason), idle time, dead peers (ping).
+ */
+export function attachWebSocket(server: Server, o: WsServerOptions): { close(): Promise<void>; sockets(): number } {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: true });
+  const m = {
+    sockets: gauge(o.metrics, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
+    refused: counter(o.metrics, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
+    closed: counter(o.metrics, 'l2stack_rpc_ws_closed_total', 'WebSocket connections closed by the server, by reason', ['reason'] as const),
+    messages: counter(o.metrics, 'l2stack_rpc_ws_messages_total', 'JSON-RPC messages received over WebSocket'),
+  };
+
+  const refuse = (socket: Duplex, status: number, reason: string, message: string) => {
+    m.refused.inc({ reason });
+    const body = JSON.stringify({ error: message });
+    socket.end(`HTTP/1.1 ${status} ${status === 503 ? 'Service Unavailable' : 'Not Found'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  };
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => undefined);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/') return refuse(socket, 404, 'path', `WebSocket is served on / only, not ${path}`);
+    if (wss.clients.size >= o.limits.maxSockets) {
+      return refuse(socket, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req));
+  };
+  server.on('upgrade', onUpgrade);
+
+  function serve(ws: WebSocket, req: IncomingMessage): void {
+    m.sockets.set(wss.clients.size);
+    let cut = false;
+    const cutOff = (code: number, reason: string, label: string) => {
+      if (cut) return;
+      cut = true;
+      m.closed.inc({ reason: label });
+      ws.close(code, reason);
+      // A client that does not read will not finish the closing handshake either.
+      setTimeout(() => ws.terminate(), 1_000).unref();
+    };
+    const sink: NotificationSink = {
+      send(text) {
+        if (cut || ws.readyState !== ws.OPEN) return false;
+        if (ws.bufferedAmount + text.length > o.limits.maxBufferedBytes) {
+          cutOff(POLICY_VIOLATION, `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`, 'slow');
+          return false;
+        }
+        ws.send(text);
+        return true;
+      },
+    };
+    const session: SocketSession = { client: o.clientOf(req), sink, subscriptions: new Set(), maxSubscriptions: o.limits.maxSubscriptions };
+
+    let lastActive = Date.now();
+    let alive = true;
+    ws.on('pong', () => {
+      alive = true;
+    });
+    const timer = setInterval(() => {
+      if (!alive) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
+      if (session.subscriptions.size === 0 && Date.now() - lastActive > o.limits.idleTimeoutMs) {
+        return cutOff(1000, `idle for ${o.limits.idleTimeoutMs} ms with no subscription (RPC_WS_IDLE_TIMEOUT_MS)`, 'idle');
+      }
+      alive = false;
+      ws.ping();
+    }, Math.min(o.limits.pingMs, o.limits.idleTimeoutMs));
+    timer.unref();
+
+    let inflight = 0;
+    const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      lastActive = Date.now();
+      m.messages.inc();
+      const text = isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString();
+      inflight++;
+      if (inflight >= o.limits.maxInflight) raw?.pause();
+      o.answer(text, session)
+        .then((reply) => {
+          if (reply !== undefined) sink.send(reply);
+        })
+        .catch((err: unknown) => o.logger.error({ err }, 'websocket message failed'))
+        .finally(() => {
+          inflight--;
+          if (inflight === o.limits.maxInflight - 1) raw?.resume();
+        });
+    });
+    ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
+    ws.on('close', () => {
+      clearInterval(timer);
+      for (const id of session.subscriptions) o.unsubscribe(id);
+      session.subscriptions.clear();
+      m.sockets.set(wss.clients.size);
+    });
+  }
+
+  return {
+    sockets: () => wss.clients.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.off('upgrade', onUpgrade);
+        for (const ws of wss.clients) ws.close(GOING_AWAY, 'server shutting down');
+        setTimeout(() => {
+          for (const ws of wss.clients) ws.terminate();
+        }, 1_000).unref();
+        wss.close(() => resolve());
+      }),
+  };
+}

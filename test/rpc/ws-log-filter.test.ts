@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { LogFilterError, matches, parseLogFilter, unionAddresses, type WireLog } from '../../src/rpc/ws/log-filter.js';
+
+const limits = { maxAddresses: 3, maxTopics: 4 };
+const A = '0x' + 'aa'.repeat(20);
+const B = '0x' + 'bb'.repeat(20);
+const T1 = '0x' + '11'.repeat(32);
+const T2 = '0x' + '22'.repeat(32);
+const log = (address: string, topics: string[]): WireLog => ({ address, topics, blockNumber: '0x1', blockHash: '0x' + '00'.repeat(32), logIndex: '0x0' });
+
+describe('logs subscription filter', () => {
+  it('behavior: address lists, null positions and topic alternatives match as eth_getLogs does', () => {
+    const f = parseLogFilter({ address: [A.toUpperCase().replace('0X', '0x'), B], topics: [null, [T1, T2]] }, limits);
+    expect(matches(f, log(A, [T2, T1]))).toBe(true);
+    expect(matches(f, log(B, [T1, T2]))).toBe(true);
+    expect(matches(f, log(B, [T1]))).toBe(false); // no second topic
+    expect(matches(f, log('0x' + 'cc'.repeat(20), [T1, T1]))).toBe(false);
+    expect(matches(parseLogFilter(undefined, limits), log(A, []))).toBe(true);
+    expect(unionAddresses([f, parseLogFilter({ address: A }, limits)])).toEqual([A, B]);
+    expect(unionAddresses([f, parseLogFilter({}, limits)])).toBeUndefined();
+  });
+
+  it('error: bad filters name the member and the limit', () => {
+    const bad: [unknown, RegExp][] = [
+      [{ address: '0x12' }, /filter address must be 20 bytes/],
+      [{ address: [A, B, A, B] }, /4 addresses; at most 3 \(RPC_MAX_FILTER_ADDRESSES\)/],
+      [{ topics: [[T1, T2], [T1, T2], T1] }, /5 topics; at most 4 \(RPC_MAX_FILTER_TOPICS\)/],
+      [{ topics: [null, null, null, null, null] }, /at most 4/],
+      [{ topics: ['0x1234'] }, /32-byte hex/],
+      [{ fromBlock: '0x1' }, /only "address" and "topics", got "fromBlock"/],
+      [[A], /must be an object/],
+    ];
+    for (const [input, message] of bad) expect(() => parseLogFilter(input, limits)).toThrow(message);
+    expect(() => parseLogFilter({ address: 1 }, limits)).toThrow(LogFilterError);
+  });
+});
