@@ -36,10 +36,14 @@ export const solidity: Generator = async (target, { root, outRoot }) => {
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   };
+  // Package imports (`@account-abstraction/...`, `@openzeppelin/...`) resolve from node_modules, keeping
+  // their npm names as source names so the output does not depend on where the checkout lives.
   const findImports = (path: string) => {
-    const full = join(root, path);
-    return existsSync(full) ? { contents: readFileSync(full, 'utf8') } : { error: `import not found: ${path}` };
+    const full = [join(root, path), join(root, 'node_modules', path)].find((f) => existsSync(f));
+    return full ? { contents: readFileSync(full, 'utf8') } : { error: `import not found: ${path}` };
   };
+  // Optional allow-list: a target that compiles a package keeps only the contracts it deploys.
+  const only = Array.isArray(target.options?.contracts) ? new Set(target.options.contracts as string[]) : undefined;
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as SolcOutput;
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
@@ -51,6 +55,7 @@ export const solidity: Generator = async (target, { root, outRoot }) => {
     for (const [contractName, c] of Object.entries(contracts)) {
       const bytecode = c.evm.bytecode.object;
       if (c.abi.length === 0 && bytecode.length === 0) continue; // libraries of pure helpers, nothing to bind
+      if (only && !only.has(contractName)) continue;
       if (seen.has(contractName)) throw new Error(`contract name ${contractName} is used in ${seen.get(contractName)} and ${sourceName}`);
       seen.set(contractName, sourceName);
       const artifact = { contractName, sourceName, abi: c.abi, bytecode: bytecode ? `0x${bytecode}` : '0x' };

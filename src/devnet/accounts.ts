@@ -3,11 +3,12 @@ import { HDNodeWallet, Mnemonic } from 'ethers';
 /** anvil's well-known development mnemonic: these keys are public and must never hold real funds. */
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 
-export const ACCOUNT_COUNT = 20;
+export const ACCOUNT_COUNT = 22;
 
 /**
- * Fixed roles keep the devnet's own senders (coordinator, scenario, traffic) apart from the relayer and
- * from tests, so no two writers ever race for one nonce. Indices 10..19 are free for tests.
+ * Fixed roles keep the devnet's own senders (coordinator, scenario, traffic, bundler) apart from the relayer
+ * and from tests, so no two writers ever race for one nonce. Indices 10..19 are free for tests; the
+ * bundler's two keys come after them so the test accounts kept their indices.
  */
 export const ROLES = {
   deployer: 0,
@@ -20,6 +21,10 @@ export const ROLES = {
   vesting: 7,
   ecosystem: 8,
   traffic: 9,
+  /** Sends the bundler's handleOps bundles. */
+  bundlerExecutor: 20,
+  /** The bundler's utility key; it also deploys the account-abstraction contracts (CREATE2). */
+  bundlerUtility: 21,
 } as const;
 
 export type Role = keyof typeof ROLES;

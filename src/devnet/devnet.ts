@@ -4,6 +4,8 @@ import { devAccounts, ROLES, ACCOUNT_COUNT } from './accounts.js';
 import { deployClaimForwarders, deployDex, deployMessageServices, deployTokens, type Deployment } from './deploy.js';
 import { generateHistory, runTraffic } from './scenario.js';
 import { startBlockTicker } from './block-ticker.js';
+import { deployAccountAbstraction } from './account-abstraction/deploy.js';
+import { ALTO_VENDOR_PREFIX, deployBundlerHelpers, startBundler, type Bundler } from './account-abstraction/bundler.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type CoordinatorConfig, type StateRootSource } from './coordinator/index.js';
 import type { DevnetState } from './state-file.js';
 import { createProvider } from '../common/chain/provider.js';
@@ -30,6 +32,11 @@ export interface DevnetOptions {
   coordinatorSchema?: string;
   /** Where each chain's pid file goes (the state file's directory), so the next start reaps orphans. */
   pidDir?: string;
+  /**
+   * Run an ERC-4337 bundler (Alto) against L2 (`l2stack devnet`/`dev` do; default: none, since it takes
+   * seconds to start and most tests do not need it). The EntryPoint and account factory are deployed either way.
+   */
+  bundler?: { port?: number } | false;
 }
 
 export interface Devnet {
@@ -38,6 +45,7 @@ export interface Devnet {
   l1: Anvil;
   l2: Anvil;
   coordinator?: Coordinator;
+  bundler?: Bundler;
   stop(): Promise<void>;
 }
 
@@ -99,6 +107,32 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     const accounts = devAccounts();
     const wallet = (role: keyof typeof ROLES, provider: JsonRpcProvider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
 
+    // First, so the bundler (seconds to load) starts while the rest is deployed. Sent by the bundler's own
+    // utility account through CREATE2: no other account's nonce moves, so no other address does.
+    const aa = await deployAccountAbstraction(wallet('bundlerUtility', l2Provider));
+    let bundlerStarting: Promise<Bundler> | undefined;
+    if (options.bundler) {
+      const helpers = await deployBundlerHelpers(wallet('bundlerUtility', l2Provider));
+      bundlerStarting = startBundler({
+        rpcUrl: l2.url,
+        entryPoint: aa.entryPoint,
+        helpers,
+        executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
+        utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
+        host,
+        port: options.bundler.port ?? 0,
+        blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
+        pidDir: options.pidDir,
+        logger: logger.child({ module: 'bundler' }),
+      });
+      // Registered at once: a failure further on must not leave it running, nor its rejection unhandled.
+      bundlerStarting.catch(() => undefined);
+      cleanups.push(async () => {
+        const started = await bundlerStarting!.catch(() => undefined);
+        await started?.stop();
+      });
+    }
+
     // L1 lives in the present; L2 is deployed at its genesis time and then given a day of history.
     await jumpToNow(l1Provider);
     const l1StartBlock = await l1Provider.getBlockNumber();
@@ -135,6 +169,8 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       ticker.abort();
       await tickers;
     });
+
+    const bundler = await bundlerStarting;
 
     let coordinator: Coordinator | undefined;
     const depth = options.coordinator === false ? DEFAULT_COORDINATOR.treeDepth : (options.coordinator?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth);
@@ -186,6 +222,9 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
       callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
       claimForwarder: { l1: deployment.l1ClaimForwarder, l2: deployment.l2ClaimForwarder },
+      entryPoint: aa.entryPoint,
+      accountFactory: aa.accountFactory,
+      ...(bundler ? { bundler: { url: bundler.url, vendorPrefix: ALTO_VENDOR_PREFIX } } : {}),
       excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
       accounts,
       messageTreeDepth: depth,
@@ -197,7 +236,7 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       logger.info('devnet stopped');
     };
     common.shutdown.add('devnet', stop);
-    return { state, deployment, l1, l2, coordinator, stop };
+    return { state, deployment, l1, l2, coordinator, bundler, stop };
   } catch (err) {
     await stopAll();
     throw err;

@@ -3,17 +3,22 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 
 /**
- * Pid files of the chains a devnet started, in its state directory: the second line of defence after the
- * watchdog (which a SIGKILL of the whole process tree, or the OOM killer, can take down with the parent).
- * The next `l2stack devnet`/`dev` on the same directory kills every chain whose parent is gone.
+ * Pid files of the processes a devnet started (its chains and its bundler), in its state directory: the
+ * second line of defence after the watchdog (which a SIGKILL of the whole process tree, or the OOM killer,
+ * can take down with the parent). The next `l2stack devnet`/`dev` on the same directory kills every one of
+ * them whose parent is gone.
  */
 interface ChainRecord {
+  /** The process id (named `anvil` because chain records were written before the bundler had one). */
   anvil: number;
   parent: number;
   port: number;
 }
 
-const FILE = /^anvil-(\d+)\.pid$/;
+/** What a pid file's name says the process is, and what its command line must contain to still be it. */
+const KINDS = { anvil: 'anvil', bundler: 'alto' } as const;
+export type ProcessKind = keyof typeof KINDS;
+const FILE = /^(anvil|bundler)-(\d+)\.pid$/;
 
 export function isAlive(pid: number): boolean {
   try {
@@ -37,14 +42,19 @@ function commandLine(pid: number): string {
 
 /** Records a running chain; the returned function removes the record (when the chain exits). */
 export function recordChain(dir: string, anvilPid: number, port: number): () => void {
+  return recordProcess(dir, 'anvil', anvilPid, port);
+}
+
+/** Records a running devnet process listening on `port`; the returned function removes the record. */
+export function recordProcess(dir: string, kind: ProcessKind, pid: number, port: number): () => void {
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `anvil-${port}.pid`);
-  const record: ChainRecord = { anvil: anvilPid, parent: process.pid, port };
+  const file = join(dir, `${kind}-${port}.pid`);
+  const record: ChainRecord = { anvil: pid, parent: process.pid, port };
   writeFileSync(file, `${JSON.stringify(record)}\n`);
   return () => {
     try {
       const current = JSON.parse(readFileSync(file, 'utf8')) as ChainRecord;
-      if (current.anvil === anvilPid) rmSync(file, { force: true });
+      if (current.anvil === pid) rmSync(file, { force: true });
     } catch {
       // already gone or replaced
     }
@@ -52,9 +62,9 @@ export function recordChain(dir: string, anvilPid: number, port: number): () => 
 }
 
 /**
- * Kills the chains recorded in `dir` whose parent process is gone and removes their records; returns what
- * it killed. A pid is killed only while its command line is still that anvil on that port, so a pid the
- * system has reused since is left alone.
+ * Kills the processes recorded in `dir` whose parent process is gone and removes their records; returns
+ * what it killed. A pid is killed only while its command line is still that anvil (or bundler) on that
+ * port, so a pid the system has reused since is left alone.
  */
 export async function reapOrphanChains(dir: string): Promise<{ pid: number; port: number }[]> {
   let names: string[];
@@ -65,7 +75,8 @@ export async function reapOrphanChains(dir: string): Promise<{ pid: number; port
   }
   const killed: { pid: number; port: number }[] = [];
   for (const name of names) {
-    if (!FILE.test(name)) continue;
+    const kind = FILE.exec(name)?.[1] as ProcessKind | undefined;
+    if (!kind) continue;
     const file = join(dir, name);
     let record: ChainRecord;
     try {
@@ -76,7 +87,7 @@ export async function reapOrphanChains(dir: string): Promise<{ pid: number; port
     }
     if (isAlive(record.parent)) continue;
     const cmd = commandLine(record.anvil);
-    if (isAlive(record.anvil) && cmd.includes('anvil') && cmd.includes(`--port ${record.port}`)) {
+    if (isAlive(record.anvil) && cmd.includes(KINDS[kind]) && cmd.includes(`--port ${record.port}`)) {
       try {
         process.kill(record.anvil, 'SIGKILL');
         killed.push({ pid: record.anvil, port: record.port });

@@ -90,6 +90,8 @@ export function describeStack(state: DevnetState, stateFile: string, database?: 
     ...(state.services.tokenApi ? [`  token API    ${state.services.tokenApi}   (docs: ${state.services.tokenApi}/docs)`] : []),
     ...(state.services.rpc ? [`  RPC endpoint ${state.services.rpc}`] : []),
     ...(state.services.relayerApi ? [`  relayer API  ${state.services.relayerApi}`] : []),
+    ...(state.entryPoint ? [`  ERC-4337     EntryPoint v0.7 ${state.entryPoint}   SimpleAccountFactory ${state.accountFactory}`] : []),
+    ...(state.bundler ? [`  bundler      ${state.bundler.url} (Alto; served through the RPC endpoint)`] : []),
     `  state file   ${stateFile}`,
     ...(database ? [`  database     ${database}`] : []),
     '',

@@ -22,6 +22,18 @@ export interface DevnetState {
    * Optional: state files written before it existed lack it.
    */
   claimForwarder?: { l1: string; l2: string };
+  /**
+   * ERC-4337 v0.7 EntryPoint on L2, compiled from @account-abstraction/contracts and deployed through the
+   * CREATE2 deployer (so the same address every run). Optional: state files written before it lack it.
+   */
+  entryPoint?: string;
+  /** SimpleAccountFactory bound to `entryPoint`: `createAccount(owner, salt)`, `getAddress(owner, salt)`. */
+  accountFactory?: string;
+  /**
+   * The ERC-4337 bundler the devnet runs (Alto) and the prefix it gives the endpoint's vendor_ methods.
+   * Absent when the devnet runs without one.
+   */
+  bundler?: { url: string; vendorPrefix: string };
   excludedWallets: { address: string; label: string; status: string }[];
   accounts: DevAccount[];
   messageTreeDepth: number;
