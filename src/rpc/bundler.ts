@@ -5,7 +5,10 @@ import { JsonRpcHttpClient } from './upstream/client.js';
 
 /**
  * The ERC-4337 bundler behind the endpoint (RPC_BUNDLER_URL). Methods are forwarded with the same params;
- * the neutral vendor_ prefix becomes the bundler vendor's (RPC_BUNDLER_VENDOR_PREFIX, e.g. pimlico_).
+ * the neutral vendor_ prefix becomes the bundler vendor's (RPC_BUNDLER_VENDOR_PREFIX, e.g. pimlico_ for
+ * Alto, the bundler `l2stack dev` runs), so another vendor's bundler needs a variable, not code. A bundler
+ * that cannot be reached (refused, timed out, answering something that is not JSON-RPC) is -32002 naming
+ * the bundler; its own JSON-RPC errors (AA codes of ERC-4337 validation) pass through with code and data.
  */
 export class BundlerClient {
   private readonly client: JsonRpcHttpClient;
@@ -24,7 +27,8 @@ export class BundlerClient {
     try {
       response = await this.client.call(this.rename(method), params, { batch: false });
     } catch (err) {
-      if (err instanceof UpstreamTransportError) throw new RpcError(RpcCodes.ResourceUnavailable, `the ERC-4337 bundler is not available: ${err.message}`);
+      // The caller learns which service is missing and why, never the bundler's address.
+      if (err instanceof UpstreamTransportError) throw new RpcError(RpcCodes.ResourceUnavailable, `the ERC-4337 bundler is not available: ${err.message.replace(/^upstream /, '')}`);
       throw err;
     }
     if (response.error) throw new RpcError(response.error.code, response.error.message, response.error.data);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbiCoder, Interface, JsonRpcProvider, Wallet, getBytes, parseEther, parseUnits, type Signer } from 'ethers';
+import { AbiCoder, Interface, JsonRpcProvider, Wallet, getBytes, parseEther, parseUnits, toBeHex, zeroPadValue, type Signer } from 'ethers';
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { create2Address } from '../../../src/devnet/account-abstraction/deploy.js';
@@ -105,6 +105,22 @@ async function prepare(nonce: bigint, target: string, data: string, by: Signer, 
   return sign(op, by);
 }
 
+/** The EntryPoint v0.7 calldata form of an operation (PackedUserOperation): gas pairs packed in 16-byte halves. */
+function packUserOp(op: UserOp) {
+  const pair = (high: string, low: string) => zeroPadValue(toBeHex((BigInt(high) << 128n) | BigInt(low)), 32);
+  return {
+    sender: op.sender,
+    nonce: op.nonce,
+    initCode: op.factory ? `${op.factory}${op.factoryData!.slice(2)}` : '0x',
+    callData: op.callData,
+    accountGasLimits: pair(op.verificationGasLimit, op.callGasLimit),
+    preVerificationGas: op.preVerificationGas,
+    gasFees: pair(op.maxPriorityFeePerGas, op.maxFeePerGas),
+    paymasterAndData: '0x',
+    signature: op.signature,
+  };
+}
+
 async function receiptOf(hash: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
   return waitFor(`the receipt of user operation ${hash}`, async () => (await endpoint('eth_getUserOperationReceipt', [hash])) ?? undefined, 45_000, 250);
 }
@@ -192,6 +208,28 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     expect(BigInt(ours.fast.maxFeePerGas)).toBeGreaterThan(baseFee / 2n);
   });
 
+  it('behavior: vendor_simulateAssetChanges shows what a user operation moves, simulated as the EntryPoint\'s handleOps', async () => {
+    const nonce = await EntryPoint__factory.connect(entryPoint, provider).getNonce(sender, 0n);
+    const amount = parseUnits('2', 18);
+    const op = await prepare(nonce, await token.getAddress(), token.interface.encodeFunctionData('transfer', [recipient, amount]), owner, false);
+    const beneficiary = Wallet.createRandom().address;
+    const handleOps = new Interface(EntryPoint__factory.abi).encodeFunctionData('handleOps', [[packUserOp(op)], beneficiary]);
+    const { changes } = await endpoint('vendor_simulateAssetChanges', [{ from: beneficiary, to: entryPoint, data: handleOps }]);
+    const tokenAddress = (await token.getAddress()).toLowerCase();
+    const erc20 = changes.filter((c: { assetType: string }) => c.assetType === 'erc20');
+    expect(erc20).toEqual(
+      [
+        { address: sender.toLowerCase(), assetType: 'erc20', token: tokenAddress, tokenId: null, delta: `-${amount}` },
+        { address: recipient.toLowerCase(), assetType: 'erc20', token: tokenAddress, tokenId: null, delta: amount.toString() },
+      ].sort((a, b) => a.address.localeCompare(b.address)),
+    );
+    // The account's gas is paid to the EntryPoint, which pays the bundler (here: the beneficiary).
+    const native = (who: string) => changes.find((c: { address: string; assetType: string }) => c.address === who.toLowerCase() && c.assetType === 'native');
+    expect(BigInt(native(beneficiary).delta)).toBeGreaterThan(0n);
+    // A simulation: nothing moved for real.
+    expect(await token.balanceOf(recipient)).toBe(parseUnits('12.5', 18));
+  });
+
   it('error: an operation with a bad signature is refused with the bundler\'s AA code and data, passed through', async () => {
     const stranger = Wallet.createRandom();
     const nonce = await EntryPoint__factory.connect(entryPoint, provider).getNonce(sender, 0n);
@@ -199,6 +237,8 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     const ours = await call(rpc.url, 'eth_sendUserOperation', [forged, entryPoint]);
     const theirs = await bundlerDirect('eth_sendUserOperation', [forged, entryPoint]);
     expect(ours.error).toBeDefined();
+    // ERC-7769's code for a refused signature, with the EntryPoint's AA24 in the message.
+    expect(ours.error!.code).toBe(-32507);
     expect(ours.error!.message).toMatch(/AA24 signature error/);
     expect(ours.error).toEqual(theirs.error);
     expect(await token.balanceOf(recipient)).toBe(parseUnits('12.5', 18));
