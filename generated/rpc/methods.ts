@@ -2,10 +2,10 @@
 /* eslint-disable */
 /**
  *
- * Unsigned integer as 0x-prefixed lower-case hexadecimal without leading zeros (zero is 0x0).
+ * Block number as a Quantity of at most 64 bits (at most 16 hex digits).
  *
  */
-export type Quantity = string;
+export type BlockNumber = string;
 /**
  *
  * latest: the head block; earliest: genesis; pending: the block being built; safe: the latest safe block; finalized: the latest block finalized on layer 1.
@@ -39,7 +39,7 @@ export interface BlockHashObject {
  *
  */
 export interface BlockNumberObject {
-  blockNumber: Quantity;
+  blockNumber: BlockNumber;
 }
 /**
  *
@@ -51,10 +51,34 @@ export type NullQu0Arl1F = null;
 export type AddressOrNull = Address | NullQu0Arl1F;
 /**
  *
+ * Unsigned integer of at most 64 bits (gas, nonces, chain ids, block numbers, indexes) as a Quantity: at most 16 hex digits.
+ *
+ */
+export type Uint64 = string;
+/**
+ *
+ * Unsigned integer of at most 128 bits (fees per gas, in wei) as a Quantity: at most 32 hex digits.
+ *
+ */
+export type Uint128 = string;
+/**
+ *
+ * Unsigned integer of at most 256 bits as 0x-prefixed lower-case hexadecimal without leading zeros (zero is 0x0): at most 64 digits.
+ *
+ */
+export type Quantity = string;
+/**
+ *
  * Byte string, 0x-prefixed hexadecimal with an even number of digits (0x is empty).
  *
  */
 export type Data = string;
+/**
+ *
+ * EIP-2718 transaction type: one byte as a Quantity (0x0 to 0xff).
+ *
+ */
+export type TransactionType = string;
 export type UnorderedSetOfBytes32QncR3GTp = Bytes32[];
 export interface AccessListEntry {
   address: Address;
@@ -66,22 +90,82 @@ export interface AccessListEntry {
  *
  */
 export type AccessList = AccessListEntry[];
-export interface ObjectHAgrRKSz { [key: string]: any; }
-export type UnorderedSetOfObjectHAgrRKSzAfoBnX12 = ObjectHAgrRKSz[];
-export interface Object2T8IWXuJ { [key: string]: any; }
 /**
  *
- * Temporary changes to one account for the duration of a simulated call. state replaces the whole storage; stateDiff changes single slots.
+ * Parity of the signature's y value: one byte as a Quantity.
+ *
+ */
+export type YParity = string;
+/**
+ *
+ * EIP-7702 authorization: every member is required (a node refuses an entry without r, for example).
+ *
+ */
+export interface AuthorizationListEntry {
+  chainId: Quantity;
+  address: Address;
+  nonce: Uint64;
+  yParity: YParity;
+  r: Quantity;
+  s: Quantity;
+}
+/**
+ *
+ * EIP-7702 authorization list.
+ *
+ */
+export type AuthorizationList = AuthorizationListEntry[];
+/**
+ *
+ * EIP-4844 blob: exactly 131072 bytes, 0x-prefixed hexadecimal.
+ *
+ */
+export type Blob = string;
+/**
+ *
+ * EIP-4844 blobs (execution-apis GenericTransaction.blobs).
+ *
+ */
+export type UnorderedSetOfBlobtVyoEgud = Blob[];
+/**
+ *
+ * KZG commitment or proof: 48 bytes, 0x-prefixed hexadecimal.
+ *
+ */
+export type KzgBytes48 = string;
+/**
+ *
+ * KZG commitments, one per blob.
+ *
+ */
+export type UnorderedSetOfKzgBytes48N1NCHG8I = KzgBytes48[];
+/**
+ *
+ * KZG proofs, one per blob.
+ *
+ */
+export type UnorderedSetOfKzgBytes48TcXVJLmd = KzgBytes48[];
+export type AnyXzpYGhQr = any;
+/**
+ *
+ * Map from 32-byte storage slot to its 32-byte value.
+ *
+ */
+export interface ObjectKHoXfLYT { [key: string]: any; }
+/**
+ *
+ * Temporary changes to one account for the duration of a simulated call. state replaces the whole storage; stateDiff changes single slots; both keyed by 32-byte slots. state and stateDiff together are refused with -32602 (a node refuses them too).
  *
  */
 export interface AccountOverride {
   balance?: Quantity;
-  nonce?: Quantity;
+  nonce?: Uint64;
   code?: Data;
-  state?: Object2T8IWXuJ;
-  stateDiff?: Object2T8IWXuJ;
+  state?: ObjectKHoXfLYT;
+  stateDiff?: ObjectKHoXfLYT;
 }
-export type IntegerOmVsfaNv = number;
+export type AnyQAPqijYO = any;
+export type Integer5XMCtXE5 = number;
 export type NumberCMA79Znf = number;
 export type StringWnuO0Yh8 = "latest" | "earliest";
 /**
@@ -89,7 +173,7 @@ export type StringWnuO0Yh8 = "latest" | "earliest";
  * Bound of a log range: a block number, or the tag latest or earliest. pending, safe and finalized are refused with -32602.
  *
  */
-export type LogsBlockBound = Quantity | StringWnuO0Yh8;
+export type LogsBlockBound = BlockNumber | StringWnuO0Yh8;
 export type UnorderedSetOfAddresskLf0NZ15 = Address[];
 /**
  *
@@ -109,6 +193,12 @@ export type FilterTopic = NullQu0Arl1F | Bytes32 | UnorderedSetOfBytes32QncR3GTp
  *
  */
 export type FilterTopics = FilterTopic[];
+/**
+ *
+ * Storage key of eth_getProof: 0x-prefixed hexadecimal of at most 64 digits (at most 32 bytes; a shorter key is left-padded with zeros to 32 bytes, as the execution-apis bytesMax32 type and geth read it).
+ *
+ */
+export type ProofStorageKey = string;
 export type StringKJooBz1T = "callTracer" | "prestateTracer";
 /**
  *
@@ -150,7 +240,7 @@ export type StringJ79IXAAr = "finalized";
  * Base fee per gas of each block in the range, plus the next block after the newest.
  *
  */
-export type UnorderedSetOfQuantityepVojj6E = Quantity[];
+export type UnorderedSetOfQuantitycD0K8V8D = Quantity[];
 export type NumberOYNBnB4S = number;
 /**
  *
@@ -158,13 +248,13 @@ export type NumberOYNBnB4S = number;
  *
  */
 export type UnorderedSetOfNumberOYNBnB4Saqwzwo8N = NumberOYNBnB4S[];
-export type UnorderedSetOfQuantityslKiXx6G = Quantity[];
+export type UnorderedSetOfQuantityzB0XbBQB = Quantity[];
 /**
  *
  * Per block, the priority fees at the requested percentiles (present when percentiles were requested).
  *
  */
-export type UnorderedSetOfUnorderedSetOfQuantityslKiXx6G90L7Oyrz = UnorderedSetOfQuantityslKiXx6G[];
+export type UnorderedSetOfUnorderedSetOfQuantityzB0XbBQBjYqinwlH = UnorderedSetOfQuantityzB0XbBQB[];
 export type UnorderedSetOfNumberOYNBnB4SxvxB71NE = NumberOYNBnB4S[];
 export type Bytes32OrNull = Bytes32 | NullQu0Arl1F;
 export type QuantityOrNull = Quantity | NullQu0Arl1F;
@@ -193,7 +283,7 @@ export type AnyOfBytes32TransactionASX0XBHn = Bytes32 | Transaction;
  * Transaction hashes, or full Transaction objects when the hydrated flag is true.
  *
  */
-export type UnorderedSetOfAnyOfBytes32TransactionASX0XBHnpWaTgtdn = AnyOfBytes32TransactionASX0XBHn[];
+export type UnorderedSetOfAnyOfBytes32TransactionASX0XBHnNU0DizTK = AnyOfBytes32TransactionASX0XBHn[];
 export interface Withdrawal {
   index: Quantity;
   validatorIndex: Quantity;
@@ -201,7 +291,7 @@ export interface Withdrawal {
   amount: Quantity;
   [k: string]: any;
 }
-export type UnorderedSetOfWithdrawalV9GmYHhL = Withdrawal[];
+export type UnorderedSetOfWithdrawalax0LElfF = Withdrawal[];
 /**
  *
  * A block. hash is null for the pending block.
@@ -214,7 +304,7 @@ export interface Block {
   timestamp: Quantity;
   gasLimit: Quantity;
   gasUsed: Quantity;
-  transactions: UnorderedSetOfAnyOfBytes32TransactionASX0XBHnpWaTgtdn;
+  transactions: UnorderedSetOfAnyOfBytes32TransactionASX0XBHnNU0DizTK;
   baseFeePerGas?: Quantity;
   miner?: AddressOrNull;
   stateRoot?: Bytes32;
@@ -227,7 +317,7 @@ export interface Block {
   difficulty?: Quantity;
   size?: Quantity;
   uncles?: UnorderedSetOfBytes32QncR3GTp;
-  withdrawals?: UnorderedSetOfWithdrawalV9GmYHhL;
+  withdrawals?: UnorderedSetOfWithdrawalax0LElfF;
   withdrawalsRoot?: Bytes32;
   blobGasUsed?: Quantity;
   excessBlobGas?: Quantity;
@@ -253,7 +343,7 @@ export interface Log {
   removed: Boolean5UJ4Bo1W;
   [k: string]: any;
 }
-export type UnorderedSetOfLogIbnur5L8 = Log[];
+export type UnorderedSetOfLogwxQg34NR = Log[];
 export interface Receipt {
   transactionHash: Bytes32;
   transactionIndex: Quantity;
@@ -267,11 +357,11 @@ export interface Receipt {
   status: Quantity;
   type: Quantity;
   contractAddress: AddressOrNull;
-  logs: UnorderedSetOfLogIbnur5L8;
+  logs: UnorderedSetOfLogwxQg34NR;
   logsBloom?: Data;
   [k: string]: any;
 }
-export type UnorderedSetOfReceiptJAoMIfAh = Receipt[];
+export type UnorderedSetOfReceiptujUbejx7 = Receipt[];
 export type UnorderedSetOfDatasEK9POhQ = Data[];
 /**
  *
@@ -285,7 +375,7 @@ export interface StorageProof {
   proof: UnorderedSetOfDatasEK9POhQ;
   [k: string]: any;
 }
-export type UnorderedSetOfStorageProofWe0JsvHy = StorageProof[];
+export type UnorderedSetOfStorageProofLBhEFQ7V = StorageProof[];
 export type BooleanTVTC7Vy2 = boolean;
 export interface SyncProgress {
   startingBlock: Quantity;
@@ -300,6 +390,7 @@ export interface SyncProgress {
  */
 export type StringMsiPkdCo = string;
 export type StringDoaGddGA = string;
+export interface ObjectHAgrRKSz { [key: string]: any; }
 /**
  *
  * Nested frames, same shape.
@@ -313,7 +404,7 @@ export interface CallTraceLog {
   position?: Quantity;
   [k: string]: any;
 }
-export type UnorderedSetOfCallTraceLogcLeft9Od = CallTraceLog[];
+export type UnorderedSetOfCallTraceLogfiGQbAIL = CallTraceLog[];
 /**
  *
  * Nested callTracer frame (same members as CallTrace). Its own calls are frames of the same shape, not validated further.
@@ -331,10 +422,10 @@ export interface CallTraceFrame {
   error?: StringDoaGddGA;
   revertReason?: StringDoaGddGA;
   calls?: UnorderedSetOfObjectHAgrRKSz0CvlfsVD;
-  logs?: UnorderedSetOfCallTraceLogcLeft9Od;
+  logs?: UnorderedSetOfCallTraceLogfiGQbAIL;
   [k: string]: any;
 }
-export type UnorderedSetOfCallTraceFramejugIWAJv = CallTraceFrame[];
+export type UnorderedSetOfCallTraceFrameJH1RCO5D = CallTraceFrame[];
 /**
  *
  * callTracer output: the top-level call frame. to is absent when a contract creation failed before an address was assigned; error and revertReason are set when the frame failed; calls holds the nested frames (same members); logs is present with tracerConfig.withLog.
@@ -351,8 +442,8 @@ export interface CallTrace {
   output?: Data;
   error?: StringDoaGddGA;
   revertReason?: StringDoaGddGA;
-  calls?: UnorderedSetOfCallTraceFramejugIWAJv;
-  logs?: UnorderedSetOfCallTraceLogcLeft9Od;
+  calls?: UnorderedSetOfCallTraceFrameJH1RCO5D;
+  logs?: UnorderedSetOfCallTraceLogfiGQbAIL;
   [k: string]: any;
 }
 /**
@@ -451,7 +542,7 @@ export interface ParityTrace {
   type: String7C25JYx1;
   [k: string]: any;
 }
-export type UnorderedSetOfParityTraceWBzlN2YZ = ParityTrace[];
+export type UnorderedSetOfParityTracefWlZacKi = ParityTrace[];
 export type UnorderedSetOfDataR3QHFThh = Data[];
 /**
  *
@@ -525,6 +616,7 @@ export interface UserOperationByHash {
   [k: string]: any;
 }
 export type BooleanVyG3AETh = boolean;
+export type UnorderedSetOfObjectHAgrRKSzAfoBnX12 = ObjectHAgrRKSz[];
 /**
  *
  * Receipt of an included user operation. logs are the logs emitted by the operation; receipt is the receipt of the bundle transaction as the bundler returns it.
@@ -574,49 +666,52 @@ export interface AssetChange {
   tokenId: QuantityOrNull;
   delta: DecimalInteger;
 }
-export type UnorderedSetOfAssetChangeBBVzj7XV = AssetChange[];
+export type UnorderedSetOfAssetChangeAQrITSyQ = AssetChange[];
 /**
  *
  * A block number, a block tag, a 32-byte block hash, or an EIP-1898 object ({blockHash, requireCanonical} or {blockNumber}). A bare 66-character hex string is read as a block hash.
  *
  */
-export type BlockNumberOrTagOrHash = Quantity | BlockTag | Bytes32 | BlockHashObject | BlockNumberObject;
+export type BlockNumberOrTagOrHash = BlockNumber | BlockTag | Bytes32 | BlockHashObject | BlockNumberObject;
 /**
  *
- * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; data and input are synonyms (if both are given they must be equal). to absent or null means contract creation. Unknown fields are refused with -32602.
+ * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; to absent or null means contract creation. Unknown fields are refused with -32602. Sizes are those a node can hold: gas, nonce and chainId 64 bits, fees per gas 128 bits, value 256 bits, type one byte. Rules across fields (refused with -32602 naming the param and the member): data and input are synonyms, so if both are given they must be equal; gasPrice (legacy) and the EIP-1559 fees maxFeePerGas/maxPriorityFeePerGas are not given together, and maxPriorityFeePerGas is at most maxFeePerGas; commitments and proofs need blobs, and blobs, commitments and proofs (and blobVersionedHashes, when given with blobs) have one entry per blob.
  *
  */
 export interface CallObject {
   from?: Address;
   to?: AddressOrNull;
-  gas?: Quantity;
-  gasPrice?: Quantity;
-  maxFeePerGas?: Quantity;
-  maxPriorityFeePerGas?: Quantity;
+  gas?: Uint64;
+  gasPrice?: Uint128;
+  maxFeePerGas?: Uint128;
+  maxPriorityFeePerGas?: Uint128;
   value?: Quantity;
   data?: Data;
   input?: Data;
-  nonce?: Quantity;
-  type?: Quantity;
-  chainId?: Quantity;
+  nonce?: Uint64;
+  type?: TransactionType;
+  chainId?: Uint64;
   accessList?: AccessList;
-  maxFeePerBlobGas?: Quantity;
+  maxFeePerBlobGas?: Uint128;
   blobVersionedHashes?: UnorderedSetOfBytes32QncR3GTp;
-  authorizationList?: UnorderedSetOfObjectHAgrRKSzAfoBnX12;
+  authorizationList?: AuthorizationList;
+  blobs?: UnorderedSetOfBlobtVyoEgud;
+  commitments?: UnorderedSetOfKzgBytes48N1NCHG8I;
+  proofs?: UnorderedSetOfKzgBytes48TcXVJLmd;
 }
 /**
  *
- * Map from account address to the overrides applied to it during the simulation.
+ * Map from account address (20 bytes, 0x-prefixed hexadecimal) to the overrides applied to it during the simulation.
  *
  */
 export interface StateOverride { [key: string]: any; }
-export type AnyOfQuantityIntegerOmVsfaNvX80JgEUi = Quantity | IntegerOmVsfaNv;
+export type AnyOfUint64Integer5XMCtXE535RQNtcR = Uint64 | Integer5XMCtXE5;
 /**
  *
- * A block number (Quantity) or a block tag.
+ * A block number (at most 64 bits) or a block tag.
  *
  */
-export type BlockParameter = Quantity | BlockTag;
+export type BlockParameter = BlockNumber | BlockTag;
 export type UnorderedSetOfNumberCMA79ZnfZz3QuMMQ = NumberCMA79Znf[];
 /**
  *
@@ -647,6 +742,7 @@ export interface NewFilter {
  *
  */
 export type FilterId = string;
+export type UnorderedSetOfProofStorageKeyKmEws0Kw = ProofStorageKey[];
 /**
  *
  * Tracing options. tracer is required and must be callTracer or prestateTracer; the default (struct log) tracer, flatCallTracer and JavaScript tracers are not served.
@@ -662,26 +758,26 @@ export interface TraceOptions {
  * A layer-2 block number that is finalized on layer 1, or the tag finalized (the latest such block).
  *
  */
-export type FinalizedBlockParameter = Quantity | StringJ79IXAAr;
+export type FinalizedBlockParameter = BlockNumber | StringJ79IXAAr;
 export interface FeeHistory {
   oldestBlock: Quantity;
-  baseFeePerGas: UnorderedSetOfQuantityepVojj6E;
+  baseFeePerGas: UnorderedSetOfQuantitycD0K8V8D;
   gasUsedRatio: UnorderedSetOfNumberOYNBnB4Saqwzwo8N;
-  reward?: UnorderedSetOfUnorderedSetOfQuantityslKiXx6G90L7Oyrz;
-  baseFeePerBlobGas?: UnorderedSetOfQuantityslKiXx6G;
+  reward?: UnorderedSetOfUnorderedSetOfQuantityzB0XbBQBjYqinwlH;
+  baseFeePerBlobGas?: UnorderedSetOfQuantityzB0XbBQB;
   blobGasUsedRatio?: UnorderedSetOfNumberOYNBnB4SxvxB71NE;
   [k: string]: any;
 }
 export type BlockOrNull = Block | NullQu0Arl1F;
 export type TransactionOrNull = Transaction | NullQu0Arl1F;
 export type ReceiptOrNull = Receipt | NullQu0Arl1F;
-export type OneOfNullQu0Arl1FUnorderedSetOfReceiptJAoMIfAhJ8XAlitK = UnorderedSetOfReceiptJAoMIfAh | NullQu0Arl1F;
+export type OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 = UnorderedSetOfReceiptujUbejx7 | NullQu0Arl1F;
 /**
  *
  * Log objects for a log filter, block hashes for a block filter.
  *
  */
-export type AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogIbnur5L8MPaWf1W7 = UnorderedSetOfLogIbnur5L8 | UnorderedSetOfBytes32QncR3GTp;
+export type AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD = UnorderedSetOfLogwxQg34NR | UnorderedSetOfBytes32QncR3GTp;
 /**
  *
  * EIP-1186 Merkle-Patricia proof of an account and some of its storage slots.
@@ -694,7 +790,7 @@ export interface AccountProof {
   codeHash: Bytes32;
   nonce: Quantity;
   storageHash: Bytes32;
-  storageProof: UnorderedSetOfStorageProofWe0JsvHy;
+  storageProof: UnorderedSetOfStorageProofLBhEFQ7V;
   [k: string]: any;
 }
 /**
@@ -704,8 +800,8 @@ export interface AccountProof {
  */
 export type SyncingStatus = BooleanTVTC7Vy2 | SyncProgress;
 export type StringBjCBbhuU = string;
-export type UnorderedSetOfBlockTraceEntry8ZHpzZaE = BlockTraceEntry[];
-export type OneOfNullQu0Arl1FUnorderedSetOfParityTraceWBzlN2YZDKTTCAOk = UnorderedSetOfParityTraceWBzlN2YZ | NullQu0Arl1F;
+export type UnorderedSetOfBlockTraceEntryiQJEmrAy = BlockTraceEntry[];
+export type OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W = UnorderedSetOfParityTracefWlZacKi | NullQu0Arl1F;
 /**
  *
  * Result of svc_getProof. storageProofs has one entry per requested storage key, in request order.
@@ -742,14 +838,14 @@ export interface UserOperationStatus {
   [k: string]: any;
 }
 export interface AssetChanges {
-  changes: UnorderedSetOfAssetChangeBBVzj7XV;
+  changes: UnorderedSetOfAssetChangeAQrITSyQ;
 }
 /**
  *
  * Generated! Represents an alias to any of the provided schemas
  *
  */
-export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfQuantityIntegerOmVsfaNvX80JgEUiBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterQuantityBytes32QuantityBytes32BlockParameterFilterNewFilterFilterIdFilterIdFilterIdDataAddressUnorderedSetOfBytes32QncR3GTpBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptJAoMIfAhJ8XAlitKUnorderedSetOfLogIbnur5L8FilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogIbnur5L8MPaWf1W7UnorderedSetOfLogIbnur5L8BooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntry8ZHpzZaEOneOfNullQu0Arl1FUnorderedSetOfParityTraceWBzlN2YZDKTTCAOkStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChanges = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfQuantityIntegerOmVsfaNvX80JgEUi | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Quantity | Filter | NewFilter | FilterId | Data | UnorderedSetOfBytes32QncR3GTp | TraceOptions | FinalizedBlockParameter | UserOperation | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptJAoMIfAhJ8XAlitK | UnorderedSetOfLogIbnur5L8 | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogIbnur5L8MPaWf1W7 | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntry8ZHpzZaE | OneOfNullQu0Arl1FUnorderedSetOfParityTraceWBzlN2YZDKTTCAOk | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges;
+export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdDataAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnDUnorderedSetOfLogwxQg34NRBooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChanges = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | Data | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges;
 export type EthChainId = () => Promise<Quantity>;
 export type EthBlockNumber = () => Promise<Quantity>;
 export type EthGetBalance = (address: Address, block?: BlockNumberOrTagOrHash) => Promise<Quantity>;
@@ -760,31 +856,31 @@ export type EthCall = (transaction: CallObject, block?: BlockNumberOrTagOrHash, 
 export type EthEstimateGas = (transaction: CallObject, block?: BlockNumberOrTagOrHash, stateOverride?: StateOverride) => Promise<Quantity>;
 export type EthGasPrice = () => Promise<Quantity>;
 export type EthMaxPriorityFeePerGas = () => Promise<Quantity>;
-export type EthFeeHistory = (blockCount: AnyOfQuantityIntegerOmVsfaNvX80JgEUi, newestBlock: BlockParameter, rewardPercentiles: UnorderedSetOfNumberCMA79ZnfZz3QuMMQ) => Promise<FeeHistory>;
+export type EthFeeHistory = (blockCount: AnyOfUint64Integer5XMCtXE535RQNtcR, newestBlock: BlockParameter, rewardPercentiles: UnorderedSetOfNumberCMA79ZnfZz3QuMMQ) => Promise<FeeHistory>;
 export type EthGetBlockByNumber = (block: BlockParameter, hydrated: BooleanVyG3AETh) => Promise<BlockOrNull>;
 export type EthGetBlockByHash = (blockHash: Bytes32, hydrated: BooleanVyG3AETh) => Promise<BlockOrNull>;
 export type EthGetBlockTransactionCountByNumber = (block: BlockParameter) => Promise<QuantityOrNull>;
 export type EthGetBlockTransactionCountByHash = (blockHash: Bytes32) => Promise<QuantityOrNull>;
 export type EthGetTransactionByHash = (transactionHash: Bytes32) => Promise<TransactionOrNull>;
-export type EthGetTransactionByBlockNumberAndIndex = (block: BlockParameter, transactionIndex: Quantity) => Promise<TransactionOrNull>;
-export type EthGetTransactionByBlockHashAndIndex = (blockHash: Bytes32, transactionIndex: Quantity) => Promise<TransactionOrNull>;
+export type EthGetTransactionByBlockNumberAndIndex = (block: BlockParameter, transactionIndex: Uint64) => Promise<TransactionOrNull>;
+export type EthGetTransactionByBlockHashAndIndex = (blockHash: Bytes32, transactionIndex: Uint64) => Promise<TransactionOrNull>;
 export type EthGetTransactionReceipt = (transactionHash: Bytes32) => Promise<ReceiptOrNull>;
-export type EthGetBlockReceipts = (block: BlockParameter) => Promise<OneOfNullQu0Arl1FUnorderedSetOfReceiptJAoMIfAhJ8XAlitK>;
-export type EthGetLogs = (filter: Filter) => Promise<UnorderedSetOfLogIbnur5L8>;
+export type EthGetBlockReceipts = (block: BlockNumberOrTagOrHash) => Promise<OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2>;
+export type EthGetLogs = (filter: Filter) => Promise<UnorderedSetOfLogwxQg34NR>;
 export type EthNewFilter = (filter: NewFilter) => Promise<FilterId>;
 export type EthNewBlockFilter = () => Promise<FilterId>;
-export type EthGetFilterChanges = (filterId: FilterId) => Promise<AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogIbnur5L8MPaWf1W7>;
-export type EthGetFilterLogs = (filterId: FilterId) => Promise<UnorderedSetOfLogIbnur5L8>;
+export type EthGetFilterChanges = (filterId: FilterId) => Promise<AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD>;
+export type EthGetFilterLogs = (filterId: FilterId) => Promise<UnorderedSetOfLogwxQg34NR>;
 export type EthUninstallFilter = (filterId: FilterId) => Promise<BooleanVyG3AETh>;
 export type EthSendRawTransaction = (signedTransaction: Data) => Promise<Bytes32>;
-export type EthGetProof = (address: Address, storageKeys: UnorderedSetOfBytes32QncR3GTp, block: BlockNumberOrTagOrHash) => Promise<AccountProof>;
+export type EthGetProof = (address: Address, storageKeys: UnorderedSetOfProofStorageKeyKmEws0Kw, block?: BlockNumberOrTagOrHash) => Promise<AccountProof>;
 export type EthSyncing = () => Promise<SyncingStatus>;
 export type NetVersion = () => Promise<StringBjCBbhuU>;
 export type Web3ClientVersion = () => Promise<StringDoaGddGA>;
 export type DebugTraceTransaction = (transactionHash: Bytes32, options: TraceOptions) => Promise<TraceResult>;
 export type DebugTraceCall = (transaction: CallObject, block: BlockParameter, options: TraceOptions) => Promise<TraceResult>;
-export type DebugTraceBlockByNumber = (block: BlockParameter, options: TraceOptions) => Promise<UnorderedSetOfBlockTraceEntry8ZHpzZaE>;
-export type TraceTransaction = (transactionHash: Bytes32) => Promise<OneOfNullQu0Arl1FUnorderedSetOfParityTraceWBzlN2YZDKTTCAOk>;
+export type DebugTraceBlockByNumber = (block: BlockParameter, options: TraceOptions) => Promise<UnorderedSetOfBlockTraceEntryiQJEmrAy>;
+export type TraceTransaction = (transactionHash: Bytes32) => Promise<OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W>;
 export type SvcGetProof = (address: Address, storageKeys: UnorderedSetOfBytes32QncR3GTp, block: FinalizedBlockParameter) => Promise<StateProof>;
 export type SvcEstimateGas = (transaction: CallObject, block?: BlockParameter) => Promise<GasEstimate>;
 export type EthSendUserOperation = (userOperation: UserOperation, entryPoint: Address) => Promise<Bytes32>;

@@ -7,6 +7,7 @@ import { counter, histogram } from '../common/metrics.js';
 import type { CallScope, RpcContext, RpcMethod } from './context.js';
 import { RpcCodes, toWireError, type WireError } from './errors.js';
 import { invalidParamsFromRouter } from './param-errors.js';
+import { checkParamRules } from './params/rules.js';
 import { chargeAnswer } from './response-budget.js';
 import type { RpcSpec } from './spec.js';
 
@@ -39,6 +40,8 @@ export class Dispatcher {
       mapping[m.name] = async (...args: unknown[]) => {
         const { scope, given } = args[args.length - 1] as { scope: CallScope; given: number };
         try {
+          // The Router has validated each param against its schema; the rules across members come next.
+          checkParamRules(m.name, this.paramNames.get(m.name) ?? [], args.slice(0, given));
           return await m.handler(ctx, args.slice(0, given), scope);
         } catch (err) {
           if (!(err instanceof RpcError)) this.logger.error({ err, method: m.name }, 'handler failed');

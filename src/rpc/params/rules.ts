@@ -1,0 +1,95 @@
+import { RpcError } from '../../common/errors.js';
+import { RpcCodes } from '../errors.js';
+import { rawTransactionProblem } from './raw-transaction.js';
+
+/**
+ * Param rules that JSON Schema cannot state (a relation between members, or a decoding), checked after the
+ * Router's schema validation and before the handler, so that no input a node would refuse reaches one.
+ * Each rule is documented where its schema is described in specs/rpc.openrpc.json.
+ */
+
+/** A rule finds the first problem of one param: where it is (a path under the param) and why. */
+type Rule = (value: unknown) => { at?: string; reason: string } | undefined;
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const count = (v: unknown) => (Array.isArray(v) ? v.length : undefined);
+
+/** CallObject: data and input are synonyms; legacy price or EIP-1559 fees, consistent; blob sidecar members come together, one per blob. */
+const callObject: Rule = (tx) => {
+  if (!isObject(tx)) return undefined;
+  if (typeof tx.data === 'string' && typeof tx.input === 'string' && tx.data.toLowerCase() !== tx.input.toLowerCase()) {
+    return { at: 'input', reason: 'data and input are both set and differ (they are synonyms: give one, or the same bytes in both)' };
+  }
+  if (tx.gasPrice !== undefined && (tx.maxFeePerGas !== undefined || tx.maxPriorityFeePerGas !== undefined)) {
+    return { at: 'gasPrice', reason: 'gasPrice is set together with maxFeePerGas or maxPriorityFeePerGas (a legacy price or EIP-1559 fees, not both)' };
+  }
+  if (typeof tx.maxFeePerGas === 'string' && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > BigInt(tx.maxFeePerGas)) {
+    return { at: 'maxPriorityFeePerGas', reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${tx.maxFeePerGas} (the priority fee is part of the maximum fee)` };
+  }
+  const blobs = count(tx.blobs);
+  for (const member of ['commitments', 'proofs'] as const) {
+    const n = count(tx[member]);
+    if (n === undefined) continue;
+    if (blobs === undefined) return { at: member, reason: `${member} given without blobs` };
+    if (n !== blobs) return { at: member, reason: `${n} ${member} for ${blobs} blobs (one per blob)` };
+  }
+  const hashes = count(tx.blobVersionedHashes);
+  if (blobs !== undefined && hashes !== undefined && hashes !== blobs) {
+    return { at: 'blobVersionedHashes', reason: `${hashes} blobVersionedHashes for ${blobs} blobs (one per blob)` };
+  }
+  return undefined;
+};
+
+/** StateOverride: state replaces the whole storage and stateDiff patches it; both at once is refused by nodes. */
+const stateOverride: Rule = (overrides) => {
+  if (!isObject(overrides)) return undefined;
+  for (const [address, account] of Object.entries(overrides)) {
+    if (isObject(account) && account.state !== undefined && account.stateDiff !== undefined) {
+      return { at: address, reason: 'state and stateDiff are both set (state replaces the whole storage, stateDiff changes single slots: give one)' };
+    }
+  }
+  return undefined;
+};
+
+/** eth_feeHistory: percentiles in ascending order (geth refuses them otherwise). */
+const ascendingPercentiles: Rule = (list) => {
+  if (!Array.isArray(list)) return undefined;
+  for (let i = 1; i < list.length; i++) {
+    if ((list[i] as number) < (list[i - 1] as number)) return { at: String(i), reason: `${String(list[i])} is below ${String(list[i - 1])}: percentiles must be in ascending order` };
+  }
+  return undefined;
+};
+
+const rawTransaction: Rule = (raw) => {
+  const reason = typeof raw === 'string' ? rawTransactionProblem(raw) : undefined;
+  return reason === undefined ? undefined : { reason };
+};
+
+/** Rules by method, each on the param at its position (with the param's name from the spec). */
+const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
+  eth_call: [[0, callObject], [2, stateOverride]],
+  eth_estimateGas: [[0, callObject], [2, stateOverride]],
+  debug_traceCall: [[0, callObject]],
+  svc_estimateGas: [[0, callObject]],
+  vendor_simulateAssetChanges: [[0, callObject]],
+  eth_estimateUserOperationGas: [[2, stateOverride]],
+  eth_feeHistory: [[2, ascendingPercentiles]],
+  eth_sendRawTransaction: [[0, rawTransaction]],
+};
+
+/** Throws -32602 naming the param (and the member inside it) when a rule refuses the call's params. */
+export function checkParamRules(method: string, paramNames: readonly string[], params: readonly unknown[]): void {
+  for (const [index, rule] of RULES[method] ?? []) {
+    if (params[index] === undefined) continue;
+    const problem = rule(params[index]);
+    if (!problem) continue;
+    const name = paramNames[index] ?? `#${index}`;
+    const path = problem.at === undefined ? name : `${name}.${problem.at}`;
+    throw new RpcError(RpcCodes.InvalidParams, `invalid params: param ${index} (${name})${problem.at === undefined ? '' : ` at ${path}`}: ${problem.reason}`, {
+      param: name,
+      index,
+      path,
+    });
+  }
+}
