@@ -13,6 +13,7 @@ export const stateEnv = {
   STATE_L1_FROM_BLOCK: env.integer({ min: 0, default: 0 }),
   STATE_L1_LOG_RANGE: env.integer({ min: 1, default: 10_000 }),
   STATE_MAX_BLOCKS_PER_STEP: env.integer({ min: 1, default: 100 }),
+  STATE_BLOCKS_PER_TRANSACTION: env.integer({ min: 1, max: 1_000, default: 100 }),
   STATE_GENESIS_ACCOUNTS: {
     ...env.string(),
     expected: 'a comma-separated list of 0x-prefixed 20-byte addresses',
@@ -38,6 +39,8 @@ export interface StateConfig {
   l1LogRange: number;
   /** Blocks applied per ingest step before progress is reported and finalization re-read. */
   maxBlocksPerStep: number;
+  /** Blocks written per database transaction while catching up (1: one transaction per block). */
+  blocksPerTransaction: number;
   /** Accounts of the L2 genesis allocation to read at block 0 (no state diff ever shows untouched ones). */
   genesisAccounts: string[];
   /** Postgres schema (tests use their own). */
@@ -56,6 +59,7 @@ export function loadStateConfig(source: Record<string, string | undefined>, over
     l1FromBlock: v.STATE_L1_FROM_BLOCK,
     l1LogRange: v.STATE_L1_LOG_RANGE,
     maxBlocksPerStep: v.STATE_MAX_BLOCKS_PER_STEP,
+    blocksPerTransaction: v.STATE_BLOCKS_PER_TRANSACTION,
     genesisAccounts: v.STATE_GENESIS_ACCOUNTS ? v.STATE_GENESIS_ACCOUNTS.split(',') : [],
     ...overrides,
   });

@@ -54,6 +54,7 @@ export async function startStateManager({ common, db, config }: { common: Common
   await finality.load();
   const ingestor = new Ingestor(world, l2, logger, common.metrics, {
     maxBlocksPerStep: config.maxBlocksPerStep,
+    blocksPerTransaction: config.blocksPerTransaction,
     genesisAccounts: config.genesisAccounts,
     finalized: () => finality.latestFinalized(),
   });

@@ -4,7 +4,11 @@ import type { Logger } from '../common/log.js';
 import { counter, gauge, histogram } from '../common/metrics.js';
 import { fromHex, quantity } from './bytes.js';
 import { blockChanges, type BlockTrace } from './diff.js';
-import type { AccountChange, WorldState } from './state.js';
+import { StagedStore, type BatchingStore } from './staged-store.js';
+import { WorldState, type AccountChange } from './state.js';
+import type { VersionedStore } from './store.js';
+
+const isBatchingStore = (s: VersionedStore): s is BatchingStore => typeof (s as Partial<BatchingStore>).commitBlocks === 'function';
 
 interface BlockHeader {
   number: string;
@@ -16,37 +20,74 @@ export class ReorgBelowFinalizedError extends Error {
   override name = 'ReorgBelowFinalizedError';
 }
 
+/** One block as fetched from the upstream: its header and its net state change. */
+interface FetchedBlock {
+  header: BlockHeader;
+  changes: AccountChange[];
+}
+
+/** Blocks fetched ahead of the one being applied while catching up (the upstream answers them in parallel). */
+const FETCH_AHEAD = 8;
+/** Rows staged in memory before a batch is written early (about 100 bytes each): bounds the memory of a batch. */
+const MAX_STAGED_ROWS = 500_000;
+
 /**
- * Follows the L2 upstream block by block: header, then the block's prestate diff, applied to the world
- * state in one commit (which is also the progress record, so a restart resumes after the last committed
- * block). A parent-hash mismatch means a reorg: the store rolls back to the last block both chains share,
- * which must be above the finalized block.
+ * Follows the L2 upstream block by block: header, then the block's prestate diff (traced by the header's
+ * hash, so diff and header always belong to the same block), applied to the world state. While catching
+ * up, up to `blocksPerTransaction` blocks are applied in memory on top of one another (StagedStore) and
+ * written in one transaction; the block records double as the progress record, so a restart resumes
+ * after the last written block. A parent-hash mismatch means a reorg: what is staged is written, then the
+ * store rolls back to the last block both chains share, which must be above the finalized block.
  */
 export class Ingestor {
   private readonly m;
   private lastProgressLog = 0;
   private stepStarted = { at: Date.now(), block: -1n };
+  private readonly staged: StagedStore;
+  private readonly stagedWorld: WorldState;
 
   constructor(
     private readonly world: WorldState,
     private readonly l2: JsonRpcProvider,
     private readonly logger: Logger,
     metrics: Registry,
-    private readonly options: { maxBlocksPerStep: number; genesisAccounts: string[]; finalized: () => bigint | undefined },
+    private readonly options: {
+      maxBlocksPerStep: number;
+      /** Blocks written per transaction while catching up (1: every block on its own). */
+      blocksPerTransaction?: number;
+      genesisAccounts: string[];
+      finalized: () => bigint | undefined;
+    },
   ) {
+    if (!isBatchingStore(world.store)) throw new Error('the state store cannot write several blocks in one transaction');
+    this.staged = new StagedStore(world.store);
+    this.stagedWorld = new WorldState(this.staged, world.c.hasher);
     this.m = {
       head: gauge(metrics, 'l2stack_state_ingested_block', 'Last L2 block applied to the state tree'),
       upstream: gauge(metrics, 'l2stack_state_upstream_block', 'Latest L2 block reported by the upstream'),
       applied: counter(metrics, 'l2stack_state_blocks_applied_total', 'L2 blocks applied to the state tree'),
       accounts: counter(metrics, 'l2stack_state_accounts_changed_total', 'Account changes applied (one per account per block)'),
       reorgs: counter(metrics, 'l2stack_state_reorgs_total', 'Reorgs handled by rolling back'),
-      seconds: histogram(metrics, 'l2stack_state_apply_seconds', 'Time to fetch and apply one block'),
+      seconds: histogram(metrics, 'l2stack_state_apply_seconds', 'Time to fetch and apply one block (its write is in l2stack_state_commit_seconds)'),
+      commits: histogram(metrics, 'l2stack_state_commit_seconds', 'Time to write one batch of blocks in one transaction'),
+      batch: histogram(metrics, 'l2stack_state_commit_blocks', 'Blocks written per transaction', [], [1, 2, 5, 10, 20, 50, 100, 200, 500]),
     };
   }
 
   /** Applies up to maxBlocksPerStep blocks; resolves true when it did something (call again at once). */
   async step(signal?: AbortSignal): Promise<boolean> {
-    const head = await this.world.store.head();
+    try {
+      return await this.catchUp(signal);
+    } catch (err) {
+      // Whatever was staged was never written: start the next step from what the store has.
+      this.staged.discard();
+      throw err;
+    }
+  }
+
+  private async catchUp(signal?: AbortSignal): Promise<boolean> {
+    await this.staged.sync();
+    const head = await this.staged.head();
     const upstream = BigInt(await this.l2.getBlockNumber());
     this.m.upstream.set(Number(upstream));
     if (head) this.m.head.set(Number(head.number));
@@ -61,25 +102,77 @@ export class Ingestor {
       return false;
     }
     let parentHash = head?.hash;
-    const last = next + BigInt(this.options.maxBlocksPerStep) - 1n < upstream ? next + BigInt(this.options.maxBlocksPerStep) - 1n : upstream;
-    for (; next <= last && !signal?.aborted; next++) {
-      const started = performance.now();
-      const h = await this.header(next);
-      if (!h) break; // the upstream is behind its own head report (load balancing); try later
-      if (parentHash !== undefined && h.parentHash !== parentHash) {
-        await this.rollBack(next - 1n);
-        return true;
+    const max = BigInt(this.options.maxBlocksPerStep);
+    const last = next + max - 1n < upstream ? next + max - 1n : upstream;
+    const perTransaction = this.options.blocksPerTransaction ?? 100;
+    const ahead = this.fetchAhead(next, last);
+    try {
+      for (; next <= last && !signal?.aborted; next++) {
+        const started = performance.now();
+        const got = await ahead.get(next);
+        if (!got) break; // the upstream is behind its own head report (load balancing); try later
+        const { header: h, changes } = got;
+        if (parentHash !== undefined && h.parentHash !== parentHash) {
+          await this.flush();
+          await this.rollBack(next - 1n);
+          return true;
+        }
+        await this.stagedWorld.applyBlock({ number: next, hash: h.hash, parentHash: h.parentHash }, changes);
+        parentHash = h.hash;
+        this.m.accounts.inc(changes.length);
+        this.m.seconds.observe((performance.now() - started) / 1000);
+        if (this.staged.pendingBlocks >= perTransaction || this.staged.pendingRows >= MAX_STAGED_ROWS) await this.flush();
       }
-      const changes = next === 0n ? await this.genesis() : blockChanges((await this.l2.send('debug_traceBlockByNumber', [quantity(next), { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }])) as BlockTrace);
-      await this.world.applyBlock({ number: next, hash: h.hash, parentHash: h.parentHash }, changes);
-      parentHash = h.hash;
-      this.m.applied.inc();
-      this.m.accounts.inc(changes.length);
-      this.m.head.set(Number(next));
-      this.m.seconds.observe((performance.now() - started) / 1000);
+      await this.flush();
+    } finally {
+      ahead.stop();
     }
     this.progress(next - 1n, upstream);
     return true;
+  }
+
+  /** Writes the staged blocks in one transaction. */
+  private async flush(): Promise<void> {
+    const blocks = this.staged.pendingBlocks;
+    if (blocks === 0) return;
+    const top = (await this.staged.head())!.number;
+    const timer = this.m.commits.startTimer();
+    await this.staged.flush();
+    timer();
+    this.m.batch.observe(blocks);
+    this.m.applied.inc(blocks);
+    this.m.head.set(Number(top));
+  }
+
+  /** Fetches blocks [from, to] up to FETCH_AHEAD ahead of the one asked for; `stop` drops what is in flight. */
+  private fetchAhead(from: bigint, to: bigint): { get(n: bigint): Promise<FetchedBlock | undefined>; stop(): void } {
+    const inFlight = new Map<bigint, Promise<FetchedBlock | undefined>>();
+    let started = from;
+    let stopped = false;
+    return {
+      get: (n) => {
+        for (; !stopped && started <= to && started < n + BigInt(FETCH_AHEAD); started++) {
+          const p = this.fetchBlock(started);
+          p.catch(() => {}); // awaited (and so reported) only if the block is asked for
+          inFlight.set(started, p);
+        }
+        const p = inFlight.get(n) ?? this.fetchBlock(n);
+        inFlight.delete(n);
+        return p;
+      },
+      stop: () => {
+        stopped = true;
+        inFlight.clear();
+      },
+    };
+  }
+
+  private async fetchBlock(n: bigint): Promise<FetchedBlock | undefined> {
+    const header = await this.header(n);
+    if (!header) return undefined;
+    if (n === 0n) return { header, changes: await this.genesis() };
+    const trace = (await this.l2.send('debug_traceBlockByHash', [header.hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }])) as BlockTrace;
+    return { header, changes: blockChanges(trace) };
   }
 
   private progress(block: bigint, upstream: bigint): void {
@@ -118,6 +211,8 @@ export class Ingestor {
     const head = (await this.world.store.head())?.number ?? -1n;
     this.logger.warn({ from: head.toString(), to: to.toString() }, 'L2 reorg: rolling the state back');
     await this.world.store.rollback(to);
+    // What the staged store knew of the head is from the abandoned branch.
+    this.staged.discard();
     this.m.reorgs.inc();
   }
 

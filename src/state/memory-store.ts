@@ -1,5 +1,6 @@
 import type { Bytes } from './bytes.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type { BatchingStore, StagedBlock } from './staged-store.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
  * In-memory VersionedStore: the same versioning rules as the Postgres store, for tests, `l2stack dev`
@@ -60,7 +61,7 @@ class MemoryTree {
   }
 }
 
-export class MemoryStore implements VersionedStore {
+export class MemoryStore implements BatchingStore {
   readonly kind = 'memory' as const;
   private trees = new Map<TreeId, MemoryTree>();
   private blocks = new Map<bigint, BlockRecord>();
@@ -156,6 +157,11 @@ export class MemoryStore implements VersionedStore {
     }
     this.blocks.set(block.number, block);
     this.headNumber = block.number;
+  }
+
+  /** Same as committing the blocks one by one (memory has no transactions to save). */
+  async commitBlocks(blocks: readonly StagedBlock[]): Promise<void> {
+    for (const { block, writes } of blocks) await this.commit(block, writes);
   }
 
   async head(): Promise<BlockRecord | undefined> {

@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
-import { toHex, type Bytes } from './bytes.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type { Bytes } from './bytes.js';
+import type { BatchingStore, StagedBlock } from './staged-store.js';
+import { DEPTH, HEAD_INDEX, MAX_LEAVES, TAIL_INDEX } from './encoding.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, ProofRows, StateReader, TreeId, TreeWrites } from './store.js';
+import { ROOT_POS } from './tree.js';
 
 /**
  * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
@@ -12,8 +15,10 @@ import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, Tr
 const treeHex = (tree: TreeId): string => (tree === '' ? '' : tree.slice(2).toLowerCase());
 const bare = (hex: string): string => hex.slice(2);
 const CHUNK = 20_000;
+/** Bare lowercase hex of bytes (Buffer's native encoder: the rows of a block are tens of thousands). */
+const hexOf = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
-export class PgStore implements VersionedStore {
+export class PgStore implements BatchingStore {
   readonly kind: 'pglite' | 'postgres';
   private readonly t: (name: string) => string;
 
@@ -65,6 +70,16 @@ export class PgStore implements VersionedStore {
         for (const r of rows) out.set(`0x${r.q}`, r.hkey === null ? undefined : { hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) });
         return out;
       },
+      keysUpTo: async (tree, limit) => {
+        const { rows } = await q.raw<{ rows: { hkey: string; leaf_index: string }[] }>(
+          `select encode(hkey, 'hex') as hkey, leaf_index from (
+             select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc
+           ) d where d.leaf_index is not null limit ?`,
+          [treeHex(tree), n, limit + 1],
+        );
+        if (rows.length > limit) return undefined;
+        return rows.map((r) => ({ hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) }));
+      },
       liveRows: async (tree) => {
         const nodes = await q.raw<{ rows: { pos: string }[] }>(
           `select pos from (select distinct on (pos) pos, value from ${this.t('nodes')} where tree = decode(?, 'hex') and block <= ? order by pos, block desc) d
@@ -81,37 +96,122 @@ export class PgStore implements VersionedStore {
     };
   }
 
-  async commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void> {
-    const nodeRows: [string, string, string | null][] = [];
-    const keyRows: [string, string, string | null][] = [];
-    for (const [tree, w] of writes) {
-      const th = treeHex(tree);
-      for (const [pos, value] of w.nodes) nodeRows.push([th, String(pos), value ? bare(toHex(value)) : null]);
-      for (const [hKey, idx] of w.keys) keyRows.push([th, bare(hKey), idx === null ? null : String(idx)]);
+  /**
+   * Everything the proofs of several keys need, in one statement (so one consistent snapshot without a
+   * transaction, and one round trip): per key its floor and ceiling keys, then the rows of the root and
+   * of both leaves' paths (positions computed in SQL from the leaf indices, as tree.ts lays them out).
+   */
+  async proofRows(block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<ProofRows[]> {
+    if (requests.length === 0) return [];
+    const n = block.toString();
+    const latestKey = (cmp: string, order: string) => `
+      select d.hkey, d.leaf_index from (
+        select distinct on (k.hkey) k.hkey, k.leaf_index from ${this.t('keys')} k
+        where k.tree = q.tree and k.hkey ${cmp} q.hkey and k.block <= ${n} order by k.hkey ${order}, k.block desc
+      ) d where d.leaf_index is not null limit 1`;
+    const { rows } = await this.db.run((knex) =>
+      knex.raw<{ rows: { kind: string; ord: string | null; fh: string | null; fi: string | null; ch: string | null; ci: string | null; tree: string | null; pos: string | null; value: Uint8Array | null }[] }>(
+        `with q as (
+           select u.ord, decode(u.t, 'hex') as tree, decode(u.h, 'hex') as hkey from unnest(?::text[], ?::text[]) with ordinality as u(t, h, ord)
+         ), f as (
+           select q.ord, q.tree, q.hkey, fl.hkey as fh, fl.leaf_index as fi, ce.hkey as ch, ce.leaf_index as ci from q
+           left join lateral (${latestKey('<=', 'desc')}) fl on true
+           left join lateral (${latestKey('>', 'asc')}) ce on true
+         ), leaves as (
+           select tree, coalesce(fi, ${HEAD_INDEX}) as idx from f
+           union select tree, coalesce(ci, ${TAIL_INDEX}) from f where fh is distinct from hkey
+         ), want as (
+           select distinct l.tree, x.p from leaves l cross join lateral (
+             select ${ROOT_POS}::bigint as p union all select l.idx union all select l.idx # 1
+             union all select h::bigint * ${MAX_LEAVES} + ((l.idx >> h) # 1) from generate_series(1, ${DEPTH - 1}) as h
+           ) x
+         )
+         select 'k' as kind, f.ord, encode(f.fh, 'hex') as fh, f.fi, encode(f.ch, 'hex') as ch, f.ci, null as tree, null::bigint as pos, null::bytea as value from f
+         union all
+         select 'n', null, null, null, null, null, encode(w.tree, 'hex'), w.p, v.value from want w
+         left join lateral (select value from ${this.t('nodes')} where tree = w.tree and pos = w.p and block <= ${n} order by block desc limit 1) v on true`,
+        [requests.map((r) => treeHex(r.tree)), requests.map((r) => bare(r.hKey))],
+      ),
+    );
+    const byTree = new Map<string, { rows: Map<number, Bytes>; positions: number[] }>();
+    for (const r of rows) {
+      if (r.kind !== 'n') continue;
+      let t = byTree.get(r.tree!);
+      if (!t) byTree.set(r.tree!, (t = { rows: new Map(), positions: [] }));
+      t.positions.push(Number(r.pos));
+      if (r.value) t.rows.set(Number(r.pos), r.value);
     }
-    const n = block.number.toString();
+    const out: ProofRows[] = new Array(requests.length);
+    for (const r of rows) {
+      if (r.kind !== 'k') continue;
+      const i = Number(r.ord) - 1;
+      const t = byTree.get(treeHex(requests[i]!.tree)) ?? { rows: new Map(), positions: [] };
+      out[i] = {
+        floor: r.fh === null ? undefined : { hKey: `0x${r.fh}`, leafIndex: Number(r.fi) },
+        ceiling: r.ch === null ? undefined : { hKey: `0x${r.ch}`, leafIndex: Number(r.ci) },
+        rows: t.rows,
+        positions: t.positions,
+      };
+    }
+    return out;
+  }
+
+  commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void> {
+    return this.commitBlocks([{ block, writes }]);
+  }
+
+  /**
+   * Writes several consecutive blocks (ascending) in one transaction: each row keeps its own block, so
+   * the tables end up exactly as if the blocks had been committed one at a time.
+   */
+  async commitBlocks(blocks: readonly StagedBlock[]): Promise<void> {
+    if (blocks.length === 0) return;
+    const nodes: { t: string[]; p: string[]; b: string[]; v: (string | null)[] } = { t: [], p: [], b: [], v: [] };
+    const keys: { t: string[]; h: string[]; b: string[]; i: (string | null)[] } = { t: [], h: [], b: [], i: [] };
+    let prev: bigint | undefined;
+    for (const { block, writes } of blocks) {
+      if (prev !== undefined && block.number <= prev) throw new Error(`blocks must ascend: ${block.number} after ${prev}`);
+      prev = block.number;
+      const n = block.number.toString();
+      for (const [tree, w] of writes) {
+        const th = treeHex(tree);
+        for (const [pos, value] of w.nodes) {
+          nodes.t.push(th);
+          nodes.p.push(String(pos));
+          nodes.b.push(n);
+          nodes.v.push(value ? hexOf(value) : null);
+        }
+        for (const [hKey, idx] of w.keys) {
+          keys.t.push(th);
+          keys.h.push(bare(hKey));
+          keys.b.push(n);
+          keys.i.push(idx === null ? null : String(idx));
+        }
+      }
+    }
+    const first = blocks[0]!.block.number;
     await this.db.run((knex) =>
       knex.transaction(async (trx) => {
         const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.t('blocks')} order by number desc limit 1`);
         const top = head.rows[0]?.number;
-        if (top !== undefined && BigInt(top) >= block.number) throw new Error(`block ${block.number} is not above the head ${top}; roll back first`);
-        for (let i = 0; i < nodeRows.length; i += CHUNK) {
-          const part = nodeRows.slice(i, i + CHUNK);
+        if (top !== undefined && BigInt(top) >= first) throw new Error(`block ${first} is not above the head ${top}; roll back first`);
+        for (let i = 0; i < nodes.t.length; i += CHUNK) {
+          const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
           await trx.raw(
             `insert into ${this.t('nodes')} (tree, pos, block, value)
-             select decode(u.t, 'hex'), u.p, ?, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::text[]) as u(t, p, v)`,
-            [n, part.map((r) => r[0]), part.map((r) => r[1]), part.map((r) => r[2]) as string[]],
+             select decode(u.t, 'hex'), u.p, u.b, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::bigint[], ?::text[]) as u(t, p, b, v)`,
+            [part(nodes.t), part(nodes.p), part(nodes.b), part(nodes.v) as string[]],
           );
         }
-        for (let i = 0; i < keyRows.length; i += CHUNK) {
-          const part = keyRows.slice(i, i + CHUNK);
+        for (let i = 0; i < keys.t.length; i += CHUNK) {
+          const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
           await trx.raw(
             `insert into ${this.t('keys')} (tree, hkey, block, leaf_index)
-             select decode(u.t, 'hex'), decode(u.h, 'hex'), ?, u.i from unnest(?::text[], ?::text[], ?::bigint[]) as u(t, h, i)`,
-            [n, part.map((r) => r[0]), part.map((r) => r[1]), part.map((r) => r[2]) as string[]],
+             select decode(u.t, 'hex'), decode(u.h, 'hex'), u.b, u.i from unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) as u(t, h, b, i)`,
+            [part(keys.t), part(keys.h), part(keys.b), part(keys.i) as string[]],
           );
         }
-        await trx(this.t('blocks')).insert({ number: n, hash: block.hash, parent_hash: block.parentHash, root: block.root });
+        await trx(this.t('blocks')).insert(blocks.map(({ block }) => ({ number: block.number.toString(), hash: block.hash, parent_hash: block.parentHash, root: block.root })));
       }),
     );
   }

@@ -5,7 +5,7 @@ import {
 import { keccakHashProvider, type HashProvider } from './hash.js';
 import { keccak256 } from './keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
-import { applyChanges, proveKey, readValues, type KeyChange, type KeyProof, type LeafProof } from './tree.js';
+import { applyChanges, proveKeysAt, readValues, type KeyChange, type KeyProof, type LeafProof } from './tree.js';
 
 /** What one block did to one account (the net effect of all its transactions). */
 export interface AccountChange {
@@ -129,19 +129,15 @@ export class WorldState {
     }
   }
 
-  /** svc_getProof at a block (which the caller has checked is finalized and retained). */
+  /** svc_getProof at a block (which the caller has checked is finalized and retained): one read for all keys. */
   async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofJson> {
     const addr = address.toLowerCase();
-    return this.store.read(block, async (reader) => {
-      const account = await proveKey(this.c, reader, ACCOUNT_TREE, this.hKeyOf(addr));
-      const storageProofs: ProofEntryJson[] = [];
-      for (const key of storageKeys) {
-        const slot = storageKeyWord(key);
-        const p = await proveKey(this.c, reader, addr, toHex(storageHKey(this.c.hasher, slot)));
-        storageProofs.push(proofEntryJson(toHex(slot), p));
-      }
-      return { accountProof: proofEntryJson(addr, account), storageProofs };
-    });
+    const slots = storageKeys.map((key) => storageKeyWord(key));
+    const [account, ...storage] = await proveKeysAt(this.c, this.store, block, [
+      { tree: ACCOUNT_TREE, hKey: this.hKeyOf(addr) },
+      ...slots.map((slot) => ({ tree: addr, hKey: toHex(storageHKey(this.c.hasher, slot)) })),
+    ]);
+    return { accountProof: proofEntryJson(addr, account!), storageProofs: storage.map((p, i) => proofEntryJson(toHex(slots[i]!), p)) };
   }
 
   /** The account-tree root after a block, when the store still has that block. */

@@ -1,11 +1,18 @@
 /**
- * `npm run bench -- state`: builds one 100,000-leaf state tree (1,000 new leaves per block, random keys)
- * on the in-memory store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres,
- * database test, when reachable), then measures proof latency on the finished tree. Prints leaves/s,
- * p50/p99 and each database's ratio to the in-memory figures. BENCH_STATE_LEAVES scales the tree.
+ * `npm run bench -- state`, two parts (BENCH_STATE_PARTS=backfill,build selects them):
+ *
+ * - backfill: starts the devnet chains with their generated history (BENCH_STATE_HISTORY_HOURS, default 26
+ *   as `l2stack dev`) and ingests every L2 block from genesis into the in-memory store (baseline), PGlite and
+ *   Postgres, once with one transaction per block (how the state manager worked before it batched) and once
+ *   batched. Prints blocks/s and the ratio to the in-memory store.
+ * - build: builds one 100,000-leaf state tree (1,000 new leaves per block, random keys) on the in-memory
+ *   store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres, database test, when
+ *   reachable), then measures proof latency on the finished tree. Prints leaves/s, p50/p99 and each
+ *   database's ratio to the in-memory figures. BENCH_STATE_LEAVES scales the tree.
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { toHex } from '../../src/state/bytes.js';
@@ -15,8 +22,14 @@ import { MemoryStore } from '../../src/state/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import type { VersionedStore } from '../../src/state/store.js';
-import { applyChanges, proveKey, type KeyChange } from '../../src/state/tree.js';
+import { applyChanges, proveKeysAt, type KeyChange } from '../../src/state/tree.js';
 import { verifyMerkleProof } from '../../src/state/verify.js';
+import { createCommon } from '../../src/cli/context.js';
+import { createProvider } from '../../src/common/chain/provider.js';
+import { createMetrics } from '../../src/common/metrics.js';
+import { startDevnet } from '../../src/devnet/devnet.js';
+import { Ingestor } from '../../src/state/ingest.js';
+import { WorldState } from '../../src/state/state.js';
 
 const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
 const PER_BLOCK = Number(process.env.BENCH_STATE_PER_BLOCK ?? 1_000);
@@ -60,7 +73,8 @@ async function run(name: string, store: VersionedStore): Promise<Result & { root
   const times: number[] = [];
   for (const probe of probes) {
     const t = performance.now();
-    const p = await store.read(head, (r) => proveKey(c, r, TREE, probe));
+    const [p] = await proveKeysAt(c, store, head, [{ tree: TREE, hKey: probe }]);
+    if (!p) throw new Error('no proof');
     times.push(performance.now() - t);
     // Every proof must verify; a benchmark of wrong answers would mean nothing.
     for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
@@ -86,7 +100,94 @@ async function dbStore(client: DbClient): Promise<{ store: PgStore; drop: () => 
   return { store: new PgStore(client, schema), drop: async () => void (await client.knex.raw('drop schema if exists ?? cascade', [schema])) };
 }
 
+const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build').split(',');
+/** Which stores the backfill runs on (memory is the baseline of its ratios), and its blocks per transaction. */
+const STORES = (process.env.BENCH_STATE_STORES ?? 'memory,pglite,postgres').split(',');
+const MODES = (process.env.BENCH_STATE_MODES ?? '1,100').split(',').map(Number);
+const HISTORY_HOURS = Number(process.env.BENCH_STATE_HISTORY_HOURS ?? 26);
+
+/** Opens each store kind in turn (Postgres only when reachable) and hands it to `use`. */
+async function eachStore(use: (name: string, store: VersionedStore) => Promise<void>): Promise<void> {
+  if (STORES.includes('memory')) await use('memory', new MemoryStore());
+  if (STORES.includes('pglite')) {
+    const pglite = await createDbClient({ kind: 'pglite', dataDir: undefined });
+    try {
+      await use('pglite', (await dbStore(pglite)).store);
+    } finally {
+      await pglite.close();
+    }
+  }
+  if (!STORES.includes('postgres')) return;
+  if (!(await postgresReachable())) {
+    process.stdout.write('postgres: 127.0.0.1:5432 not reachable, skipped\n');
+    return;
+  }
+  const pg = await createDbClient({ kind: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres', password: undefined, ssl: undefined });
+  try {
+    const { store, drop } = await dbStore(pg);
+    try {
+      await use('postgres', store);
+    } finally {
+      await drop();
+    }
+  } finally {
+    await pg.close();
+  }
+}
+
+/** Ingests the devnet's L2 history from genesis, per block and batched, on every store. */
+async function backfill(): Promise<void> {
+  const common = createCommon({ level: 'silent' });
+  const devDb = await createDbClient({ kind: 'pglite', dataDir: undefined });
+  const started = performance.now();
+  // No coordinator, and no empty blocks while measuring: the chain holds still at the end of its history.
+  const devnet = await startDevnet({ common, db: devDb, options: { historyHours: HISTORY_HOURS, coordinator: false, blockTimeMs: 1_000_000_000 } });
+  const l2 = createProvider(devnet.state.l2.upstreamRpcUrl, devnet.state.l2.chainId);
+  try {
+    const target = BigInt(await l2.getBlockNumber());
+    process.stdout.write(`backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+    const rows: { name: string; mode: string; seconds: number; root: string }[] = [];
+    for (const perTx of MODES) {
+      await eachStore(async (name, store) => {
+        const world = new WorldState(store);
+        const ingestor = new Ingestor(world, l2, common.logger, createMetrics(), {
+          maxBlocksPerStep: 100,
+          blocksPerTransaction: perTx,
+          genesisAccounts: devnet.state.accounts.map((a) => a.address.toLowerCase()),
+          finalized: () => undefined,
+        });
+        const t = performance.now();
+        while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
+        const seconds = (performance.now() - t) / 1000;
+        const root = (await store.block(target))!.root;
+        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, seconds, root });
+        process.stdout.write(`  ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}): ${seconds.toFixed(2)} s\n`);
+      });
+    }
+    if (new Set(rows.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.name} ${r.mode} ${r.root}`).join(', ')}`);
+    const blocks = Number(target + 1n);
+    process.stdout.write(`\nroot at block ${target}: ${rows[0]!.root} (identical on every store and mode)\n`);
+    process.stdout.write('store      mode              s   blocks/s   vs memory (same mode)\n');
+    for (const r of rows) {
+      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode);
+      const ratio = base ? `${(base.seconds / r.seconds).toFixed(3)}x` : 'n/a';
+      process.stdout.write(`${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
+    }
+  } finally {
+    l2.destroy();
+    await devnet.stop();
+    await devDb.close();
+  }
+}
+
 export async function main(): Promise<void> {
+  process.stdout.write(`machine load (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${cpus().length} cores\n`);
+  if (PARTS.includes('backfill')) await backfill();
+  if (PARTS.includes('build')) await build();
+  process.stdout.write(`machine load after (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+}
+
+async function build(): Promise<void> {
   process.stdout.write(`state tree: ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
   const results: (Result & { root: string })[] = [];
   results.push(await run('memory', new MemoryStore()));
