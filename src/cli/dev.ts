@@ -30,7 +30,8 @@ export const devCommand: CommandBody = {
       const dbOpening = createDbClient(database);
       common.shutdown.add('database', async () => (await dbOpening).close());
       const stateRoots = new LateStateRoots();
-      const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots } });
+      // With the ERC-4337 bundler (Alto) on a free port: the RPC endpoint forwards the bundler methods to it.
+      const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {} } });
       const db = await dbOpening;
       const stateManager = await startDevnetStateManager({ common, db, devnet, env });
       stateRoots.attach(stateManager);

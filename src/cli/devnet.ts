@@ -60,8 +60,6 @@ export function parseDevnetFlags(values: ParsedArgs['values']) {
       l2Port: portFlag('l2-port', values['l2-port'], 0),
       historyHours: intFlag('history-hours', values['history-hours'], 26),
       traffic: values.traffic === true,
-      // The ERC-4337 bundler (Alto) runs with the devnet, on a free port recorded in the state file.
-      bundler: {},
     },
   };
 }

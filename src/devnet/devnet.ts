@@ -5,7 +5,7 @@ import { deployClaimForwarders, deployDex, deployMessageServices, deployTokens, 
 import { generateHistory, runTraffic } from './scenario.js';
 import { startBlockTicker } from './block-ticker.js';
 import { deployAccountAbstraction } from './account-abstraction/deploy.js';
-import { ALTO_VENDOR_PREFIX, deployBundlerHelpers, startBundler, type Bundler } from './account-abstraction/bundler.js';
+import { ALTO_VENDOR_PREFIX, altoInstalled, deployBundlerHelpers, startBundler, type Bundler } from './account-abstraction/bundler.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type CoordinatorConfig, type StateRootSource } from './coordinator/index.js';
 import type { DevnetState } from './state-file.js';
 import { createProvider } from '../common/chain/provider.js';
@@ -111,7 +111,10 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     // utility account through CREATE2: no other account's nonce moves, so no other address does.
     const aa = await deployAccountAbstraction(wallet('bundlerUtility', l2Provider));
     let bundlerStarting: Promise<Bundler> | undefined;
-    if (options.bundler) {
+    if (options.bundler && !altoInstalled()) {
+      logger.warn('ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint\'s bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)');
+    } else if (options.bundler) {
+      const bundlerStop = new AbortController();
       const helpers = await deployBundlerHelpers(wallet('bundlerUtility', l2Provider));
       bundlerStarting = startBundler({
         rpcUrl: l2.url,
@@ -124,12 +127,13 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
         blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
         pidDir: options.pidDir,
         logger: logger.child({ module: 'bundler' }),
+        signal: bundlerStop.signal,
       });
-      // Registered at once: a failure further on must not leave it running, nor its rejection unhandled.
+      // Registered at once: a failure further on must neither wait for its start nor leave it running.
       bundlerStarting.catch(() => undefined);
       cleanups.push(async () => {
-        const started = await bundlerStarting!.catch(() => undefined);
-        await started?.stop();
+        bundlerStop.abort();
+        await (await bundlerStarting!.catch(() => undefined))?.stop();
       });
     }
 

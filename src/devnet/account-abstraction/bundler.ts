@@ -34,6 +34,16 @@ export function altoPackageDir(): string {
   }
 }
 
+/** False when @pimlico/alto is not installed (an install without dev/optional dependencies). */
+export function altoInstalled(): boolean {
+  try {
+    altoPackageDir();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface BundlerHelpers {
   /** Alto's EntryPointSimulations for v0.7 (run inside the EntryPoint through delegateAndRevert). */
   entryPointSimulationsV7: string;
@@ -92,6 +102,8 @@ export interface BundlerOptions {
   logger?: Logger;
   /** How long Alto may take to answer (its start-up loads many modules: seconds on a busy machine). */
   startTimeoutMs?: number;
+  /** Aborting stops the bundler, also while it is still starting (the start then fails). */
+  signal?: AbortSignal;
 }
 
 export interface Bundler {
@@ -162,6 +174,7 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
     await exited;
     clearTimeout(timer);
   };
+  o.signal?.addEventListener('abort', () => void stop(), { once: true });
   const url = `http://${host}:${port}`;
   const deadline = Date.now() + (o.startTimeoutMs ?? 90_000);
   try {
