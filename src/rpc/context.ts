@@ -5,6 +5,7 @@ import type { FilterStore } from './filters/store.js';
 import type { ProofBackend } from './proof.js';
 import type { BundlerClient } from './bundler.js';
 import type { ResponseBudget } from './response-budget.js';
+import type { SocketSubscriptions } from './ws/calls.js';
 
 /** What every method handler receives: the endpoint's shared services (built once at start). */
 export interface RpcContext {
@@ -21,6 +22,8 @@ export interface CallScope {
   /** The rate limiter's client identity (socket address or trusted X-Forwarded-For hop). */
   client?: string;
   budget?: ResponseBudget;
+  /** The WebSocket the call came over (eth_subscribe binds subscriptions to it); absent over HTTP. */
+  socket?: SocketSubscriptions;
 }
 
 export interface RpcMethod {

@@ -6,6 +6,7 @@ import { counter } from '../common/metrics.js';
 import type { Dispatcher } from './dispatcher.js';
 import { errorBody, handleBody } from './envelope.js';
 import { RpcCodes } from './errors.js';
+import { allowListCalls, isRpcPath, type KeyAccess } from './keys/access.js';
 import { answerCost, type RateLimiter } from './ratelimit.js';
 import { ResponseBudget } from './response-budget.js';
 
@@ -24,6 +25,8 @@ export interface RpcAppOptions {
   metrics: Registry;
   logger: Logger;
   readiness(): Promise<{ ready: boolean; checks: Record<string, unknown> }>;
+  /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
+  access?: KeyAccess;
 }
 
 const JSON_TYPE = 'application/json';
@@ -79,7 +82,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     res.setHeader('access-control-allow-origin', '*');
     if (req.method === 'OPTIONS') {
       res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
-      res.setHeader('access-control-allow-headers', 'content-type');
+      res.setHeader('access-control-allow-headers', 'content-type, x-api-key');
       res.setHeader('access-control-max-age', '86400');
       res.status(204).end();
       return;
@@ -124,22 +127,36 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       send(413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
       return;
     }
-    const client = clientAddress(req, o.trustedProxyHops);
+    const address = clientAddress(req, o.trustedProxyHops);
+    let client = address;
+    let limiter = o.limiter;
+    let dispatcher: Pick<Dispatcher, 'call'> = o.dispatcher;
+    if (o.access) {
+      const decision = await o.access.resolve(req, address);
+      if (!decision.ok) {
+        send(decision.status, errorBody(decision.code, decision.message));
+        return;
+      }
+      ({ client, limiter } = decision.access);
+      const { allowed, keyId } = decision.access;
+      if (allowed) dispatcher = allowListCalls(allowed, keyId!, (method, params, scope) => o.dispatcher.call(method, params, scope));
+    }
     const budget = new ResponseBudget(o.maxResponseBytes ?? 10_485_760);
-    const answer = await handleBody(text, o.dispatcher, {
+    // handleBody only calls `call`: a key's allow-list wraps the dispatcher's.
+    const answer = await handleBody(text, dispatcher as Dispatcher, {
       maxBatch: o.maxBatch,
       maxJsonDepth: o.maxJsonDepth,
       client,
       budget,
-      charge: (cost) => o.limiter.take(client, cost),
+      charge: (cost) => limiter.take(client, cost),
     });
     // Charged before the reply leaves, so this client's next request already sees the cost of this one.
     const extra = answerCost(budget.used, o.rateLimitBytesPerUnit ?? 0);
-    if (extra > 0) await o.limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
+    if (extra > 0) await limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
     send(answer.status, answer.body, answer.headers);
   };
   return (req, res) => {
-    if (req.method === 'POST' && (req.url === '/' || req.url?.startsWith('/?'))) {
+    if (req.method === 'POST' && isRpcPath(req.url)) {
       handlePost(req, res).catch((err: unknown) => {
         o.logger.error({ err }, 'request failed');
         if (!res.headersSent) {

@@ -1,85 +1,63 @@
-import { RpcCodes, type WireError } from '../errors.js';
+import { RpcError } from '../../common/errors.js';
+import { RpcCodes } from '../errors.js';
 import type { CallResult } from '../dispatcher.js';
 import type { CallScope } from '../context.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
 import { SubscribeError, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
 import type { SocketSession } from './socket-server.js';
 
-const KINDS: readonly SubscriptionKind[] = ['newHeads', 'logs', 'newPendingTransactions'];
-const HASH = /^0x[0-9a-fA-F]{64}$/;
-const QUANTITY = /^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,15})$/;
+/**
+ * What eth_subscribe / eth_unsubscribe reach through a call's scope when the call came over a WebSocket
+ * (over HTTP there is none, and they answer that a socket is needed). Params arrive validated by the spec.
+ */
+export interface SocketSubscriptions {
+  subscribe(kind: string, filter: unknown, options: unknown): Promise<string>;
+  unsubscribe(id: string): boolean;
+}
 
-const invalid = (message: string): CallResult => ({ error: { code: RpcCodes.InvalidParams, message: `invalid params: ${message}` } });
+const invalid = (message: string) => new RpcError(RpcCodes.InvalidParams, `invalid params: ${message}`);
 
-/** The optional third param of eth_subscribe: { resumeAfter: { blockNumber, blockHash, logIndex? } }. */
-function parseResume(raw: unknown): ResumePoint | undefined | string {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== 'object' || Array.isArray(raw)) return 'the subscription options must be an object, e.g. {"resumeAfter": {...}}';
-  const { resumeAfter, ...rest } = raw as { resumeAfter?: unknown };
-  if (Object.keys(rest).length > 0) return `unknown subscription option "${Object.keys(rest)[0]}" (only resumeAfter)`;
-  if (resumeAfter === undefined) return undefined;
-  if (resumeAfter === null || typeof resumeAfter !== 'object') return 'resumeAfter must be an object {blockNumber, blockHash, logIndex?}';
-  const r = resumeAfter as { blockNumber?: unknown; blockHash?: unknown; logIndex?: unknown };
-  if (typeof r.blockNumber !== 'string' || !QUANTITY.test(r.blockNumber)) return 'resumeAfter.blockNumber must be a hex quantity (the blockNumber of the last item you processed)';
-  if (typeof r.blockHash !== 'string' || !HASH.test(r.blockHash)) return 'resumeAfter.blockHash must be a 32-byte hex hash (the blockHash of the last item you processed)';
-  if (r.logIndex !== undefined && (typeof r.logIndex !== 'string' || !QUANTITY.test(r.logIndex))) return 'resumeAfter.logIndex must be a hex quantity';
+/** The subscription options' resume point: { resumeAfter: { blockNumber, blockHash, logIndex? } } (spec: SubscriptionOptions). */
+function resumePoint(options: unknown): ResumePoint | undefined {
+  const r = (options as { resumeAfter?: { blockNumber: string; blockHash: string; logIndex?: string } } | null | undefined)?.resumeAfter;
+  if (!r) return undefined;
   return { blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash, logIndex: r.logIndex === undefined ? undefined : BigInt(r.logIndex) };
 }
 
-/**
- * eth_subscribe and eth_unsubscribe, bound to one socket: [kind, filter?, options?] → a subscription id.
- * Everything else goes to the endpoint's dispatcher unchanged.
- */
-export function socketCalls(
-  hub: SubscriptionHub,
-  session: SocketSession,
-  limits: { maxAddresses: number; maxTopics: number },
-  next: (method: string, params: unknown, scope: CallScope) => Promise<CallResult>,
-): { call(method: string, params: unknown, scope?: CallScope): Promise<CallResult> } {
+/** Binds eth_subscribe / eth_unsubscribe to one socket: its subscriptions, its cap, its notification sink. */
+export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession, limits: { maxAddresses: number; maxTopics: number }): SocketSubscriptions {
   return {
-    async call(method, params, scope = {}) {
-      if (method === 'eth_subscribe') return subscribe(params);
-      if (method === 'eth_unsubscribe') {
-        if (!Array.isArray(params) || params.length !== 1 || typeof params[0] !== 'string') return invalid('eth_unsubscribe takes [subscriptionId]');
-        const id = params[0];
-        const mine = session.subscriptions.delete(id);
-        return { result: mine && hub.unsubscribe(id) };
+    async subscribe(kind, filter, options) {
+      if (kind !== 'logs' && filter !== undefined && filter !== null) throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
+      let parsed;
+      try {
+        parsed = kind === 'logs' ? parseLogFilter(filter, limits) : undefined;
+      } catch (err) {
+        if (err instanceof LogFilterError) throw invalid(err.message);
+        throw err;
       }
-      return next(method, params, scope);
+      if (session.subscriptions.size >= session.maxSubscriptions) {
+        throw new RpcError(RpcCodes.LimitExceeded, `too many subscriptions on this socket: at most ${session.maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`, { limit: session.maxSubscriptions });
+      }
+      try {
+        const id = await hub.subscribe(kind as SubscriptionKind, session.sink, { filter: parsed, resumeAfter: resumePoint(options) });
+        session.subscriptions.add(id);
+        return id;
+      } catch (err) {
+        if (err instanceof SubscribeError) throw new RpcError(err.code, err.message, err.data);
+        throw err;
+      }
+    },
+    unsubscribe(id) {
+      return session.subscriptions.delete(id) && hub.unsubscribe(id);
     },
   };
+}
 
-  async function subscribe(params: unknown): Promise<CallResult> {
-    if (!Array.isArray(params) || params.length < 1 || params.length > 3) return invalid('eth_subscribe takes [kind, filter?, options?]');
-    const [kind, filter, options] = params as [unknown, unknown, unknown];
-    if (typeof kind !== 'string' || !(KINDS as readonly string[]).includes(kind)) return invalid(`the subscription kind must be one of ${KINDS.join(', ')}, got ${JSON.stringify(kind)?.slice(0, 40)}`);
-    if (kind !== 'logs' && filter !== undefined && filter !== null && !(kind === 'newHeads' && options === undefined && typeof filter === 'object')) {
-      return invalid(`${kind} takes no filter`);
-    }
-    // newHeads may carry its options second (it has no filter): ["newHeads", {resumeAfter}].
-    const resume = parseResume(kind === 'logs' ? options : (options ?? filter));
-    if (typeof resume === 'string') return invalid(resume);
-    let parsed;
-    try {
-      parsed = kind === 'logs' ? parseLogFilter(filter, limits) : undefined;
-    } catch (err) {
-      if (err instanceof LogFilterError) return invalid(err.message);
-      throw err;
-    }
-    if (session.subscriptions.size >= session.maxSubscriptions) {
-      return { error: { code: RpcCodes.LimitExceeded, message: `too many subscriptions on this socket: at most ${session.maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`, data: { limit: session.maxSubscriptions } } };
-    }
-    try {
-      const id = await hub.subscribe(kind as SubscriptionKind, session.sink, { filter: parsed, resumeAfter: resume });
-      session.subscriptions.add(id);
-      return { result: id };
-    } catch (err) {
-      if (err instanceof SubscribeError) {
-        const e: WireError = { code: err.code, message: err.message };
-        if (err.data !== undefined) e.data = err.data;
-        return { error: e };
-      }
-      throw err;
-    }
-  }
+/** The endpoint's dispatcher as one socket's messages see it: every call's scope carries the socket. */
+export function socketCalls(
+  socket: SocketSubscriptions,
+  next: (method: string, params: unknown, scope: CallScope & { socket: SocketSubscriptions }) => Promise<CallResult>,
+): { call(method: string, params: unknown, scope?: CallScope): Promise<CallResult> } {
+  return { call: (method, params, scope = {}) => next(method, params, { ...scope, socket }) };
 }

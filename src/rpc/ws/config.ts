@@ -1,4 +1,4 @@
-import { env, parseEnv } from '../../common/config/env.js';
+import { env } from '../../common/config/env.js';
 
 /** WebSocket side of `l2stack rpc` (same port as HTTP). Documented in .env.example, section "RPC endpoint". */
 export const wsEnv = {
@@ -29,9 +29,11 @@ export interface WsLimits {
   pendingPollMs: number;
 }
 
-export function loadWsLimits(source: Record<string, string | undefined>): WsLimits {
-  const { values: v } = parseEnv(wsEnv, source);
-  return {
+type WsValues = { [K in keyof typeof wsEnv]: number };
+
+/** The WS limits from parsed RPC_WS_* values (parsed with the rest of the endpoint's environment). */
+export function wsLimitsFrom(v: WsValues): WsLimits {
+  return Object.freeze({
     maxSockets: v.RPC_WS_MAX_SOCKETS,
     maxSubscriptions: v.RPC_WS_MAX_SUBSCRIPTIONS,
     maxBufferedBytes: v.RPC_WS_MAX_BUFFERED_BYTES,
@@ -40,5 +42,5 @@ export function loadWsLimits(source: Record<string, string | undefined>): WsLimi
     pingMs: v.RPC_WS_PING_MS,
     maxResumeBlocks: v.RPC_WS_MAX_RESUME_BLOCKS,
     pendingPollMs: v.RPC_WS_PENDING_POLL_MS,
-  };
+  });
 }

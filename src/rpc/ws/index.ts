@@ -5,13 +5,14 @@ import { counter, gauge } from '../../common/metrics.js';
 import type { RpcConfig } from '../config.js';
 import type { Dispatcher } from '../dispatcher.js';
 import { handleBody } from '../envelope.js';
+import { allowListCalls, type KeyAccess } from '../keys/access.js';
 import { answerCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
 import { clientAddress } from '../server.js';
-import { socketCalls } from './calls.js';
+import { socketCalls, socketSubscriptions, type SocketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
-import { attachWebSocket } from './socket-server.js';
+import { attachWebSocket, type SocketSession } from './socket-server.js';
 
 export interface StartWebSocketOptions {
   server: Server;
@@ -19,6 +20,8 @@ export interface StartWebSocketOptions {
   limits: WsLimits;
   dispatcher: Dispatcher;
   limiter: RateLimiter;
+  /** API keys (ws://host/v1/<key> or x-api-key); without it every socket is anonymous. */
+  access?: KeyAccess;
   feed: HeadFeed;
   upstream: UpstreamCall;
   /** Blocks the head tracker remembers (the deepest reorg whose logs can be reported as removed). */
@@ -47,27 +50,35 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     },
   });
   hub.start();
+  const bySession = new WeakMap<SocketSession, SocketSubscriptions>();
   const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics };
   const sockets = attachWebSocket(o.server, {
     limits: o.limits,
     maxMessageBytes: o.config.maxBodyBytes,
-    clientOf: (req) => clientAddress(req, o.config.trustedProxyHops),
+    admit: async (req) => {
+      const address = clientAddress(req, o.config.trustedProxyHops);
+      return o.access ? o.access.resolve(req, address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
+    },
     unsubscribe: (id) => hub.unsubscribe(id),
     metrics: o.metrics,
     logger: o.logger,
     async answer(text, session) {
       const budget = new ResponseBudget(o.config.maxResponseBytes);
-      const calls = socketCalls(hub, session, filterLimits, (method, params, scope) => o.dispatcher.call(method, params, scope));
+      const { limiter, allowed, keyId } = session.access;
+      const next = allowed ? allowListCalls(allowed, keyId!, (method, params, scope) => o.dispatcher.call(method, params, scope)) : o.dispatcher;
+      let bound = bySession.get(session);
+      if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, filterLimits)));
+      const calls = socketCalls(bound, (method, params, scope) => next.call(method, params, scope));
       // handleBody only calls `call`; the socket's calls wrap the dispatcher's.
       const answer = await handleBody(text, calls as unknown as Dispatcher, {
         maxBatch: o.config.maxBatch,
         maxJsonDepth: o.config.maxJsonDepth,
         client: session.client,
         budget,
-        charge: (cost) => o.limiter.take(session.client, cost),
+        charge: (cost) => limiter.take(session.client, cost),
       });
       const extra = answerCost(budget.used, o.config.rateLimit.bytesPerUnit);
-      if (extra > 0) await o.limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
+      if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
       return answer.body;
     },
   });

@@ -5,10 +5,14 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
 import type { WsLimits } from './config.js';
+import type { Access, AccessDecision } from '../keys/access.js';
+import { isRpcPath } from '../keys/access.js';
 import type { NotificationSink } from './hub.js';
 
 /** One open socket, as the calls it carries see it (eth_subscribe binds subscriptions to it). */
 export interface SocketSession {
+  /** Rate-limit identity, limiter and allow-list of the socket (its API key, or the public tier). */
+  readonly access: Access;
   readonly client: string;
   readonly sink: NotificationSink;
   /** Subscription ids of this socket (removed from the hub when it closes). */
@@ -22,8 +26,8 @@ export interface WsServerOptions {
   maxMessageBytes: number;
   /** Answers one JSON-RPC message as POST / would; undefined when it held only notifications. */
   answer(text: string, session: SocketSession): Promise<string | undefined>;
-  /** The rate-limit identity of the connecting client. */
-  clientOf(req: IncomingMessage): string;
+  /** Who the connecting client is (its API key when the URL or x-api-key names one); refusals are HTTP answers. */
+  admit(req: IncomingMessage): Promise<AccessDecision>;
   /** Called for every subscription of a closing socket. */
   unsubscribe(id: string): void;
   metrics: Registry;
@@ -31,6 +35,7 @@ export interface WsServerOptions {
 }
 
 const POLICY_VIOLATION = 1008;
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' };
 const GOING_AWAY = 1001;
 
 /**
@@ -51,21 +56,29 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
   const refuse = (socket: Duplex, status: number, reason: string, message: string) => {
     m.refused.inc({ reason });
     const body = JSON.stringify({ error: message });
-    socket.end(`HTTP/1.1 ${status} ${status === 503 ? 'Service Unavailable' : 'Not Found'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/') return refuse(socket, 404, 'path', `WebSocket is served on / only, not ${path}`);
+    if (!isRpcPath(req.url)) return refuse(socket, 404, 'path', `WebSocket is served on / (or /v1/<key>) only, not ${(req.url ?? '').split('?')[0]}`);
     if (wss.clients.size >= o.limits.maxSockets) {
       return refuse(socket, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req));
+    o.admit(req).then(
+      (decision) => {
+        if (!decision.ok) return refuse(socket, decision.status, 'key', decision.message);
+        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, decision.access));
+      },
+      (err: unknown) => {
+        o.logger.error({ err }, 'websocket admission failed');
+        refuse(socket, 503, 'error', 'the endpoint could not check this connection; retry');
+      },
+    );
   };
   server.on('upgrade', onUpgrade);
 
-  function serve(ws: WebSocket, req: IncomingMessage): void {
+  function serve(ws: WebSocket, access: Access): void {
     m.sockets.set(wss.clients.size);
     let cut = false;
     const cutOff = (code: number, reason: string, label: string) => {
@@ -87,7 +100,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
         return true;
       },
     };
-    const session: SocketSession = { client: o.clientOf(req), sink, subscriptions: new Set(), maxSubscriptions: o.limits.maxSubscriptions };
+    const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), maxSubscriptions: o.limits.maxSubscriptions };
 
     let lastActive = Date.now();
     let alive = true;
