@@ -119,10 +119,13 @@ export interface paths {
         };
         /**
          * Hourly prices of one token
-         * @description Returns the token's USD prices for the last 24 hours, counted back from the time of the request.
-         *     There is at most one point per UTC hour, and only for hours in which a price was observed. Each
-         *     point is the last observation in its hour. Points are ordered oldest first. The array is empty
-         *     when the token is known but has no price in the window.
+         * @description Returns the token's USD prices for the last 24 hours, counted back from the time of the request:
+         *     one point for each UTC hour `H` with `now - 24 h <= H <= now`, oldest first. That is 24 points, or
+         *     25 when the request falls exactly on the hour. Hours before the token's first known price have no
+         *     point, so a token first priced inside the window has fewer. A point's `timestamp` is its hour and
+         *     its `price` is the last observation at or before the end of that hour: the hour's own last
+         *     observation, or, for an hour without any swap, the price carried forward from the latest earlier
+         *     one. The array is empty when the token is known but has never been priced (or only after `now`).
          */
         get: operations["getTokenPrices"];
         put?: never;
@@ -228,7 +231,7 @@ export interface components {
              */
             priceUpdatedAt: string | null;
             /**
-             * @description Percent change of the price compared with the price 24 hours earlier. For example, `-1.84` means the price fell by 1.84 %. `null` when either price is unknown.
+             * @description Percent change over the token's hourly price series of the last 24 hours (see `getTokenPrices`): from its first point to its last. For a token priced before the window that is the change since the price 24 hours earlier; for one first priced inside it, the change since its first price. For example, `-1.84` means the price fell by 1.84 %. `null` when the token has no price in the window. It is refreshed by the indexer, at least once a minute.
              * @example -1.84
              */
             last24hVariation: number | null;
@@ -372,12 +375,12 @@ export interface components {
             price: number;
             /**
              * Format: date-time
-             * @description Time of the observation, which is the last one in its UTC hour.
-             * @example 2025-06-02T14:00:12Z
+             * @description The UTC hour of the point (minutes, seconds and milliseconds are zero). The price is the last observation at or before the end of that hour.
+             * @example 2025-06-02T14:00:00Z
              */
             timestamp: string;
         };
-        /** @description Hourly prices for the last 24 hours, at most one per UTC hour, oldest first. */
+        /** @description Hourly prices for the last 24 hours, one per UTC hour from the token's first known price on, oldest first (see `getTokenPrices`). */
         PriceList: components["schemas"]["Price"][];
         /**
          * @description Maps each distinct requested address, in lower case, to its hourly prices for the last 24 hours (oldest first). Unknown tokens and tokens with no price in the window map to an empty array.
@@ -385,11 +388,11 @@ export interface components {
          *       "0xe7f1725e7734ce288f8367e1bb143e90bb3f0512": [
          *         {
          *           "price": 3181.02,
-         *           "timestamp": "2025-06-01T15:00:07Z"
+         *           "timestamp": "2025-06-01T15:00:00Z"
          *         },
          *         {
          *           "price": 3124.87,
-         *           "timestamp": "2025-06-02T14:00:12Z"
+         *           "timestamp": "2025-06-01T16:00:00Z"
          *         }
          *       ],
          *       "0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0": []
@@ -893,15 +896,15 @@ export interface operations {
                      * @example [
                      *       {
                      *         "price": 3181.02,
-                     *         "timestamp": "2025-06-01T15:00:07Z"
+                     *         "timestamp": "2025-06-01T15:00:00Z"
                      *       },
                      *       {
                      *         "price": 3175.4,
-                     *         "timestamp": "2025-06-01T16:00:09Z"
+                     *         "timestamp": "2025-06-01T16:00:00Z"
                      *       },
                      *       {
                      *         "price": 3124.87,
-                     *         "timestamp": "2025-06-02T14:00:12Z"
+                     *         "timestamp": "2025-06-02T14:00:00Z"
                      *       }
                      *     ]
                      */

@@ -65,6 +65,11 @@ export interface TokenApiConfig {
    * or the supply job may go without progress before the API reports not ready. Defaults when absent.
    */
   readiness?: { timeoutMs: number; maxStallMs: number };
+  /**
+   * The read model follows the database by notifications; this poll (ms) bounds how long a replica stays
+   * behind when a notification is lost with its connection. Default 5,000 when absent.
+   */
+  readModelPollMs?: number;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -154,6 +159,7 @@ export const tokenApiEnv = {
   TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }),
   TOKEN_API_READY_TIMEOUT_MS: env.integer({ min: 100, max: 60_000, default: 3_000 }),
   TOKEN_API_READY_MAX_STALL_MS: env.integer({ min: 1_000, default: 120_000 }),
+  TOKEN_API_READ_MODEL_POLL_MS: env.integer({ min: 100, max: 600_000, default: 5_000 }),
   ...httpEnv,
 };
 
@@ -210,6 +216,7 @@ export function loadTokenApiConfig(
     indexer: withIndexer ? indexerFrom(v) : undefined,
     http: httpLimitsFrom(v),
     readiness: { timeoutMs: v.TOKEN_API_READY_TIMEOUT_MS, maxStallMs: v.TOKEN_API_READY_MAX_STALL_MS },
+    readModelPollMs: v.TOKEN_API_READ_MODEL_POLL_MS,
   });
   return { config, effective };
 }

@@ -9,6 +9,7 @@ import { ResponseCache } from './http/representation.js';
 import type { HandlerContext } from './http/context.js';
 import { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
+import { followReadModel } from './read-model/follower.js';
 import { createReadiness } from './readiness.js';
 import { TokenRepository } from './repository.js';
 import { createTokenApiApp } from './server.js';
@@ -26,8 +27,10 @@ export interface TokenApiHandle {
   supply: { refresh(): Promise<void> } | undefined;
   /** Present when the indexer runs in this process. */
   indexer: TokenIndexerHandle | undefined;
-  /** Drops cached responses (the in-process indexer does this after every commit). */
+  /** Drops cached responses (the read model's changes do this). */
   invalidate(): void;
+  /** Brings the read model up to every change committed before the call (tests, after writing rows). */
+  sync(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,12 +56,23 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   await db.run((knex) => migrate(knex, schema, tokenApiMigrations));
 
   const cache = new ResponseCache(config.responseCacheMs);
+  // Every answer comes from this replica's memory; the first load completes before the server listens.
+  const follower = await followReadModel({
+    db,
+    schema,
+    logger,
+    pollMs: config.readModelPollMs ?? 5_000,
+    onChange: () => cache.clear(),
+    signal: common.shutdown.signal,
+  });
   const supplyRefreshSeconds = Math.max(1, Math.floor(config.supplyRefreshMs / 1000));
   const supplyCache = new SupplyCache(Math.min(supplyRefreshSeconds, 15), Math.min(config.cacheMaxAgeSeconds, supplyRefreshSeconds));
   // Known once the server listens (port 0 picks a free port); closures below read it lazily.
   const bound: { url?: string } = {};
   const ctx: HandlerContext = {
-    repo: new TokenRepository(db, schema),
+    repo: new TokenRepository(db),
+    model: follower.model,
+    now: () => Date.now(),
     supply: supplyCache,
     cache,
     nativeToken: config.nativeToken,
@@ -75,6 +89,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     timeoutMs: config.readiness?.timeoutMs ?? 3_000,
     maxStallMs: config.readiness?.maxStallMs ?? 120_000,
     indexer: config.indexer ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined } : undefined,
+    readModel: follower.health,
     supply: supplyRuns ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs } : undefined,
   });
   const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready });
@@ -94,7 +109,18 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
       onUpdate: () => cache.clear(),
     });
   }
-  const indexer = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema, onCommit: () => cache.clear() }) : undefined;
+  const started = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema }) : undefined;
+  // The in-process indexer's operations resolve once this replica serves what they wrote.
+  const indexer: TokenIndexerHandle | undefined = started && {
+    ...started,
+    syncToHead: async () => {
+      const cursor = await started.syncToHead();
+      await follower.sync();
+      return cursor;
+    },
+    refreshTokenList: () => started.refreshTokenList().then(follower.sync),
+    refreshSupplies: (all) => started.refreshSupplies(all).then(follower.sync),
+  };
   running.indexer = indexer;
 
   let stopped: Promise<void> | undefined;
@@ -103,7 +129,8 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
       await server.close();
       await supply?.stop();
       await indexer?.stop();
+      await follower.stop();
     })());
   common.shutdown.add('token-api', stop);
-  return { url, port: server.port, supply, indexer, invalidate: () => cache.clear(), stop };
+  return { url, port: server.port, supply, indexer, invalidate: () => cache.clear(), sync: follower.sync, stop };
 }

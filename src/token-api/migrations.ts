@@ -3,6 +3,9 @@ import type { Migration } from '../common/db/migrations.js';
 /** The Postgres schema the token API and its indexer own. */
 export const TOKEN_API_SCHEMA = 'token_api';
 
+/** NOTIFY channel of row changes; the payload is the schema, so replicas of several schemas can share it. */
+export const READ_MODEL_CHANNEL = 'l2stack_token_api_changes';
+
 export const tokenApiMigrations: readonly Migration[] = [
   {
     name: '001_tokens_pools_prices',
@@ -83,6 +86,47 @@ export const tokenApiMigrations: readonly Migration[] = [
     },
     async down(knex, schema) {
       for (const table of ['cursors', 'prices', 'swaps', 'pools', 'tokens']) await knex.schema.withSchema(schema).dropTableIfExists(table);
+    },
+  },
+  {
+    // The replicas' in-memory read model follows the database through these: every written token or price
+    // row gets the next change number (so a replica loads only rows newer than what it holds), and every
+    // writing statement notifies the schema's name on commit (so replicas load at once instead of polling).
+    // Triggers, not indexer code, so any writer (the indexer, an operator's fix, a test's seed) is followed.
+    name: '002_read_model_change_feed',
+    async up(knex, schema) {
+      await knex.raw('create sequence ??.change_seq', [schema]);
+      for (const table of ['tokens', 'prices']) {
+        await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
+        await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
+      }
+      await knex.raw(
+        `create function ??.stamp_change() returns trigger language plpgsql as $$
+         begin new.change_seq := nextval(format('%I.change_seq', tg_table_schema)); return new; end $$`,
+        [schema],
+      );
+      await knex.raw(
+        `create function ??.notify_change() returns trigger language plpgsql as $$
+         begin perform pg_notify('${READ_MODEL_CHANNEL}', tg_table_schema); return null; end $$`,
+        [schema],
+      );
+      for (const table of ['tokens', 'prices']) {
+        await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
+        await knex.raw(
+          'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
+          [schema, table, schema],
+        );
+      }
+    },
+    async down(knex, schema) {
+      for (const table of ['tokens', 'prices']) {
+        await knex.raw('drop trigger if exists stamp_change on ??.??', [schema, table]);
+        await knex.raw('drop trigger if exists notify_change on ??.??', [schema, table]);
+        await knex.raw('alter table ??.?? drop column if exists change_seq', [schema, table]);
+      }
+      await knex.raw('drop function if exists ??.stamp_change()', [schema]);
+      await knex.raw('drop function if exists ??.notify_change()', [schema]);
+      await knex.raw('drop sequence if exists ??.change_seq', [schema]);
     },
   },
 ];

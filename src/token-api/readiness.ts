@@ -22,6 +22,8 @@ export interface ReadinessOptions {
   /** How long the indexer or the supply job may go without progress. */
   maxStallMs: number;
   indexer: (() => IndexerHealth) | undefined;
+  /** The read model: whether its last load from the database failed (it keeps serving the version it has). */
+  readModel?: () => { loadedAt: number | undefined; failing: string | undefined };
   /** Undefined when no supply job runs; else when its last snapshot was taken (epoch ms), if ever. */
   supply: { lastUpdatedAt: () => number | undefined; intervalMs: number } | undefined;
 }
@@ -99,6 +101,12 @@ export function createReadiness(options: ReadinessOptions): () => Promise<Readin
       else if (at === undefined && Date.now() - startedAt <= options.maxStallMs) checks.supply = 'pending';
       else checks.supply = at === undefined ? `no supply computed since start ${age(startedAt)} ago` : `last computed ${age(at)} ago`;
     } else checks.supply = 'not configured';
+    if (options.readModel) {
+      const m = options.readModel();
+      // Lagging is what matters: one failed load while the database blips is retried at the next change or poll.
+      if (m.failing === undefined) checks.readModel = 'ok';
+      else checks.readModel = `last load failed: ${m.failing}${m.loadedAt === undefined ? '' : ` (serving the data of ${age(m.loadedAt)} ago)`}`;
+    }
 
     const fine = new Set(['ok', 'not configured', 'standing by', 'starting', 'pending']);
     const failing = Object.entries(checks).filter(([, v]) => !fine.has(v));

@@ -1,10 +1,15 @@
 /**
- * `npm run bench -- token-api`: the token API under autocannon (32 connections) with 10,000 tokens and 24 h
- * of hourly prices each, case by case against a bare express handler that returns a precomputed body of
- * the same size and type: the ratio is our throughput over the bare one, measured in the same run.
- * The servers run in a child process so the load generator does not share their event loop.
+ * `npm run bench -- token-api`: the token API under autocannon with 10,000 tokens and 24 h of hourly
+ * prices each, case by case against a bare express handler that returns a precomputed body of the same
+ * size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
+ * serve the same schema, one with the response cache off (the read model alone) and one with it on; each
+ * case is measured on both, side by side. Most cases send a different URL with every request (random
+ * pages, orders, addresses), as wallets and explorers do, so a URL cache cannot carry them.
+ * The servers run in a child process so the load generator does not share their event loop; CPU per
+ * request is that process's CPU time (utime + stime from /proc) over the requests answered in a run.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
@@ -13,15 +18,54 @@ import { parseEther } from 'ethers';
 
 const TOKENS = 10_000;
 const CONNECTIONS = 32;
+const WIDE_CONNECTIONS = Number(process.env.BENCH_WIDE_CONNECTIONS ?? 1_000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+const ORDERS = ['name', 'symbol', 'decimals', 'contractAddress', 'currentPrice', 'priceUpdatedAt', 'createdAt', 'updatedAt', 'last24hVariation',
+  'last24hVariationAbsolute', 'sells', 'buys', 'swaps', 'isPossibleSpam', 'totalSupply', 'fdv'];
+
+/** A small deterministic generator, so every run sends the same URL sequence. */
+function lcg(seed: number) {
+  let s = seed >>> 0;
+  return (n: number) => {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    return s % n;
+  };
+}
+
+interface Case {
+  name: string;
+  /** A fixed path, or a generator of a fresh path per request. */
+  path: string | ((rand: (n: number) => number) => string);
+}
+
+function cases(native: string): Case[] {
+  return [
+    {
+      name: 'list mix (distinct URLs)',
+      path: (r) => {
+        const secure = ['', '&isSecure=true', '&isSecure=false'][r(3)];
+        return `/tokens?page=${1 + r(200)}&order=${ORDERS[r(ORDERS.length)]}&sort=${r(2) ? 'asc' : 'desc'}${secure}`;
+      },
+    },
+    { name: 'one token (random of 10k)', path: (r) => `/tokens/${addr(1 + r(TOKENS))}` },
+    { name: 'prices 100 random addresses', path: (r) => `/prices?addresses=${Array.from({ length: 100 }, () => addr(1 + r(TOKENS))).join(',')}` },
+    { name: 'supply raw', path: `/tokens/${native}/supply/total` },
+    { name: 'list page 1, limit 10', path: '/tokens?page=1&limit=10&order=swaps' },
+    { name: 'list page 1000, limit 10', path: '/tokens?page=1000&limit=10&order=swaps' },
+    { name: 'list default (same URL)', path: '/tokens' },
+  ];
+}
 
 interface Served {
-  api: string;
+  uncached: string;
+  cached: string;
   bare: string;
   backend: string;
-  cases: { name: string; path: string; bytes: number }[];
+  native: string;
+  bytes: number[];
+  memory: { rssMb: number; heapMb: number; replicaHeapMb: number; tokens: number; pricePoints: number };
 }
 
 async function serve(): Promise<void> {
@@ -42,20 +86,17 @@ async function serve(): Promise<void> {
   const schema = `bench_token_api_${process.pid}`;
   const anvil = await startAnvil({ port: 0, chainId: 31_337 });
   const deployer = await createProvider(anvil.url, 31_337).getSigner(0);
-  const native = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), parseEther('1000000000'));
-  await native.waitForDeployment();
-  const nativeAddress = (await native.getAddress()).toLowerCase();
-
-  const api = await startTokenApi({
-    common, db, schema,
-    config: {
-      host: '127.0.0.1', port: 0, publicUrl: undefined, cacheMaxAgeSeconds: 30, responseCacheMs: Number(process.env.BENCH_RESPONSE_CACHE_MS ?? 2_000),
-      nativeToken: nativeAddress, excludedWallets: [{ address: addr(0xbeef), label: 'Treasury', status: 'active' }], supplyRefreshMs: 60_000,
-      rpcUrl: anvil.url, indexer: undefined,
-    },
+  const nativeContract = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), parseEther('1000000000'));
+  await nativeContract.waitForDeployment();
+  const native = (await nativeContract.getAddress()).toLowerCase();
+  const config = (responseCacheMs: number) => ({
+    host: '127.0.0.1', port: 0, publicUrl: 'http://127.0.0.1:3000', cacheMaxAgeSeconds: 30, responseCacheMs,
+    nativeToken: native, excludedWallets: [{ address: addr(0xbeef), label: 'Treasury', status: 'active' }], supplyRefreshMs: 60_000,
+    rpcUrl: anvil.url, indexer: undefined,
   });
-  await api.supply!.refresh();
 
+  const uncached = await startTokenApi({ common, db, schema, config: config(Number(process.env.BENCH_RESPONSE_CACHE_MS ?? 0)) });
+  await uncached.supply!.refresh();
   const now = Date.now();
   const rows = Array.from({ length: TOKENS }, (_, i) => {
     const priced = i % 10 !== 0;
@@ -82,30 +123,40 @@ async function serve(): Promise<void> {
     }
     await db.knex(`${schema}.prices`).insert(batch);
   }
-  await db.knex.raw('analyze ??.tokens', [schema]);
-  await db.knex.raw('analyze ??.prices', [schema]);
+  await uncached.sync();
 
-  const cases = [
-    { name: 'list default', path: '/tokens' },
-    { name: 'list swaps desc isSecure', path: '/tokens?order=swaps&sort=desc&isSecure=true' },
-    { name: 'one token', path: `/tokens/${addr(4242)}` },
-    { name: 'prices 100 addresses', path: `/prices?addresses=${Array.from({ length: 100 }, (_, i) => addr(i * 97 + 1)).join(',')}` },
-    { name: 'supply raw', path: `/tokens/${nativeAddress}/supply/total` },
-  ];
+  // One replica's read model: the heap the second replica's first load adds (after full collections).
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const cached = await startTokenApi({ common, db, schema, config: config(2_000) });
+  await cached.supply!.refresh();
+  gc();
+  const mem = process.memoryUsage();
+  const rowCount = Number(((await db.knex(`${schema}.prices`).count({ c: '*' })) as { c: string }[])[0]!.c);
+
   const bare = express();
   bare.disable('x-powered-by');
   bare.set('etag', false);
-  const served: Served['cases'] = [];
-  for (const [i, c] of cases.entries()) {
-    const res = await fetch(`${api.url}${c.path}`);
+  const bytes: number[] = [];
+  for (const [i, c] of cases(native).entries()) {
+    const path = typeof c.path === 'string' ? c.path : c.path(lcg(i + 1));
+    const res = await fetch(`${uncached.url}${path}`);
     if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${await res.text()}`);
     const body = Buffer.from(await res.arrayBuffer());
     const type = res.headers.get('content-type')!;
-    bare.get(`/case/${i}`, (_req, r) => void r.type(type).send(body));
-    served.push({ ...c, bytes: body.length });
+    // The bare handler answers any URL of the case's shape with that one precomputed body.
+    bare.get([`/case/${i}`, `/case/${i}/*rest`], (_req, r) => void r.type(type).send(body));
+    bytes.push(body.length);
   }
   const bareServer = await listen(bare, '127.0.0.1', 0, 'bare');
-  process.stdout.write(`${JSON.stringify({ api: api.url, bare: bareServer.url, backend: db.kind, cases: served } satisfies Served)}\n`);
+  const served: Served = {
+    uncached: uncached.url, cached: cached.url, bare: bareServer.url, backend: db.kind, native, bytes,
+    memory: {
+      rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, replicaHeapMb: (mem.heapUsed - heapBefore) / 2 ** 20, tokens: TOKENS, pricePoints: rowCount,
+    },
+  };
+  process.stdout.write(`${JSON.stringify(served)}\n`);
 
   const stop = async () => {
     await bareServer.close();
@@ -119,46 +170,114 @@ async function serve(): Promise<void> {
   process.stdin.resume();
 }
 
-function run(url: string, duration = DURATION_S): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, duration, pipelining: 1 }, (err, result) => (err ? reject(err) : resolve(result)));
-  });
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
 }
 
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+  cpuUsPerReq: number;
+}
+
+async function run(pid: number, base: string, c: Case, bareIndex: number | undefined, seed: number, connections = CONNECTIONS, duration = DURATION_S): Promise<Run> {
+  const rand = lcg(seed);
+  // The bare server gets the same URL shape under its case prefix, so parsing costs the same.
+  const prefix = bareIndex === undefined ? '' : `/case/${bareIndex}`;
+  const next = () => {
+    if (typeof c.path === 'string') return bareIndex === undefined ? c.path : prefix;
+    const p = c.path(rand);
+    return bareIndex === undefined ? p : `${prefix}/x${p.replace(/^\/[a-z]+/, '')}`;
+  };
+  const cpu0 = cpuSeconds(pid);
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(
+      {
+        url: base, connections, duration, pipelining: 1,
+        requests: [{ method: 'GET', setupRequest: (req: autocannon.Request) => ({ ...req, path: next() }) }],
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+  });
+  const cpu = cpuSeconds(pid) - cpu0;
+  const total = result.requests.total || 1;
+  return {
+    rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts,
+    cpuUsPerReq: (cpu / total) * 1e6,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 export async function main(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there (open it in Chrome DevTools).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
   const served = JSON.parse(line) as Served;
-  console.log(`${TOKENS} tokens × 24 hourly prices, database ${served.backend}, autocannon ${CONNECTIONS} connections, medians of ${ROUNDS} alternating ${DURATION_S} s runs`);
+  const pid = child.pid!;
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(
+    `${TOKENS} tokens × 24 hourly prices, database ${served.backend}, autocannon ${CONNECTIONS} connections, medians of ${ROUNDS} alternating ${DURATION_S} s runs; load average at start ${load}`,
+  );
+  const m = served.memory;
+  console.log(
+    `memory: process RSS ${m.rssMb.toFixed(0)} MB (2 replicas${served.backend === 'pglite' ? ' + the embedded database' : ''}), heap ${m.heapMb.toFixed(0)} MB; ` +
+      `one replica's read model (${m.tokens} tokens, ${m.pricePoints} price rows): +${m.replicaHeapMb.toFixed(1)} MB heap`,
+  );
+  const list = cases(served.native);
+  // BENCH_CASES=<text>: only the cases whose name contains it (the 1,000-connection runs are then skipped).
+  const only = process.env.BENCH_CASES;
   const rows: string[][] = [];
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  for (const [i, c] of served.cases.entries()) {
-    await run(`${served.api}${c.path}`, 2); // warm-up: first queries, JIT, response cache
+  for (const [i, c] of list.entries()) {
+    if (only && !c.name.includes(only)) continue;
+    await run(pid, served.uncached, c, undefined, 99, CONNECTIONS, 2); // warm-up: JIT, lazy indexes and series
+    await run(pid, served.cached, c, undefined, 99, CONNECTIONS, 2);
     // Alternate short runs and take medians: on a shared machine the load drifts between runs.
-    const ours: autocannon.Result[] = [];
-    const bare: autocannon.Result[] = [];
+    const ours: Run[] = [];
+    const cachedRuns: Run[] = [];
+    const bare: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      ours.push(await run(`${served.api}${c.path}`));
-      bare.push(await run(`${served.bare}/case/${i}`));
+      ours.push(await run(pid, served.uncached, c, undefined, 1_000 + round));
+      cachedRuns.push(await run(pid, served.cached, c, undefined, 1_000 + round));
+      bare.push(await run(pid, served.bare, c, i, 1_000 + round));
     }
-    const bad = ours.reduce((n, r) => n + r.non2xx + r.errors, 0);
-    if (bad > 0) console.log(`warning: ${c.name}: ${bad} non-2xx or failed requests`);
-    const rps = (rs: autocannon.Result[]) => median(rs.map((r) => r.requests.average));
+    const bad = [...ours, ...cachedRuns].reduce((n, r) => n + r.bad, 0);
+    if (bad > 0) console.log(`warning: ${c.name}: ${bad} non-2xx, failed or timed-out requests`);
+    const med = (rs: Run[], k: keyof Run) => median(rs.map((r) => r[k]));
     rows.push([
-      c.name, String(c.bytes),
-      rps(ours).toFixed(0), String(median(ours.map((r) => r.latency.p50))), String(median(ours.map((r) => r.latency.p99))),
-      rps(bare).toFixed(0), String(median(bare.map((r) => r.latency.p50))), String(median(bare.map((r) => r.latency.p99))),
-      (rps(ours) / rps(bare)).toFixed(2),
+      c.name, String(served.bytes[i]),
+      med(ours, 'rps').toFixed(0), String(med(ours, 'p50')), String(med(ours, 'p99')), med(ours, 'cpuUsPerReq').toFixed(0),
+      (med(ours, 'rps') / med(bare, 'rps')).toFixed(2),
+      med(cachedRuns, 'rps').toFixed(0), String(med(cachedRuns, 'p99')), (med(cachedRuns, 'rps') / med(bare, 'rps')).toFixed(2),
+      med(bare, 'rps').toFixed(0), String(med(bare, 'p99')), med(bare, 'cpuUsPerReq').toFixed(0),
     ]);
   }
-  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'bare req/s', 'bare p50', 'bare p99', 'ratio'];
+  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'cached req/s', 'cached p99', 'cached ratio', 'bare req/s', 'bare p99', 'bare µs/req'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(fmt(head));
   for (const r of rows) console.log(fmt(r));
+
+  // Many clients at once on distinct URLs: one longer run each, cache off.
+  for (const c of only ? [] : [list[0]!, list[1]!]) {
+    const r = await run(pid, served.uncached, c, undefined, 7, WIDE_CONNECTIONS, DURATION_S * 2);
+    const b = await run(pid, served.bare, c, list.indexOf(c), 7, WIDE_CONNECTIONS, DURATION_S * 2);
+    console.log(
+      `${WIDE_CONNECTIONS} connections, ${c.name}, cache off: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` +
+        `${r.bad ? `, ${r.bad} non-2xx/failed` : ''}; bare ${b.rps.toFixed(0)} req/s, p99 ${b.p99} ms; ratio ${(r.rps / b.rps).toFixed(2)}`,
+    );
+  }
+  console.log(`load average at end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   child.stdin!.end();
   await new Promise((r) => child.once('exit', r));
 }

@@ -21,13 +21,7 @@ const seeds: TokenSeed[] = [
 beforeAll(async () => {
   t = await startTestApi();
   await seedTokens(t, seeds);
-  await seedPrices(t, [
-    { token: A, price: 1.9, at: hoursAgo(30) }, // outside the window
-    { token: A, price: 1.5, at: hoursAgo(23.5) },
-    { token: A, price: 1.8, at: hoursAgo(5) },
-    { token: A, price: 2, at: hoursAgo(1) },
-    { token: B, price: 1, at: hoursAgo(2) },
-  ]);
+  await seedPrices(t, [...observedA.map((o) => ({ token: A, ...o })), { token: B, price: 1, at: hoursAgo(2) }]);
 });
 afterAll(() => t?.close());
 
@@ -120,15 +114,43 @@ describe('token API: tokens', () => {
   });
 });
 
+/** The series getTokenPrices documents, written out naively: each hour of the window, the latest observation up to its end. */
+function expectedSeries(observations: { price: number; at: Date }[], now: number) {
+  const HOUR = 3_600_000;
+  const out: { price: number; timestamp: string }[] = [];
+  for (let h = Math.ceil((now - 24 * HOUR) / HOUR) * HOUR; h <= now; h += HOUR) {
+    const seen = observations.filter((o) => o.at.getTime() < h + HOUR).sort((a, b) => a.at.getTime() - b.at.getTime());
+    if (seen.length > 0) out.push({ price: seen.at(-1)!.price, timestamp: new Date(h).toISOString() });
+  }
+  return out;
+}
+
+/** GETs `path` and the expected value at the request time, retrying once if an hour boundary fell in between. */
+async function atRequestTime<T>(path: string, expected: (now: number) => T): Promise<{ body: unknown; expected: T }> {
+  for (let attempt = 0; ; attempt++) {
+    const before = Date.now();
+    const body = await (await get(path)).json();
+    const after = Date.now();
+    if (Math.floor(before / 3_600_000) === Math.floor(after / 3_600_000) || attempt > 0) return { body, expected: expected(after) };
+  }
+}
+
+const observedA = [
+  { price: 1.9, at: hoursAgo(30) },
+  { price: 1.5, at: hoursAgo(23.5) },
+  { price: 1.8, at: hoursAgo(5) },
+  { price: 2, at: hoursAgo(1) },
+];
+
 describe('token API: prices', () => {
-  it('behavior: hourly points of the last 24 h, oldest first', async () => {
-    const { data, response } = await t.client.GET('/prices/{contractAddress}', { params: { path: { contractAddress: A } } });
-    expect(response.status).toBe(200);
-    expect(data).toEqual([
-      { price: 1.5, timestamp: hoursAgo(23.5).toISOString() },
-      { price: 1.8, timestamp: hoursAgo(5).toISOString() },
-      { price: 2, timestamp: hoursAgo(1).toISOString() },
-    ]);
+  it('behavior: one point per hour of the last 24 h, oldest first, hours without a swap carrying the last price', async () => {
+    const { body, expected } = await atRequestTime(`/prices/${A}`, (now) => expectedSeries(observedA, now));
+    expect(body).toEqual(expected);
+    expect((body as unknown[]).length).toBeGreaterThanOrEqual(24);
+    expect((body as unknown[]).length).toBeLessThanOrEqual(25);
+    // Three hours ago nothing traded: the point is there, with the price observed five hours ago.
+    const threeHoursAgo = new Date(Math.floor(hoursAgo(3).getTime() / 3_600_000) * 3_600_000).toISOString();
+    expect(body).toContainEqual({ price: 1.8, timestamp: threeHoursAgo });
     await expectSpecResponse('getTokenPrices', await get(`/prices/${A}`));
   });
 
@@ -143,8 +165,9 @@ describe('token API: prices', () => {
     const res = await get(`/prices?addresses=${A.toUpperCase().replace('0X', '0x')},${B},${B},${UNKNOWN}`);
     const body = (await expectSpecResponse('getPrices', res)) as Record<string, unknown[]>;
     expect(Object.keys(body)).toEqual([A, B, UNKNOWN]);
-    expect(body[A]).toHaveLength(3);
-    expect(body[B]).toEqual([{ price: 1, timestamp: hoursAgo(2).toISOString() }]);
+    expect(body[A]!.length).toBeGreaterThanOrEqual(24);
+    // B was first priced two hours ago: points from that hour on only.
+    expect(body[B]).toEqual(expectedSeries([{ price: 1, at: hoursAgo(2) }], Date.now()));
     expect(body[UNKNOWN]).toEqual([]);
   });
 
@@ -179,6 +202,7 @@ describe('token API: caching headers', () => {
   it('behavior: the ETag changes when the data does', async () => {
     const before = (await get(`/tokens/${B}`)).headers.get('etag');
     await t.db.client.knex(`${t.schema}.tokens`).where('address', B).update({ swaps: 10 });
+    await t.api.sync();
     const after = await get(`/tokens/${B}`, { 'if-none-match': before! });
     expect(after.status).toBe(200);
     expect(after.headers.get('etag')).not.toBe(before);
@@ -220,41 +244,49 @@ describe('token API: spec, docs, health, metrics', () => {
   });
 });
 
-describe('token API: response cache', () => {
-  it('behavior: with a TTL, repeated URLs are answered from memory (304 included) until invalidated', async () => {
+describe('token API: a production replica (fast path, response cache)', () => {
+  it('behavior: serves each committed write once loaded, with a new ETag, and 304 for the current one', async () => {
     // A second server on the same tables, as a production instance runs (no response validation, 60 s TTL).
-    const cached = await startTestApi({ responseCacheMs: 60_000 }, t.db, { validateResponses: false, schema: t.schema });
+    const replica = await startTestApi({ responseCacheMs: 60_000 }, t.db, { validateResponses: false, schema: t.schema });
     try {
-      const url = `${cached.url}/tokens/${A}`;
+      const url = `${replica.url}/tokens/${A}`;
       const first = await fetch(url);
-      const body = await first.json();
+      expect(((await first.json()) as { info: { swaps: number } }).info.swaps).toBe(3);
       await t.db.client.knex(`${t.schema}.tokens`).where('address', A).update({ swaps: 77 });
-      const second = await fetch(url);
-      expect(await second.json()).toEqual(body);
-      expect((await fetch(url, { headers: { 'if-none-match': first.headers.get('etag')! } })).status).toBe(304);
-      expect((await fetch(`${cached.url}/tokens?limit=1&page=2`)).status).toBe(200);
-      cached.api.invalidate();
-      expect(((await (await fetch(url)).json()) as { info: { swaps: number } }).info.swaps).toBe(77);
-      const metrics = await (await fetch(`${cached.url}/metrics`)).text();
+      await replica.api.sync();
+      const second = await fetch(url, { headers: { 'if-none-match': first.headers.get('etag')! } });
+      expect(second.status).toBe(200);
+      expect(((await second.json()) as { info: { swaps: number } }).info.swaps).toBe(77);
+      expect((await fetch(url, { headers: { 'if-none-match': second.headers.get('etag')! } })).status).toBe(304);
+      expect((await fetch(`${replica.url}/tokens?limit=1&page=2`)).status).toBe(200);
+      const metrics = await (await fetch(`${replica.url}/metrics`)).text();
       expect(metrics).toContain('l2stack_token_api_requests_total{route="/tokens/:contractAddress",status="304"} 1');
     } finally {
-      await cached.close();
+      await replica.close();
     }
   });
 });
 
 describe('token API: failures', () => {
-  it('error: a database failure is a generic 500 problem without internals', async () => {
+  it('behavior: when the database fails, the replica keeps serving its last version and readiness names the failure', async () => {
+    const before = await (await get(`/tokens/${A}`)).json();
     await t.db.client.knex.raw('alter table ??.tokens rename to tokens_gone', [t.schema]);
     try {
+      await expect(t.api.sync()).rejects.toThrow();
       const res = await get(`/tokens/${A}`);
-      expect(res.status).toBe(500);
-      const body = (await expectSpecResponse('getToken', res)) as { detail: string };
-      expect(body.detail).not.toMatch(/tokens|relation|select|at /i);
-      await expectSpecResponse('listTokens', await get('/tokens'));
-      await expectSpecResponse('getPrices', await get(`/prices?addresses=${A}`));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(before);
+      await new Promise((r) => setTimeout(r, 1_100)); // readiness answers are shared for a second
+      const ready = await get('/health/ready');
+      expect(ready.status).toBe(503);
+      const report = (await ready.json()) as { checks: { readModel: string }; error: string };
+      expect(report.checks.readModel).toMatch(/^last load failed/);
+      expect(report.error).not.toMatch(/ at /);
     } finally {
       await t.db.client.knex.raw('alter table ??.tokens_gone rename to tokens', [t.schema]);
     }
+    await t.api.sync();
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await get('/health/ready')).status).toBe(200);
   });
 });

@@ -174,6 +174,7 @@ export async function seedTokens(t: TestApi, seeds: TokenSeed[]): Promise<void> 
     updated_at: s.updatedAt ?? new Date('2025-01-01T00:00:00Z'),
   }));
   for (let i = 0; i < rows.length; i += 500) await t.db.client.knex(`${t.schema}.tokens`).insert(rows.slice(i, i + 500));
+  await t.api.sync(); // the API answers from its read model, which follows the database asynchronously
 }
 
 export async function seedPrices(t: TestApi, rows: { token: string; price: number; at: Date }[]): Promise<void> {
@@ -183,6 +184,7 @@ export async function seedPrices(t: TestApi, rows: { token: string; price: numbe
       .knex(`${t.schema}.prices`)
       .insert(rows.slice(i, i + 1_000).map((r) => ({ token: r.token.toLowerCase(), hour: hour(r.at), price: r.price, observed_at: r.at })));
   }
+  await t.api.sync();
 }
 
 export const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;

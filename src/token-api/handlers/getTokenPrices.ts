@@ -1,20 +1,11 @@
 import type { RequestHandler } from 'express';
-import { notFound } from '../../common/errors.js';
-import { cacheKey, pathAddress, type HandlerContext, rememberUrl } from '../http/context.js';
-import { jsonRepresentation, send } from '../http/representation.js';
+import { answerVia, pathAddress, type HandlerContext } from '../http/context.js';
+import { tokenPricesAnswer } from '../http/answers.js';
 
-const DAY_MS = 24 * 3_600_000;
-
-/** GET /prices/{contractAddress} (operationId getTokenPrices): hourly points of the last 24 h, oldest first. */
+/** GET /prices/{contractAddress} (operationId getTokenPrices): the hourly series of the last 24 h, oldest first. */
 export function getTokenPrices(ctx: HandlerContext): RequestHandler {
-  return async (req, res) => {
+  return (req, res) => {
     const address = pathAddress(req);
-    const rep = await ctx.cache.through(cacheKey('getTokenPrices', { address }), async () => {
-      if (!(await ctx.repo.tokenExists(address))) throw notFound(`No token with contract address ${address}`);
-      const prices = await ctx.repo.prices([address], new Date(Date.now() - DAY_MS));
-      return jsonRepresentation(prices.get(address) ?? [], ctx.cacheMaxAgeSeconds);
-    });
-    rememberUrl(ctx, req, rep);
-    send(req, res, rep, { viaJson: ctx.validateResponses });
+    answerVia(ctx, req, res, `getTokenPrices?${address}`, () => tokenPricesAnswer(ctx, address));
   };
 }

@@ -4,9 +4,5 @@ import { sendSupply } from './supply.js';
 
 /** GET /tokens/{contractAddress}/supply/total (operationId getTotalSupply). */
 export function getTotalSupply(ctx: HandlerContext): RequestHandler {
-  return (req, res) =>
-    sendSupply(ctx, req, res, {
-      raw: (s) => s.totalSupply,
-      json: (s) => ({ totalSupply: s.totalSupply, lastUpdated: s.lastUpdated.toISOString() }),
-    });
+  return (req, res) => sendSupply(ctx, req, res, 'total');
 }

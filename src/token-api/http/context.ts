@@ -1,12 +1,17 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { badRequest } from '../../common/errors.js';
+import type { ReadModel } from '../read-model/model.js';
 import type { TokenRepository } from '../repository.js';
 import type { SupplyCache } from '../supply/job.js';
-import { ResponseCache, type Representation } from './representation.js';
+import { ResponseCache, send, type Representation } from './representation.js';
 
 /** What every handler receives: data access, caches and the settings that shape responses. */
 export interface HandlerContext {
+  /** The database, for readiness only: every answer comes from `model`. */
   repo: TokenRepository;
+  model: ReadModel;
+  /** The clock of the price window (epoch ms); tests move it. */
+  now(): number;
   supply: SupplyCache;
   cache: ResponseCache;
   nativeToken: string | undefined;
@@ -55,8 +60,19 @@ export function rememberUrl(ctx: HandlerContext, req: Request, rep: Representati
   ctx.cache.set(`url:${req.originalUrl}`, rep);
 }
 
-export function cacheKey(operation: string, parts: Record<string, unknown>): string {
-  return `${operation}?${JSON.stringify(parts)}`;
-}
 
 export { ResponseCache };
+
+/**
+ * Sends the answer `build` makes, through the response cache when it is on (keyed by operation and
+ * normalized parameters; the read model's changes clear it). `build` throws HttpErrors for 404s.
+ */
+export function answerVia(ctx: HandlerContext, req: Request, res: Response, key: string, build: () => Representation): void {
+  let rep = ctx.cache.get(key);
+  if (!rep) {
+    rep = build();
+    ctx.cache.set(key, rep);
+  }
+  rememberUrl(ctx, req, rep);
+  send(req, res, rep, { viaJson: ctx.validateResponses });
+}

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
+import { windowHours } from '../read-model/series.js';
 import type { PoolState } from './pricing.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
@@ -211,27 +212,35 @@ export class IndexerStore {
   }
 
   /**
-   * Figures that depend on the clock: the 24 h variation against the last price at or before now − 24 h,
-   * and the secure flag (listed and market cap above the threshold). Old hourly rows are pruned, keeping
-   * per token the newest one at or before the cutoff (the base of the variation).
+   * Figures that depend on the clock: the 24 h variation and the secure flag (listed and market cap above
+   * the threshold). The variation compares the last and the first point of the hourly series the API
+   * serves (read-model/series.ts): the first point is the price carried to the window's first hour (the
+   * newest row at or before it), or the token's first row when it was first priced inside the window.
+   * Old hourly rows are pruned, keeping per token the newest one at or before the cutoff (the carried price).
    */
   async refreshDerived(knex: Knex, now: Date, secureMinMarketCapUsd: number): Promise<void> {
     const cutoff = new Date(now.getTime() - 24 * 3_600_000);
+    const { first: firstHour, last: lastHour } = windowHours(now.getTime());
     const tokens = this.t('tokens');
     const prices = this.t('prices');
     await knex.raw(
-      `with base as (
-         select distinct on (token) token, price from ?? where observed_at <= ? order by token, observed_at desc
+      `with carried as (
+         select distinct on (token) token, price from ?? where hour <= ? order by token, hour desc
+       ), opening as (
+         select distinct on (token) token, price from ?? where hour > ? and hour <= ? order by token, hour asc
+       ), closing as (
+         select distinct on (token) token, price from ?? where hour <= ? order by token, hour desc
        ), calc as (
          select t.address,
-           case when b.price > 0 and t.current_price is not null then (t.current_price - b.price) / b.price * 100 end as v,
+           case when coalesce(c.price, o.price) > 0 and l.price is not null
+             then (l.price - coalesce(c.price, o.price)) / coalesce(c.price, o.price) * 100 end as v,
            (t.listed and coalesce(t.fdv, 0) > ?) as secure
-         from ?? t left join base b on b.token = t.address
+         from ?? t left join carried c on c.token = t.address left join opening o on o.token = t.address left join closing l on l.token = t.address
        )
        update ?? as t set last24h_variation = c.v, last24h_variation_abs = abs(c.v), is_secure = c.secure, updated_at = now()
        from calc c
        where c.address = t.address and (t.last24h_variation is distinct from c.v or t.is_secure is distinct from c.secure)`,
-      [prices, cutoff, secureMinMarketCapUsd, tokens, tokens],
+      [prices, new Date(firstHour), prices, new Date(firstHour), new Date(lastHour), prices, new Date(lastHour), secureMinMarketCapUsd, tokens, tokens],
     );
     await knex.raw(
       `delete from ?? as p where p.observed_at <= ?

@@ -1,0 +1,167 @@
+import type { DbClient } from '../../common/db/client.js';
+import { errorMessage } from '../../common/errors.js';
+import type { Logger } from '../../common/log.js';
+import { sleep } from '../../common/shutdown.js';
+import { READ_MODEL_CHANNEL } from '../migrations.js';
+import { ReadModel } from './model.js';
+import { readDelta, readHead } from './source.js';
+
+export interface ReadModelHandle {
+  model: ReadModel;
+  /** Loads every change committed before the call; resolves once they are served. */
+  sync(): Promise<void>;
+  /** For readiness: when the last load succeeded and the last failure, if any since. */
+  health(): { loadedAt: number | undefined; failing: string | undefined };
+  stop(): Promise<void>;
+}
+
+export interface FollowOptions {
+  db: DbClient;
+  schema: string;
+  logger: Logger;
+  /** Fallback poll: a notification lost with a dropped connection delays a replica at most this long. */
+  pollMs: number;
+  /** Runs after a load that changed the version (the response cache is dropped there). */
+  onChange: (version: number) => void;
+  signal: AbortSignal;
+}
+
+type Unsubscribe = () => Promise<void>;
+
+/**
+ * Subscribes to the schema's change notifications: LISTEN on a dedicated PostgreSQL connection (not one
+ * of the pool's), or PGlite's in-process listen (its one connection is the writer's too, so the indexer's
+ * commits notify this process directly). Reconnects after a lost connection and then reloads.
+ */
+async function subscribe(options: FollowOptions, onNotify: () => void): Promise<Unsubscribe> {
+  const { db, schema, logger, signal } = options;
+  const wanted = (payload: string | undefined) => payload === schema && onNotify();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- knex's client internals are untyped
+  const client = db.knex.client as any;
+  if (db.kind === 'pglite') {
+    const pglite = (client.config.connection as () => { pglite: { listen(c: string, cb: (p: string) => void): Promise<Unsubscribe> } })().pglite;
+    return pglite.listen(READ_MODEL_CHANNEL, wanted);
+  }
+  type PgConnection = {
+    query(sql: string): Promise<unknown>;
+    on(event: 'notification', cb: (m: { payload?: string }) => void): void;
+    on(event: 'error' | 'end', cb: () => void): void;
+  };
+  let conn: PgConnection | undefined;
+  let closing = false;
+  const connect = async (): Promise<void> => {
+    for (let attempt = 0; !signal.aborted && !closing; attempt++) {
+      try {
+        const c = (await client.acquireRawConnection()) as PgConnection;
+        let lost = false;
+        const onLost = () => {
+          if (lost || closing) return;
+          lost = true;
+          logger.warn('read model: notification connection lost; reconnecting');
+          void client.destroyRawConnection(c).catch(() => undefined);
+          void connect();
+        };
+        c.on('error', onLost);
+        c.on('end', onLost);
+        c.on('notification', (m) => wanted(m.payload));
+        await c.query(`LISTEN ${READ_MODEL_CHANNEL}`);
+        conn = c;
+        if (attempt > 0) onNotify(); // changes made while disconnected
+        return;
+      } catch (err) {
+        logger.warn({ err: errorMessage(err), attempt }, 'read model: cannot LISTEN; retrying');
+        if (!(await sleep(Math.min(500 * 2 ** attempt, 10_000), signal))) return;
+      }
+    }
+  };
+  await connect();
+  return async () => {
+    closing = true;
+    if (conn) await client.destroyRawConnection(conn).catch(() => undefined);
+  };
+}
+
+/**
+ * Loads the read model (every row), then follows the database: each notification, and each poll, loads
+ * the rows changed since the version held. Loads never overlap; notifications arriving during one are
+ * folded into a single next load.
+ */
+export async function followReadModel(options: FollowOptions): Promise<ReadModelHandle> {
+  const { db, schema, logger, signal } = options;
+  const model = new ReadModel();
+  let loadedAt: number | undefined;
+  let failing: string | undefined;
+  let pollFailing: string | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  const loadOnce = async () => {
+    const started = Date.now();
+    const before = model.version;
+    const delta = await readDelta(db, schema, model.version);
+    model.apply(delta);
+    loadedAt = started;
+    failing = undefined;
+    if (model.version !== before) options.onChange(model.version);
+  };
+  // One load at a time; a request during a load gets one more load after it (which sees its changes).
+  const load = (): Promise<void> => {
+    if (running) {
+      again = true; // the running load checks this after its current read, within the same promise
+      return running;
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          await loadOnce();
+        } while (again && !signal.aborted);
+      } catch (err) {
+        failing = errorMessage(err);
+        logger.warn({ err: failing }, 'read model: load failed; serving the last version');
+        throw err;
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  const kick = () => void load().catch(() => undefined);
+
+  // Subscribe first: a change committed during the first load then still triggers a load after it.
+  const unsubscribe = await subscribe(options, kick);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await load();
+      break;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (!(await sleep(Math.min(500 * 2 ** attempt, 10_000), signal))) throw err;
+    }
+  }
+  const size = model.size;
+  logger.info({ version: model.version, tokens: size.tokens, pricePoints: size.pricePoints }, 'read model loaded');
+
+  const poller = (async () => {
+    while (await sleep(options.pollMs, signal)) {
+      try {
+        const head = await readHead(db, schema);
+        pollFailing = undefined;
+        if (head > model.version) kick();
+      } catch (err) {
+        pollFailing = errorMessage(err);
+      }
+    }
+  })();
+
+  return {
+    model,
+    sync: load,
+    health: () => ({ loadedAt, failing: failing ?? pollFailing }),
+    stop: async () => {
+      await unsubscribe();
+      await running?.catch(() => undefined);
+      await poller;
+    },
+  };
+}
