@@ -15,6 +15,12 @@ import { ROOT_POS } from './tree.js';
 const treeHex = (tree: TreeId): string => (tree === '' ? '' : tree.slice(2).toLowerCase());
 const bare = (hex: string): string => hex.slice(2);
 const CHUNK = 20_000;
+/** A text[] literal of hex strings (refusing anything else: it is spliced into SQL). */
+const hexArray = (items: string[]): string => {
+  const bad = items.find((x) => !/^[0-9a-f]*$/.test(x));
+  if (bad !== undefined) throw new Error(`not lowercase hex: "${bad.slice(0, 80)}"`);
+  return `array[${items.map((x) => `'${x}'`).join(',')}]::text[]`;
+};
 /** Bare lowercase hex of bytes (Buffer's native encoder: the rows of a block are tens of thousands). */
 const hexOf = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
@@ -96,6 +102,38 @@ export class PgStore implements BatchingStore {
     };
   }
 
+  private readonly preparedNames = new Set<string>();
+
+  /**
+   * Runs a statement written with $1… placeholders as a prepared statement: planning the proof statement
+   * costs more than running it. Postgres: a named statement, which pg prepares once per pooled session.
+   * PGlite (one session for the process): PREPARE once, then EXECUTE with the values as literals (EXECUTE
+   * takes no bind parameters), which `literals` renders from values checked to be hex or digits.
+   */
+  private async prepared<R>(knex: Knex, label: string, types: string, sql: string, values: unknown[], literals: () => string[]): Promise<{ rows: R[] }> {
+    const name = `l2s_${this.schema}_${label}`.replace(/[^a-z0-9_]/gi, '_').slice(0, 60);
+    const client = knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
+    const conn = await client.acquireConnection();
+    try {
+      if (this.kind === 'pglite') {
+        const pglite = conn as { query<T>(sql: string): Promise<{ rows: T[] }> };
+        if (!this.preparedNames.has(name)) {
+          try {
+            await pglite.query(`prepare ${name} ${types} as ${sql}`);
+          } catch (err) {
+            // 42P05: prepared already by another store object over the same session and schema.
+            if ((err as { code?: string }).code !== '42P05') throw err;
+          }
+          this.preparedNames.add(name);
+        }
+        return await pglite.query<R>(`execute ${name}(${literals().join(', ')})`);
+      }
+      return await (conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> }).query<R>({ name, text: sql, values });
+    } finally {
+      await client.releaseConnection(conn);
+    }
+  }
+
   /**
    * Everything the proofs of several keys need, in one statement (so one consistent snapshot without a
    * transaction, and one round trip): per key its floor and ceiling keys, then the rows of the root and
@@ -103,16 +141,20 @@ export class PgStore implements BatchingStore {
    */
   async proofRows(block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<ProofRows[]> {
     if (requests.length === 0) return [];
-    const n = block.toString();
+    const trees = requests.map((r) => treeHex(r.tree));
+    const hKeys = requests.map((r) => bare(r.hKey));
     const latestKey = (cmp: string, order: string) => `
       select d.hkey, d.leaf_index from (
         select distinct on (k.hkey) k.hkey, k.leaf_index from ${this.t('keys')} k
-        where k.tree = q.tree and k.hkey ${cmp} q.hkey and k.block <= ${n} order by k.hkey ${order}, k.block desc
+        where k.tree = q.tree and k.hkey ${cmp} q.hkey and k.block <= $3 order by k.hkey ${order}, k.block desc
       ) d where d.leaf_index is not null limit 1`;
     const { rows } = await this.db.run((knex) =>
-      knex.raw<{ rows: { kind: string; ord: string | null; fh: string | null; fi: string | null; ch: string | null; ci: string | null; tree: string | null; pos: string | null; value: Uint8Array | null }[] }>(
+      this.prepared<{ kind: string; ord: string | null; fh: string | null; fi: string | null; ch: string | null; ci: string | null; tree: string | null; pos: string | null; value: Uint8Array | null }>(
+        knex,
+        'proof',
+        '(text[], text[], bigint)',
         `with q as (
-           select u.ord, decode(u.t, 'hex') as tree, decode(u.h, 'hex') as hkey from unnest(?::text[], ?::text[]) with ordinality as u(t, h, ord)
+           select u.ord, decode(u.t, 'hex') as tree, decode(u.h, 'hex') as hkey from unnest($1::text[], $2::text[]) with ordinality as u(t, h, ord)
          ), f as (
            select q.ord, q.tree, q.hkey, fl.hkey as fh, fl.leaf_index as fi, ce.hkey as ch, ce.leaf_index as ci from q
            left join lateral (${latestKey('<=', 'desc')}) fl on true
@@ -129,8 +171,9 @@ export class PgStore implements BatchingStore {
          select 'k' as kind, f.ord, encode(f.fh, 'hex') as fh, f.fi, encode(f.ch, 'hex') as ch, f.ci, null as tree, null::bigint as pos, null::bytea as value from f
          union all
          select 'n', null, null, null, null, null, encode(w.tree, 'hex'), w.p, v.value from want w
-         left join lateral (select value from ${this.t('nodes')} where tree = w.tree and pos = w.p and block <= ${n} order by block desc limit 1) v on true`,
-        [requests.map((r) => treeHex(r.tree)), requests.map((r) => bare(r.hKey))],
+         left join lateral (select value from ${this.t('nodes')} where tree = w.tree and pos = w.p and block <= $3 order by block desc limit 1) v on true`,
+        [trees, hKeys, block.toString()],
+        () => [hexArray(trees), hexArray(hKeys), block.toString()],
       ),
     );
     const byTree = new Map<string, { rows: Map<number, Bytes>; positions: number[] }>();

@@ -5,6 +5,9 @@
  *   as `l2stack dev`) and ingests every L2 block from genesis into the in-memory store (baseline), PGlite and
  *   Postgres, once with one transaction per block (how the state manager worked before it batched) and once
  *   batched. Prints blocks/s and the ratio to the in-memory store.
+ * - dev: runs `node bin/l2stack.js dev` (embedded PGlite, default 26 h of history) and measures, from its
+ *   "l2stack dev ready" line, how long until svc_getProof answers at the finalized block and until an L2→L1
+ *   message sent at that moment is claimed on L1 by the relayer.
  * - build: builds one 100,000-leaf state tree (1,000 new leaves per block, random keys) on the in-memory
  *   store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres, database test, when
  *   reachable), then measures proof latency on the finished tree. Prints leaves/s, p50/p99 and each
@@ -12,7 +15,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DevnetState } from '../../src/devnet/state-file.js';
 import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { toHex } from '../../src/state/bytes.js';
@@ -21,6 +29,7 @@ import { keccakHashProvider } from '../../src/state/hash.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
+import { StagedStore, type BatchingStore } from '../../src/state/staged-store.js';
 import type { VersionedStore } from '../../src/state/store.js';
 import { applyChanges, proveKeysAt, type KeyChange } from '../../src/state/tree.js';
 import { verifyMerkleProof } from '../../src/state/verify.js';
@@ -56,16 +65,21 @@ const values = Array.from({ length: LEAVES }, (_, i) => {
 });
 const probes = Array.from({ length: PROOFS }, (_, i) => (i % 2 === 0 ? keys[Math.floor(Math.random() * LEAVES)]! : toHex(randomBytes(32))));
 
-async function run(name: string, store: VersionedStore): Promise<Result & { root: string }> {
+async function run(name: string, store: VersionedStore, ingestPath = false): Promise<Result & { root: string }> {
+  // The ingest path: what the state manager does per block (check the head, apply through the staged store, write).
+  const staged = ingestPath ? new StagedStore(store as BatchingStore) : undefined;
   const started = performance.now();
   let root = '';
   let block = 0n;
   for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
     const changes: KeyChange[] = [];
     for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.hash(values[j]!) });
-    const update = await store.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
+    if (staged) await staged.sync();
+    const writer = staged ?? store;
+    const update = await writer.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
     root = toHex(update.root);
-    await store.commit({ number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root }, new Map([[TREE, update.writes]]));
+    await writer.commit({ number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root }, new Map([[TREE, update.writes]]));
+    await staged?.flush();
     if (block % 20n === 19n) process.stdout.write(`  ${name}: ${i + PER_BLOCK} leaves, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   const buildSeconds = (performance.now() - started) / 1000;
@@ -100,7 +114,7 @@ async function dbStore(client: DbClient): Promise<{ store: PgStore; drop: () => 
   return { store: new PgStore(client, schema), drop: async () => void (await client.knex.raw('drop schema if exists ?? cascade', [schema])) };
 }
 
-const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build').split(',');
+const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build,dev').split(',');
 /** Which stores the backfill runs on (memory is the baseline of its ratios), and its blocks per transaction. */
 const STORES = (process.env.BENCH_STATE_STORES ?? 'memory,pglite,postgres').split(',');
 const MODES = (process.env.BENCH_STATE_MODES ?? '1,100').split(',').map(Number);
@@ -184,45 +198,80 @@ export async function main(): Promise<void> {
   process.stdout.write(`machine load (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${cpus().length} cores\n`);
   if (PARTS.includes('backfill')) await backfill();
   if (PARTS.includes('build')) await build();
+  if (PARTS.includes('dev')) await devReady();
   process.stdout.write(`machine load after (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }
+
+/** Build modes: straight on the store, or through the state manager's write path (StagedStore, one transaction per block). */
+const BUILD_MODES = (process.env.BENCH_STATE_BUILD_MODES ?? 'direct,ingest-path').split(',');
 
 async function build(): Promise<void> {
   process.stdout.write(`state tree: ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
   const results: (Result & { root: string })[] = [];
   results.push(await run('memory', new MemoryStore()));
-
-  const pglite = await createDbClient({ kind: 'pglite', dataDir: undefined });
-  try {
-    const { store } = await dbStore(pglite);
-    results.push(await run('pglite', store));
-  } finally {
-    await pglite.close();
-  }
-
-  if (await postgresReachable()) {
-    const pg = await createDbClient({ kind: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres', password: undefined, ssl: undefined });
-    try {
-      const { store, drop } = await dbStore(pg);
-      try {
-        results.push(await run('postgres', store));
-      } finally {
-        await drop();
-      }
-    } finally {
-      await pg.close();
-    }
-  } else {
-    process.stdout.write('postgres: 127.0.0.1:5432 not reachable, skipped\n');
+  for (const mode of BUILD_MODES) {
+    await eachStore(async (name, store) => {
+      if (name === 'memory') return;
+      results.push(await run(`${name} ${mode}`, store, mode === 'ingest-path'));
+    });
   }
 
   if (new Set(results.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${results.map((r) => `${r.name} ${r.root}`).join(', ')}`);
   const base = results[0]!;
   process.stdout.write(`\nroot ${base.root} (identical on every store)\n`);
-  process.stdout.write('store      build s   leaves/s   vs memory   proof p50 ms   p99 ms   p50 vs memory\n');
+  process.stdout.write('store                 build s   leaves/s   vs memory   proof p50 ms   p99 ms   p50 vs memory\n');
   for (const r of results) {
     process.stdout.write(
-      `${r.name.padEnd(9)} ${r.buildSeconds.toFixed(1).padStart(8)} ${Math.round(r.leavesPerSecond).toString().padStart(10)} ${(r.leavesPerSecond / base.leavesPerSecond).toFixed(3).padStart(10)}x ${r.p50.toFixed(2).padStart(13)} ${r.p99.toFixed(2).padStart(8)} ${(r.p50 / base.p50).toFixed(1).padStart(13)}x\n`,
+      `${r.name.padEnd(20)} ${r.buildSeconds.toFixed(1).padStart(8)} ${Math.round(r.leavesPerSecond).toString().padStart(10)} ${(r.leavesPerSecond / base.leavesPerSecond).toFixed(3).padStart(10)}x ${r.p50.toFixed(2).padStart(13)} ${r.p99.toFixed(2).padStart(8)} ${(r.p50 / base.p50).toFixed(1).padStart(13)}x\n`,
     );
+  }
+}
+
+/** Seconds from `l2stack dev ready` until svc_getProof serves and an L2→L1 message is claimed. */
+async function devReady(): Promise<void> {
+  const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
+  const file = join(mkdtempSync(join(tmpdir(), 'l2s-bench-')), 'devnet.json');
+  const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
+    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_HOST: '', TOKEN_API_PORT: '0', RPC_PORT: '0', API_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const poll = async <T>(what: string, fn: () => Promise<T | undefined>, limitS: number): Promise<T> => {
+    const deadline = Date.now() + limitS * 1000;
+    for (;;) {
+      const v = await fn().catch(() => undefined);
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`dev: ${what} did not happen within ${limitS} s\n${out.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  try {
+    const startedAt = performance.now();
+    await poll('"l2stack dev ready"', async () => (out.includes('l2stack dev ready') ? true : undefined), 600);
+    const ready = performance.now();
+    process.stdout.write(`dev: \`l2stack dev\` ready in ${((ready - startedAt) / 1000).toFixed(1)} s\n`);
+    const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
+    const sent = spawnSync(process.execPath, [bin, 'devnet', 'send-message', '--from', 'l2', '--value', '0.001', '--fee', '0.0001', '--state-file', file], { encoding: 'utf8' });
+    if (sent.status !== 0) throw new Error(`send-message failed: ${sent.stderr}`);
+    const hash = sent.stdout.trim();
+    const rpc = async (method: string, params: unknown[]) =>
+      (await (await fetch(state.services.rpc!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: unknown; error?: { code: number } };
+    const proofAt = poll('svc_getProof', async () => ((await rpc('svc_getProof', [state.accounts[4]!.address, [], 'finalized'])).result ? performance.now() : undefined), 300);
+    const claimedAt = poll('the L2→L1 claim', async () => {
+      const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L2_TO_L1`);
+      if (!res.ok) return undefined;
+      const { status } = (await res.json()) as { status: string };
+      if (['CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(status)) throw new Error(`dev: the L2→L1 message ended ${status}`);
+      return status === 'CLAIMED_SUCCESS' ? performance.now() : undefined;
+    }, 300);
+    const [p, cl] = await Promise.all([proofAt, claimedAt]);
+    process.stdout.write(`dev: svc_getProof served ${((p - ready) / 1000).toFixed(1)} s after ready; an L2→L1 message sent at ready claimed on L1 ${((cl - ready) / 1000).toFixed(1)} s after ready\n`);
+  } finally {
+    child.kill('SIGINT');
+    setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+    await exited;
   }
 }
