@@ -51,6 +51,12 @@ export async function countingNode(targetUrl: string): Promise<CountingNode> {
   const refusals: Refusal[] = [];
   const stateAnswers: Refusal[] = [];
   const server: Server = createServer((req, res) => {
+    // JSON-RPC over HTTP POST only: a WebSocket upgrade (the endpoint's head subscription tries one) or any
+    // other request is not a call and never reaches the node.
+    if (req.method !== 'POST' || req.headers.upgrade) {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -92,7 +98,7 @@ export async function countingNode(targetUrl: string): Promise<CountingNode> {
     for (const a of answers) {
       if (!a.error || !isRefusal(a.error.code)) continue;
       const call = sent.find((c) => c.id === a.id) ?? (sent.length === 1 ? sent[0] : undefined);
-      const entry = { method: call?.method ?? '?', params: call?.params ?? sent, code: a.error.code, message: a.error.message };
+      const entry = { method: call?.method ?? '?', params: call?.params, code: a.error.code, message: a.error.message };
       (ABOUT_STATE.test(a.error.message) ? stateAnswers : refusals).push(entry);
     }
   }

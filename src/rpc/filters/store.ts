@@ -44,7 +44,8 @@ export class FilterStore {
    * holds as many live filters as allowed (-32005 naming the cap). Expired rows not swept yet do not count.
    */
   async create(kind: FilterKind, criteria: LogCriteria, nextBlock: bigint, client?: string): Promise<string> {
-    const id = `0x${randomBytes(16).toString('hex')}`;
+    // A Quantity, as the execution-apis type filter ids (uint): no leading zero digit.
+    const id = `0x${randomBytes(16).toString('hex').replace(/^0+/, '') || '0'}`;
     const row = { id, kind, criteria: JSON.stringify(criteria), next_block: nextBlock.toString(), client: client ?? null };
     const caps = this.caps;
     if (!caps) {

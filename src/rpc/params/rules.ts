@@ -24,6 +24,10 @@ const callObject: Rule = (tx) => {
   if (tx.gasPrice !== undefined && (tx.maxFeePerGas !== undefined || tx.maxPriorityFeePerGas !== undefined)) {
     return { at: 'gasPrice', reason: 'gasPrice is set together with maxFeePerGas or maxPriorityFeePerGas (a legacy price or EIP-1559 fees, not both)' };
   }
+  // anvil reads a missing maxFeePerGas as 0 and refuses any priority fee above it.
+  if (tx.maxFeePerGas === undefined && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > 0n) {
+    return { at: 'maxPriorityFeePerGas', reason: 'a priority fee needs maxFeePerGas (give both: the priority fee is part of the maximum fee)' };
+  }
   if (typeof tx.maxFeePerGas === 'string' && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > BigInt(tx.maxFeePerGas)) {
     return { at: 'maxPriorityFeePerGas', reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${tx.maxFeePerGas} (the priority fee is part of the maximum fee)` };
   }
