@@ -1,5 +1,6 @@
 import { env, parseEnv } from '../common/config/env.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
+import { wsEnv, wsLimitsFrom, type WsLimits } from './ws/config.js';
 
 /**
  * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
@@ -14,6 +15,15 @@ export const rpcEnv = {
   RPC_UPSTREAM_TIMEOUT_MS: env.integer({ min: 50, default: 10_000 }),
   RPC_UPSTREAM_HEAD_POLL_MS: env.integer({ min: 20, default: 1_000 }),
   RPC_UPSTREAM_MAX_LAG_BLOCKS: env.integer({ min: 0, default: 5 }),
+  RPC_HEAD_SOURCE: env.oneOf(['subscribe', 'poll'] as const, { default: 'subscribe' }),
+  RPC_UPSTREAM_WS_URLS: {
+    ...env.string({ default: '' }),
+    expected: 'comma-separated ws:// or wss:// URLs, one per RPC_UPSTREAM_URLS entry in the same order (empty: each HTTP URL with the ws scheme)',
+    parse: (raw: string) =>
+      raw.split(',').map((x) => x.trim()).filter(Boolean).every((x) => /^wss?:\/\/[^\s]+$/.test(x)) ? { ok: true as const, value: raw } : { ok: false as const },
+  },
+  RPC_HEAD_DEPTH: env.integer({ min: 8, max: 10_000, default: 128 }),
+  RPC_CACHE_BYTES: env.integer({ min: 0, default: 67_108_864 }),
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
@@ -43,6 +53,7 @@ export const rpcEnv = {
   RPC_ESTIMATE_GAS_VARIABLE_COST_WEI: env.bigint({ min: 0n, default: 1_000_000_000n }),
   RPC_TRACE_TRANSACTION_SOURCE: env.oneOf(['auto', 'upstream', 'callTracer'] as const, { default: 'auto' }),
   /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
+  ...wsEnv,
   ...httpEnv,
 };
 
@@ -57,6 +68,14 @@ export interface RpcConfig {
   upstreamTimeoutMs: number;
   headPollMs: number;
   maxLagBlocks: number;
+  /** RPC_HEAD_SOURCE: newHeads subscriptions feed the head tracker (polling stays on), or polling only. */
+  headSource: 'subscribe' | 'poll';
+  /** RPC_UPSTREAM_WS_URLS; empty: derived from the HTTP URLs. */
+  upstreamWsUrls: readonly string[];
+  /** RPC_HEAD_DEPTH: blocks the head tracker remembers (deepest reorg it follows). */
+  headDepth: number;
+  /** RPC_CACHE_BYTES: bytes of the answer cache; 0 turns it off. */
+  cacheBytes: number;
   /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
   upstreamMaxBatchBytes: number;
   /** Connections per upstream node at most (keep-alive pool). */
@@ -83,6 +102,8 @@ export interface RpcConfig {
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
   traceTransactionSource: TraceTransactionSource;
+  /** RPC_WS_*: the WebSocket side (src/rpc/ws/config.ts). */
+  ws: WsLimits;
   /** Connection limits of the HTTP server (HTTP_* variables); the shared defaults when absent. */
   http?: HttpLimits;
   /** Postgres schema of the filter and rate-limit tables (not an env variable: tests use their own). */
@@ -101,6 +122,15 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     upstreamTimeoutMs: v.RPC_UPSTREAM_TIMEOUT_MS,
     headPollMs: v.RPC_UPSTREAM_HEAD_POLL_MS,
     maxLagBlocks: v.RPC_UPSTREAM_MAX_LAG_BLOCKS,
+    headSource: v.RPC_HEAD_SOURCE,
+    upstreamWsUrls: Object.freeze(
+      (v.RPC_UPSTREAM_WS_URLS ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+    headDepth: v.RPC_HEAD_DEPTH,
+    cacheBytes: v.RPC_CACHE_BYTES,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
     upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
     maxBatch: v.RPC_MAX_BATCH,
@@ -128,6 +158,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       variableCostWei: v.RPC_ESTIMATE_GAS_VARIABLE_COST_WEI,
     },
     traceTransactionSource: v.RPC_TRACE_TRANSACTION_SOURCE,
+    ws: wsLimitsFrom(v),
     http: httpLimitsFrom(v),
     dbSchema: 'rpc',
     effective,

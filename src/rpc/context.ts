@@ -6,6 +6,8 @@ import type { ProofBackend } from './proof.js';
 import type { BundlerClient } from './bundler.js';
 import type { ResponseBudget } from './response-budget.js';
 import type { SocketSubscriptions } from './ws/calls.js';
+import type { AnswerCache } from './cache/answer-cache.js';
+import { cachedRequest } from './cache/cached-request.js';
 
 /** What every method handler receives: the endpoint's shared services (built once at start). */
 export interface RpcContext {
@@ -15,6 +17,8 @@ export interface RpcContext {
   filters: FilterStore;
   bundler: BundlerClient | undefined;
   proofBackend: ProofBackend | undefined;
+  /** Answers that cannot have changed (RPC_CACHE_BYTES; cache/policy.ts decides what and how long). */
+  cache: AnswerCache;
 }
 
 /** What one call carries besides its params: who sent it and the byte budget of its reply. */
@@ -36,14 +40,14 @@ export interface RpcMethod {
 export const defineMethod = (name: string, handler: RpcMethod['handler']): RpcMethod => ({ name, handler });
 
 /**
- * A standard method the upstream node answers as it is (params already validated against the spec).
- * `blockAt`: position of an optional block param the spec defaults to latest; it is filled in, because
- * some nodes (anvil) insist on it.
+ * A standard method the upstream node answers as it is (params already validated against the spec): the
+ * answer goes back as the node wrote it (a RawJson, never parsed), from the answer cache when it cannot
+ * have changed. `blockAt`: position of an optional block param the spec defaults to latest; it is filled
+ * in, because some nodes (anvil) insist on it. Writes are never cached and never resent (pool.ts).
  */
 export const passThrough = (name: string, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
-  defineMethod(name, (ctx, params, call) =>
-    ctx.upstream.request(name, options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params, {
-      ...options,
-      budget: call.budget,
-    }),
-  );
+  defineMethod(name, (ctx, params, call) => {
+    const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
+    if (options.write) return ctx.upstream.requestRaw(name, filled, { write: true, budget: call.budget });
+    return cachedRequest(ctx, name, filled, call.budget);
+  });

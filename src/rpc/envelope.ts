@@ -4,6 +4,7 @@ import type { ResponseBudget } from './response-budget.js';
 import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
 import { depthMessage, textDepth, valueDepth } from './json-depth.js';
+import { RawJson } from './upstream/raw-json.js';
 
 export interface HttpAnswer {
   status: number;
@@ -19,7 +20,9 @@ const isId = (v: unknown): v is Id => v === null || typeof v === 'string' || (ty
 function encode(idText: string, out: CallResult | { error: WireError }): string {
   // Built by hand so the id is echoed as written (see raw-ids.ts).
   if ('error' in out) return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(out.error)}}`;
-  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(out.result)}}`;
+  // A pass-through answer is the node's own text (RawJson): only the client's id is put in.
+  const result = out.result instanceof RawJson ? out.result.text : JSON.stringify(out.result);
+  return `{"jsonrpc":"2.0","id":${idText},"result":${result}}`;
 }
 
 export const errorBody = (code: number, message: string, data?: unknown) =>

@@ -7,13 +7,19 @@ import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';
 import { Dispatcher } from './dispatcher.js';
 import { FilterStore } from './filters/store.js';
+import { joinMemo } from './filters/memo.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
-import { memoryRateLimiter, postgresRateLimiter } from './ratelimit.js';
+import { memoryRateLimiter, postgresRateLimiter, type RateLimiter } from './ratelimit.js';
 import { createRpcApp } from './server.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
+import { AnswerCache } from './cache/answer-cache.js';
+import { startWebSocket } from './ws/index.js';
+import { KeyAccess } from './keys/access.js';
+import { KeyRegistry } from './keys/registry.js';
+import { ApiKeyStore } from './keys/store.js';
 
 export { loadRpcConfig, rpcEnv, type RpcConfig } from './config.js';
 export type { ProofBackend } from './proof.js';
@@ -46,23 +52,37 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     maxLagBlocks: config.maxLagBlocks,
     chainId: config.chainId,
     limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
+    wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
+    headDepth: config.headDepth,
     logger,
     metrics: common.metrics,
   });
+  const cache = new AnswerCache(config.cacheBytes, common.metrics);
+  // Answers true only at the previous head go with every move of it (new block or reorg).
+  upstream.tracker.subscribe(() => cache.headMoved());
   const tracking = new AbortController();
   await upstream.start(tracking.signal);
 
   const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
+  // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
+  const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
-  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend };
+  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
   const limiter =
     config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, config.rateLimit) : memoryRateLimiter(config.rateLimit);
+  // API keys: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/.
+  const keyLimiters: (RateLimiter & { sweep(): unknown })[] = [];
+  const access = new KeyAccess(new KeyRegistry(new ApiKeyStore(db, config.dbSchema), { metrics: common.metrics }), limiter, config.rateLimit, (settings) => {
+    const made = config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
+    keyLimiters.push(made);
+    return made;
+  });
   // Expired filters and idle rate-limit buckets: swept in the background, every replica may do it.
   const sweeper = setInterval(() => {
     void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
-    void Promise.resolve(limiter.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
+    for (const l of [limiter, ...keyLimiters]) void Promise.resolve(l.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
   }, Math.min(60_000, config.filterTtlSeconds * 500));
   sweeper.unref();
 
@@ -77,6 +97,7 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     maxJsonDepth: config.maxJsonDepth,
     metrics: common.metrics,
     logger,
+    access,
     readiness: async () => {
       const upstreams = upstream.status();
       let database: string;
@@ -90,15 +111,34 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     },
   });
   const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });
+  // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
+  const ws =
+    config.ws.maxSockets > 0
+      ? startWebSocket({
+          server: server.server,
+          config,
+          limits: config.ws,
+          dispatcher,
+          limiter,
+          access,
+          feed: upstream.tracker,
+          upstream: (method, params) => upstream.request(method, params),
+          headDepth: config.headDepth,
+          metrics: common.metrics,
+          logger,
+        })
+      : undefined;
   logger.info({ url: server.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
+      await ws?.stop();
       await server.close();
       clearInterval(sweeper);
       tracking.abort();
       await upstream.stop();
+      await leaveMemo();
       bundler?.close();
     })();
     return stopped;

@@ -2,6 +2,8 @@ import type { ResponseBudget } from './response-budget.js';
 import { rpcErrors } from '../common/errors.js';
 import type { RpcContext } from './context.js';
 import { checkCriteria } from './filters/caps.js';
+import { arrayLongerThan, type RawJson } from './upstream/raw-json.js';
+import { blockLifetime } from './cache/policy.js';
 
 export interface LogCriteria {
   fromBlock?: string;
@@ -13,11 +15,15 @@ export interface LogCriteria {
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-/** The head to resolve `latest` against: tracked when fresh, else asked for. */
+/**
+ * The head to resolve `latest` against: the head tracker's. `fresh`: it must be as new as the nodes'
+ * (filter creation and polls): the tracker's while a node pushes new heads to it, else after one poll
+ * shared by every caller waiting at that moment (pool.ts freshHead).
+ */
 export async function currentHead(ctx: RpcContext, fresh = false): Promise<bigint> {
-  const tracked = ctx.upstream.head;
+  const tracked = ctx.upstream.tracker.head?.number ?? ctx.upstream.head;
   if (!fresh && tracked !== undefined) return tracked;
-  return BigInt((await ctx.upstream.request('eth_blockNumber', [])) as string);
+  return ctx.upstream.freshHead();
 }
 
 /** Resolves a log bound (hex, latest or earliest: the spec already refused anything else). */
@@ -49,7 +55,7 @@ export function resultCapError(ctx: RpcContext, count: number) {
  * `latest` means the upstream's latest; the range check resolves it against the tracked head. Addresses
  * and topics are capped like a filter's (RPC_MAX_FILTER_ADDRESSES, RPC_MAX_FILTER_TOPICS).
  */
-export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: ResponseBudget): Promise<unknown[]> {
+export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: ResponseBudget): Promise<RawJson> {
   checkCriteria(ctx.config, filter);
   let forwarded: LogCriteria;
   if (filter.blockHash !== undefined) {
@@ -64,7 +70,20 @@ export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: Res
   }
   if (filter.address !== undefined) forwarded.address = filter.address;
   if (filter.topics !== undefined) forwarded.topics = filter.topics;
-  const logs = (await ctx.upstream.request('eth_getLogs', [forwarded], { budget })) as unknown[];
-  if (logs.length > ctx.config.maxLogsResults) throw resultCapError(ctx, logs.length);
+  // Logs of a range ending at or below the finalized block never change; ending at `latest` or a recent
+  // block, they hold until the head moves (cache/policy.ts). By block hash: not kept (unknown hash = []).
+  const { cache, upstream } = ctx;
+  const lifetime = cache.enabled && filter.blockHash === undefined ? blockLifetime(forwarded.toBlock, upstream.tracker, upstream.headIsLive) : undefined;
+  const key = lifetime ? `eth_getLogs${JSON.stringify(forwarded)}` : '';
+  if (lifetime) {
+    const hit = cache.get(key);
+    if (hit) return hit;
+  }
+  const version = upstream.tracker.version;
+  const logs = await upstream.requestRaw('eth_getLogs', [forwarded], { budget });
+  // Counted on the node's text (no parse): a 1,000-log answer is ~600 KB.
+  const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
+  if (over) throw resultCapError(ctx, count!);
+  if (lifetime === 'final' || (lifetime === 'head' && upstream.headIsLive && upstream.tracker.version === version)) cache.set(key, logs, lifetime);
   return logs;
 }

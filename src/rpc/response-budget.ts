@@ -1,6 +1,7 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallResult } from './dispatcher.js';
 import { toWireError } from './errors.js';
+import { RawJson } from './upstream/raw-json.js';
 
 /**
  * The byte budget of one HTTP reply (RPC_MAX_RESPONSE_BYTES). Answers are counted as they arrive; the
@@ -37,7 +38,7 @@ export function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): Ca
   if (!b || !('result' in out)) return out;
   if (b.full) return { error: toWireError(responseTooLarge(b.limit)) };
   // Answers are JSON of hex strings and numbers (ASCII), so string length is the byte count.
-  const size = JSON.stringify(out.result ?? null).length;
+  const size = out.result instanceof RawJson ? out.result.text.length : JSON.stringify(out.result ?? null).length;
   if (b.used + size > b.limit) {
     b.full = true;
     return { error: toWireError(responseTooLarge(b.limit)) };

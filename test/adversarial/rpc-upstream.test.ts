@@ -44,6 +44,12 @@ async function limitedNode(limit: number, mode: 'close' | '413'): Promise<{ url:
   let refused = 0;
   const target = new URL(anvil.url);
   const server: Server = createServer((req, res) => {
+    // The endpoint tries a newHeads WebSocket on every upstream; these plain HTTP nodes refuse it.
+    if (req.method !== 'POST') {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let cut = false;

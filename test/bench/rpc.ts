@@ -1,70 +1,102 @@
 /**
- * `npm run bench -- rpc`: the endpoint (`l2stack rpc` in its own process, embedded PGlite unless
- * DATABASE_HOST is set) against anvil directly, in the same run, 32 concurrent keep-alive clients:
- * eth_blockNumber, eth_getBalance, eth_call, eth_getLogs (one block with 1,000 logs) and
- * eth_getFilterChanges (one filter per client, polled in a loop). Prints throughput of both, the ratio,
- * and the latency the endpoint adds at p50 and p99. BENCH_SECONDS (default 4) per measurement.
+ * `npm run bench -- rpc`: the endpoint (`l2stack rpc`, each in its own process; embedded PGlite unless
+ * DATABASE_HOST is set) against anvil directly, in the same run, under autocannon with 32 keep-alive
+ * connections on every side. Two endpoints run: answer cache on (RPC_CACHE_BYTES default) and off
+ * (RPC_CACHE_BYTES=0). Cases: eth_blockNumber, eth_getBalance, eth_call, eth_getLogs (one block of
+ * 1,000 logs), eth_getFilterChanges with nothing new (one filter per connection), eth_getFilterChanges
+ * while blocks with logs arrive, and a finalized eth_getBlockByNumber with full transactions.
+ * Printed per case: requests/s of each side, the ratio to direct anvil, p50/p99 of each side, and the
+ * CPU the endpoint process used per request (from /proc; the cache-off endpoint also runs with
+ * --cpu-prof and its profile's heaviest functions are printed). BENCH_SECONDS (default 4) per run;
+ * BENCH_ONLY=<regex> runs only the matching cases.
  */
-import http from 'node:http';
-import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
 import { ethers } from 'ethers';
 import { chain, deployOuter, result, wallet } from '../rpc/helpers.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const CONCURRENCY = 32;
+const CONNECTIONS = 32;
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-interface Run {
+interface Side {
   rps: number;
   p50: number;
   p99: number;
-  errors: number;
+  total: number;
+  bad: number;
+  cpuUsPerReq?: number;
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-
-/** CONCURRENCY loops, each sending its body back to back over one keep-alive connection. */
-async function load(url: string, bodyFor: (worker: number) => string, seconds = SECONDS): Promise<Run> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const target = new URL(url);
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const one = (body: string) =>
-    new Promise<void>((resolve) => {
-      const started = performance.now();
-      const req = http.request({ host: target.hostname, port: target.port, path: '/', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          latencies.push(performance.now() - started);
-          const text = Buffer.concat(chunks).toString();
-          if (res.statusCode !== 200 || text.includes('"error"')) errors++;
-          resolve();
-        });
-      });
-      req.on('error', () => {
-        errors++;
-        resolve();
-      });
-      req.end(body);
-    });
-  const began = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, w) => {
-      const body = bodyFor(w);
-      while (performance.now() < deadline) await one(body);
-    }),
-  );
-  const elapsed = (performance.now() - began) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors };
+interface Target {
+  name: string;
+  url: string;
+  pid?: number;
 }
 
-async function startEndpoint(upstream: string): Promise<{ url: string; stop(): void }> {
+/** CPU seconds (user + system) used so far by process `pid`. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** autocannon against `target`; `body(connection)` is each connection's request body. */
+async function load(target: Target, body: (connection: number) => string, seconds = SECONDS): Promise<Side> {
+  let next = 0;
+  const cpuBefore = cpuSeconds(target.pid);
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(
+      {
+        url: target.url,
+        connections: CONNECTIONS,
+        duration: seconds,
+        pipelining: 1,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        requests: [
+          {
+            setupRequest: (req, context) => {
+              const ctx = context as { connection?: number };
+              ctx.connection ??= next++;
+              return { ...req, body: body(ctx.connection) };
+            },
+          },
+        ],
+        // Every answer must be a JSON-RPC result: an error body counts as a mismatch, not as speed.
+        verifyBody: (text: string) => text.includes('"result"') && !text.includes('"error"'),
+      } as autocannon.Options,
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+  });
+  const cpu = cpuSeconds(target.pid) - cpuBefore;
+  const total = r.requests.total;
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    total,
+    bad: r.non2xx + r.errors + (r as { mismatches?: number }).mismatches! + r.timeouts,
+    cpuUsPerReq: target.pid !== undefined && total > 0 ? (cpu * 1e6) / total : undefined,
+  };
+}
+
+async function startEndpoint(upstream: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Target & { child: ChildProcess; stop(): Promise<void> }> {
   const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [bin, 'rpc'], {
-    env: { ...process.env, DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'warn', RPC_PORT: '0', RPC_UPSTREAM_URLS: upstream, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_MAX_LOGS_RESULTS: '10000' },
+  const child = spawn(process.execPath, [...nodeFlags, bin, 'rpc'], {
+    env: {
+      ...process.env,
+      DATABASE_PGLITE_DIR: 'memory://',
+      LOG_LEVEL: 'warn',
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: upstream,
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+      RPC_MAX_LOGS_RESULTS: '10000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -76,8 +108,56 @@ async function startEndpoint(upstream: string): Promise<{ url: string; stop(): v
     });
     child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}`)));
   });
-  return { url, stop: () => child.kill('SIGTERM') };
+  child.stdout!.resume();
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    name: env.RPC_CACHE_BYTES === '0' ? 'cache off' : 'cache on',
+    url,
+    pid: child.pid,
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
+
+/** Self time per function of a .cpuprofile, heaviest first, and the busy (non-idle) total in µs. */
+/** Monotonic µs (the clock V8 stamps profile samples with, on Linux the same in every process). */
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: number; top: [string, number][] } | undefined {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return undefined;
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+    timeDeltas: number[];
+    startTime: number;
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let busyUs = 0;
+  let at = profile.startTime;
+  // Only samples taken while a measured run was going (start-up and set-up left out).
+  const measured = (t: number) => windows.some(([a, b]) => t >= a && t <= b);
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id)!;
+    const us = profile.timeDeltas[i] ?? 0;
+    at += us;
+    if (!measured(at)) return;
+    const fn = n.callFrame.functionName;
+    if (fn === '(idle)' || fn === '(program)') return;
+    busyUs += us;
+    const where = n.callFrame.url ? n.callFrame.url.replace(/^.*\/(node_modules\/[^/]+|src)\//, '$1/') : '';
+    const key = `${fn || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + us);
+  });
+  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12);
+  return { busyUs, top };
+}
+
+const fmt = (n: number, d = 2) => n.toFixed(d);
 
 export async function main(): Promise<void> {
   const { anvil, provider } = await chain();
@@ -86,46 +166,92 @@ export async function main(): Promise<void> {
   const address = await outer.getAddress();
   const tx = (await outer.getFunction('note')(1n, ethers.id('bench'), 1000n, { gasLimit: 29_000_000n })) as ethers.TransactionResponse;
   const receipt = (await tx.wait())!;
-  const endpoint = await startEndpoint(anvil.url);
+  // Enough blocks on top that the logs block is final for anvil (its finalized tag trails the head).
+  await provider.send('anvil_mine', ['0x80']);
+  const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
+  const cached = await startEndpoint(anvil.url, {});
+  const uncached = await startEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  const direct: Target = { name: 'anvil', url: anvil.url };
+  let miner: NodeJS.Timeout | undefined;
+  let profiledRequests = 0;
+  const windows: [number, number][] = [];
   try {
     const logsBlock = `0x${receipt.blockNumber.toString(16)}`;
-    const logsCount = ((await result(endpoint.url, 'eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])) as unknown[]).length;
+    const logsCount = ((await result(cached.url, 'eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])) as unknown[]).length;
+    const finalized = (await result(anvil.url, 'eth_getBlockByNumber', ['finalized', false])) as { number: string };
     const req = (method: string, params: unknown[]) => () => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-    const filtersOn = async (url: string) => Promise.all(Array.from({ length: CONCURRENCY }, () => result(url, 'eth_newFilter', [{ address }]) as Promise<string>));
-    const directFilters = await filtersOn(anvil.url);
-    const endpointFilters = await filtersOn(endpoint.url);
-    const cases: [string, (target: 'direct' | 'endpoint') => (w: number) => string][] = [
-      ['eth_blockNumber', () => req('eth_blockNumber', [])],
-      ['eth_getBalance', () => req('eth_getBalance', [signer.address, 'latest'])],
-      ['eth_call', () => req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest'])],
-      [`eth_getLogs (${logsCount} logs)`, () => req('eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])],
-      ['eth_getFilterChanges', (t) => (w) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [(t === 'direct' ? directFilters : endpointFilters)[w]] })],
+    const filtersOn = async (url: string, criteria: unknown) =>
+      Promise.all(Array.from({ length: CONNECTIONS }, () => result(url, 'eth_newFilter', [criteria]) as Promise<string>));
+    const filterIds = new Map<string, string[]>();
+    const pollBody = (url: string) => (c: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [filterIds.get(url)![c % CONNECTIONS]] });
+    const cases: { name: string; body: (t: Target) => (c: number) => string; before?: () => Promise<void>; after?: () => void }[] = [
+      { name: 'eth_blockNumber', body: () => req('eth_blockNumber', []) },
+      { name: 'eth_getBalance', body: () => req('eth_getBalance', [signer.address, 'latest']) },
+      { name: 'eth_call', body: () => req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest']) },
+      { name: `eth_getLogs (${logsCount} logs)`, body: () => req('eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }]) },
+      {
+        name: 'eth_getFilterChanges empty',
+        before: async () => {
+          for (const t of [direct, cached, uncached]) filterIds.set(t.url, await filtersOn(t.url, { address }));
+        },
+        body: (t) => pollBody(t.url),
+      },
+      {
+        name: 'eth_getFilterChanges new blocks',
+        before: async () => {
+          for (const t of [direct, cached, uncached]) filterIds.set(t.url, await filtersOn(t.url, { address }));
+          // A block with 3 logs every 100 ms, made on the node directly.
+          let n = 10n;
+          const data = (k: bigint) => outer.interface.encodeFunctionData('note', [k, ethers.id('poll'), 3n]);
+          const from = signer.address;
+          miner = setInterval(() => {
+            void provider.send('eth_sendTransaction', [{ from, to: address, data: data(n++), gas: '0x100000' }]).catch(() => undefined);
+          }, 100);
+        },
+        after: () => clearInterval(miner),
+        body: (t) => pollBody(t.url),
+      },
+      { name: 'eth_getBlockByNumber final+txs', body: () => req('eth_getBlockByNumber', [logsBlock, true]) },
     ];
-    // Warm both paths (JIT, sockets) before measuring.
-    await load(anvil.url, req('eth_blockNumber', []), 1);
-    await load(endpoint.url, req('eth_blockNumber', []), 1);
+    // Warm every path (JIT, sockets) before measuring.
+    for (const t of [direct, cached, uncached]) await load(t, req('eth_blockNumber', []), 1);
+    const [l1, l5] = loadavg();
+    console.log(
+      `${CONNECTIONS} connections (autocannon), ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, ` +
+        `load average before: ${fmt(l1!)} (1 min) ${fmt(l5!)} (5 min) on ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} cores; ` +
+        `finalized block ${BigInt(finalized.number)}, logs block ${receipt.blockNumber}`,
+    );
     const rows: string[] = [];
-    console.log(`${CONCURRENCY} concurrent clients, ${SECONDS} s per measurement, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}`);
-    for (const [name, bodies] of cases) {
-      const direct = await load(anvil.url, bodies('direct'));
-      const through = await load(endpoint.url, bodies('endpoint'));
-      rows.push(
-        [
-          name.padEnd(28),
-          `${direct.rps.toFixed(0).padStart(6)} req/s`,
-          `${through.rps.toFixed(0).padStart(6)} req/s`,
-          `${(through.rps / direct.rps).toFixed(2).padStart(5)}x`,
-          `p50 ${direct.p50.toFixed(2)} -> ${through.p50.toFixed(2)} ms (+${(through.p50 - direct.p50).toFixed(2)})`,
-          `p99 ${direct.p99.toFixed(2)} -> ${through.p99.toFixed(2)} ms (+${(through.p99 - direct.p99).toFixed(2)})`,
-          direct.errors + through.errors > 0 ? `errors ${direct.errors}/${through.errors}` : '',
-        ].join('  '),
-      );
-      console.log(rows[rows.length - 1]);
+    // BENCH_ONLY=<regex>: only the matching cases (to profile one method at a time).
+    const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+    for (const c of cases.filter((x) => !only || only.test(x.name))) {
+      await c.before?.();
+      const d = await load(direct, c.body(direct));
+      const on = await load(cached, c.body(cached));
+      const began = nowUs();
+      const off = await load(uncached, c.body(uncached));
+      windows.push([began, nowUs()]);
+      profiledRequests += off.total;
+      c.after?.();
+      const side = (s: Side) =>
+        `${fmt(s.rps, 0).padStart(6)} req/s ${fmt(s.rps / d.rps).padStart(5)}x p50 ${fmt(s.p50)} (+${fmt(s.p50 - d.p50)}) p99 ${fmt(s.p99)} (+${fmt(s.p99 - d.p99)}) ms` +
+        `${s.cpuUsPerReq !== undefined ? ` cpu ${fmt(s.cpuUsPerReq, 0)} µs/req` : ''}${s.bad > 0 ? ` BAD ${s.bad}/${s.total}` : ''}`;
+      const row = `${c.name.padEnd(31)} anvil ${fmt(d.rps, 0).padStart(6)} req/s p50 ${fmt(d.p50)} p99 ${fmt(d.p99)} ms${d.bad > 0 ? ` BAD ${d.bad}/${d.total}` : ''}\n${''.padEnd(31)} on  ${side(on)}\n${''.padEnd(31)} off ${side(off)}`;
+      rows.push(row);
+      console.log(row);
     }
-    console.log(`\n${'method'.padEnd(28)}  ${'direct'.padStart(12)}  ${'endpoint'.padStart(12)}  ratio  added latency`);
-    for (const r of rows) console.log(r);
+    const [a1] = loadavg();
+    console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are endpoint/anvil in the same run; "+x" is the latency the endpoint adds.`);
   } finally {
-    endpoint.stop();
+    clearInterval(miner);
+    await cached.stop();
+    await uncached.stop();
     await anvil.stop();
   }
+  const profile = summarizeProfile(profileDir, windows);
+  if (profile) {
+    console.log(`\ncache-off endpoint, --cpu-prof during the measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${fmt(profile.busyUs / Math.max(1, profiledRequests), 1)} µs/request; heaviest self time:`);
+    for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${fn}`);
+  }
+  rmSync(profileDir, { recursive: true, force: true });
 }

@@ -19,6 +19,12 @@ export async function fakeBundler(vendorPrefix = 'pimlico_'): Promise<{ url: str
     [`${vendorPrefix}getUserOperationStatus`]: { status: 'not_found', transactionHash: null },
   };
   const server: Server = createServer((req, res) => {
+    // The endpoint tries a newHeads WebSocket on every upstream; these plain HTTP nodes refuse it.
+    if (req.method !== 'POST') {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

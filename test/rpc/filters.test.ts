@@ -110,6 +110,25 @@ describe('filters in the database', () => {
     expect(seen.map(key)).toEqual(truth.map(key));
   });
 
+  it('behavior: an empty poll of a filter this replica knows reads no database row; an uninstall on the other replica is seen at once', async () => {
+    const id = await result(a.url, 'eth_newFilter', [{ address }]);
+    expect(await result(a.url, 'eth_getFilterChanges', [id])).toEqual([]); // reads the row once
+    let queries = 0;
+    const count = () => queries++;
+    db.client.knex.on('query', count);
+    try {
+      for (let i = 0; i < 5; i++) expect(await result(a.url, 'eth_getFilterChanges', [id])).toEqual([]);
+    } finally {
+      db.client.knex.off('query', count);
+    }
+    expect(queries).toBe(0);
+    // New logs still arrive through the compare-and-set, and the remembered filter forgets an uninstall.
+    await emit(600n, 2n);
+    expect(await result(a.url, 'eth_getFilterChanges', [id])).toHaveLength(2);
+    expect(await result(b.url, 'eth_uninstallFilter', [id])).toBe(true);
+    expect((await call(a.url, 'eth_getFilterChanges', [id])).error!.message).toMatch(/^filter not found/);
+  });
+
   it('error: unknown, uninstalled and expired filters are "filter not found", never []', async () => {
     const unknown = await call(a.url, 'eth_getFilterChanges', ['0x1234']);
     expect(unknown.error).toMatchObject({ code: -32000 });

@@ -59,6 +59,12 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
   const refuse = new Set<string>();
   const target = new URL(targetUrl);
   const server: Server = createServer((req: IncomingMessage, res) => {
+    // The endpoint tries a newHeads WebSocket on every upstream; these plain HTTP nodes refuse it.
+    if (req.method !== 'POST') {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

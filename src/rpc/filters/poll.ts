@@ -2,6 +2,8 @@ import { RpcError } from '../../common/errors.js';
 import type { RpcContext } from '../context.js';
 import { RpcCodes } from '../errors.js';
 import { currentHead, resultCapError } from '../logs.js';
+import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
+import type { KnownFilter } from './memo.js';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -10,29 +12,38 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
 /** Block filters report at most this many new block hashes per poll; the rest come with the next one. */
 const MAX_BLOCKS_PER_POLL = 100n;
 
+const NOTHING = new RawJson('[]');
+
 /**
  * eth_getFilterChanges: entries from the filter's cursor to the head, then a compare-and-set of the
  * cursor (FilterStore.advance). A poll that loses a race re-reads the cursor and fetches again, so
  * nothing is returned twice and nothing is skipped. A long-unpolled log filter catches up in steps of
  * RPC_MAX_LOGS_BLOCK_RANGE blocks (halved while a step holds more than RPC_MAX_LOGS_RESULTS logs).
+ *
+ * Cost: the head comes from the head tracker (no node call while it is live). A filter this process
+ * knows to be past the head (filters/memo.ts) is answered [] with no database read at all; otherwise one
+ * read. With new blocks: one node call (eth_getLogs, or none for block filters whose hashes the tracker
+ * remembers) and one compare-and-set.
  */
-export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<unknown[]> {
+export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<unknown> {
+  const key = id.toLowerCase();
   for (let attempt = 0; attempt < 50; attempt++) {
-    const f = await ctx.filters.get(id);
     const head = await currentHead(ctx, true);
-    let entries: unknown[] = [];
+    let f: KnownFilter | undefined = ctx.filters.memo.get(key);
+    let stale = false;
+    if (f === undefined) {
+      const row = await ctx.filters.get(id);
+      f = { ...row, confirmedAt: Date.now() };
+      stale = row.stale;
+    }
+    let entries: unknown = NOTHING;
     let next = f.nextBlock;
     if (f.kind === 'block') {
       const to = min(head, f.nextBlock + MAX_BLOCKS_PER_POLL - 1n);
       if (to >= f.nextBlock) {
-        const numbers: bigint[] = [];
-        for (let n = f.nextBlock; n <= to; n++) numbers.push(n);
-        const blocks = (await Promise.all(numbers.map((n) => ctx.upstream.request('eth_getBlockByNumber', [hex(n), false])))) as ({ hash: string } | null)[];
-        // A block the upstream does not have yet (another node is ahead) ends this poll's range.
-        const known = blocks.findIndex((b) => b === null);
-        const usable = known === -1 ? blocks : blocks.slice(0, known);
-        entries = usable.map((b) => b!.hash);
-        next = f.nextBlock + BigInt(usable.length);
+        const hashes = await blockHashes(ctx, f.nextBlock, to);
+        entries = hashes;
+        next = f.nextBlock + BigInt(hashes.length);
       }
     } else {
       const c = f.criteria;
@@ -44,17 +55,43 @@ export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<un
           const query: Record<string, unknown> = { fromBlock: hex(lower), toBlock: hex(to) };
           if (c.address !== undefined) query.address = c.address;
           if (c.topics !== undefined) query.topics = c.topics;
-          entries = (await ctx.upstream.request('eth_getLogs', [query])) as unknown[];
-          if (entries.length <= ctx.config.maxLogsResults) break;
-          if (to === lower) throw resultCapError(ctx, entries.length);
+          const logs = await ctx.upstream.requestRaw('eth_getLogs', [query]);
+          const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
+          entries = logs;
+          if (!over) break;
+          if (to === lower) throw resultCapError(ctx, count!);
           to = lower + (to - lower) / 2n;
         }
         next = to + 1n;
       }
     }
     // Nothing new and polled recently: no write (the expiry clock needs a refresh only now and then).
-    if (next === f.nextBlock && entries.length === 0 && !f.stale) return entries;
-    if (await ctx.filters.advance(f.id, f.nextBlock, next)) return entries;
+    if (next === f.nextBlock && !stale && (entries === NOTHING || isEmpty(entries))) return NOTHING;
+    if (await ctx.filters.advance(f.id, f.nextBlock, next)) {
+      ctx.filters.memo.remember({ ...f, nextBlock: next, confirmedAt: Date.now() });
+      return entries;
+    }
   }
   throw new RpcError(RpcCodes.LimitExceeded, `filter ${id} is being polled by too many callers at once; poll it from one place`);
+}
+
+const isEmpty = (entries: unknown) => (entries instanceof RawJson ? arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
+
+/**
+ * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the
+ * node in one batch. A block the node does not have yet (another node is ahead) ends the range.
+ */
+async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<string[]> {
+  const remembered: string[] = [];
+  for (let n = from; n <= to; n++) {
+    const b = ctx.upstream.tracker.blockAt(n);
+    if (!b) break;
+    remembered.push(b.hash);
+  }
+  if (remembered.length === Number(to - from + 1n)) return remembered;
+  const numbers: bigint[] = [];
+  for (let n = from; n <= to; n++) numbers.push(n);
+  const blocks = (await Promise.all(numbers.map((n) => ctx.upstream.request('eth_getBlockByNumber', [hex(n), false])))) as ({ hash: string } | null)[];
+  const known = blocks.findIndex((b) => b === null);
+  return (known === -1 ? blocks : blocks.slice(0, known)).map((b) => b!.hash);
 }

@@ -3,6 +3,7 @@ import type { DbClient } from '../../common/db/client.js';
 import { filterNotFound } from '../errors.js';
 import type { LogCriteria } from '../logs.js';
 import { perClientCapError, totalCapError, type FilterCountCaps } from './caps.js';
+import { channelFor, memoFor, type FilterMemo } from './memo.js';
 
 export type FilterKind = 'log' | 'block';
 
@@ -29,6 +30,8 @@ export class FilterStore {
   private readonly table: string;
   /** Rows deleted by eth_uninstallFilter since the last VACUUM (see sweep). */
   private uninstalled = 0;
+  /** What this process knows of filters without asking the database (memo.ts). */
+  readonly memo: FilterMemo;
 
   constructor(
     private readonly db: DbClient,
@@ -37,6 +40,7 @@ export class FilterStore {
     private readonly caps?: FilterCountCaps,
   ) {
     this.table = `${schema}.filters`;
+    this.memo = memoFor(db, this.table, ttlSeconds);
   }
 
   /**
@@ -76,9 +80,12 @@ export class FilterStore {
         .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
         .first('id', 'kind', 'criteria', 'next_block', k.raw(`last_poll_at < now() - make_interval(secs => ?) as stale`, [this.ttlSeconds / 10])),
     )) as { id: string; kind: FilterKind; criteria: LogCriteria | string; next_block: string; stale: boolean } | undefined;
+    if (!row) this.memo.forget(key);
     if (!row || (kind !== undefined && row.kind !== kind)) throw filterNotFound(id);
     const criteria = typeof row.criteria === 'string' ? (JSON.parse(row.criteria) as LogCriteria) : row.criteria;
-    return { id: row.id, kind: row.kind, criteria, nextBlock: BigInt(row.next_block), stale: row.stale };
+    const f = { id: row.id, kind: row.kind, criteria, nextBlock: BigInt(row.next_block), stale: row.stale };
+    if (!f.stale) this.memo.remember({ id: f.id, kind: f.kind, criteria, nextBlock: f.nextBlock, confirmedAt: Date.now() });
+    return f;
   }
 
   /** Moves the cursor from `expected` to `next` and marks the poll; false if another poll moved it first. */
@@ -88,7 +95,11 @@ export class FilterStore {
         .where({ id, next_block: expected.toString() })
         .update({ next_block: next.toString(), last_poll_at: k.raw('now()') }),
     );
-    return affected(n) === 1;
+    const moved = affected(n) === 1;
+    const known = this.memo.get(id);
+    if (moved && known) this.memo.remember({ ...known, nextBlock: next, confirmedAt: Date.now() });
+    else if (!moved) this.memo.drop(id);
+    return moved;
   }
 
   /** Keeps the filter alive (eth_getFilterLogs counts as a poll). */
@@ -103,6 +114,9 @@ export class FilterStore {
     );
     // An expired row is gone for the caller already; clean it up too.
     const expired = await this.db.run((k) => k(this.table).where({ id: key }).delete());
+    // Every process forgets it now (this one directly, others through LISTEN: memo.ts).
+    this.memo.forget(key);
+    if (this.db.kind !== 'pglite') await this.db.run((k) => k.raw('select pg_notify(?, ?)', [channelFor(this.table), key]));
     this.uninstalled += affected(n) + affected(expired);
     return affected(n) === 1;
   }

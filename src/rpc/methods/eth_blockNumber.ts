@@ -1,4 +1,12 @@
-import { passThrough } from '../context.js';
+import { defineMethod } from '../context.js';
+import { RawJson } from '../upstream/raw-json.js';
 
-/** eth_blockNumber: answered by the upstream node as it is (params validated against the spec first). */
-export default passThrough('eth_blockNumber');
+/**
+ * eth_blockNumber: the head tracker's block while it is live (a node pushes its new heads and no write
+ * went through since the last one: see head/tracker.ts and README "Head tracker"); otherwise the node's.
+ */
+export default defineMethod('eth_blockNumber', async (ctx, _params, call) => {
+  const head = ctx.upstream.tracker.head;
+  if (head !== undefined && ctx.upstream.headIsLive) return new RawJson(`"0x${head.number.toString(16)}"`);
+  return ctx.upstream.requestRaw('eth_blockNumber', [], { budget: call.budget });
+});

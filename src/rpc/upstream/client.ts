@@ -2,10 +2,57 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { UpstreamTransportError } from '../errors.js';
+import { arrayElements, fastResult, RawJson, splitResponse } from './raw-json.js';
 
 export interface UpstreamResponse {
-  result?: unknown;
+  /** The result exactly as the node wrote it (never parsed unless someone reads `.value`). */
+  raw?: RawJson;
+  /** The result parsed, on first read (for callers that look inside, e.g. bundler.ts). */
+  readonly result?: unknown;
   error?: { code: number; message: string; data?: unknown };
+}
+
+class Response implements UpstreamResponse {
+  raw?: RawJson;
+  error?: { code: number; message: string; data?: unknown };
+  constructor(readonly id: string | undefined) {}
+  get result(): unknown {
+    return this.raw?.value;
+  }
+}
+
+/**
+ * One response object of `text` (between `from` and `to`): the result kept as source text, the error
+ * parsed (small, and its code decides failover). Undefined when it is not a JSON-RPC response.
+ */
+export function readResponse(text: string, from = 0, to = text.length): (UpstreamResponse & { id?: string }) | undefined {
+  if (from === 0 && to === text.length) {
+    const fast = fastResult(text);
+    if (fast) {
+      const out = new Response(fast.id);
+      out.raw = new RawJson(fast.result);
+      return out;
+    }
+  }
+  const parts = splitResponse(text, from, to);
+  if (!parts || (parts.result === undefined && parts.error === undefined)) return undefined;
+  let error: UpstreamResponse['error'];
+  if (parts.error !== undefined) {
+    try {
+      const e = JSON.parse(parts.error) as unknown;
+      if (e !== null) {
+        if (typeof e !== 'object') return undefined;
+        error = e as UpstreamResponse['error'];
+      }
+    } catch {
+      return undefined;
+    }
+  }
+  if (!error && parts.result === undefined) return undefined;
+  const out = new Response(parts.id);
+  if (error) out.error = error;
+  else out.raw = new RawJson(parts.result!);
+  return out;
 }
 
 /**
@@ -139,30 +186,40 @@ export class JsonRpcHttpClient {
 
   private async sendBatch(group: Pending[]): Promise<void> {
     const body = `[${group.map((p) => p.text).join(',')}]`;
-    let parsed: unknown;
+    let text: string;
     try {
-      parsed = JSON.parse(await this.post(body, this.timeoutMs, true));
+      text = await this.post(body, this.timeoutMs, true);
     } catch (err) {
       if (err instanceof UpstreamOversizeError) {
         this.split(group);
         return;
       }
-      const e = err instanceof UpstreamTransportError ? err : new UpstreamTransportError('upstream answered a batch with a body that is not JSON', true);
+      const e = err instanceof UpstreamTransportError ? err : new UpstreamTransportError(`upstream batch failed: ${(err as Error).message}`, true);
       for (const p of group) p.reject(e);
       return;
     }
-    if (!Array.isArray(parsed)) {
+    // The answer is cut into its elements by structure only: each result stays the node's text.
+    const elements = arrayElements(text);
+    if (!elements) {
+      if (!splitResponse(text)) {
+        const e = new UpstreamTransportError('upstream answered a batch with a body that is not JSON', true);
+        for (const p of group) p.reject(e);
+        return;
+      }
       // A big batch answered with one error object (anvil: "Invalid request" past its body limit) was
       // refused for its size; a small one means the node does not batch: one request per call from now on.
       if (Buffer.byteLength(body) <= SMALL_BODY_BYTES) this.batching = false;
       this.split(group);
       return;
     }
-    const byId = new Map<unknown, UpstreamResponse>();
-    for (const r of parsed as (UpstreamResponse & { id?: unknown })[]) if (r && typeof r === 'object') byId.set(r.id, r);
+    const byId = new Map<string, UpstreamResponse>();
+    for (const [start, end] of elements) {
+      const r = readResponse(text, start, end);
+      if (r?.id !== undefined) byId.set(r.id, r);
+    }
     for (const p of group) {
-      const r = byId.get(p.id);
-      if (r && ('result' in r || 'error' in r)) p.resolve(r);
+      const r = byId.get(String(p.id));
+      if (r) p.resolve(r);
       else p.reject(new UpstreamTransportError(`upstream left ${p.method} out of its batch answer`, true));
     }
   }
@@ -173,18 +230,12 @@ export class JsonRpcHttpClient {
 
   private async exchange(method: string, body: string, timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
     const text = await this.post(body, timeoutMs, idempotent);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new UpstreamTransportError(`upstream answered ${method} with a body that is not JSON`, true);
-    }
-    const r = parsed as UpstreamResponse & { id?: unknown };
-    if (typeof r !== 'object' || r === null || (!('result' in r) && !('error' in r))) {
+    const r = readResponse(text);
+    if (!r) {
       throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
     }
     const bytes = Buffer.byteLength(body);
-    if (r.error && r.id === null && bytes > SMALL_BODY_BYTES) {
+    if (r.error && r.id === 'null' && bytes > SMALL_BODY_BYTES) {
       // Not an answer to our call (id null): the node refused the body before reading it (anvil past ~2 MiB).
       throw new UpstreamOversizeError(`the node refused a ${bytes}-byte request (${r.error.message}); it is larger than the node accepts`, 'request', bytes);
     }

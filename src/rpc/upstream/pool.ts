@@ -7,6 +7,9 @@ import { sleep } from '../../common/shutdown.js';
 import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, type ClientLimits } from './client.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
 import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
+import { HeadTracker } from '../head/tracker.js';
+import { HeadSubscription, wsUrlFor } from '../head/subscription.js';
+import type { RawJson } from './raw-json.js';
 
 export interface UpstreamOptions {
   urls: readonly string[];
@@ -16,6 +19,13 @@ export interface UpstreamOptions {
   chainId: number | undefined;
   /** Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES, RPC_UPSTREAM_MAX_SOCKETS). */
   limits?: Partial<ClientLimits>;
+  /**
+   * newHeads subscriptions feeding the head tracker (RPC_UPSTREAM_WS_URLS; by default each HTTP URL with
+   * the ws scheme; an empty list: polling only).
+   */
+  wsUrls?: readonly (string | undefined)[];
+  /** Blocks the head tracker remembers (reorg depth it follows, block-filter hashes it serves). */
+  headDepth?: number;
   logger: Logger;
   metrics: Registry;
 }
@@ -34,6 +44,8 @@ interface Upstream {
   /** Exponentially weighted latency in ms, to prefer the faster of equal upstreams. */
   latencyMs: number;
   lastError: string | undefined;
+  /** Its newHeads subscription is up: the tracker hears of its blocks as they are made. */
+  live: boolean;
 }
 
 export interface UpstreamStatus {
@@ -57,6 +69,14 @@ export class UpstreamPool {
   private loop: Promise<void> | undefined;
   /** Methods some upstream answered with "method not found", so the endpoint serves them another way. */
   private readonly unsupported = new Set<string>();
+  /** The pool's one head (see head/tracker.ts). */
+  readonly tracker: HeadTracker;
+  private readonly subscriptions: HeadSubscription[] = [];
+  private polling: Promise<void> | undefined;
+  /** A write went through since the last head move: `latest` may already be newer than the tracker says. */
+  private written = false;
+  /** Counts writes, so a poll that began after the last write may clear `written`. */
+  private writes = 0;
 
   constructor(private readonly options: UpstreamOptions) {
     this.upstreams = options.urls.map((url, i) => ({
@@ -70,7 +90,16 @@ export class UpstreamPool {
       inflight: 0,
       latencyMs: 0,
       lastError: undefined,
+      live: false,
     }));
+    this.tracker = new HeadTracker({
+      depth: options.headDepth ?? 128,
+      logger: options.logger,
+      blockByHash: async (hash) => (await this.request('eth_getBlockByHash', [hash, false])) as Record<string, unknown> | null,
+    });
+    this.tracker.subscribe(() => {
+      this.written = false;
+    });
     const m = options.metrics;
     this.metrics = {
       up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
@@ -85,38 +114,107 @@ export class UpstreamPool {
   async start(signal: AbortSignal): Promise<void> {
     await this.pollHeads();
     this.loop = (async () => {
-      while (!this.stopped && (await sleep(this.options.headPollMs, signal))) await this.pollHeads();
+      while (!this.stopped && (await sleep(this.options.headPollMs, signal))) await this.refreshHead();
     })();
+    const ws = this.options.wsUrls ?? this.options.urls.map((url) => (/^https?:/.test(url) ? wsUrlFor(url) : undefined));
+    this.upstreams.forEach((u, i) => {
+      const url = ws[i];
+      if (!url) return;
+      const sub = new HeadSubscription({
+        url,
+        retryMs: Math.max(1_000, this.options.headPollMs * 5),
+        logger: this.options.logger,
+        onLive: (live) => {
+          u.live = live;
+        },
+        onHeader: (header) => {
+          if (u.wrongChain) return;
+          const n = (header as { number?: unknown } | null)?.number;
+          if (typeof n === 'string') this.noteHead(u, BigInt(n));
+          this.tracker.observe(header, u.id);
+        },
+      });
+      sub.start();
+      this.subscriptions.push(sub);
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const s of this.subscriptions) s.stop();
     await this.loop?.catch(() => undefined);
     for (const u of this.upstreams) u.client.close();
   }
 
+  /**
+   * Whether the tracked head is as fresh as the nodes: a healthy upstream pushes its new heads, and no
+   * write went through since the last head move (a write may have made a block we have not heard of).
+   */
+  get headIsLive(): boolean {
+    if (this.written) return false;
+    for (const u of this.upstreams) if (u.live && u.healthy && !u.wrongChain) return true;
+    return false;
+  }
+
+  /** One poll of every upstream's head, shared by all callers that want it at the same time. */
+  refreshHead(): Promise<void> {
+    this.polling ??= this.pollHeads().finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
+  }
+
+  /** The head block number: the tracker's when it is live, else after one (shared) poll of the nodes. */
+  async freshHead(): Promise<bigint> {
+    if (!this.headIsLive || this.tracker.head === undefined) {
+      await this.refreshHead();
+      await this.tracker.settled();
+    }
+    const head = this.tracker.head?.number ?? this.head;
+    if (head === undefined) throw upstreamUnavailable(this.status().map((u) => `${u.id}: ${u.lastError ?? 'no head yet'}`).join('; '));
+    return head;
+  }
+
+  private noteHead(u: Upstream, head: bigint): void {
+    u.head = head;
+    u.headAt = Date.now();
+    this.metrics.head.set({ upstream: u.id }, Number(head));
+    this.markUp(u);
+  }
+
   private async pollHeads(): Promise<void> {
+    const timeoutMs = Math.min(this.options.timeoutMs, 5_000);
+    const writes = this.writes;
     await Promise.all(
       this.upstreams.map(async (u) => {
         try {
           if (this.options.chainId !== undefined && !u.wrongChain && u.head === undefined) {
-            const c = await u.client.call('eth_chainId', [], { timeoutMs: Math.min(this.options.timeoutMs, 5_000) });
-            if (typeof c.result === 'string' && Number(BigInt(c.result)) !== this.options.chainId) {
+            const c = (await u.client.call('eth_chainId', [], { timeoutMs })).raw?.value;
+            if (typeof c === 'string' && Number(BigInt(c)) !== this.options.chainId) {
               u.wrongChain = true;
-              this.options.logger.error({ upstream: u.shown, chainId: Number(BigInt(c.result)), expected: this.options.chainId }, 'upstream serves another chain; not using it');
+              this.options.logger.error({ upstream: u.shown, chainId: Number(BigInt(c)), expected: this.options.chainId }, 'upstream serves another chain; not using it');
             }
           }
-          const r = await u.client.call('eth_blockNumber', [], { timeoutMs: Math.min(this.options.timeoutMs, 5_000) });
-          if (typeof r.result !== 'string') throw new Error(r.error?.message ?? 'no block number');
-          u.head = BigInt(r.result);
-          u.headAt = Date.now();
-          this.metrics.head.set({ upstream: u.id }, Number(u.head));
-          this.markUp(u);
+          const [latest, finalized] = await Promise.all([
+            u.client.call('eth_getBlockByNumber', ['latest', false], { timeoutMs }),
+            // Nodes without the tag (or a chain without finality) answer an error: then nothing is "final".
+            u.client.call('eth_getBlockByNumber', ['finalized', false], { timeoutMs }).catch(() => undefined),
+          ]);
+          const header = latest.raw?.value as { number?: unknown } | null | undefined;
+          if (typeof header?.number !== 'string') throw new Error(latest.error?.message ?? 'no latest block');
+          this.noteHead(u, BigInt(header.number));
+          if (u.wrongChain) return;
+          this.tracker.observe(header, u.id);
+          const f = finalized?.raw?.value as { number?: unknown } | null | undefined;
+          if (typeof f?.number === 'string') this.tracker.observeFinalized(BigInt(f.number), u.id);
         } catch (err) {
           this.markDown(u, err);
         }
       }),
     );
+    // Every write before this poll is reflected in the heads it read (or made no block).
+    await this.tracker.settled();
+    if (this.writes === writes && this.upstreams.some((u) => u.healthy)) this.written = false;
   }
 
   private markUp(u: Upstream): void {
@@ -176,6 +274,23 @@ export class UpstreamPool {
    * code, message and data. `write` calls are never resent after an ambiguous failure.
    */
   async request(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget } = {}): Promise<unknown> {
+    return (await this.requestRaw(method, params, options)).value;
+  }
+
+  /** As request, with the result as the node wrote it (pass-through answers are never parsed). */
+  async requestRaw(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget } = {}): Promise<RawJson> {
+    if (!options.write) return this.send(method, params, options);
+    // Until a poll that began after this write has read the heads, `latest` may be ahead of the tracker.
+    this.written = true;
+    this.writes++;
+    try {
+      return await this.send(method, params, options);
+    } finally {
+      this.writes++;
+    }
+  }
+
+  private async send(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget }): Promise<RawJson> {
     // The reply this call belongs to is already full: asking a node would only produce bytes to drop.
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
@@ -198,7 +313,7 @@ export class UpstreamPool {
           throw new RpcError(typeof e.code === 'number' ? e.code : -32603, typeof e.message === 'string' ? e.message : 'upstream error', e.data);
         }
         this.metrics.requests.inc({ upstream: u.id, outcome: 'ok' });
-        return response.result;
+        return response.raw!;
       } catch (err) {
         if (!(err instanceof UpstreamTransportError)) throw err;
         if (err instanceof UpstreamOversizeError) {

@@ -91,6 +91,14 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
     expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
     expect(seen).toHaveLength(19); // 1+2+3+1+2+3+1+2+3+1
     expect(await result(urls[1]!, 'eth_uninstallFilter', [id])).toBe(true);
+    // The other process remembered the filter (its empty polls skip the database): the uninstall reaches it
+    // by NOTIFY, within milliseconds, and from then on it is "filter not found".
+    let answer: { error?: { message: string } } = {};
+    for (let i = 0; i < 100 && !answer.error; i++) {
+      answer = (await (await fetch(urls[0]!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [id] }) })).json()) as typeof answer;
+      if (!answer.error) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(answer.error?.message).toMatch(/^filter not found/);
     expect((await fetch(`${urls[0]!}/health/ready`)).status).toBe(200);
   });
 });

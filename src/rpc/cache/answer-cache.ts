@@ -1,0 +1,90 @@
+import type { Registry } from 'prom-client';
+import { counter, gauge } from '../../common/metrics.js';
+import type { RawJson } from '../upstream/raw-json.js';
+
+/** How long an answer stays true: for good, or until the head moves (any new block or reorg). */
+export type Lifetime = 'final' | 'head';
+
+interface Entry {
+  value: RawJson;
+  bytes: number;
+  lifetime: Lifetime;
+}
+
+/** Fixed cost per entry besides its key and text (map slot, object), so tiny answers are not free. */
+const ENTRY_OVERHEAD = 64;
+
+/**
+ * Answers kept in memory, bounded in bytes (RPC_CACHE_BYTES; 0 turns it off), least recently used
+ * evicted first. What may be kept and for how long is decided by cache/policy.ts; this only stores.
+ * Entries that live until the head moves are all dropped at once by `headMoved`, so a reorg can never
+ * serve an answer of a block that left the chain. One entry is at most an eighth of the budget.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly headKeys = new Set<string>();
+  private bytes = 0;
+  private readonly hit;
+  private readonly miss;
+  private readonly size;
+
+  constructor(
+    readonly maxBytes: number,
+    metrics: Registry,
+  ) {
+    const lookups = counter(metrics, 'l2stack_rpc_cache_lookups_total', 'Answer cache lookups by outcome (hit or miss)', ['outcome']);
+    this.hit = lookups.labels('hit');
+    this.miss = lookups.labels('miss');
+    this.size = gauge(metrics, 'l2stack_rpc_cache_bytes', 'Bytes held by the answer cache (RPC_CACHE_BYTES bounds it)');
+  }
+
+  get enabled(): boolean {
+    return this.maxBytes > 0;
+  }
+
+  get usedBytes(): number {
+    return this.bytes;
+  }
+
+  get(key: string): RawJson | undefined {
+    const e = this.entries.get(key);
+    if (!e) {
+      this.miss.inc();
+      return undefined;
+    }
+    this.hit.inc();
+    // Most recently used goes last (Map keeps insertion order).
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    return e.value;
+  }
+
+  set(key: string, value: RawJson, lifetime: Lifetime): void {
+    const bytes = key.length + value.text.length + ENTRY_OVERHEAD;
+    if (bytes > this.maxBytes / 8) return;
+    this.remove(key);
+    this.entries.set(key, { value, bytes, lifetime });
+    if (lifetime === 'head') this.headKeys.add(key);
+    this.bytes += bytes;
+    for (const [oldest] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.remove(oldest);
+    }
+    this.size.set(this.bytes);
+  }
+
+  /** Drops every answer that was true only at the previous head. */
+  headMoved(): void {
+    for (const key of this.headKeys) this.remove(key);
+    this.headKeys.clear();
+    this.size.set(this.bytes);
+  }
+
+  private remove(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    if (e.lifetime === 'head') this.headKeys.delete(key);
+    this.bytes -= e.bytes;
+  }
+}

@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import type { DbClient } from '../../common/db/client.js';
+import type { Logger } from '../../common/log.js';
+import type { LogCriteria } from '../logs.js';
+import type { FilterKind } from './store.js';
+
+/** What this process last confirmed about a filter row, and when (its local clock). */
+export interface KnownFilter {
+  id: string;
+  kind: FilterKind;
+  criteria: LogCriteria;
+  /** A lower bound of the shared cursor: cursors only move forward. */
+  nextBlock: bigint;
+  confirmedAt: number;
+}
+
+/** Most filters one process remembers; the least recently polled are forgotten first. */
+const MAX_KNOWN = 10_000;
+
+/**
+ * Filters this process has read or moved recently, so an empty poll needs neither the database nor the
+ * node. It is safe for exactly-once delivery because answering [] never delivers anything, and a cursor
+ * read here is a lower bound (only compare-and-set moves it, forward): if it is past the head, nothing is
+ * due whoever polled meanwhile; when blocks are due, the poll still goes through the compare-and-set.
+ * An entry is trusted for a tenth of RPC_FILTER_TTL_SECONDS after the row was last read or written:
+ * the row had last_poll_at at least that recent, so it cannot have expired. Uninstalls are seen at once:
+ * in this process directly, and from other processes on PostgreSQL by LISTEN/NOTIFY; while that
+ * listener is not connected nothing is trusted and every poll reads the row.
+ */
+export class FilterMemo {
+  private readonly known = new Map<string, KnownFilter>();
+  /** Filters forgotten because they were uninstalled or not found, with the time. */
+  private readonly removed = new Map<string, number>();
+  private listening: boolean;
+  /** Stores using this memo, and the listener they share (started by the first, stopped by the last). */
+  users = 0;
+  stopListener: (() => Promise<void>) | undefined;
+
+  constructor(
+    readonly trustMs: number,
+    /** PGlite: only this process can open the database, so no listener is needed. */
+    private readonly needsListener: boolean,
+  ) {
+    this.listening = !needsListener;
+  }
+
+  get(id: string, now = Date.now()): KnownFilter | undefined {
+    if (!this.listening) return undefined;
+    const k = this.known.get(id);
+    if (!k) return undefined;
+    if (now - k.confirmedAt >= this.trustMs) {
+      this.known.delete(id);
+      return undefined;
+    }
+    return k;
+  }
+
+  remember(k: KnownFilter): void {
+    // A row read just before an uninstall was announced must not bring the filter back.
+    const gone = this.removed.get(k.id);
+    if (gone !== undefined && k.confirmedAt - gone < this.trustMs) return;
+    this.known.delete(k.id);
+    this.known.set(k.id, k);
+    if (this.known.size > MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /** Not trusted any more (a compare-and-set lost): the next poll reads the row. */
+  drop(id: string): void {
+    this.known.delete(id);
+  }
+
+  /** Uninstalled or gone: not remembered again from a read that raced with the removal. */
+  forget(id: string, now = Date.now()): void {
+    this.known.delete(id);
+    this.removed.delete(id);
+    this.removed.set(id, now);
+    // Tombstones older than the trust window are of no use any more (the map is ordered by time).
+    for (const [old, at] of this.removed) {
+      if (now - at < this.trustMs && this.removed.size <= MAX_KNOWN) break;
+      this.removed.delete(old);
+    }
+  }
+
+  setListening(on: boolean): void {
+    if (!this.needsListener) return;
+    if (!on) this.known.clear();
+    this.listening = on;
+  }
+}
+
+/** One memo per database and filter table in a process, shared by every replica in it (tests run two). */
+const memos = new WeakMap<DbClient, Map<string, FilterMemo>>();
+
+export function memoFor(db: DbClient, table: string, ttlSeconds: number): FilterMemo {
+  let byTable = memos.get(db);
+  if (!byTable) memos.set(db, (byTable = new Map()));
+  let memo = byTable.get(table);
+  if (!memo) byTable.set(table, (memo = new FilterMemo(ttlSeconds * 100, db.kind !== 'pglite')));
+  return memo;
+}
+
+/** Joins the memo of `table`, starting its uninstall listener for the first user; returns the leave function. */
+export function joinMemo(db: DbClient, table: string, memo: FilterMemo, logger: Logger): () => Promise<void> {
+  memo.users++;
+  if (memo.users === 1) memo.stopListener = listenForRemovals(db, table, memo, logger);
+  let left = false;
+  return async () => {
+    if (left) return;
+    left = true;
+    memo.users--;
+    if (memo.users === 0) await memo.stopListener?.();
+  };
+}
+
+/** The NOTIFY channel uninstalls are announced on (one per filter table). */
+export const channelFor = (table: string) => `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
+
+export function listenForRemovals(db: DbClient, table: string, memo: FilterMemo, logger: Logger, retryMs = 2_000): () => Promise<void> {
+  const config = db.config;
+  if (config.kind === 'pglite') return async () => undefined;
+  const channel = channelFor(table);
+  let stopped = false;
+  let conn: pg.Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const retry = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void connect(), retryMs);
+    timer.unref();
+  };
+  // A connection of its own, outside the service's pool: LISTEN holds it for the life of the process.
+  const connect = async () => {
+    if (stopped) return;
+    const ssl = config.ssl ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) } : undefined;
+    const c = new pg.Client({ host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl });
+    conn = c;
+    let lostOnce = false;
+    const lost = (err?: Error) => {
+      if (lostOnce) return;
+      lostOnce = true;
+      memo.setListening(false);
+      if (conn === c) conn = undefined;
+      if (!stopped) logger.warn({ err: err?.message }, 'filter uninstall listener lost; polls read the database until it is back');
+      void c.end().catch(() => undefined);
+      retry();
+    };
+    c.on('notification', (msg) => {
+      if (msg.channel === channel && msg.payload) memo.forget(msg.payload);
+    });
+    c.on('error', lost);
+    c.on('end', () => lost());
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel}"`);
+      if (stopped) {
+        await c.end();
+        return;
+      }
+      memo.setListening(true);
+    } catch (err) {
+      lost(err as Error);
+    }
+  };
+  void connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    memo.setListening(false);
+    const c = conn;
+    conn = undefined;
+    await c?.end().catch(() => undefined);
+  };
+}
