@@ -107,35 +107,43 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     const accounts = devAccounts();
     const wallet = (role: keyof typeof ROLES, provider: JsonRpcProvider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
 
-    // First, so the bundler (seconds to load) starts while the rest is deployed. Sent by the bundler's own
-    // utility account through CREATE2: no other account's nonce moves, so no other address does.
-    const aa = await deployAccountAbstraction(wallet('bundlerUtility', l2Provider));
+    // From the bundler's own utility account through CREATE2, alongside the other deployments (no other
+    // account's nonce moves, so no other address does), and the bundler (seconds to load) starts as soon
+    // as they are there. History waits for these transactions: it sets block timestamps one by one.
+    const utility = wallet('bundlerUtility', l2Provider);
+    const aaDeploying = deployAccountAbstraction(utility);
     let bundlerStarting: Promise<Bundler> | undefined;
+    let bundlerContracts: Promise<unknown> = aaDeploying;
     if (options.bundler && !altoInstalled()) {
       logger.warn('ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint\'s bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)');
     } else if (options.bundler) {
       const bundlerStop = new AbortController();
-      const helpers = await deployBundlerHelpers(wallet('bundlerUtility', l2Provider));
-      bundlerStarting = startBundler({
-        rpcUrl: l2.url,
-        entryPoint: aa.entryPoint,
-        helpers,
-        executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
-        utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
-        host,
-        port: options.bundler.port ?? 0,
-        blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
-        pidDir: options.pidDir,
-        logger: logger.child({ module: 'bundler' }),
-        signal: bundlerStop.signal,
-      });
+      const port = options.bundler.port ?? 0;
+      const helpersDeploying = aaDeploying.then(() => deployBundlerHelpers(utility));
+      bundlerContracts = helpersDeploying;
+      bundlerStarting = Promise.all([aaDeploying, helpersDeploying]).then(([aa, helpers]) =>
+        startBundler({
+          rpcUrl: l2.url,
+          entryPoint: aa.entryPoint,
+          helpers,
+          executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
+          utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
+          host,
+          port,
+          blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
+          pidDir: options.pidDir,
+          logger: logger.child({ module: 'bundler' }),
+          signal: bundlerStop.signal,
+        }),
+      );
       // Registered at once: a failure further on must neither wait for its start nor leave it running.
-      bundlerStarting.catch(() => undefined);
       cleanups.push(async () => {
         bundlerStop.abort();
         await (await bundlerStarting!.catch(() => undefined))?.stop();
       });
     }
+    // Awaited below; until then a rejection must not count as unhandled.
+    for (const p of [aaDeploying, bundlerContracts, bundlerStarting]) p?.catch(() => undefined);
 
     // L1 lives in the present; L2 is deployed at its genesis time and then given a day of history.
     await jumpToNow(l1Provider);
@@ -149,6 +157,8 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     const dex = await deployDex(wallet('deployer', l2Provider), tokens);
     const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
     const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
+    const aa = await aaDeploying;
+    await bundlerContracts;
     if (historyHours > 0) {
       await generateHistory({
         l2: l2Provider,

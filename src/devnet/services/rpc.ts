@@ -1,6 +1,15 @@
 import type { StackService } from '../stack.js';
+import type { DevnetState } from '../state-file.js';
 import { parseEnv } from '../../common/config/env.js';
 import { loadRpcConfig, rpcEnv, startRpc } from '../../rpc/index.js';
+
+/**
+ * The endpoint's bundler variables under `l2stack dev`: the devnet's bundler with its vendor prefix, unless
+ * RPC_BUNDLER_URL is set (then that bundler, and its prefix, are the operator's choice).
+ */
+export function devnetBundlerEnv(state: DevnetState, env: Record<string, string | undefined>): Record<string, string> {
+  return state.bundler && !env.RPC_BUNDLER_URL ? { RPC_BUNDLER_URL: state.bundler.url, RPC_BUNDLER_VENDOR_PREFIX: state.bundler.vendorPrefix } : {};
+}
 
 /**
  * The public JSON-RPC endpoint under `l2stack dev`, in front of the devnet L2 node and, unless
@@ -13,9 +22,7 @@ export const rpcService: StackService = {
     return { host: values.RPC_HOST, port: values.RPC_PORT };
   },
   async start({ common, db, devnet, env, host, port, shared }) {
-    const bundler = devnet.state.bundler;
-    const bundlerEnv = bundler && !env.RPC_BUNDLER_URL ? { RPC_BUNDLER_URL: bundler.url, RPC_BUNDLER_VENDOR_PREFIX: bundler.vendorPrefix } : {};
-    const config = loadRpcConfig({ ...env, ...bundlerEnv, RPC_UPSTREAM_URLS: devnet.state.l2.upstreamRpcUrl }, { host, port, chainId: devnet.state.l2.chainId });
+    const config = loadRpcConfig({ ...env, ...devnetBundlerEnv(devnet.state, env), RPC_UPSTREAM_URLS: devnet.state.l2.upstreamRpcUrl }, { host, port, chainId: devnet.state.l2.chainId });
     const running = await startRpc({ common, db, config, proofBackend: shared.proofBackend });
     return running.url;
   },

@@ -3,6 +3,7 @@ import { AbiCoder, Interface, JsonRpcProvider, Wallet, getBytes, parseEther, par
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { create2Address } from '../../../src/devnet/account-abstraction/deploy.js';
+import { devnetBundlerEnv } from '../../../src/devnet/services/rpc.js';
 import { EntryPoint__factory, SimpleAccountFactory__factory, SimpleAccount__factory } from '../../../generated/contracts/account-abstraction/types/index.js';
 import { TestToken__factory } from '../../../generated/contracts/types/index.js';
 import { openTestDb } from '../../helpers/db.js';
@@ -131,13 +132,10 @@ beforeAll(async () => {
   const state = devnet.state;
   entryPoint = state.entryPoint!;
   factory = state.accountFactory!;
-  // The same wiring as `l2stack dev` (src/devnet/services/rpc.ts): the bundler URL and prefix from the state.
-  rpc = await startTestRpc({
-    db: db.client,
-    schema: db.schema('rpc_aa'),
-    upstreams: [state.l2.upstreamRpcUrl],
-    env: { RPC_BUNDLER_URL: state.bundler!.url, RPC_BUNDLER_VENDOR_PREFIX: state.bundler!.vendorPrefix },
-  });
+  // The wiring of `l2stack dev`: the bundler URL and prefix come from the devnet's state.
+  const bundlerEnv = devnetBundlerEnv(state, {});
+  expect(bundlerEnv).toEqual({ RPC_BUNDLER_URL: state.bundler!.url, RPC_BUNDLER_VENDOR_PREFIX: 'pimlico_' });
+  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc_aa'), upstreams: [state.l2.upstreamRpcUrl], env: bundlerEnv });
   validate = await resultValidator();
   provider = new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { staticNetwork: true, cacheTimeout: -1 });
   owner = new Wallet(state.accounts[10]!.privateKey, provider);
@@ -163,6 +161,8 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     expect(factory).toBe(create2Address(`${SimpleAccountFactory__factory.bytecode}${AbiCoder.defaultAbiCoder().encode(['address'], [entryPoint]).slice(2)}`));
     expect(await provider.getCode(entryPoint)).not.toBe('0x');
     expect(await endpoint('eth_supportedEntryPoints', [])).toEqual([entryPoint]);
+    // An operator's own bundler wins over the devnet's.
+    expect(devnetBundlerEnv(devnet.state, { RPC_BUNDLER_URL: 'http://127.0.0.1:1' })).toEqual({});
   });
 
   it('behavior: the first operation deploys the counterfactual account (initCode), the second moves a test token', async () => {
