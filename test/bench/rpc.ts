@@ -95,6 +95,8 @@ async function startEndpoint(upstream: string, env: Record<string, string>, node
       RPC_UPSTREAM_URLS: upstream,
       RPC_RATE_LIMIT_PER_SECOND: '0',
       RPC_MAX_LOGS_RESULTS: '10000',
+      // The filter cases make 32 filters per case on each endpoint (uninstalled after it).
+      RPC_MAX_FILTERS_PER_CLIENT: '1000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -183,8 +185,12 @@ export async function main(): Promise<void> {
     const filtersOn = async (url: string, criteria: unknown) =>
       Promise.all(Array.from({ length: CONNECTIONS }, () => result(url, 'eth_newFilter', [criteria]) as Promise<string>));
     const filterIds = new Map<string, string[]>();
+    const uninstallAll = async () => {
+      for (const [url, ids] of filterIds) for (const id of ids) await result(url, 'eth_uninstallFilter', [id]);
+      filterIds.clear();
+    };
     const pollBody = (url: string) => (c: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [filterIds.get(url)![c % CONNECTIONS]] });
-    const cases: { name: string; body: (t: Target) => (c: number) => string; before?: () => Promise<void>; after?: () => void }[] = [
+    const cases: { name: string; body: (t: Target) => (c: number) => string; before?: () => Promise<void>; after?: () => Promise<void> }[] = [
       { name: 'eth_blockNumber', body: () => req('eth_blockNumber', []) },
       { name: 'eth_getBalance', body: () => req('eth_getBalance', [signer.address, 'latest']) },
       { name: 'eth_call', body: () => req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest']) },
@@ -194,6 +200,7 @@ export async function main(): Promise<void> {
         before: async () => {
           for (const t of [direct, cached, uncached]) filterIds.set(t.url, await filtersOn(t.url, { address }));
         },
+        after: () => uninstallAll(),
         body: (t) => pollBody(t.url),
       },
       {
@@ -208,7 +215,10 @@ export async function main(): Promise<void> {
             void provider.send('eth_sendTransaction', [{ from, to: address, data: data(n++), gas: '0x100000' }]).catch(() => undefined);
           }, 100);
         },
-        after: () => clearInterval(miner),
+        after: async () => {
+          clearInterval(miner);
+          await uninstallAll();
+        },
         body: (t) => pollBody(t.url),
       },
       { name: 'eth_getBlockByNumber final+txs', body: () => req('eth_getBlockByNumber', [logsBlock, true]) },
@@ -232,7 +242,7 @@ export async function main(): Promise<void> {
       const off = await load(uncached, c.body(uncached));
       windows.push([began, nowUs()]);
       profiledRequests += off.total;
-      c.after?.();
+      await c.after?.();
       const side = (s: Side) =>
         `${fmt(s.rps, 0).padStart(6)} req/s ${fmt(s.rps / d.rps).padStart(5)}x p50 ${fmt(s.p50)} (+${fmt(s.p50 - d.p50)}) p99 ${fmt(s.p99)} (+${fmt(s.p99 - d.p99)}) ms` +
         `${s.cpuUsPerReq !== undefined ? ` cpu ${fmt(s.cpuUsPerReq, 0)} µs/req` : ''}${s.bad > 0 ? ` BAD ${s.bad}/${s.total}` : ''}`;

@@ -133,10 +133,11 @@ export class JsonRpcHttpClient {
   /**
    * Reads issued in the same event-loop turn are sent as JSON-RPC batches of at most 50 calls and
    * RPC_UPSTREAM_MAX_BATCH_BYTES (fewer HTTP round trips under load, a single request when alone);
-   * `batch: false` (writes) always goes alone.
+   * `batch: false` (writes) always goes alone, and so does a read with `alone` (answers that may be large:
+   * alone, its answer is recognized in constant time, while a batch answer must be scanned to be cut).
    */
-  call(method: string, params: readonly unknown[], options: { timeoutMs?: number; batch?: boolean } = {}): Promise<UpstreamResponse> {
-    if (options.batch === false || !this.batching || options.timeoutMs !== undefined) {
+  call(method: string, params: readonly unknown[], options: { timeoutMs?: number; batch?: boolean; alone?: boolean } = {}): Promise<UpstreamResponse> {
+    if (options.batch === false || options.alone || !this.batching || options.timeoutMs !== undefined) {
       return this.single(method, params, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
     }
     return new Promise((resolve, reject) => {

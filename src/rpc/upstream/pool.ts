@@ -11,6 +11,12 @@ import { HeadTracker } from '../head/tracker.js';
 import { HeadSubscription, wsUrlFor } from '../head/subscription.js';
 import type { RawJson } from './raw-json.js';
 
+/**
+ * Reads whose answers may be large go upstream alone, never merged into a batch: a single answer's result
+ * is found without reading it (raw-json.ts fastResult), a batch answer has to be scanned to be cut apart.
+ */
+const LARGE_ANSWERS = new Set(['eth_getLogs', 'eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockReceipts', 'debug_traceBlockByNumber', 'debug_traceTransaction', 'debug_traceCall', 'trace_transaction', 'eth_getProof']);
+
 export interface UpstreamOptions {
   urls: readonly string[];
   timeoutMs: number;
@@ -302,7 +308,7 @@ export class UpstreamPool {
       const started = performance.now();
       u.inflight++;
       try {
-        const response = await u.client.call(method, params, { batch: !options.write });
+        const response = await u.client.call(method, params, { batch: !options.write, alone: LARGE_ANSWERS.has(method) });
         const ms = performance.now() - started;
         u.latencyMs = u.latencyMs === 0 ? ms : u.latencyMs * 0.9 + ms * 0.1;
         this.metrics.latency.observe({ upstream: u.id }, ms / 1000);
