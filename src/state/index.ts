@@ -55,6 +55,9 @@ export async function startStateManager({ common, db, config }: { common: Common
   const ingestor = new Ingestor(world, l2, logger, common.metrics, {
     maxBlocksPerStep: config.maxBlocksPerStep,
     blocksPerTransaction: config.blocksPerTransaction,
+    onCommit: (written) => {
+      head = written;
+    },
     genesisAccounts: config.genesisAccounts,
     finalized: () => finality.latestFinalized(),
   });

@@ -30,6 +30,11 @@ interface FetchedBlock {
 const FETCH_AHEAD = 8;
 /** Rows staged in memory before a batch is written early (about 100 bytes each): bounds the memory of a batch. */
 const MAX_STAGED_ROWS = 500_000;
+/**
+ * A batch open this long is written even if not full: finalization (and so svc_getProof and L2→L1 claims)
+ * can only move up to a written block, so a slow catch-up still makes steady progress visible.
+ */
+const MAX_BATCH_MS = 2_000;
 
 /**
  * Follows the L2 upstream block by block: header, then the block's prestate diff (traced by the header's
@@ -57,6 +62,8 @@ export class Ingestor {
       blocksPerTransaction?: number;
       genesisAccounts: string[];
       finalized: () => bigint | undefined;
+      /** Called after each write with the new head (the state manager publishes it to the coordinator at once). */
+      onCommit?: (head: bigint) => void;
     },
   ) {
     if (!isBatchingStore(world.store)) throw new Error('the state store cannot write several blocks in one transaction');
@@ -106,6 +113,7 @@ export class Ingestor {
     const last = next + max - 1n < upstream ? next + max - 1n : upstream;
     const perTransaction = this.options.blocksPerTransaction ?? 100;
     const ahead = this.fetchAhead(next, last);
+    let batchStarted = performance.now();
     try {
       for (; next <= last && !signal?.aborted; next++) {
         const started = performance.now();
@@ -121,7 +129,10 @@ export class Ingestor {
         parentHash = h.hash;
         this.m.accounts.inc(changes.length);
         this.m.seconds.observe((performance.now() - started) / 1000);
-        if (this.staged.pendingBlocks >= perTransaction || this.staged.pendingRows >= MAX_STAGED_ROWS) await this.flush();
+        if (this.staged.pendingBlocks >= perTransaction || this.staged.pendingRows >= MAX_STAGED_ROWS || performance.now() - batchStarted >= MAX_BATCH_MS) {
+          await this.flush();
+          batchStarted = performance.now();
+        }
       }
       await this.flush();
     } finally {
@@ -142,6 +153,7 @@ export class Ingestor {
     this.m.batch.observe(blocks);
     this.m.applied.inc(blocks);
     this.m.head.set(Number(top));
+    this.options.onCommit?.(top);
   }
 
   /** Fetches blocks [from, to] up to FETCH_AHEAD ahead of the one asked for; `stop` drops what is in flight. */

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DevnetState } from '../../src/devnet/state-file.js';
@@ -232,7 +232,7 @@ async function devReady(): Promise<void> {
   const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
   const file = join(mkdtempSync(join(tmpdir(), 'l2s-bench-')), 'devnet.json');
   const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
-    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_HOST: '', TOKEN_API_PORT: '0', RPC_PORT: '0', API_PORT: '0' },
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_STATE_DEV_LOG_LEVEL ?? 'warn', DATABASE_HOST: '', TOKEN_API_PORT: '0', RPC_PORT: '0', API_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -273,5 +273,7 @@ async function devReady(): Promise<void> {
     child.kill('SIGINT');
     setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
     await exited;
+    // BENCH_STATE_DEV_LOG=path keeps what `l2stack dev` printed (with BENCH_STATE_DEV_LOG_LEVEL=info: the state manager's progress).
+    if (process.env.BENCH_STATE_DEV_LOG) writeFileSync(process.env.BENCH_STATE_DEV_LOG, out);
   }
 }
