@@ -38,6 +38,9 @@ export interface Chain {
 
 const RPC_TIMEOUT_MS = 15_000;
 
+/** JSON-RPC calls the relayer's providers send, by chain and method (what each claim costs the nodes). */
+export const rpcCallCounter = (registry: Registry) => counter(registry, 'relayer_rpc_calls_total', 'JSON-RPC calls sent by the relayer pipelines, by chain and method.', ['chain', 'method']);
+
 /**
  * JSON-RPC call outside a provider (before one exists, and by health checks), over the same bounded
  * connection pool as the providers, so readiness probes cannot multiply sockets to the nodes.
@@ -55,6 +58,7 @@ export async function connectChain(
   signal: AbortSignal,
 ): Promise<Chain | undefined> {
   const errors = counter(options.metrics, 'relayer_rpc_errors_total', 'JSON-RPC transport failures by chain.', ['chain']);
+  const calls = rpcCallCounter(options.metrics);
   let warned = false;
   let chainId: bigint | undefined;
   while (chainId === undefined) {
@@ -72,8 +76,11 @@ export async function connectChain(
   const network = Network.from(chainId);
   const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
   provider.pollingInterval = 250;
-  void provider.on('debug', (info: { action: string }) => {
+  void provider.on('debug', (info: { action: string; payload?: { method: string } | { method: string }[] }) => {
     if (info.action === 'receiveRpcError') errors.inc({ chain: options.name });
+    else if (info.action === 'sendRpcPayload' && info.payload) {
+      for (const p of Array.isArray(info.payload) ? info.payload : [info.payload]) calls.inc({ chain: options.name, method: p.method });
+    }
   });
   return { name: options.name, provider, chainId, url: options.url, contract: options.contract, iface: options.name === 'L1' ? l1Interface : l2Interface };
 }

@@ -1,10 +1,11 @@
-import { Transaction } from 'ethers';
+import { keccak256, Transaction } from 'ethers';
 import type { Knex } from 'knex';
 import { BaseError } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
 import type { MessageRow, RelayerRepository } from './db/repository.js';
 import type { MessageStatus } from './db/migrations.js';
+import { changeStatus } from './db/status-change.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
 import type { Direction } from './config.js';
 import type { RelayerMetrics } from './metrics.js';
@@ -46,6 +47,25 @@ export function classifyBroadcastError(err: unknown): { refused: boolean; insuff
   const refused = insufficientFunds || connectionRefused || e?.code === 'NONCE_EXPIRED' || e?.code === 'REPLACEMENT_UNDERPRICED' || REFUSALS.test(text);
   return { refused, insufficientFunds };
 }
+
+export interface PlannedClaim {
+  message: MessageRow;
+  /** Statuses the message may still be in for the claim to go out. */
+  from: readonly MessageStatus[];
+  claim: ClaimTx;
+}
+
+export interface Submitted {
+  message: MessageRow;
+  hash: string;
+  nonce: number;
+  /** Settles once the node accepted the transaction, or rejects once it was undone. */
+  sent: Promise<void>;
+}
+
+const withoutSponsored = ({ sponsored: _sponsored, ...tx }: ClaimTx) => tx;
+/** The hash of a signed transaction is the keccak of its bytes: no need to parse it back. */
+const transactionHash = (signed: string) => keccak256(signed);
 
 export interface ClaimTx {
   to: string;
@@ -99,15 +119,40 @@ export class ClaimSender {
     return this.repo.t(knex, 'signer_nonce').where({ chain_id: this.chain.chainId.toString(), address: this.signer.address });
   }
 
-  async submit(message: MessageRow, from: readonly MessageStatus[], claim: ClaimTx): Promise<{ hash: string; nonce: number; sent: Promise<void> }> {
+  /** One claim: submitMany() of one message (the first result, or the reason it was not sent). */
+  async submit(message: MessageRow, from: readonly MessageStatus[], claim: ClaimTx): Promise<Submitted> {
+    const [r] = await this.submitMany([{ message, from, claim }]);
+    if (!r) throw new MessageMovedError(`message ${message.message_hash} is no longer ${from.join('/')}`);
+    return r;
+  }
+
+  private nonceRowReady = false;
+
+  /**
+   * Leases consecutive nonces for the claims, signs them and moves their messages to PENDING with the
+   * signed transactions, all in one database transaction (a handful of statements whatever the count),
+   * then broadcasts them in nonce order. Messages no longer in their `from` status are skipped (they get no
+   * nonce); claims beyond MAX_NONCE_DIFF are not sent, and when none fits a NonceGapError is thrown.
+   * Results follow the order of the claims sent, which is the order given.
+   */
+  async submitMany(claims: readonly PlannedClaim[]): Promise<Submitted[]> {
+    if (claims.length === 0) return [];
     const chainNonce = await this.chainNonce();
-    const { signed, hash, nonce } = await this.repo.db.run((knex) =>
+    const leased = await this.lease(claims, chainNonce).finally(() => this.repo.noteWrite());
+    this.nonceRowReady = true;
+    return this.broadcastInOrder(leased);
+  }
+
+  private lease(claims: readonly PlannedClaim[], chainNonce: number) {
+    return this.repo.db.run((knex) =>
       knex.transaction(async (trx) => {
-        await this.repo
-          .t(trx, 'signer_nonce')
-          .insert({ chain_id: this.chain.chainId.toString(), address: this.signer.address, next_nonce: chainNonce })
-          .onConflict(['chain_id', 'address'])
-          .ignore();
+        if (!this.nonceRowReady) {
+          await this.repo
+            .t(trx, 'signer_nonce')
+            .insert({ chain_id: this.chain.chainId.toString(), address: this.signer.address, next_nonce: chainNonce })
+            .onConflict(['chain_id', 'address'])
+            .ignore();
+        }
         const row = (await this.nonceRow(trx).forUpdate().first('next_nonce')) as { next_nonce: string };
         let nonce = Math.max(Number(row.next_nonce), chainNonce);
         let onChain = chainNonce;
@@ -120,56 +165,102 @@ export class ClaimSender {
             nonce = floor;
           }
         }
-        if (nonce - onChain > this.options.maxNonceDiff) {
+        const room = this.options.maxNonceDiff - (nonce - onChain) + 1;
+        if (room <= 0) {
           const detail = `the database nonce ${nonce} is ${nonce - onChain} ahead of the chain's ${onChain} for ${this.signer.address}, more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}); claiming resumes when the chain catches up`;
           this.setPaused(true, detail);
           throw new NonceGapError(detail);
         }
         this.setPaused(false);
-        const tx: UnsignedTx = { chainId: this.chain.chainId, nonce, value: 0n, ...claim };
-        const signed = await this.signer.signTransaction(tx);
-        const hash = Transaction.from(signed).hash!;
-        const moved = await this.repo.transitionIn(trx, message.id, from, 'PENDING', {
-          claim_tx_hash: hash,
-          claim_tx_nonce: String(nonce),
-          claim_gas_limit: claim.gasLimit.toString(),
-          claim_max_fee_per_gas: claim.maxFeePerGas.toString(),
-          claim_max_priority_fee_per_gas: claim.maxPriorityFeePerGas.toString(),
-          claim_tx_raw: signed,
-          is_sponsored: claim.sponsored,
-          retry_after: null,
-          bumps: 0,
-          claim_tx_kind: 'claim',
-        });
-        if (!moved) throw new MessageMovedError(`message ${message.message_hash} is no longer ${from.join('/')}`);
-        await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('retries + 1'), claim_tx_created_at: trx.fn.now() });
-        await this.nonceRow(trx).update({ next_nonce: nonce + 1, updated_at: trx.fn.now() });
-        return { signed, hash, nonce };
+        // Lock the messages and keep those still where the caller saw them: only they get nonces.
+        const ids = claims.map((c) => c.message.id);
+        const current = (await this.repo.t(trx, 'message').whereIn('id', ids).forUpdate().select('id', 'status')) as { id: string | number; status: MessageStatus }[];
+        const statusOf = new Map(current.map((r) => [String(r.id), r.status]));
+        const kept = claims.filter((c) => c.from.includes(statusOf.get(String(c.message.id))!)).slice(0, room);
+        if (kept.length === 0) return [];
+        const out: (PlannedClaim & { signed: string; hash: string; nonce: number })[] = [];
+        for (const [i, c] of kept.entries()) {
+          const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...withoutSponsored(c.claim) };
+          const signed = await this.signer.signTransaction(tx);
+          out.push({ ...c, signed, hash: transactionHash(signed), nonce: nonce + i });
+        }
+        const from = [...new Set(kept.flatMap((c) => c.from))];
+        const moved = await changeStatus(trx, this.repo.schema, out.map((c) => ({
+          id: String(c.message.id),
+          reason: null,
+          patch: {
+            claim_tx_hash: c.hash,
+            claim_tx_nonce: String(c.nonce),
+            claim_gas_limit: c.claim.gasLimit.toString(),
+            claim_max_fee_per_gas: c.claim.maxFeePerGas.toString(),
+            claim_max_priority_fee_per_gas: c.claim.maxPriorityFeePerGas.toString(),
+            claim_tx_raw: c.signed,
+            is_sponsored: c.claim.sponsored,
+            retry_after: null,
+            bumps: 0,
+            claim_tx_kind: 'claim' as const,
+          },
+        })), from, 'PENDING', null, { submission: true });
+        // The rows are locked and were checked above, so every one moved; anything else is a bug, and the
+        // transaction (nonces included) is rolled back rather than leave a hole.
+        if (moved.size !== out.length) throw new Error(`nonce lease moved ${moved.size} of ${out.length} locked messages`);
+        await this.nonceRow(trx).update({ next_nonce: nonce + out.length, updated_at: trx.fn.now() });
+        return out;
       }),
     );
-    // Broadcasts go out in nonce order but overlap with leasing the next nonce; `sent` settles once this
-    // one was accepted (or undone).
-    this.queued.add(hash);
-    const sent: Promise<void> = this.queue.catch(() => undefined).then(async () => {
-      try {
-        await this.broadcast(signed);
-        // Counted here, once the node holds it: a refused broadcast is no claim.
-        this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(claim.sponsored) });
-      } catch (err) {
-        this.cachedNonce = undefined;
-        const { refused, insufficientFunds } = classifyBroadcastError(err);
-        await this.undo(message, nonce, hash, err, claim, refused);
-        if (refused) throw new BroadcastRefusedError(`the node refused claim ${hash}: ${(err as Error).message.split('\n')[0]}`, insufficientFunds, err);
-        throw err;
-      } finally {
-        this.queued.delete(hash);
+  }
+
+  /**
+   * Broadcasts leased claims in nonce order, overlapping with the next lease; each `sent` settles once its
+   * claim was accepted (or undone). A claim the node refuses outright stops the rest of its batch: their
+   * higher nonces could not be mined before it, so they are given back too, highest first, so the lease
+   * returns to the refused nonce with no hole.
+   */
+  private broadcastInOrder(leased: (PlannedClaim & { signed: string; hash: string; nonce: number })[]): Submitted[] {
+    const settle = leased.map(() => {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const sent = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // Callers await `sent` when they need the outcome; during shutdown nobody may, and a broadcast cancelled
+      // by a destroyed provider must not surface as an unhandled rejection (undo() has already recorded it).
+      sent.catch(() => undefined);
+      return { sent, resolve, reject };
+    });
+    for (const c of leased) this.queued.add(c.hash);
+    const batch = this.queue.catch(() => undefined).then(async () => {
+      for (let i = 0; i < leased.length; i++) {
+        const c = leased[i]!;
+        try {
+          await this.broadcast(c.signed);
+          // Counted here, once the node holds it: a refused broadcast is no claim.
+          this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(c.claim.sponsored) });
+          settle[i]!.resolve();
+        } catch (err) {
+          this.cachedNonce = undefined;
+          const { refused, insufficientFunds } = classifyBroadcastError(err);
+          if (!refused) {
+            await this.undo(c.message, c.nonce, c.hash, err, c.claim, false).catch(() => undefined);
+            settle[i]!.reject(err);
+            continue;
+          }
+          for (let j = leased.length - 1; j >= i; j--) {
+            const r = leased[j]!;
+            await this.undo(r.message, r.nonce, r.hash, err, r.claim, true).catch(() => undefined);
+            const why = j === i ? (err as Error).message.split('\n')[0] : `an earlier claim of the batch (${c.hash}) was refused`;
+            settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${r.hash}: ${why}`, insufficientFunds, err));
+            this.queued.delete(r.hash);
+          }
+          return;
+        } finally {
+          this.queued.delete(c.hash);
+        }
       }
     });
-    this.queue = sent;
-    // Callers await `sent` when they need the outcome; during shutdown nobody may, and a broadcast cancelled
-    // by a destroyed provider must not surface as an unhandled rejection (undo() has already recorded it).
-    sent.catch(() => undefined);
-    return { hash, nonce, sent };
+    this.queue = batch;
+    return leased.map((c, i) => ({ message: c.message, hash: c.hash, nonce: c.nonce, sent: settle[i]!.sent }));
   }
 
   private queue: Promise<unknown> = Promise.resolve();
@@ -218,13 +309,13 @@ export class ClaimSender {
   private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx, refused: boolean): Promise<void> {
     const reason = `claim transaction ${refused ? 'refused by the node' : 'could not be sent'}: ${(err as Error).message.split('\n')[0]}`;
     const released = await this.repo.db.run((knex) =>
-      knex.transaction(async (trx) => {
+      knex.transaction(async (trx): Promise<number> => {
         const back = await this.repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
         if (back && refused) await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('greatest(retries - 1, 0)') });
         const n: unknown = await this.nonceRow(trx).where({ next_nonce: nonce + 1 }).update({ next_nonce: nonce });
         return Number(n);
       }),
-    );
+    ).finally(() => this.repo.noteWrite());
     // Lack of funds is reported once by the claiming pause, not once per message.
     const level = classifyBroadcastError(err).insufficientFunds ? 'debug' : 'warn';
     this.options.logger[level]({ message: message.message_hash, nonce, tx: hash, refused, err: (err as Error).message.split('\n')[0] }, 'claim broadcast failed; message returned for retry');

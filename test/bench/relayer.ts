@@ -22,11 +22,18 @@ import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
 import { messageTrees } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
+import { countStatements } from '../relayer/statement-counter.js';
 
 const N = Number(process.env.BENCH_MESSAGES ?? 1_000);
 /** One new claim transaction in DROP_EVERY is lost: 10 %. */
 const DROP_EVERY = 10;
 const SUBMISSION_TIMEOUT_MS = 3_000;
+/** How long this process's idle CPU is sampled before a relayer phase. */
+const IDLE_SAMPLE_MS = 3_000;
+/** BENCH_PHASES picks phases (direct, proxy, drop, sequential); all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'direct,proxy,drop,sequential,backlog').split(',').map((p) => p.trim()));
+/** The backlog phase: the relayer on each of these backlogs (messages each way), for the flatness table. */
+const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '100,1000,5000').split(',').map(Number);
 /** Part 1 (issue 7), 500 messages each way on the same kind of devnet, claims/s. */
 const PART1 = { messages: 500, relayer: { L1_TO_L2: 19.1, L2_TO_L1: 17.2 }, sequential: { L1_TO_L2: 15.4, L2_TO_L1: 11.5 } };
 const DIRECTIONS = ['L1_TO_L2', 'L2_TO_L1'] as const;
@@ -40,6 +47,8 @@ const pct = (xs: number[], p: number) => {
 
 interface Sent { hash: string; nonce: bigint; block: number; from: string; to: string; fee: bigint; value: bigint; calldata: string }
 interface Line { name: string; claims: number; p50: number; p95: number; claimsPerSecond: number }
+/** What the claims of one relayer phase cost, both directions together. */
+interface Cost { claims: number; cpuMsPerClaim: number; statementsPerClaim: number; rpcPerClaim: number; rpcByMethod: Record<string, number> }
 
 /** Sends n EOA messages without waiting for each receipt; returns them with their numbers and blocks. */
 async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n: number): Promise<Sent[]> {
@@ -99,11 +108,11 @@ async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<vo
  * (`dropEvery` undefined) or through drop proxies; it starts once every message is claimable (as the
  * baseline does), so this measures claiming alone.
  */
-async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, label: string, account: number, dropEvery?: number): Promise<Line[]> {
+async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, label: string, account: number, dropEvery?: number, count = N): Promise<Line[] & { cost?: Cost }> {
   // Errors only: the bump phase would print a warning for each of its hundreds of fee bumps.
   const common = testCommon('error');
   const from = { l1: await d.wallet(account, 'l1').provider!.getBlockNumber(), l2: await d.wallet(account, 'l2').provider!.getBlockNumber() };
-  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(account, 'l1'), 'l1', N), sendMany(d, d.wallet(account, 'l2'), 'l2', N)]);
+  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(account, 'l1'), 'l1', count), sendMany(d, d.wallet(account, 'l2'), 'l2', count)]);
   await allAnchored(d, l1, l2);
   const s = d.devnet.state;
   const proxies = dropEvery === undefined ? undefined : { l1: await startDropProxy(s.l1.rpcUrl, dropEvery), l2: await startDropProxy(s.l2.rpcUrl, dropEvery) };
@@ -114,20 +123,33 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
     L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
     MESSAGE_SUBMISSION_TIMEOUT: String(SUBMISSION_TIMEOUT_MS),
   }));
-  const schema = db.schema(`bench_relayer_${account}`);
+  const schema = db.schema(`bench_relayer_${account}_${Date.now() % 100_000}`);
+  // CPU of this process while idle (the in-process coordinator, this loop's polling) is measured first and
+  // taken off the relayer's figure.
+  const idleStart = process.cpuUsage();
+  await sleep(IDLE_SAMPLE_MS);
+  const idle = process.cpuUsage(idleStart);
+  const idleMsPerMs = (idle.user + idle.system) / 1_000 / IDLE_SAMPLE_MS;
+  const statements = countStatements(db.client.knex, schema);
+  const cpuStart = process.cpuUsage();
+  const wallStart = Date.now();
   const relayer = await startRelayer({ common, db: db.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
   const total = l1.length + l2.length;
   const q = () => db.client.knex(`${schema}.message`);
   // Every message ends claimed, or in a final status other than success (reported): bounded either way.
-  const deadline = Date.now() + Math.max(600_000, N * 600);
+  const deadline = Date.now() + Math.max(600_000, count * 600);
   for (;;) {
     const open = (await q().whereIn('status', ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED']).count({ count: '*' })) as [{ count: string }];
     const [{ count: seen }] = (await q().count({ count: '*' })) as [{ count: string }];
     if ((Number(seen) >= total && Number(open[0].count) === 0) || Date.now() > deadline) break;
     await sleep(500);
   }
+  const cpu = process.cpuUsage(cpuStart);
+  const wallMs = Date.now() - wallStart;
+  statements.stop();
   const rows = (await q().select('direction', 'status', 'anchored_at', 'claimed_at')) as { direction: Dir; status: string; anchored_at: Date; claimed_at: Date | null }[];
   const replacements = (await common.metrics.getSingleMetric('relayer_claim_replacements_total')!.get()).values;
+  const rpcValues = (await common.metrics.getSingleMetric('relayer_rpc_calls_total')?.get())?.values ?? [];
   await relayer.stop();
   const dropped = { L1_TO_L2: await proxies?.l2.dropped(), L2_TO_L1: await proxies?.l1.dropped() };
   await Promise.all([proxies?.l1.close(), proxies?.l2.close()]);
@@ -142,7 +164,16 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
     const extra = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
     results.push(report(`${label} ${dir}`, lat, span, `${extra}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
   }
-  return results;
+  const claims = rows.filter((r) => r.status === 'CLAIMED_SUCCESS').length;
+  const rpcByMethod: Record<string, number> = {};
+  for (const v of rpcValues) rpcByMethod[String(v.labels.method)] = (rpcByMethod[String(v.labels.method)] ?? 0) + v.value / Math.max(claims, 1);
+  const rpcTotal = rpcValues.reduce((a, v) => a + v.value, 0);
+  const cpuMs = Math.max((cpu.user + cpu.system) / 1_000 - idleMsPerMs * wallMs, 0);
+  const cost: Cost = { claims, cpuMsPerClaim: cpuMs / Math.max(claims, 1), statementsPerClaim: statements.count() / Math.max(claims, 1), rpcPerClaim: rpcTotal / Math.max(claims, 1), rpcByMethod };
+  const methods = Object.entries(rpcByMethod).sort((a, b) => b[1] - a[1]).map(([m, n]) => `${m} ${n.toFixed(2)}`).join(', ');
+  const kinds = Object.entries(statements.byKind()).map(([k, n]) => `${k} ${(n / Math.max(claims, 1)).toFixed(2)}`).join(', ');
+  console.log(`${label}: per claim (${claims} claims, both directions): CPU ${cost.cpuMsPerClaim.toFixed(2)} ms (idle ${(idleMsPerMs * 100).toFixed(0)} % of a core taken off), SQL statements ${cost.statementsPerClaim.toFixed(1)} (${kinds}), RPC calls ${cost.rpcPerClaim.toFixed(2)} (${methods})`);
+  return Object.assign(results, { cost });
 }
 
 /** The baseline: claims one message at a time with the devnet's own bindings, waiting for each receipt. */
@@ -198,16 +229,36 @@ export async function main(): Promise<void> {
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   try {
-    console.log(`${N} messages each way, database ${db.client.kind}; the last relayer phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms`);
-    const direct = await relayerPhase(d, db, 'relayer', 13, undefined);
-    const proxied = await relayerPhase(d, db, 'relayer via proxy', 16, 0);
-    const bumped = await relayerPhase(d, db, 'relayer via proxy, 10 % lost', 17, DROP_EVERY);
-    const baseline = await baselinePhase(d);
+    console.log(`${N} messages each way, database ${db.client.kind}, phases ${[...PHASES].join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms`);
+    const direct = PHASES.has('direct') ? await relayerPhase(d, db, 'relayer', 13, undefined) : undefined;
+    const proxied = PHASES.has('proxy') ? await relayerPhase(d, db, 'relayer via proxy', 16, 0) : undefined;
+    const bumped = PHASES.has('drop') ? await relayerPhase(d, db, 'relayer via proxy, 10 % lost', 17, DROP_EVERY) : undefined;
+    const baseline = PHASES.has('sequential') ? await baselinePhase(d) : undefined;
+    const backlog: { messages: number; lines: Line[] & { cost?: Cost } }[] = [];
+    // Fresh senders per backlog (accounts 10, 11, 18, 19 are not used by the other phases).
+    const backlogAccounts = [10, 11, 18, 19];
+    if (PHASES.has('backlog')) {
+      for (const [i, b] of BACKLOGS.entries()) backlog.push({ messages: b, lines: await relayerPhase(d, db, `relayer, backlog ${b}`, backlogAccounts[i % backlogAccounts.length]!, undefined, b) });
+    }
     for (const [i, dir] of DIRECTIONS.entries()) {
-      const [r, p, f, b] = [direct[i]!, proxied[i]!, bumped[i]!, baseline[i]!];
-      const vs = (x: Line) => `${x.claimsPerSecond.toFixed(1)} claims/s (${(x.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x sequential), p95 ${x.p95.toFixed(1)} s (${(x.p95 / b.p95).toFixed(2)}x)`;
-      console.log(`${dir}: sequential ${b.claimsPerSecond.toFixed(1)} claims/s, p95 ${b.p95.toFixed(1)} s; relayer ${vs(r)}; via proxy ${vs(p)}; via proxy with 10 % lost ${vs(f)}`);
+      const b = baseline?.[i];
+      const vs = (x: Line) => `${x.claimsPerSecond.toFixed(1)} claims/s${b ? ` (${(x.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x sequential)` : ''}, p95 ${x.p95.toFixed(1)} s${b ? ` (${(x.p95 / b.p95).toFixed(2)}x)` : ''}`;
+      const parts = [
+        b && `sequential ${b.claimsPerSecond.toFixed(1)} claims/s, p95 ${b.p95.toFixed(1)} s`,
+        direct && `relayer ${vs(direct[i]!)}`,
+        proxied && `via proxy ${vs(proxied[i]!)}`,
+        bumped && `via proxy with 10 % lost ${vs(bumped[i]!)}${proxied ? ` (${(bumped[i]!.claimsPerSecond / proxied[i]!.claimsPerSecond).toFixed(2)}x loss-free)` : ''}`,
+      ].filter(Boolean);
+      console.log(`${dir}: ${parts.join('; ')}`);
       console.log(`${' '.repeat(dir.length)}  part 1 (${PART1.messages} each way): relayer ${PART1.relayer[dir]} vs sequential ${PART1.sequential[dir]} claims/s (${(PART1.relayer[dir] / PART1.sequential[dir]).toFixed(1)}x)`);
+    }
+    if (backlog.length > 0) {
+      const first = backlog[0]!.lines;
+      console.log('\nbacklog (messages each way) | L1_TO_L2 claims/s | L2_TO_L1 claims/s | vs smallest backlog | CPU ms/claim | SQL/claim | RPC/claim');
+      for (const { messages, lines } of backlog) {
+        const ratio = DIRECTIONS.map((_, i) => (lines[i]!.claimsPerSecond / first[i]!.claimsPerSecond).toFixed(2)).join(' / ');
+        console.log(`${String(messages).padStart(27)} | ${lines[0]!.claimsPerSecond.toFixed(1).padStart(17)} | ${lines[1]!.claimsPerSecond.toFixed(1).padStart(17)} | ${ratio.padStart(19)} | ${lines.cost!.cpuMsPerClaim.toFixed(2).padStart(12)} | ${lines.cost!.statementsPerClaim.toFixed(1).padStart(9)} | ${lines.cost!.rpcPerClaim.toFixed(2).padStart(9)}`);
+      }
     }
   } finally {
     await d.stop();

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
 import type { MessageStatus } from './migrations.js';
+import { changeStatus, type StatusChange, type StatusChangeOptions } from './status-change.js';
 
 /** A stored message as read from the database (numeric and int8 columns arrive as strings). */
 export interface MessageRow {
@@ -84,6 +85,23 @@ const json = (v: unknown) => JSON.stringify(v);
 export class RelayerRepository {
   constructor(readonly db: DbClient, readonly schema: string) {}
 
+  /** Writes this repository made (counted once each settled, committed or not). */
+  private writes = 0;
+  private readonly dueCache = new Map<string, { writes: number; at: number; rows: MessageRow[] }>();
+
+  /** Every write through this repository (or a caller's own transaction on its tables) calls this once done. */
+  noteWrite(): void {
+    this.writes++;
+  }
+
+  private async write<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      this.noteWrite();
+    }
+  }
+
   t(knex: Knex, table: string) {
     return knex(`${this.schema}.${table}`);
   }
@@ -93,7 +111,11 @@ export class RelayerRepository {
    * restart neither skips nor duplicates a message. Known (hash, direction) pairs are left untouched.
    */
   async storeMessages(messages: NewMessage[], cursor: { name: string; lastBlock: number }): Promise<number> {
-    return this.db.run((knex) =>
+    if (messages.length === 0) {
+      await this.db.run((knex) => this.setCursorIn(knex, cursor.name, cursor.lastBlock));
+      return 0;
+    }
+    return this.write(() => this.db.run((knex) =>
       knex.transaction(async (trx) => {
         let inserted: { id: string; status: MessageStatus; failure_reason: string | null }[] = [];
         if (messages.length > 0) {
@@ -109,7 +131,7 @@ export class RelayerRepository {
         await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
         return inserted.length;
       }),
-    );
+    ));
   }
 
   async getCursor(name: string): Promise<number | undefined> {
@@ -126,21 +148,20 @@ export class RelayerRepository {
 
   /**
    * Moves a message to `to` only if it is still in one of `from` (so two workers, or a worker and an
-   * operator, never both act on one message), and records the change in the status history.
+   * operator, never both act on one message), and records the change in the status history: one statement.
    */
-  async transitionIn(knex: Knex, id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
-    const update: Record<string, unknown> = { ...patch, status: to, failure_reason: reason, updated_at: knex.fn.now() };
-    if ('proof' in patch) update.proof = patch.proof === null ? null : json(patch.proof);
-    const rows = await this.t(knex, 'message').where({ id }).whereIn('status', from as MessageStatus[]).update(update, ['id', 'status']);
-    if (rows.length === 0) return false;
-    // Re-evaluations that keep the status (e.g. FEE_UNDERPRICED again) are not new history entries.
-    const last = await this.t(knex, 'message_status_history').where({ message_id: id }).orderBy('id', 'desc').first<{ status: string } | undefined>('status');
-    if (last?.status !== to) await this.t(knex, 'message_status_history').insert({ message_id: id, status: to, reason });
-    return true;
+  async transitionIn(knex: Knex, id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null, options: StatusChangeOptions = {}): Promise<boolean> {
+    return (await changeStatus(knex, this.schema, [{ id, patch }], from, to, reason, options)).size > 0;
   }
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
-    return this.db.run((knex) => knex.transaction((trx) => this.transitionIn(trx, id, from, to, patch, reason)));
+    return this.write(() => this.db.run((knex) => this.transitionIn(knex, id, from, to, patch, reason)));
+  }
+
+  /** transition() of many messages in one statement; returns the ids moved. */
+  transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
+    if (changes.length === 0) return Promise.resolve(new Set());
+    return this.write(() => this.db.run((knex) => changeStatus(knex, this.schema, changes, from, to, reason)));
   }
 
   /**
@@ -148,7 +169,7 @@ export class RelayerRepository {
    * is still the message's current one.
    */
   async replaceClaimTx(id: string, previousHash: string, patch: MessagePatch & { failure_reason: string }, counts: { bump: boolean }): Promise<boolean> {
-    return this.db.run(async (knex) => {
+    return this.write(() => this.db.run(async (knex) => {
       const n: unknown = await this.t(knex, 'message')
         .where({ id, status: 'PENDING', claim_tx_hash: previousHash })
         .update({
@@ -159,12 +180,12 @@ export class RelayerRepository {
           updated_at: knex.fn.now(),
         });
       return Number(n) > 0;
-    });
+    }));
   }
 
   /** Updates fields without changing the status (failure reason, retry time). */
   async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
-    await this.db.run((knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() }));
+    await this.write(() => this.db.run((knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() })));
   }
 
   /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
@@ -181,6 +202,23 @@ export class RelayerRepository {
     });
   }
 
+  /**
+   * due() for a pipeline loop that runs every few hundred milliseconds: while nothing was written through
+   * this repository since the same read, and for at most `maxAgeMs` (writers elsewhere: an operator's
+   * requeue, retry times coming due), the rows of that read are returned again without a query. So an idle
+   * loop costs the database nothing, and a busy one one read per tick after each change.
+   */
+  async dueUnlessUnchanged(direction: Direction, statuses: readonly MessageStatus[], limit: number, maxAgeMs: number): Promise<MessageRow[]> {
+    const key = `${direction}:${statuses.join(',')}:${limit}`;
+    const hit = this.dueCache.get(key);
+    if (hit && hit.writes === this.writes && Date.now() - hit.at < maxAgeMs) return hit.rows;
+    const writes = this.writes;
+    const at = Date.now();
+    const rows = await this.due(direction, statuses, limit);
+    this.dueCache.set(key, { writes, at, rows });
+    return rows;
+  }
+
   async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
     return this.db.run((knex) =>
       this.t(knex, 'message')
@@ -194,7 +232,7 @@ export class RelayerRepository {
   // --- finalizations (L2→L1 anchoring) -----------------------------------------------------------------
 
   async storeFinalizations(rows: Omit<FinalizationRow, 'id' | 'leaves'>[], cursor: { name: string; lastBlock: number }): Promise<void> {
-    await this.db.run((knex) =>
+    await this.write(() => this.db.run((knex) =>
       knex.transaction(async (trx) => {
         if (rows.length > 0) {
           await this.t(trx, 'finalization')
@@ -204,7 +242,7 @@ export class RelayerRepository {
         }
         await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
       }),
-    );
+    ));
   }
 
   async finalizationCovering(contractAddress: string, l2Block: number): Promise<FinalizationRow | undefined> {
@@ -219,7 +257,7 @@ export class RelayerRepository {
   }
 
   async saveLeaves(id: string, leaves: string[]): Promise<void> {
-    await this.db.run((knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) }));
+    await this.write(() => this.db.run((knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) })));
   }
 
   // --- API and metrics ----------------------------------------------------------------------------------
@@ -271,12 +309,12 @@ export class RelayerRepository {
   /** The cleaner: final-status messages older than `days` (never one that still needs work). */
   async deleteFinalOlderThan(days: number): Promise<number> {
     // `returning` gives the deleted rows on both drivers (a bare delete's result differs between them).
-    const rows = await this.db.run((knex) =>
+    const rows = await this.write(() => this.db.run((knex) =>
       this.t(knex, 'message')
         .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION'])
         .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))
         .delete(['id']),
-    );
+    ));
     return (rows as unknown[]).length;
   }
 }

@@ -1,13 +1,16 @@
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import { SignerFunds } from '../funds.js';
-import { BroadcastRefusedError, MessageMovedError, NonceGapError } from '../sender.js';
+import { BroadcastRefusedError, NonceGapError, type PlannedClaim } from '../sender.js';
 import { claimFeeRecipient, claimTarget, directionPrefix, type DirectionContext } from './context.js';
+import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
 import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
 
 const CLAIMABLE = ['ANCHORED', 'FEE_UNDERPRICED'] as const;
 const PLAN_CONCURRENCY = 16;
+/** Claims leased, signed and recorded per database transaction. */
+const SUBMIT_CHUNK = 32;
 
 /** Runs at most `n` of the given tasks at once. */
 function concurrency(n: number) {
@@ -122,16 +125,18 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       }
       return none;
     }
-    if (await isClaimedOnChain(ctx, m)) {
-      await ctx.repo.transition(m.id, from, 'CLAIMED_SUCCESS', { claimed_at: new Date() }, `already claimed on ${ctx.destination.name}; no transaction sent`);
-      return none;
-    }
     const data = encodeClaim(ctx, m);
     let estimate: { gas: bigint; fees?: FeeEstimate };
     try {
+      // No separate "already claimed?" call per message: a claimed message makes the estimate revert, and
+      // only then is its status read.
       estimate = await estimateGas(ctx, data, svc);
     } catch (err) {
       if (!isRevert(err)) throw err;
+      if (await isClaimedOnChain(ctx, m)) {
+        await ctx.repo.transition(m.id, from, 'CLAIMED_SUCCESS', { claimed_at: new Date() }, `already claimed on ${ctx.destination.name}; no transaction sent`);
+        return none;
+      }
       const reason = describeRevert(ctx.destination.iface, err);
       if (reason.startsWith('RateLimitExceeded')) {
         await ctx.repo.annotate(m.id, m.status, { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAfter() });
@@ -172,18 +177,16 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     return { send: true, data, gas, fees: f, sponsored };
   }
 
-  /** Sends the planned claim (sequentially: nonces are leased in order) within the L1 rate limit. */
-  async function send(m: MessageRow, p: Extract<Plan, { send: true }>, gasLimit: bigint, room: { left: bigint } | undefined): Promise<{ sent: Promise<void> } | undefined> {
-    if (room) {
-      const amount = BigInt(m.fee) + BigInt(m.value);
-      if (amount > room.left) {
-        await ctx.repo.annotate(m.id, m.status, { failure_reason: `L1 rate limit: ${amount} wei does not fit the ${room.left} wei left in the period; retried later`, retry_after: retryAfter() });
-        return undefined;
-      }
-      room.left -= amount;
+  /** Whether the claim fits what is left of the L1 rate limit this period (taken from it if so). */
+  async function fitsRateLimit(m: MessageRow, room: { left: bigint } | undefined): Promise<boolean> {
+    if (!room) return true;
+    const amount = BigInt(m.fee) + BigInt(m.value);
+    if (amount > room.left) {
+      await ctx.repo.annotate(m.id, m.status, { failure_reason: `L1 rate limit: ${amount} wei does not fit the ${room.left} wei left in the period; retried later`, retry_after: retryAfter() });
+      return false;
     }
-    const { sent } = await ctx.sender.submit(m, [m.status], { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored });
-    return { sent };
+    room.left -= amount;
+    return true;
   }
 
   const funds = ctx.funds ?? new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: ctx.sender.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics });
@@ -191,7 +194,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
     const balance = await funds.read();
     if (funds.belowThreshold(balance)) return false;
-    const rows = await ctx.repo.due(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb);
+    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (rows.length === 0) {
       if (funds.paused && balance >= funds.paused.needed) funds.resume();
       return false;
@@ -210,14 +213,47 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
     let firstError: unknown;
     const plans: Promise<Plan>[] = [];
-    // Checks and gas estimates run PLAN_CONCURRENCY at a time; sending stays sequential and in order.
+    // Checks and gas estimates run PLAN_CONCURRENCY at a time; the claims then go out in one nonce lease.
     const limiter = concurrency(PLAN_CONCURRENCY);
     for (const m of rows) plans.push(limiter(() => plan(m, fees)));
     const broadcasts: Promise<void>[] = [];
     let paused = false;
+    let batch: PlannedClaim[] = [];
+    /** Leases nonces for, signs and records the claims gathered so far, in one database transaction. */
+    const flush = async (): Promise<void> => {
+      const claims = batch;
+      batch = [];
+      if (claims.length === 0 || ctx.signal?.aborted) return;
+      try {
+        // Claims beyond MAX_NONCE_DIFF are not sent: the next lease pauses (logged, in metrics).
+        const submitted = await ctx.sender.submitMany(claims);
+        const claimOf = new Map(claims.map((b) => [b.message.id, b.claim]));
+        for (const s of submitted) {
+          const cost = claimOf.get(s.message.id)!;
+          // A pause ends when the node takes a claim, not when one is signed.
+          s.sent.then(() => funds.resume(), () => undefined);
+          // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
+          s.sent.catch((err: unknown) => {
+            if (err instanceof BroadcastRefusedError && err.insufficientFunds && !refusedForFunds) {
+              refusedForFunds = err;
+              funds.cannotPay(budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
+            }
+          });
+          broadcasts.push(s.sent);
+        }
+      } catch (err) {
+        if (err instanceof NonceGapError) {
+          paused = true;
+          return;
+        }
+        firstError ??= err;
+        const reason = `claim attempt failed: ${(err as Error).message.split('\n')[0]}`;
+        await Promise.all(claims.map((b) => ctx.repo.annotate(b.message.id, b.message.status, { failure_reason: reason }).catch(() => undefined)));
+      }
+    };
     for (const [i, m] of rows.entries()) {
-      // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast below.
-      if (ctx.signal?.aborted) break;
+      // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast.
+      if (ctx.signal?.aborted || paused) break;
       if (refusedForFunds) {
         paused = true;
         break;
@@ -233,31 +269,18 @@ export function createClaimingProcessor(ctx: DirectionContext) {
           paused = true;
           break;
         }
-        const sent = await send(m, p, gasLimit, room);
-        if (!sent) continue;
+        if (!(await fitsRateLimit(m, room))) continue;
         budget -= gasLimit * p.fees.maxFeePerGas;
-        // A pause ends when the node takes a claim, not when one is signed.
-        sent.sent.then(() => funds.resume(), () => undefined);
-        const cost = { gasLimit, maxFeePerGas: p.fees.maxFeePerGas };
-        // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
-        sent.sent.catch((err: unknown) => {
-          if (err instanceof BroadcastRefusedError && err.insufficientFunds && !refusedForFunds) {
-            refusedForFunds = err;
-            funds.cannotPay(budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
-          }
-        });
-        broadcasts.push(sent.sent);
+        batch.push({ message: m, from: [m.status], claim: { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored } });
+        // Sent in chunks as their checks finish, so broadcasting overlaps with checking the rest.
+        if (batch.length >= SUBMIT_CHUNK) await flush();
       } catch (err) {
-        if (err instanceof MessageMovedError) continue;
-        if (err instanceof NonceGapError) {
-          // Logged (once per pause) and exposed as relayer_claiming_paused by the sender.
-          paused = true;
-          break;
-        }
         firstError ??= err;
         await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);
       }
     }
+    // What was gathered before a pause for funds is still paid for and sent.
+    await flush();
     // Plans not reached (stopping, paused) still settle their messages, and none may reject unobserved.
     await Promise.allSettled(plans);
     // A failed broadcast has already returned its message (undo); the first failure is reported, except a

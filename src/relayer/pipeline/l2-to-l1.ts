@@ -1,7 +1,9 @@
 import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
+import type { StatusChange } from '../db/status-change.js';
 import type { DirectionContext } from './context.js';
+import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
@@ -141,16 +143,25 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.due(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb);
+    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
+    // A finalization covers a range of blocks: one lookup serves every message of the range.
+    const known: FinalizationRow[] = [];
     for (const m of rows) {
-      const fin = await ctx.repo.finalizationCovering(ctx.destination.contract, Number(m.sent_block_number));
-      if (!fin) continue;
+      const block = Number(m.sent_block_number);
+      let fin = known.find((f) => Number(f.first_l2_block) <= block && block <= Number(f.final_l2_block));
+      if (!fin) {
+        fin = await ctx.repo.finalizationCovering(ctx.destination.contract, block);
+        if (!fin) continue;
+        known.push(fin);
+      }
       const g = groups.get(fin.id) ?? { fin, messages: [] };
       g.messages.push(m);
       groups.set(fin.id, g);
     }
     let firstError: unknown;
+    const now = new Date();
+    const anchored: StatusChange[] = [];
     for (const { fin, messages } of groups.values()) {
       let leaves: string[];
       try {
@@ -172,14 +183,11 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
         let tree = trees.get(chunk);
         if (!tree) trees.set(chunk, (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)));
         const leafIndex = i % width;
-        await ctx.repo.transition(m.id, ['SENT'], 'ANCHORED', {
-          merkle_root: fin.merkle_roots[chunk]!,
-          leaf_index: leafIndex,
-          proof: tree.proof(leafIndex),
-          anchored_at: new Date(),
-        });
+        anchored.push({ id: m.id, patch: { merkle_root: fin.merkle_roots[chunk]!, leaf_index: leafIndex, proof: tree.proof(leafIndex), anchored_at: now } });
       }
     }
+    // One statement for every message anchored this tick.
+    await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED');
     if (firstError) throw firstError;
     return false;
   };

@@ -3,6 +3,12 @@ import { sleep } from '../../common/shutdown.js';
 import { errorMessage } from '../../common/errors.js';
 import type { RelayerMetrics } from '../metrics.js';
 
+/**
+ * How long a loop may work from the rows of its last read while nothing was written since (see
+ * RelayerRepository.dueUnlessUnchanged): the delay before it sees an outside change or a retry time come due.
+ */
+export const UNCHANGED_ROWS_MAX_AGE_MS = 1_000;
+
 export interface LoopOptions {
   name: string;
   direction: string;

@@ -1,13 +1,20 @@
-import { Transaction, type TransactionReceipt } from 'ethers';
+import { Transaction } from 'ethers';
 import { describeRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import type { DirectionContext } from './context.js';
+import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { isClaimedOnChain } from './claiming.js';
 import { estimateFees } from './fees.js';
+import { createBlockReceipts, type Receipt } from './receipts.js';
 
 const REBROADCAST_AFTER_MS = 10_000;
 const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null };
 const CANCEL_GAS = 21_000n;
+
+interface Success {
+  m: MessageRow;
+  receipt: Receipt;
+}
 
 /** ⌈x × 1.1⌉ (at least x + 1): the smallest fee a node accepts for a replacement at the same nonce. */
 export const bumped = (x: bigint) => { const up = (x * 11n + 9n) / 10n; return up > x ? up : x + 1n; };
@@ -22,9 +29,14 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
  */
 export function createReceiptPersister(ctx: DirectionContext) {
   const chain = ctx.destination;
+  const blocks = createBlockReceipts(chain, ctx.sender.signer.address, ctx.logger);
+  const receiptByHash = async (hash: string): Promise<Receipt | null> => {
+    const r = await chain.provider.getTransactionReceipt(hash);
+    return r && { hash: r.hash.toLowerCase(), status: r.status ?? 0, blockNumber: r.blockNumber, gasUsed: r.gasUsed, gasPrice: r.gasPrice };
+  };
   const timeoutMs = ctx.config.claiming.messageSubmissionTimeoutMs;
 
-  async function revertReason(m: MessageRow, receipt: TransactionReceipt): Promise<string> {
+  async function revertReason(m: MessageRow, receipt: Receipt): Promise<string> {
     const tx = Transaction.from(m.claim_tx_raw!);
     try {
       await chain.provider.call({ from: ctx.sender.signer.address, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag: receipt.blockNumber });
@@ -108,9 +120,11 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * unmined; a claim waiting behind it is not bumped (replacing the lowest one is what unblocks the
    * queue, and bumping every claim behind a lost transaction would multiply fees for nothing).
    */
-  async function resolve(m: MessageRow, mined: number, behindLower: boolean): Promise<void> {
+  async function resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[]): Promise<void> {
     const unmined = Number(m.claim_tx_nonce) >= mined;
-    const receipt = unmined ? null : await chain.provider.getTransactionReceipt(m.claim_tx_hash!);
+    // Receipts come from the blocks read this tick; one not among them (mined before this process read
+    // blocks, or replaced) is asked for by hash.
+    const receipt = unmined ? null : (found.get(m.claim_tx_hash!) ?? (await receiptByHash(m.claim_tx_hash!)));
     if (receipt && m.claim_tx_kind === 'cancel') {
       await endCycle(m, `cancellation ${m.claim_tx_hash} mined`);
       return;
@@ -118,11 +132,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
     if (receipt) {
       const labels = { direction: ctx.direction };
       if (receipt.status === 1) {
-        if (await ctx.repo.transition(m.id, ['PENDING'], 'CLAIMED_SUCCESS', { claimed_at: new Date() })) {
-          if (m.anchored_at) ctx.metrics.claimLatency.observe(labels, Math.max(Date.now() - new Date(m.anchored_at).getTime(), 0) / 1_000);
-          ctx.metrics.claimsResolved.inc({ ...labels, status: 'CLAIMED_SUCCESS' });
-          if (m.is_sponsored) ctx.metrics.sponsoredWei.inc(labels, Number(receipt.gasUsed * receipt.gasPrice));
-        }
+        successes.push({ m, receipt });
         return;
       }
       const reason = await revertReason(m, receipt);
@@ -139,7 +149,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
     if (!unmined) {
       // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
       // Look again first: it may have been mined between the two reads.
-      if (await chain.provider.getTransactionReceipt(m.claim_tx_hash!)) return;
+      if (await receiptByHash(m.claim_tx_hash!)) return;
       if (m.claim_tx_kind === 'cancel') {
         await endCycle(m, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
         return;
@@ -160,13 +170,30 @@ export function createReceiptPersister(ctx: DirectionContext) {
     }
   }
 
+  /** Successful claims of one tick, recorded together in one statement. */
+  async function recordSuccesses(successes: Success[]): Promise<void> {
+    const now = new Date();
+    const moved = await ctx.repo.transitionMany(successes.map(({ m }) => ({ id: m.id, patch: { claimed_at: now } })), ['PENDING'], 'CLAIMED_SUCCESS');
+    const labels = { direction: ctx.direction };
+    for (const { m, receipt } of successes) {
+      if (!moved.has(String(m.id))) continue;
+      if (m.anchored_at) ctx.metrics.claimLatency.observe(labels, Math.max(Date.now() - new Date(m.anchored_at).getTime(), 0) / 1_000);
+      ctx.metrics.claimsResolved.inc({ ...labels, status: 'CLAIMED_SUCCESS' });
+      if (m.is_sponsored) ctx.metrics.sponsoredWei.inc(labels, Number(receipt.gasUsed * receipt.gasPrice));
+    }
+  }
+
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.due(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb);
+    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (rows.length === 0) return false;
+    // The nonce first, then the head: every transaction the nonce counts is in a block up to that head.
     const mined = await chain.provider.getTransactionCount(ctx.sender.signer.address, 'latest');
     const unminedNonces = rows.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
+    const found = rows.length > unminedNonces.length ? await blocks.receipts() : new Map<string, Receipt>();
     const lowest = unminedNonces.length > 0 ? Math.min(...unminedNonces) : Infinity;
-    const results = await Promise.allSettled(rows.map((m) => resolve(m, mined, Number(m.claim_tx_nonce) > lowest)));
+    const successes: Success[] = [];
+    const results = await Promise.allSettled(rows.map((m) => resolve(m, mined, Number(m.claim_tx_nonce) > lowest, found, successes)));
+    if (successes.length > 0) await recordSuccesses(successes);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return false;
