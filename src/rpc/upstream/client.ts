@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
@@ -79,6 +80,12 @@ export interface ClientLimits {
   /** RPC_UPSTREAM_MAX_SOCKETS: connections to this node at most (more requests wait for a free one). */
   maxSockets: number;
 }
+
+/**
+ * Node answers are ASCII (hex, JSON punctuation): decoded as latin1 that is a plain copy into a one-byte
+ * string, which UTF-8 encoding writes back out as a copy too; anything else is decoded as UTF-8.
+ */
+const decode = (buf: Buffer) => (isAscii(buf) ? buf.toString('latin1') : buf.toString('utf8'));
 
 export const DEFAULT_CLIENT_LIMITS: ClientLimits = { maxBatchBytes: 524_288, maxResponseBytes: 10_485_760, maxSockets: 128 };
 
@@ -295,7 +302,7 @@ export class JsonRpcHttpClient {
             if (settled) return;
             // Answered before it read our whole body: the connection is in an unknown state, never reuse it.
             if (!written) req.destroy();
-            const text = Buffer.concat(chunks).toString('utf8');
+            const text = decode(Buffer.concat(chunks));
             // Nodes answer JSON-RPC errors with 200 (geth) or 4xx/5xx (some proxies): a JSON-RPC body wins.
             if (status !== 200 && !/^\s*[{[]/.test(text)) {
               fail(new UpstreamTransportError(`upstream answered HTTP ${status}`, status >= 500 || status === 0));
