@@ -23,15 +23,15 @@ function digest(text: string): string {
  * price window's position where the answer depends on the clock, and a digest of the normalized request:
  * replicas at the same version give the same tag, and any write changes it, with no body hashing.
  */
-function jsonAnswer(ctx: HandlerContext, text: string, key: string, windowPart = ''): Representation {
-  const body = Buffer.from(text);
+function jsonAnswer(ctx: HandlerContext, parts: Buffer[], length: number, key: string, windowPart = ''): Representation {
+  const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
   const rep: Representation = {
     body,
     contentType: 'application/json; charset=utf-8',
     etag: `"v${ctx.model.version}${windowPart}-${digest(key)}"`,
     maxAgeSeconds: ctx.cacheMaxAgeSeconds,
   };
-  if (ctx.validateResponses) rep.value = JSON.parse(text);
+  if (ctx.validateResponses) rep.value = JSON.parse(body.toString());
   return rep;
 }
 
@@ -41,32 +41,58 @@ const windowPart = (now: number) => {
   return `h${first / 3_600_000}${last - first === 86_400_000 ? 'x' : ''}`;
 };
 
+const COMMA = Buffer.from(',');
+const LIST_OPEN = Buffer.from('{"data":[');
+const PRICES_OPEN = Buffer.from('{');
+const PRICES_CLOSE = Buffer.from('}');
+
+/** Collects byte pieces and their total length for one Buffer.concat. */
+class Pieces {
+  readonly parts: Buffer[] = [];
+  length = 0;
+  add(b: Buffer): void {
+    this.parts.push(b);
+    this.length += b.length;
+  }
+}
+
 export function listTokensAnswer(ctx: HandlerContext, q: ListQuery): Representation {
   const { rows, total } = ctx.model.page(q);
   const base = ctx.logoBase();
-  let data = '';
-  for (const r of rows) data += (data === '' ? '' : ',') + tokenJson(r, base);
-  const meta = JSON.stringify({ page: q.page, limit: q.limit, totalItemsCount: total, pagesCount: Math.ceil(total / q.limit) });
+  const out = new Pieces();
+  out.add(LIST_OPEN);
+  rows.forEach((r, i) => {
+    if (i > 0) out.add(COMMA);
+    out.add(tokenJson(r, base));
+  });
+  out.add(Buffer.from(`],"meta":${JSON.stringify({ page: q.page, limit: q.limit, totalItemsCount: total, pagesCount: Math.ceil(total / q.limit) })}}`));
   const key = `l|${q.page}|${q.limit}|${q.isSecure}|${q.order}|${q.sort}|${q.addresses?.join(',') ?? ''}`;
-  return jsonAnswer(ctx, `{"data":[${data}],"meta":${meta}}`, key);
+  return jsonAnswer(ctx, out.parts, out.length, key);
 }
 
 export function tokenAnswer(ctx: HandlerContext, address: string): Representation {
   const rec = ctx.model.token(address);
   if (!rec) throw notFound(`No token with contract address ${address}`);
-  return jsonAnswer(ctx, tokenJson(rec, ctx.logoBase()), `t|${address}`);
+  const bytes = tokenJson(rec, ctx.logoBase());
+  return jsonAnswer(ctx, [bytes], bytes.length, `t|${address}`);
 }
 
 export function tokenPricesAnswer(ctx: HandlerContext, address: string): Representation {
   if (!ctx.model.token(address)) throw notFound(`No token with contract address ${address}`);
   const now = ctx.now();
-  return jsonAnswer(ctx, ctx.model.seriesJson(address, now), `p|${address}`, windowPart(now));
+  const bytes = ctx.model.seriesJson(address, now);
+  return jsonAnswer(ctx, [bytes], bytes.length, `p|${address}`, windowPart(now));
 }
 
 /** `addresses`: distinct, lower case, in request order (parseAddresses). */
 export function pricesAnswer(ctx: HandlerContext, addresses: string[]): Representation {
   const now = ctx.now();
-  let text = '';
-  for (const a of addresses) text += `${text === '' ? '' : ','}"${a}":${ctx.model.seriesJson(a, now)}`;
-  return jsonAnswer(ctx, `{${text}}`, `m|${addresses.join(',')}`, windowPart(now));
+  const out = new Pieces();
+  out.add(PRICES_OPEN);
+  addresses.forEach((a, i) => {
+    out.add(Buffer.from(`${i > 0 ? ',' : ''}"${a}":`, 'latin1')); // an address is ASCII
+    out.add(ctx.model.seriesJson(a, now));
+  });
+  out.add(PRICES_CLOSE);
+  return jsonAnswer(ctx, out.parts, out.length, `m|${addresses.join(',')}`, windowPart(now));
 }

@@ -59,14 +59,12 @@ export function send(req: Request, res: Response, rep: Representation, options: 
 
 /**
  * Short-lived in-process cache of serialized responses, keyed by operation and normalized parameters and
- * also by raw request URL (the fast path answers a repeated URL before routing and validation: the same
- * URL was validated when the entry was made). Data changes at most once per indexer poll, so a TTL of a
- * second or two costs little freshness. An expired entry is still served while one request recomputes
- * it in the background, so a slow query never stalls every client at once.
+ * also by raw request URL (the URL fast path answers a repeated URL before routing and validation: the same
+ * URL was validated when the entry was made). Answers come from the read model, whose changes clear it,
+ * so it saves only the assembly of a response.
  */
 export class ResponseCache {
   private readonly entries = new Map<string, { rep: Representation; expires: number }>();
-  private readonly inflight = new Map<string, Promise<Representation>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -79,6 +77,7 @@ export class ResponseCache {
 
   /** A fresh entry, or undefined. */
   get(key: string): Representation | undefined {
+    if (this.ttlMs <= 0) return undefined;
     const hit = this.entries.get(key);
     return hit && hit.expires > Date.now() ? hit.rep : undefined;
   }
@@ -95,21 +94,5 @@ export class ResponseCache {
 
   clear(): void {
     this.entries.clear();
-  }
-
-  /** Cached representation for `key`, or computes, stores and returns it. Concurrent misses share one computation. */
-  async through(key: string, compute: () => Promise<Representation>): Promise<Representation> {
-    const hit = this.entries.get(key);
-    if (hit && hit.expires > Date.now()) return hit.rep;
-    let pending = this.inflight.get(key);
-    if (!pending) {
-      pending = compute()
-        .then((rep) => (this.set(key, rep), rep))
-        .finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
-      if (hit) pending.catch(() => this.entries.delete(key));
-    }
-    if (hit && this.ttlMs > 0 && hit.expires + 10 * this.ttlMs > Date.now()) return hit.rep; // stale while revalidating
-    return pending;
   }
 }

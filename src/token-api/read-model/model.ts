@@ -4,12 +4,14 @@ import { toRecord, type TokenRecord } from './record.js';
 import { pruneBefore, seriesJson, upsertHour, windowHours, type HourlyRows } from './series.js';
 import type { Delta } from './source.js';
 
+const EMPTY_SERIES = Buffer.from('[]');
+
 /** Above this many changed tokens an index is rebuilt rather than patched (a sort beats k splices). */
 const PATCH_LIMIT = 512;
 
 interface Prices extends HourlyRows {
-  /** The series JSON for one window position (see windowKey). */
-  cached?: { key: number; text: string };
+  /** The series JSON (UTF-8) for one window position (see windowKey). */
+  cached?: { key: number; bytes: Buffer };
 }
 
 /** Identifies the window at `now`: the series changes only when its first or last hour does. */
@@ -118,16 +120,16 @@ export class ReadModel {
     return this.tokens.get(address);
   }
 
-  /** The token's hourly series at `now` as JSON (`[]` for a token without prices or an unknown one). */
-  seriesJson(address: string, now: number): string {
+  /** The token's hourly series at `now` as UTF-8 JSON (`[]` for a token without prices or an unknown one). */
+  seriesJson(address: string, now: number): Buffer {
     const rows = this.prices.get(address);
-    if (!rows) return '[]';
+    if (!rows) return EMPTY_SERIES;
     const key = windowKey(now);
     if (rows.cached?.key !== key) {
       this.pruneOnce(now);
-      rows.cached = { key, text: seriesJson(rows, now) };
+      rows.cached = { key, bytes: Buffer.from(seriesJson(rows, now)) };
     }
-    return rows.cached.text;
+    return rows.cached.bytes;
   }
 
   /** Rows older than the window are dropped once per hour, as the indexer prunes its table. */

@@ -24,8 +24,8 @@ export interface TokenRecord {
   readonly isPossibleSpam: boolean | null;
   readonly isSecure: boolean;
   readonly row: TokenRow;
-  /** The Token's JSON text, made on first use (the logo base is known only once the server listens). */
-  json?: { base: string; text: string };
+  /** The Token's JSON, UTF-8 encoded, made on first use (the logo base is known only once the server listens). */
+  json?: { base: string; bytes: Buffer };
 }
 
 /** A tokens row as the read model's loader selects it (see source.ts). */
@@ -67,8 +67,11 @@ export function toRecord(r: LoadedTokenRow): TokenRecord {
   };
 }
 
-/** The record's Token as JSON text, cached on the record. */
-export function tokenJson(rec: TokenRecord, base: string): string {
-  if (rec.json?.base !== base) rec.json = { base, text: JSON.stringify(toToken(rec.row, base)) };
-  return rec.json.text;
+/**
+ * The record's Token as UTF-8 JSON, cached on the record: responses are assembled by copying these bytes
+ * (encoding a 20–130 KB string per response was the largest cost of a page or a price batch).
+ */
+export function tokenJson(rec: TokenRecord, base: string): Buffer {
+  if (rec.json?.base !== base) rec.json = { base, bytes: Buffer.from(JSON.stringify(toToken(rec.row, base))) };
+  return rec.json.bytes;
 }
