@@ -2,9 +2,7 @@ import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
-import { DEPTH, HEAD_INDEX, MAX_LEAVES, TAIL_INDEX } from './encoding.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, ProofRows, StateReader, TreeId, TreeWrites } from './store.js';
-import { ROOT_POS } from './tree.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
  * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
@@ -15,12 +13,6 @@ import { ROOT_POS } from './tree.js';
 const treeHex = (tree: TreeId): string => (tree === '' ? '' : tree.slice(2).toLowerCase());
 const bare = (hex: string): string => hex.slice(2);
 const CHUNK = 20_000;
-/** A text[] literal of hex strings (refusing anything else: it is spliced into SQL). */
-const hexArray = (items: string[]): string => {
-  const bad = items.find((x) => !/^[0-9a-f]*$/.test(x));
-  if (bad !== undefined) throw new Error(`not lowercase hex: "${bad.slice(0, 80)}"`);
-  return `array[${items.map((x) => `'${x}'`).join(',')}]::text[]`;
-};
 /** Bare lowercase hex of bytes (Buffer's native encoder: the rows of a block are tens of thousands). */
 const hexOf = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
@@ -100,103 +92,6 @@ export class PgStore implements BatchingStore {
         return { positions: nodes.rows.map((r) => Number(r.pos)), hKeys: keys.rows.map((r) => `0x${r.hkey}`) };
       },
     };
-  }
-
-  private readonly preparedNames = new Set<string>();
-
-  /**
-   * Runs a statement written with $1… placeholders as a prepared statement: planning the proof statement
-   * costs more than running it. Postgres: a named statement, which pg prepares once per pooled session.
-   * PGlite (one session for the process): PREPARE once, then EXECUTE with the values as literals (EXECUTE
-   * takes no bind parameters), which `literals` renders from values checked to be hex or digits.
-   */
-  private async prepared<R>(knex: Knex, label: string, types: string, sql: string, values: unknown[], literals: () => string[]): Promise<{ rows: R[] }> {
-    const name = `l2s_${this.schema}_${label}`.replace(/[^a-z0-9_]/gi, '_').slice(0, 60);
-    const client = knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
-    const conn = await client.acquireConnection();
-    try {
-      if (this.kind === 'pglite') {
-        const pglite = conn as { query<T>(sql: string): Promise<{ rows: T[] }> };
-        if (!this.preparedNames.has(name)) {
-          try {
-            await pglite.query(`prepare ${name} ${types} as ${sql}`);
-          } catch (err) {
-            // 42P05: prepared already by another store object over the same session and schema.
-            if ((err as { code?: string }).code !== '42P05') throw err;
-          }
-          this.preparedNames.add(name);
-        }
-        return await pglite.query<R>(`execute ${name}(${literals().join(', ')})`);
-      }
-      return await (conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> }).query<R>({ name, text: sql, values });
-    } finally {
-      await client.releaseConnection(conn);
-    }
-  }
-
-  /**
-   * Everything the proofs of several keys need, in one statement (so one consistent snapshot without a
-   * transaction, and one round trip): per key its floor and ceiling keys, then the rows of the root and
-   * of both leaves' paths (positions computed in SQL from the leaf indices, as tree.ts lays them out).
-   */
-  async proofRows(block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<ProofRows[]> {
-    if (requests.length === 0) return [];
-    const trees = requests.map((r) => treeHex(r.tree));
-    const hKeys = requests.map((r) => bare(r.hKey));
-    const latestKey = (cmp: string, order: string) => `
-      select d.hkey, d.leaf_index from (
-        select distinct on (k.hkey) k.hkey, k.leaf_index from ${this.t('keys')} k
-        where k.tree = q.tree and k.hkey ${cmp} q.hkey and k.block <= $3 order by k.hkey ${order}, k.block desc
-      ) d where d.leaf_index is not null limit 1`;
-    const { rows } = await this.db.run((knex) =>
-      this.prepared<{ kind: string; ord: string | null; fh: string | null; fi: string | null; ch: string | null; ci: string | null; tree: string | null; pos: string | null; value: Uint8Array | null }>(
-        knex,
-        'proof',
-        '(text[], text[], bigint)',
-        `with q as (
-           select u.ord, decode(u.t, 'hex') as tree, decode(u.h, 'hex') as hkey from unnest($1::text[], $2::text[]) with ordinality as u(t, h, ord)
-         ), f as (
-           select q.ord, q.tree, q.hkey, fl.hkey as fh, fl.leaf_index as fi, ce.hkey as ch, ce.leaf_index as ci from q
-           left join lateral (${latestKey('<=', 'desc')}) fl on true
-           left join lateral (${latestKey('>', 'asc')}) ce on true
-         ), leaves as (
-           select tree, coalesce(fi, ${HEAD_INDEX}) as idx from f
-           union select tree, coalesce(ci, ${TAIL_INDEX}) from f where fh is distinct from hkey
-         ), want as (
-           select distinct l.tree, x.p from leaves l cross join lateral (
-             select ${ROOT_POS}::bigint as p union all select l.idx union all select l.idx # 1
-             union all select h::bigint * ${MAX_LEAVES} + ((l.idx >> h) # 1) from generate_series(1, ${DEPTH - 1}) as h
-           ) x
-         )
-         select 'k' as kind, f.ord, encode(f.fh, 'hex') as fh, f.fi, encode(f.ch, 'hex') as ch, f.ci, null as tree, null::bigint as pos, null::bytea as value from f
-         union all
-         select 'n', null, null, null, null, null, encode(w.tree, 'hex'), w.p, v.value from want w
-         left join lateral (select value from ${this.t('nodes')} where tree = w.tree and pos = w.p and block <= $3 order by block desc limit 1) v on true`,
-        [trees, hKeys, block.toString()],
-        () => [hexArray(trees), hexArray(hKeys), block.toString()],
-      ),
-    );
-    const byTree = new Map<string, { rows: Map<number, Bytes>; positions: number[] }>();
-    for (const r of rows) {
-      if (r.kind !== 'n') continue;
-      let t = byTree.get(r.tree!);
-      if (!t) byTree.set(r.tree!, (t = { rows: new Map(), positions: [] }));
-      t.positions.push(Number(r.pos));
-      if (r.value) t.rows.set(Number(r.pos), r.value);
-    }
-    const out: ProofRows[] = new Array(requests.length);
-    for (const r of rows) {
-      if (r.kind !== 'k') continue;
-      const i = Number(r.ord) - 1;
-      const t = byTree.get(treeHex(requests[i]!.tree)) ?? { rows: new Map(), positions: [] };
-      out[i] = {
-        floor: r.fh === null ? undefined : { hKey: `0x${r.fh}`, leafIndex: Number(r.fi) },
-        ceiling: r.ch === null ? undefined : { hKey: `0x${r.ch}`, leafIndex: Number(r.ci) },
-        rows: t.rows,
-        positions: t.positions,
-      };
-    }
-    return out;
   }
 
   commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void> {

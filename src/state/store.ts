@@ -34,18 +34,6 @@ export interface StateReader {
   keysUpTo?(tree: TreeId, limit: number): Promise<KeyEntry[] | undefined>;
 }
 
-/** What one key's proof needs, read in one go (see VersionedStore.proofRows). */
-export interface ProofRows {
-  /** The live key with the greatest hKey ≤ the asked one (undefined: the head sentinel). */
-  floor: KeyEntry | undefined;
-  /** The live key with the smallest hKey > the asked one (undefined: the tail sentinel). */
-  ceiling: KeyEntry | undefined;
-  /** The rows of the root and of both leaves' proof paths; positions absent here are empty. */
-  rows: Map<number, Bytes>;
-  /** Every position asked for (so an absent one is known to be empty, not unread). */
-  positions: number[];
-}
-
 export interface TreeWrites {
   nodes: Map<number, Bytes | null>;
   keys: Map<string, number | null>;
@@ -70,11 +58,6 @@ export interface VersionedStore {
   readonly kind: 'memory' | 'pglite' | 'postgres';
   /** Runs `fn` against a snapshot as of `block` (one read transaction on Postgres, so pruning cannot race it). */
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T>;
-  /**
-   * Optional fast path for proofs: for each (tree, hKey), its floor and ceiling keys and the rows of both
-   * leaves' proof paths as of `block`, all in one consistent read (one statement on Postgres).
-   */
-  proofRows?(block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<ProofRows[]>;
   /** Writes a block's rows and its record atomically (the record doubles as ingest progress). */
   commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void>;
   /** The last committed block (the head), or undefined before the first. */

@@ -1,6 +1,6 @@
 import { concat, toHex, type Bytes } from './bytes.js';
 import {
-  DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, TAIL_INDEX, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
+  DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
   encodeRootNode, leafHash, type LeafOpening, type TreeConstants,
 } from './encoding.js';
 import type { StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
@@ -66,20 +66,6 @@ class RowCache {
     private readonly fresh: boolean,
   ) {
     if (fresh) this.materialized = false;
-  }
-
-  /** A cache already holding every row a computation will ask for (read elsewhere in one go). */
-  static seeded(c: TreeConstants, tree: TreeId, rows: Map<number, Bytes>, positions: readonly number[]): RowCache {
-    const unread: StateReader = {
-      block: -1n,
-      nodes: () => Promise.reject(new Error(`tree "${tree}": a row outside the proof paths was asked for`)),
-      floorKeys: () => Promise.reject(new Error('not a reader')),
-      liveRows: () => Promise.reject(new Error('not a reader')),
-    };
-    const cache = new RowCache(c, unread, tree, false);
-    for (const p of positions) cache.rows.set(p, rows.get(p) ?? null);
-    cache.materialized = cache.rows.get(ROOT_POS) != null;
-    return cache;
   }
 
   async load(positions: Iterable<number>): Promise<void> {
@@ -295,34 +281,13 @@ export async function proveKey(c: TreeConstants, reader: StateReader, tree: Tree
   return { kind: 'non-inclusion', left, right };
 }
 
-/**
- * Proofs of several keys at one block: through the store's one-read fast path when it has one (the
- * Postgres store: one statement for all of them), else one proveKey per key in one read.
- */
+/** Proofs of several keys at one block, in one read of the store (one read transaction on Postgres). */
 export async function proveKeysAt(c: TreeConstants, store: VersionedStore, block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<KeyProof[]> {
-  if (!store.proofRows) {
-    return store.read(block, async (reader) => {
-      const out: KeyProof[] = [];
-      for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
-      return out;
-    });
-  }
-  const got = await store.proofRows(block, requests);
-  const out: KeyProof[] = [];
-  for (const [i, q] of requests.entries()) {
-    const g = got[i]!;
-    const rows = RowCache.seeded(c, q.tree, g.rows, g.positions);
-    if (g.floor && g.floor.hKey === q.hKey) {
-      out.push({ kind: 'inclusion', leaf: await leafProof(c, rows, g.floor.leafIndex) });
-      continue;
-    }
-    const left = await leafProof(c, rows, g.floor?.leafIndex ?? HEAD_INDEX);
-    const right = g.ceiling?.leafIndex ?? TAIL_INDEX;
-    // The sorted key index and the leaves' linked list must agree; a proof built on a disagreement would not verify.
-    if (left.opening.next !== right) throw new Error(`tree "${q.tree}": leaf ${left.leafIndex} links to ${left.opening.next} but the next key is at leaf ${right}`);
-    out.push({ kind: 'non-inclusion', left, right: await leafProof(c, rows, right) });
-  }
-  return out;
+  return store.read(block, async (reader) => {
+    const out: KeyProof[] = [];
+    for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
+    return out;
+  });
 }
 
 /** The root of a tree at the reader's block (the empty-tree root when it has no rows). */
