@@ -195,6 +195,25 @@ export type FilterTopic = NullQu0Arl1F | Bytes32 | UnorderedSetOfBytes32QncR3GTp
 export type FilterTopics = FilterTopic[];
 /**
  *
+ * Which logs a logs subscription delivers (no block bounds: a subscription follows new blocks). At most RPC_MAX_FILTER_ADDRESSES addresses and RPC_MAX_FILTER_TOPICS topics.
+ *
+ */
+export interface ObjectOfFilterTopicsFilterAddressYbSV7Clf {
+  address?: FilterAddress;
+  topics?: FilterTopics;
+}
+/**
+ *
+ * The last item the client processed before it lost its socket: for logs, the blockNumber, blockHash and logIndex of the last log; for newHeads, the number and hash of the last header. The new subscription first delivers everything after it, exactly once, then goes live. It must still be on the canonical chain and at most RPC_WS_MAX_RESUME_BLOCKS behind the head.
+ *
+ */
+export interface ObjectOfQuantityQuantityBytes32PP4NK9KA {
+  blockNumber: Quantity;
+  blockHash: Bytes32;
+  logIndex?: Quantity;
+}
+/**
+ *
  * Storage key of eth_getProof: 0x-prefixed hexadecimal of at most 64 digits (at most 32 bytes; a shorter key is left-padded with zeros to 32 bytes, as the execution-apis bytesMax32 type and geth read it).
  *
  */
@@ -742,6 +761,27 @@ export interface NewFilter {
  *
  */
 export type FilterId = string;
+/**
+ *
+ * What a subscription delivers: new block headers (every block, in order; after a reorg the new chain's blocks), logs matching a filter (in chain order; logs of blocks a reorg removed are sent again with removed: true), or hashes of transactions entering the upstream's pending pool.
+ *
+ */
+export type StringTLl3HDCf = "newHeads" | "logs" | "newPendingTransactions";
+export type OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 = NullQu0Arl1F | ObjectOfFilterTopicsFilterAddressYbSV7Clf;
+/**
+ *
+ * Extension of this endpoint: resume a subscription on any replica after a reconnect.
+ *
+ */
+export interface ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 {
+  resumeAfter?: ObjectOfQuantityQuantityBytes32PP4NK9KA;
+}
+/**
+ *
+ * Names one subscription of one socket; notifications carry it in params.subscription.
+ *
+ */
+export type String6V8G3Q6M = string;
 export type UnorderedSetOfProofStorageKeyKmEws0Kw = ProofStorageKey[];
 /**
  *
@@ -845,7 +885,7 @@ export interface AssetChanges {
  * Generated! Represents an alias to any of the provided schemas
  *
  */
-export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdDataAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnDUnorderedSetOfLogwxQg34NRBooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChanges = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | Data | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges;
+export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdStringTLl3HDCfOneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0String6V8G3Q6MDataAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnDUnorderedSetOfLogwxQg34NRBooleanVyG3AEThString6V8G3Q6MBooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChanges = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | StringTLl3HDCf | OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 | ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 | String6V8G3Q6M | Data | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges;
 export type EthChainId = () => Promise<Quantity>;
 export type EthBlockNumber = () => Promise<Quantity>;
 export type EthGetBalance = (address: Address, block?: BlockNumberOrTagOrHash) => Promise<Quantity>;
@@ -872,6 +912,8 @@ export type EthNewBlockFilter = () => Promise<FilterId>;
 export type EthGetFilterChanges = (filterId: FilterId) => Promise<AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD>;
 export type EthGetFilterLogs = (filterId: FilterId) => Promise<UnorderedSetOfLogwxQg34NR>;
 export type EthUninstallFilter = (filterId: FilterId) => Promise<BooleanVyG3AETh>;
+export type EthSubscribe = (kind: StringTLl3HDCf, filter?: OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4, options?: ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0) => Promise<String6V8G3Q6M>;
+export type EthUnsubscribe = (subscriptionId: String6V8G3Q6M) => Promise<BooleanVyG3AETh>;
 export type EthSendRawTransaction = (signedTransaction: Data) => Promise<Bytes32>;
 export type EthGetProof = (address: Address, storageKeys: UnorderedSetOfProofStorageKeyKmEws0Kw, block?: BlockNumberOrTagOrHash) => Promise<AccountProof>;
 export type EthSyncing = () => Promise<SyncingStatus>;

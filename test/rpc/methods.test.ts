@@ -111,8 +111,14 @@ describe('every method of the spec over HTTP', () => {
       vendor_getUserOperationStatus: [ZERO_HASH],
       vendor_simulateAssetChanges: [callObj],
     };
+    // Subscriptions need a socket: over HTTP they answer -32601 saying so (test/rpc/ws.test.ts covers them).
+    const socketOnly = ['eth_subscribe', 'eth_unsubscribe'];
     const spec = await loadRpcSpec();
-    expect(Object.keys(plan).sort()).toEqual(spec.dereferenced.methods.map((m) => m.name).sort());
+    expect([...Object.keys(plan), ...socketOnly].sort()).toEqual(spec.dereferenced.methods.map((m) => m.name).sort());
+    for (const method of socketOnly) {
+      const r = await call(rpc.url, method, method === 'eth_subscribe' ? ['newHeads'] : ['0x' + '0'.repeat(32)]);
+      expect(r.error, method).toMatchObject({ code: -32601, message: expect.stringContaining('WebSocket') });
+    }
     for (const [method, params] of Object.entries(plan)) {
       const r = await call(rpc.url, method, params);
       expect(r.error, `${method}: ${JSON.stringify(r.error)}`).toBeUndefined();

@@ -35,7 +35,9 @@ import eth_sendRawTransaction from './eth_sendRawTransaction.js';
 import eth_sendUserOperation from './eth_sendUserOperation.js';
 import eth_supportedEntryPoints from './eth_supportedEntryPoints.js';
 import eth_syncing from './eth_syncing.js';
+import eth_subscribe from './eth_subscribe.js';
 import eth_uninstallFilter from './eth_uninstallFilter.js';
+import eth_unsubscribe from './eth_unsubscribe.js';
 import net_version from './net_version.js';
 import svc_estimateGas from './svc_estimateGas.js';
 import svc_getProof from './svc_getProof.js';
@@ -81,7 +83,9 @@ export const METHODS: readonly RpcMethod[] = [
   eth_sendUserOperation,
   eth_supportedEntryPoints,
   eth_syncing,
+  eth_subscribe,
   eth_uninstallFilter,
+  eth_unsubscribe,
   // net_
   net_version,
   // web3_

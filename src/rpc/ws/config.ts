@@ -5,6 +5,7 @@ export const wsEnv = {
   RPC_WS_MAX_SOCKETS: env.integer({ min: 0, max: 1_000_000, default: 2_048 }),
   RPC_WS_MAX_SUBSCRIPTIONS: env.integer({ min: 1, max: 10_000, default: 100 }),
   RPC_WS_MAX_BUFFERED_BYTES: env.integer({ min: 65_536, default: 4_194_304 }),
+  RPC_WS_MAX_TOTAL_BUFFERED_BYTES: env.integer({ min: 1_048_576, default: 268_435_456 }),
   RPC_WS_MAX_INFLIGHT: env.integer({ min: 1, max: 1_000, default: 32 }),
   RPC_WS_IDLE_TIMEOUT_MS: env.integer({ min: 1_000, default: 300_000 }),
   RPC_WS_PING_MS: env.integer({ min: 1_000, default: 30_000 }),
@@ -19,6 +20,11 @@ export interface WsLimits {
   maxSubscriptions: number;
   /** Bytes queued for a socket that does not read: past it the socket is closed (1008) and its memory freed. */
   maxBufferedBytes: number;
+  /**
+   * Bytes queued for all sockets together: past it the sockets holding the most are closed (1008) until the
+   * total is under it again, so memory is bounded by this, not by sockets × maxBufferedBytes.
+   */
+  maxTotalBufferedBytes: number;
   /** Calls of one socket running at once: past it the socket is not read until one finishes. */
   maxInflight: number;
   /** A socket with no subscription that sends nothing for this long is closed (1000). */
@@ -37,6 +43,7 @@ export function wsLimitsFrom(v: WsValues): WsLimits {
     maxSockets: v.RPC_WS_MAX_SOCKETS,
     maxSubscriptions: v.RPC_WS_MAX_SUBSCRIPTIONS,
     maxBufferedBytes: v.RPC_WS_MAX_BUFFERED_BYTES,
+    maxTotalBufferedBytes: v.RPC_WS_MAX_TOTAL_BUFFERED_BYTES,
     maxInflight: v.RPC_WS_MAX_INFLIGHT,
     idleTimeoutMs: v.RPC_WS_IDLE_TIMEOUT_MS,
     pingMs: v.RPC_WS_PING_MS,

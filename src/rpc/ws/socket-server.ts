@@ -59,6 +59,21 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   };
 
+  // Every socket's cut-off, so the total check below can close the heaviest ones.
+  const cutOffs = new Map<WebSocket, (code: number, reason: string, label: string) => void>();
+  const totalCheck = setInterval(() => {
+    let total = 0;
+    for (const ws of wss.clients) total += ws.bufferedAmount;
+    if (total <= o.limits.maxTotalBufferedBytes) return;
+    const heaviest = [...wss.clients].sort((a, b) => b.bufferedAmount - a.bufferedAmount);
+    for (const ws of heaviest) {
+      if (total <= o.limits.maxTotalBufferedBytes || ws.bufferedAmount === 0) break;
+      total -= ws.bufferedAmount;
+      cutOffs.get(ws)?.(POLICY_VIOLATION, `too slow: all sockets' queue over ${o.limits.maxTotalBufferedBytes} bytes (RPC_WS_MAX_TOTAL_BUFFERED_BYTES), this one held most`, 'total');
+    }
+  }, 250);
+  totalCheck.unref();
+
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
     if (!isRpcPath(req.url)) return refuse(socket, 404, 'path', `WebSocket is served on / (or /v1/<key>) only, not ${(req.url ?? '').split('?')[0]}`);
@@ -85,10 +100,12 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
       if (cut) return;
       cut = true;
       m.closed.inc({ reason: label });
-      ws.close(code, reason);
+      // A close frame's reason is at most 123 bytes.
+      ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
       // A client that does not read will not finish the closing handshake either.
       setTimeout(() => ws.terminate(), 1_000).unref();
     };
+    cutOffs.set(ws, cutOff);
     const sink: NotificationSink = {
       send(text) {
         if (cut || ws.readyState !== ws.OPEN) return false;
@@ -138,6 +155,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
     ws.on('close', () => {
       clearInterval(timer);
+      cutOffs.delete(ws);
       for (const id of session.subscriptions) o.unsubscribe(id);
       session.subscriptions.clear();
       m.sockets.set(wss.clients.size);
@@ -149,6 +167,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     close: () =>
       new Promise<void>((resolve) => {
         server.off('upgrade', onUpgrade);
+        clearInterval(totalCheck);
         for (const ws of wss.clients) ws.close(GOING_AWAY, 'server shutting down');
         setTimeout(() => {
           for (const ws of wss.clients) ws.terminate();
