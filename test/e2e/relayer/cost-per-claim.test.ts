@@ -17,9 +17,11 @@ const COUNT = 40;
 /**
  * Methods whose calls grow with the messages. Polling grows with time instead (eth_blockNumber, eth_getLogs,
  * and eth_getBlockReceipts, read once per new block while claims are pending), and this test's time
- * depends on how loaded the machine is.
+ * depends on how loaded the machine is. So do receipts read by hash: they are the fallback for blocks the
+ * per-block read has passed (at most 16 new blocks per tick), which a slow tick makes more of (CI: 17 on
+ * PGlite, 44 on Postgres for 80 claims); they are printed, not bounded.
  */
-const PER_MESSAGE_METHODS = ['eth_call', 'eth_estimateGas', 'eth_sendRawTransaction', 'eth_getTransactionReceipt', 'eth_getTransactionByHash'];
+const PER_MESSAGE_METHODS = ['eth_call', 'eth_estimateGas', 'eth_sendRawTransaction', 'eth_getTransactionByHash'];
 let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let d: SharedRelayerDevnet | undefined;
 
@@ -32,7 +34,7 @@ afterAll(async () => {
 });
 
 describe('relayer cost per claim', () => {
-  it(`behavior: ${COUNT} messages each way are claimed with at most 8 SQL statements and 3 per-message RPC calls per claim`, { timeout: 120_000 }, async () => {
+  it(`behavior: ${COUNT} messages each way are claimed with at most 8 SQL statements and 3 per-message RPC calls (estimate, send, status) per claim`, { timeout: 120_000 }, async () => {
     d = await useSharedDevnet(state, 'random');
     const sent = { l1: await d.send('l1', COUNT), l2: await d.send('l2', COUNT) };
     const schema = testDb.schema('relayer_cost');
