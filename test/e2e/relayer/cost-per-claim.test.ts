@@ -9,8 +9,8 @@ import { keys, useSharedDevnet, waitClaimed, type SharedRelayerDevnet } from './
 /**
  * Issue 12: what a claimed message costs the database and the nodes, end to end (listening, anchoring,
  * claiming, receipts; the relayer's start-up and idle polling while it waits for the coordinator
- * included): at most 8 SQL statements and at most 3 per-message JSON-RPC calls (estimate, send, status and
- * receipt reads) per claimed message, counted from knex's query events and relayer_rpc_calls_total.
+ * included): at most 8 SQL statements and at most 3 per-message JSON-RPC calls (estimate, send, status
+ * reads) per claimed message, counted from knex's query events and relayer_rpc_calls_total.
  */
 const state = inject('devnet');
 const COUNT = 40;
