@@ -150,7 +150,7 @@ describe('filter caps', () => {
     // Uninstalling one of its filters (on the other replica) gives that client room again, and only it.
     const mine = first[1].find((r) => r.error === undefined)!.result as string;
     expect(((await send(b.url, call(1, 'eth_uninstallFilter', [mine]), first[0])) as Reply).result).toBe(true);
-    expect(((await send(a.url, call(1, 'eth_newFilter', [{}]), first[0])) as Reply).result).toMatch(/^0x([1-9a-f][0-9a-f]{0,31}|0)$/) // a Quantity (filters/store.ts);
+    expect(((await send(a.url, call(1, 'eth_newFilter', [{}]), first[0])) as Reply).result).toMatch(/^0x([1-9a-f][0-9a-f]{0,31}|0)$/); // a Quantity (filters/store.ts)
     expect(((await send(a.url, call(1, 'eth_newFilter', [{}]), first[0])) as Reply).error!.data!.cap).toBe('RPC_MAX_FILTERS_PER_CLIENT');
     await db.client.knex(`${schema}.filters`).delete();
 
