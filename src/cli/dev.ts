@@ -1,12 +1,9 @@
 import { dirname } from 'node:path';
 import type { CommandBody } from './command.js';
-import { createCommon } from './context.js';
-import { runUntilStopped } from './run.js';
+import { runLifecycle } from '../common/lifecycle.js';
 import { devnetDatabase, devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { createDbClient } from '../common/db/client.js';
-import { describeDatabase } from '../common/db/config.js';
 import { startDevnet } from '../devnet/devnet.js';
 import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
@@ -19,30 +16,27 @@ export const devCommand: CommandBody = {
     const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const env = readProcessEnv();
     const { config } = loadCommonConfig(env);
-    const common = createCommon({ level: config.logLevel, name: 'dev' });
-    const database = devnetDatabase(common, config.database, dbDir);
-    const stopped = runUntilStopped(common);
-    const started = Date.now();
-    try {
-      // Every port is checked before anything starts, so a taken port fails fast and leaves nothing behind.
-      await checkChainPorts(options, common.logger);
-      const services = await checkServicePorts(env);
-      const dbOpening = createDbClient(database);
-      common.shutdown.add('database', async () => (await dbOpening).close());
-      const stateRoots = new LateStateRoots();
-      // With the ERC-4337 bundler (Alto) on a free port: the RPC endpoint forwards the bundler methods to it.
-      const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {} } });
-      const db = await dbOpening;
-      const stateManager = await startDevnetStateManager({ common, db, devnet, env });
-      stateRoots.attach(stateManager);
-      const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
-      const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
-      await writeStateFile(stateFile, state);
-      process.stdout.write(`${describeStack(state, stateFile, describeDatabase(database))}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-    } catch (err) {
-      await common.shutdown.run('start-up failed');
-      throw err;
-    }
-    return stopped;
+    return runLifecycle({
+      name: 'dev',
+      level: config.logLevel,
+      database: (common) => devnetDatabase(common, config.database, dbDir),
+      start: async ({ common, openDb }) => {
+        const started = Date.now();
+        // Every port is checked before anything starts, so a taken port fails fast and leaves nothing behind.
+        await checkChainPorts(options, common.logger);
+        const services = await checkServicePorts(env);
+        const dbOpening = openDb();
+        const stateRoots = new LateStateRoots();
+        // With the ERC-4337 bundler (Alto) on a free port: the RPC endpoint forwards the bundler methods to it.
+        const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {} } });
+        const db = await dbOpening;
+        const stateManager = await startDevnetStateManager({ common, db, devnet, env });
+        stateRoots.attach(stateManager);
+        const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
+        const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
+        await writeStateFile(stateFile, state);
+        process.stdout.write(`${describeStack(state, stateFile, db.description)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+      },
+    });
   },
 };

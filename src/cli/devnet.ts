@@ -1,12 +1,11 @@
 import { dirname, resolve } from 'node:path';
 import { UsageError, type CommandBody, type ParsedArgs } from './command.js';
 import { intFlag, portFlag, stringFlag } from './args.js';
-import { createCommon, type Common } from './context.js';
-import { runUntilStopped } from './run.js';
+import type { Common } from '../common/kernel.js';
+import { runLifecycle } from '../common/lifecycle.js';
 import { sendMessageCommand } from './send-message.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { createDbClient } from '../common/db/client.js';
 import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from '../common/db/config.js';
 import { startDevnet } from '../devnet/devnet.js';
 import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
@@ -71,29 +70,27 @@ export const devnetCommand: CommandBody = {
   async run({ values }) {
     const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const { config } = loadCommonConfig(readProcessEnv());
-    const common = createCommon({ level: config.logLevel, name: 'devnet' });
-    const database = devnetDatabase(common, config.database, dbDir);
-    const stopped = runUntilStopped(common);
-    try {
-      await checkChainPorts(options, common.logger);
-      const dbOpening = createDbClient(database);
-      common.shutdown.add('database', async () => (await dbOpening).close());
-      const devnet = await startDevnet({ common, db: dbOpening, options });
-      await writeStateFile(stateFile, devnet.state);
-      process.stdout.write(
-        [
-          `L1 ${devnet.state.l1.rpcUrl} (chain ${devnet.state.l1.chainId}), message service ${devnet.state.l1.messageService}`,
-          `L2 ${devnet.state.l2.rpcUrl} (chain ${devnet.state.l2.chainId}), message service ${devnet.state.l2.messageService}`,
-          `state file ${stateFile}`,
-          `database ${describeDatabase(database)}`,
-          'l2stack devnet ready',
-          '',
-        ].join('\n'),
-      );
-    } catch (err) {
-      await common.shutdown.run('start-up failed');
-      throw err;
-    }
-    return stopped;
+    return runLifecycle({
+      name: 'devnet',
+      level: config.logLevel,
+      database: (common) => devnetDatabase(common, config.database, dbDir),
+      start: async ({ common, openDb }) => {
+        await checkChainPorts(options, common.logger);
+        const dbOpening = openDb();
+        const devnet = await startDevnet({ common, db: dbOpening, options });
+        const db = await dbOpening;
+        await writeStateFile(stateFile, devnet.state);
+        process.stdout.write(
+          [
+            `L1 ${devnet.state.l1.rpcUrl} (chain ${devnet.state.l1.chainId}), message service ${devnet.state.l1.messageService}`,
+            `L2 ${devnet.state.l2.rpcUrl} (chain ${devnet.state.l2.chainId}), message service ${devnet.state.l2.messageService}`,
+            `state file ${stateFile}`,
+            `database ${db.description}`,
+            'l2stack devnet ready',
+            '',
+          ].join('\n'),
+        );
+      },
+    });
   },
 };

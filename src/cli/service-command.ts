@@ -1,9 +1,9 @@
-import { createCommon, type Common } from './context.js';
-import { runUntilStopped } from './run.js';
+import type { Common } from '../common/kernel.js';
+import { runLifecycle } from '../common/lifecycle.js';
 import { ConfigError } from '../common/config/env.js';
 import { loadCommonConfig, type CommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { createDbClient, type DbClient } from '../common/db/client.js';
+import type { DbClient } from '../common/db/client.js';
 import { defaultPgliteDir } from '../common/db/config.js';
 
 type Env = Record<string, string | undefined>;
@@ -28,9 +28,9 @@ export function loadBoth<T>(load: (env: Env) => T, env: Env = readProcessEnv()):
 }
 
 /**
- * The life of a service command: every config problem reported before anything starts, the effective
- * config logged once (redacted), the database opened, the service started, then run until SIGINT/SIGTERM.
- * A failed start-up stops whatever had started before the error propagates.
+ * The life of a service command: every config problem reported before anything starts, then the common
+ * lifecycle (src/common/lifecycle.ts) with the effective config logged once (redacted), the database
+ * opened, the service started, and run until SIGINT/SIGTERM.
  */
 export async function runService<T>(
   name: string,
@@ -38,18 +38,15 @@ export async function runService<T>(
   start: (ctx: { common: Common; db: DbClient }, config: T) => Promise<unknown>,
 ): Promise<number> {
   const { common: base, own } = loadBoth(load);
-  const common = createCommon({ level: base.config.logLevel, name });
-  common.logger.info({ config: { ...base.effective, ...own.effective } }, 'effective configuration');
-  const stopped = runUntilStopped(common);
-  try {
+  return runLifecycle({
+    name,
+    level: base.config.logLevel,
+    effectiveConfig: { ...base.effective, ...own.effective },
+    database: () => base.config.database,
     // Embedded PGlite lives on disk by default, so a restart keeps the service's state.
-    const db = await createDbClient(base.config.database, { pgliteDefault: defaultPgliteDir(name) });
-    common.shutdown.add('database', () => db.close());
-    common.logger.info({ database: db.description }, 'database opened');
-    await start({ common, db }, own.config);
-  } catch (err) {
-    await common.shutdown.run('start-up failed');
-    throw err;
-  }
-  return stopped;
+    pgliteDefault: defaultPgliteDir(name),
+    start: async ({ common, openDb }) => {
+      await start({ common, db: await openDb() }, own.config);
+    },
+  });
 }

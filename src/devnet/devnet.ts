@@ -10,7 +10,7 @@ import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type Coordinat
 import type { DevnetState } from './state-file.js';
 import { createProvider } from '../common/chain/provider.js';
 import type { DbClient } from '../common/db/client.js';
-import type { Common } from '../cli/context.js';
+import type { Common } from '../common/kernel.js';
 
 export interface DevnetOptions {
   host?: string;

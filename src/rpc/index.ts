@@ -1,7 +1,7 @@
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
 import { listen } from '../common/http/server.js';
-import type { Common } from '../cli/context.js';
+import type { Common } from '../common/kernel.js';
 import { BundlerClient } from './bundler.js';
 import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';

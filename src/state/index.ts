@@ -1,4 +1,4 @@
-import type { Common } from '../cli/context.js';
+import type { Common } from '../common/kernel.js';
 import { createProvider } from '../common/chain/provider.js';
 import type { DbClient } from '../common/db/client.js';
 import { acquireLeadership } from '../common/db/lock.js';

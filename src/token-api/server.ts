@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { stringify } from 'yaml';
-import type { Common } from '../cli/context.js';
+import type { Common } from '../common/kernel.js';
 import { createHttpApp } from '../common/http/app.js';
 import { sendProblem } from '../common/http/problem.js';
 import { loadOpenApi, type OpenApiDocument } from '../common/http/spec.js';

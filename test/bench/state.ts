@@ -33,7 +33,7 @@ import { StagedStore, type BatchingStore } from '../../src/state/staged-store.js
 import type { VersionedStore } from '../../src/state/store.js';
 import { applyChanges, proveKeysAt, type KeyChange } from '../../src/state/tree.js';
 import { verifyMerkleProof } from '../../src/state/verify.js';
-import { createCommon } from '../../src/cli/context.js';
+import { createCommon } from '../../src/common/kernel.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { startDevnet } from '../../src/devnet/devnet.js';

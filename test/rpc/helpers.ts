@@ -8,7 +8,7 @@ import { createMetrics } from '../../src/common/metrics.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { loadRpcConfig, startRpc, type ProofBackend, type RpcConfig } from '../../src/rpc/index.js';
 import type { DbClient } from '../../src/common/db/client.js';
-import type { Common } from '../../src/cli/context.js';
+import type { Common } from '../../src/common/kernel.js';
 
 export const MNEMONIC = 'test test test test test test test test test test test junk';
 export const wallet = (i: number, provider?: ethers.Provider) =>

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { createTokenApiClient } from '../../generated/token-api/client.js';
-import type { Common } from '../../src/cli/context.js';
+import type { Common } from '../../src/common/kernel.js';
 import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { Shutdown } from '../../src/common/shutdown.js';

@@ -6,7 +6,7 @@ import { acquireLeadership } from '../../common/db/lock.js';
 import { migrate } from '../../common/db/migrations.js';
 import { gauge, counter } from '../../common/metrics.js';
 import { sleep } from '../../common/shutdown.js';
-import type { Common } from '../../cli/context.js';
+import type { Common } from '../../common/kernel.js';
 import { devnetMigrations } from './migrations.js';
 import { anchorNextBatch, scanL1Messages, type AnchoringContext } from './anchoring.js';
 import { finalizeNewBlocks, type FinalizationContext, type StateRootSource } from './finalization.js';

@@ -1,9 +1,10 @@
 import { Contract, type JsonRpcProvider } from 'ethers';
-import type { Common } from '../../cli/context.js';
+import type { Common } from '../../common/kernel.js';
 import { counter, gauge } from '../../common/metrics.js';
 import { sleep } from '../../common/shutdown.js';
 import type { ExcludedWalletConfig } from '../config.js';
 import { formatDecimal } from '../decimal.js';
+import { ERC20Interface } from '../../../generated/contracts/abi/index.js';
 
 export interface SupplySnapshot {
   totalSupply: string;
@@ -25,8 +26,6 @@ export class SupplyCache {
   ) {}
 }
 
-const ERC20_ABI = ['function totalSupply() view returns (uint256)', 'function balanceOf(address) view returns (uint256)', 'function decimals() view returns (uint8)'];
-
 /**
  * Reads totalSupply() of the native token and balanceOf() of every excluded wallet at one block, so the
  * subtraction is consistent, and formats both with the token's decimals (18 for the native token).
@@ -37,7 +36,7 @@ export async function computeSupply(
   wallets: readonly ExcludedWalletConfig[],
   decimals?: number,
 ): Promise<SupplySnapshot> {
-  const contract = new Contract(token, ERC20_ABI, provider);
+  const contract = new Contract(token, ERC20Interface, provider);
   const blockTag = await provider.getBlockNumber();
   const dec = decimals ?? Number(await contract.getFunction('decimals').staticCall({ blockTag }));
   const [total, ...balances] = (await Promise.all([

@@ -3,7 +3,7 @@ import { createLogger } from '../../../src/common/log.js';
 import { createMetrics } from '../../../src/common/metrics.js';
 import { Shutdown } from '../../../src/common/shutdown.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
-import type { Common } from '../../../src/cli/context.js';
+import type { Common } from '../../../src/common/kernel.js';
 import type { DbClient } from '../../../src/common/db/client.js';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator } from '../../../src/devnet/coordinator/index.js';

@@ -3,7 +3,7 @@ import { AbiCoder, NonceManager, Wallet, keccak256, type JsonRpcProvider } from 
 import {
   L1MessageService__factory, SparseMerkleProofVerifier__factory, TestToken__factory, type L1MessageService, type SparseMerkleProofVerifier, type TestToken,
 } from '../../../generated/contracts/types/index.js';
-import { createCommon, type Common } from '../../../src/cli/context.js';
+import { createCommon, type Common } from '../../../src/common/kernel.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { RpcError } from '../../../src/common/errors.js';
 import { devAccounts } from '../../../src/devnet/accounts.js';
