@@ -56,7 +56,6 @@ export class HttpError extends BaseError {
 
 export const badRequest = (detail: string, meta?: Record<string, unknown>) => new HttpError(400, 'Bad Request', detail, { meta });
 export const notFound = (detail: string) => new HttpError(404, 'Not Found', detail);
-export const serviceUnavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail);
 
 /** JSON-RPC 2.0 error with its code (the codes viem and the execution-apis use). */
 export class RpcError extends BaseError {

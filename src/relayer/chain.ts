@@ -3,7 +3,6 @@ import { Interface, JsonRpcProvider, Network, type InterfaceAbi } from 'ethers';
 import type { Registry } from 'prom-client';
 import { pooledFetchRequest, pooledRpc } from '../common/chain/pool.js';
 import { specPath } from '../common/http/spec.js';
-import { RetryableError } from '../common/errors.js';
 import { sleep } from '../common/shutdown.js';
 import { counter } from '../common/metrics.js';
 import type { Logger } from '../common/log.js';
@@ -124,8 +123,3 @@ export function describeRevert(iface: Interface, err: unknown): string {
   return `execution reverted with data ${data.slice(0, 74)}`;
 }
 
-/** Wraps transport-level failures so pollers know to retry rather than give up on a message. */
-export function asRetryable(err: unknown, what: string): unknown {
-  if (isRevert(err)) return err;
-  return new RetryableError(`${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-}

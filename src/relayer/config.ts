@@ -16,9 +16,6 @@ export type SignerType = (typeof SIGNER_TYPES)[number];
 export const DIRECTIONS = ['L1_TO_L2', 'L2_TO_L1'] as const;
 export type Direction = (typeof DIRECTIONS)[number];
 
-/** Signer types this build can sign with; the others are refused at start-up, never replaced silently. */
-const IMPLEMENTED_SIGNERS: readonly SignerType[] = ['private-key', 'remote-signer', 'kms'];
-
 function chainEnv<P extends 'L1' | 'L2'>(p: P) {
   return {
     [`${p}_CONTRACT_ADDRESS`]: env.address({ required: true }),
@@ -192,9 +189,6 @@ function signerProblems(v: AnyValues, p: string, needed: boolean): string[] {
         if (v[full] === undefined) problems.push(`${full}: required when ${tls}: set it to a non-empty string`);
       }
     }
-  }
-  if (!IMPLEMENTED_SIGNERS.includes(type)) {
-    problems.push(`${p}_SIGNER_TYPE: "${type}" is not implemented in this build; use private-key`);
   }
   return problems;
 }

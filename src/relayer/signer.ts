@@ -1,5 +1,4 @@
 import { Transaction, Wallet } from 'ethers';
-import { BaseError } from '../common/errors.js';
 import type { SignerConfig } from './config.js';
 import { createKmsSigner, createRemoteSigner, type BackendSigner } from './signers/index-remote.js';
 
@@ -24,10 +23,6 @@ export interface TxSigner {
   readonly address: string;
   /** Returns the signed transaction, RLP-encoded, 0x-prefixed (ready for eth_sendRawTransaction). */
   signTransaction(tx: UnsignedTx): Promise<string>;
-}
-
-export class SignerNotImplementedError extends BaseError {
-  override name = 'SignerNotImplementedError';
 }
 
 export function toTransaction(tx: UnsignedTx): Transaction {
@@ -100,7 +95,5 @@ export async function createSigner(config: SignerConfig): Promise<TxSigner> {
       const signer = await createKmsSigner({ keyId: config.keyId, region: config.region }, null);
       return new BackendTxSigner('kms', (await signer.getAddress()).toLowerCase(), signer);
     }
-    default:
-      throw new SignerNotImplementedError(`signer type "${(config as { type: string }).type}" is not implemented in this build`);
   }
 }

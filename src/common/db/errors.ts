@@ -41,5 +41,3 @@ export function classifyDbError(err: unknown): unknown {
   }
   return err;
 }
-
-export const isUniqueViolation = (err: unknown) => err instanceof ConstraintViolationError && err.kind === 'unique';
