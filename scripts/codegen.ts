@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { openapiTypes, openapiFetchClient } from './codegen/openapi.js';
 import { openrpcTypings, openrpcClient } from './codegen/openrpc.js';
 import { solidity, typechain } from './codegen/solidity.js';
+import { abiModules } from './codegen/abi.js';
 import type { Generator, Target } from './codegen/types.js';
 
 const GENERATORS: Record<string, Generator> = {
@@ -18,6 +19,7 @@ const GENERATORS: Record<string, Generator> = {
   'openrpc-client': openrpcClient,
   solc: solidity,
   typechain,
+  'abi-modules': abiModules,
 };
 
 const root = join(import.meta.dirname, '..');

@@ -1,30 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { Interface, JsonRpcProvider, Network, type InterfaceAbi } from 'ethers';
+import { JsonRpcProvider, Network, type Interface } from 'ethers';
 import type { Registry } from 'prom-client';
 import { pooledFetchRequest, pooledRpc } from '../common/chain/pool.js';
-import { specPath } from '../common/http/spec.js';
 import { sleep } from '../common/shutdown.js';
 import { counter } from '../common/metrics.js';
 import type { Logger } from '../common/log.js';
+import { L1MessageServiceInterface, L2MessageServiceInterface } from '../../generated/contracts/abi/index.js';
 
 /**
- * The relayer talks to the message services only through the published ABIs (specs/abi), plus the
- * custom errors it needs to recognise in revert data.
+ * The relayer talks to the message services only through the published ABIs (specs/abi), including the
+ * custom errors it recognises in revert data, through the bindings codegen emits from them (Interfaces
+ * built once at module load, shared by every message).
  */
-const specAbi = (name: string) => JSON.parse(readFileSync(specPath(`abi/${name}.json`), 'utf8')) as InterfaceAbi;
-
-const EXTRA_ERRORS = [
-  'error MessageDoesNotExistOrHasAlreadyBeenClaimed(bytes32 messageHash)',
-  'error L2MerkleRootDoesNotExist()',
-  'error InvalidMerkleProof()',
-  'error ProofLengthDifferentThanMerkleDepth(uint256 actual, uint256 expected)',
-  'error LeafIndexOutOfBounds(uint32 leafIndex, uint256 leafCount)',
-  'error MessageSendingFailed(address destination)',
-  'error FeePaymentFailed(address recipient)',
-];
-
-export const l1Interface = new Interface([...(specAbi('L1MessageService') as unknown[]), ...EXTRA_ERRORS] as InterfaceAbi);
-export const l2Interface = new Interface([...(specAbi('L2MessageService') as unknown[]), ...EXTRA_ERRORS] as InterfaceAbi);
+export const l1Interface = L1MessageServiceInterface;
+export const l2Interface = L2MessageServiceInterface;
 
 export interface Chain {
   name: 'L1' | 'L2';
@@ -115,7 +103,8 @@ export function describeRevert(iface: Interface, err: unknown): string {
   }
   if (data.startsWith('0x08c379a0')) {
     try {
-      return `Error(${String(new Interface(['error Error(string)']).decodeErrorResult('Error', data)[0])})`;
+      // ethers knows the built-in Error(string) on every Interface; no fragment (or Interface) per message.
+      return `Error(${String(iface.decodeErrorResult('Error', data)[0])})`;
     } catch {
       // malformed
     }

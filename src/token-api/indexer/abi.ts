@@ -1,17 +1,14 @@
-import { Interface } from 'ethers';
+import { DexV2Interface, DexV3Interface, ERC20Interface } from '../../../generated/contracts/abi/index.js';
 
-/** The DEX events the indexer reads: Uniswap V2 and V3 shapes (most EVM DEXes are forks of one of them). */
-export const v2FactoryAbi = new Interface(['event PairCreated(address indexed token0, address indexed token1, address pair, uint256)']);
-export const v2PairAbi = new Interface([
-  'event Swap(address indexed sender, uint256 amount0In, uint256 amount1In, uint256 amount0Out, uint256 amount1Out, address indexed to)',
-  'event Sync(uint112 reserve0, uint112 reserve1)',
-]);
-export const v3FactoryAbi = new Interface([
-  'event PoolCreated(address indexed token0, address indexed token1, uint24 indexed fee, int24 tickSpacing, address pool)',
-]);
-export const v3PoolAbi = new Interface([
-  'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)',
-]);
+/**
+ * The DEX events the indexer reads: Uniswap V2 and V3 shapes (most EVM DEXes are forks of one of them).
+ * The ABIs are specs/abi/DexV2.json, DexV3.json and ERC20.json, through the bindings codegen emits; the
+ * Interfaces are built once when those modules load. Factory and pair (pool) share one spec file each.
+ */
+export const v2FactoryAbi = DexV2Interface;
+export const v2PairAbi = DexV2Interface;
+export const v3FactoryAbi = DexV3Interface;
+export const v3PoolAbi = DexV3Interface;
 
 export const TOPICS = {
   pairCreated: v2FactoryAbi.getEvent('PairCreated')!.topicHash,
@@ -21,9 +18,4 @@ export const TOPICS = {
   v3Swap: v3PoolAbi.getEvent('Swap')!.topicHash,
 } as const;
 
-export const erc20Abi = new Interface([
-  'function name() view returns (string)',
-  'function symbol() view returns (string)',
-  'function decimals() view returns (uint8)',
-  'function totalSupply() view returns (uint256)',
-]);
+export const erc20Abi = ERC20Interface;
