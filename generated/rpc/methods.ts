@@ -933,3 +933,55 @@ export type EthGetUserOperationReceipt = (userOperationHash: Bytes32) => Promise
 export type VendorGetUserOperationGasPrice = () => Promise<UserOperationGasPrice>;
 export type VendorGetUserOperationStatus = (userOperationHash: Bytes32) => Promise<UserOperationStatus>;
 export type VendorSimulateAssetChanges = (transaction: CallObject, block?: BlockParameter) => Promise<AssetChanges>;
+/** Every method of the spec: its positional params (a labelled tuple) and its result. */
+export interface RpcMethodMap {
+  eth_chainId: { params: Parameters<EthChainId>; result: Awaited<ReturnType<EthChainId>> };
+  eth_blockNumber: { params: Parameters<EthBlockNumber>; result: Awaited<ReturnType<EthBlockNumber>> };
+  eth_getBalance: { params: Parameters<EthGetBalance>; result: Awaited<ReturnType<EthGetBalance>> };
+  eth_getCode: { params: Parameters<EthGetCode>; result: Awaited<ReturnType<EthGetCode>> };
+  eth_getStorageAt: { params: Parameters<EthGetStorageAt>; result: Awaited<ReturnType<EthGetStorageAt>> };
+  eth_getTransactionCount: { params: Parameters<EthGetTransactionCount>; result: Awaited<ReturnType<EthGetTransactionCount>> };
+  eth_call: { params: Parameters<EthCall>; result: Awaited<ReturnType<EthCall>> };
+  eth_estimateGas: { params: Parameters<EthEstimateGas>; result: Awaited<ReturnType<EthEstimateGas>> };
+  eth_gasPrice: { params: Parameters<EthGasPrice>; result: Awaited<ReturnType<EthGasPrice>> };
+  eth_maxPriorityFeePerGas: { params: Parameters<EthMaxPriorityFeePerGas>; result: Awaited<ReturnType<EthMaxPriorityFeePerGas>> };
+  eth_feeHistory: { params: Parameters<EthFeeHistory>; result: Awaited<ReturnType<EthFeeHistory>> };
+  eth_getBlockByNumber: { params: Parameters<EthGetBlockByNumber>; result: Awaited<ReturnType<EthGetBlockByNumber>> };
+  eth_getBlockByHash: { params: Parameters<EthGetBlockByHash>; result: Awaited<ReturnType<EthGetBlockByHash>> };
+  eth_getBlockTransactionCountByNumber: { params: Parameters<EthGetBlockTransactionCountByNumber>; result: Awaited<ReturnType<EthGetBlockTransactionCountByNumber>> };
+  eth_getBlockTransactionCountByHash: { params: Parameters<EthGetBlockTransactionCountByHash>; result: Awaited<ReturnType<EthGetBlockTransactionCountByHash>> };
+  eth_getTransactionByHash: { params: Parameters<EthGetTransactionByHash>; result: Awaited<ReturnType<EthGetTransactionByHash>> };
+  eth_getTransactionByBlockNumberAndIndex: { params: Parameters<EthGetTransactionByBlockNumberAndIndex>; result: Awaited<ReturnType<EthGetTransactionByBlockNumberAndIndex>> };
+  eth_getTransactionByBlockHashAndIndex: { params: Parameters<EthGetTransactionByBlockHashAndIndex>; result: Awaited<ReturnType<EthGetTransactionByBlockHashAndIndex>> };
+  eth_getTransactionReceipt: { params: Parameters<EthGetTransactionReceipt>; result: Awaited<ReturnType<EthGetTransactionReceipt>> };
+  eth_getBlockReceipts: { params: Parameters<EthGetBlockReceipts>; result: Awaited<ReturnType<EthGetBlockReceipts>> };
+  eth_getLogs: { params: Parameters<EthGetLogs>; result: Awaited<ReturnType<EthGetLogs>> };
+  eth_newFilter: { params: Parameters<EthNewFilter>; result: Awaited<ReturnType<EthNewFilter>> };
+  eth_newBlockFilter: { params: Parameters<EthNewBlockFilter>; result: Awaited<ReturnType<EthNewBlockFilter>> };
+  eth_getFilterChanges: { params: Parameters<EthGetFilterChanges>; result: Awaited<ReturnType<EthGetFilterChanges>> };
+  eth_getFilterLogs: { params: Parameters<EthGetFilterLogs>; result: Awaited<ReturnType<EthGetFilterLogs>> };
+  eth_uninstallFilter: { params: Parameters<EthUninstallFilter>; result: Awaited<ReturnType<EthUninstallFilter>> };
+  eth_subscribe: { params: Parameters<EthSubscribe>; result: Awaited<ReturnType<EthSubscribe>> };
+  eth_unsubscribe: { params: Parameters<EthUnsubscribe>; result: Awaited<ReturnType<EthUnsubscribe>> };
+  eth_sendRawTransaction: { params: Parameters<EthSendRawTransaction>; result: Awaited<ReturnType<EthSendRawTransaction>> };
+  eth_getProof: { params: Parameters<EthGetProof>; result: Awaited<ReturnType<EthGetProof>> };
+  eth_syncing: { params: Parameters<EthSyncing>; result: Awaited<ReturnType<EthSyncing>> };
+  net_version: { params: Parameters<NetVersion>; result: Awaited<ReturnType<NetVersion>> };
+  web3_clientVersion: { params: Parameters<Web3ClientVersion>; result: Awaited<ReturnType<Web3ClientVersion>> };
+  debug_traceTransaction: { params: Parameters<DebugTraceTransaction>; result: Awaited<ReturnType<DebugTraceTransaction>> };
+  debug_traceCall: { params: Parameters<DebugTraceCall>; result: Awaited<ReturnType<DebugTraceCall>> };
+  debug_traceBlockByNumber: { params: Parameters<DebugTraceBlockByNumber>; result: Awaited<ReturnType<DebugTraceBlockByNumber>> };
+  trace_transaction: { params: Parameters<TraceTransaction>; result: Awaited<ReturnType<TraceTransaction>> };
+  svc_getProof: { params: Parameters<SvcGetProof>; result: Awaited<ReturnType<SvcGetProof>> };
+  svc_estimateGas: { params: Parameters<SvcEstimateGas>; result: Awaited<ReturnType<SvcEstimateGas>> };
+  eth_sendUserOperation: { params: Parameters<EthSendUserOperation>; result: Awaited<ReturnType<EthSendUserOperation>> };
+  eth_estimateUserOperationGas: { params: Parameters<EthEstimateUserOperationGas>; result: Awaited<ReturnType<EthEstimateUserOperationGas>> };
+  eth_supportedEntryPoints: { params: Parameters<EthSupportedEntryPoints>; result: Awaited<ReturnType<EthSupportedEntryPoints>> };
+  eth_getUserOperationByHash: { params: Parameters<EthGetUserOperationByHash>; result: Awaited<ReturnType<EthGetUserOperationByHash>> };
+  eth_getUserOperationReceipt: { params: Parameters<EthGetUserOperationReceipt>; result: Awaited<ReturnType<EthGetUserOperationReceipt>> };
+  vendor_getUserOperationGasPrice: { params: Parameters<VendorGetUserOperationGasPrice>; result: Awaited<ReturnType<VendorGetUserOperationGasPrice>> };
+  vendor_getUserOperationStatus: { params: Parameters<VendorGetUserOperationStatus>; result: Awaited<ReturnType<VendorGetUserOperationStatus>> };
+  vendor_simulateAssetChanges: { params: Parameters<VendorSimulateAssetChanges>; result: Awaited<ReturnType<VendorSimulateAssetChanges>> };
+}
+/** A method name of the spec. */
+export type RpcMethodName = keyof RpcMethodMap;

@@ -10,6 +10,8 @@ type Doc = Parameters<typeof dereferenceDocument>[0];
 const require = createRequire(import.meta.url);
 interface Typings { toString(language: 'typescript', options: { includeSchemaTypings: boolean; includeMethodAliasTypings: boolean }): string }
 const MethodTypings = (require('@open-rpc/typings') as { default: new (doc: unknown) => Typings }).default;
+// The alias name @open-rpc/typings gives each method (eth_getBalance → EthGetBalance), so the map below names exactly its types.
+const { getMethodAliasName } = require('@open-rpc/typings/build/typescript') as { getMethodAliasName: (method: { name: string }) => string };
 type GeneratorOptions = { openrpcDocument: string; outDir: string; components: { type: 'client'; language: 'typescript'; name: string }[] };
 const generate = (require('@open-rpc/generator') as { default: (options: GeneratorOptions) => Promise<void> }).default;
 
@@ -20,8 +22,29 @@ export const openrpcTypings: Generator = async (target, { root, outRoot }) => {
   const typings = new MethodTypings(deref).toString('typescript', { includeSchemaTypings: true, includeMethodAliasTypings: true });
   const file = join(outRoot, target.output);
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, `${HEADER}/* eslint-disable */\n${typings}\n`);
+  await writeFile(file, `${HEADER}/* eslint-disable */\n${typings}\n${methodMap(deref.methods as { name: string }[])}`);
 };
+
+/**
+ * Method name → positional params tuple and result, derived from the per-method aliases above, so
+ * defineMethod (src/rpc/context.ts) can type each handler by the spec: a handler returning a shape the
+ * spec does not allow fails the typecheck.
+ */
+function methodMap(methods: { name: string }[]): string {
+  const rows = methods.map((m) => {
+    const alias = getMethodAliasName(m);
+    return `  ${m.name}: { params: Parameters<${alias}>; result: Awaited<ReturnType<${alias}>> };`;
+  });
+  return [
+    '/** Every method of the spec: its positional params (a labelled tuple) and its result. */',
+    'export interface RpcMethodMap {',
+    ...rows,
+    '}',
+    '/** A method name of the spec. */',
+    'export type RpcMethodName = keyof RpcMethodMap;',
+    '',
+  ].join('\n');
+}
 
 /**
  * The TypeScript client integrators get from @open-rpc/generator, kept as generated (a standalone

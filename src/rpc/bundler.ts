@@ -1,5 +1,6 @@
 import { RpcError } from '../common/errors.js';
-import { defineMethod, type RpcMethod } from './context.js';
+import type { RpcMethodName } from '../../generated/rpc/methods.js';
+import { defineMethod, type MethodParams, type MethodResult, type RpcMethod } from './context.js';
 import { RpcCodes, UpstreamTransportError } from './errors.js';
 import { JsonRpcHttpClient } from './upstream/client.js';
 
@@ -22,7 +23,8 @@ export class BundlerClient {
     return method.startsWith('vendor_') ? `${this.vendorPrefix}${method.slice('vendor_'.length)}` : method;
   }
 
-  async forward(method: string, params: unknown[]): Promise<unknown> {
+  /** The bundler's answer, typed as the spec's result: the bundler is trusted to answer ERC-4337's shapes, as the node is for standard methods. */
+  async forward<N extends RpcMethodName>(method: N, params: MethodParams<N>): Promise<MethodResult<N>> {
     let response;
     try {
       response = await this.client.call(this.rename(method), params, { batch: false });
@@ -32,7 +34,7 @@ export class BundlerClient {
       throw err;
     }
     if (response.error) throw new RpcError(response.error.code, response.error.message, response.error.data);
-    return response.result ?? null;
+    return (response.result ?? null) as MethodResult<N>;
   }
 
   close(): void {
@@ -44,7 +46,7 @@ export const bundlerNotConfigured = (method: string) =>
   new RpcError(RpcCodes.MethodNotFound, `Method not available: no bundler is configured; ${method} needs an ERC-4337 bundler (RPC_BUNDLER_URL)`);
 
 /** A bundler method: forwarded, or -32601 saying no bundler is configured. */
-export const bundlerMethod = (name: string): RpcMethod =>
+export const bundlerMethod = <N extends RpcMethodName>(name: N): RpcMethod =>
   defineMethod(name, (ctx, params) => {
     if (!ctx.bundler) throw bundlerNotConfigured(name);
     return ctx.bundler.forward(name, params);

@@ -8,6 +8,8 @@ import type { ResponseBudget } from './response-budget.js';
 import type { SocketSubscriptions } from './ws/calls.js';
 import type { AnswerCache } from './cache/answer-cache.js';
 import { cachedRequest } from './cache/cached-request.js';
+import type { RawJson } from './upstream/raw-json.js';
+import type { RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
 
 /** What every method handler receives: the endpoint's shared services (built once at start). */
 export interface RpcContext {
@@ -30,24 +32,62 @@ export interface CallScope {
   socket?: SocketSubscriptions;
 }
 
+/** Positional params of method N as specs/rpc.openrpc.json declares them (a labelled tuple). */
+export type MethodParams<N extends RpcMethodName> = RpcMethodMap[N]['params'];
+/** The result of method N as the spec declares it. */
+export type MethodResult<N extends RpcMethodName> = RpcMethodMap[N]['result'];
+/** What a handler may answer: the spec's result, parsed or as the node wrote it (never parsed, upstream/raw-json.ts). */
+export type MethodAnswer<N extends RpcMethodName> = MethodResult<N> | RawJson<MethodResult<N>>;
+/** A handler typed by the spec: a result shape the spec does not allow fails `npm run typecheck`. */
+export type MethodHandler<N extends RpcMethodName> = (ctx: RpcContext, params: MethodParams<N>, call: CallScope) => Promise<MethodAnswer<N>>;
+
+/** A served method as the dispatcher holds it: one list of every method, so the types are erased here. */
 export interface RpcMethod {
   /** Exactly the method name in specs/rpc.openrpc.json. */
-  name: string;
+  name: RpcMethodName;
   /** Receives the positional params after the spec validated them. */
-  handler(ctx: RpcContext, params: unknown[], call: CallScope): Promise<unknown>;
+  handler(ctx: RpcContext, params: readonly unknown[], call: CallScope): Promise<unknown>;
 }
 
-export const defineMethod = (name: string, handler: RpcMethod['handler']): RpcMethod => ({ name, handler });
+/**
+ * A method typed by the spec. The one place the types are erased: the dispatcher only calls a handler
+ * with params the spec (the source of MethodParams) has already validated.
+ */
+export const defineMethod = <N extends RpcMethodName>(name: N, handler: MethodHandler<N>): RpcMethod => ({
+  name,
+  handler: handler as RpcMethod['handler'],
+});
 
 /**
- * A standard method the upstream node answers as it is (params already validated against the spec): the
- * answer goes back as the node wrote it (a RawJson, never parsed), from the answer cache when it cannot
- * have changed. `blockAt`: position of an optional block param the spec defaults to latest; it is filled
- * in, because some nodes (anvil) insist on it. Writes are never cached and never resent (pool.ts).
+ * The node's answer to a standard method, typed as the spec's result: a pass-through answer is not parsed
+ * (a RawJson), so the node is trusted to answer the standard method's shape. `blockAt`: position of an
+ * optional block param the spec defaults to latest; it is filled in, because some nodes (anvil) insist on
+ * it. Reads come from the answer cache when they cannot have changed; writes are never cached and never
+ * resent (pool.ts).
  */
-export const passThrough = (name: string, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
-  defineMethod(name, (ctx, params, call) => {
-    const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
-    if (options.write) return ctx.upstream.requestRaw(name, filled, { write: true, budget: call.budget });
-    return cachedRequest(ctx, name, filled, call.budget);
-  });
+export async function upstreamAnswer<N extends RpcMethodName>(
+  ctx: RpcContext,
+  name: N,
+  params: readonly unknown[],
+  call: CallScope,
+  options: { write?: boolean; blockAt?: number; uncached?: boolean } = {},
+): Promise<RawJson<MethodResult<N>>> {
+  const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
+  const raw =
+    options.write || options.uncached
+      ? await ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget })
+      : await cachedRequest(ctx, name, filled, call.budget);
+  return raw as RawJson<MethodResult<N>>;
+}
+
+/**
+ * A standard method asked of the upstream node by a handler that looks inside the answer: params and
+ * result typed by the spec (the node is trusted to answer a standard method's shape, as for pass-through).
+ */
+export async function upstreamCall<N extends RpcMethodName>(ctx: RpcContext, name: N, params: MethodParams<N>): Promise<MethodResult<N>> {
+  return (await ctx.upstream.request(name, params)) as MethodResult<N>;
+}
+
+/** A standard method the upstream node answers as it is (params already validated against the spec); see upstreamAnswer. */
+export const passThrough = <N extends RpcMethodName>(name: N, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
+  defineMethod(name, (ctx, params, call) => upstreamAnswer(ctx, name, params, call, options));

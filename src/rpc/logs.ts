@@ -3,15 +3,9 @@ import { rpcErrors } from '../common/errors.js';
 import type { RpcContext } from './context.js';
 import { checkCriteria } from './filters/caps.js';
 import { arrayLongerThan, type RawJson } from './upstream/raw-json.js';
+import type { Filter, Log } from '../../generated/rpc/methods.js';
 import { blockLifetime } from './cache/policy.js';
 
-export interface LogCriteria {
-  fromBlock?: string;
-  toBlock?: string;
-  address?: string | string[];
-  topics?: (string | string[] | null)[];
-  blockHash?: string;
-}
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -55,9 +49,9 @@ export function resultCapError(ctx: RpcContext, count: number) {
  * `latest` means the upstream's latest; the range check resolves it against the tracked head. Addresses
  * and topics are capped like a filter's (RPC_MAX_FILTER_ADDRESSES, RPC_MAX_FILTER_TOPICS).
  */
-export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: ResponseBudget): Promise<RawJson> {
+export async function getLogs(ctx: RpcContext, filter: Filter, budget?: ResponseBudget): Promise<RawJson<Log[]>> {
   checkCriteria(ctx.config, filter);
-  let forwarded: LogCriteria;
+  let forwarded: Filter;
   if (filter.blockHash !== undefined) {
     forwarded = { blockHash: filter.blockHash };
   } else {
@@ -77,7 +71,7 @@ export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: Res
   const key = lifetime ? `eth_getLogs${JSON.stringify(forwarded)}` : '';
   if (lifetime) {
     const hit = cache.get(key);
-    if (hit) return hit;
+    if (hit) return hit as RawJson<Log[]>;
   }
   const version = upstream.tracker.version;
   const logs = await upstream.requestRaw('eth_getLogs', [forwarded], { budget });
@@ -85,5 +79,6 @@ export async function getLogs(ctx: RpcContext, filter: LogCriteria, budget?: Res
   const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
   if (over) throw resultCapError(ctx, count!);
   if (lifetime === 'final' || (lifetime === 'head' && upstream.headIsLive && upstream.tracker.version === version)) cache.set(key, logs, lifetime);
-  return logs;
+  // The node's text, counted but not parsed: trusted to be the standard method's Log[].
+  return logs as RawJson<Log[]>;
 }

@@ -2,14 +2,14 @@ import type { Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import { counter, histogram } from '../common/metrics.js';
 import { quantity } from './bytes.js';
-import type { StateProofJson, WorldState } from './state.js';
+import type { WorldState } from './state.js';
+import type { ProofBackend } from '../rpc/proof.js';
 
 /** -32001: the spec's StateNotRetained error. */
 export const STATE_NOT_RETAINED = -32001;
 
-export interface ProofBackend {
-  getProof(address: string, storageKeys: string[], block: bigint | 'finalized'): Promise<StateProofJson>;
-}
+// One interface for both sides: the endpoint's (src/rpc/proof.ts), typed by the spec's StateProof.
+export type { ProofBackend };
 
 /**
  * svc_getProof behind the RPC endpoint: only L2 blocks finalized on L1 and still retained are served

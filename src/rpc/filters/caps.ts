@@ -1,7 +1,7 @@
 import { RpcError } from '../../common/errors.js';
 import type { RpcConfig } from '../config.js';
 import { RpcCodes } from '../errors.js';
-import type { LogCriteria } from '../logs.js';
+import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
 
 type CriteriaCaps = Pick<RpcConfig, 'maxFilterAddresses' | 'maxFilterTopics'>;
 /** RPC_MAX_FILTERS_PER_CLIENT and RPC_MAX_FILTERS (with the TTL the errors mention). */

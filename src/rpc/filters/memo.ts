@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { DbClient } from '../../common/db/client.js';
 import type { Logger } from '../../common/log.js';
-import type { LogCriteria } from '../logs.js';
+import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
 import type { FilterKind } from './store.js';
 
 /** What this process last confirmed about a filter row, and when (its local clock). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DbClient } from '../../common/db/client.js';
 import { filterNotFound } from '../errors.js';
-import type { LogCriteria } from '../logs.js';
+import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
 import { perClientCapError, totalCapError, type FilterCountCaps } from './caps.js';
 import { channelFor, memoFor, type FilterMemo } from './memo.js';
 

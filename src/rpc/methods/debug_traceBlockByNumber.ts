@@ -1,8 +1,12 @@
-import { defineMethod } from '../context.js';
+import type { TraceResult } from '../../../generated/rpc/methods.js';
+import { RpcError } from '../../common/errors.js';
+import { defineMethod, upstreamCall } from '../context.js';
+import { RpcCodes } from '../errors.js';
 
-interface Entry {
+/** An entry as some nodes write it: the spec's BlockTraceEntry, but txHash may be missing. */
+interface NodeEntry {
   txHash?: string;
-  result: unknown;
+  result: TraceResult;
 }
 
 /**
@@ -10,9 +14,13 @@ interface Entry {
  * it is filled from the block's transaction list, which has the same order.
  */
 export default defineMethod('debug_traceBlockByNumber', async (ctx, params) => {
-  const entries = (await ctx.upstream.request('debug_traceBlockByNumber', params)) as Entry[];
-  if (entries.every((e) => typeof e.txHash === 'string')) return entries.map((e) => ({ txHash: e.txHash, result: e.result }));
-  const block = (await ctx.upstream.request('eth_getBlockByNumber', [params[0], false])) as { transactions: string[] } | null;
-  const hashes = block?.transactions ?? [];
-  return entries.map((e, i) => ({ txHash: e.txHash ?? hashes[i], result: e.result }));
+  const entries = (await ctx.upstream.request('debug_traceBlockByNumber', params)) as NodeEntry[];
+  const block = entries.every((e) => typeof e.txHash === 'string') ? null : await upstreamCall(ctx, 'eth_getBlockByNumber', [params[0], false]);
+  const hashes = (block?.transactions ?? []).map((t) => (typeof t === 'string' ? t : t.hash));
+  return entries.map((e, i) => {
+    const txHash = e.txHash ?? hashes[i];
+    // More traces than transactions: the node's two answers disagree (a reorg in between); the caller retries.
+    if (txHash === undefined) throw new RpcError(RpcCodes.ResourceUnavailable, `the node traced ${entries.length} transactions but its block lists ${hashes.length}; try again`);
+    return { txHash, result: e.result };
+  });
 });

@@ -1,4 +1,5 @@
-import { defineMethod } from '../context.js';
+import type { Quantity } from '../../../generated/rpc/methods.js';
+import { defineMethod, upstreamAnswer } from '../context.js';
 import { RawJson } from '../upstream/raw-json.js';
 
 /**
@@ -7,6 +8,6 @@ import { RawJson } from '../upstream/raw-json.js';
  */
 export default defineMethod('eth_blockNumber', async (ctx, _params, call) => {
   const head = ctx.upstream.tracker.head;
-  if (head !== undefined && ctx.upstream.headIsLive) return new RawJson(`"0x${head.number.toString(16)}"`);
-  return ctx.upstream.requestRaw('eth_blockNumber', [], { budget: call.budget });
+  if (head !== undefined && ctx.upstream.headIsLive) return new RawJson<Quantity>(`"0x${head.number.toString(16)}"`);
+  return upstreamAnswer(ctx, 'eth_blockNumber', [], call, { uncached: true });
 });

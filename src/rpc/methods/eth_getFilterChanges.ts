@@ -1,5 +1,8 @@
-import { defineMethod } from '../context.js';
+import { defineMethod, type MethodAnswer } from '../context.js';
 import { pollFilterChanges } from '../filters/poll.js';
 
 /** eth_getFilterChanges: each entry exactly once across replicas; unknown or expired → filter not found. */
-export default defineMethod('eth_getFilterChanges', (ctx, params) => pollFilterChanges(ctx, params[0] as string));
+export default defineMethod('eth_getFilterChanges', (ctx, [filterId]) =>
+  // filters/poll.ts answers block hashes or the node's logs (a RawJson) but declares `unknown`.
+  pollFilterChanges(ctx, filterId) as Promise<MethodAnswer<'eth_getFilterChanges'>>,
+);

@@ -2,8 +2,8 @@ import { defineMethod } from '../context.js';
 import { getLogs } from '../logs.js';
 
 /** eth_getFilterLogs: every log of a log filter's range, with eth_getLogs' caps; it also keeps the filter alive. */
-export default defineMethod('eth_getFilterLogs', async (ctx, params) => {
-  const f = await ctx.filters.get(params[0] as string, 'log');
+export default defineMethod('eth_getFilterLogs', async (ctx, [filterId]) => {
+  const f = await ctx.filters.get(filterId, 'log');
   await ctx.filters.touch(f.id);
   return getLogs(ctx, f.criteria);
 });

@@ -1,8 +1,8 @@
 import { defineMethod } from '../context.js';
-import { getLogs, type LogCriteria } from '../logs.js';
+import { getLogs } from '../logs.js';
 
 /**
  * eth_getLogs: bounds are hex, latest or earliest (the spec refuses pending/safe/finalized with -32602);
  * blockHash wins over a range; range and result count capped with -32005 naming the cap.
  */
-export default defineMethod('eth_getLogs', (ctx, params, call) => getLogs(ctx, params[0] as LogCriteria, call.budget));
+export default defineMethod('eth_getLogs', (ctx, [filter], call) => getLogs(ctx, filter, call.budget));

@@ -1,5 +1,5 @@
 import { RpcError } from '../../common/errors.js';
-import { defineMethod } from '../context.js';
+import { defineMethod, upstreamCall } from '../context.js';
 
 /**
  * eth_getTransactionByBlockNumberAndIndex: null past the block's last index and for unknown blocks. Some
@@ -7,11 +7,12 @@ import { defineMethod } from '../context.js';
  */
 export default defineMethod('eth_getTransactionByBlockNumberAndIndex', async (ctx, params) => {
   try {
-    return (await ctx.upstream.request('eth_getTransactionByBlockNumberAndIndex', params)) ?? null;
+    return (await upstreamCall(ctx, 'eth_getTransactionByBlockNumberAndIndex', params)) ?? null;
   } catch (err) {
     if (!(err instanceof RpcError)) throw err;
-    const count = (await ctx.upstream.request('eth_getBlockTransactionCountByNumber', [params[0]])) as string | null;
-    if (count === null || BigInt(params[1] as string) >= BigInt(count)) return null;
+    const [block, index] = params;
+    const count = await upstreamCall(ctx, 'eth_getBlockTransactionCountByNumber', [block]);
+    if (count === null || BigInt(index) >= BigInt(count)) return null;
     throw err;
   }
 });

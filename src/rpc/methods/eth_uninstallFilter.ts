@@ -1,4 +1,4 @@
 import { defineMethod } from '../context.js';
 
 /** eth_uninstallFilter: true when a live filter was removed, false for an unknown or expired one. */
-export default defineMethod('eth_uninstallFilter', (ctx, params) => ctx.filters.remove(params[0] as string));
+export default defineMethod('eth_uninstallFilter', (ctx, [filterId]) => ctx.filters.remove(filterId));

@@ -1,5 +1,5 @@
 import { RpcError } from '../../common/errors.js';
-import { defineMethod } from '../context.js';
+import { defineMethod, upstreamCall } from '../context.js';
 import { parityFromCallTrace, type CallFrame, type TxInfo } from '../trace/parity.js';
 
 const notServed = (err: unknown) =>
@@ -10,14 +10,13 @@ const notServed = (err: unknown) =>
  * upstream), otherwise converted from debug_traceTransaction's callTracer output. null for an unknown
  * or not yet mined transaction.
  */
-export default defineMethod('trace_transaction', async (ctx, params) => {
-  const hash = params[0] as string;
+export default defineMethod('trace_transaction', async (ctx, [hash]) => {
   const source = ctx.config.traceTransactionSource;
   if (source === 'upstream' || (source === 'auto' && ctx.upstream.isSupported('trace_transaction'))) {
     try {
-      const traces = (await ctx.upstream.request('trace_transaction', [hash])) as unknown[] | null;
+      const traces = await upstreamCall(ctx, 'trace_transaction', [hash]);
       if (traces && traces.length > 0) return traces;
-      const tx = await ctx.upstream.request('eth_getTransactionByHash', [hash]);
+      const tx = await upstreamCall(ctx, 'eth_getTransactionByHash', [hash]);
       return tx === null ? null : (traces ?? null);
     } catch (err) {
       if (source === 'upstream' || !notServed(err)) throw err;

@@ -1,3 +1,4 @@
+import type { ParityTrace } from '../../../generated/rpc/methods.js';
 /**
  * Converts callTracer output into Parity-style traces (trace_transaction), for upstreams that do not
  * serve trace_transaction. The frames are listed depth-first, top-level call first; blockNumber,
@@ -29,18 +30,7 @@ export interface TxInfo {
   authorizationList?: unknown[];
 }
 
-export interface ParityTrace {
-  action: Record<string, unknown>;
-  result?: Record<string, unknown> | null;
-  error?: string;
-  blockHash: string;
-  blockNumber: number;
-  transactionHash: string;
-  transactionPosition: number;
-  subtraces: number;
-  traceAddress: number[];
-  type: string;
-}
+export type { ParityTrace };
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -67,6 +57,12 @@ function parityError(error: string): string {
   if (ERRORS[error]) return ERRORS[error];
   if (/^invalid opcode/.test(error)) return 'Bad instruction';
   return error;
+}
+
+/** The callee of a call or selfdestruct frame: callTracer always writes it (only a failed create has none). */
+function callee(f: CallFrame): string {
+  if (f.to === undefined) throw new Error(`callTracer frame of type ${f.type} has no "to"`);
+  return f.to;
 }
 
 export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
@@ -96,7 +92,7 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
       };
     } else if (kind === 'SELFDESTRUCT') {
       trace = {
-        action: { address: f.from, refundAddress: f.to, balance: f.value ?? '0x0' },
+        action: { address: f.from, refundAddress: callee(f), balance: f.value ?? '0x0' },
         result: null,
         ...common,
         subtraces: children.length,
@@ -105,7 +101,7 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
       };
     } else {
       trace = {
-        action: { from: f.from, callType: kind.toLowerCase(), gas: hex(gas), input: f.input, to: f.to, value: f.value ?? '0x0' },
+        action: { from: f.from, callType: kind.toLowerCase(), gas: hex(gas), input: f.input, to: callee(f), value: f.value ?? '0x0' },
         result: { gasUsed: hex(gasUsed), output: f.output ?? '0x' },
         ...common,
         subtraces: children.length,

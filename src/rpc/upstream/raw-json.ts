@@ -5,7 +5,9 @@
  * at 32 clients). `value` parses on demand for the few callers that look inside; toJSON keeps any
  * JSON.stringify of a RawJson correct (the slow path).
  */
-export class RawJson {
+export class RawJson<T = unknown> {
+  /** Type only, never set: the result this text carries, so a raw answer is checked against the spec like a parsed one. */
+  declare private readonly carries?: T;
   private parsed: unknown;
   private done = false;
   constructor(readonly text: string) {}
