@@ -205,9 +205,9 @@ function extraChecks(values: Values): string[] {
     }
     if (iface !== undefined) {
       try {
-        FunctionFragment.from(iface.startsWith('function ') ? iface : `function ${iface}`);
+        FunctionFragment.from(iface); // the leading `function` keyword is optional
       } catch {
-        problems.push(`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "function transfer(address to, uint256 amount)", got "${iface}"`);
+        problems.push(`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "transfer(address to, uint256 amount)", got "${iface}"`);
       }
     }
     if (expr !== undefined) {
@@ -225,7 +225,7 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): Chain
   const get = <T>(suffix: string) => v[`${p}_${suffix}`] as T;
   const expr = get<string | undefined>('EVENT_FILTER_CALLDATA');
   const iface = get<string | undefined>('EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE');
-  const calldata = expr !== undefined && iface !== undefined ? { expression: expr, functionInterface: iface.startsWith('function ') ? iface : `function ${iface}` } : undefined;
+  const calldata = expr !== undefined && iface !== undefined ? { expression: expr, functionInterface: FunctionFragment.from(iface).format('full') } : undefined;
   const fromAddress = get<string | undefined>('EVENT_FILTER_FROM_ADDRESS');
   const toAddress = get<string | undefined>('EVENT_FILTER_TO_ADDRESS');
   const confirmations = get<number>('LISTENER_BLOCK_CONFIRMATION');

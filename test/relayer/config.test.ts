@@ -159,7 +159,7 @@ describe('relayer config', () => {
       name: 'a calldata filter that does not parse, and a function interface that is not one',
       env: { ...base, L1_EVENT_FILTER_CALLDATA: 'calldata.amount >>> 2', L1_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: 'not a function' },
       expected: [
-        'L1_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "function transfer(address to, uint256 amount)", got "not a function"',
+        'L1_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "transfer(address to, uint256 amount)", got "not a function"',
         "L1_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == \"0x26dfbc20\" and calldata.amount > 0): Parse error on line 1: calldata.amount >>> 2 -----------------^ Expecting '-', 'not', 'if', '(', 'Number', 'Symbol', 'String', got '>'",
       ],
     },
