@@ -1,4 +1,5 @@
-import { AbiCoder, id } from 'ethers';
+import { AbiCoder } from 'ethers';
+import { ERC1155Interface, ERC20Interface } from '../../generated/contracts/abi/index.js';
 import { RpcError } from '../common/errors.js';
 import type { AssetChange, CallObject } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
@@ -16,9 +17,10 @@ interface Frame {
   logs?: { address: string; topics: string[]; data: string }[];
 }
 
-const TRANSFER = id('Transfer(address,address,uint256)');
-const TRANSFER_SINGLE = id('TransferSingle(address,address,address,uint256,uint256)');
-const TRANSFER_BATCH = id('TransferBatch(address,address,address,uint256[],uint256[])');
+// ERC-721 Transfer has the ERC-20 signature (tokenId indexed instead of value in data): one topic for both.
+const TRANSFER = ERC20Interface.getEvent('Transfer')!.topicHash;
+const TRANSFER_SINGLE = ERC1155Interface.getEvent('TransferSingle')!.topicHash;
+const TRANSFER_BATCH = ERC1155Interface.getEvent('TransferBatch')!.topicHash;
 const ZERO = `0x${'0'.repeat(40)}`;
 const ORDER = { native: 0, erc20: 1, erc721: 2, erc1155: 3 } as const;
 type AssetType = keyof typeof ORDER;
