@@ -63,6 +63,8 @@ export interface Submitted {
   sent: Promise<void>;
 }
 
+/** Claims of a batch on their way to the node at once (see broadcastInOrder). */
+const BROADCAST_WINDOW = 32;
 const withoutSponsored = ({ sponsored: _sponsored, ...tx }: ClaimTx) => tx;
 /** The hash of a signed transaction is the keccak of its bytes: no need to parse it back. */
 const transactionHash = (signed: string) => keccak256(signed);
@@ -211,10 +213,14 @@ export class ClaimSender {
   }
 
   /**
-   * Broadcasts leased claims in nonce order, overlapping with the next lease; each `sent` settles once its
-   * claim was accepted (or undone). A claim the node refuses outright stops the rest of its batch: their
-   * higher nonces could not be mined before it, so they are given back too, highest first, so the lease
-   * returns to the refused nonce with no hole.
+   * Broadcasts leased claims, overlapping with the next lease; each `sent` settles once its claim was
+   * accepted (or undone). The claims of a batch go out BROADCAST_WINDOW at a time without waiting for each
+   * answer (a node keeps a transaction whose lower nonce is still on its way, as it keeps any future
+   * nonce): one at a time, the batch took the sum of its round trips, which bounded claims/s (issue 12).
+   * A claim the node refuses outright, with none of the later ones accepted, stops the rest of its batch:
+   * their higher nonces could not be mined before it, so they are given back too, highest first, so the
+   * lease returns to the refused nonce with no hole. When a later one was accepted (a refusal of that
+   * transaction alone), each failed claim is given back on its own, its nonce filled (see undo()).
    */
   private broadcastInOrder(leased: (PlannedClaim & { signed: string; hash: string; nonce: number })[]): Submitted[] {
     const settle = leased.map(() => {
@@ -230,33 +236,55 @@ export class ClaimSender {
       return { sent, resolve, reject };
     });
     for (const c of leased) this.queued.add(c.hash);
+    const accepted = (i: number) => {
+      this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(leased[i]!.claim.sponsored) });
+      settle[i]!.resolve();
+    };
     const batch = this.queue.catch(() => undefined).then(async () => {
-      for (let i = 0; i < leased.length; i++) {
-        const c = leased[i]!;
-        try {
-          await this.broadcast(c.signed);
-          // Counted here, once the node holds it: a refused broadcast is no claim.
-          this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(c.claim.sponsored) });
-          settle[i]!.resolve();
-        } catch (err) {
-          this.cachedNonce = undefined;
-          const { refused, insufficientFunds } = classifyBroadcastError(err);
-          if (!refused) {
-            await this.undo(c.message, c.nonce, c.hash, err, c.claim, false).catch(() => undefined);
-            settle[i]!.reject(err);
+      try {
+        for (let at = 0; at < leased.length; at += BROADCAST_WINDOW) {
+          const window = leased.slice(at, at + BROADCAST_WINDOW);
+          // Dispatched in nonce order; answers awaited together.
+          const results = await Promise.allSettled(window.map((c) => this.broadcast(c.signed)));
+          const refusedAt = results.findIndex((r) => r.status === 'rejected' && classifyBroadcastError(r.reason).refused);
+          const acceptedAfter = refusedAt >= 0 && results.some((r, k) => k > refusedAt && r.status === 'fulfilled');
+          if (results.some((r) => r.status === 'rejected')) this.cachedNonce = undefined;
+          if (refusedAt < 0 || acceptedAfter) {
+            for (const [k, r] of results.entries()) if (r.status === 'fulfilled') accepted(at + k);
+            // Failures highest nonce first, so a nonce no later claim holds goes back to the lease.
+            for (let k = results.length - 1; k >= 0; k--) {
+              const r = results[k]!;
+              if (r.status === 'fulfilled') continue;
+              const c = window[k]!;
+              const { refused, insufficientFunds } = classifyBroadcastError(r.reason);
+              await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, refused).catch(() => undefined);
+              settle[at + k]!.reject(refused ? new BroadcastRefusedError(`the node refused claim ${c.hash}: ${(r.reason as Error).message.split('\n')[0]}`, insufficientFunds, r.reason) : r.reason);
+            }
             continue;
           }
-          for (let j = leased.length - 1; j >= i; j--) {
+          // Before the refused claim: as one at a time.
+          for (let k = refusedAt - 1; k >= 0; k--) {
+            const r = results[k]!;
+            if (r.status === 'fulfilled') continue;
+            const c = window[k]!;
+            await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, false).catch(() => undefined);
+            settle[at + k]!.reject(r.reason);
+          }
+          for (let k = 0; k < refusedAt; k++) if (results[k]!.status === 'fulfilled') accepted(at + k);
+          // The refused claim and everything after it in the batch (this window and the ones not sent).
+          const err = (results[refusedAt] as PromiseRejectedResult).reason as unknown;
+          const { insufficientFunds } = classifyBroadcastError(err);
+          const first = leased[at + refusedAt]!;
+          for (let j = leased.length - 1; j >= at + refusedAt; j--) {
             const r = leased[j]!;
             await this.undo(r.message, r.nonce, r.hash, err, r.claim, true).catch(() => undefined);
-            const why = j === i ? (err as Error).message.split('\n')[0] : `an earlier claim of the batch (${c.hash}) was refused`;
+            const why = j === at + refusedAt ? (err as Error).message.split('\n')[0] : `an earlier claim of the batch (${first.hash}) was refused`;
             settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${r.hash}: ${why}`, insufficientFunds, err));
-            this.queued.delete(r.hash);
           }
           return;
-        } finally {
-          this.queued.delete(c.hash);
         }
+      } finally {
+        for (const c of leased) this.queued.delete(c.hash);
       }
     });
     this.queue = batch;

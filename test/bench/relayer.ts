@@ -76,6 +76,30 @@ function report(name: string, latencies: number[], seconds: number, extra = ''):
   return line;
 }
 
+interface StageRow { direction: Dir; status: string; created_at: Date; anchored_at: Date; claim_tx_created_at: Date | null; claimed_at: Date | null }
+
+/**
+ * Where a claim's wall time goes, from the relayer's own timestamps: start → recorded (listener), recorded →
+ * anchored (anchoring/finalization seen), anchored → signed (claiming loop: plan, lease, sign), signed →
+ * claimed (broadcast, mining, receipt persister). Each stage as p50/p95 of the per-message gaps, and when the
+ * last message reached it (seconds after the relayer started): the stage whose "last" grows most bounds claims/s.
+ */
+function printStages(name: string, ok: StageRow[], startMs: number): void {
+  const t = (d: Date | null) => (d ? new Date(d).getTime() : NaN);
+  const stages: [string, (r: StageRow) => number, (r: StageRow) => number][] = [
+    ['start→recorded', () => startMs, (r) => t(r.created_at)],
+    ['recorded→anchored', (r) => t(r.created_at), (r) => t(r.anchored_at)],
+    ['anchored→signed', (r) => t(r.anchored_at), (r) => t(r.claim_tx_created_at)],
+    ['signed→claimed', (r) => t(r.claim_tx_created_at), (r) => t(r.claimed_at)],
+  ];
+  const parts = stages.map(([stage, a, b]) => {
+    const gaps = ok.map((r) => (b(r) - a(r)) / 1000).filter((x) => Number.isFinite(x));
+    const last = Math.max(...ok.map((r) => (b(r) - startMs) / 1000).filter((x) => Number.isFinite(x)));
+    return `${stage} p50 ${pct(gaps, 50).toFixed(2)} p95 ${pct(gaps, 95).toFixed(2)} last ${last.toFixed(1)}`;
+  });
+  console.log(`${' '.repeat(2)}${name} stages (s): ${parts.join(' | ')}`);
+}
+
 interface DropProxy { url: string; dropped(): Promise<number>; close(): Promise<number> }
 
 /**
@@ -147,7 +171,7 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   const cpu = process.cpuUsage(cpuStart);
   const wallMs = Date.now() - wallStart;
   statements.stop();
-  const rows = (await q().select('direction', 'status', 'anchored_at', 'claimed_at')) as { direction: Dir; status: string; anchored_at: Date; claimed_at: Date | null }[];
+  const rows = (await q().select('direction', 'status', 'created_at', 'anchored_at', 'claim_tx_created_at', 'claimed_at')) as StageRow[];
   const replacements = (await common.metrics.getSingleMetric('relayer_claim_replacements_total')!.get()).values;
   const rpcValues = (await common.metrics.getSingleMetric('relayer_rpc_calls_total')?.get())?.values ?? [];
   await relayer.stop();
@@ -163,6 +187,7 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
     const count = (kind: string) => replacements.filter((v) => v.labels.direction === dir && v.labels.kind === kind).reduce((a, v) => a + v.value, 0);
     const extra = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
     results.push(report(`${label} ${dir}`, lat, span, `${extra}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
+    printStages(`${label} ${dir}`, ok, wallStart);
   }
   const claims = rows.filter((r) => r.status === 'CLAIMED_SUCCESS').length;
   const rpcByMethod: Record<string, number> = {};
