@@ -71,10 +71,12 @@ export interface paths {
          *     The value comes from a cache that a background job refreshes at a fixed interval. `lastUpdated`
          *     in the JSON form gives the time of the last refresh.
          *
-         *     **Representation.** The `format` query parameter chooses the response, not the `Accept` header.
-         *     `raw`, which is the default, returns the bare decimal number as `text/plain`. `json` returns a
-         *     `TotalSupplyResponse` as `application/json`. The two representations have different `ETag`
-         *     values.
+         *     **Representation.** `format=json` returns a `TotalSupplyResponse` as `application/json` and
+         *     `format=raw` the bare decimal number as `text/plain`. When `format` is omitted the `Accept` header
+         *     decides: JSON when it prefers `application/json` to `text/plain` (a higher `q`, or `text/plain` not
+         *     listed, wildcards aside), which is what generated clients send; otherwise, as for `curl` or a
+         *     browser, the bare number. `format` wins over `Accept`. Responses carry `Vary: Accept`. The two
+         *     representations have different `ETag` values.
          */
         get: operations["getTotalSupply"];
         put?: never;
@@ -98,8 +100,8 @@ export interface paths {
          *     configured excluded wallets. Every listed wallet is subtracted, whatever its `status`. The figures
          *     are adjusted to 18 decimals and the subtraction is exact.
          *
-         *     The caching and the `format` parameter work as in `getTotalSupply`. `raw`, the default, returns the
-         *     circulating supply as `text/plain`. `json` returns a `CirculatingSupplyResponse`.
+         *     The caching, the `format` parameter and the `Accept` negotiation work as in `getTotalSupply`. `json`
+         *     returns a `CirculatingSupplyResponse`; `raw` returns the circulating supply alone as `text/plain`.
          */
         get: operations["getCirculatingSupply"];
         put?: never;
@@ -399,7 +401,7 @@ export interface components {
          *     }
          */
         PriceMap: {
-            [key: string]: components["schemas"]["PriceList"];
+            [key: string]: components["schemas"]["Price"][];
         };
         /** @description One validation failure. */
         ProblemFieldError: {
@@ -590,7 +592,7 @@ export interface components {
         Page: number;
         /** @description Number of tokens per page. A value outside 1..100 is rejected with `400`. */
         Limit: number;
-        /** @description `true` returns only the tokens marked secure: they are on the curated token list and their market cap is above the configured threshold. `false` returns only the tokens that are not marked secure. When the parameter is omitted, tokens are not filtered by this flag. */
+        /** @description `true` returns only the tokens marked secure: they are on the curated token list and their market cap is above the configured threshold. `false` returns only the tokens that are not marked secure. When the parameter is omitted, tokens are not filtered by this flag. Besides `true` and `false` the server accepts `True`, `False`, `1` and `0` (what Python and other clients write for a boolean); anything else is rejected with `400`. */
         IsSecure: boolean;
         /**
          * @description Comma-separated contract addresses. Only these tokens are returned. At most 100 items are allowed, and the count includes duplicates. Each item must be `0x` followed by 40 hexadecimal digits, in any case, with no surrounding spaces. An empty item (for example from a trailing comma) is invalid. If any item is invalid, the request is rejected with `400`, and the problem names the first bad item. Duplicates are treated as one address.
@@ -606,7 +608,7 @@ export interface components {
         Order: components["schemas"]["OrderColumns"];
         /** @description Direction of the `order` column. The default is `desc`. The `contractAddress` tie-break is always ascending. */
         Sort: "asc" | "desc";
-        /** @description Chooses the representation of the response. `raw`, the default, returns the decimal number alone as `text/plain`. `json` returns the structured object as `application/json`. */
+        /** @description Chooses the representation of the response. `json` returns the structured object as `application/json`; `raw` returns the decimal number alone as `text/plain`. When omitted, the `Accept` header decides (see `getTotalSupply`), and a request without a JSON preference gets `raw`. */
         Format: "raw" | "json";
         /**
          * @description Entity tags from earlier `ETag` headers. If one of them matches the current representation, the server answers `304 Not Modified` with no body.
@@ -616,6 +618,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description `Accept` on every supply response: without `format` the representation depends on the `Accept` header, so caches must keep the JSON and text forms apart.
+         * @example Accept
+         */
+        VaryAccept: string;
         /**
          * @description An opaque entity tag (RFC 9110) of this representation. Send it back in `If-None-Match` to revalidate.
          * @example W/"1f4-Xb6mZ0cD1kq9J2sEw3yRt0pLhA8"
@@ -643,7 +650,7 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Number of tokens per page. A value outside 1..100 is rejected with `400`. */
                 limit?: components["parameters"]["Limit"];
-                /** @description `true` returns only the tokens marked secure: they are on the curated token list and their market cap is above the configured threshold. `false` returns only the tokens that are not marked secure. When the parameter is omitted, tokens are not filtered by this flag. */
+                /** @description `true` returns only the tokens marked secure: they are on the curated token list and their market cap is above the configured threshold. `false` returns only the tokens that are not marked secure. When the parameter is omitted, tokens are not filtered by this flag. Besides `true` and `false` the server accepts `True`, `False`, `1` and `0` (what Python and other clients write for a boolean); anything else is rejected with `400`. */
                 isSecure?: components["parameters"]["IsSecure"];
                 /**
                  * @description Comma-separated contract addresses. Only these tokens are returned. At most 100 items are allowed, and the count includes duplicates. Each item must be `0x` followed by 40 hexadecimal digits, in any case, with no surrounding spaces. An empty item (for example from a trailing comma) is invalid. If any item is invalid, the request is rejected with `400`, and the problem names the first bad item. Duplicates are treated as one address.
@@ -772,7 +779,7 @@ export interface operations {
     getTotalSupply: {
         parameters: {
             query?: {
-                /** @description Chooses the representation of the response. `raw`, the default, returns the decimal number alone as `text/plain`. `json` returns the structured object as `application/json`. */
+                /** @description Chooses the representation of the response. `json` returns the structured object as `application/json`; `raw` returns the decimal number alone as `text/plain`. When omitted, the `Accept` header decides (see `getTotalSupply`), and a request without a JSON preference gets `raw`. */
                 format?: components["parameters"]["Format"];
             };
             header?: {
@@ -794,19 +801,21 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description The total supply, as `text/plain` when `format=raw` (or `format` is omitted), or as
-             *     `application/json` when `format=json`.
+             * @description The total supply: as `application/json` when `format=json` (or `format` is omitted and `Accept`
+             *     prefers JSON), as `text/plain` otherwise. JSON is listed first: generators that keep one media
+             *     type per response type it.
              */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["VaryAccept"];
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["TotalSupplyResponse"];
                     /** @example 1000000000.5 */
                     "text/plain": components["schemas"]["DecimalString"];
-                    "application/json": components["schemas"]["TotalSupplyResponse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -819,7 +828,7 @@ export interface operations {
     getCirculatingSupply: {
         parameters: {
             query?: {
-                /** @description Chooses the representation of the response. `raw`, the default, returns the decimal number alone as `text/plain`. `json` returns the structured object as `application/json`. */
+                /** @description Chooses the representation of the response. `json` returns the structured object as `application/json`; `raw` returns the decimal number alone as `text/plain`. When omitted, the `Accept` header decides (see `getTotalSupply`), and a request without a JSON preference gets `raw`. */
                 format?: components["parameters"]["Format"];
             };
             header?: {
@@ -841,19 +850,21 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description The circulating supply, as `text/plain` when `format=raw` (or `format` is omitted), or as
-             *     `application/json` when `format=json`.
+             * @description The circulating supply: as `application/json` when `format=json` (or `format` is omitted and `Accept`
+             *     prefers JSON), as `text/plain` otherwise. JSON is listed first: generators that keep one media
+             *     type per response type it.
              */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["VaryAccept"];
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["CirculatingSupplyResponse"];
                     /** @example 742315508.250000000000000001 */
                     "text/plain": components["schemas"]["DecimalString"];
-                    "application/json": components["schemas"]["CirculatingSupplyResponse"];
                 };
             };
             304: components["responses"]["NotModified"];

@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { strictNumericParams } from './numeric-params.js';
+import { lenientBooleanParams } from './boolean-params.js';
 import { problemHandler, sendProblem } from './problem.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from './spec.js';
@@ -35,6 +36,7 @@ export function createHttpApp<OperationId extends string>(options: HttpAppOption
 
   // Before the validator, whose Number() coercion lets 1e309, 1e2 and 0x10 through as integers.
   app.use(strictNumericParams(spec));
+  app.use(lenientBooleanParams(spec)); // True/False/1/0 as generated clients write them
   app.use(
     OpenApiValidator.middleware({
       apiSpec: spec as never,

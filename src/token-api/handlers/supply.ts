@@ -3,7 +3,8 @@ import { HttpError, notFound } from '../../common/errors.js';
 import type { HandlerContext } from '../http/context.js';
 import { jsonRepresentation, send, textRepresentation, type Representation } from '../http/representation.js';
 import type { SupplySnapshot } from '../supply/job.js';
-import { pathAddress, rememberUrl } from '../http/context.js';
+import { pathAddress } from '../http/context.js';
+import { negotiateSupplyFormat } from '../http/negotiate.js';
 
 export type SupplyKind = 'total' | 'circulating';
 
@@ -54,11 +55,14 @@ export function sendSupply(ctx: HandlerContext, req: Request, res: Response, kin
         : `Supply data is only available for the native token ${ctx.nativeToken}`,
     );
   }
-  const rep = supplyRepresentation(ctx, kind, (req.query as Record<string, unknown>).format === 'json' ? 'json' : 'raw');
+  // `format` wins; without it the Accept header decides (negotiate.ts).
+  const format = (req.query as Record<string, unknown>).format;
+  const rep = supplyRepresentation(ctx, kind, format === 'json' || format === 'raw' ? format : negotiateSupplyFormat(req.headers.accept));
   if (rep === undefined) {
     res.setHeader('Retry-After', String(ctx.supply.retryAfterSeconds));
     throw new HttpError(503, 'Service Unavailable', 'Supply data is not available yet');
   }
-  rememberUrl(ctx, req, rep);
+  // Not remembered by URL (rememberUrl): that cache ignores Accept, and the fast path answers supply anyway.
+  res.setHeader('Vary', 'Accept');
   send(req, res, rep, { viaJson: ctx.validateResponses });
 }

@@ -5,6 +5,8 @@ import { supplyRepresentation, type SupplyKind } from '../handlers/supply.js';
 import { listTokensAnswer, pricesAnswer, tokenAnswer, tokenPricesAnswer } from './answers.js';
 import { parseAddresses, type HandlerContext } from './context.js';
 import { send, type Representation } from './representation.js';
+import { negotiateSupplyFormat } from './negotiate.js';
+import { queryBoolean } from '../../common/http/boolean-params.js';
 
 /**
  * Answers the common, well-formed requests before express routing and the spec validator, which cost more
@@ -50,7 +52,8 @@ function listQuery(qs: string): ListQuery | undefined {
   const order = q.get('order') ?? 'fdv';
   const sort = q.get('sort') ?? 'desc';
   if (page === undefined || limit === undefined || !ORDERS.has(order) || (sort !== 'asc' && sort !== 'desc')) return undefined;
-  if (isSecure !== undefined && isSecure !== 'true' && isSecure !== 'false') return undefined;
+  const secure = isSecure === undefined ? undefined : queryBoolean(isSecure);
+  if (isSecure !== undefined && secure === undefined) return undefined;
   let addresses: string[] | undefined;
   const raw = q.get('addresses');
   if (raw !== undefined) {
@@ -60,14 +63,14 @@ function listQuery(qs: string): ListQuery | undefined {
       return undefined;
     }
   }
-  return { page, limit, isSecure: isSecure === undefined ? undefined : isSecure === 'true', addresses, order: order as OrderColumn, sort };
+  return { page, limit, isSecure: secure, addresses, order: order as OrderColumn, sort };
 }
 
 const FORMAT = new Set(['format']);
 const ADDRESSES = new Set(['addresses']);
 
 /** The answer and its route template, or undefined to leave the request to the validated route. */
-function answer(ctx: HandlerContext, path: string, qs: string): [Representation, string] | undefined {
+function answer(ctx: HandlerContext, path: string, qs: string, accept: string | undefined): [Representation, string, varyAccept?: boolean] | undefined {
   if (path === '/tokens') {
     const q = listQuery(qs);
     return q && [listTokensAnswer(ctx, q), '/tokens'];
@@ -90,11 +93,11 @@ function answer(ctx: HandlerContext, path: string, qs: string): [Representation,
     return parts[1] === 'tokens' ? [tokenAnswer(ctx, lower), '/tokens/:contractAddress'] : [tokenPricesAnswer(ctx, lower), '/prices/:contractAddress'];
   }
   if (parts.length === 5 && parts[1] === 'tokens' && parts[3] === 'supply' && (parts[4] === 'total' || parts[4] === 'circulating')) {
-    const format = simpleQuery(qs, FORMAT)?.get('format') ?? (qs === '' ? 'raw' : undefined);
+    const format = simpleQuery(qs, FORMAT)?.get('format') ?? (qs === '' ? negotiateSupplyFormat(accept) : undefined);
     if ((format !== 'raw' && format !== 'json') || lower !== ctx.nativeToken) return undefined;
     const kind = parts[4] as SupplyKind;
     const rep = supplyRepresentation(ctx, kind, format);
-    return rep && [rep, `/tokens/:contractAddress/supply/${kind}`];
+    return rep && [rep, `/tokens/:contractAddress/supply/${kind}`, true];
   }
   return undefined;
 }
@@ -104,9 +107,10 @@ export function fastPath(ctx: HandlerContext): RequestHandler {
     if (req.method !== 'GET') return next();
     const url = req.url;
     const q = url.indexOf('?');
-    const found = answer(ctx, q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1));
+    const found = answer(ctx, q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), req.headers.accept);
     if (!found) return next();
     res.locals.route = found[1];
+    if (found[2]) res.setHeader('Vary', 'Accept');
     send(req, res, found[0], { viaJson: false });
   };
 }
