@@ -49,6 +49,9 @@ export async function startCoordinator(options: { common: Common; db: DbClient; 
 
   const l1Provider = createProvider(config.l1.rpcUrl, config.l1.chainId, { pollingInterval: 100 });
   const l2Provider = createProvider(config.l2.rpcUrl, config.l2.chainId, { pollingInterval: 100 });
+  // The coordinator is the operator of the devnet contracts (finalizeBlocks, RollingHashUpdated,
+  // lastAnchoredL1MessageNumber are not in the published specs/abi), so it binds to the typechain
+  // factories generated from their compiled ABI; services that talk to any deployment use specs/abi.
   const l1 = L1MessageService__factory.connect(config.l1.messageService, new Wallet(config.privateKey, l1Provider));
   const l2 = L2MessageService__factory.connect(config.l2.messageService, new Wallet(config.privateKey, l2Provider));
 
