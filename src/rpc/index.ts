@@ -1,5 +1,6 @@
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
+import type { Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
 import { BundlerClient } from './bundler.js';
@@ -99,15 +100,14 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     logger,
     access,
     readiness: async () => {
+      const database: Check = await db.knex.raw('select 1').then(
+        () => ({ name: 'database', ok: true }),
+        (err: Error) => ({ name: 'database', ok: false, detail: `unreachable: ${err.message}` }),
+      );
+      // One check for the pool: reads fail over, so one healthy upstream is enough; the detail names each.
       const upstreams = upstream.status();
-      let database: string;
-      try {
-        await db.knex.raw('select 1');
-        database = 'ok';
-      } catch (err) {
-        database = `unreachable: ${(err as Error).message}`;
-      }
-      return { ready: database === 'ok' && upstreams.some((u) => u.healthy), checks: { database, upstreams } };
+      const detail = upstreams.map((u) => `${u.id} ${u.url} ${u.healthy ? `healthy at head ${u.head ?? '?'}` : `down: ${u.lastError ?? 'no head yet'}`}`).join('; ');
+      return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }];
     },
   });
   const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });

@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../common/log.js';
+import { mountOperatorRoutes, type Check } from '../common/http/operator.js';
 import { counter } from '../common/metrics.js';
 import type { Dispatcher } from './dispatcher.js';
 import { errorBody, handleBody } from './envelope.js';
@@ -24,7 +25,8 @@ export interface RpcAppOptions {
   maxJsonDepth?: number;
   metrics: Registry;
   logger: Logger;
-  readiness(): Promise<{ ready: boolean; checks: Record<string, unknown> }>;
+  /** The checks of /health/ready (src/common/http/operator.ts), in a fixed order. */
+  readiness(): Promise<Check[]>;
   /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
   access?: KeyAccess;
 }
@@ -90,17 +92,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     next();
   });
 
-  app.get('/health/live', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/health/ready', async (_req, res) => {
-    const { ready, checks } = await o.readiness();
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.setHeader('content-type', o.metrics.contentType);
-    res.end(await o.metrics.metrics());
-  });
+  mountOperatorRoutes(app, { metrics: o.metrics, readiness: o.readiness });
 
   app.use((req, res) => {
     res.status(req.path === '/' ? 405 : 404).json({ error: req.path === '/' ? 'JSON-RPC is served by POST /' : `no route for ${req.method} ${req.path}` });

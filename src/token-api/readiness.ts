@@ -1,5 +1,6 @@
 import { pooledRpc } from '../common/chain/pool.js';
 import { redactUrl } from '../common/config/env.js';
+import type { Check } from '../common/http/operator.js';
 
 /**
  * /health/ready of the token API: ready only when every dependency needed to answer correctly works —
@@ -30,8 +31,11 @@ export interface ReadinessOptions {
 
 export interface ReadinessReport {
   ready: boolean;
-  /** One entry per dependency: "ok", a state that is fine ("not configured", "standing by"), or why not. */
-  checks: Record<string, string>;
+  /**
+   * One entry per dependency, in a fixed order; `detail` is a state that is fine ("not configured",
+   * "standing by") or why it failed, absent when the check is simply ok.
+   */
+  checks: Check[];
   /** The failing checks, "name: why", for the problem's detail. */
   failing: string[];
 }
@@ -110,7 +114,8 @@ export function createReadiness(options: ReadinessOptions): () => Promise<Readin
 
     const fine = new Set(['ok', 'not configured', 'standing by', 'starting', 'pending']);
     const failing = Object.entries(checks).filter(([, v]) => !fine.has(v));
-    return { ready: failing.length === 0, checks, failing: failing.map(([k, v]) => `${k}: ${v}`) };
+    const list = Object.entries(checks).map(([name, v]): Check => (v === 'ok' ? { name, ok: true } : { name, ok: fine.has(v), detail: v }));
+    return { ready: failing.length === 0, checks: list, failing: failing.map(([k, v]) => `${k}: ${v}`) };
   };
 
   return () => {

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import { stringify } from 'yaml';
 import type { Common } from '../common/kernel.js';
 import { createHttpApp } from '../common/http/app.js';
+import { mountOperatorRoutes } from '../common/http/operator.js';
 import { sendProblem } from '../common/http/problem.js';
 import { loadOpenApi, type OpenApiDocument } from '../common/http/spec.js';
 import { counter, histogram } from '../common/metrics.js';
@@ -84,15 +85,7 @@ export function createTokenApiApp(options: {
         res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
         res.type('image/svg+xml').send(generatedLogoSvg(m[1]!));
       });
-      app.get('/health/live', (_req, res) => void res.json({ status: 'ok' }));
-      app.get('/health/ready', async (_req, res) => {
-        const report = await options.ready();
-        if (report.ready) return void res.json({ status: 'ready', checks: report.checks });
-        res.status(503).json({ status: 'unavailable', checks: report.checks, error: report.failing.join('; ') });
-      });
-      app.get('/metrics', async (_req, res) => {
-        res.type(common.metrics.contentType).send(await common.metrics.metrics());
-      });
+      mountOperatorRoutes(app, { metrics: common.metrics, readiness: async () => (await options.ready()).checks });
     },
   });
 }

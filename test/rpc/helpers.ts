@@ -2,13 +2,11 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import solc from 'solc';
 import { ethers } from 'ethers';
-import { Shutdown } from '../../src/common/shutdown.js';
-import { createLogger } from '../../src/common/log.js';
-import { createMetrics } from '../../src/common/metrics.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { loadRpcConfig, startRpc, type ProofBackend, type RpcConfig } from '../../src/rpc/index.js';
 import type { DbClient } from '../../src/common/db/client.js';
 import type { Common } from '../../src/common/kernel.js';
+import { testCommon } from '../helpers/common.js';
 
 export const MNEMONIC = 'test test test test test test test test test test test junk';
 export const wallet = (i: number, provider?: ethers.Provider) =>
@@ -102,10 +100,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
   };
 }
 
-export function testCommon(): Common {
-  const logger = createLogger({ level: 'silent' });
-  return { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger) };
-}
+export { testCommon };
 
 /** Starts the endpoint in this process (port 0) with test defaults: no rate limit, fast head tracking. */
 export async function startTestRpc(options: {

@@ -1,22 +1,13 @@
 import { createRequire } from 'node:module';
-import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { createTokenApiClient } from '../../generated/token-api/client.js';
-import type { Common } from '../../src/common/kernel.js';
-import { createLogger } from '../../src/common/log.js';
-import { createMetrics } from '../../src/common/metrics.js';
-import { Shutdown } from '../../src/common/shutdown.js';
 import { loadOpenApi } from '../../src/common/http/spec.js';
 import type { TokenApiConfig } from '../../src/token-api/config.js';
 import { startTokenApi, type TokenApiHandle } from '../../src/token-api/index.js';
+import { testCommon } from '../helpers/common.js';
 import { openTestDb } from '../helpers/db.js';
 
-/** A Common whose logs are kept in memory (tests read them), at `level`. */
-export function testCommon(level: 'silent' | 'info' | 'warn' | 'error' = 'warn'): Common & { logs: string[] } {
-  const logs: string[] = [];
-  const logger = createLogger({ level, destination: new Writable({ write: (c, _e, cb) => (logs.push(String(c)), cb()) }) });
-  return { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger), logs };
-}
+export { testCommon };
 
 export function apiConfig(overrides: Partial<TokenApiConfig> = {}): TokenApiConfig {
   return {

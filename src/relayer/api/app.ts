@@ -3,10 +3,8 @@ import { createHttpApp } from '../../common/http/app.js';
 import { loadOpenApi } from '../../common/http/spec.js';
 import type { Logger } from '../../common/log.js';
 import type { ApiContext } from './context.js';
-import { getLiveness } from './getLiveness.js';
+import { livenessHandler, metricsHandler, readinessHandler } from '../../common/http/operator.js';
 import { getMessage } from './getMessage.js';
-import { getMetrics } from './getMetrics.js';
-import { getReadiness } from './getReadiness.js';
 import { listMessages } from './listMessages.js';
 
 /** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
@@ -16,9 +14,10 @@ export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { val
     logger,
     validateResponses: options.validateResponses,
     handlers: {
-      getMetrics: getMetrics(ctx),
-      getLiveness: getLiveness(),
-      getReadiness: getReadiness(ctx),
+      // The operator routes every server shares (src/common/http/operator.ts), bound to this spec's operations.
+      getMetrics: metricsHandler(ctx.registry),
+      getLiveness: livenessHandler(),
+      getReadiness: readinessHandler(() => ctx.readiness()),
       getMessage: getMessage(ctx),
       listMessages: listMessages(ctx),
     },

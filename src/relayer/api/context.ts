@@ -3,12 +3,9 @@ import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
 import type { MessageRow, RelayerRepository } from '../db/repository.js';
 import type { MessageStatus } from '../db/migrations.js';
+import type { Check } from '../../common/http/operator.js';
 
-export interface Check {
-  name: string;
-  ok: boolean;
-  detail?: string;
-}
+export type { Check };
 
 export interface ApiContext {
   repo: RelayerRepository;

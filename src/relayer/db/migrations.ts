@@ -1,7 +1,12 @@
 import type { Migration } from '../../common/db/migrations.js';
+import type { components } from '../../../generated/relayer-api/schema.js';
 
 export const RELAYER_SCHEMA = 'relayer';
 
+/** A message's status, as the relayer API spec defines it (`MessageStatus`): one source of truth. */
+export type MessageStatus = components['schemas']['MessageStatus'];
+
+/** The same statuses as values (the table's check constraint lists them); checked against the spec both ways. */
 export const MESSAGE_STATUSES = [
   'SENT',
   'TRANSACTION_SIZE_COMPUTED',
@@ -14,8 +19,10 @@ export const MESSAGE_STATUSES = [
   'FEE_UNDERPRICED',
   'EXCLUDED',
   'NEEDS_MANUAL_INTERVENTION',
-] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+] as const satisfies readonly MessageStatus[];
+type MustBeNever<T extends never> = T;
+/** Fails `npm run typecheck` when the spec gains a status this list lacks. */
+export type EveryStatusListed = MustBeNever<Exclude<MessageStatus, (typeof MESSAGE_STATUSES)[number]>>;
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 

@@ -1,19 +1,14 @@
 import { Wallet, type ContractTransactionReceipt } from 'ethers';
-import { createLogger } from '../../../src/common/log.js';
-import { createMetrics } from '../../../src/common/metrics.js';
-import { Shutdown } from '../../../src/common/shutdown.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import type { Common } from '../../../src/common/kernel.js';
+import { testCommon } from '../../helpers/common.js';
 import type { DbClient } from '../../../src/common/db/client.js';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator } from '../../../src/devnet/coordinator/index.js';
 import { ROLES } from '../../../src/devnet/accounts.js';
 import { L1MessageService__factory, L2MessageService__factory, CallRecorder__factory } from '../../../generated/contracts/types/index.js';
 
-export function testCommon(level = process.env.LOG_LEVEL ?? 'silent'): Common {
-  const logger = createLogger({ level: level as 'silent' });
-  return { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger) };
-}
+export { testCommon };
 
 export interface RelayerDevnet {
   devnet: Devnet;
