@@ -38,6 +38,8 @@ const message = (hash: string, direction: NewMessage['direction'], nonce: number
   failure_reason: status === 'EXCLUDED' ? 'calldata filter: destination not allowed' : null,
 });
 
+// Generating a client (a JVM start) and driving it: minutes on a loaded CI machine.
+const GENERATION_TIMEOUT = 300_000;
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let server: RunningServer;
 let ready = true;
@@ -113,7 +115,7 @@ describe.skipIf(javaMissing !== undefined)('relayer API: TypeScript client (open
     const filtered = await op('listMessages')({ status: 'EXCLUDED', direction: 'L2_TO_L1', page: 1, limit: 10 });
     expect(filtered.data.map((m: { messageHash: string }) => m.messageHash)).toEqual([ONE]);
     expect(await failure(() => op('listMessages')({ limit: 500 }))).toEqual(problem(400));
-  });
+  }, GENERATION_TIMEOUT);
 });
 
 describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relayer API: Python client (openapi-generator python)', () => {
@@ -140,5 +142,5 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relay
     expect(out.listFiltered).toMatchObject({ total: 1, pages: 1, records: [{ hash: ONE, status: 'EXCLUDED' }] });
     expect(out.listBadLimit).toEqual(problem(400));
     expect(out.listBadStatus).toEqual(problem(400));
-  });
+  }, GENERATION_TIMEOUT);
 });

@@ -27,6 +27,8 @@ const INITIAL = parseEther('1000000000') + 1n;
 const TOTAL = '1000000000.000000000000000001';
 const CIRCULATING = '750000000.000000000000000001';
 
+// Generating a client (a JVM start) and driving it: minutes on a loaded CI machine.
+const GENERATION_TIMEOUT = 300_000;
 let anvil: Anvil;
 let t: TestApi;
 let native: string;
@@ -50,7 +52,7 @@ beforeAll(async () => {
     { token: A, price: 2, at: hoursAgo(1) },
     { token: B, price: 1, at: hoursAgo(2) },
   ]);
-}, 120_000);
+}, 180_000);
 afterAll(async () => {
   await t?.close();
   await anvil?.stop();
@@ -159,7 +161,7 @@ describe.skipIf(javaMissing !== undefined)('token API: TypeScript client (openap
     expect(map[UNKNOWN]).toEqual([]);
     expect(map[B].at(-1).price).toBe(1);
     expect(await failure(() => prices.getPrices({ addresses: `${A},0x12345` }))).toMatchObject({ status: 400, body: { status: 400 } });
-  });
+  }, GENERATION_TIMEOUT);
 });
 
 describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('token API: Python client (openapi-generator python)', () => {
@@ -206,5 +208,5 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('token
     expect(out.prices[B].at(-1)).toMatchObject({ cls: 'Price', price: 1 });
     expect(out.prices304).toEqual({ status: 304, type: null, body: null });
     expect(out.prices400).toEqual(problem(400));
-  });
+  }, GENERATION_TIMEOUT);
 });

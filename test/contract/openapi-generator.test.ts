@@ -11,6 +11,8 @@ import { generateClient, javaMissing, root } from '../clients/generate.js';
  * `--strict`. The same generation (cached per spec, test/clients/generate.ts) is what test/clients drives
  * against running servers.
  */
+// A generation is a JVM start plus seconds of work: minutes on a loaded CI machine.
+const GENERATION_TIMEOUT = 300_000;
 if (javaMissing) console.warn(`openapi-generator conformance skipped: ${javaMissing}`);
 
 describe.skipIf(javaMissing !== undefined)('openapi-generator clients', () => {
@@ -25,6 +27,6 @@ describe.skipIf(javaMissing !== undefined)('openapi-generator clients', () => {
         timeout: 120_000,
       });
       expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
-    });
+    }, GENERATION_TIMEOUT);
   }
 });
