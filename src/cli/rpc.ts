@@ -18,7 +18,7 @@ export const rpcCommand: CommandBody = {
       },
       async (ctx, { rpc, state }) => {
         const manager = state ? await startStateManager({ ...ctx, config: state }) : undefined;
-        const running = await startRpc({ ...ctx, config: rpc, proofBackend: manager?.proofBackend });
+        const running = await startRpc({ ...ctx, config: rpc, proofBackend: manager?.proofBackend, workers: true });
         // One line on stdout for scripts and tests that start the endpoint on port 0.
         process.stdout.write(`l2stack rpc listening on ${running.url}\n`);
       },

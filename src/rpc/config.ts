@@ -24,6 +24,7 @@ export const rpcEnv = {
   },
   RPC_HEAD_DEPTH: env.integer({ min: 8, max: 10_000, default: 128 }),
   RPC_CACHE_BYTES: env.integer({ min: 0, default: 67_108_864 }),
+  RPC_WORKERS: env.integer({ min: 1, max: 64, default: 1 }),
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
@@ -76,6 +77,8 @@ export interface RpcConfig {
   headDepth: number;
   /** RPC_CACHE_BYTES: bytes of the answer cache; 0 turns it off. */
   cacheBytes: number;
+  /** RPC_WORKERS: processes serving the port (node:cluster) under `l2stack rpc`; more than 1 needs PostgreSQL. */
+  workers: number;
   /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
   upstreamMaxBatchBytes: number;
   /** Connections per upstream node at most (keep-alive pool). */
@@ -131,6 +134,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     ),
     headDepth: v.RPC_HEAD_DEPTH,
     cacheBytes: v.RPC_CACHE_BYTES,
+    workers: v.RPC_WORKERS,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
     upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
     maxBatch: v.RPC_MAX_BATCH,

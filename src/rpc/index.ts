@@ -21,6 +21,7 @@ import { startWebSocket } from './ws/index.js';
 import { KeyAccess } from './keys/access.js';
 import { KeyRegistry } from './keys/registry.js';
 import { ApiKeyStore } from './keys/store.js';
+import { checkWorkers, forkWorkers, isClusterWorker, reportWorkerListening } from './workers.js';
 
 export { loadRpcConfig, rpcEnv, type RpcConfig } from './config.js';
 export type { ProofBackend } from './proof.js';
@@ -32,6 +33,11 @@ export interface StartRpcOptions {
   config: RpcConfig;
   /** The state manager behind svc_getProof; without it the method answers that it is not available. */
   proofBackend?: ProofBackend;
+  /**
+   * Whether this process may fork RPC_WORKERS workers (node:cluster re-runs this process's command line,
+   * so only `l2stack rpc` says yes; an endpoint embedded elsewhere, e.g. under `l2stack dev`, serves alone).
+   */
+  workers?: boolean;
 }
 
 export interface RunningRpc {
@@ -41,9 +47,18 @@ export interface RunningRpc {
 }
 
 /** Starts the public JSON-RPC endpoint (see README, section "RPC endpoint"). */
-export async function startRpc({ common, db, config, proofBackend }: StartRpcOptions): Promise<RunningRpc> {
+export async function startRpc({ common, db, config, proofBackend, workers }: StartRpcOptions): Promise<RunningRpc> {
   const logger = common.logger.child({ module: 'rpc' });
+  const clustered = workers === true && config.workers > 1;
+  if (clustered) checkWorkers(config, db);
+  else if (config.workers > 1) logger.warn({ workers: config.workers }, 'RPC_WORKERS applies to `l2stack rpc` only: this endpoint serves from one process');
   await db.run((k) => migrate(k, config.dbSchema, rpcMigrations));
+  if (clustered && !isClusterWorker()) {
+    // The primary only hands connections to its workers (each a whole endpoint, see workers.ts).
+    const running = await forkWorkers(config.workers, logger);
+    common.shutdown.add('rpc', running.stop);
+    return running;
+  }
   const spec = await loadRpcSpec();
 
   const upstream = new UpstreamPool({
@@ -144,5 +159,6 @@ export async function startRpc({ common, db, config, proofBackend }: StartRpcOpt
     return stopped;
   };
   common.shutdown.add('rpc', stop);
+  if (clustered) reportWorkerListening(server.url, stop);
   return { url: server.url, port: server.port, stop };
 }

@@ -37,11 +37,17 @@ interface Target {
   pid?: number;
 }
 
-/** CPU seconds (user + system) used so far by process `pid`. */
+/** CPU seconds (user + system) used so far by process `pid` and its live children (RPC_WORKERS). */
 function cpuSeconds(pid: number | undefined): number {
   if (pid === undefined) return 0;
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    // Without CONFIG_PROC_CHILDREN: the process alone.
+  }
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND + children.reduce((sum, c) => sum + cpuSeconds(c), 0);
 }
 
 /** autocannon against `target`; `body(connection)` is each connection's request body. */
@@ -113,7 +119,7 @@ async function startEndpoint(upstream: string, env: Record<string, string>, node
   child.stdout!.resume();
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {
-    name: env.RPC_CACHE_BYTES === '0' ? 'cache off' : 'cache on',
+    name: env.RPC_CACHE_BYTES === '0' ? 'cache off' : `cache on${env.RPC_WORKERS ? `, ${env.RPC_WORKERS} workers` : ''}`,
     url,
     pid: child.pid,
     child,
@@ -128,7 +134,7 @@ async function startEndpoint(upstream: string, env: Record<string, string>, node
 /** Monotonic µs (the clock V8 stamps profile samples with, on Linux the same in every process). */
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: number; top: [string, number][] } | undefined {
+function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: number; top: [string, number][]; byModule: [string, number][] } | undefined {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return undefined;
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
@@ -139,6 +145,7 @@ function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: n
   };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
+  const byModule = new Map<string, number>();
   let busyUs = 0;
   let at = profile.startTime;
   // Only samples taken while a measured run was going (start-up and set-up left out).
@@ -154,9 +161,12 @@ function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: n
     const where = n.callFrame.url ? n.callFrame.url.replace(/^.*\/(node_modules\/[^/]+|src)\//, '$1/') : '';
     const key = `${fn || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
     self.set(key, (self.get(key) ?? 0) + us);
+    // Where the time goes by layer: node's own (http, net, streams), the kernel calls it makes, ours, libraries.
+    const module = where === '' ? `native ${fn || '(anonymous)'}` : where.startsWith('node:') ? where.replace(/:\d+$/, '').replace(/^(node:internal\/[^/]+).*/, '$1') : where.replace(/:\d+$/, '');
+    byModule.set(module, (byModule.get(module) ?? 0) + us);
   });
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12);
-  return { busyUs, top };
+  return { busyUs, top, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14) };
 }
 
 const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -171,7 +181,8 @@ export async function main(): Promise<void> {
   // Enough blocks on top that the logs block is final for anvil (its finalized tag trails the head).
   await provider.send('anvil_mine', ['0x80']);
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
-  const cached = await startEndpoint(anvil.url, {});
+  // BENCH_RPC_WORKERS=<n>: the cache-on endpoint serves from n processes (RPC_WORKERS; needs DATABASE_HOST).
+  const cached = await startEndpoint(anvil.url, process.env.BENCH_RPC_WORKERS ? { RPC_WORKERS: process.env.BENCH_RPC_WORKERS } : {});
   const uncached = await startEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   const direct: Target = { name: 'anvil', url: anvil.url };
   let miner: NodeJS.Timeout | undefined;
@@ -228,7 +239,7 @@ export async function main(): Promise<void> {
     const [l1, l5] = loadavg();
     console.log(
       `${CONNECTIONS} connections (autocannon), ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, ` +
-        `load average before: ${fmt(l1!)} (1 min) ${fmt(l5!)} (5 min) on ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} cores; ` +
+        `${process.env.BENCH_RPC_WORKERS ? `"on" = RPC_WORKERS=${process.env.BENCH_RPC_WORKERS}, ` : ''}load average before: ${fmt(l1!)} (1 min) ${fmt(l5!)} (5 min) on ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} cores; ` +
         `finalized block ${BigInt(finalized.number)}, logs block ${receipt.blockNumber}`,
     );
     const rows: string[] = [];
@@ -262,6 +273,8 @@ export async function main(): Promise<void> {
   if (profile) {
     console.log(`\ncache-off endpoint, --cpu-prof during the measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${fmt(profile.busyUs / Math.max(1, profiledRequests), 1)} µs/request; heaviest self time:`);
     for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${fn}`);
+    console.log('self time by module (µs per request):');
+    for (const [m, us] of profile.byModule) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${fmt(us / Math.max(1, profiledRequests), 1).padStart(6)}  ${m}`);
   }
   rmSync(profileDir, { recursive: true, force: true });
 }

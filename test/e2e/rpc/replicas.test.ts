@@ -102,3 +102,80 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
     expect((await fetch(`${urls[0]!}/health/ready`)).status).toBe(200);
   });
 });
+
+/** One call on a connection of its own (no keep-alive): the cluster primary hands each to the next worker. */
+async function freshCall(url: string, method: string, params: unknown[]): Promise<unknown> {
+  const { request } = await import('node:http');
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
+  });
+  const answer = JSON.parse(text) as { result?: unknown; error?: { message: string } };
+  if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+  return answer.result;
+}
+
+describe('RPC_WORKERS (node:cluster)', () => {
+  it('error: more than one worker on PGlite is refused at start-up, naming the variable and what it needs', async () => {
+    const { exit } = runCli({ RPC_WORKERS: '2', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'warn' });
+    const { code, stderr } = await exit;
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('RPC_WORKERS=2 needs PostgreSQL (DATABASE_HOST)');
+  });
+
+  it.skipIf(!shared)('behavior: two workers on PostgreSQL serve one port; polls spread over them return every log exactly once; SIGTERM stops them all', async () => {
+    const { anvil, provider } = await chain();
+    try {
+      const outer = await deployOuter(wallet(0, provider));
+      const address = await outer.getAddress();
+      const proc = runCli({
+        DATABASE_HOST: process.env.DATABASE_HOST,
+        DATABASE_PORT: process.env.DATABASE_PORT,
+        DATABASE_USER: process.env.DATABASE_USER,
+        DATABASE_PASSWORD: process.env.DATABASE_PASSWORD,
+        DATABASE_NAME: process.env.DATABASE_NAME,
+        LOG_LEVEL: 'warn',
+        RPC_PORT: '0',
+        RPC_UPSTREAM_URLS: anvil.url,
+        RPC_RATE_LIMIT_PER_SECOND: '0',
+        RPC_WORKERS: '2',
+      });
+      const url = await proc.url;
+      const { readFileSync } = await import('node:fs');
+      const workers = readFileSync(`/proc/${proc.child.pid}/task/${proc.child.pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      expect(workers).toHaveLength(2);
+      const start = await provider.getBlockNumber();
+      const id = await freshCall(url, 'eth_newFilter', [{ address }]);
+      const seen: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('workers'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
+        await tx.wait();
+        // Four concurrent polls on four connections: both workers answer, only one may get each log.
+        const polls = await Promise.all([0, 1, 2, 3].map(() => freshCall(url, 'eth_getFilterChanges', [id])));
+        for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);
+      }
+      const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as { transactionHash: string; logIndex: string }[];
+      expect(seen).toHaveLength(12); // 1+2+3+1+2+3
+      expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
+      proc.child.kill('SIGTERM');
+      expect((await proc.exit).code).toBe(0);
+      const alive = workers.filter((pid) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      expect(alive).toEqual([]);
+    } finally {
+      await anvil.stop();
+    }
+  });
+});
