@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { operations } from '../../generated/token-api/schema.js';
 import { stringify } from 'yaml';
 import type { Common } from '../common/kernel.js';
 import { createHttpApp } from '../common/http/app.js';
@@ -47,7 +48,7 @@ export function createTokenApiApp(options: {
   const requests = counter(common.metrics, 'l2stack_token_api_requests_total', 'Token API responses by route and status', ['route', 'status']);
   const duration = histogram(common.metrics, 'l2stack_token_api_request_duration_seconds', 'Token API response time by route', ['route']);
 
-  return createHttpApp({
+  return createHttpApp<operations>({
     spec,
     logger: common.logger.child({ module: 'token-api' }),
     validateResponses: ctx.validateResponses,

@@ -6,12 +6,17 @@ import { problemHandler, sendProblem } from './problem.js';
 import type { Logger } from '../log.js';
 import type { OpenApiDocument } from './spec.js';
 
-export type OperationHandlers<OperationId extends string> = Record<OperationId, RequestHandler>;
+/**
+ * One handler per operation of a spec, keyed on the generated `operations` interface of that spec
+ * (generated/<api>/schema.ts): an operation without a handler, or a handler for an operationId the spec
+ * does not have, fails `npm run typecheck` (and start-up, for documents only known at run time).
+ */
+export type OperationHandlers<Operations> = { [OperationId in keyof Operations & string]: RequestHandler };
 
-export interface HttpAppOptions<OperationId extends string> {
+export interface HttpAppOptions<Operations> {
   /** The parsed OpenAPI document the app serves and validates against. */
   spec: OpenApiDocument;
-  handlers: OperationHandlers<OperationId>;
+  handlers: OperationHandlers<Operations>;
   logger: Logger;
   /** Validate our own responses too (on in tests: a response that breaks the spec is a 500 there). */
   validateResponses?: boolean;
@@ -26,7 +31,7 @@ const toExpressPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
  * missing handler fails at start-up, not at the first request. Requests are validated by
  * express-openapi-validator against the same document, and every error ends in problem+json.
  */
-export function createHttpApp<OperationId extends string>(options: HttpAppOptions<OperationId>): Express {
+export function createHttpApp<Operations>(options: HttpAppOptions<Operations>): Express {
   const { spec, handlers, logger } = options;
   const app = express();
   app.disable('x-powered-by');

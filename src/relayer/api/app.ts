@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { operations } from '../../../generated/relayer-api/schema.js';
 import { createHttpApp } from '../../common/http/app.js';
 import { loadOpenApi } from '../../common/http/spec.js';
 import type { Logger } from '../../common/log.js';
@@ -9,7 +10,7 @@ import { listMessages } from './listMessages.js';
 
 /** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
 export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { validateResponses?: boolean } = {}): Express {
-  return createHttpApp({
+  return createHttpApp<operations>({
     spec: loadOpenApi('relayer-api.openapi.yaml'),
     logger,
     validateResponses: options.validateResponses,
