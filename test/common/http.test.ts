@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { Writable } from 'node:stream';
+import type { RequestHandler } from 'express';
 import { createHttpApp } from '../../src/common/http/app.js';
 import { listen, PortInUseError, type RunningServer } from '../../src/common/http/server.js';
 import { createLogger } from '../../src/common/log.js';
@@ -22,13 +23,13 @@ beforeAll(async () => {
     logger,
     validateResponses: true,
     handlers: {
-      getItem: (req, res) => {
+      getItem: ((req, res) => {
         const id = String(req.params.id);
         if (id.endsWith('0000')) throw notFound(`no item ${id}`);
         if (id.endsWith('dead')) throw new Error('database password=hunter2 exploded');
         if (id.endsWith('beef')) return void res.json({ id, limit: req.query.limit, extra: true }); // breaks the spec
         res.json({ id, limit: req.query.limit });
-      },
+      }) satisfies RequestHandler,
     },
   });
   server = await listen(app, '127.0.0.1', 0);

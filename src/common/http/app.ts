@@ -11,7 +11,22 @@ import type { OpenApiDocument } from './spec.js';
  * (generated/<api>/schema.ts): an operation without a handler, or a handler for an operationId the spec
  * does not have, fails `npm run typecheck` (and start-up, for documents only known at run time).
  */
-export type OperationHandlers<Operations> = { [OperationId in keyof Operations & string]: RequestHandler };
+export type OperationHandlers<Operations> = { [OperationId in keyof Operations & string]: OperationHandler<Operations[OperationId]> | RequestHandler };
+
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+type Responses<Op> = Op extends { responses: infer R } ? R : never;
+
+/**
+ * The handler of one generated operation: its path parameters and its query as the spec types them (the
+ * validator has checked and coerced them before the handler runs), and `res.json` takes only a body one
+ * of its responses documents.
+ */
+export type OperationHandler<Op> = RequestHandler<
+  Op extends { parameters: { path: infer P } } ? (P extends undefined ? Record<string, never> : P) : Record<string, never>,
+  { [S in keyof Responses<Op>]: JsonOf<Responses<Op>[S]> }[keyof Responses<Op>],
+  unknown,
+  Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>
+>;
 
 export interface HttpAppOptions<Operations> {
   /** The parsed OpenAPI document the app serves and validates against. */

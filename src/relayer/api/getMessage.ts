@@ -1,12 +1,12 @@
-import type { RequestHandler } from 'express';
+import type { operations } from '../../../generated/relayer-api/schema.js';
+import type { OperationHandler } from '../../common/http/app.js';
 import { HttpError, notFound } from '../../common/errors.js';
-import type { Direction } from '../config.js';
 import { toRecord, type ApiContext } from './context.js';
 
 /** GET /messages/{messageHash}: one record; 409 when the hash exists in both directions and none is given. */
-export const getMessage = (ctx: ApiContext): RequestHandler => async (req, res) => {
-  const hash = String(req.params.messageHash).toLowerCase();
-  const direction = req.query.direction as Direction | undefined;
+export const getMessage = (ctx: ApiContext): OperationHandler<operations['getMessage']> => async (req, res) => {
+  const hash = req.params.messageHash.toLowerCase();
+  const direction = req.query.direction;
   const rows = await ctx.repo.findByHash(hash, direction);
   if (rows.length === 0) throw notFound(direction ? `No ${direction} message with hash ${hash}` : `No message with hash ${hash}`);
   if (rows.length > 1) {

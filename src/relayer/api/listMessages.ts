@@ -1,13 +1,12 @@
-import type { RequestHandler } from 'express';
-import type { Direction } from '../config.js';
-import type { MessageStatus } from '../db/migrations.js';
+import type { operations } from '../../../generated/relayer-api/schema.js';
+import type { OperationHandler } from '../../common/http/app.js';
 import { toRecord, type ApiContext } from './context.js';
 
 /** GET /messages: newest first (createdAt desc, then hash and direction), filters ANDed. */
-export const listMessages = (ctx: ApiContext): RequestHandler => async (req, res) => {
-  const page = Number(req.query.page ?? 1);
-  const limit = Number(req.query.limit ?? 50);
-  const filter = { status: req.query.status as MessageStatus | undefined, direction: req.query.direction as Direction | undefined };
+export const listMessages = (ctx: ApiContext): OperationHandler<operations['listMessages']> => async (req, res) => {
+  const page = req.query.page ?? 1;
+  const limit = req.query.limit ?? 50;
+  const filter = { status: req.query.status, direction: req.query.direction };
   const { rows, total } = await ctx.repo.list(filter, page, limit);
   const history = await ctx.repo.history(rows.map((r) => r.id));
   res.json({
