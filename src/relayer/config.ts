@@ -8,7 +8,7 @@ import { compileCalldataFilter } from './calldata-filter.js';
 /**
  * Configuration of `l2stack relayer`, from environment variables only (interface area C). Variable names
  * are the interface's; where it gives no default but the relayer needs a value, the default here is a
- * safe one and is documented in README.md and .env.example.
+ * safe one and is documented in docs/relayer.md and .env.example.
  */
 
 export const SIGNER_TYPES = ['private-key', 'remote-signer', 'kms'] as const;

@@ -1,6 +1,6 @@
 import { BaseError, RpcError, RpcErrorCode, errorMessage } from '../common/errors.js';
 
-/** Codes this endpoint uses beyond the standard ones (see the README section "RPC endpoint"). */
+/** Codes this endpoint uses beyond the standard ones (see docs/rpc.md). */
 export const RpcCodes = {
   ...RpcErrorCode,
   /** execution-apis "resource unavailable": no upstream node could answer. */

@@ -46,7 +46,7 @@ export interface RunningRpc {
   stop(): Promise<void>;
 }
 
-/** Starts the public JSON-RPC endpoint (see README, section "RPC endpoint"). */
+/** Starts the public JSON-RPC endpoint (see docs/rpc.md). */
 export async function startRpc({ common, db, config, proofBackend, workers }: StartRpcOptions): Promise<RunningRpc> {
   const logger = common.logger.child({ module: 'rpc' });
   const clustered = workers === true && config.workers > 1;

@@ -1,4 +1,5 @@
-import type { RequestHandler } from 'express';
+import type { operations } from '../../../generated/token-api/schema.js';
+import type { OperationHandler } from '../../common/http/app.js';
 import { answerVia, parseAddresses, type HandlerContext } from '../http/context.js';
 import { pricesAnswer } from '../http/answers.js';
 
@@ -6,9 +7,9 @@ import { pricesAnswer } from '../http/answers.js';
  * GET /prices?addresses= (operationId getPrices): one key per distinct requested address (lower case), in
  * request order; unknown tokens and tokens without prices in the window map to [].
  */
-export function getPrices(ctx: HandlerContext): RequestHandler {
+export function getPrices(ctx: HandlerContext): OperationHandler<operations['getPrices']> {
   return (req, res) => {
-    const addresses = parseAddresses(String((req.query as Record<string, unknown>).addresses));
+    const addresses = parseAddresses(req.query.addresses);
     answerVia(ctx, req, res, `getPrices?${addresses.join(',')}`, () => pricesAnswer(ctx, addresses));
   };
 }

@@ -1,9 +1,9 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { badRequest } from '../../common/errors.js';
 import type { ReadModel } from '../read-model/model.js';
 import type { TokenRepository } from '../repository.js';
 import type { SupplyCache } from '../supply/job.js';
-import { ResponseCache, send, type Representation } from './representation.js';
+import { ResponseCache, send, type AnyRequest, type AnyResponse, type Representation } from './representation.js';
 
 /** What every handler receives: data access, caches and the settings that shape responses. */
 export interface HandlerContext {
@@ -54,7 +54,7 @@ export function parseAddresses(raw: string): string[] {
 export const pathAddress = (req: Request): string => String(req.params.contractAddress).toLowerCase();
 
 /** Remembers `rep` under the request's raw URL for the fast path (see ResponseCache). */
-export function rememberUrl(ctx: HandlerContext, req: Request, rep: Representation): void {
+export function rememberUrl(ctx: HandlerContext, req: AnyRequest, rep: Representation): void {
   if (!ctx.cache.enabled || ctx.validateResponses) return;
   rep.route ??= req.route?.path as string | undefined;
   ctx.cache.set(`url:${req.originalUrl}`, rep);
@@ -67,7 +67,7 @@ export { ResponseCache };
  * Sends the answer `build` makes, through the response cache when it is on (keyed by operation and
  * normalized parameters; the read model's changes clear it). `build` throws HttpErrors for 404s.
  */
-export function answerVia(ctx: HandlerContext, req: Request, res: Response, key: string, build: () => Representation): void {
+export function answerVia(ctx: HandlerContext, req: AnyRequest, res: AnyResponse, key: string, build: () => Representation): void {
   let rep = ctx.cache.get(key);
   if (!rep) {
     rep = build();

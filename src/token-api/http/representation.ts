@@ -39,8 +39,17 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
   return false;
 }
 
+/**
+ * Any operation's request and response: the typed handlers (OperationHandler) narrow params, query and body,
+ * and the helpers that only read headers and the URL take them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRequest = Request<any, any, unknown, unknown>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyResponse = Response<any>;
+
 /** Writes a 200 with ETag and Cache-Control, or a bodiless 304 when the client's tag still matches. */
-export function send(req: Request, res: Response, rep: Representation, options: { viaJson: boolean }): void {
+export function send(req: AnyRequest, res: AnyResponse, rep: Representation, options: { viaJson: boolean }): void {
   res.setHeader('ETag', rep.etag);
   res.setHeader('Cache-Control', `public, max-age=${rep.maxAgeSeconds}`);
   if (ifNoneMatchHits(req.headers['if-none-match'], rep.etag)) {
