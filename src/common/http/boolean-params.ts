@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument } from './spec.js';
+import { resolveRef, type OpenApiDocument } from './spec.js';
 
 /**
  * Lenient spelling of boolean query parameters, driven by the spec, before express-openapi-validator.
@@ -18,14 +18,6 @@ export function queryBoolean(value: string): boolean | undefined {
   return Object.hasOwn(SPELLINGS, value) ? SPELLINGS[value] : undefined;
 }
 
-function resolve(doc: OpenApiDocument, node: unknown, depth = 0): Record<string, unknown> {
-  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
-  if (typeof ref !== 'string' || depth > 20) return (node ?? {}) as Record<string, unknown>;
-  let cur: unknown = doc;
-  for (const part of ref.replace(/^#\//, '').split('/')) cur = (cur as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  return resolve(doc, cur, depth + 1);
-}
-
 /**
  * Names of the query parameters declared boolean in the spec. A name that is boolean in one operation and
  * something else in another is left out, so no string parameter is ever rewritten.
@@ -33,9 +25,9 @@ function resolve(doc: OpenApiDocument, node: unknown, depth = 0): Record<string,
 export function booleanQueryNames(doc: OpenApiDocument): Set<string> {
   const kinds = new Map<string, Set<boolean>>();
   const note = (param: unknown) => {
-    const p = resolve(doc, param);
+    const p = resolveRef(doc, param);
     if (p.in !== 'query' || typeof p.name !== 'string') return;
-    const isBoolean = resolve(doc, p.schema).type === 'boolean';
+    const isBoolean = resolveRef(doc, p.schema).type === 'boolean';
     if (!kinds.has(p.name)) kinds.set(p.name, new Set());
     kinds.get(p.name)!.add(isBoolean);
   };

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { badRequest } from '../errors.js';
-import type { OpenApiDocument } from './spec.js';
+import { resolveRef, type OpenApiDocument } from './spec.js';
 
 /**
  * Strict parsing of numeric query and path parameters, driven by the spec, before
@@ -33,17 +33,9 @@ interface Operation {
 const INTEGER = /^-?\d+$/;
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
-function resolve(doc: OpenApiDocument, node: unknown, depth = 0): Record<string, unknown> {
-  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
-  if (typeof ref !== 'string' || depth > 20) return (node ?? {}) as Record<string, unknown>;
-  let cur: unknown = doc;
-  for (const part of ref.replace(/^#\//, '').split('/')) cur = (cur as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  return resolve(doc, cur, depth + 1);
-}
-
 /** The schema's numeric type, looking through $ref and single-branch allOf/oneOf/anyOf. */
 function numericType(doc: OpenApiDocument, schema: unknown): NumericType | undefined {
-  const s = resolve(doc, schema);
+  const s = resolveRef(doc, schema);
   if (s.type === 'integer' || s.type === 'number') return s.type;
   for (const key of ['allOf', 'oneOf', 'anyOf'] as const) {
     const branches = s[key];
@@ -59,11 +51,11 @@ function numericType(doc: OpenApiDocument, schema: unknown): NumericType | undef
 export function numericParameters(doc: OpenApiDocument): Operation[] {
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
-    const shared = ((item as { parameters?: unknown[] }).parameters ?? []).map((p) => resolve(doc, p));
+    const shared = ((item as { parameters?: unknown[] }).parameters ?? []).map((p) => resolveRef(doc, p));
     for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
       const op = item[method];
       if (!op) continue;
-      const own = ((op.parameters as unknown[] | undefined) ?? []).map((p) => resolve(doc, p));
+      const own = ((op.parameters as unknown[] | undefined) ?? []).map((p) => resolveRef(doc, p));
       const byKey = new Map<string, Record<string, unknown>>();
       for (const p of [...shared, ...own]) byKey.set(`${String(p.in)}:${String(p.name)}`, p);
       const params: NumericParam[] = [];

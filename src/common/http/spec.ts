@@ -23,3 +23,15 @@ export function specPath(name: string): string {
 export function loadOpenApi(name: string): OpenApiDocument {
   return parse(readFileSync(specPath(name), 'utf8')) as OpenApiDocument;
 }
+
+/**
+ * A node of the document with its local `$ref` chain followed (at most 20 hops, so a cycle ends); a node
+ * without a `$ref`, or a reference that leads nowhere, comes back as it is (or as an empty object).
+ */
+export function resolveRef(doc: OpenApiDocument, node: unknown, depth = 0): Record<string, unknown> {
+  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+  if (typeof ref !== 'string' || depth > 20) return (node ?? {}) as Record<string, unknown>;
+  let cur: unknown = doc;
+  for (const part of ref.replace(/^#\//, '').split('/')) cur = (cur as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return resolveRef(doc, cur, depth + 1);
+}
