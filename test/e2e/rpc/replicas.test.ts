@@ -25,6 +25,19 @@ function runCli(env: Record<string, string | undefined>): { child: ChildProcess;
   return { child, url, exit };
 }
 
+
+/** `l2stack rpc` on the test's PostgreSQL database (the processes share it), without a rate limit. */
+const sharedDatabaseEnv = (upstreamUrl: string): Record<string, string | undefined> => ({
+  DATABASE_HOST: process.env.DATABASE_HOST,
+  DATABASE_PORT: process.env.DATABASE_PORT,
+  DATABASE_USER: process.env.DATABASE_USER,
+  DATABASE_PASSWORD: process.env.DATABASE_PASSWORD,
+  DATABASE_NAME: process.env.DATABASE_NAME,
+  LOG_LEVEL: 'warn',
+  RPC_PORT: '0',
+  RPC_UPSTREAM_URLS: upstreamUrl,
+  RPC_RATE_LIMIT_PER_SECOND: '0',
+});
 describe('l2stack rpc (the command)', () => {
   it('error: bad configuration exits non-zero listing every problem, before touching chain or database', async () => {
     const { exit } = runCli({ RPC_PORT: 'eighty', RPC_MAX_BATCH: '0', RPC_BUNDLER_VENDOR_PREFIX: 'Pimlico' });
@@ -52,17 +65,7 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
   beforeAll(async () => {
     ({ anvil, provider } = await chain());
     outer = await deployOuter(wallet(0, provider));
-    const env = {
-      DATABASE_HOST: process.env.DATABASE_HOST,
-      DATABASE_PORT: process.env.DATABASE_PORT,
-      DATABASE_USER: process.env.DATABASE_USER,
-      DATABASE_PASSWORD: process.env.DATABASE_PASSWORD,
-      DATABASE_NAME: process.env.DATABASE_NAME,
-      LOG_LEVEL: 'warn',
-      RPC_PORT: '0',
-      RPC_UPSTREAM_URLS: anvil.url,
-      RPC_RATE_LIMIT_PER_SECOND: '0',
-    };
+    const env = sharedDatabaseEnv(anvil.url);
     procs.push(runCli(env), runCli(env));
     urls = await Promise.all(procs.map((p) => p.url));
   });
@@ -134,18 +137,7 @@ describe('RPC_WORKERS (node:cluster)', () => {
     try {
       const outer = await deployOuter(wallet(0, provider));
       const address = await outer.getAddress();
-      const proc = runCli({
-        DATABASE_HOST: process.env.DATABASE_HOST,
-        DATABASE_PORT: process.env.DATABASE_PORT,
-        DATABASE_USER: process.env.DATABASE_USER,
-        DATABASE_PASSWORD: process.env.DATABASE_PASSWORD,
-        DATABASE_NAME: process.env.DATABASE_NAME,
-        LOG_LEVEL: 'warn',
-        RPC_PORT: '0',
-        RPC_UPSTREAM_URLS: anvil.url,
-        RPC_RATE_LIMIT_PER_SECOND: '0',
-        RPC_WORKERS: '2',
-      });
+      const proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
       const url = await proc.url;
       const { readFileSync } = await import('node:fs');
       const workers = readFileSync(`/proc/${proc.child.pid}/task/${proc.child.pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
