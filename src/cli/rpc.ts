@@ -1,7 +1,7 @@
 import type { CommandBody } from './command.js';
 import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
-import { loadRpcConfig, startRpc } from '../rpc/index.js';
+import { checkWorkersConfig, loadRpcConfig, startRpc } from '../rpc/index.js';
 import { loadStateConfig, startStateManager } from '../state/index.js';
 
 export const rpcCommand: CommandBody = {
@@ -11,6 +11,8 @@ export const rpcCommand: CommandBody = {
       'rpc',
       (env) => {
         const rpc = loadRpcConfig(env);
+        // RPC_WORKERS it cannot honour is refused here, before the database opens.
+        checkWorkersConfig(rpc, env);
         // The state manager runs in the endpoint's process when configured; replicas on one database
         // share its tree (one ingests under an advisory lock, every one serves proofs).
         const state = env.STATE_L2_RPC_URL !== undefined && env.STATE_L2_RPC_URL !== '' ? loadStateConfig(env) : undefined;

@@ -24,6 +24,7 @@ import { ApiKeyStore } from './keys/store.js';
 import { checkWorkers, forkWorkers, isClusterWorker, reportWorkerListening } from './workers.js';
 
 export { loadRpcConfig, rpcEnv, type RpcConfig } from './config.js';
+export { checkWorkersConfig } from './workers.js';
 export type { ProofBackend } from './proof.js';
 export { rpcMigrations } from './migrations.js';
 

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { ConfigError } from '../common/config/env.js';
+import { loadDatabaseConfig, type DatabaseConfig } from '../common/db/config.js';
 import type { DbClient } from '../common/db/client.js';
 import type { Logger } from '../common/log.js';
 import type { RpcConfig } from './config.js';
@@ -13,7 +14,7 @@ import type { RpcConfig } from './config.js';
  * embedded database, and an in-memory rate limit would count per worker (N times the limit): both are
  * refused rather than served wrong.
  */
-export function checkWorkers(config: RpcConfig, db: Pick<DbClient, 'kind'>): void {
+export function checkWorkers(config: RpcConfig, db: Pick<DbClient | DatabaseConfig, 'kind'>): void {
   if (config.workers <= 1) return;
   const problems: string[] = [];
   if (db.kind === 'pglite') problems.push(`RPC_WORKERS=${config.workers} needs PostgreSQL (DATABASE_HOST): PGlite is embedded in one process and cannot be shared by workers; use RPC_WORKERS=1`);
@@ -21,6 +22,23 @@ export function checkWorkers(config: RpcConfig, db: Pick<DbClient, 'kind'>): voi
     problems.push(`RPC_WORKERS=${config.workers} with RPC_RATE_LIMIT_PER_SECOND=${config.rateLimit.perSecond} needs RPC_RATE_LIMIT_STORE=postgres: a memory bucket per worker would allow ${config.workers} times the limit`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/**
+ * checkWorkers at config time (`l2stack rpc`): the database kind comes from the DATABASE_* variables, so
+ * RPC_WORKERS is refused before anything opens (PGlite took 15–30 s to open under load before it was).
+ * Problems in DATABASE_* themselves are the common config's to report, not repeated here.
+ */
+export function checkWorkersConfig(config: RpcConfig, env: Record<string, string | undefined>): void {
+  if (config.workers <= 1) return;
+  let db: DatabaseConfig;
+  try {
+    db = loadDatabaseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return;
+    throw err;
+  }
+  checkWorkers(config, db);
 }
 
 /** The message a worker sends its primary once it listens. */

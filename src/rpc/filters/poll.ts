@@ -1,9 +1,14 @@
 import { RpcError } from '../../common/errors.js';
-import type { RpcContext } from '../context.js';
+import { upstreamAnswer, upstreamCall, type MethodAnswer, type MethodResult, type RpcContext } from '../context.js';
 import { RpcCodes } from '../errors.js';
 import { currentHead, resultCapError } from '../logs.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
+import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
+
+/** What a poll answers, as generated/rpc/methods.ts types eth_getFilterChanges: block hashes or the node's logs. */
+type Changes = MethodAnswer<'eth_getFilterChanges'>;
+type BlockHashes = Extract<MethodResult<'eth_getFilterChanges'>, string[]>;
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -12,7 +17,7 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
 /** Block filters report at most this many new block hashes per poll; the rest come with the next one. */
 const MAX_BLOCKS_PER_POLL = 100n;
 
-const NOTHING = new RawJson('[]');
+const NOTHING: Changes = new RawJson<BlockHashes>('[]');
 
 /**
  * eth_getFilterChanges: entries from the filter's cursor to the head, then a compare-and-set of the
@@ -25,7 +30,7 @@ const NOTHING = new RawJson('[]');
  * read. With new blocks: one node call (eth_getLogs, or none for block filters whose hashes the tracker
  * remembers) and one compare-and-set.
  */
-export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<unknown> {
+export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<Changes> {
   const key = id.toLowerCase();
   for (let attempt = 0; attempt < 50; attempt++) {
     const head = await currentHead(ctx, true);
@@ -36,7 +41,7 @@ export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<un
       f = { ...row, confirmedAt: Date.now() };
       stale = row.stale;
     }
-    let entries: unknown = NOTHING;
+    let entries: Changes = NOTHING;
     let next = f.nextBlock;
     if (f.kind === 'block') {
       const to = min(head, f.nextBlock + MAX_BLOCKS_PER_POLL - 1n);
@@ -52,10 +57,11 @@ export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<un
       if (lower <= upper) {
         let to = min(upper, lower + BigInt(ctx.config.maxLogsBlockRange) - 1n);
         for (;;) {
-          const query: Record<string, unknown> = { fromBlock: hex(lower), toBlock: hex(to) };
+          const query: Filter = { fromBlock: hex(lower), toBlock: hex(to) };
           if (c.address !== undefined) query.address = c.address;
           if (c.topics !== undefined) query.topics = c.topics;
-          const logs = await ctx.upstream.requestRaw('eth_getLogs', [query]);
+          // The node's text as the spec's Log[] (never parsed), straight from the node: a poll is never cached.
+          const logs = await upstreamAnswer(ctx, 'eth_getLogs', [query], {}, { uncached: true });
           const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
           entries = logs;
           if (!over) break;
@@ -75,13 +81,13 @@ export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<un
   throw new RpcError(RpcCodes.LimitExceeded, `filter ${id} is being polled by too many callers at once; poll it from one place`);
 }
 
-const isEmpty = (entries: unknown) => (entries instanceof RawJson ? arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
+const isEmpty = (entries: Changes) => (entries instanceof RawJson ? arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
 
 /**
  * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the
  * node in one batch. A block the node does not have yet (another node is ahead) ends the range.
  */
-async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<string[]> {
+async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<BlockHashes> {
   const remembered: string[] = [];
   for (let n = from; n <= to; n++) {
     const b = ctx.upstream.tracker.blockAt(n);
@@ -91,7 +97,11 @@ async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<s
   if (remembered.length === Number(to - from + 1n)) return remembered;
   const numbers: bigint[] = [];
   for (let n = from; n <= to; n++) numbers.push(n);
-  const blocks = (await Promise.all(numbers.map((n) => ctx.upstream.request('eth_getBlockByNumber', [hex(n), false])))) as ({ hash: string } | null)[];
-  const known = blocks.findIndex((b) => b === null);
-  return (known === -1 ? blocks : blocks.slice(0, known)).map((b) => b!.hash);
+  const blocks = await Promise.all(numbers.map((n) => upstreamCall(ctx, 'eth_getBlockByNumber', [hex(n), false])));
+  const hashes: BlockHashes = [];
+  for (const b of blocks) {
+    if (b === null || typeof b.hash !== 'string') break;
+    hashes.push(b.hash);
+  }
+  return hashes;
 }

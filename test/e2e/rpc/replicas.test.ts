@@ -7,7 +7,7 @@ import type { Anvil } from '../../../src/devnet/anvil.js';
 
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
-function runCli(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string>; exit: Promise<{ code: number | null; stderr: string }> } {
+function runCli(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string>; exit: Promise<{ code: number | null; stderr: string; stdout: string }> } {
   const child = spawn(process.execPath, [bin, 'rpc'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -21,7 +21,7 @@ function runCli(env: Record<string, string | undefined>): { child: ChildProcess;
     child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}: ${stderr.slice(-800)}`)));
   });
   url.catch(() => undefined);
-  const exit = new Promise<{ code: number | null; stderr: string }>((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+  const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => child.once('exit', (code) => resolve({ code, stderr, stdout })));
   return { child, url, exit };
 }
 
@@ -125,11 +125,34 @@ async function freshCall(url: string, method: string, params: unknown[]): Promis
 }
 
 describe('RPC_WORKERS (node:cluster)', () => {
-  it('error: more than one worker on PGlite is refused at start-up, naming the variable and what it needs', async () => {
-    const { exit } = runCli({ RPC_WORKERS: '2', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'warn' });
-    const { code, stderr } = await exit;
+  it('error: more than one worker on PGlite is refused with the config, before the database opens, naming the variable and what it needs', async () => {
+    const { mkdtempSync, existsSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const parent = mkdtempSync(join(tmpdir(), 'l2stack-rpc-workers-'));
+    // PGlite creates its directory when it opens: still absent afterwards = refused before opening it.
+    const dataDir = join(parent, 'pglite');
+    try {
+      const { exit } = runCli({ RPC_WORKERS: '2', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_PGLITE_DIR: dataDir, LOG_LEVEL: 'info' });
+      const { code, stderr, stdout } = await exit;
+      expect(code).not.toBe(0);
+      expect(stderr).toContain('Invalid configuration');
+      expect(stderr).toContain('RPC_WORKERS=2 needs PostgreSQL (DATABASE_HOST)');
+      expect(stdout + stderr).not.toContain('database opened');
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('error: more than one worker with the in-memory rate limit is refused with the config, before connecting to PostgreSQL', async () => {
+    // Nothing listens on port 9 (the pool connects lazily, so the lifecycle's "database opened" is the witness).
+    const { exit } = runCli({ RPC_WORKERS: '3', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_HOST: '127.0.0.1', DATABASE_PORT: '9', RPC_RATE_LIMIT_PER_SECOND: '10', LOG_LEVEL: 'info' });
+    const { code, stderr, stdout } = await exit;
     expect(code).not.toBe(0);
-    expect(stderr).toContain('RPC_WORKERS=2 needs PostgreSQL (DATABASE_HOST)');
+    expect(stderr).toContain('Invalid configuration');
+    expect(stderr).toContain('RPC_WORKERS=3 with RPC_RATE_LIMIT_PER_SECOND=10 needs RPC_RATE_LIMIT_STORE=postgres');
+    expect(stdout + stderr).not.toContain('database opened');
   });
 
   it.skipIf(!shared)('behavior: two workers on PostgreSQL serve one port; polls spread over them return every log exactly once; SIGTERM stops them all', async () => {
