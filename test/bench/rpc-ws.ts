@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- rpc-ws`: the endpoint's WebSocket side against anvil's own, in the same run.
  * 1. Notification latency: 1,000 sockets subscribed to newHeads and 100 to logs, on the endpoint
- *    (`l2stack rpc` in its own process, PGlite) and on anvil directly; BENCH_BLOCKS blocks (default 40),
+ *    (`l2stack rpc` in its own process, PGlite unless DATABASE_HOST is set) and on anvil directly; BENCH_BLOCKS blocks (default 40),
  *    each made by one transaction that emits a log, BENCH_GAP_MS apart (default 300). Latency = arrival at
  *    a socket − the moment the transaction was sent; p50/p99 over every socket and block, per side, and
  *    the endpoint's CPU per notification sent.
@@ -11,48 +11,24 @@
  *    (4 MiB), over the total cap this endpoint runs with (RPC_WS_MAX_TOTAL_BUFFERED_BYTES = 64 MiB), so the
  *    heaviest are cut off; the endpoint's RSS is printed before, at its peak and after.
  */
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { ethers } from 'ethers';
 import WebSocket from 'ws';
 import { chain, deployOuter, wallet } from '../rpc/helpers.js';
+import { cpuSeconds, rssMiB, startEndpoint } from './_rpc-endpoint.js';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 40);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 300);
 const HEAD_SOCKETS = 1_000;
 const LOG_SOCKETS = 100;
 const CALLS = 2_000;
-const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
 
-const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-const cpuSeconds = (pid: number): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 const fmt = (n: number) => n.toFixed(2);
-
-async function startEndpoint(upstream: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [bin, 'rpc'], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', RPC_PORT: '0', RPC_UPSTREAM_URLS: upstream, RPC_RATE_LIMIT_PER_SECOND: '0', DATABASE_PGLITE_DIR: 'memory://', RPC_WS_MAX_SOCKETS: '5000', HTTP_MAX_CONNECTIONS: '8000', RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}`)));
-  });
-  return { url, child };
-}
 
 /** Opens `n` sockets, each subscribed with `params`; every notification's arrival time is recorded by block number. */
 async function subscribers(wsUrl: string, n: number, params: unknown[], arrivals: Map<number, number[]>): Promise<WebSocket[]> {
@@ -132,7 +108,7 @@ function httpCaller(url: string): () => Promise<void> {
 
 export async function main(): Promise<void> {
   const { anvil, provider } = await chain();
-  const endpoint = await startEndpoint(anvil.url);
+  const endpoint = await startEndpoint(anvil.url, { RPC_WS_MAX_SOCKETS: '5000', HTTP_MAX_CONNECTIONS: '8000', RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024) });
   const outer = await deployOuter(wallet(0, provider));
   const address = await outer.getAddress();
   const sides = [
@@ -152,7 +128,7 @@ export async function main(): Promise<void> {
   const signer = wallet(1, provider);
   const contract = outer.connect(signer) as ethers.Contract;
   let nonce = await provider.getTransactionCount(signer.address);
-  const cpuBefore = cpuSeconds(endpoint.child.pid!);
+  const cpuBefore = cpuSeconds(endpoint.pid);
   const first = (await provider.getBlockNumber()) + 1;
   for (let b = 0; b < BLOCKS; b++) {
     const t = performance.now();
@@ -162,7 +138,7 @@ export async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, GAP_MS));
   }
   await new Promise((r) => setTimeout(r, 2_000));
-  const cpu = cpuSeconds(endpoint.child.pid!) - cpuBefore;
+  const cpu = cpuSeconds(endpoint.pid) - cpuBefore;
   const last = first + BLOCKS - 1;
 
   console.log('\nnotification latency, ms from sending the block\'s transaction to arrival (every socket, every block):');
@@ -199,9 +175,9 @@ export async function main(): Promise<void> {
   console.log(`load average ${loadavg().map(fmt).join(' ')}`);
 
   // 3. Slow readers.
-  const before = rssMiB(endpoint.child.pid!);
+  const before = rssMiB(endpoint.pid);
   let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(endpoint.child.pid!))), 100);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(endpoint.pid))), 100);
   const slow = await Promise.all(
     Array.from({ length: 100 }, async () => {
       const ws = new WebSocket(sides[1]!.ws, { perMessageDeflate: false });
@@ -234,10 +210,9 @@ export async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 3_000));
   for (const ws of slow) ws.terminate();
   clearInterval(sampler);
-  const after = rssMiB(endpoint.child.pid!);
+  const after = rssMiB(endpoint.pid);
   console.log(`\nslow readers: 100 sockets × 100 eth_getLogs answers never read; cut off by the server: ${cutOff} of 100 (RPC_WS_MAX_TOTAL_BUFFERED_BYTES 64 MiB); endpoint RSS ${fmt(before)} MiB before, ${fmt(peak)} MiB at peak, ${fmt(after)} MiB after`);
 
-  endpoint.child.kill('SIGTERM');
-  await new Promise((r) => endpoint.child.once('exit', r));
+  await endpoint.stop();
   await anvil.stop();
 }

@@ -13,14 +13,13 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { ethers } from 'ethers';
 import { chain, deployOuter, result, wallet } from '../rpc/helpers.js';
+import { cpuSeconds, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = 32;
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 interface Side {
   rps: number;
@@ -35,19 +34,6 @@ interface Target {
   name: string;
   url: string;
   pid?: number;
-}
-
-/** CPU seconds (user + system) used so far by process `pid` and its live children (RPC_WORKERS). */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  let children: number[] = [];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-  } catch {
-    // Without CONFIG_PROC_CHILDREN: the process alone.
-  }
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND + children.reduce((sum, c) => sum + cpuSeconds(c), 0);
 }
 
 /** autocannon against `target`; `body(connection)` is each connection's request body. */
@@ -90,44 +76,19 @@ async function load(target: Target, body: (connection: number) => string, second
   };
 }
 
-async function startEndpoint(upstream: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Target & { child: ChildProcess; stop(): Promise<void> }> {
-  const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [...nodeFlags, bin, 'rpc'], {
-    env: {
-      ...process.env,
-      DATABASE_PGLITE_DIR: 'memory://',
-      LOG_LEVEL: 'warn',
-      RPC_PORT: '0',
-      RPC_UPSTREAM_URLS: upstream,
-      RPC_RATE_LIMIT_PER_SECOND: '0',
+/** An endpoint of this bench: the shared launcher with the bench's limits, named by its cache setting. */
+async function startBenchEndpoint(upstream: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Target & RunningEndpoint> {
+  const running = await startEndpoint(
+    upstream,
+    {
       RPC_MAX_LOGS_RESULTS: '10000',
       // The filter cases make 32 filters per case on each endpoint (uninstalled after it).
       RPC_MAX_FILTERS_PER_CLIENT: '1000',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}`)));
-  });
-  child.stdout!.resume();
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    name: env.RPC_CACHE_BYTES === '0' ? 'cache off' : `cache on${env.RPC_WORKERS ? `, ${env.RPC_WORKERS} workers` : ''}`,
-    url,
-    pid: child.pid,
-    child,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+    nodeFlags,
+  );
+  return { ...running, name: env.RPC_CACHE_BYTES === '0' ? 'cache off' : `cache on${env.RPC_WORKERS ? `, ${env.RPC_WORKERS} workers` : ''}` };
 }
 
 /** Self time per function of a .cpuprofile, heaviest first, and the busy (non-idle) total in µs. */
@@ -182,8 +143,8 @@ export async function main(): Promise<void> {
   await provider.send('anvil_mine', ['0x80']);
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
   // BENCH_RPC_WORKERS=<n>: the cache-on endpoint serves from n processes (RPC_WORKERS; needs DATABASE_HOST).
-  const cached = await startEndpoint(anvil.url, process.env.BENCH_RPC_WORKERS ? { RPC_WORKERS: process.env.BENCH_RPC_WORKERS } : {});
-  const uncached = await startEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  const cached = await startBenchEndpoint(anvil.url, process.env.BENCH_RPC_WORKERS ? { RPC_WORKERS: process.env.BENCH_RPC_WORKERS } : {});
+  const uncached = await startBenchEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
   const direct: Target = { name: 'anvil', url: anvil.url };
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;

@@ -1,0 +1,72 @@
+/**
+ * The one launcher of the RPC benchmarks (`rpc`, `rpc-ws`): `l2stack rpc` in its own process on port 0
+ * (embedded PGlite in memory unless DATABASE_HOST is set), no rate limit, and its CPU read from /proc.
+ */
+import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
+
+export interface RunningEndpoint {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** SIGTERM, resolved once the process has exited. */
+  stop(): Promise<void>;
+}
+
+/** CPU seconds (user + system) used so far by process `pid` and its live children (RPC_WORKERS). */
+export function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    // Without CONFIG_PROC_CHILDREN: the process alone.
+  }
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND + children.reduce((sum, c) => sum + cpuSeconds(c), 0);
+}
+
+/** Resident memory of `pid` in MiB. */
+export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/**
+ * Starts `l2stack rpc` in front of `upstream` and resolves once it listens. `env` adds to (or overrides)
+ * the bench defaults; `nodeFlags` go to node before the script (e.g. --cpu-prof).
+ */
+export async function startEndpoint(upstream: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<RunningEndpoint> {
+  const child = spawn(process.execPath, [...nodeFlags, bin, 'rpc'], {
+    env: {
+      ...process.env,
+      DATABASE_PGLITE_DIR: 'memory://',
+      LOG_LEVEL: 'warn',
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: upstream,
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}`)));
+  });
+  child.stdout!.resume();
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
