@@ -11,18 +11,28 @@
  *     MESSAGE_SUBMISSION_TIMEOUT and bumps the fee at the same nonce (counted from its
  *     relayer_claim_replacements_total). A transaction stuck at a lost nonce holds back the later ones,
  *     which time out and are bumped as well;
- *  4. a minimal sequential claimer (one message at a time: send, wait for the receipt, next).
+ *  4. a minimal sequential claimer (one message at a time: send, wait for the receipt, next);
+ *  5. (BENCH_KEYS=N > 1) the direct phase again with N signer keys per direction: N-1 extra dev accounts,
+ *     funded on both chains, passed in L1_SIGNER_PRIVATE_KEYS / L2_SIGNER_PRIVATE_KEYS; which addresses
+ *     signed the claims is read back from the claim transactions, so a relayer that ignores the variables
+ *     shows;
+ *  6. the backlog table: the direct phase on BENCH_BACKLOGS messages each way (default 100,1000,5000).
  * Prints p50/p95 latency and claims/s of each, the ratios, and part 1's figures for comparison.
+ * BENCH_PROFILE=1 samples this process's CPU (node:inspector, as --cpu-prof; the relayer, PGlite and the
+ * coordinator share this thread) during the direct phase and prints the heaviest self time. Each phase prints
+ * the machine's load average and the CPU the devnet's anvil processes used.
  */
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { Contract, parseEther, type Wallet } from 'ethers';
+import { Contract, HDNodeWallet, Mnemonic, Transaction, parseEther, type Wallet } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
 import { messageTrees } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
 import { countStatements } from '../relayer/statement-counter.js';
+import { DEV_MNEMONIC } from '../../src/devnet/accounts.js';
+import { childCpuMs, loadavg, startProfile, type ProfileSummary } from './relayer-profile.js';
 
 const N = Number(process.env.BENCH_MESSAGES ?? 1_000);
 /** One new claim transaction in DROP_EVERY is lost: 10 %. */
@@ -30,8 +40,13 @@ const DROP_EVERY = 10;
 const SUBMISSION_TIMEOUT_MS = 3_000;
 /** How long this process's idle CPU is sampled before a relayer phase. */
 const IDLE_SAMPLE_MS = 3_000;
-/** BENCH_PHASES picks phases (direct, proxy, drop, sequential); all by default. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'direct,proxy,drop,sequential,backlog').split(',').map((p) => p.trim()));
+/** BENCH_PHASES picks phases (direct, proxy, drop, sequential, keys, backlog); all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'direct,proxy,drop,sequential,keys,backlog').split(',').map((p) => p.trim()));
+/** Signer keys per direction in the keys phase (the primary plus BENCH_KEYS-1 extra); 1 = no keys phase. */
+const KEYS = Number(process.env.BENCH_KEYS ?? 1);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+/** Backlog table: sizes within this fraction of the smallest backlog's claims/s count as flat. */
+const FLAT = 0.2;
 /** The backlog phase: the relayer on each of these backlogs (messages each way), for the flatness table. */
 const BACKLOGS = (process.env.BENCH_BACKLOGS ?? '100,1000,5000').split(',').map(Number);
 /** Part 1 (issue 7), 500 messages each way on the same kind of devnet, claims/s. */
@@ -127,12 +142,28 @@ async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<vo
   while ((await l1Service.currentL2BlockNumber()) < BigInt(lastBlock)) await sleep(100);
 }
 
+/** The extra signer keys of the keys phase: dev accounts beyond the devnet's own (HD index 100+), funded on both chains. */
+async function extraSigners(d: RelayerDevnet, n: number): Promise<string[]> {
+  const mnemonic = Mnemonic.fromPhrase(DEV_MNEMONIC);
+  const keys = Array.from({ length: n }, (_, i) => HDNodeWallet.fromMnemonic(mnemonic, `m/44'/60'/0'/0/${100 + i}`));
+  for (const layer of ['l1', 'l2'] as const) {
+    const provider = d.wallet(15, layer).provider as unknown as { send(method: string, params: unknown[]): Promise<unknown> };
+    for (const k of keys) await provider.send('anvil_setBalance', [k.address, '0x' + parseEther('1000000').toString(16)]);
+  }
+  return keys.map((k) => k.privateKey);
+}
+
+interface PhaseOptions { label: string; account: number; dropEvery?: number; count?: number; extraKeys?: string[]; profile?: boolean }
+type PhaseResult = Line[] & { cost?: Cost; bumps?: Record<Dir, { dropped: number; bumps: number }>; signers?: Record<Dir, number>; profile?: ProfileSummary };
+
 /**
  * The relayer claims N each way sent by test account `account`, talking to the chains directly
  * (`dropEvery` undefined) or through drop proxies; it starts once every message is claimable (as the
  * baseline does), so this measures claiming alone.
  */
-async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, label: string, account: number, dropEvery?: number, count = N): Promise<Line[] & { cost?: Cost }> {
+async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, o: PhaseOptions): Promise<PhaseResult> {
+  const { label, account, dropEvery } = o;
+  const count = o.count ?? N;
   // Errors only: the bump phase would print a warning for each of its hundreds of fee bumps.
   const common = testCommon('error');
   const from = { l1: await d.wallet(account, 'l1').provider!.getBlockNumber(), l2: await d.wallet(account, 'l2').provider!.getBlockNumber() };
@@ -140,12 +171,14 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   await allAnchored(d, l1, l2);
   const s = d.devnet.state;
   const proxies = dropEvery === undefined ? undefined : { l1: await startDropProxy(s.l1.rpcUrl, dropEvery), l2: await startDropProxy(s.l2.rpcUrl, dropEvery) };
+  const extra: Record<string, string> = o.extraKeys && o.extraKeys.length > 0 ? { L1_SIGNER_PRIVATE_KEYS: o.extraKeys.join(','), L2_SIGNER_PRIVATE_KEYS: o.extraKeys.join(',') } : {};
   const loaded = loadRelayerConfig(relayerEnv(d, {
     L1_RPC_URL: proxies?.l1.url ?? s.l1.rpcUrl,
     L2_RPC_URL: proxies?.l2.url ?? s.l2.rpcUrl,
     L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
     L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
     MESSAGE_SUBMISSION_TIMEOUT: String(SUBMISSION_TIMEOUT_MS),
+    ...extra,
   }));
   const schema = db.schema(`bench_relayer_${account}_${Date.now() % 100_000}`);
   // CPU of this process while idle (the in-process coordinator, this loop's polling) is measured first and
@@ -154,10 +187,14 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   await sleep(IDLE_SAMPLE_MS);
   const idle = process.cpuUsage(idleStart);
   const idleMsPerMs = (idle.user + idle.system) / 1_000 / IDLE_SAMPLE_MS;
+  const loadBefore = loadavg();
   const statements = countStatements(db.client.knex, schema);
+  const anvilStart = childCpuMs('anvil');
   const cpuStart = process.cpuUsage();
   const wallStart = Date.now();
   const relayer = await startRelayer({ common, db: db.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
+  // Sampled from when the relayer runs (its start compiles the API's schemas once, which is not per claim).
+  const stopProfile = o.profile ? await startProfile() : undefined;
   const total = l1.length + l2.length;
   const q = () => db.client.knex(`${schema}.message`);
   // Every message ends claimed, or in a final status other than success (reported): bounded either way.
@@ -170,14 +207,19 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   }
   const cpu = process.cpuUsage(cpuStart);
   const wallMs = Date.now() - wallStart;
+  const anvilMs = childCpuMs('anvil') - anvilStart;
+  const profile = await stopProfile?.();
   statements.stop();
-  const rows = (await q().select('direction', 'status', 'created_at', 'anchored_at', 'claim_tx_created_at', 'claimed_at')) as StageRow[];
+  const loadAfter = loadavg();
+  const rows = (await q().select('direction', 'status', 'created_at', 'anchored_at', 'claim_tx_created_at', 'claimed_at', 'claim_tx_raw')) as (StageRow & { claim_tx_raw: string | null })[];
   const replacements = (await common.metrics.getSingleMetric('relayer_claim_replacements_total')!.get()).values;
   const rpcValues = (await common.metrics.getSingleMetric('relayer_rpc_calls_total')?.get())?.values ?? [];
   await relayer.stop();
   const dropped = { L1_TO_L2: await proxies?.l2.dropped(), L2_TO_L1: await proxies?.l1.dropped() };
   await Promise.all([proxies?.l1.close(), proxies?.l2.close()]);
   const results = [];
+  const bumps = {} as Record<Dir, { dropped: number; bumps: number }>;
+  const signers = {} as Record<Dir, number>;
   for (const dir of DIRECTIONS) {
     const rs = rows.filter((r) => r.direction === dir);
     const ok = rs.filter((r) => r.status === 'CLAIMED_SUCCESS' && r.claimed_at);
@@ -185,9 +227,18 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
     const lat = ok.map((r) => (new Date(r.claimed_at!).getTime() - new Date(r.anchored_at).getTime()) / 1000);
     const span = (Math.max(...ok.map((r) => new Date(r.claimed_at!).getTime())) - Math.min(...rs.map((r) => new Date(r.anchored_at).getTime()))) / 1000;
     const count = (kind: string) => replacements.filter((v) => v.labels.direction === dir && v.labels.kind === kind).reduce((a, v) => a + v.value, 0);
-    const extra = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
-    results.push(report(`${label} ${dir}`, lat, span, `${extra}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
+    bumps[dir] = { dropped: dropped[dir] ?? 0, bumps: count('bump') };
+    // Which keys signed this direction's claims, from the signed transactions themselves.
+    const by = new Map<string, number>();
+    for (const r of ok) if (r.claim_tx_raw) by.set(Transaction.from(r.claim_tx_raw).from!, (by.get(Transaction.from(r.claim_tx_raw).from!) ?? 0) + 1);
+    signers[dir] = by.size;
+    const extraText = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
+    const keysText = o.extraKeys ? ` signers=${by.size} (${[...by.values()].join('/')} claims)` : '';
+    results.push(report(`${label} ${dir}`, lat, span, `${extraText}${keysText}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
     printStages(`${label} ${dir}`, ok, wallStart);
+    if (o.extraKeys && o.extraKeys.length > 0 && by.size <= 1) {
+      console.log(`  ${label} ${dir}: the relayer ignored L1_SIGNER_PRIVATE_KEYS/L2_SIGNER_PRIVATE_KEYS: every claim was signed by ${[...by.keys()].join(', ') || 'no key'}`);
+    }
   }
   const claims = rows.filter((r) => r.status === 'CLAIMED_SUCCESS').length;
   const rpcByMethod: Record<string, number> = {};
@@ -198,7 +249,14 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   const methods = Object.entries(rpcByMethod).sort((a, b) => b[1] - a[1]).map(([m, n]) => `${m} ${n.toFixed(2)}`).join(', ');
   const kinds = Object.entries(statements.byKind()).map(([k, n]) => `${k} ${(n / Math.max(claims, 1)).toFixed(2)}`).join(', ');
   console.log(`${label}: per claim (${claims} claims, both directions): CPU ${cost.cpuMsPerClaim.toFixed(2)} ms (idle ${(idleMsPerMs * 100).toFixed(0)} % of a core taken off), SQL statements ${cost.statementsPerClaim.toFixed(1)} (${kinds}), RPC calls ${cost.rpcPerClaim.toFixed(2)} (${methods})`);
-  return Object.assign(results, { cost });
+  console.log(`${label}: ${(wallMs / 1000).toFixed(1)} s; this process ${(((cpu.user + cpu.system) / 10) / wallMs).toFixed(0)} % of a core, the two anvils ${((anvilMs * 100) / wallMs).toFixed(0)} % (${(anvilMs / Math.max(claims, 1)).toFixed(2)} ms per claim); load average ${loadBefore} before, ${loadAfter} after`);
+  if (profile) {
+    console.log(`${label}: CPU profile of this process (relayer, PGlite, coordinator, bench polling): ${profile.busyMs.toFixed(0)} ms on CPU, ${(profile.busyMs / Math.max(claims, 1)).toFixed(2)} ms per claim; heaviest self time:`);
+    for (const [fn, ms] of profile.top) console.log(`  ${((100 * ms) / profile.busyMs).toFixed(1).padStart(5)} %  ${fn}`);
+    console.log('  by module:');
+    for (const [m, ms] of profile.byModule) console.log(`  ${((100 * ms) / profile.busyMs).toFixed(1).padStart(5)} %  ${m}`);
+  }
+  return Object.assign(results, { cost, bumps, signers, profile });
 }
 
 /** The baseline: claims one message at a time with the devnet's own bindings, waiting for each receipt. */
@@ -254,28 +312,38 @@ export async function main(): Promise<void> {
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   try {
-    console.log(`${N} messages each way, database ${db.client.kind}, phases ${[...PHASES].join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms`);
-    const direct = PHASES.has('direct') ? await relayerPhase(d, db, 'relayer', 13, undefined) : undefined;
-    const proxied = PHASES.has('proxy') ? await relayerPhase(d, db, 'relayer via proxy', 16, 0) : undefined;
-    const bumped = PHASES.has('drop') ? await relayerPhase(d, db, 'relayer via proxy, 10 % lost', 17, DROP_EVERY) : undefined;
+    const phases = [...PHASES].filter((p) => p !== 'keys' || KEYS > 1);
+    console.log(`${N} messages each way, database ${db.client.kind}, phases ${phases.join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms; BENCH_KEYS ${KEYS}; load average ${loadavg()}`);
+    const direct = PHASES.has('direct') ? await relayerPhase(d, db, { label: 'relayer', account: 13, profile: PROFILE }) : undefined;
+    const proxied = PHASES.has('proxy') ? await relayerPhase(d, db, { label: 'relayer via proxy', account: 16, dropEvery: 0 }) : undefined;
+    const bumped = PHASES.has('drop') ? await relayerPhase(d, db, { label: 'relayer via proxy, 10 % lost', account: 17, dropEvery: DROP_EVERY }) : undefined;
     const baseline = PHASES.has('sequential') ? await baselinePhase(d) : undefined;
-    const backlog: { messages: number; lines: Line[] & { cost?: Cost } }[] = [];
-    // Fresh senders per backlog (accounts 10, 11, 18, 19 are not used by the other phases).
-    const backlogAccounts = [10, 11, 18, 19];
+    const keyed = PHASES.has('keys') && KEYS > 1 ? await relayerPhase(d, db, { label: `relayer, ${KEYS} keys`, account: 19, extraKeys: await extraSigners(d, KEYS - 1) }) : undefined;
+    const backlog: { messages: number; lines: PhaseResult }[] = [];
+    // Fresh senders per backlog (accounts 10, 11, 18 are not used by the other phases).
+    const backlogAccounts = [10, 11, 18];
     if (PHASES.has('backlog')) {
-      for (const [i, b] of BACKLOGS.entries()) backlog.push({ messages: b, lines: await relayerPhase(d, db, `relayer, backlog ${b}`, backlogAccounts[i % backlogAccounts.length]!, undefined, b) });
+      for (const [i, b] of BACKLOGS.entries()) backlog.push({ messages: b, lines: await relayerPhase(d, db, { label: `relayer, backlog ${b}`, account: backlogAccounts[i % backlogAccounts.length]!, count: b }) });
     }
+    console.log(`\nsummary: database ${db.client.kind}, ${N} messages each way, load average ${loadavg()}`);
     for (const [i, dir] of DIRECTIONS.entries()) {
       const b = baseline?.[i];
-      const vs = (x: Line) => `${x.claimsPerSecond.toFixed(1)} claims/s${b ? ` (${(x.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x sequential)` : ''}, p95 ${x.p95.toFixed(1)} s${b ? ` (${(x.p95 / b.p95).toFixed(2)}x)` : ''}`;
+      const vs = (x: Line) => `${x.claimsPerSecond.toFixed(1)} claims/s${b ? ` (${(x.claimsPerSecond / b.claimsPerSecond).toFixed(1)}x sequential)` : ''}, p50 ${x.p50.toFixed(1)} s, p95 ${x.p95.toFixed(1)} s${b ? ` (${(x.p95 / b.p95).toFixed(2)}x)` : ''}`;
+      // The drop phase against the loss-free run through the same proxy (or the direct one without it).
+      const lossFree = proxied ?? direct;
+      const lost = bumped?.bumps?.[dir];
       const parts = [
         b && `sequential ${b.claimsPerSecond.toFixed(1)} claims/s, p95 ${b.p95.toFixed(1)} s`,
         direct && `relayer ${vs(direct[i]!)}`,
         proxied && `via proxy ${vs(proxied[i]!)}`,
-        bumped && `via proxy with 10 % lost ${vs(bumped[i]!)}${proxied ? ` (${(bumped[i]!.claimsPerSecond / proxied[i]!.claimsPerSecond).toFixed(2)}x loss-free)` : ''}`,
+        bumped && `via proxy with 10 % lost ${vs(bumped[i]!)}${lossFree ? ` (${(bumped[i]!.claimsPerSecond / lossFree[i]!.claimsPerSecond).toFixed(2)}x loss-free)` : ''}${lost ? `, ${(lost.bumps / Math.max(lost.dropped, 1)).toFixed(2)} bumps per lost tx (${lost.bumps}/${lost.dropped})` : ''}`,
+        keyed && `${KEYS} keys ${vs(keyed[i]!)}${direct ? ` (${(keyed[i]!.claimsPerSecond / direct[i]!.claimsPerSecond).toFixed(2)}x 1 key)` : ''}, ${keyed.signers?.[dir]} signers used`,
       ].filter(Boolean);
       console.log(`${dir}: ${parts.join('; ')}`);
       console.log(`${' '.repeat(dir.length)}  part 1 (${PART1.messages} each way): relayer ${PART1.relayer[dir]} vs sequential ${PART1.sequential[dir]} claims/s (${(PART1.relayer[dir] / PART1.sequential[dir]).toFixed(1)}x)`);
+    }
+    for (const [name, r] of [['relayer', direct], ['via proxy', proxied], ['10 % lost', bumped], [`${KEYS} keys`, keyed]] as const) {
+      if (r?.cost) console.log(`per claim, ${name}: CPU ${r.cost.cpuMsPerClaim.toFixed(2)} ms, SQL ${r.cost.statementsPerClaim.toFixed(1)}, RPC ${r.cost.rpcPerClaim.toFixed(2)}`);
     }
     if (backlog.length > 0) {
       const first = backlog[0]!.lines;
@@ -284,6 +352,11 @@ export async function main(): Promise<void> {
         const ratio = DIRECTIONS.map((_, i) => (lines[i]!.claimsPerSecond / first[i]!.claimsPerSecond).toFixed(2)).join(' / ');
         console.log(`${String(messages).padStart(27)} | ${lines[0]!.claimsPerSecond.toFixed(1).padStart(17)} | ${lines[1]!.claimsPerSecond.toFixed(1).padStart(17)} | ${ratio.padStart(19)} | ${lines.cost!.cpuMsPerClaim.toFixed(2).padStart(12)} | ${lines.cost!.statementsPerClaim.toFixed(1).padStart(9)} | ${lines.cost!.rpcPerClaim.toFixed(2).padStart(9)}`);
       }
+      const flat = DIRECTIONS.map((_, i) => {
+        const rates = backlog.map((x) => x.lines[i]!.claimsPerSecond);
+        return Math.min(...rates) >= (1 - FLAT) * Math.max(...rates);
+      });
+      console.log(`flat (every size within ${FLAT * 100} % of the fastest): ${DIRECTIONS.map((dir, i) => `${dir} ${flat[i] ? 'yes' : 'no'}`).join(', ')}`);
     }
   } finally {
     await d.stop();
