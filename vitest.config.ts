@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Real chains and databases: generous timeouts, and at most two files at once (2 cores).
-const shared = { testTimeout: 60_000, hookTimeout: 180_000 };
+// Real chains and databases: generous timeouts (a CI run on a loaded 2-core machine took a 60 s test past
+// 60 s, four times in one run at load ~24), and at most two files at once (2 cores).
+const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
 
 export default defineConfig({
   test: {

@@ -35,7 +35,7 @@ async function startDevnet(stateFile: string, marker: { name: string; value: str
   await until('l2stack devnet ready', () => {
     if (child.exitCode !== null) throw new Error(`l2stack devnet exited with ${child.exitCode}:\n${out}`);
     return out.includes('l2stack devnet ready');
-  }, 90_000);
+  }, 150_000);
   return { child, state: JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState, output: () => out, exited };
 }
 
@@ -69,7 +69,7 @@ const anvils = (marker: { name: string; value: string }) =>
   });
 
 describe('orphan chains', () => {
-  it('behavior: SIGKILL of `l2stack devnet` takes both chains down: their ports close and no process of the devnet is left', { timeout: 120_000 }, async () => {
+  it('behavior: SIGKILL of `l2stack devnet` takes both chains down: their ports close and no process of the devnet is left', { timeout: 200_000 }, async () => {
     const marker = newMarker();
     const d = await startDevnet(join(mkdtempSync(join(tmpdir(), 'l2s-orphan-')), 'devnet.json'), marker);
     const urls = [d.state.l1.rpcUrl, d.state.l2.rpcUrl];
@@ -85,7 +85,7 @@ describe('orphan chains', () => {
     }
   });
 
-  it('behavior: chains orphaned with their watchdog are stopped by the next devnet on the same state directory', { timeout: 150_000 }, async () => {
+  it('behavior: chains orphaned with their watchdog are stopped by the next devnet on the same state directory', { timeout: 360_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l2s-orphan-'));
     const first = newMarker();
     const second = newMarker();
