@@ -78,7 +78,7 @@ afterAll(async () => {
 });
 
 describe('embedded database on disk', () => {
-  it('behavior: a relayer message survives restarts (SIGTERM and SIGKILL); a second process on the directory is refused naming it and the holder', { timeout: 150_000 }, async () => {
+  it('behavior: a relayer message survives restarts (SIGTERM and SIGKILL); a second process on the directory is refused naming it and the holder', { timeout: 240_000 }, async () => {
     const l1 = createProvider(devnet.state.l1.rpcUrl, devnet.state.l1.chainId, { pollingInterval: 50 });
     // The message may be sent before the first listener starts: that one reads from genesis.
     const first = await startRelayer(true);
