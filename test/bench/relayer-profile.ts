@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
 
 export interface ProfileSummary {
@@ -17,6 +17,11 @@ export interface ProfileSummary {
   top: [string, number][];
   /** Self time per module (package in node_modules, or file of this project), heaviest first. */
   byModule: [string, number][];
+  /**
+   * Self time charged to the nearest function of src/ on the stack (what the relayer's own code causes,
+   * library and native time included): [function (file:line), ms].
+   */
+  byProjectCaller: [string, number][];
 }
 
 const moduleOf = (url: string): string => {
@@ -40,6 +45,27 @@ const shortUrl = (url: string): string => {
 
 function summarize(profile: Profile, topN: number): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nameOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) => (url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(anonymous)');
+  const callerCache = new Map<number, string>();
+  const projectCaller = (id: number): string => {
+    const cached = callerCache.get(id);
+    if (cached !== undefined) return cached;
+    let at: number | undefined = id;
+    let found = '(no src/ frame: timers, sockets, GC)';
+    while (at !== undefined) {
+      const n = byId.get(at)!;
+      if (/\/src\//.test(n.callFrame.url) && !n.callFrame.url.includes('/node_modules/')) {
+        found = nameOf(n.callFrame);
+        break;
+      }
+      at = parent.get(at);
+    }
+    callerCache.set(id, found);
+    return found;
+  };
+  const caller = new Map<string, number>();
   const fn = new Map<string, number>();
   const mod = new Map<string, number>();
   let busyUs = 0;
@@ -48,14 +74,16 @@ function summarize(profile: Profile, topN: number): ProfileSummary {
     const us = profile.timeDeltas[i] ?? 0;
     if (!node || node.callFrame.functionName === '(idle)') return;
     busyUs += us;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const name = url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(anonymous)';
+    const { functionName, url } = node.callFrame;
+    const name = nameOf(node.callFrame);
     fn.set(name, (fn.get(name) ?? 0) + us);
+    const c = projectCaller(id);
+    caller.set(c, (caller.get(c) ?? 0) + us);
     const m = url ? moduleOf(url) : functionName.startsWith('(') ? functionName : '(native/vm)';
     mod.set(m, (mod.get(m) ?? 0) + us);
   });
   const sorted = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, us / 1000] as [string, number]);
-  return { busyMs: busyUs / 1000, top: sorted(fn, topN), byModule: sorted(mod, 12) };
+  return { busyMs: busyUs / 1000, top: sorted(fn, topN), byModule: sorted(mod, 12), byProjectCaller: sorted(caller, topN) };
 }
 
 /** Starts sampling this thread; the returned function stops and summarizes. */

@@ -45,6 +45,11 @@ const PHASES = new Set((process.env.BENCH_PHASES ?? 'direct,proxy,drop,sequentia
 /** Signer keys per direction in the keys phase (the primary plus BENCH_KEYS-1 extra); 1 = no keys phase. */
 const KEYS = Number(process.env.BENCH_KEYS ?? 1);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+/**
+ * BENCH_BLOCK_MS > 0: both chains stop mining a block per transaction (anvil's automine, the devnet's
+ * default) and mine every BENCH_BLOCK_MS instead, as a real chain does; 0 (default) keeps automine.
+ */
+const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 0);
 /** Backlog table: sizes within this fraction of the smallest backlog's claims/s count as flat. */
 const FLAT = 0.2;
 /** The backlog phase: the relayer on each of these backlogs (messages each way), for the flatness table. */
@@ -65,21 +70,57 @@ interface Line { name: string; claims: number; p50: number; p95: number; claimsP
 /** What the claims of one relayer phase cost, both directions together. */
 interface Cost { claims: number; cpuMsPerClaim: number; statementsPerClaim: number; rpcPerClaim: number; rpcByMethod: Record<string, number> }
 
-/** Sends n EOA messages without waiting for each receipt; returns them with their numbers and blocks. */
+/** JSON-RPC batch of calls to `url`; answers in call order. */
+async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))) });
+  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+  return body.sort((a, b) => a.id - b.id).map((a) => {
+    if (a.error) throw new Error(`${calls[a.id]!.method}: ${a.error.message}`);
+    return a.result;
+  });
+}
+
+/**
+ * Sends n EOA messages and returns them with their numbers and blocks. Signed here (nonce, gas limit and fees
+ * given) and sent as JSON-RPC batches of SEND_BATCH, receipts read in batches: ethers' one call after another
+ * per message (fee data, send, receipt polling) made sending 5,000 take minutes, longer than claiming them.
+ */
+const SEND_BATCH = 100;
 async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n: number): Promise<Sent[]> {
   const s = d.devnet.state;
-  const c = layer === 'l1' ? L1MessageService__factory.connect(s.l1.messageService, sender) : L2MessageService__factory.connect(s.l2.messageService, sender);
+  const chain = layer === 'l1' ? s.l1 : s.l2;
+  const c = layer === 'l1' ? L1MessageService__factory.connect(chain.messageService, sender) : L2MessageService__factory.connect(chain.messageService, sender);
   let nonce = await sender.getNonce('pending');
   const to = d.wallet(12, layer).address;
-  const txs = [];
-  for (let i = 0; i < n; i++) txs.push(await c.sendMessage(to, FEE, '0x', { value: FEE + BigInt(i + 1), nonce: nonce++, gasLimit: 200_000n }));
+  const fees = await sender.provider!.getFeeData();
+  const maxFeePerGas = (fees.maxFeePerGas ?? 10n ** 10n) * 2n;
+  const hashes: string[] = [];
+  for (let i = 0; i < n; i += SEND_BATCH) {
+    const raws = [];
+    for (let j = i; j < Math.min(n, i + SEND_BATCH); j++) {
+      raws.push(await sender.signTransaction({
+        type: 2, chainId: chain.chainId, nonce: nonce++, to: chain.messageService, value: FEE + BigInt(j + 1), gasLimit: 200_000n,
+        maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? 1n, data: c.interface.encodeFunctionData('sendMessage', [to, FEE, '0x']),
+      }));
+    }
+    hashes.push(...((await rpcBatch(chain.rpcUrl, raws.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] })))) as string[]));
+  }
   const out: Sent[] = [];
-  for (const tx of txs) {
-    const r = (await tx.wait())!;
-    for (const log of r.logs) {
-      const p = c.interface.parseLog(log);
-      if (p?.name !== 'MessageSent') continue;
-      out.push({ hash: String(p.args._messageHash), nonce: p.args._nonce as bigint, block: r.blockNumber, from: p.args._from as string, to: p.args._to as string, fee: p.args._fee as bigint, value: p.args._value as bigint, calldata: p.args._calldata as string });
+  for (let i = 0; i < hashes.length; i += SEND_BATCH) {
+    const part = hashes.slice(i, i + SEND_BATCH);
+    let receipts: ({ blockNumber: string; status: string; logs: { topics: string[]; data: string }[] } | null)[];
+    for (;;) {
+      receipts = (await rpcBatch(chain.rpcUrl, part.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })))) as typeof receipts;
+      if (receipts.every((r) => r !== null)) break;
+      await sleep(100);
+    }
+    for (const r of receipts) {
+      if (r!.status !== '0x1') throw new Error(`a message send reverted in block ${Number(r!.blockNumber)}`);
+      for (const log of r!.logs) {
+        const p = c.interface.parseLog(log);
+        if (p?.name !== 'MessageSent') continue;
+        out.push({ hash: String(p.args._messageHash), nonce: p.args._nonce as bigint, block: Number(r!.blockNumber), from: p.args._from as string, to: p.args._to as string, fee: p.args._fee as bigint, value: p.args._value as bigint, calldata: p.args._calldata as string });
+      }
     }
   }
   return out;
@@ -140,6 +181,32 @@ async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<vo
   while ((await l2Service.inboxL1L2MessageStatus(l1.at(-1)!.hash)) !== 1n) await sleep(100);
   const lastBlock = Math.max(...l2.map((m) => m.block));
   while ((await l1Service.currentL2BlockNumber()) < BigInt(lastBlock)) await sleep(100);
+}
+
+async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
+
+/** Switches both chains from a block per transaction to a block every `ms` (see BENCH_BLOCK_MS); returns the stop. */
+async function intervalMining(d: RelayerDevnet, ms: number): Promise<() => Promise<void>> {
+  const urls = [d.devnet.state.l1.rpcUrl, d.devnet.state.l2.rpcUrl];
+  for (const url of urls) await rpc(url, 'evm_setAutomine', [false]);
+  let running = true;
+  const loops = urls.map(async (url) => {
+    while (running) {
+      const started = Date.now();
+      await rpc(url, 'evm_mine').catch(() => undefined);
+      await sleep(Math.max(ms - (Date.now() - started), 0));
+    }
+  });
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+    for (const url of urls) await rpc(url, 'evm_setAutomine', [true]).catch(() => undefined);
+  };
 }
 
 /** The extra signer keys of the keys phase: dev accounts beyond the devnet's own (HD index 100+), funded on both chains. */
@@ -255,6 +322,8 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
     for (const [fn, ms] of profile.top) console.log(`  ${((100 * ms) / profile.busyMs).toFixed(1).padStart(5)} %  ${fn}`);
     console.log('  by module:');
     for (const [m, ms] of profile.byModule) console.log(`  ${((100 * ms) / profile.busyMs).toFixed(1).padStart(5)} %  ${m}`);
+    console.log('  by the nearest src/ function on the stack (its own time and what it calls):');
+    for (const [m, ms] of profile.byProjectCaller) console.log(`  ${((100 * ms) / profile.busyMs).toFixed(1).padStart(5)} %  ${m}`);
   }
   return Object.assign(results, { cost, bumps, signers, profile });
 }
@@ -311,9 +380,10 @@ export async function main(): Promise<void> {
   const db = await openTestDb();
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
+  const stopMining = BLOCK_MS > 0 ? await intervalMining(d, BLOCK_MS) : undefined;
   try {
     const phases = [...PHASES].filter((p) => p !== 'keys' || KEYS > 1);
-    console.log(`${N} messages each way, database ${db.client.kind}, phases ${phases.join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms; BENCH_KEYS ${KEYS}; load average ${loadavg()}`);
+    console.log(`${N} messages each way, database ${db.client.kind}, phases ${phases.join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms; BENCH_KEYS ${KEYS}; ${BLOCK_MS > 0 ? `a block every ${BLOCK_MS} ms (BENCH_BLOCK_MS)` : 'a block per transaction (anvil automine)'}; load average ${loadavg()}`);
     const direct = PHASES.has('direct') ? await relayerPhase(d, db, { label: 'relayer', account: 13, profile: PROFILE }) : undefined;
     const proxied = PHASES.has('proxy') ? await relayerPhase(d, db, { label: 'relayer via proxy', account: 16, dropEvery: 0 }) : undefined;
     const bumped = PHASES.has('drop') ? await relayerPhase(d, db, { label: 'relayer via proxy, 10 % lost', account: 17, dropEvery: DROP_EVERY }) : undefined;
@@ -359,6 +429,7 @@ export async function main(): Promise<void> {
       console.log(`flat (every size within ${FLAT * 100} % of the fastest): ${DIRECTIONS.map((dir, i) => `${dir} ${flat[i] ? 'yes' : 'no'}`).join(', ')}`);
     }
   } finally {
+    await stopMining?.();
     await d.stop();
     await db.close();
   }
