@@ -48,6 +48,13 @@ export interface CountingUpstream {
   hold: Set<string>;
   /** Methods answered with JSON-RPC "method not found" (as if the node did not serve them). */
   refuse: Set<string>;
+  /**
+   * The next requests carrying a method fail, one listed failure each, in order: `http` = HTTP 502 from
+   * a balancer in front of the node, `rpc` = the node's JSON-RPC error -32000 "header not found".
+   */
+  failNext: Map<string, ('http' | 'rpc')[]>;
+  /** Failures served so far, as `method:how`. */
+  failed: string[];
   close(): Promise<void>;
 }
 
@@ -55,6 +62,8 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
   const counts = new Map<string, number>();
   const hold = new Set<string>();
   const refuse = new Set<string>();
+  const failNext = new Map<string, ('http' | 'rpc')[]>();
+  const failed: string[] = [];
   const target = new URL(targetUrl);
   const server: Server = createServer((req: IncomingMessage, res) => {
     // The endpoint tries a newHeads WebSocket on every upstream; these plain HTTP nodes refuse it.
@@ -71,6 +80,20 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
       const calls = Array.isArray(parsed) ? parsed : [parsed];
       for (const c of calls) counts.set(c.method, (counts.get(c.method) ?? 0) + 1);
       if (calls.some((c) => hold.has(c.method))) return; // never answers
+      const failing = calls.find((c) => (failNext.get(c.method)?.length ?? 0) > 0);
+      if (failing) {
+        const how = failNext.get(failing.method)!.shift()!;
+        failed.push(`${failing.method}:${how}`);
+        if (how === 'http') {
+          res.writeHead(502, { 'content-type': 'text/plain' });
+          res.end('bad gateway');
+          return;
+        }
+        const error = (id: unknown) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'header not found' } });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(Array.isArray(parsed) ? calls.map((c) => error(c.id)) : error(failing.id)));
+        return;
+      }
       const refused = calls.find((c) => refuse.has(c.method));
       if (refused) {
         res.setHeader('content-type', 'application/json');
@@ -92,6 +115,8 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
     hold,
     refuse,
+    failNext,
+    failed,
     close: () =>
       new Promise((r) => {
         server.close(() => r());

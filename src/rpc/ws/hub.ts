@@ -22,6 +22,8 @@ export interface FeedEvent {
 export interface HeadFeed {
   readonly head: FeedBlock | undefined;
   subscribe(listener: (event: FeedEvent) => void): () => void;
+  /** The block the feed now holds at that height (undefined: not remembered). */
+  blockAt?(number: bigint): FeedBlock | undefined;
 }
 
 /** Calls to the upstream pool; resolves the result, rejects with the node's error. */
@@ -75,6 +77,22 @@ export interface HubOptions {
 
 /** Per block range of a replayed resume: eth_getLogs over at most this many blocks per call. */
 const REPLAY_CHUNK_BLOCKS = 1_000n;
+/** A block's eth_getLogs that failed is asked again after this, doubling up to LOGS_RETRY_MAX_MS. */
+const LOGS_RETRY_MS = 50;
+const LOGS_RETRY_MAX_MS = 2_000;
+
+const pause = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+/** Whether logs fetched for `fetched` (an eth_getLogs address member) include every log `wanted` needs. */
+function covers(fetched: string[] | undefined, wanted: string[] | undefined): boolean {
+  if (fetched === undefined) return true;
+  if (wanted === undefined) return false;
+  const have = new Set(fetched);
+  return wanted.every((a) => have.has(a));
+}
 
 const notification = (id: string, resultText: string) => `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${resultText}}}`;
 
@@ -93,6 +111,7 @@ export class SubscriptionHub {
   private unsubscribeFeed: (() => void) | undefined;
   private pendingTimer: NodeJS.Timeout | undefined;
   private pendingFilter: string | undefined;
+  private stopped = false;
 
   constructor(private readonly o: HubOptions) {}
 
@@ -104,6 +123,7 @@ export class SubscriptionHub {
   }
 
   stop(): void {
+    this.stopped = true;
     this.unsubscribeFeed?.();
     if (this.pendingTimer) clearInterval(this.pendingTimer);
     this.pendingTimer = undefined;
@@ -222,28 +242,56 @@ export class SubscriptionHub {
     else if (!sub.sink.send(text)) this.unsubscribe(sub.id);
   }
 
+  /**
+   * eth_getLogs for the hub's own use, asked again until the node answers: a block is held (and every
+   * block after it, so order is kept) rather than its logs skipped, so each log goes out exactly once.
+   * Gives up only when the hub stops, or when `block` has meanwhile left the chain the feed holds: its
+   * logs were never sent, so there is nothing to send or later report removed.
+   */
+  private async logsWithRetry(criteria: Record<string, unknown>, block?: FeedBlock): Promise<WireLog[] | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
+      } catch (err) {
+        if (this.stopped) throw err;
+        const now = block && this.o.feed.blockAt?.(block.number);
+        if (block && now && now.hash !== block.hash) return undefined;
+        if (attempt % 20 === 0) this.o.logger.warn({ err, attempt, block: block?.number.toString() }, 'subscriptions: eth_getLogs failed; the block is held and asked again');
+        await pause(Math.min(LOGS_RETRY_MAX_MS, LOGS_RETRY_MS * 2 ** Math.min(attempt, 16)));
+      }
+    }
+  }
+
   private async onHead(event: FeedEvent): Promise<void> {
-    const logSubs = [...this.subs.values()].filter((s) => s.kind === 'logs');
-    let removedLogs: WireLog[] = [];
     let missedLogs: WireLog[] = [];
     const addedLogs = new Map<string, WireLog[]>();
-    if (logSubs.length > 0) {
+    // Fetched for the addresses of every logs subscription; fetched again if one that needs more was
+    // added while the node was being asked (or retried).
+    let fetchedFor: { address: string[] | undefined } | undefined;
+    for (;;) {
+      const filters = [...this.subs.values()].filter((s) => s.kind === 'logs').map((s) => s.filter!);
+      if (filters.length === 0) break;
+      const address = unionAddresses(filters);
+      if (fetchedFor && covers(fetchedFor.address, address)) break;
+      missedLogs = [];
+      addedLogs.clear();
       const first = event.added[0]?.number;
       if (event.gap && this.processed !== undefined && first !== undefined && first - 1n > this.processed) {
         // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-        const address = unionAddresses(logSubs.map((s) => s.filter!));
         const criteria: Record<string, unknown> = { fromBlock: `0x${(this.processed + 1n).toString(16)}`, toBlock: `0x${(first - 1n).toString(16)}` };
         if (address) criteria.address = address;
-        missedLogs = (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
+        missedLogs = (await this.logsWithRetry(criteria)) ?? [];
       }
-      for (const b of event.removed) removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
-      const address = unionAddresses(logSubs.map((s) => s.filter!));
       for (const b of event.added) {
         const criteria: Record<string, unknown> = { blockHash: b.hash };
         if (address) criteria.address = address;
-        addedLogs.set(b.hash, (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[]);
+        const logs = await this.logsWithRetry(criteria, b);
+        if (logs) addedLogs.set(b.hash, logs);
       }
+      fetchedFor = { address };
     }
+    let removedLogs: WireLog[] = [];
+    for (const b of event.removed) removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
     let sentHeads = 0;
     let sentLogs = 0;
