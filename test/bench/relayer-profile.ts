@@ -4,7 +4,7 @@
  * thread), summarized as self time per function and per module, and the CPU time of the child processes
  * named `anvil` (the devnet's chains), to tell whether the chain or the relayer bounds claims/s.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
@@ -86,8 +86,11 @@ function summarize(profile: Profile, topN: number): ProfileSummary {
   return { busyMs: busyUs / 1000, top: sorted(fn, topN), byModule: sorted(mod, 12), byProjectCaller: sorted(caller, topN) };
 }
 
-/** Starts sampling this thread; the returned function stops and summarizes. */
-export async function startProfile(intervalUs = 500): Promise<(topN?: number) => Promise<ProfileSummary>> {
+/**
+ * Starts sampling this thread; the returned function stops and summarizes, and writes the profile to `out`
+ * when given (a .cpuprofile that Chrome DevTools opens).
+ */
+export async function startProfile(intervalUs = 500, out?: string): Promise<(topN?: number) => Promise<ProfileSummary>> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -96,6 +99,7 @@ export async function startProfile(intervalUs = 500): Promise<(topN?: number) =>
   return async (topN = 20) => {
     const { profile } = (await session.post('Profiler.stop')) as { profile: Profile };
     session.disconnect();
+    if (out) writeFileSync(out, JSON.stringify(profile));
     return summarize(profile, topN);
   };
 }

@@ -19,7 +19,8 @@
  *  6. the backlog table: the direct phase on BENCH_BACKLOGS messages each way (default 100,1000,5000).
  * Prints p50/p95 latency and claims/s of each, the ratios, and part 1's figures for comparison.
  * BENCH_PROFILE=1 samples this process's CPU (node:inspector, as --cpu-prof; the relayer, PGlite and the
- * coordinator share this thread) during the direct phase and prints the heaviest self time. Each phase prints
+ * coordinator share this thread) during the direct phase and prints the heaviest self time (BENCH_PROFILE_OUT=<file>
+ * also writes the .cpuprofile). Each phase prints
  * the machine's load average and the CPU the devnet's anvil processes used.
  */
 import { once } from 'node:events';
@@ -261,7 +262,7 @@ async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof open
   const wallStart = Date.now();
   const relayer = await startRelayer({ common, db: db.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
   // Sampled from when the relayer runs (its start compiles the API's schemas once, which is not per claim).
-  const stopProfile = o.profile ? await startProfile() : undefined;
+  const stopProfile = o.profile ? await startProfile(500, process.env.BENCH_PROFILE_OUT) : undefined;
   const total = l1.length + l2.length;
   const q = () => db.client.knex(`${schema}.message`);
   // Every message ends claimed, or in a final status other than success (reported): bounded either way.
@@ -407,7 +408,7 @@ export async function main(): Promise<void> {
         direct && `relayer ${vs(direct[i]!)}`,
         proxied && `via proxy ${vs(proxied[i]!)}`,
         bumped && `via proxy with 10 % lost ${vs(bumped[i]!)}${lossFree ? ` (${(bumped[i]!.claimsPerSecond / lossFree[i]!.claimsPerSecond).toFixed(2)}x loss-free)` : ''}${lost ? `, ${(lost.bumps / Math.max(lost.dropped, 1)).toFixed(2)} bumps per lost tx (${lost.bumps}/${lost.dropped})` : ''}`,
-        keyed && `${KEYS} keys ${vs(keyed[i]!)}${direct ? ` (${(keyed[i]!.claimsPerSecond / direct[i]!.claimsPerSecond).toFixed(2)}x 1 key)` : ''}, ${keyed.signers?.[dir]} signers used`,
+        keyed && `${KEYS} keys ${vs(keyed[i]!)}${direct ? ` (${(keyed[i]!.claimsPerSecond / direct[i]!.claimsPerSecond).toFixed(2)}x 1 key)` : ''}, ${keyed.signers?.[dir]} signers used${(keyed.signers?.[dir] ?? 0) <= 1 ? ' (the extra keys were ignored: any difference from 1 key is not theirs)' : ''}`,
       ].filter(Boolean);
       console.log(`${dir}: ${parts.join('; ')}`);
       console.log(`${' '.repeat(dir.length)}  part 1 (${PART1.messages} each way): relayer ${PART1.relayer[dir]} vs sequential ${PART1.sequential[dir]} claims/s (${(PART1.relayer[dir] / PART1.sequential[dir]).toFixed(1)}x)`);
