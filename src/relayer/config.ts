@@ -35,6 +35,8 @@ function chainEnv<P extends 'L1' | 'L2'>(p: P) {
     [`${p}_SIGNER_MIN_BALANCE_WEI`]: env.bigint({ min: 0n, default: 0n }),
     [`${p}_SIGNER_TYPE`]: env.oneOf(SIGNER_TYPES, { required: true }),
     [`${p}_SIGNER_PRIVATE_KEY`]: env.hex32({ sensitivity: 'secret' }),
+    /** Ours (extension): extra keys claiming beside `${p}_SIGNER_PRIVATE_KEY`, comma-separated; checked in extraChecks. */
+    [`${p}_SIGNER_PRIVATE_KEYS`]: env.string({ sensitivity: 'secret' }),
     [`${p}_KMS_KEY_ID`]: env.string(),
     [`${p}_KMS_REGION`]: env.string(),
     [`${p}_REMOTE_SIGNER_ENDPOINT`]: env.url(),
@@ -130,6 +132,11 @@ export interface ChainConfig {
   signerMinBalanceWei: bigint;
   /** Undefined when no enabled direction claims on this chain (no key is then required). */
   signer: SignerConfig | undefined;
+  /**
+   * Extra signers claiming beside `signer`, each with its own nonce sequence (`*_SIGNER_PRIVATE_KEYS`,
+   * private-key only); empty when unset or when no enabled direction claims on this chain.
+   */
+  extraSigners: SignerConfig[];
 }
 
 export interface DirectionConfig {
@@ -169,6 +176,46 @@ export interface RelayerConfig {
 }
 
 const DEFAULT_CONFIRMATIONS = 4;
+/** Most keys `*_SIGNER_PRIVATE_KEYS` may list (each one more nonce stream, balance read and receipt scan). */
+export const MAX_EXTRA_SIGNER_KEYS = 16;
+/** The secp256k1 group order: a private key is an integer in [1, n - 1]. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/**
+ * The entries of `*_SIGNER_PRIVATE_KEYS` (comma-separated, blanks around commas ignored), lower-cased, or the
+ * problem found: one line naming the variable and the 1-based position of each bad entry, never a key.
+ */
+export function parseExtraKeys(raw: string | undefined, name: string, single: string | undefined): { keys: string[]; problems: string[] } {
+  if (raw === undefined) return { keys: [], problems: [] };
+  const entries = raw.split(',').map((e) => e.trim());
+  const issues: string[] = [];
+  if (entries.length > MAX_EXTRA_SIGNER_KEYS) issues.push(`lists ${entries.length} keys, more than the ${MAX_EXTRA_SIGNER_KEYS} allowed`);
+  const seen = new Map<string, number>();
+  if (single !== undefined) seen.set(single.toLowerCase(), 0);
+  const keys: string[] = [];
+  for (const [i, e] of entries.entries()) {
+    const at = `entry ${i + 1} of ${entries.length}`;
+    if (!/^0x[0-9a-fA-F]{64}$/.test(e)) {
+      issues.push(`${at} is ${e === '' ? 'empty' : 'malformed (not 0x followed by 64 hex digits)'}`);
+      continue;
+    }
+    const key = e.toLowerCase();
+    const k = BigInt(key);
+    if (k === 0n || k >= SECP256K1_N) {
+      issues.push(`${at} is not a valid secp256k1 private key (0, or not below the curve order)`);
+      continue;
+    }
+    const before = seen.get(key);
+    if (before !== undefined) {
+      issues.push(`${at} repeats ${before === 0 ? name.replace(/_KEYS$/, '_KEY') : `entry ${before}`}`);
+      continue;
+    }
+    seen.set(key, i + 1);
+    keys.push(key);
+  }
+  if (issues.length === 0) return { keys, problems: [] };
+  return { keys, problems: [`${name}: ${issues.join('; ')}: set it to a comma-separated list of at most ${MAX_EXTRA_SIGNER_KEYS} distinct private keys, each 0x followed by 64 hex digits (32 bytes)`] };
+}
 
 function signerProblems(v: AnyValues, p: string, needed: boolean): string[] {
   const type = v[`${p}_SIGNER_TYPE`] as SignerType | undefined;
@@ -178,6 +225,9 @@ function signerProblems(v: AnyValues, p: string, needed: boolean): string[] {
     if (v[name] === undefined) problems.push(`${name}: required when ${p}_SIGNER_TYPE is ${type}: set it to ${form}`);
   };
   if (type === 'private-key') missing(`${p}_SIGNER_PRIVATE_KEY`, '0x followed by 64 hex digits (32 bytes)');
+  if (type !== 'private-key' && v[`${p}_SIGNER_PRIVATE_KEYS`] !== undefined) {
+    problems.push(`${p}_SIGNER_PRIVATE_KEYS: only valid when ${p}_SIGNER_TYPE is private-key (it is ${type}): unset it`);
+  }
   if (type === 'kms') missing(`${p}_KMS_KEY_ID`, 'the key ID or resource name');
   if (type === 'remote-signer') {
     missing(`${p}_REMOTE_SIGNER_ENDPOINT`, 'an absolute http or https URL');
@@ -214,6 +264,7 @@ function extraChecks(values: Values): string[] {
       const error = compileCalldataFilter(expr).error;
       if (error) problems.push(`${p}_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == "0x26dfbc20" and calldata.amount > 0): ${error}`);
     }
+    problems.push(...parseExtraKeys(v[`${p}_SIGNER_PRIVATE_KEYS`] as string | undefined, `${p}_SIGNER_PRIVATE_KEYS`, v[`${p}_SIGNER_PRIVATE_KEY`] as string | undefined).problems);
   }
   // The L2 signer claims L1→L2 messages, the L1 signer L2→L1 messages.
   problems.push(...signerProblems(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED));
@@ -250,6 +301,7 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): Chain
       };
     }
   }
+  const extraKeys = signer?.type === 'private-key' ? parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, signer.privateKey).keys : [];
   return {
     rpcUrl: get('RPC_URL'),
     contractAddress: get('CONTRACT_ADDRESS'),
@@ -265,6 +317,7 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): Chain
     maxGasFeeEnforced: get('MAX_GAS_FEE_ENFORCED'),
     signerMinBalanceWei: get('SIGNER_MIN_BALANCE_WEI'),
     signer,
+    extraSigners: extraKeys.map((privateKey) => ({ type: 'private-key' as const, privateKey })),
   };
 }
 

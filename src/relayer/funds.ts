@@ -41,7 +41,7 @@ export class SignerFunds {
     const balance = await this.o.chain.provider.getBalance(this.o.address, 'latest');
     this.balance = balance;
     // A float gauge: exact to 2^53 wei, plenty for an alert on a draining account.
-    this.o.metrics.signerBalance.set({ direction: this.o.direction, chain: this.o.chain.name }, Number(balance));
+    this.o.metrics.signerBalance.set({ direction: this.o.direction, chain: this.o.chain.name, signer: this.o.address }, Number(balance));
     return balance;
   }
 
@@ -66,7 +66,7 @@ export class SignerFunds {
 
   /** Claiming may go on: logs the end of a pause. */
   resume(): void {
-    this.o.metrics.fundsPaused.set({ direction: this.o.direction }, 0);
+    this.o.metrics.fundsPaused.set({ direction: this.o.direction, signer: this.o.address }, 0);
     if (!this.pause) return;
     const was = this.pause;
     this.pause = undefined;
@@ -74,7 +74,7 @@ export class SignerFunds {
   }
 
   private enter(p: FundsPause): void {
-    this.o.metrics.fundsPaused.set({ direction: this.o.direction }, 1);
+    this.o.metrics.fundsPaused.set({ direction: this.o.direction, signer: this.o.address }, 1);
     const first = this.pause === undefined;
     this.pause = p;
     if (first) this.o.logger.error({ direction: this.o.direction, signer: this.o.address, balance: String(this.balance), needed: String(p.needed) }, `claiming paused: ${p.detail}`);

@@ -25,6 +25,20 @@ export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } fro
 export type { RelayerConfig, Direction } from './config.js';
 export { RELAYER_SCHEMA, relayerMigrations, MESSAGE_STATUSES, type MessageStatus } from './db/migrations.js';
 
+/**
+ * The readiness check of a direction's signers: failing while none of them can pay its next claim (claiming
+ * of the direction is paused); while only some can, it passes and its detail names the paused ones.
+ */
+function fundsCheck(funds: readonly SignerFunds[]): Check {
+  const checks = funds.map((f) => f.check());
+  const failing = checks.filter((c) => !c.ok);
+  const name = checks[0]!.name;
+  if (failing.length === 0) return { name, ok: true };
+  const detail = failing.map((c) => c.detail).join('; ');
+  if (failing.length === checks.length) return { name, ok: false, detail };
+  return { name, ok: true, detail: `${checks.length - failing.length} of ${checks.length} signers can claim; ${detail}` };
+}
+
 /** The readiness detail of a direction whose leadership lock another instance holds. */
 export const STANDING_BY = 'standing by: another instance leads this direction';
 
@@ -61,7 +75,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   if (config.l2ToL1.autoClaimEnabled) enabled.push('L2_TO_L1');
   const health = Object.fromEntries(enabled.map((d) => [d, { lastProgressAt: undefined as number | undefined, lastBlock: undefined as number | undefined, state: 'starting' }]));
   const tasks: Promise<void>[] = [];
-  const funds: Partial<Record<Direction, SignerFunds>> = {};
+  const funds: Partial<Record<Direction, SignerFunds[]>> = {};
 
   for (const d of enabled) {
     const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
@@ -74,21 +88,24 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   async function runDirection(d: Direction, l1: Chain, l2: Chain): Promise<void> {
     const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
     const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
-    const signer = await createSigner(destinationConfig.signer!);
+    // The primary signer first, then the extra keys (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.
+    const signers = await Promise.all([destinationConfig.signer!, ...destinationConfig.extraSigners].map((sc) => createSigner(sc)));
+    const signer = signers[0]!;
     const h = health[d]!;
-    const f = (funds[d] = new SignerFunds({ direction: d, chain: destination, address: signer.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics }));
+    const f = (funds[d] = signers.map((sg) => new SignerFunds({ direction: d, chain: destination, address: sg.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics })));
     while (!signal.aborted) {
       h.state = 'waiting for leadership';
       const lead = await acquireLeadership(db, `relayer:${schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
       if (!lead) return;
       h.state = 'running';
       const s = AbortSignal.any([signal, lead.signal]);
-      const sender = new ClaimSender(repo, destination, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: d });
+      const senders = signers.map((sg, i) => new ClaimSender(repo, destination, sg, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: d, primary: i === 0 }));
+      const sender = senders[0]!;
       const ctx: DirectionContext = {
         direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, health: h, signal: s, funds: f,
+        origin, originConfig, destination, destinationConfig, repo, metrics, logger: logger.child({ direction: d }), sender, senders, health: h, signal: s, funds: f,
       };
-      logger.info({ direction: d, signer: signer.address, origin: origin.name, destination: destination.name }, 'direction started');
+      logger.info({ direction: d, signer: signer.address, signers: signers.map((sg) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
       const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
         runLoop({ name, direction: d, intervalMs, signal: s, logger: ctx.logger, metrics, tick });
       const di = destinationConfig.listener;
@@ -170,7 +187,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     // After the listeners: whether each leading direction's signer can pay its next claim.
     for (const d of enabled) {
       const f = funds[d];
-      if (f && health[d]!.state !== STANDING_BY) checks.push(f.check());
+      if (f && health[d]!.state !== STANDING_BY) checks.push(fundsCheck(f));
     }
     return checks;
   };

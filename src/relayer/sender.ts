@@ -89,14 +89,64 @@ export class ClaimSender {
     private readonly repo: RelayerRepository,
     private readonly chain: Chain,
     readonly signer: TxSigner,
-    private readonly options: { maxNonceDiff: number; logger: Logger; metrics?: RelayerMetrics; direction: Direction },
+    private readonly options: {
+      maxNonceDiff: number;
+      logger: Logger;
+      metrics?: RelayerMetrics;
+      direction: Direction;
+      /**
+       * Whether this is the direction's primary signer (`*_SIGNER_PRIVATE_KEY` etc.; default true): rows written
+       * before claim_signer was recorded have it null and belong to the primary signer.
+       */
+      primary?: boolean;
+    },
   ) {}
+
+  get primary(): boolean {
+    return this.options.primary ?? true;
+  }
+
+  /** Whether a PENDING row's claim was sent by this signer (null claim_signer: the primary one). */
+  owns(m: Pick<MessageRow, 'claim_signer'>): boolean {
+    return m.claim_signer === null ? this.primary : m.claim_signer === this.signer.address;
+  }
+
+  /** The next nonce this process leased (exclusive), and the signer's mined nonce as last seen by the receipt loop. */
+  private leasedUpTo: number | undefined;
+  private mined: number | undefined;
+  private progressAt = Date.now();
+
+  /**
+   * The receipt loop saw the signer's mined nonce (`latest`). Progress is a nonce that moved, or nothing of
+   * ours in flight: the stall clock (see stalledFor) runs only while claims wait and the nonce stands still.
+   */
+  noteMined(nonce: number): void {
+    if (this.mined === undefined || nonce > this.mined || this.inFlight() === 0) this.progressAt = Date.now();
+    this.mined = Math.max(nonce, this.mined ?? 0);
+  }
+
+  /** The receipt loop found no PENDING claim of this signer: nothing is in flight. */
+  noteIdle(): void {
+    if (this.leasedUpTo !== undefined) this.mined = Math.max(this.leasedUpTo, this.mined ?? 0);
+    this.progressAt = Date.now();
+  }
+
+  /** Claims leased by this process and not yet mined, as far as this process knows (0 when unknown). */
+  inFlight(): number {
+    if (this.leasedUpTo === undefined || this.mined === undefined) return 0;
+    return Math.max(this.leasedUpTo - this.mined, 0);
+  }
+
+  /** Whether claims of this signer have waited with its mined nonce unmoved for longer than `ms`. */
+  stalledFor(ms: number): boolean {
+    return this.inFlight() > 0 && Date.now() - this.progressAt > ms;
+  }
 
   private paused = false;
 
   /** Logs the pause once when it starts and once when it ends; the gauge follows it. */
   private setPaused(paused: boolean, detail?: string): void {
-    this.options.metrics?.noncePaused.set({ direction: this.options.direction }, paused ? 1 : 0);
+    this.options.metrics?.noncePaused.set({ direction: this.options.direction, signer: this.signer.address }, paused ? 1 : 0);
     if (paused === this.paused) return;
     this.paused = paused;
     if (paused) this.options.logger.error({ direction: this.options.direction, signer: this.signer.address }, `claiming paused: ${detail}`);
@@ -108,7 +158,14 @@ export class ClaimSender {
    * it were given back without a transaction (a crash, an undone broadcast) and are reused.
    */
   private async reclaimFloor(trx: Knex, leased: number, chainNonce: number): Promise<{ floor: number; onChain: number }> {
-    const row = (await this.repo.t(trx, 'message').where({ direction: this.options.direction, status: 'PENDING' }).max({ n: 'claim_tx_nonce' }).first()) as { n: string | null } | undefined;
+    const address = this.signer.address;
+    const row = (await this.repo
+      .t(trx, 'message')
+      .where({ direction: this.options.direction, status: 'PENDING' })
+      // Only this signer's claims hold its nonces (rows from before claim_signer are the primary's).
+      .andWhere((q) => (this.primary ? q.where('claim_signer', address).orWhereNull('claim_signer') : q.where('claim_signer', address)))
+      .max({ n: 'claim_tx_nonce' })
+      .first()) as { n: string | null } | undefined;
     const held = row?.n === null || row?.n === undefined ? -1 : Number(row.n);
     if (Math.max(chainNonce, held + 1) >= leased) return { floor: leased, onChain: chainNonce };
     // Only a fresh chain nonce may lower the lease (the cached one can lag behind a just-mined claim).
@@ -201,12 +258,15 @@ export class ClaimSender {
             retry_after: null,
             bumps: 0,
             claim_tx_kind: 'claim' as const,
+            claim_signer: this.signer.address,
           },
         })), from, 'PENDING', null, { submission: true });
         // The rows are locked and were checked above, so every one moved; anything else is a bug, and the
         // transaction (nonces included) is rolled back rather than leave a hole.
         if (moved.size !== out.length) throw new Error(`nonce lease moved ${moved.size} of ${out.length} locked messages`);
         await this.nonceRow(trx).update({ next_nonce: nonce + out.length, updated_at: trx.fn.now() });
+        this.leasedUpTo = nonce + out.length;
+        this.mined ??= onChain;
         return out;
       }),
     );
@@ -237,7 +297,7 @@ export class ClaimSender {
     });
     for (const c of leased) this.queued.add(c.hash);
     const accepted = (i: number) => {
-      this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(leased[i]!.claim.sponsored) });
+      this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(leased[i]!.claim.sponsored), signer: this.signer.address });
       settle[i]!.resolve();
     };
     const batch = this.queue.catch(() => undefined).then(async () => {

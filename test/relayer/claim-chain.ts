@@ -127,12 +127,13 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       });
       const chain = (await connectChain({ name: 'L2', url: config.l2.rpcUrl, contract: address, metrics: registry, logger }, shutdown.signal))!;
       chains.push(chain);
-      const signer = await createSigner(config.l2.signer!);
+      // The primary key, then any extra keys of L2_SIGNER_PRIVATE_KEYS, as the relayer builds them.
+      const signers = await Promise.all([config.l2.signer!, ...config.l2.extraSigners].map((sc) => createSigner(sc)));
       const metrics = createRelayerMetrics(registry, repo);
-      const sender = new ClaimSender(repo, chain, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: 'L1_TO_L2' });
+      const senders = signers.map((signer, i) => new ClaimSender(repo, chain, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: 'L1_TO_L2', primary: i === 0 }));
       const ctx: DirectionContext = {
         direction: 'L1_TO_L2', config, dir: config.l1ToL2, origin: chain, originConfig: config.l1, destination: chain, destinationConfig: config.l2,
-        repo, metrics, logger, sender, health: { lastProgressAt: undefined, lastBlock: undefined },
+        repo, metrics, logger, sender: senders[0]!, senders, health: { lastProgressAt: undefined, lastBlock: undefined },
       };
       return { ctx, config, chain, claim: createClaimingProcessor(ctx), receipts: createReceiptPersister(ctx) };
     },

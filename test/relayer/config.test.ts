@@ -97,6 +97,80 @@ describe('relayer config', () => {
     expect(c.l2.signer).toBeDefined();
   });
 
+  describe('extra signer keys (*_SIGNER_PRIVATE_KEYS)', () => {
+    const key = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+
+    it('args: unset, there are no extra signers and the single key works unchanged', () => {
+      const c = loadRelayerConfig(base);
+      expect([c.l1.extraSigners, c.l2.extraSigners]).toEqual([[], []]);
+      expect(c.l2.signer).toEqual({ type: 'private-key', privateKey: KEY });
+    });
+
+    it('behavior: the listed keys are extra private-key signers beside *_SIGNER_PRIVATE_KEY, in order, lower-cased, blanks around commas ignored', () => {
+      const c = loadRelayerConfig({ ...base, L2_SIGNER_PRIVATE_KEYS: ` ${key(2)}, ${key(3).toUpperCase().replace('0X', '0x')} ,${key(4)}` });
+      expect(c.l2.signer).toEqual({ type: 'private-key', privateKey: KEY });
+      expect(c.l2.extraSigners).toEqual([2, 3, 4].map((n) => ({ type: 'private-key', privateKey: key(n) })));
+      expect(c.l1.extraSigners).toEqual([]);
+    });
+
+    it('behavior: the list is a secret: redacted in the effective configuration, never echoed in a refusal', () => {
+      const secret = `0x${'ab'.repeat(32)}`;
+      const { effective } = parseRelayerEnv({ ...base, L1_SIGNER_PRIVATE_KEYS: `${key(7)},${secret}` });
+      expect(effective.L1_SIGNER_PRIVATE_KEYS).toBe('[redacted]');
+      expect(JSON.stringify(effective)).not.toContain('abab');
+      const refused = problems({ ...base, L1_SIGNER_PRIVATE_KEYS: `${secret},${secret.slice(0, 60)},${secret}` });
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.join('\n')).not.toMatch(/abab|0x[0-9a-f]{16}/);
+    });
+
+    it('behavior: a disabled direction does not build the extra signers (its key list is still checked)', () => {
+      const c = loadRelayerConfig({ ...base, L2_L1_AUTO_CLAIM_ENABLED: 'false', L1_SIGNER_PRIVATE_KEYS: key(5) });
+      expect(c.l1.signer).toBeUndefined();
+      expect(c.l1.extraSigners).toEqual([]);
+      expect(problems({ ...base, L2_L1_AUTO_CLAIM_ENABLED: 'false', L1_SIGNER_PRIVATE_KEYS: 'nope' })).toEqual([
+        'L1_SIGNER_PRIVATE_KEYS: entry 1 of 1 is malformed (not 0x followed by 64 hex digits): set it to a comma-separated list of at most 16 distinct private keys, each 0x followed by 64 hex digits (32 bytes)',
+      ]);
+    });
+
+    const ASK = ': set it to a comma-separated list of at most 16 distinct private keys, each 0x followed by 64 hex digits (32 bytes)';
+    const refusals: { name: string; env: Record<string, string>; expected: string[] }[] = [
+      {
+        name: 'malformed and empty entries, each named by its position',
+        env: { L2_SIGNER_PRIVATE_KEYS: `${key(2)},0x1234,,${key(3)}zz` },
+        expected: [`L2_SIGNER_PRIVATE_KEYS: entry 2 of 4 is malformed (not 0x followed by 64 hex digits); entry 3 of 4 is empty; entry 4 of 4 is malformed (not 0x followed by 64 hex digits)${ASK}`],
+      },
+      {
+        name: 'a key outside the secp256k1 range (zero, or at least the curve order)',
+        env: { L1_SIGNER_PRIVATE_KEYS: `${key(0)},0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141,${key(9)}` },
+        expected: [`L1_SIGNER_PRIVATE_KEYS: entry 1 of 3 is not a valid secp256k1 private key (0, or not below the curve order); entry 2 of 3 is not a valid secp256k1 private key (0, or not below the curve order)${ASK}`],
+      },
+      {
+        name: 'duplicates: of an earlier entry (in any case) or of *_SIGNER_PRIVATE_KEY',
+        env: { L2_SIGNER_PRIVATE_KEYS: `${key(2)},${KEY.toUpperCase().replace('0X', '0x')},${key(2)}` },
+        expected: [`L2_SIGNER_PRIVATE_KEYS: entry 2 of 3 repeats L2_SIGNER_PRIVATE_KEY; entry 3 of 3 repeats entry 1${ASK}`],
+      },
+      {
+        name: 'more keys than the maximum (16)',
+        env: { L1_SIGNER_PRIVATE_KEYS: Array.from({ length: 17 }, (_, i) => key(100 + i)).join(',') },
+        expected: [`L1_SIGNER_PRIVATE_KEYS: lists 17 keys, more than the 16 allowed${ASK}`],
+      },
+      {
+        name: 'a key list with a signer type other than private-key',
+        env: { L2_SIGNER_TYPE: 'kms', L2_KMS_KEY_ID: 'alias/relayer', L2_SIGNER_PRIVATE_KEYS: key(2) },
+        expected: ['L2_SIGNER_PRIVATE_KEYS: only valid when L2_SIGNER_TYPE is private-key (it is kms): unset it'],
+      },
+    ];
+    for (const row of refusals) {
+      it(`error: ${row.name}`, () => {
+        expect(problems({ ...base, ...row.env })).toEqual(row.expected);
+      });
+    }
+
+    it('args: exactly 16 keys are accepted', () => {
+      expect(loadRelayerConfig({ ...base, L1_SIGNER_PRIVATE_KEYS: Array.from({ length: 16 }, (_, i) => key(100 + i)).join(',') }).l1.extraSigners).toHaveLength(16);
+    });
+  });
+
   const table: { name: string; env: Record<string, string | undefined>; expected: string[] }[] = [
     {
       name: 'empty environment: every required variable, at once',
@@ -217,7 +291,9 @@ describe('relayer documentation', () => {
     const { readFileSync } = await import('node:fs');
     const { relayerEnv } = await import('../../src/relayer/config.js');
     const text = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
-    const listed = new Set([...text.matchAll(/^([A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    // The extension variables (not the interface's) are listed commented out: unset by default.
+    const extensions = new Set(['L1_SIGNER_PRIVATE_KEYS', 'L2_SIGNER_PRIVATE_KEYS']);
+    const listed = new Set([...text.matchAll(/^(# )?([A-Z0-9_]+)=/gm)].filter((m) => m[1] === undefined || extensions.has(m[2]!)).map((m) => m[2]));
     expect(Object.keys(relayerEnv).filter((name) => !listed.has(name))).toEqual([]);
   });
 });

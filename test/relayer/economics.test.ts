@@ -153,7 +153,7 @@ describe('sponsoring', () => {
     const [zero] = await c.addMessages(1, 0n);
     const [cheap] = await c.addMessages(1, 1n);
     const spentBefore = sample(await c.registry.metrics(), 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"');
-    const sentBefore = sample(await c.registry.metrics(), 'relayer_claims_sent_total', 'direction="L1_TO_L2",sponsored="true"');
+    const sentBefore = sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`);
     await p.claim();
     const rows = await settle(p, [zero!.id, cheap!.id]);
     expect(rows.map((r) => [r.status, r.is_sponsored])).toEqual([['CLAIMED_SUCCESS', true], ['CLAIMED_SUCCESS', true]]);
@@ -166,7 +166,7 @@ describe('sponsoring', () => {
     expect(cost).toBeGreaterThan(0n);
     const text = await c.registry.metrics();
     expect(sample(text, 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"') - spentBefore).toBe(cost);
-    expect(sample(text, 'relayer_claims_sent_total', 'direction="L1_TO_L2",sponsored="true"') - sentBefore).toBe(2n);
+    expect(sample(text, 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`) - sentBefore).toBe(2n);
     for (const r of rows) expect(await claimedEvents(r.message_hash)).toBe(1);
   });
 

@@ -42,7 +42,7 @@ describe('broadcast refusals', () => {
     expect([r.status, r.retries, r.claim_tx_hash]).toEqual(['ANCHORED', 0, null]);
     expect(r.failure_reason).toMatch(/^claim transaction refused by the node: /);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
-    expect(sample(await c.registry.metrics(), 'relayer_claims_sent_total', 'direction="L1_TO_L2",sponsored="false"') ?? 0).toBe(0);
+    expect(sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0).toBe(0);
     // Fees back to normal: the same message is claimed.
     await c.db(m!.id, { status: 'CLAIMED_SUCCESS' });
   });
@@ -51,7 +51,7 @@ describe('broadcast refusals', () => {
 describe('drained signer', () => {
   it('behavior: with no balance nothing is signed, no retry is used and claiming pauses (logged once, readiness detail, gauge); funded again, every message is claimed once and the end is logged once', async () => {
     const p = await c.pipeline({ MAX_NUMBER_OF_RETRIES: '1' });
-    const before = sample(await c.registry.metrics(), 'relayer_claims_sent_total', 'direction="L1_TO_L2",sponsored="false"') ?? 0;
+    const before = sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0;
     const lines = c.logLines.length;
     const funded = await c.provider.getBalance(c.relayerAddress);
     await c.rpc('anvil_setBalance', [c.relayerAddress, '0x0']);
@@ -61,8 +61,8 @@ describe('drained signer', () => {
     for (const r of await Promise.all(rows.map((m) => c.row(m.id)))) expect([r.status, r.retries]).toEqual(['ANCHORED', 0]);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
     const metrics = await c.registry.metrics();
-    expect(sample(metrics, 'relayer_signer_balance_wei', 'direction="L1_TO_L2",chain="L2"')).toBe(0);
-    expect(sample(metrics, 'relayer_claiming_paused_funds', 'direction="L1_TO_L2"')).toBe(1);
+    expect(sample(metrics, 'relayer_signer_balance_wei', `direction="L1_TO_L2",chain="L2",signer="${c.relayerAddress}"`)).toBe(0);
+    expect(sample(metrics, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${c.relayerAddress}"`)).toBe(1);
     const paused = c.logLines.slice(lines).filter((l) => l.includes('claiming paused'));
     expect(paused).toHaveLength(1);
     expect(JSON.parse(paused[0]!).msg).toMatch(new RegExp(`^claiming paused: signer ${c.relayerAddress} balance 0 wei cannot pay the next claim \\(needs \\d+ wei: gas limit \\d+ x max fee per gas \\d+\\)$`));
@@ -79,8 +79,8 @@ describe('drained signer', () => {
     const accepted = (await c.provider.getTransactionCount(c.relayerAddress, 'latest')) - nonce;
     expect(accepted).toBe(5);
     const text = await c.registry.metrics();
-    expect((sample(text, 'relayer_claims_sent_total', 'direction="L1_TO_L2",sponsored="false"') ?? 0) - before).toBe(accepted);
-    expect(sample(text, 'relayer_claiming_paused_funds', 'direction="L1_TO_L2"')).toBe(0);
+    expect((sample(text, 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0) - before).toBe(accepted);
+    expect(sample(text, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${c.relayerAddress}"`)).toBe(0);
     const own = c.logLines.slice(lines);
     expect(own.filter((l) => l.includes('claiming paused'))).toHaveLength(1);
     expect(own.filter((l) => l.includes('claiming resumed'))).toHaveLength(1);

@@ -267,7 +267,7 @@ describe('nonces', () => {
     const paused = c.logLines.slice(lines).filter((l) => l.includes('claiming paused'));
     expect(paused).toHaveLength(1); // once per pause, not per iteration
     expect(JSON.parse(paused[0]!).msg).toBe(`claiming paused: the database nonce ${onChain + 5} is 5 ahead of the chain's ${onChain} for ${c.relayerAddress}, more than MAX_NONCE_DIFF (2); claiming resumes when the chain catches up`);
-    expect(await c.registry.metrics()).toMatch(/relayer_claiming_paused\{direction="L1_TO_L2"\} 1/);
+    expect(await c.registry.metrics()).toContain(`relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 1`);
 
     // The holder is resolved (no live transaction): its lease and the ones above it are stale.
     await c.db(holder!.id, { status: 'CLAIMED_REVERTED' });
@@ -276,7 +276,7 @@ describe('nonces', () => {
     expect([r.status, Number(r.claim_tx_nonce)]).toEqual(['PENDING', onChain]);
     expect(c.logLines.slice(lines).some((l) => l.includes('stale nonce leases reclaimed'))).toBe(true);
     expect(c.logLines.slice(lines).some((l) => l.includes('claiming resumed'))).toBe(true);
-    expect(await c.registry.metrics()).toMatch(/relayer_claiming_paused\{direction="L1_TO_L2"\} 0/);
+    expect(await c.registry.metrics()).toContain(`relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 0`);
     await wait(100);
     await p.receipts();
     expect((await c.row(m!.id)).status).toBe('CLAIMED_SUCCESS');

@@ -149,4 +149,20 @@ export const relayerMigrations: Migration[] = [
       });
     },
   },
+  {
+    name: '0003_claim_signer',
+    async up(knex, schema) {
+      // Which signer address sent the current claim (several keys per direction with *_SIGNER_PRIVATE_KEYS),
+      // so receipts, fee bumps, cancellations and rebroadcasts use that key's nonce sequence. Null on rows
+      // written before: those were sent by the direction's single key (*_SIGNER_PRIVATE_KEY), the default.
+      await knex.schema.withSchema(schema).alterTable('message', (t) => {
+        t.text('claim_signer');
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).alterTable('message', (t) => {
+        t.dropColumn('claim_signer');
+      });
+    },
+  },
 ];

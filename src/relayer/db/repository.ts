@@ -35,6 +35,8 @@ export interface MessageRow {
   bumps: number;
   /** What claim_tx_* holds: the claim, or the cancellation ending the current cycle. */
   claim_tx_kind: 'claim' | 'cancel';
+  /** Lower-case address of the signer that sent claim_tx_*; null on rows from before 0003: the primary signer. */
+  claim_signer: string | null;
   retry_after: Date | null;
   compressed_transaction_size: number | null;
   merkle_root: string | null;

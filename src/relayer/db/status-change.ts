@@ -13,6 +13,7 @@ const COLUMN_TYPES: Record<string, string> = {
   claim_tx_raw: 'text',
   claim_tx_created_at: 'timestamptz',
   claim_tx_kind: 'text',
+  claim_signer: 'text',
   is_sponsored: 'boolean',
   retries: 'integer',
   cycles: 'integer',

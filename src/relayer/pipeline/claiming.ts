@@ -2,7 +2,7 @@ import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import { SignerFunds } from '../funds.js';
 import { BroadcastRefusedError, NonceGapError, type PlannedClaim } from '../sender.js';
-import { claimFeeRecipient, claimTarget, directionPrefix, type DirectionContext } from './context.js';
+import { claimFeeRecipient, claimTarget, directionPrefix, sendersOf, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
 import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
@@ -189,27 +189,46 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     return true;
   }
 
-  const funds = ctx.funds ?? new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: ctx.sender.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics });
+  const senders = sendersOf(ctx);
+  const fundsOf = ctx.funds ?? senders.map((s) => new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: s.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics }));
+  /** A signer whose mined nonce has not moved for this long while it has claims in flight gets new claims only when every other one is stalled too. */
+  const stallMs = c.messageSubmissionTimeoutMs;
+
+  /** One signer's share of an iteration: its balance, what is left of it, and the claims gathered for it. */
+  interface Key {
+    sender: (typeof senders)[number];
+    funds: SignerFunds;
+    balance: bigint;
+    budget: bigint;
+    batch: PlannedClaim[];
+    /** Set when the node refused one of its claims for lack of funds: it takes no more this iteration. */
+    refusedForFunds?: BroadcastRefusedError;
+    out: boolean;
+  }
 
   return async function tick(): Promise<boolean> {
-    const balance = await funds.read();
-    if (funds.belowThreshold(balance)) return false;
+    const balances = await Promise.all(fundsOf.map((f) => f.read()));
+    const keys: Key[] = senders.map((sender, i) => ({ sender, funds: fundsOf[i]!, balance: balances[i]!, budget: balances[i]!, batch: [], out: false }));
+    for (const k of keys) k.out = k.funds.belowThreshold(k.balance);
+    const live = () => keys.filter((k) => !k.out && !k.refusedForFunds);
+    if (live().length === 0) return false;
     const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (rows.length === 0) {
-      if (funds.paused && balance >= funds.paused.needed) funds.resume();
+      for (const k of live()) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;
     }
     await checkClaimVia();
     const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
     // Paused for lack of funds: the unpaid claim re-priced at today's fees says whether it is worth planning
     // (and estimating gas for) every due message again.
-    const unpaid = funds.paused?.gasLimit;
-    if (unpaid !== undefined && balance < unpaid * fees.maxFeePerGas) {
-      funds.cannotPay(balance, unpaid, fees.maxFeePerGas);
-      return false;
+    for (const k of live()) {
+      const unpaid = k.funds.paused?.gasLimit;
+      if (unpaid !== undefined && k.balance < unpaid * fees.maxFeePerGas) {
+        k.funds.cannotPay(k.balance, unpaid, fees.maxFeePerGas);
+        k.out = true;
+      }
     }
-    let budget = balance;
-    let refusedForFunds: BroadcastRefusedError | undefined;
+    if (live().length === 0) return false;
     const room = ctx.direction === 'L2_TO_L1' ? { left: await rateLimitRoom(ctx) } : undefined;
     let firstError: unknown;
     const plans: Promise<Plan>[] = [];
@@ -218,32 +237,56 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     for (const m of rows) plans.push(limiter(() => plan(m, fees)));
     const broadcasts: Promise<void>[] = [];
     let paused = false;
-    let batch: PlannedClaim[] = [];
-    /** Leases nonces for, signs and records the claims gathered so far, in one database transaction. */
-    const flush = async (): Promise<void> => {
-      const claims = batch;
-      batch = [];
+
+    /**
+     * The signer for a claim costing `cost`: among those that can still pay it, one whose nonce is moving (a
+     * stalled one only if all are), the least loaded (claims in flight plus gathered). A signer that cannot
+     * pay it is paused for funds (logged once) and takes no more claims this iteration.
+     */
+    const pick = (gasLimit: bigint, maxFeePerGas: bigint): Key | undefined => {
+      const cost = gasLimit * maxFeePerGas;
+      const candidates: Key[] = [];
+      for (const k of live()) {
+        if (k.budget >= cost) candidates.push(k);
+        else if (k.balance < cost && keys.length > 1) {
+          // Not even its whole balance pays this claim: paused (logged once) until funded. (With one signer the
+          // caller reports it, as before.)
+          k.funds.cannotPay(k.balance, gasLimit, maxFeePerGas);
+          k.out = true;
+        }
+      }
+      if (candidates.length === 0) return undefined;
+      const moving = candidates.filter((k) => !k.sender.stalledFor(stallMs));
+      const pool = moving.length > 0 ? moving : candidates;
+      return pool.reduce((best, k) => (k.sender.inFlight() + k.batch.length < best.sender.inFlight() + best.batch.length ? k : best));
+    };
+
+    /** Leases nonces for, signs and records the claims gathered for one signer, in one database transaction. */
+    const flush = async (k: Key): Promise<void> => {
+      const claims = k.batch;
+      k.batch = [];
       if (claims.length === 0 || ctx.signal?.aborted) return;
       try {
         // Claims beyond MAX_NONCE_DIFF are not sent: the next lease pauses (logged, in metrics).
-        const submitted = await ctx.sender.submitMany(claims);
+        const submitted = await k.sender.submitMany(claims);
         const claimOf = new Map(claims.map((b) => [b.message.id, b.claim]));
         for (const s of submitted) {
           const cost = claimOf.get(s.message.id)!;
           // A pause ends when the node takes a claim, not when one is signed.
-          s.sent.then(() => funds.resume(), () => undefined);
+          s.sent.then(() => k.funds.resume(), () => undefined);
           // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
           s.sent.catch((err: unknown) => {
-            if (err instanceof BroadcastRefusedError && err.insufficientFunds && !refusedForFunds) {
-              refusedForFunds = err;
-              funds.cannotPay(budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
+            if (err instanceof BroadcastRefusedError && err.insufficientFunds && !k.refusedForFunds) {
+              k.refusedForFunds = err;
+              k.funds.cannotPay(k.budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
             }
           });
           broadcasts.push(s.sent);
         }
       } catch (err) {
         if (err instanceof NonceGapError) {
-          paused = true;
+          // This signer's nonce ran too far ahead of the chain; the others go on.
+          k.out = true;
           return;
         }
         firstError ??= err;
@@ -254,7 +297,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     for (const [i, m] of rows.entries()) {
       // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast.
       if (ctx.signal?.aborted || paused) break;
-      if (refusedForFunds) {
+      if (live().length === 0) {
         paused = true;
         break;
       }
@@ -263,24 +306,36 @@ export function createClaimingProcessor(ctx: DirectionContext) {
         if (!p.send) continue;
         // Headroom over the estimate: the 63/64 rule and state changes between estimate and inclusion.
         const gasLimit = (p.gas * 6n) / 5n;
-        // Every claim of the iteration is paid from the balance read once at its start.
-        if (budget < gasLimit * p.fees.maxFeePerGas) {
-          funds.cannotPay(budget, gasLimit, p.fees.maxFeePerGas, budget === balance ? '' : ` after the claims sent in this iteration (balance ${balance} wei)`);
+        const cost = gasLimit * p.fees.maxFeePerGas;
+        // Every claim of the iteration is paid from the signer's balance read once at its start.
+        let k = pick(gasLimit, p.fees.maxFeePerGas);
+        if (!k) {
+          // No signer can pay this claim: each is paused for funds (logged once), and claiming of the direction waits.
+          for (const x of live()) {
+            x.funds.cannotPay(x.budget, gasLimit, p.fees.maxFeePerGas, x.budget === x.balance ? '' : ` after the claims sent in this iteration (balance ${x.balance} wei)`);
+            x.out = true;
+          }
           paused = true;
           break;
         }
         if (!(await fitsRateLimit(m, room))) continue;
-        budget -= gasLimit * p.fees.maxFeePerGas;
-        batch.push({ message: m, from: [m.status], claim: { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored } });
+        // The rate-limit read may have let a refusal land meanwhile: pick again if that signer is out.
+        if (k.out || k.refusedForFunds) k = pick(gasLimit, p.fees.maxFeePerGas);
+        if (!k) {
+          paused = true;
+          break;
+        }
+        k.budget -= cost;
+        k.batch.push({ message: m, from: [m.status], claim: { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored } });
         // Sent in chunks as their checks finish, so broadcasting overlaps with checking the rest.
-        if (batch.length >= SUBMIT_CHUNK) await flush();
+        if (k.batch.length >= SUBMIT_CHUNK) await flush(k);
       } catch (err) {
         firstError ??= err;
         await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);
       }
     }
     // What was gathered before a pause for funds is still paid for and sent.
-    await flush();
+    for (const k of keys) await flush(k);
     // Plans not reached (stopping, paused) still settle their messages, and none may reject unobserved.
     await Promise.allSettled(plans);
     // A failed broadcast has already returned its message (undo); the first failure is reported, except a
@@ -288,7 +343,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     for (const r of await Promise.allSettled(broadcasts)) {
       if (r.status === 'rejected' && !(r.reason instanceof BroadcastRefusedError && r.reason.insufficientFunds)) firstError ??= r.reason;
     }
-    if (refusedForFunds) paused = true;
+    if (live().length === 0) paused = true;
     if (paused) return false;
     if (firstError) throw firstError;
     return rows.length === ctx.config.maxFetchMessagesFromDb;

@@ -21,11 +21,14 @@ export interface DirectionContext {
   repo: RelayerRepository;
   metrics: RelayerMetrics;
   logger: Logger;
+  /** The direction's primary signer (`*_SIGNER_PRIVATE_KEY` / remote / kms): gas estimates and the fee recipient use its address. */
   sender: ClaimSender;
+  /** Every signer claiming this direction, the primary first (extra keys: `*_SIGNER_PRIVATE_KEYS`); absent = [sender]. */
+  senders?: ClaimSender[];
   /** Set by the listener after each successful iteration (readiness: "listener progressing"). */
   health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
-  /** Whether the signer can pay the next claim (shared with readiness); claiming makes its own when absent. */
-  funds?: SignerFunds;
+  /** Whether each signer (in the order of `senders`) can pay its next claim (shared with readiness); claiming makes its own when absent. */
+  funds?: SignerFunds[];
   /** Aborted when the direction stops (shutdown, lost leadership): no new claim is started after it. */
   signal?: AbortSignal;
 }
@@ -42,3 +45,10 @@ export const claimTarget = (ctx: Pick<DirectionContext, 'destination' | 'destina
  */
 export const claimFeeRecipient = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>) =>
   ctx.destinationConfig.claimViaAddress === undefined ? ZeroAddress : ctx.sender.signer.address;
+
+/** Every signer of the direction, the primary first. */
+export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): ClaimSender[] => ctx.senders ?? [ctx.sender];
+
+/** The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer configured. */
+export const senderOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>, m: { claim_signer: string | null }): ClaimSender | undefined =>
+  sendersOf(ctx).find((s) => s.owns(m));

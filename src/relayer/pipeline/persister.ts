@@ -1,7 +1,8 @@
 import { Transaction } from 'ethers';
 import { describeRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import type { DirectionContext } from './context.js';
+import { senderOf, sendersOf, type DirectionContext } from './context.js';
+import type { ClaimSender } from '../sender.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { isClaimedOnChain } from './claiming.js';
 import { estimateFees } from './fees.js';
@@ -29,17 +30,21 @@ const max = (a: bigint, b: bigint) => (a > b ? a : b);
  */
 export function createReceiptPersister(ctx: DirectionContext) {
   const chain = ctx.destination;
-  const blocks = createBlockReceipts(chain, ctx.sender.signer.address, ctx.logger);
+  const senders = sendersOf(ctx);
+  const blocks = createBlockReceipts(chain, senders.map((s) => s.signer.address), ctx.logger);
   const receiptByHash = async (hash: string): Promise<Receipt | null> => {
     const r = await chain.provider.getTransactionReceipt(hash);
     return r && { hash: r.hash.toLowerCase(), status: r.status ?? 0, blockNumber: r.blockNumber, gasUsed: r.gasUsed, gasPrice: r.gasPrice };
   };
   const timeoutMs = ctx.config.claiming.messageSubmissionTimeoutMs;
 
+  /** The address that sent a row's claim (rows from before claim_signer: the primary signer). */
+  const signerAddress = (m: MessageRow) => m.claim_signer ?? ctx.sender.signer.address;
+
   async function revertReason(m: MessageRow, receipt: Receipt): Promise<string> {
     const tx = Transaction.from(m.claim_tx_raw!);
     try {
-      await chain.provider.call({ from: ctx.sender.signer.address, to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag: receipt.blockNumber });
+      await chain.provider.call({ from: signerAddress(m), to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag: receipt.blockNumber });
       return 'reverted (the replay at its block succeeds; out of gas or state changed within the block)';
     } catch (err) {
       return describeRevert(chain.iface, err);
@@ -77,8 +82,14 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * with a zero-value transaction to ourselves. The replacement is broadcast before it is recorded: if we
    * crash in between, whichever version is mined uses the nonce and `resolve` sorts it out.
    */
-  async function replace(m: MessageRow): Promise<void> {
+  async function replace(m: MessageRow, sender: ClaimSender | undefined): Promise<void> {
     const c = ctx.config.claiming;
+    if (!sender) {
+      // Signed by a key no longer configured: only that key can replace its nonce.
+      const reason = `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${timeoutMs} ms); signed by ${m.claim_signer}, which is no longer among the ${ctx.destination.name} signer keys: add it back (${ctx.destination.name}_SIGNER_PRIVATE_KEYS) to bump or cancel it`;
+      if (m.failure_reason !== reason) await ctx.repo.annotate(m.id, 'PENDING', { failure_reason: reason });
+      return;
+    }
     const old = Transaction.from(m.claim_tx_raw!);
     const cancelling = m.claim_tx_kind === 'cancel';
     const bump = !cancelling && m.bumps < c.maxBumpsPerCycle && m.retries < c.maxNumberOfRetries;
@@ -94,11 +105,11 @@ export function createReceiptPersister(ctx: DirectionContext) {
       return;
     }
     const nonce = Number(m.claim_tx_nonce);
-    const body = bump ? { to: old.to!, data: old.data, gasLimit: old.gasLimit } : { to: ctx.sender.signer.address, data: '0x', gasLimit: CANCEL_GAS };
-    const signed = await ctx.sender.signer.signTransaction({ chainId: chain.chainId, nonce, value: 0n, maxFeePerGas, maxPriorityFeePerGas, ...body });
+    const body = bump ? { to: old.to!, data: old.data, gasLimit: old.gasLimit } : { to: sender.signer.address, data: '0x', gasLimit: CANCEL_GAS };
+    const signed = await sender.signer.signTransaction({ chainId: chain.chainId, nonce, value: 0n, maxFeePerGas, maxPriorityFeePerGas, ...body });
     const hash = Transaction.from(signed).hash!;
     try {
-      await ctx.sender.broadcast(signed);
+      await sender.broadcast(signed);
     } catch (err) {
       // The nonce was used meanwhile (a version got mined): the next iteration resolves it.
       if (/nonce too low|NONCE_EXPIRED/i.test(`${(err as Error).message} ${(err as { code?: string }).code}`)) return;
@@ -110,7 +121,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
     const patch = { claim_tx_hash: hash, claim_tx_raw: signed, claim_max_fee_per_gas: maxFeePerGas.toString(), claim_max_priority_fee_per_gas: maxPriorityFeePerGas.toString(), claim_tx_kind: bump ? 'claim' as const : 'cancel' as const, failure_reason: reason };
     if (await ctx.repo.replaceClaimTx(m.id, m.claim_tx_hash!, patch, { bump })) {
       ctx.metrics.replacements.inc({ direction: ctx.direction, kind: bump ? 'bump' : 'cancel' });
-      ctx.logger.warn({ message: m.message_hash, nonce, previous: m.claim_tx_hash, tx: hash, maxFeePerGas: maxFeePerGas.toString() }, bump ? 'claim fee bumped' : 'claim cancelled');
+      ctx.logger.warn({ message: m.message_hash, nonce, signer: sender.signer.address, previous: m.claim_tx_hash, tx: hash, maxFeePerGas: maxFeePerGas.toString() }, bump ? 'claim fee bumped' : 'claim cancelled');
     }
   }
 
@@ -121,6 +132,8 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * queue, and bumping every claim behind a lost transaction would multiply fees for nothing).
    */
   async function resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[]): Promise<void> {
+    const sender = senderOf(ctx, m);
+    const queued = sender?.isQueued(m.claim_tx_hash!) ?? false;
     const unmined = Number(m.claim_tx_nonce) >= mined;
     // Receipts come from the blocks read this tick; one not among them (mined before this process read
     // blocks, or replaced) is asked for by hash.
@@ -159,14 +172,15 @@ export function createReceiptPersister(ctx: DirectionContext) {
       return;
     }
     const age = m.claim_tx_created_at ? Date.now() - new Date(m.claim_tx_created_at).getTime() : 0;
-    if (age > timeoutMs && !behindLower && !ctx.sender.isQueued(m.claim_tx_hash!)) {
-      await replace(m);
+    if (age > timeoutMs && !behindLower && !queued) {
+      await replace(m, sender);
       return;
     }
     // Rebroadcast only what this process is not about to broadcast anyway (e.g. after a crash or a dropped tx).
-    if (age > REBROADCAST_AFTER_MS && !ctx.sender.isQueued(m.claim_tx_hash!) && !(await chain.provider.getTransaction(m.claim_tx_hash!))) {
-      ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash }, 'claim transaction unknown to the node; rebroadcasting');
-      await ctx.sender.broadcast(m.claim_tx_raw!);
+    // Any signer's broadcast will do: the raw transaction is already signed.
+    if (age > REBROADCAST_AFTER_MS && !queued && !(await chain.provider.getTransaction(m.claim_tx_hash!))) {
+      ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash, signer: signerAddress(m) }, 'claim transaction unknown to the node; rebroadcasting');
+      await (sender ?? ctx.sender).broadcast(m.claim_tx_raw!);
     }
   }
 
@@ -185,14 +199,24 @@ export function createReceiptPersister(ctx: DirectionContext) {
 
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    if (rows.length === 0) return false;
+    if (rows.length === 0) {
+      for (const s of senders) s.noteIdle();
+      return false;
+    }
+    // Each signer has its own nonce sequence: claims are grouped by the address that sent them.
+    const bySigner = new Map<string, MessageRow[]>();
+    for (const m of rows) bySigner.set(signerAddress(m), [...(bySigner.get(signerAddress(m)) ?? []), m]);
+    for (const s of senders) if (!bySigner.has(s.signer.address)) s.noteIdle();
     // The nonce first, then the head: every transaction the nonce counts is in a block up to that head.
-    const mined = await chain.provider.getTransactionCount(ctx.sender.signer.address, 'latest');
-    const unminedNonces = rows.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
-    const found = rows.length > unminedNonces.length ? await blocks.receipts() : new Map<string, Receipt>();
-    const lowest = unminedNonces.length > 0 ? Math.min(...unminedNonces) : Infinity;
+    const groups = await Promise.all([...bySigner].map(async ([address, ms]) => {
+      const mined = await chain.provider.getTransactionCount(address, 'latest');
+      senders.find((s) => s.signer.address === address)?.noteMined(mined);
+      const unmined = ms.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
+      return { ms, mined, anyMined: ms.length > unmined.length, lowest: unmined.length > 0 ? Math.min(...unmined) : Infinity };
+    }));
+    const found = groups.some((g) => g.anyMined) ? await blocks.receipts() : new Map<string, Receipt>();
     const successes: Success[] = [];
-    const results = await Promise.allSettled(rows.map((m) => resolve(m, mined, Number(m.claim_tx_nonce) > lowest, found, successes)));
+    const results = await Promise.allSettled(groups.flatMap((g) => g.ms.map((m) => resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes))));
     if (successes.length > 0) await recordSuccesses(successes);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;

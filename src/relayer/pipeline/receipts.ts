@@ -23,20 +23,20 @@ interface RawReceipt {
 const MAX_BLOCKS_PER_TICK = 16;
 
 /**
- * Receipts of one signer's transactions, read per block (eth_getBlockReceipts) rather than per claim: each
+ * Receipts of the signers' transactions (every key of one direction), read per block (eth_getBlockReceipts) rather than per claim: each
  * new block is read once, whatever the number of claims in it. Only the blocks new since the last call are
  * returned (a reorg may replace older ones; their claims are asked for by hash). Where the node does not
  * serve the method, nothing is found here and the persister asks by hash, as before.
  */
-export function createBlockReceipts(chain: Chain, signer: string, logger: Logger) {
-  const from = signer.toLowerCase();
+export function createBlockReceipts(chain: Chain, signers: string | readonly string[], logger: Logger) {
+  const from = new Set((typeof signers === 'string' ? [signers] : signers).map((s) => s.toLowerCase()));
   let readUpTo: number | undefined;
   let unsupported = false;
 
   async function read(block: number, found: Map<string, Receipt>): Promise<void> {
     const rs = (await chain.provider.send('eth_getBlockReceipts', [`0x${block.toString(16)}`])) as RawReceipt[] | null;
     for (const r of rs ?? []) {
-      if (r.from.toLowerCase() !== from) continue;
+      if (!from.has(r.from.toLowerCase())) continue;
       const hash = r.transactionHash.toLowerCase();
       found.set(hash, { hash, status: Number(r.status ?? '0x1'), blockNumber: Number(r.blockNumber), gasUsed: BigInt(r.gasUsed), gasPrice: BigInt(r.effectiveGasPrice ?? '0x0') });
     }

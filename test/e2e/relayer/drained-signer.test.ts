@@ -82,8 +82,8 @@ describe('relayer with a drained signer', () => {
     await until('20 more claiming iterations', async () => (await runs()) >= from + 10 * RETRIES, 30_000);
     const waiting = await ours(p, hashes);
     expect(waiting.map((r) => [r.status, r.retries])).toEqual(hashes.map(() => ['ANCHORED', 0]));
-    expect(await gauge(p, 'relayer_signer_balance_wei', 'direction="L1_TO_L2",chain="L2"')).toBe(0);
-    expect(await gauge(p, 'relayer_claiming_paused_funds', 'direction="L1_TO_L2"')).toBe(1);
+    expect(await gauge(p, 'relayer_signer_balance_wei', `direction="L1_TO_L2",chain="L2",signer="${d.relayerAddress}"`)).toBe(0);
+    expect(await gauge(p, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${d.relayerAddress}"`)).toBe(1);
     expect((await metricSum(p.url, 'relayer_claims_sent_total')) ?? 0).toBe(0);
     expect(await d.l2.getTransactionCount(d.relayerAddress, 'pending')).toBe(0);
 
@@ -99,7 +99,7 @@ describe('relayer with a drained signer', () => {
     expect(accepted).toBe(COUNT);
     expect(await metricSum(p.url, 'relayer_claims_sent_total')).toBe(accepted);
     await until('readiness to pass again', async () => (await readiness(p)).status === 200, 10_000);
-    expect(await gauge(p, 'relayer_claiming_paused_funds', 'direction="L1_TO_L2"')).toBe(0);
+    expect(await gauge(p, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${d.relayerAddress}"`)).toBe(0);
 
     const lines = p.lines.join('\n').split('\n');
     expect(lines.filter((l) => l.includes('claiming paused: signer'))).toHaveLength(1);
