@@ -26,7 +26,9 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { Contract, HDNodeWallet, Mnemonic, Transaction, parseEther, type Wallet } from 'ethers';
-import { openTestDb } from '../helpers/db.js';
+import { randomBytes } from 'node:crypto';
+import { PGLITE_MEMORY, loadDatabaseConfig } from '../../src/common/db/config.js';
+import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
 import { messageTrees } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
@@ -70,6 +72,31 @@ interface Sent { hash: string; nonce: bigint; block: number; from: string; to: s
 interface Line { name: string; claims: number; p50: number; p95: number; claimsPerSecond: number }
 /** What the claims of one relayer phase cost, both directions together. */
 interface Cost { claims: number; cpuMsPerClaim: number; statementsPerClaim: number; rpcPerClaim: number; rpcByMethod: Record<string, number> }
+
+interface BenchDb { client: DbClient; schema(name: string): string; close(): Promise<void> }
+
+/**
+ * The database as test/helpers/db.ts opens it (Postgres when DATABASE_HOST is set, else PGlite in memory; a
+ * schema prefix of its own), but with the relayer's own pool size (createDbClient's default, 10) instead of the
+ * tests' 4: 4 connections shared by the relayer, the coordinator and this bench's polling timed out acquiring
+ * one on Postgres at a 5,000 backlog.
+ */
+async function openBenchDb(): Promise<BenchDb> {
+  const client = await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }));
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const created: string[] = [];
+  return {
+    client,
+    schema: (name) => {
+      created.push(`${prefix}_${name}`);
+      return `${prefix}_${name}`;
+    },
+    async close() {
+      if (client.kind === 'postgres') for (const s of created) await client.knex.raw('drop schema if exists ?? cascade', [s]);
+      await client.close();
+    },
+  };
+}
 
 /** JSON-RPC batch of calls to `url`; answers in call order. */
 async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
@@ -229,7 +256,7 @@ type PhaseResult = Line[] & { cost?: Cost; bumps?: Record<Dir, { dropped: number
  * (`dropEvery` undefined) or through drop proxies; it starts once every message is claimable (as the
  * baseline does), so this measures claiming alone.
  */
-async function relayerPhase(d: RelayerDevnet, db: Awaited<ReturnType<typeof openTestDb>>, o: PhaseOptions): Promise<PhaseResult> {
+async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Promise<PhaseResult> {
   const { label, account, dropEvery } = o;
   const count = o.count ?? N;
   // Errors only: the bump phase would print a warning for each of its hundreds of fee bumps.
@@ -378,7 +405,7 @@ async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
 }
 
 export async function main(): Promise<void> {
-  const db = await openTestDb();
+  const db = await openBenchDb();
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   const stopMining = BLOCK_MS > 0 ? await intervalMining(d, BLOCK_MS) : undefined;
