@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { Wallet, parseEther } from 'ethers';
 import { openTestDb } from '../../helpers/db.js';
 import { useSharedDevnet, type SharedRelayerDevnet } from './shared-devnet.js';
 import { deadPendingClaims, pendingFromApi } from './exactly-once.js';
@@ -15,6 +16,11 @@ const state = inject('devnet');
 // PGlite pass that follows, where each restart also replays PGlite's recovery (about twice as slow).
 const ROUNDS = Number(process.env.RELAYER_FAULT_ROUNDS ?? 20);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`RELAYER_FAULT_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_ROUNDS}`);
+/** Rounds of the variant with three signer keys per chain (*_SIGNER_PRIVATE_KEYS); RELAYER_FAULT_MULTIKEY_ROUNDS overrides. */
+const MULTIKEY_ROUNDS = Number(process.env.RELAYER_FAULT_MULTIKEY_ROUNDS ?? 5);
+if (!Number.isInteger(MULTIKEY_ROUNDS) || MULTIKEY_ROUNDS < 1) throw new Error(`RELAYER_FAULT_MULTIKEY_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_MULTIKEY_ROUNDS}`);
+/** The extra keys of the multi-key variant (funded on both chains before it starts). */
+const extraKeys = [Wallet.createRandom(), Wallet.createRandom()];
 /** The kill lands this long at most after the process started claiming: before, during or after its sends. */
 const KILL_WINDOW_MS = 1_500;
 const DB_PASSWORD = `pw-${randomBytes(8).toString('hex')}`;
@@ -35,7 +41,7 @@ afterAll(async () => {
   await testDb?.close();
 });
 
-const spawn = () => spawnRelayer({ ...d.env({ LOG_LEVEL: 'debug', MESSAGE_SUBMISSION_TIMEOUT: '5000' }), DATABASE_PASSWORD: DB_PASSWORD, ...database!.env }, output);
+const spawn = (extra: Record<string, string> = {}) => spawnRelayer({ ...d.env({ LOG_LEVEL: 'debug', MESSAGE_SUBMISSION_TIMEOUT: '5000', ...extra }), DATABASE_PASSWORD: DB_PASSWORD, ...database!.env }, output);
 const count = (lines: string[], text: string) => lines.filter((l) => l.includes(text)).length;
 
 /** Where a kill landed, from the process's own counters read just before it. */
@@ -45,59 +51,73 @@ function killPoint(sent: number | undefined, resolved: number | undefined): stri
   return resolved < sent ? 'claims sent, receipts outstanding' : 'after the receipts of its claims';
 }
 
-describe('relayer process under faults', () => {
+/**
+ * `rounds` SIGKILLs at random points of claiming, then a clean run with the same environment: every message of
+ * the run is claimed exactly once and nothing is left PENDING without a transaction the node knows.
+ */
+async function killRounds(rounds: number, extra: Record<string, string> = {}): Promise<void> {
   const sent = { l1: [] as string[], l2: [] as string[] };
+  const landed: Record<string, number> = {};
+  const startUps: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // The round's messages go out while the process starts: both mostly wait (for blocks, for start-up).
+    const sending = Promise.all([d.send('l1', 2), d.send('l2', 2)]);
+    const spawned = Date.now();
+    const p = await spawn(extra);
+    await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
+    expect(p.child.exitCode, p.lines.slice(-20).join('\n')).toBeNull();
+    startUps.push(Date.now() - spawned);
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
+    const [claims, resolved] = await Promise.all([metricSum(p.url, 'relayer_claims_sent_total'), metricSum(p.url, 'relayer_claims_resolved_total')]);
+    p.child.kill('SIGKILL');
+    await p.exited;
+    const point = killPoint(claims, resolved);
+    landed[point] = (landed[point] ?? 0) + 1;
+    const [l1, l2] = await sending;
+    sent.l1.push(...l1);
+    sent.l2.push(...l2);
+  }
+  const median = [...startUps].sort((a, b) => a - b)[rounds >> 1]!;
+  console.log(`fault.test${extra.L1_SIGNER_PRIVATE_KEYS ? ' (3 keys per chain)' : ''}: ${rounds} SIGKILLs landed ${JSON.stringify(landed)}; start-up to claiming: median ${median} ms, max ${Math.max(...startUps)} ms`);
 
+  const p = await spawn(extra);
+  const expected = new Set([...sent.l1.map((h) => `L1_TO_L2:${h}`), ...sent.l2.map((h) => `L2_TO_L1:${h}`)]);
+  let mine: MessageRecord[] = [];
+  await until('every message to be claimed', async () => {
+    try {
+      mine = (await records(p.url)).filter((r) => expected.has(`${r.direction}:${r.messageHash}`));
+    } catch {
+      return false;
+    }
+    return mine.length === expected.size && mine.every((r) => r.status === 'CLAIMED_SUCCESS');
+  }, 120_000);
+  // Whatever is still PENDING (nothing of this file's, once all are claimed) must have a transaction the node knows.
+  expect(await deadPendingClaims(await pendingFromApi(p.url), d)).toEqual([]);
+  for (const layer of ['l1', 'l2'] as const) {
+    const events = await d.claimEvents(layer, sent[layer]);
+    expect(sent[layer].map((h) => events.get(h))).toEqual(sent[layer].map(() => 1));
+  }
+  p.child.kill('SIGTERM');
+  expect(await p.exited).toBe(0);
+}
+
+describe('relayer process under faults', () => {
   it(`behavior: SIGKILL at random points of claiming (${ROUNDS} rounds), then a clean run: every message claimed exactly once, none left PENDING without a live transaction; SIGTERM exits 0`, { timeout: 420_000 }, async () => {
-    const landed: Record<string, number> = {};
-    const startUps: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      // The round's messages go out while the process starts: both mostly wait (for blocks, for start-up).
-      const sending = Promise.all([d.send('l1', 2), d.send('l2', 2)]);
-      const spawned = Date.now();
-      const p = await spawn();
-      await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
-      expect(p.child.exitCode, p.lines.slice(-20).join('\n')).toBeNull();
-      startUps.push(Date.now() - spawned);
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
-      const [claims, resolved] = await Promise.all([metricSum(p.url, 'relayer_claims_sent_total'), metricSum(p.url, 'relayer_claims_resolved_total')]);
-      p.child.kill('SIGKILL');
-      await p.exited;
-      const point = killPoint(claims, resolved);
-      landed[point] = (landed[point] ?? 0) + 1;
-      const [l1, l2] = await sending;
-      sent.l1.push(...l1);
-      sent.l2.push(...l2);
-    }
-    const median = [...startUps].sort((a, b) => a - b)[ROUNDS >> 1]!;
-    console.log(`fault.test: ${ROUNDS} SIGKILLs landed ${JSON.stringify(landed)}; start-up to claiming: median ${median} ms, max ${Math.max(...startUps)} ms`);
-
-    const p = await spawn();
-    const expected = new Set([...sent.l1.map((h) => `L1_TO_L2:${h}`), ...sent.l2.map((h) => `L2_TO_L1:${h}`)]);
-    let mine: MessageRecord[] = [];
-    await until('every message to be claimed', async () => {
-      try {
-        mine = (await records(p.url)).filter((r) => expected.has(`${r.direction}:${r.messageHash}`));
-      } catch {
-        return false;
-      }
-      return mine.length === expected.size && mine.every((r) => r.status === 'CLAIMED_SUCCESS');
-    }, 120_000);
-    // Whatever is still PENDING (nothing of this file's, once all are claimed) must have a transaction the node knows.
-    expect(await deadPendingClaims(await pendingFromApi(p.url), d)).toEqual([]);
-    for (const layer of ['l1', 'l2'] as const) {
-      const events = await d.claimEvents(layer, sent[layer]);
-      expect(sent[layer].map((h) => events.get(h))).toEqual(sent[layer].map(() => 1));
-    }
-    p.child.kill('SIGTERM');
-    expect(await p.exited).toBe(0);
+    await killRounds(ROUNDS);
   });
 
-  it('behavior: neither the signer key nor the database password appears in the logs', () => {
+  it(`behavior: the same with three signer keys per chain (*_SIGNER_PRIVATE_KEYS, ${MULTIKEY_ROUNDS} rounds): every message claimed exactly once`, { timeout: 240_000 }, async () => {
+    for (const p of [d.l1, d.l2]) for (const w of extraKeys) await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
+    const keys = extraKeys.map((w) => w.privateKey).join(',');
+    await killRounds(MULTIKEY_ROUNDS, { L1_SIGNER_PRIVATE_KEYS: keys, L2_SIGNER_PRIVATE_KEYS: keys });
+  });
+
+  it('behavior: neither a signer key nor the database password appears in the logs', () => {
     const text = output.join('');
     expect(text).toContain('effective configuration');
     expect(text.length).toBeGreaterThan(1_000);
     expect(text.toLowerCase()).not.toContain(d.relayerKey.slice(2).toLowerCase());
+    for (const w of extraKeys) expect(text.toLowerCase()).not.toContain(w.privateKey.slice(2).toLowerCase());
     expect(text).not.toContain(DB_PASSWORD);
   });
 });
