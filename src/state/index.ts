@@ -11,6 +11,7 @@ import { Ingestor, ReorgBelowFinalizedError } from './ingest.js';
 import { STATE_SCHEMA, stateMigrations } from './migrations.js';
 import { PgStore } from './pg-store.js';
 import { createProofBackend, type ProofBackend } from './proof-backend.js';
+import { createJsonRpcCaller } from './rpc-client.js';
 import { WorldState } from './state.js';
 
 export { loadStateConfig, stateEnv, type StateConfig } from './config.js';
@@ -43,6 +44,7 @@ export async function startStateManager({ common, db, config }: { common: Common
   const world = new WorldState(store);
   const l1 = createProvider(config.l1RpcUrl);
   const l2 = createProvider(config.l2RpcUrl);
+  const l2Rpc = createJsonRpcCaller(config.l2RpcUrl);
   const errors = counter(common.metrics, 'l2stack_state_loop_errors_total', 'Failed iterations of the state manager loops', ['loop'] as const);
 
   let head = (await store.head())?.number ?? -1n;
@@ -60,6 +62,7 @@ export async function startStateManager({ common, db, config }: { common: Common
     },
     genesisAccounts: config.genesisAccounts,
     finalized: () => finality.latestFinalized(),
+    rpc: l2Rpc,
   });
 
   const controller = new AbortController();
@@ -128,6 +131,7 @@ export async function startStateManager({ common, db, config }: { common: Common
       await Promise.allSettled([finalityLoop, ingestLoop, headLoop]);
       l1.destroy();
       l2.destroy();
+      l2Rpc.close();
     })());
   common.shutdown.add('state manager', stop);
   logger.info({ schema, head: head.toString(), finalized: finality.latestFinalized()?.toString() }, 'state manager started');

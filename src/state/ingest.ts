@@ -4,6 +4,7 @@ import type { Logger } from '../common/log.js';
 import { counter, gauge, histogram } from '../common/metrics.js';
 import { fromHex, quantity } from './bytes.js';
 import { blockChanges, type BlockTrace } from './diff.js';
+import type { JsonRpcCaller } from './rpc-client.js';
 import { StagedStore, type BatchingStore } from './staged-store.js';
 import { WorldState, type AccountChange } from './state.js';
 import type { VersionedStore } from './store.js';
@@ -64,6 +65,8 @@ export class Ingestor {
       finalized: () => bigint | undefined;
       /** Called after each write with the new head (the state manager publishes it to the coordinator at once). */
       onCommit?: (head: bigint) => void;
+      /** Headers and traces through this client (same upstream as `l2`) rather than ethers' provider: see rpc-client.ts. */
+      rpc?: JsonRpcCaller;
     },
   ) {
     if (!isBatchingStore(world.store)) throw new Error('the state store cannot write several blocks in one transaction');
@@ -183,7 +186,8 @@ export class Ingestor {
     const header = await this.header(n);
     if (!header) return undefined;
     if (n === 0n) return { header, changes: await this.genesis() };
-    const trace = (await this.l2.send('debug_traceBlockByHash', [header.hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }])) as BlockTrace;
+    const params = [header.hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }];
+    const trace = this.options.rpc ? await this.options.rpc.call<BlockTrace>('debug_traceBlockByHash', params) : ((await this.l2.send('debug_traceBlockByHash', params)) as BlockTrace);
     return { header, changes: blockChanges(trace) };
   }
 
@@ -202,7 +206,8 @@ export class Ingestor {
   }
 
   private async header(n: bigint): Promise<BlockHeader | undefined> {
-    const b = (await this.l2.send('eth_getBlockByNumber', [quantity(n), false])) as BlockHeader | null;
+    const params = [quantity(n), false];
+    const b = this.options.rpc ? await this.options.rpc.call<BlockHeader | null>('eth_getBlockByNumber', params) : ((await this.l2.send('eth_getBlockByNumber', params)) as BlockHeader | null);
     return b ?? undefined;
   }
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites } from './store.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, ReadOptions, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
  * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
@@ -16,6 +16,20 @@ const CHUNK = 20_000;
 /** Bare lowercase hex of bytes (Buffer's native encoder: the rows of a block are tens of thousands). */
 const hexOf = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
+/**
+ * A row as read at settled blocks: `value` (null: cleared or never written) is the latest version ≤ any
+ * block in [from, through] (`from` its version's block, -1 when there is none; `through` the newest block
+ * it was read at). Settled blocks never change, so this holds for good (pruning only drops versions of
+ * blocks the proof backend no longer serves).
+ */
+interface SettledRow {
+  from: bigint;
+  through: bigint;
+  value: Bytes | null;
+}
+/** Rows kept from reads at settled blocks (about 250 bytes each); past it the cache starts over. */
+const SETTLED_ROWS = 200_000;
+
 export class PgStore implements BatchingStore {
   readonly kind: 'pglite' | 'postgres';
   private readonly t: (name: string) => string;
@@ -28,27 +42,83 @@ export class PgStore implements BatchingStore {
     this.t = (name) => `${schema}.${name}`;
   }
 
-  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T> {
+  /** Rows read at settled blocks, per tree and position: proofs at the finalized block share the upper levels. */
+  private settled = new Map<TreeId, Map<number, SettledRow>>();
+  private settledRows = 0;
+
+  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
     return this.db.run((knex) =>
-      knex.transaction((trx) => fn(this.reader(trx, block)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
+      knex.transaction((trx) => fn(this.reader(trx, block, options?.settled ?? false)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
     );
   }
 
-  private reader(q: Knex | Knex.Transaction, block: bigint): StateReader {
+  /** Positions answered from the settled cache at `block` (into `out`); returns the ones to read. */
+  private fromSettled(tree: TreeId, positions: readonly number[], block: bigint, out: Map<number, Bytes>): number[] {
+    const rows = this.settled.get(tree);
+    if (!rows) return [...positions];
+    const rest: number[] = [];
+    for (const p of positions) {
+      const r = rows.get(p);
+      if (r && r.from <= block && block <= r.through) {
+        if (r.value) out.set(p, r.value);
+      } else rest.push(p);
+    }
+    return rest;
+  }
+
+  private keepSettled(tree: TreeId, got: { pos: number; from: bigint; value: Bytes | null }[], block: bigint): void {
+    if (this.settledRows + got.length > SETTLED_ROWS) {
+      this.settled = new Map();
+      this.settledRows = 0;
+    }
+    let rows = this.settled.get(tree);
+    if (!rows) this.settled.set(tree, (rows = new Map()));
+    for (const g of got) {
+      const r = rows.get(g.pos);
+      if (r && r.from === g.from) {
+        if (block > r.through) r.through = block;
+        continue;
+      }
+      if (!r) this.settledRows++;
+      rows.set(g.pos, { from: g.from, through: block, value: g.value });
+    }
+  }
+
+  /** See BatchingStore.headReader: each call one statement on the shared pool, no transaction. */
+  headReader(block: bigint): StateReader {
+    return this.reader(this.db.knex, block);
+  }
+
+  private reader(q: Knex | Knex.Transaction, block: bigint, settled = false): StateReader {
     const n = block.toString();
     return {
       block,
       nodes: async (tree, positions) => {
         const out = new Map<number, Bytes>();
-        if (positions.length === 0) return out;
-        const { rows } = await q.raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
-          `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
-           cross join lateral (
-             select value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
-           ) n`,
-          [positions.map(String), treeHex(tree), n],
+        const want = settled ? this.fromSettled(tree, positions, block, out) : positions;
+        if (want.length === 0) return out;
+        if (!settled) {
+          const { rows } = await q.raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
+            `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
+             cross join lateral (
+               select value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
+             ) n`,
+            [want.map(String), treeHex(tree), n],
+          );
+          for (const r of rows) if (r.value) out.set(Number(r.pos), r.value);
+          return out;
+        }
+        // At a settled block, each row's version block too: what is read stays true from that block on.
+        const { rows } = await q.raw<{ rows: { pos: string; block: string | null; value: Uint8Array | null }[] }>(
+          `select p.pos, n.block, n.value from unnest(?::bigint[]) as p(pos)
+           left join lateral (
+             select block, value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
+           ) n on true`,
+          [want.map(String), treeHex(tree), n],
         );
-        for (const r of rows) if (r.value) out.set(Number(r.pos), r.value);
+        const got = rows.map((r) => ({ pos: Number(r.pos), from: r.block === null ? -1n : BigInt(r.block), value: r.value }));
+        for (const g of got) if (g.value) out.set(g.pos, g.value);
+        this.keepSettled(tree, got, block);
         return out;
       },
       floorKeys: async (tree, hKeys) => {
@@ -169,6 +239,9 @@ export class PgStore implements BatchingStore {
   }
 
   async rollback(block: bigint): Promise<void> {
+    // A caller that rolls back a block it called settled broke that promise; forget what was read then.
+    this.settled = new Map();
+    this.settledRows = 0;
     const n = block.toString();
     await this.db.run((knex) =>
       knex.transaction(async (trx) => {

@@ -1,5 +1,5 @@
 import type { Bytes } from './bytes.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
 
 /** One applied block waiting to be written. */
 export interface StagedBlock {
@@ -10,6 +10,14 @@ export interface StagedBlock {
 /** The underlying store must be able to write several blocks in one transaction. */
 export interface BatchingStore extends VersionedStore {
   commitBlocks(blocks: readonly StagedBlock[]): Promise<void>;
+  /**
+   * Optional: a reader at the store's head that runs each call as its own statement, outside any
+   * transaction. Exact for the one writer (the ingest holds the advisory lock, and nothing else changes
+   * what its head reads: pruning only drops versions no block at or above the floor can see). The
+   * staged store uses it so a block applied mostly from memory holds no database connection (on PGlite,
+   * the one connection every service of the process shares) while it hashes.
+   */
+  headReader?(block: bigint): StateReader;
 }
 
 /** What is known of one tree at the head: staged writes and rows read through. */
@@ -152,15 +160,16 @@ export class StagedStore implements VersionedStore {
     return mine ? mine.block : this.base.block(number);
   }
 
-  async read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T> {
+  async read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
     const baseAt = (await this.underlyingHead())?.number;
     const top = this.staged[this.staged.length - 1]?.block.number ?? baseAt;
     if (top === undefined) return this.base.read(block, fn); // an empty store: nothing to know yet
-    if (block !== top) {
-      if (baseAt !== undefined && block <= baseAt) return this.base.read(block, fn);
+    if (block !== top || (options?.settled && this.staged.length === 0)) {
+      if (baseAt !== undefined && block <= baseAt) return this.base.read(block, fn, options);
       throw new Error(`staged store: block ${block} is staged below the staged head ${top} and cannot be read until flushed`);
     }
     // Nothing below the staged blocks yet (genesis is staged): the underlying store has no rows at all.
+    if (this.base.headReader) return fn(this.overlay(this.base.headReader(baseAt ?? 0n), block));
     return this.base.read(baseAt ?? 0n, (under) => fn(this.overlay(under, block)));
   }
 

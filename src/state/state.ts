@@ -129,14 +129,18 @@ export class WorldState {
     }
   }
 
-  /** svc_getProof at a block (which the caller has checked is finalized and retained): one read for all keys. */
+  /** svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys. */
   async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofJson> {
     const addr = address.toLowerCase();
     const slots = storageKeys.map((key) => storageKeyWord(key));
-    const [account, ...storage] = await proveKeysAt(this.c, this.store, block, [
-      { tree: ACCOUNT_TREE, hKey: this.hKeyOf(addr) },
-      ...slots.map((slot) => ({ tree: addr, hKey: toHex(storageHKey(this.c.hasher, slot)) })),
-    ]);
+    const [account, ...storage] = await proveKeysAt(
+      this.c,
+      this.store,
+      block,
+      [{ tree: ACCOUNT_TREE, hKey: this.hKeyOf(addr) }, ...slots.map((slot) => ({ tree: addr, hKey: toHex(storageHKey(this.c.hasher, slot)) }))],
+      // The proof backend serves only blocks finalized on L1 and ingested: rollback never reaches them.
+      { settled: true },
+    );
     return { accountProof: proofEntryJson(addr, account!), storageProofs: storage.map((p, i) => proofEntryJson(toHex(slots[i]!), p)) };
   }
 

@@ -54,10 +54,18 @@ export interface FinalizationRecord {
   l1TxHash: string;
 }
 
+export interface ReadOptions {
+  settled?: boolean;
+}
+
 export interface VersionedStore {
   readonly kind: 'memory' | 'pglite' | 'postgres';
-  /** Runs `fn` against a snapshot as of `block` (one read transaction on Postgres, so pruning cannot race it). */
-  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` against a snapshot as of `block` (one read transaction on Postgres, so pruning cannot race it).
+   * `settled`: the caller guarantees `block` can no longer change (finalized on L1 and ingested: rollback
+   * never reaches it), so the store may answer from rows it read earlier at settled blocks.
+   */
+  read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T>;
   /** Writes a block's rows and its record atomically (the record doubles as ingest progress). */
   commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void>;
   /** The last committed block (the head), or undefined before the first. */

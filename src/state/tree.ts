@@ -3,7 +3,7 @@ import {
   DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
   encodeRootNode, leafHash, type LeafOpening, type TreeConstants,
 } from './encoding.js';
-import type { StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type { ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
 
 /**
  * The sparse Merkle tree algorithms over a StateReader: applying a batch of key changes (producing the
@@ -282,12 +282,22 @@ export async function proveKey(c: TreeConstants, reader: StateReader, tree: Tree
 }
 
 /** Proofs of several keys at one block, in one read of the store (one read transaction on Postgres). */
-export async function proveKeysAt(c: TreeConstants, store: VersionedStore, block: bigint, requests: readonly { tree: TreeId; hKey: string }[]): Promise<KeyProof[]> {
-  return store.read(block, async (reader) => {
-    const out: KeyProof[] = [];
-    for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
-    return out;
-  });
+export async function proveKeysAt(
+  c: TreeConstants,
+  store: VersionedStore,
+  block: bigint,
+  requests: readonly { tree: TreeId; hKey: string }[],
+  options?: ReadOptions,
+): Promise<KeyProof[]> {
+  return store.read(
+    block,
+    async (reader) => {
+      const out: KeyProof[] = [];
+      for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
+      return out;
+    },
+    options,
+  );
 }
 
 /** The root of a tree at the reader's block (the empty-tree root when it has no rows). */

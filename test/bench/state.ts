@@ -16,10 +16,13 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Wallet, parseEther } from 'ethers';
+import { L2MessageService__factory } from '../../generated/contracts/types/index.js';
+import { ROLES } from '../../src/devnet/accounts.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
@@ -38,6 +41,7 @@ import { createProvider } from '../../src/common/chain/provider.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { startDevnet } from '../../src/devnet/devnet.js';
 import { Ingestor } from '../../src/state/ingest.js';
+import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { WorldState } from '../../src/state/state.js';
 
 const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
@@ -87,7 +91,8 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   const times: number[] = [];
   for (const probe of probes) {
     const t = performance.now();
-    const [p] = await proveKeysAt(c, store, head, [{ tree: TREE, hKey: probe }]);
+    // Settled: nothing is written at or below the head after the build (as at a finalized block).
+    const [p] = await proveKeysAt(c, store, head, [{ tree: TREE, hKey: probe }], { settled: true });
     if (!p) throw new Error('no proof');
     times.push(performance.now() - t);
     // Every proof must verify; a benchmark of wrong answers would mean nothing.
@@ -157,6 +162,8 @@ async function backfill(): Promise<void> {
   // No coordinator, and no empty blocks while measuring: the chain holds still at the end of its history.
   const devnet = await startDevnet({ common, db: devDb, options: { historyHours: HISTORY_HOURS, coordinator: false, blockTimeMs: 1_000_000_000 } });
   const l2 = createProvider(devnet.state.l2.upstreamRpcUrl, devnet.state.l2.chainId);
+  // As the state manager runs it: headers and traces through the lean JSON-RPC client (BENCH_STATE_RPC=ethers: through ethers).
+  const rpc = process.env.BENCH_STATE_RPC === 'ethers' ? undefined : createJsonRpcCaller(devnet.state.l2.upstreamRpcUrl);
   try {
     const target = BigInt(await l2.getBlockNumber());
     process.stdout.write(`backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
@@ -169,6 +176,7 @@ async function backfill(): Promise<void> {
           blocksPerTransaction: perTx,
           genesisAccounts: devnet.state.accounts.map((a) => a.address.toLowerCase()),
           finalized: () => undefined,
+          rpc,
         });
         const t = performance.now();
         while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
@@ -189,6 +197,7 @@ async function backfill(): Promise<void> {
     }
   } finally {
     l2.destroy();
+    rpc?.close();
     await devnet.stop();
     await devDb.close();
   }
@@ -254,12 +263,30 @@ async function devReady(): Promise<void> {
     const ready = performance.now();
     process.stdout.write(`dev: \`l2stack dev\` ready in ${((ready - startedAt) / 1000).toFixed(1)} s\n`);
     const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
-    const sent = spawnSync(process.execPath, [bin, 'devnet', 'send-message', '--from', 'l2', '--value', '0.001', '--fee', '0.0001', '--state-file', file], { encoding: 'utf8' });
-    if (sent.status !== 0) throw new Error(`send-message failed: ${sent.stderr}`);
-    const hash = sent.stdout.trim();
     const rpc = async (method: string, params: unknown[]) =>
-      (await (await fetch(state.services.rpc!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: unknown; error?: { code: number } };
-    const proofAt = poll('svc_getProof', async () => ((await rpc('svc_getProof', [state.accounts[4]!.address, [], 'finalized'])).result ? performance.now() : undefined), 300);
+      (await (await fetch(state.services.rpc!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: unknown; error?: { code: number; message?: string } };
+    // What svc_getProof answered until it served (each distinct answer once, with its time after ready): says what it waited for.
+    const answers: string[] = [];
+    // Sent in this process, as `l2stack devnet send-message --from l2` does (the CLI's own start-up under load is not the stack's).
+    const l2 = createProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { pollingInterval: 100 });
+    const sender = L2MessageService__factory.connect(state.l2.messageService, new Wallet(state.accounts[ROLES.user]!.privateKey, l2));
+    const sending = (async () => {
+      const fee = parseEther('0.0001');
+      const tx = await sender.sendMessage(state.accounts[ROLES.user]!.address, fee, '0x', { value: parseEther('0.001') + fee });
+      const receipt = await tx.wait();
+      const event = receipt?.logs.map((l) => sender.interface.parseLog(l)).find((e) => e?.name === 'MessageSent');
+      if (!event) throw new Error(`transaction ${tx.hash} emitted no MessageSent event`);
+      process.stdout.write(`dev: the L2→L1 message was mined ${((performance.now() - ready) / 1000).toFixed(1)} s after ready\n`);
+      return event.args._messageHash as string;
+    })().finally(() => l2.destroy());
+    const proofAt = poll('svc_getProof', async () => {
+      const r: { result?: unknown; error?: unknown } = await rpc('svc_getProof', [state.accounts[4]!.address, [], 'finalized']).catch((err: Error) => ({ error: { code: 0, message: err.message } }));
+      if (r.result) return performance.now();
+      const said = JSON.stringify(r.error).replace(/\d+/g, 'N');
+      if (!answers.some((a) => a.endsWith(said))) answers.push(`${((performance.now() - ready) / 1000).toFixed(1)} s: ${said}`);
+      return undefined;
+    }, 300);
+    const hash = await sending;
     const claimedAt = poll('the L2→L1 claim', async () => {
       const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L2_TO_L1`);
       if (!res.ok) return undefined;
@@ -269,6 +296,7 @@ async function devReady(): Promise<void> {
     }, 300);
     const [p, cl] = await Promise.all([proofAt, claimedAt]);
     process.stdout.write(`dev: svc_getProof served ${((p - ready) / 1000).toFixed(1)} s after ready; an L2→L1 message sent at ready claimed on L1 ${((cl - ready) / 1000).toFixed(1)} s after ready\n`);
+    for (const a of answers) process.stdout.write(`  svc_getProof before it served, from ${a}\n`);
   } finally {
     child.kill('SIGINT');
     setTimeout(() => child.kill('SIGKILL'), 15_000).unref();

@@ -9,6 +9,7 @@ import { createMetrics } from '../../src/common/metrics.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { Ingestor } from '../../src/state/ingest.js';
+import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
@@ -51,12 +52,14 @@ async function pgStore(name: string): Promise<PgStore> {
   return new PgStore(db.client, schema);
 }
 
+/** Batched ingestors read headers and traces as the state manager does (its JSON-RPC client); per-block ones through ethers, the reference. */
 const ingestor = (store: VersionedStore, blocksPerTransaction: number, url = l2.url) =>
   new Ingestor(new WorldState(store), createProvider(url, 59_999), logger, createMetrics({ defaultMetrics: false }), {
     maxBlocksPerStep: 100,
     blocksPerTransaction,
     genesisAccounts: [deployer!.address.toLowerCase()],
     finalized: () => undefined,
+    rpc: blocksPerTransaction > 1 ? createJsonRpcCaller(url) : undefined,
   });
 
 /** Steps until the store's head is the chain's head block (same hash); returns the step errors seen. */
