@@ -4,7 +4,7 @@ import { runLifecycle } from '../common/lifecycle.js';
 import { devnetDatabase, devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { startDevnet } from '../devnet/devnet.js';
+import { startDevnet, type DevnetChains } from '../devnet/devnet.js';
 import { writeStateFile } from '../devnet/state-file.js';
 import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
 import { LateStateRoots, startDevnetStateManager } from '../devnet/services/state.js';
@@ -28,9 +28,20 @@ export const devCommand: CommandBody = {
         const dbOpening = openDb();
         const stateRoots = new LateStateRoots();
         // With the ERC-4337 bundler (Alto) on a free port: the RPC endpoint forwards the bundler methods to it.
-        const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {} } });
+        // The state manager starts as soon as the message services exist, so it ingests the generated history
+        // while it is made instead of after `ready` (svc_getProof and L2->L1 finalization wait for it).
+        let stateManagerStarting: Promise<Awaited<ReturnType<typeof startDevnetStateManager>>> | undefined;
+        const onMessageServices = (chains: DevnetChains) => {
+          stateManagerStarting = dbOpening.then(async (db) => {
+            const manager = await startDevnetStateManager({ common, db, devnet: { state: chains }, env });
+            stateRoots.attach(manager);
+            return manager;
+          });
+          stateManagerStarting.catch(() => undefined); // awaited below
+        };
+        const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {}, onMessageServices } });
         const db = await dbOpening;
-        const stateManager = await startDevnetStateManager({ common, db, devnet, env });
+        const stateManager = await (stateManagerStarting ?? startDevnetStateManager({ common, db, devnet, env }));
         stateRoots.attach(stateManager);
         const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
         const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };

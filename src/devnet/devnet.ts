@@ -37,6 +37,18 @@ export interface DevnetOptions {
    * seconds to start and most tests do not need it). The EntryPoint and account factory are deployed either way.
    */
   bundler?: { port?: number } | false;
+  /**
+   * Called (not awaited) once both message services are deployed, before tokens and history: `l2stack dev`
+   * starts the state manager here, so it ingests the generated history while it is made.
+   */
+  onMessageServices?: (chains: DevnetChains) => void;
+}
+
+/** What a follower of both chains needs, known once the message services are deployed. */
+export interface DevnetChains {
+  l1: { rpcUrl: string; messageService: string };
+  l2: { upstreamRpcUrl: string };
+  accounts: { address: string }[];
 }
 
 export interface Devnet {
@@ -153,6 +165,7 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       l2Deployer: wallet('deployer', l2Provider),
       coordinator: accounts[ROLES.coordinator]!.address,
     });
+    options.onMessageServices?.({ l1: { rpcUrl: l1.url, messageService: services.l1MessageService }, l2: { upstreamRpcUrl: l2.url }, accounts });
     const tokens = await deployTokens(wallet('deployer', l2Provider));
     const dex = await deployDex(wallet('deployer', l2Provider), tokens);
     const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };

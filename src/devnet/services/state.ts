@@ -1,7 +1,7 @@
 import type { Common } from '../../common/kernel.js';
 import type { DbClient } from '../../common/db/client.js';
 import type { StateRootSource } from '../coordinator/index.js';
-import type { Devnet } from '../devnet.js';
+import type { Devnet, DevnetChains } from '../devnet.js';
 import { loadStateConfig, startStateManager, type RunningStateManager } from '../../state/index.js';
 
 /**
@@ -26,7 +26,7 @@ export class LateStateRoots implements StateRootSource {
 }
 
 /** Starts the state manager over the devnet: the L2 upstream, L1 finalization events, the funded genesis accounts. */
-export async function startDevnetStateManager(ctx: { common: Common; db: DbClient; devnet: Devnet; env: Record<string, string | undefined> }): Promise<RunningStateManager> {
+export async function startDevnetStateManager(ctx: { common: Common; db: DbClient; devnet: Devnet | { state: DevnetChains }; env: Record<string, string | undefined> }): Promise<RunningStateManager> {
   const s = ctx.devnet.state;
   const config = loadStateConfig(
     { ...ctx.env, STATE_L2_RPC_URL: s.l2.upstreamRpcUrl, STATE_L1_RPC_URL: s.l1.rpcUrl, STATE_L1_MESSAGE_SERVICE: s.l1.messageService },
