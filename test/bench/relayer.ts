@@ -21,7 +21,8 @@
  * BENCH_PROFILE=1 samples this process's CPU (node:inspector, as --cpu-prof; the relayer, PGlite and the
  * coordinator share this thread) during the direct phase and prints the heaviest self time (BENCH_PROFILE_OUT=<file>
  * also writes the .cpuprofile). Each phase prints
- * the machine's load average and the CPU the devnet's anvil processes used.
+ * the machine's load average and the CPU the devnet's anvil processes used. BENCH_RELAYER_<NAME>=value passes
+ * <NAME>=value to the relayer (e.g. BENCH_RELAYER_L1_MAX_BLOCKS_TO_FETCH_LOGS).
  */
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
@@ -53,6 +54,8 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
  * default) and mine every BENCH_BLOCK_MS instead, as a real chain does; 0 (default) keeps automine.
  */
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 0);
+/** BENCH_RELAYER_<NAME>=value is given to the relayer of every phase as <NAME>=value. */
+const RELAYER_ENV = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('BENCH_RELAYER_') && v !== undefined).map(([k, v]) => [k.slice('BENCH_RELAYER_'.length), v!]));
 /** Backlog table: sizes within this fraction of the smallest backlog's claims/s count as flat. */
 const FLAT = 0.2;
 /** The backlog phase: the relayer on each of these backlogs (messages each way), for the flatness table. */
@@ -274,6 +277,7 @@ async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Pro
     L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
     MESSAGE_SUBMISSION_TIMEOUT: String(SUBMISSION_TIMEOUT_MS),
     ...extra,
+    ...RELAYER_ENV,
   }));
   const schema = db.schema(`bench_relayer_${account}_${Date.now() % 100_000}`);
   // CPU of this process while idle (the in-process coordinator, this loop's polling) is measured first and
