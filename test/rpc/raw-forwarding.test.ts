@@ -33,6 +33,17 @@ describe('raw JSON forwarding', () => {
     expect(readResponse('{"jsonrpc":"2.0","id":1,"result":"0x1","error":null}')!.raw!.text).toBe('"0x1"');
   });
 
+  it('behavior: a long answer in the node\'s own framing is cut in constant time, and one that also carries an error is still read as the error', () => {
+    const logs = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}`, removed: false })));
+    const block = JSON.stringify({ number: '0x2', extraData: `0x${'cd'.repeat(200)}`, transactions: [] });
+    for (const result of [logs, block]) {
+      expect(readResponse(`{"jsonrpc":"2.0","id":7,"result":${result}}`)!.raw!.text).toBe(result);
+      const both = readResponse(`{"jsonrpc":"2.0","id":7,"result":${result},"error":{"code":-32000,"message":"header not found"}}`)!;
+      expect(both.error).toEqual({ code: -32000, message: 'header not found' });
+      expect(both.raw).toBeUndefined();
+    }
+  });
+
   it('error: text that is not one well-formed response is refused rather than forwarded', () => {
     for (const bad of [
       '',
