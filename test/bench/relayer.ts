@@ -385,7 +385,7 @@ async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
     await (await l2Service.claimMessage(m.from, m.to, m.fee, m.value, claimerL2.address, m.calldata, m.nonce)).wait();
     lat.push((Date.now() - start) / 1000);
   }
-  results.push(report('sequential L1_TO_L2', lat, (Date.now() - start) / 1000));
+  results.push(report('sequential L1_TO_L2', lat, (Date.now() - start) / 1000, `; load average ${loadavg()}`));
 
   // L2→L1: read the roots of the finalizations and build the proofs.
   const lastBlock = Math.max(...l2.map((m) => m.block));
@@ -411,7 +411,7 @@ async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
       lat.push((Date.now() - start) / 1000);
     }
   }
-  results.push(report('sequential L2_TO_L1', lat, (Date.now() - start) / 1000));
+  results.push(report('sequential L2_TO_L1', lat, (Date.now() - start) / 1000, `; load average ${loadavg()}`));
   return results;
 }
 
