@@ -63,6 +63,19 @@ describe('relayer database', () => {
     expect(await repo.findByHash(message(1).message_hash)).toHaveLength(2);
   });
 
+  it('behavior: a log window of 5,000 messages is stored in one call (more bind parameters than PostgreSQL takes in one statement), each with its history line', async () => {
+    const window = Array.from({ length: 5_000 }, (_, i) => message(100_000 + i));
+    expect(await repo.storeMessages(window, { name: 'big', lastBlock: 1_000 })).toBe(5_000);
+    expect(await repo.storeMessages(window, { name: 'big', lastBlock: 1_001 })).toBe(0);
+    expect(await repo.getCursor('big')).toBe(1_001);
+    const hashes = window.map((m) => m.message_hash);
+    const stored = await testDb.client.knex.withSchema(testDb.schema('relayer')).from('message').whereIn('message_hash', hashes).count<{ n: string }[]>({ n: '*' });
+    expect(Number(stored[0]!.n)).toBe(5_000);
+    const history = await testDb.client.knex.withSchema(testDb.schema('relayer')).from('message_status_history as h')
+      .join('message as m', 'm.id', 'h.message_id').whereIn('m.message_hash', hashes).count<{ n: string }[]>({ n: '*' });
+    expect(Number(history[0]!.n)).toBe(5_000);
+  });
+
   it('behavior: a transition applies only from the expected status and is recorded once in the history', async () => {
     const [row] = await repo.findByHash(message(3).message_hash);
     expect(await repo.transition(row!.id, ['SENT'], 'TRANSACTION_SIZE_COMPUTED')).toBe(true);

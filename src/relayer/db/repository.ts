@@ -83,6 +83,9 @@ export type MessagePatch = Partial<Omit<MessageRow, 'id' | 'status' | 'created_a
 
 const json = (v: unknown) => JSON.stringify(v);
 
+/** Rows per INSERT of new messages: 2,000 × 14 columns stays well under PostgreSQL's 65,535 bind parameters. */
+const MESSAGES_PER_INSERT = 2_000;
+
 /** Data access of the relayer; every table qualified with the relayer's schema. */
 export class RelayerRepository {
   constructor(readonly db: DbClient, readonly schema: string) {}
@@ -120,15 +123,18 @@ export class RelayerRepository {
     return this.write(() => this.db.run((knex) =>
       knex.transaction(async (trx) => {
         let inserted: { id: string; status: MessageStatus; failure_reason: string | null }[] = [];
-        if (messages.length > 0) {
-          inserted = await this.t(trx, 'message')
-            .insert(messages)
+        // In chunks, in the one transaction: a PostgreSQL statement takes at most 65,535 bind parameters, and a
+        // log window of ~4,700 messages (14 columns each) in one INSERT was refused, retried forever.
+        for (let at = 0; at < messages.length; at += MESSAGES_PER_INSERT) {
+          const rows = await this.t(trx, 'message')
+            .insert(messages.slice(at, at + MESSAGES_PER_INSERT))
             .onConflict(['message_hash', 'direction'])
             .ignore()
             .returning(['id', 'status', 'failure_reason']);
-          if (inserted.length > 0) {
-            await this.t(trx, 'message_status_history').insert(inserted.map((r) => ({ message_id: r.id, status: r.status, reason: r.failure_reason })));
+          if (rows.length > 0) {
+            await this.t(trx, 'message_status_history').insert(rows.map((r) => ({ message_id: r.id, status: r.status, reason: r.failure_reason })));
           }
+          inserted = inserted.concat(rows);
         }
         await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
         return inserted.length;
