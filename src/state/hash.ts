@@ -1,5 +1,5 @@
 import { getBytes, keccak256 as ethersKeccak256 } from 'ethers';
-import { keccak256 } from './keccak.js';
+import { keccak256 } from '../common/eth/keccak.js';
 
 /**
  * The tree's hash function, behind an interface so a production hash (a SNARK-friendly one, say) can be

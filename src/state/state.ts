@@ -3,7 +3,7 @@ import {
   accountHKey, decodeAccountValue, encodeAccountValue, storageHKey, storageKeyWord, treeConstants, type AccountValue, type TreeConstants,
 } from './encoding.js';
 import { keccakHashProvider, type HashProvider } from './hash.js';
-import { keccak256 } from './keccak.js';
+import { keccak256 } from '../common/eth/keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
 import { applyChanges, proveKeysAt, readValues, type KeyChange, type KeyProof, type LeafProof } from './tree.js';
 

@@ -5,7 +5,7 @@ import {
   ACCOUNT_VALUE_LENGTH, decodeAccountValue, decodeLeafOpening, decodeRootNode, encodeAccountValue, encodeLeafOpening, encodeRootNode, treeConstants,
 } from '../../src/state/encoding.js';
 import { ethersKeccakHashProvider, keccakHashProvider } from '../../src/state/hash.js';
-import { keccak256 } from '../../src/state/keccak.js';
+import { keccak256 } from '../../src/common/eth/keccak.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { templateRows, treeRoot } from '../../src/state/tree.js';
 

@@ -1,8 +1,8 @@
 /**
- * keccak256 (the original Keccak padding Ethereum uses) over 32-bit lane halves. The tree hashes millions
- * of 64- and 128-byte nodes while building, and this avoids the hex round trip of ethers' `keccak256`
- * (about 3x faster here); the verifier for integrators keeps using ethers (see verify.ts). Checked
- * against ethers in test/state/encoding.test.ts.
+ * keccak256 (the original Keccak padding Ethereum uses) over 32-bit lane halves. The state tree hashes
+ * millions of 64- and 128-byte nodes while building and the relayer hashes every claim it signs; this avoids
+ * the hex round trip of ethers' `keccak256` (about 3x faster here). The verifier for integrators keeps using
+ * ethers (see src/state/verify.ts). Checked against ethers in test/state/encoding.test.ts.
  */
 
 const RATE = 136;
