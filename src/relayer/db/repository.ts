@@ -191,6 +191,12 @@ export class RelayerRepository {
     }));
   }
 
+  /** Whether the message is still PENDING with this claim transaction (nothing replaced or undid it since a read). */
+  async isPendingWith(id: string, claimTxHash: string): Promise<boolean> {
+    const row = await this.db.run((knex) => this.t(knex, 'message').where({ id, status: 'PENDING', claim_tx_hash: claimTxHash }).first('id'));
+    return row !== undefined;
+  }
+
   /** Updates fields without changing the status (failure reason, retry time). */
   async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
     await this.write(() => this.db.run((knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() })));

@@ -8,7 +8,19 @@ import { isClaimedOnChain } from './claiming.js';
 import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
 
+/** A claim the node does not know is sent again from its stored bytes once it is this old (any nonce). */
 const REBROADCAST_AFTER_MS = 10_000;
+/**
+ * The claim at a signer's lowest unmined nonce holds back every later claim of that signer, so it is checked
+ * sooner: once it is this old, and at most once per this period while that nonce stands still. Why a second:
+ * the node knows a transaction from the moment it accepts it (whatever the block time), and this process's
+ * own broadcasts are skipped while they wait in its queue, so the grace only has to cover a broadcast still
+ * on its way from another process (a leader that just stopped) and a node whose pools behind one address
+ * sync by gossip, both well under a second. It also matches how long the loops reuse an unchanged read
+ * (UNCHANGED_ROWS_MAX_AGE_MS). A false alarm costs one lookup and one resend of the same bytes, which the
+ * node answers with "already known"; a lost transaction costs every claim behind it this long.
+ */
+export const LOST_CLAIM_GRACE_MS = 1_000;
 const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null };
 const CANCEL_GAS = 21_000n;
 
@@ -22,11 +34,30 @@ export const bumped = (x: bigint) => { const up = (x * 11n + 9n) / 10n; return u
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
+ * When each signer's lowest unmined nonce was last looked up at the node: at most once per `periodMs` while
+ * that nonce stands still. A new lowest nonce may be looked up at once: it only comes after the chain mined
+ * the one before, so the lookups stay bounded by the chain's progress. One entry per signer address.
+ */
+function createLowestNonceChecks(periodMs: number) {
+  const last = new Map<string, { nonce: number; at: number }>();
+  return {
+    /** Whether `nonce` of `signer` may be looked up now; if so, the lookup is recorded. */
+    due(signer: string, nonce: number): boolean {
+      const prev = last.get(signer);
+      if (prev && prev.nonce === nonce && Date.now() - prev.at < periodMs) return false;
+      last.set(signer, { nonce, at: Date.now() });
+      return true;
+    },
+  };
+}
+
+/**
  * Resolves PENDING claims from their receipts: success → CLAIMED_SUCCESS; a revert is replayed at its
  * block to learn why (the L1 rate limit sends the message back to SENT, a claim lost to another claimer
  * is CLAIMED_SUCCESS, anything else CLAIMED_REVERTED). A transaction the node does not know is
- * rebroadcast from the stored raw bytes; one whose nonce was used by another transaction returns the
- * message for a new attempt.
+ * rebroadcast from the stored raw bytes: at once (after LOST_CLAIM_GRACE_MS) at the signer's lowest unmined
+ * nonce, which holds back all of its later claims, else after REBROADCAST_AFTER_MS. One whose nonce was used
+ * by another transaction returns the message for a new attempt.
  */
 export function createReceiptPersister(ctx: DirectionContext) {
   const chain = ctx.destination;
@@ -37,6 +68,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
     return r && { hash: r.hash.toLowerCase(), status: r.status ?? 0, blockNumber: r.blockNumber, gasUsed: r.gasUsed, gasPrice: r.gasPrice };
   };
   const timeoutMs = ctx.config.claiming.messageSubmissionTimeoutMs;
+  const lowestChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
 
   /** The address that sent a row's claim (rows from before claim_signer: the primary signer). */
   const signerAddress = (m: MessageRow) => m.claim_signer ?? ctx.sender.signer.address;
@@ -177,11 +209,29 @@ export function createReceiptPersister(ctx: DirectionContext) {
       return;
     }
     // Rebroadcast only what this process is not about to broadcast anyway (e.g. after a crash or a dropped tx).
-    // Any signer's broadcast will do: the raw transaction is already signed.
-    if (age > REBROADCAST_AFTER_MS && !queued && !(await chain.provider.getTransaction(m.claim_tx_hash!))) {
-      ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash, signer: signerAddress(m) }, 'claim transaction unknown to the node; rebroadcasting');
-      await (sender ?? ctx.sender).broadcast(m.claim_tx_raw!);
+    if (queued) return;
+    if (Number(m.claim_tx_nonce) === mined) {
+      if (age > LOST_CLAIM_GRACE_MS && lowestChecks.due(signerAddress(m), mined)) await rebroadcastIfUnknown(m, sender, 'lowest_nonce');
+      return;
     }
+    if (age > REBROADCAST_AFTER_MS) await rebroadcastIfUnknown(m, sender, 'age');
+  }
+
+  /**
+   * Sends a claim the node does not know (eth_getTransactionByHash) again from its stored signed bytes: same
+   * nonce, same fees, same hash, so nothing is recorded and no submission is counted. Any signer's broadcast
+   * will do, the transaction being signed already; another relayer process sending the same bytes is harmless.
+   * The row is read again first: this tick's rows may predate a broadcast of ours that failed and was undone
+   * (message returned, nonce given back and perhaps leased again), and the undo is committed before the claim
+   * leaves the broadcast queue, so a claim seen unqueued and still PENDING with this hash was not undone.
+   */
+  async function rebroadcastIfUnknown(m: MessageRow, sender: ClaimSender | undefined, trigger: 'lowest_nonce' | 'age'): Promise<void> {
+    if (!m.claim_tx_raw || (await chain.provider.getTransaction(m.claim_tx_hash!))) return;
+    if (!(await ctx.repo.isPendingWith(String(m.id), m.claim_tx_hash!))) return;
+    const detail = trigger === 'lowest_nonce' ? `it holds back the later nonces of ${signerAddress(m)}` : `no receipt after ${REBROADCAST_AFTER_MS} ms`;
+    ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash, nonce: Number(m.claim_tx_nonce), signer: signerAddress(m), trigger }, `claim transaction unknown to the node (${detail}); rebroadcasting`);
+    await (sender ?? ctx.sender).broadcast(m.claim_tx_raw);
+    ctx.metrics.rebroadcasts.inc({ direction: ctx.direction, trigger });
   }
 
   /** Successful claims of one tick, recorded together in one statement. */

@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Transaction, id } from 'ethers';
+import { useClaimChain, type ClaimChain } from './claim-chain.js';
+import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/persister.js';
+import type { MessageRow } from '../../src/relayer/db/repository.js';
+
+/**
+ * A claim transaction lost on its way to the node (a JSON-RPC proxy answers with its hash and never
+ * forwards it), on a real anvil and the test database. The lost claim sits at the signer's lowest unmined
+ * nonce, so every later claim of that signer waits behind it. MESSAGE_SUBMISSION_TIMEOUT is two minutes and
+ * the general rebroadcast comes after 10 s: only the fast path (the lowest nonce looked up after
+ * LOST_CLAIM_GRACE_MS, and sent again from its stored bytes when the node never got it) claims the messages
+ * within the few receipt iterations these tests allow.
+ */
+let c: ClaimChain;
+const fixture = useClaimChain();
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const NO_TIMEOUT = { MESSAGE_SUBMISSION_TIMEOUT: '120000' };
+/** Receipt iterations after the grace (100 ms apart): far less than the 10 s of the general rebroadcast. */
+const ITERATIONS = 20;
+
+interface LosingProxy {
+  url: string;
+  /** Loses the next `n` transactions whose (sender, nonce) it has not seen yet. */
+  loseNext(n: number): void;
+  lost(): number;
+  /** eth_sendRawTransaction calls per transaction hash, and calls per method. */
+  sends(hash: string): number;
+  calls(method: string): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A JSON-RPC proxy in front of `upstream` that loses new transactions while armed (answers with the hash,
+ * never forwards); a second send of the same sender and nonce goes through, as the drop proxy of the bench does.
+ */
+async function startLosingProxy(upstream: string): Promise<LosingProxy> {
+  const target = new URL(upstream);
+  const seen = new Set<string>();
+  const sends = new Map<string, number>();
+  const calls = new Map<string, number>();
+  let toLose = 0;
+  let lost = 0;
+  const body = async (req: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const server: Server = createServer((req, res) => {
+    void body(req).then((raw) => {
+      const parsed = JSON.parse(raw.toString('utf8')) as { id: unknown; method: string; params?: unknown[] } | unknown[];
+      if (!Array.isArray(parsed)) {
+        calls.set(parsed.method, (calls.get(parsed.method) ?? 0) + 1);
+        if (parsed.method === 'eth_sendRawTransaction') {
+          const tx = Transaction.from(String(parsed.params?.[0]));
+          sends.set(tx.hash!, (sends.get(tx.hash!) ?? 0) + 1);
+          const key = `${tx.from!.toLowerCase()}:${tx.nonce}`;
+          const fresh = !seen.has(key);
+          seen.add(key);
+          if (fresh && toLose > 0) {
+            toLose--;
+            lost++;
+            res.setHeader('content-type', 'application/json');
+            res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: tx.hash }));
+            return;
+          }
+        }
+      }
+      const up = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
+        res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      up.end(raw);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    loseNext: (n) => void (toLose = n),
+    lost: () => lost,
+    sends: (hash) => sends.get(hash) ?? 0,
+    calls: (method) => calls.get(method) ?? 0,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+let proxy: LosingProxy;
+beforeAll(async () => {
+  c = fixture.chain;
+  proxy = await startLosingProxy(c.anvil.url);
+});
+afterAll(async () => {
+  await proxy?.close();
+});
+
+async function claimedEvents(hash: string): Promise<number> {
+  const logs = await c.provider.getLogs({ address: await c.service.getAddress(), topics: [id('MessageClaimed(bytes32)'), hash], fromBlock: 0 });
+  return logs.length;
+}
+
+/** relayer_claim_rebroadcasts_total and relayer_claim_replacements_total of L1_TO_L2, by trigger / kind. */
+async function counted(name: string, label: 'trigger' | 'kind', value: string): Promise<number> {
+  const values = (await c.registry.getSingleMetric(name)?.get())?.values ?? [];
+  return values.filter((v) => v.labels.direction === 'L1_TO_L2' && v.labels[label] === value).reduce((a, v) => a + v.value, 0);
+}
+
+const rows = (ms: MessageRow[]) => Promise.all(ms.map((m) => c.row(m.id)));
+
+describe('a claim transaction lost before the node', () => {
+  it('behavior: the lost claim at the lowest nonce is sent again from its stored bytes once the node shows it never got it; it and the claims behind it are claimed exactly once, with no fee bump', { timeout: 60_000 }, async () => {
+    const p = await c.pipeline({ L2_RPC_URL: proxy.url, ...NO_TIMEOUT });
+    const ms = await c.addMessages(3);
+    const firstNonce = await c.provider.getTransactionCount(c.relayerAddress, 'latest');
+    proxy.loseNext(1);
+    await p.claim();
+    const sent = await rows(ms);
+    expect(sent.map((r) => [r.status, Number(r.claim_tx_nonce)])).toEqual([0, 1, 2].map((k) => ['PENDING', firstNonce + k]));
+    expect(proxy.lost()).toBe(1);
+    // The lowest nonce never reached the node: nothing of the signer is mined, the two later claims wait in its pool.
+    expect(await c.provider.getTransaction(sent[0]!.claim_tx_hash!)).toBeNull();
+    expect(await c.provider.getTransactionCount(c.relayerAddress, 'latest')).toBe(firstNonce);
+
+    await wait(LOST_CLAIM_GRACE_MS + 100);
+    let now = await rows(ms);
+    for (let i = 0; i < ITERATIONS && now.some((r) => r.status !== 'CLAIMED_SUCCESS'); i++) {
+      await p.receipts();
+      now = await rows(ms);
+      if (now.some((r) => r.status !== 'CLAIMED_SUCCESS')) await wait(100);
+    }
+    expect(now.map((r) => r.status)).toEqual(ms.map(() => 'CLAIMED_SUCCESS'));
+    // The very transactions first signed: same hashes and nonces, no bump, one submission each.
+    expect(now.map((r) => [r.claim_tx_hash, r.claim_tx_nonce, r.bumps, r.retries])).toEqual(sent.map((r) => [r.claim_tx_hash, r.claim_tx_nonce, 0, 1]));
+    for (const r of now) {
+      expect((await c.provider.getTransactionReceipt(r.claim_tx_hash!))?.status).toBe(1);
+      expect(await claimedEvents(r.message_hash)).toBe(1);
+      // One submission cycle: PENDING once, then claimed (no return to ANCHORED for a new attempt).
+      const statuses = (await c.history(r.id)).map((h) => h.status);
+      expect(statuses.slice(statuses.indexOf('PENDING'))).toEqual(['PENDING', 'CLAIMED_SUCCESS']);
+    }
+    // Sent twice (lost, then rebroadcast), the later claims once.
+    expect(now.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([2, 1, 1]);
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(1);
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'age')).toBe(0);
+    expect(await counted('relayer_claim_replacements_total', 'kind', 'bump')).toBe(0);
+    expect(c.logLines.filter((l) => l.includes('claim transaction unknown to the node')).map((l) => (JSON.parse(l) as { tx: string; trigger: string })))
+      .toEqual([expect.objectContaining({ tx: sent[0]!.claim_tx_hash, trigger: 'lowest_nonce' })]);
+  });
+
+  it('behavior: a claim the node holds but has not mined is not sent again, and its lookup is repeated at most once per grace period', { timeout: 60_000 }, async () => {
+    const p = await c.pipeline({ L2_RPC_URL: proxy.url, ...NO_TIMEOUT });
+    const [m] = await c.addMessages(1);
+    const rebroadcastsBefore = await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce');
+    await c.rpc('evm_setAutomine', [false]);
+    try {
+      await p.claim();
+      const sent = await c.row(m!.id);
+      expect(sent.status).toBe('PENDING');
+      await wait(LOST_CLAIM_GRACE_MS + 100);
+      const lookupsBefore = proxy.calls('eth_getTransactionByHash');
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) await p.receipts();
+      const elapsed = Date.now() - started;
+      const lookups = proxy.calls('eth_getTransactionByHash') - lookupsBefore;
+      // Looked up (the claim is past the grace and holds the lowest nonce), but not on every iteration.
+      expect(lookups).toBeGreaterThanOrEqual(1);
+      expect(lookups).toBeLessThanOrEqual(1 + Math.floor(elapsed / LOST_CLAIM_GRACE_MS));
+      expect(proxy.sends(sent.claim_tx_hash!)).toBe(1);
+      expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(rebroadcastsBefore);
+      await c.rpc('evm_mine');
+      await p.receipts();
+      const done = await c.row(m!.id);
+      expect([done.status, done.claim_tx_hash, done.bumps]).toEqual(['CLAIMED_SUCCESS', sent.claim_tx_hash, 0]);
+      expect(await claimedEvents(m!.message_hash)).toBe(1);
+    } finally {
+      await c.rpc('evm_setAutomine', [true]);
+    }
+  });
+});
