@@ -1,4 +1,8 @@
-import { Transaction, Wallet } from 'ethers';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { Transaction } from 'ethers';
+import { serializeSigned, signingHash, type Eip1559Fields } from '../common/eth/eip1559.js';
+import { bytesToHex, hexToBytes, isHexOfLength } from '../common/eth/hex.js';
+import { keccak256 } from '../common/eth/keccak.js';
 import type { SignerConfig } from './config.js';
 import { createKmsSigner, createRemoteSigner, type BackendSigner } from './signers/index-remote.js';
 
@@ -39,18 +43,59 @@ export function toTransaction(tx: UnsignedTx): Transaction {
   });
 }
 
+/** The fields of `tx` as bytes, for the serializer (hex checked: a malformed `to` or `data` throws). */
+export function toEip1559Fields(tx: UnsignedTx): Eip1559Fields {
+  if (!isHexOfLength(tx.to, 20)) throw new TypeError(`to must be a 20-byte 0x-prefixed hex address, got "${String(tx.to)}"`);
+  return {
+    chainId: tx.chainId,
+    nonce: tx.nonce,
+    maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
+    maxFeePerGas: tx.maxFeePerGas,
+    gasLimit: tx.gasLimit,
+    to: hexToBytes(tx.to, 'to'),
+    value: tx.value,
+    data: hexToBytes(tx.data, 'data'),
+  };
+}
+
+/** The lower-case address of a secp256k1 secret key: the last 20 bytes of keccak256 of its uncompressed public key. */
+export function addressOf(secretKey: Uint8Array): string {
+  const publicKey = secp256k1.getPublicKey(secretKey, false);
+  return bytesToHex(keccak256(publicKey.subarray(1)).subarray(12));
+}
+
+/**
+ * A key held in this process. Signs with @noble/curves directly (RFC 6979 deterministic nonces, low s, as
+ * ethers' Wallet, which uses the same library underneath) and serializes with src/common/eth: the Wallet's
+ * Transaction object, its re-serialization and its hex round trips were the relayer's largest CPU cost per
+ * claim (issue 12).
+ */
 class PrivateKeySigner implements TxSigner {
   readonly type = 'private-key' as const;
   readonly address: string;
-  readonly #wallet: Wallet;
+  readonly #secretKey: Uint8Array;
 
   constructor(privateKey: string) {
-    this.#wallet = new Wallet(privateKey);
-    this.address = this.#wallet.address.toLowerCase();
+    if (!isHexOfLength(privateKey, 32)) throw new TypeError('the signer private key must be 0x followed by 64 hex digits');
+    this.#secretKey = Uint8Array.from(hexToBytes(privateKey, 'private key'));
+    if (!secp256k1.utils.isValidSecretKey(this.#secretKey)) throw new RangeError('the signer private key is not a valid secp256k1 key (0, or not below the curve order)');
+    this.address = addressOf(this.#secretKey);
   }
 
   signTransaction(tx: UnsignedTx): Promise<string> {
-    return this.#wallet.signTransaction(toTransaction(tx));
+    try {
+      const fields = toEip1559Fields(tx);
+      const sig = secp256k1.sign(signingHash(fields), this.#secretKey, { prehash: false, lowS: true, format: 'recovered' });
+      // 'recovered' is recovery id || r || s. Ids 2 and 3 (r at or above the curve order) occur with
+      // probability ~2^-128 and have no yParity: refuse rather than send an unrecoverable transaction.
+      const recovery = sig[0]!;
+      if (recovery > 1) throw new Error(`signature recovery id ${recovery} cannot be expressed as yParity`);
+      const r = BigInt(bytesToHex(sig.subarray(1, 33)));
+      const s = BigInt(bytesToHex(sig.subarray(33, 65)));
+      return Promise.resolve(bytesToHex(serializeSigned(fields, { yParity: recovery as 0 | 1, r, s })));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
   }
 
   toJSON() {

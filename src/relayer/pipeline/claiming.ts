@@ -1,4 +1,5 @@
 import { describeRevert, isRevert } from '../chain.js';
+import { encodeClaimMessageWithProofCall } from '../claim-calldata.js';
 import type { MessageRow } from '../db/repository.js';
 import { SignerFunds } from '../funds.js';
 import { BroadcastRefusedError, NonceGapError, type PlannedClaim } from '../sender.js';
@@ -30,11 +31,24 @@ function concurrency(n: number) {
     });
 }
 
+/** The claim's calldata (hand-encoded, see src/relayer/claim-calldata.ts). */
 export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
   if (ctx.direction === 'L1_TO_L2') return encodeClaimMessage(ctx, m);
-  return ctx.destination.iface.encodeFunctionData('claimMessageWithProof', [
-    [m.proof, m.message_nonce, m.leaf_index, m.message_sender, m.destination, m.fee, m.value, claimFeeRecipient(ctx), m.merkle_root, m.calldata],
-  ]);
+  if (m.proof === null || m.leaf_index === null || m.merkle_root === null) {
+    throw new Error(`message ${m.message_hash} has no Merkle proof yet; it cannot be claimed on L1`);
+  }
+  return encodeClaimMessageWithProofCall({
+    proof: m.proof,
+    nonce: m.message_nonce,
+    leafIndex: m.leaf_index,
+    from: m.message_sender,
+    to: m.destination,
+    fee: m.fee,
+    value: m.value,
+    feeRecipient: claimFeeRecipient(ctx),
+    merkleRoot: m.merkle_root,
+    calldata: m.calldata,
+  });
 }
 
 async function view(ctx: DirectionContext, fn: string, args: unknown[]): Promise<bigint | boolean> {

@@ -1,6 +1,9 @@
 import { deflateRawSync } from 'node:zlib';
-import { getBytes, keccak256, Signature, toUtf8Bytes } from 'ethers';
-import { toTransaction } from '../signer.js';
+import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
+import { bytesToHex } from '../../common/eth/hex.js';
+import { keccak256 } from '../../common/eth/keccak.js';
+import { encodeClaimMessageCall } from '../claim-calldata.js';
+import { toEip1559Fields } from '../signer.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../db/status-change.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
@@ -9,7 +12,7 @@ import { locateSource, reorgedReason } from './reorg.js';
 
 /** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
 export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
-  return ctx.destination.iface.encodeFunctionData('claimMessage', [m.message_sender, m.destination, m.fee, m.value, claimFeeRecipient(ctx), m.calldata, m.message_nonce]);
+  return encodeClaimMessageCall({ from: m.message_sender, to: m.destination, fee: m.fee, value: m.value, feeRecipient: claimFeeRecipient(ctx), calldata: m.calldata, nonce: m.message_nonce });
 }
 
 /**
@@ -28,13 +31,19 @@ export function createSizeProcessor(ctx: DirectionContext) {
 
 /**
  * A signature's 65 bytes are incompressible whoever signs, so a fixed stand-in of that kind measures the
- * same as a real one: no signing (nor a remote signer's round trip) per message.
+ * same as a real one: no signing (nor a remote signer's round trip) per message. r and s are the keccaks of
+ * two fixed strings (s with its top four bits cleared, so it is a low s), parity 0: the same bytes the
+ * sizes were always computed with.
  */
-const PLACEHOLDER_SIGNATURE = Signature.from({ r: keccak256(toUtf8Bytes('claim size r')), s: `0x${keccak256(toUtf8Bytes('claim size s')).slice(3).padStart(64, '0')}`, v: 27 });
+const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
+  yParity: 0,
+  r: BigInt(bytesToHex(keccak256(Buffer.from('claim size r', 'utf8')))),
+  s: BigInt(bytesToHex(keccak256(Buffer.from('claim size s', 'utf8')))) & ((1n << 252n) - 1n),
+};
 
 /** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
 export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): number {
-  const tx = toTransaction({
+  const fields = toEip1559Fields({
     chainId: ctx.destination.chainId,
     nonce: 0,
     to: claimTarget(ctx),
@@ -44,8 +53,7 @@ export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 
     maxFeePerGas: 1_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
   });
-  tx.signature = PLACEHOLDER_SIGNATURE;
-  return deflateRawSync(getBytes(tx.serialized), { level: 9 }).length;
+  return deflateRawSync(serializeSigned(fields, PLACEHOLDER_SIGNATURE), { level: 9 }).length;
 }
 
 /** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
