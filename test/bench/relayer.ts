@@ -7,10 +7,10 @@
  *  2. the same through a JSON-RPC proxy in front of each chain (test/bench/_drop-proxy.ts, in a thread of
  *     its own) that drops nothing: what the extra hop costs;
  *  3. the same with one claim in ten lost on its way to the node: the proxy answers every tenth new
- *     transaction with its hash but never forwards it, so the relayer sees no receipt within
- *     MESSAGE_SUBMISSION_TIMEOUT and bumps the fee at the same nonce (counted from its
- *     relayer_claim_replacements_total). A transaction stuck at a lost nonce holds back the later ones,
- *     which time out and are bumped as well;
+ *     transaction with its hash but never forwards it (a resend of the same sender and nonce goes through).
+ *     A lost transaction at a signer's lowest unmined nonce holds back all its later ones; the relayer
+ *     rebroadcasts it once the node shows it never got it (relayer_claim_rebroadcasts_total), or bumps the
+ *     fee at the same nonce after MESSAGE_SUBMISSION_TIMEOUT (relayer_claim_replacements_total): both counted;
  *  4. a minimal sequential claimer (one message at a time: send, wait for the receipt, next);
  *  5. (BENCH_KEYS=N > 1) the direct phase again with N signer keys per direction: N-1 extra dev accounts,
  *     funded on both chains, passed in L1_SIGNER_PRIVATE_KEYS / L2_SIGNER_PRIVATE_KEYS; which addresses
@@ -66,6 +66,20 @@ const DIRECTIONS = ['L1_TO_L2', 'L2_TO_L1'] as const;
 type Dir = (typeof DIRECTIONS)[number];
 const FEE = parseEther('0.001');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * A read of this bench's own, tried again (up to 5 times) when its connection was reset: on a loaded machine a
+ * kept-alive socket to anvil is sometimes reset under a call, and one such read used to end the whole run.
+ */
+async function retried<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE|fetch failed/i.test(`${(err as Error).message} ${(err as { code?: string }).code ?? ''}`)) throw err;
+      await sleep(100 * attempt);
+    }
+  }
+}
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
@@ -121,9 +135,9 @@ async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n:
   const s = d.devnet.state;
   const chain = layer === 'l1' ? s.l1 : s.l2;
   const c = layer === 'l1' ? L1MessageService__factory.connect(chain.messageService, sender) : L2MessageService__factory.connect(chain.messageService, sender);
-  let nonce = await sender.getNonce('pending');
+  let nonce = await retried(() => sender.getNonce('pending'));
   const to = d.wallet(12, layer).address;
-  const fees = await sender.provider!.getFeeData();
+  const fees = await retried(() => sender.provider!.getFeeData());
   const maxFeePerGas = (fees.maxFeePerGas ?? 10n ** 10n) * 2n;
   const hashes: string[] = [];
   for (let i = 0; i < n; i += SEND_BATCH) {
@@ -141,7 +155,7 @@ async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n:
     const part = hashes.slice(i, i + SEND_BATCH);
     let receipts: ({ blockNumber: string; status: string; logs: { topics: string[]; data: string }[] } | null)[];
     for (;;) {
-      receipts = (await rpcBatch(chain.rpcUrl, part.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })))) as typeof receipts;
+      receipts = (await retried(() => rpcBatch(chain.rpcUrl, part.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] }))))) as typeof receipts;
       if (receipts.every((r) => r !== null)) break;
       await sleep(100);
     }
@@ -197,6 +211,9 @@ async function startDropProxy(upstream: string, dropEvery: number): Promise<Drop
   const tsx = import.meta.resolve('tsx/esm/api');
   const module = new URL('./_drop-proxy.ts', import.meta.url).href;
   const worker = new Worker(`import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(module)}); });`, { eval: true, workerData: { upstream, dropEvery } });
+  // A failure inside the proxy is printed with its stack and ends the worker, not this run (unhandled, a
+  // worker's 'error' event ends the process; once, under load, as a bare "socket hang up").
+  worker.on('error', (err) => console.error(`drop proxy in front of ${upstream} failed:`, err));
   const [{ port }] = (await once(worker, 'message')) as [{ port: number }];
   const dropped = async () => {
     worker.postMessage('stats');
@@ -209,9 +226,9 @@ async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Promise<vo
   const s = d.devnet.state;
   const l2Service = L2MessageService__factory.connect(s.l2.messageService, d.wallet(15, 'l2'));
   const l1Service = L1MessageService__factory.connect(s.l1.messageService, d.wallet(15, 'l1'));
-  while ((await l2Service.inboxL1L2MessageStatus(l1.at(-1)!.hash)) !== 1n) await sleep(100);
+  while ((await retried(() => l2Service.inboxL1L2MessageStatus(l1.at(-1)!.hash))) !== 1n) await sleep(100);
   const lastBlock = Math.max(...l2.map((m) => m.block));
-  while ((await l1Service.currentL2BlockNumber()) < BigInt(lastBlock)) await sleep(100);
+  while ((await retried(() => l1Service.currentL2BlockNumber())) < BigInt(lastBlock)) await sleep(100);
 }
 
 async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
@@ -264,7 +281,7 @@ async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Pro
   const count = o.count ?? N;
   // Errors only: the bump phase would print a warning for each of its hundreds of fee bumps.
   const common = testCommon('error');
-  const from = { l1: await d.wallet(account, 'l1').provider!.getBlockNumber(), l2: await d.wallet(account, 'l2').provider!.getBlockNumber() };
+  const from = { l1: await retried(() => d.wallet(account, 'l1').provider!.getBlockNumber()), l2: await retried(() => d.wallet(account, 'l2').provider!.getBlockNumber()) };
   const [l1, l2] = await Promise.all([sendMany(d, d.wallet(account, 'l1'), 'l1', count), sendMany(d, d.wallet(account, 'l2'), 'l2', count)]);
   await allAnchored(d, l1, l2);
   const s = d.devnet.state;
@@ -312,6 +329,7 @@ async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Pro
   const loadAfter = loadavg();
   const rows = (await q().select('direction', 'status', 'created_at', 'anchored_at', 'claim_tx_created_at', 'claimed_at', 'claim_tx_raw')) as (StageRow & { claim_tx_raw: string | null })[];
   const replacements = (await common.metrics.getSingleMetric('relayer_claim_replacements_total')!.get()).values;
+  const rebroadcasts = (await common.metrics.getSingleMetric('relayer_claim_rebroadcasts_total')?.get())?.values ?? [];
   const rpcValues = (await common.metrics.getSingleMetric('relayer_rpc_calls_total')?.get())?.values ?? [];
   await relayer.stop();
   const dropped = { L1_TO_L2: await proxies?.l2.dropped(), L2_TO_L1: await proxies?.l1.dropped() };
@@ -338,7 +356,8 @@ async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Pro
       }
     }
     signers[dir] = by.size;
-    const extraText = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')}` : '';
+    const resent = (trigger: string) => rebroadcasts.filter((v) => v.labels.direction === dir && v.labels.trigger === trigger).reduce((a, v) => a + v.value, 0);
+    const extraText = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')} rebroadcasts=${resent('lowest_nonce')} at the lowest nonce, ${resent('age')} after 10 s` : '';
     const keysText = o.extraKeys ? ` signers=${by.size} (${[...by.values()].join('/')} claims)` : '';
     results.push(report(`${label} ${dir}`, lat, span, `${extraText}${keysText}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
     printStages(`${label} ${dir}`, ok, wallStart);
