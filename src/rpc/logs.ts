@@ -64,10 +64,23 @@ export async function getLogs(ctx: RpcContext, filter: Filter, budget?: Response
   }
   if (filter.address !== undefined) forwarded.address = filter.address;
   if (filter.topics !== undefined) forwarded.topics = filter.topics;
-  // Logs of a range ending at or below the finalized block never change; ending at `latest` or a recent
-  // block, they hold until the head moves (cache/policy.ts). By block hash: not kept (unknown hash = []).
+  const logs = await logsOf(ctx, forwarded, filter.blockHash === undefined, budget);
+  // Counted on the node's text (no parse): a 1,000-log answer is ~600 KB.
+  const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
+  if (over) throw resultCapError(ctx, count!);
+  // The node's text, counted but not parsed: trusted to be the standard method's Log[].
+  return logs;
+}
+
+/**
+ * The node's eth_getLogs answer to `forwarded`, through the answer cache when `cacheable`. Logs of a
+ * range ending at or below the finalized block never change; ending at `latest` or a recent block, they
+ * hold until the head moves (cache/policy.ts). By block hash: not kept (an unknown hash answers []).
+ * Filter polls come here too: polls of filters with the same criteria at the same head share one answer.
+ */
+export async function logsOf(ctx: RpcContext, forwarded: Filter, cacheable: boolean, budget?: ResponseBudget): Promise<RawJson<Log[]>> {
   const { cache, upstream } = ctx;
-  const lifetime = cache.enabled && filter.blockHash === undefined ? blockLifetime(forwarded.toBlock, upstream.tracker, upstream.headIsLive) : undefined;
+  const lifetime = cache.enabled && cacheable ? blockLifetime(forwarded.toBlock, upstream.tracker, upstream.headIsLive) : undefined;
   const key = lifetime ? `eth_getLogs${JSON.stringify(forwarded)}` : '';
   if (lifetime) {
     const hit = cache.get(key);
@@ -75,10 +88,6 @@ export async function getLogs(ctx: RpcContext, filter: Filter, budget?: Response
   }
   const version = upstream.tracker.version;
   const logs = await upstream.requestRaw('eth_getLogs', [forwarded], { budget });
-  // Counted on the node's text (no parse): a 1,000-log answer is ~600 KB.
-  const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
-  if (over) throw resultCapError(ctx, count!);
   if (lifetime === 'final' || (lifetime === 'head' && upstream.headIsLive && upstream.tracker.version === version)) cache.set(key, logs, lifetime);
-  // The node's text, counted but not parsed: trusted to be the standard method's Log[].
   return logs as RawJson<Log[]>;
 }

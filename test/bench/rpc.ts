@@ -7,8 +7,8 @@
  * while blocks with logs arrive, and a finalized eth_getBlockByNumber with full transactions.
  * Printed per case: requests/s of each side, the ratio to direct anvil, p50/p99 of each side, and the
  * CPU the endpoint process used per request (from /proc; the cache-off endpoint also runs with
- * --cpu-prof and its profile's heaviest functions are printed). BENCH_SECONDS (default 4) per run;
- * BENCH_ONLY=<regex> runs only the matching cases.
+ * --cpu-prof and its profile's heaviest functions are printed; BENCH_PROFILE=on profiles the cache-on
+ * endpoint instead). BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex> runs only the matching cases.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
@@ -95,39 +95,58 @@ async function startBenchEndpoint(upstream: string, env: Record<string, string>,
 /** Monotonic µs (the clock V8 stamps profile samples with, on Linux the same in every process). */
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
-function summarizeProfile(dir: string, windows: [number, number][]): { busyUs: number; top: [string, number][]; byModule: [string, number][] } | undefined {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) return undefined;
-  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+function summarizeProfile(
+  dir: string,
+  windows: [number, number][],
+): { busyUs: number; top: [string, number][]; inclusive: [string, number][]; byModule: [string, number][] } | undefined {
+  // One file per process: with RPC_WORKERS every worker writes its own (they inherit --cpu-prof), summed here.
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (files.length === 0) return undefined;
+  type Profile = {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
     samples: number[];
     timeDeltas: number[];
     startTime: number;
   };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const frameKey = (n: Profile['nodes'][number]) => {
+    const where = n.callFrame.url ? n.callFrame.url.replace(/^.*\/(node_modules\/[^/]+|src)\//, '$1/') : '';
+    return `${n.callFrame.functionName || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
+  };
   const self = new Map<string, number>();
+  // Inclusive time: each sample counts once for every distinct function on its stack.
+  const inclusive = new Map<string, number>();
   const byModule = new Map<string, number>();
   let busyUs = 0;
-  let at = profile.startTime;
   // Only samples taken while a measured run was going (start-up and set-up left out).
   const measured = (t: number) => windows.some(([a, b]) => t >= a && t <= b);
-  profile.samples.forEach((id, i) => {
-    const n = byId.get(id)!;
-    const us = profile.timeDeltas[i] ?? 0;
-    at += us;
-    if (!measured(at)) return;
-    const fn = n.callFrame.functionName;
-    if (fn === '(idle)' || fn === '(program)') return;
-    busyUs += us;
-    const where = n.callFrame.url ? n.callFrame.url.replace(/^.*\/(node_modules\/[^/]+|src)\//, '$1/') : '';
-    const key = `${fn || '(anonymous)'} ${where}:${n.callFrame.lineNumber + 1}`;
-    self.set(key, (self.get(key) ?? 0) + us);
-    // Where the time goes by layer: node's own (http, net, streams), the kernel calls it makes, ours, libraries.
-    const module = where === '' ? `native ${fn || '(anonymous)'}` : where.startsWith('node:') ? where.replace(/:\d+$/, '').replace(/^(node:internal\/[^/]+).*/, '$1') : where.replace(/:\d+$/, '');
-    byModule.set(module, (byModule.get(module) ?? 0) + us);
-  });
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const parent = new Map<number, number>();
+    for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    let at = profile.startTime;
+    profile.samples.forEach((id, i) => {
+      const n = byId.get(id)!;
+      const us = profile.timeDeltas[i] ?? 0;
+      at += us;
+      if (!measured(at)) return;
+      const fn = n.callFrame.functionName;
+      if (fn === '(idle)' || fn === '(program)') return;
+      busyUs += us;
+      const where = n.callFrame.url ? n.callFrame.url.replace(/^.*\/(node_modules\/[^/]+|src)\//, '$1/') : '';
+      const key = frameKey(n);
+      self.set(key, (self.get(key) ?? 0) + us);
+      const onStack = new Set<string>();
+      for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) onStack.add(frameKey(byId.get(up)!));
+      for (const k of onStack) inclusive.set(k, (inclusive.get(k) ?? 0) + us);
+      // Where the time goes by layer: node's own (http, net, streams), the kernel calls it makes, ours, libraries.
+      const module = where === '' ? `native ${fn || '(anonymous)'}` : where.startsWith('node:') ? where.replace(/:\d+$/, '').replace(/^(node:internal\/[^/]+).*/, '$1') : where.replace(/:\d+$/, '');
+      byModule.set(module, (byModule.get(module) ?? 0) + us);
+    });
+  }
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12);
-  return { busyUs, top, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14) };
+  const inclusiveTop = [...inclusive.entries()].filter(([k]) => !k.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 30);
+  return { busyUs, top, inclusive: inclusiveTop, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14) };
 }
 
 const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -143,8 +162,13 @@ export async function main(): Promise<void> {
   await provider.send('anvil_mine', ['0x80']);
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
   // BENCH_RPC_WORKERS=<n>: the cache-on endpoint serves from n processes (RPC_WORKERS; needs DATABASE_HOST).
-  const cached = await startBenchEndpoint(anvil.url, process.env.BENCH_RPC_WORKERS ? { RPC_WORKERS: process.env.BENCH_RPC_WORKERS } : {});
-  const uncached = await startBenchEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  // BENCH_PROFILE=on: the cache-on endpoint runs with --cpu-prof instead of the cache-off one (its answers
+  // from the head and the cache are pure per-request overhead). With RPC_WORKERS the primary (serves nothing)
+  // and its workers each write a profile; they are summed.
+  const profileOn = process.env.BENCH_PROFILE === 'on';
+  const profileFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  const cached = await startBenchEndpoint(anvil.url, process.env.BENCH_RPC_WORKERS ? { RPC_WORKERS: process.env.BENCH_RPC_WORKERS } : {}, profileOn ? profileFlags : []);
+  const uncached = await startBenchEndpoint(anvil.url, { RPC_CACHE_BYTES: '0' }, profileOn ? [] : profileFlags);
   const direct: Target = { name: 'anvil', url: anvil.url };
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;
@@ -209,11 +233,13 @@ export async function main(): Promise<void> {
     for (const c of cases.filter((x) => !only || only.test(x.name))) {
       await c.before?.();
       const d = await load(direct, c.body(direct));
+      let began = nowUs();
       const on = await load(cached, c.body(cached));
-      const began = nowUs();
+      if (profileOn) windows.push([began, nowUs()]);
+      began = nowUs();
       const off = await load(uncached, c.body(uncached));
-      windows.push([began, nowUs()]);
-      profiledRequests += off.total;
+      if (!profileOn) windows.push([began, nowUs()]);
+      profiledRequests += (profileOn ? on : off).total;
       await c.after?.();
       const side = (s: Side) =>
         `${fmt(s.rps, 0).padStart(6)} req/s ${fmt(s.rps / d.rps).padStart(5)}x p50 ${fmt(s.p50)} (+${fmt(s.p50 - d.p50)}) p99 ${fmt(s.p99)} (+${fmt(s.p99 - d.p99)}) ms` +
@@ -232,8 +258,11 @@ export async function main(): Promise<void> {
   }
   const profile = summarizeProfile(profileDir, windows);
   if (profile) {
-    console.log(`\ncache-off endpoint, --cpu-prof during the measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${fmt(profile.busyUs / Math.max(1, profiledRequests), 1)} µs/request; heaviest self time:`);
-    for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${fn}`);
+    console.log(`\n${profileOn ? 'cache-on' : 'cache-off'} endpoint, --cpu-prof during the measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${fmt(profile.busyUs / Math.max(1, profiledRequests), 1)} µs/request; heaviest self time:`);
+    const perReq = (us: number) => fmt(us / Math.max(1, profiledRequests), 1).padStart(6);
+    for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
+    console.log('heaviest inclusive time (% of busy, µs per request):');
+    for (const [fn, us] of profile.inclusive) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
     console.log('self time by module (µs per request):');
     for (const [m, us] of profile.byModule) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${fmt(us / Math.max(1, profiledRequests), 1).padStart(6)}  ${m}`);
   }

@@ -88,6 +88,34 @@ describe('filters in the database', () => {
     expect(new Set(seen.map(key)).size).toBe(seen.length);
   });
 
+  it('behavior: polls of one filter at once on one replica run one after the other: one compare-and-set per new block, the rest answer [] from memory', async () => {
+    const id = await result(a.url, 'eth_newFilter', [{ address }]);
+    expect(await result(a.url, 'eth_getFilterChanges', [id])).toEqual([]); // now the replica knows the filter's cursor
+    const start = await provider.getBlockNumber();
+    await emit(900n, 3n);
+    const seen: Log[] = [];
+    const updatesPerRound: number[] = [];
+    // The replica may not have seen the new head at the first round (docs/rpc.md, Head tracker): rounds until it has.
+    for (let round = 0; round < 50 && seen.length < 3; round++) {
+      let updates = 0;
+      const count = (q: { sql: string }) => {
+        if (/^update/i.test(q.sql)) updates++;
+      };
+      db.client.knex.on('query', count);
+      try {
+        const polls = await Promise.all(Array.from({ length: 6 }, () => result(a.url, 'eth_getFilterChanges', [id])));
+        for (const p of polls) seen.push(...(p as Log[]));
+      } finally {
+        db.client.knex.off('query', count);
+      }
+      updatesPerRound.push(updates);
+    }
+    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as Log[];
+    expect(seen.map(key)).toEqual(truth.map(key));
+    // Racing polls would each fetch the logs and try the compare-and-set (losers too): one update per round at most.
+    expect(Math.max(...updatesPerRound)).toBe(1);
+  });
+
   it('behavior: a block filter reports new block hashes once', async () => {
     const id = await result(b.url, 'eth_newBlockFilter', []);
     await result(anvil.url, 'anvil_mine', ['0x3']);

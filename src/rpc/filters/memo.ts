@@ -33,6 +33,8 @@ export class FilterMemo {
   /** Filters forgotten because they were uninstalled or not found, with the time. */
   private readonly removed = new Map<string, number>();
   private listening: boolean;
+  /** The tail of each filter's queue of polls in this process (polls of one filter run one at a time). */
+  private readonly polls = new Map<string, Promise<void>>();
   /** Stores using this memo, and the listener they share (started by the first, stopped by the last). */
   users = 0;
   stopListener: (() => Promise<void>) | undefined;
@@ -79,6 +81,27 @@ export class FilterMemo {
     for (const [old, at] of this.removed) {
       if (now - at < this.trustMs && this.removed.size <= MAX_KNOWN) break;
       this.removed.delete(old);
+    }
+  }
+
+  /**
+   * Runs `poll` after every poll of the same filter this process started before it. Two polls of one
+   * filter at once would both fetch the same entries and race for the compare-and-set, and the loser
+   * would read the row and fetch again; one after the other, the second finds the cursor the first
+   * remembered (usually past the head: an answer with no I/O). The queue holds only polls in flight.
+   */
+  async oneAtATime<T>(id: string, poll: () => Promise<T>): Promise<T> {
+    const before = this.polls.get(id);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = before === undefined ? mine : before.then(() => mine);
+    this.polls.set(id, tail);
+    try {
+      if (before !== undefined) await before;
+      return await poll();
+    } finally {
+      done();
+      if (this.polls.get(id) === tail) this.polls.delete(id);
     }
   }
 

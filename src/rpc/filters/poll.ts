@@ -1,7 +1,7 @@
 import { RpcError } from '../../common/errors.js';
-import { upstreamAnswer, upstreamCall, type MethodAnswer, type MethodResult, type RpcContext } from '../context.js';
+import { upstreamCall, type MethodAnswer, type MethodResult, type RpcContext } from '../context.js';
 import { RpcCodes } from '../errors.js';
-import { currentHead, resultCapError } from '../logs.js';
+import { currentHead, logsOf, resultCapError } from '../logs.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
@@ -22,7 +22,8 @@ const NOTHING: Changes = new RawJson<BlockHashes>('[]');
 /**
  * eth_getFilterChanges: entries from the filter's cursor to the head, then a compare-and-set of the
  * cursor (FilterStore.advance). A poll that loses a race re-reads the cursor and fetches again, so
- * nothing is returned twice and nothing is skipped. A long-unpolled log filter catches up in steps of
+ * nothing is returned twice and nothing is skipped. Polls of one filter in one process run one after the
+ * other (FilterMemo.oneAtATime), so races are only between processes. A long-unpolled log filter catches up in steps of
  * RPC_MAX_LOGS_BLOCK_RANGE blocks (halved while a step holds more than RPC_MAX_LOGS_RESULTS logs).
  *
  * Cost: the head comes from the head tracker (no node call while it is live). A filter this process
@@ -30,8 +31,12 @@ const NOTHING: Changes = new RawJson<BlockHashes>('[]');
  * read. With new blocks: one node call (eth_getLogs, or none for block filters whose hashes the tracker
  * remembers) and one compare-and-set.
  */
-export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<Changes> {
+export function pollFilterChanges(ctx: RpcContext, id: string): Promise<Changes> {
   const key = id.toLowerCase();
+  return ctx.filters.memo.oneAtATime(key, () => poll(ctx, id, key));
+}
+
+async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const head = await currentHead(ctx, true);
     let f: KnownFilter | undefined = ctx.filters.memo.get(key);
@@ -60,8 +65,10 @@ export async function pollFilterChanges(ctx: RpcContext, id: string): Promise<Ch
           const query: Filter = { fromBlock: hex(lower), toBlock: hex(to) };
           if (c.address !== undefined) query.address = c.address;
           if (c.topics !== undefined) query.topics = c.topics;
-          // The node's text as the spec's Log[] (never parsed), straight from the node: a poll is never cached.
-          const logs = await upstreamAnswer(ctx, 'eth_getLogs', [query], {}, { uncached: true });
+          // The node's text as the spec's Log[] (never parsed). A range of explicit numbers up to the head:
+          // cached until the head moves (or for good once final), so filters with the same criteria polled
+          // at the same head share one node call; a new head or a reorg drops it (cache/policy.ts).
+          const logs = await logsOf(ctx, query, true);
           const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
           entries = logs;
           if (!over) break;
