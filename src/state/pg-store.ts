@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, ReadOptions, StateReader, TreeId, TreeWrites } from './store.js';
+import { runStatement } from './statement.js';
+import { MAX_KEYS_PER_STATEMENT, proofReadsOf, proofStatementSql, type ProofStatementRow } from './proof-statement.js';
+import type { BlockRecord, FinalizationRecord, KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
  * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
@@ -50,6 +53,29 @@ export class PgStore implements BatchingStore {
     return this.db.run((knex) =>
       knex.transaction((trx) => fn(this.reader(trx, block, options?.settled ?? false)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
     );
+  }
+
+  /** The proof statement per key count, with its name on a session (its text's hash: stores of different schemas never collide). */
+  private readonly proofStatements = new Map<number, { name: string; text: string; types: string[] }>();
+
+  /**
+   * See VersionedStore.proofReads: the rows of the proofs' paths in one statement (proof-statement.ts),
+   * or one per MAX_KEYS_PER_STATEMENT keys.
+   */
+  async proofReads(block: bigint, requests: readonly ProofRequest[]): Promise<ProofReads> {
+    const rows: ProofStatementRow[] = [];
+    for (let at = 0; at < requests.length; at += MAX_KEYS_PER_STATEMENT) {
+      const part = requests.slice(at, at + MAX_KEYS_PER_STATEMENT);
+      let st = this.proofStatements.get(part.length);
+      if (!st) {
+        const text = proofStatementSql(this.t, part.length);
+        const name = `l2s_proof_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+        this.proofStatements.set(part.length, (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }));
+      }
+      const values = [...part.flatMap((r) => [treeHex(r.tree), bare(r.hKey).toLowerCase()]), block.toString()];
+      for (const row of await runStatement<ProofStatementRow>(this.db, { ...st, values })) rows.push(row.kind === 'k' ? { ...row, ord: Number(row.ord) + at } : row);
+    }
+    return proofReadsOf(requests, rows);
   }
 
   /** Positions answered from the settled cache at `block` (into `out`); returns the ones to read. */

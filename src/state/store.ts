@@ -58,6 +58,21 @@ export interface ReadOptions {
   settled?: boolean;
 }
 
+/** One key to prove: its tree and hashed key. */
+export interface ProofRequest {
+  tree: TreeId;
+  hKey: string;
+}
+
+/**
+ * What the proofs of some keys read at one block, fetched ahead in one go: per tree, the floor key of each
+ * requested hKey and the node rows (null: cleared or never written) at the positions the proofs visit.
+ */
+export interface ProofReads {
+  floors: Map<TreeId, Map<string, KeyEntry | undefined>>;
+  nodes: Map<TreeId, Map<number, Bytes | null>>;
+}
+
 export interface VersionedStore {
   readonly kind: 'memory' | 'pglite' | 'postgres';
   /**
@@ -66,6 +81,12 @@ export interface VersionedStore {
    * never reaches it), so the store may answer from rows it read earlier at settled blocks.
    */
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T>;
+  /**
+   * Optional: everything the proofs of `requests` at `block` read, in one statement (one consistent
+   * snapshot and one round trip instead of a read transaction with a statement per step). The rows are
+   * a prediction of the proof's path; a proof that needs a row outside them is built through `read`.
+   */
+  proofReads?(block: bigint, requests: readonly ProofRequest[]): Promise<ProofReads>;
   /** Writes a block's rows and its record atomically (the record doubles as ingest progress). */
   commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void>;
   /** The last committed block (the head), or undefined before the first. */

@@ -3,7 +3,7 @@ import {
   DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
   encodeRootNode, leafHash, type LeafOpening, type TreeConstants,
 } from './encoding.js';
-import type { ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type { KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
 
 /**
  * The sparse Merkle tree algorithms over a StateReader: applying a batch of key changes (producing the
@@ -281,23 +281,73 @@ export async function proveKey(c: TreeConstants, reader: StateReader, tree: Tree
   return { kind: 'non-inclusion', left, right };
 }
 
-/** Proofs of several keys at one block, in one read of the store (one read transaction on Postgres). */
+/** A proof asked for a row its store's `proofReads` did not predict. */
+class NotPrefetched extends Error {}
+
+/** A reader over rows fetched ahead; anything else it is asked for throws NotPrefetched. */
+function prefetchedReader(block: bigint, reads: ProofReads): StateReader {
+  const refuse = (what: string): never => {
+    throw new NotPrefetched(what);
+  };
+  return {
+    block,
+    nodes: async (tree, positions) => {
+      const have = reads.nodes.get(tree);
+      const out = new Map<number, Bytes>();
+      for (const p of positions) {
+        const row = have?.get(p);
+        if (row === undefined) refuse(`row ${p} of tree "${tree}"`);
+        else if (row !== null) out.set(p, row);
+      }
+      return out;
+    },
+    floorKeys: async (tree, hKeys) => {
+      const have = reads.floors.get(tree);
+      const out = new Map<string, KeyEntry | undefined>();
+      for (const k of hKeys) {
+        if (!have?.has(k)) refuse(`floor of ${k} in tree "${tree}"`);
+        out.set(k, have!.get(k));
+      }
+      return out;
+    },
+    liveRows: async (tree) => refuse(`live rows of tree "${tree}"`),
+  };
+}
+
+async function proveAll(c: TreeConstants, reader: StateReader, requests: readonly ProofRequest[]): Promise<KeyProof[]> {
+  const out: KeyProof[] = [];
+  for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
+  return out;
+}
+
+/** Proofs built from rows fetched ahead (`VersionedStore.proofReads`); undefined when they need a row not among them. */
+export async function proveFromReads(c: TreeConstants, block: bigint, reads: ProofReads, requests: readonly ProofRequest[]): Promise<KeyProof[] | undefined> {
+  try {
+    return await proveAll(c, prefetchedReader(block, reads), requests);
+  } catch (err) {
+    if (err instanceof NotPrefetched) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Proofs of several keys at one block. When the store can fetch a proof's rows ahead (`proofReads`: one
+ * statement, no transaction), the proofs are built from those; should a proof need a row the store did not
+ * predict, all of them are built again through one read of the store (one read transaction on Postgres),
+ * so the result is the same either way.
+ */
 export async function proveKeysAt(
   c: TreeConstants,
   store: VersionedStore,
   block: bigint,
-  requests: readonly { tree: TreeId; hKey: string }[],
+  requests: readonly ProofRequest[],
   options?: ReadOptions,
 ): Promise<KeyProof[]> {
-  return store.read(
-    block,
-    async (reader) => {
-      const out: KeyProof[] = [];
-      for (const q of requests) out.push(await proveKey(c, reader, q.tree, q.hKey));
-      return out;
-    },
-    options,
-  );
+  if (store.proofReads && requests.length > 0) {
+    const proofs = await proveFromReads(c, block, await store.proofReads(block, requests), requests);
+    if (proofs) return proofs;
+  }
+  return store.read(block, (reader) => proveAll(c, reader, requests), options);
 }
 
 /** The root of a tree at the reader's block (the empty-tree root when it has no rows). */

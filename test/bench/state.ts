@@ -14,6 +14,7 @@
  *   database's ratio to the in-memory figures. BENCH_STATE_LEAVES scales the tree.
  */
 import { randomBytes } from 'node:crypto';
+import { Session } from 'node:inspector';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
@@ -88,21 +89,64 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   }
   const buildSeconds = (performance.now() - started) / 1000;
   const head = block - 1n;
+  const { p50, p99 } = await measureProofs(name, store, head, root, probes);
+  return { name, root, buildSeconds, leavesPerSecond: LEAVES / buildSeconds, p50, p99 };
+}
+
+/**
+ * Proof latency at `head` (settled, as svc_getProof reads): p50/p99 in ms and this process's CPU per proof
+ * (on PGlite that includes the database itself; on Postgres only the client side). Every proof must verify;
+ * a benchmark of wrong answers would mean nothing.
+ */
+async function measureProofs(name: string, store: VersionedStore, head: bigint, root: string, keysToProve: readonly string[]) {
   const times: number[] = [];
-  for (const probe of probes) {
+  const cpu = process.cpuUsage();
+  for (const probe of keysToProve) {
     const t = performance.now();
-    // Settled: nothing is written at or below the head after the build (as at a finalized block).
     const [p] = await proveKeysAt(c, store, head, [{ tree: TREE, hKey: probe }], { settled: true });
-    if (!p) throw new Error('no proof');
     times.push(performance.now() - t);
-    // Every proof must verify; a benchmark of wrong answers would mean nothing.
+    if (!p) throw new Error('no proof');
     for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
       const json = { proofRelatedNodes: leaf.proofRelatedNodes.map(toHex), value: toHex(leaf.value) };
       if (!verifyMerkleProof(root, leaf.leafIndex, json, keccakHashProvider).ok) throw new Error(`${name}: a proof does not verify`);
     }
   }
+  const used = process.cpuUsage(cpu);
   times.sort((a, b) => a - b);
-  return { name, root, buildSeconds, leavesPerSecond: LEAVES / buildSeconds, p50: percentile(times, 50), p99: percentile(times, 99) };
+  return { p50: percentile(times, 50), p99: percentile(times, 99), cpuMsPerProof: (used.user + used.system) / 1000 / keysToProve.length };
+}
+
+/**
+ * The proof paths compared on one tree in one run, in alternating rounds (so the load hits both alike):
+ * "statement" (what svc_getProof does: PgStore.proofReads, one statement) and "stepwise" (the store's
+ * read transaction, a statement per step, with its settled-row cache: the path before the statement).
+ */
+async function compareProofPaths(name: string, store: VersionedStore, head: bigint, root: string): Promise<void> {
+  const stepwise = Object.create(store, { proofReads: { value: undefined } }) as VersionedStore;
+  const rounds = Number(process.env.BENCH_STATE_PROOF_ROUNDS ?? 4);
+  const per = Math.ceil(probes.length / rounds);
+  const acc = { statement: [] as Awaited<ReturnType<typeof measureProofs>>[], stepwise: [] as Awaited<ReturnType<typeof measureProofs>>[] };
+  for (let r = 0; r < rounds; r++) {
+    const slice = probes.slice(r * per, (r + 1) * per);
+    if (slice.length === 0) break;
+    acc.stepwise.push(await measureProofs(name, stepwise, head, root, slice));
+    acc.statement.push(await measureProofs(name, store, head, root, slice));
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  // BENCH_STATE_PROOF_PROFILE=dir: a CPU profile of each path's proofs (one more pass) as dir/<store>-<path>.cpuprofile.
+  const profileDir = process.env.BENCH_STATE_PROOF_PROFILE;
+  if (profileDir) {
+    for (const [path, s] of [['stepwise', stepwise], ['statement', store]] as const) {
+      const file = join(profileDir, `${name}-${path}.cpuprofile`);
+      await profiled(file, () => measureProofs(name, s, head, root, probes));
+      process.stdout.write(`  ${name} ${path}: profile of ${probes.length} proofs in ${file}\n`);
+    }
+  }
+  for (const [path, ms] of Object.entries(acc)) {
+    process.stdout.write(
+      `  ${name} ${path.padEnd(9)}: p50 ${mean(ms.map((m) => m.p50)).toFixed(2)} ms, p99 ${mean(ms.map((m) => m.p99)).toFixed(2)} ms, CPU ${mean(ms.map((m) => m.cpuMsPerProof)).toFixed(2)} ms/proof (mean of ${ms.length} rounds; load ${loadavg()[0]!.toFixed(2)})\n`,
+    );
+  }
 }
 
 async function postgresReachable(): Promise<boolean> {
@@ -208,6 +252,7 @@ export async function main(): Promise<void> {
   if (PARTS.includes('backfill')) await backfill();
   if (PARTS.includes('build')) await build();
   if (PARTS.includes('dev')) await devReady();
+  if (PARTS.includes('proof')) await proofPaths();
   process.stdout.write(`machine load after (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }
 
@@ -234,6 +279,33 @@ async function build(): Promise<void> {
       `${r.name.padEnd(20)} ${r.buildSeconds.toFixed(1).padStart(8)} ${Math.round(r.leavesPerSecond).toString().padStart(10)} ${(r.leavesPerSecond / base.leavesPerSecond).toFixed(3).padStart(10)}x ${r.p50.toFixed(2).padStart(13)} ${r.p99.toFixed(2).padStart(8)} ${(r.p50 / base.p50).toFixed(1).padStart(13)}x\n`,
     );
   }
+}
+
+/** Runs `fn` under the V8 CPU profiler and writes the profile to `file`. */
+async function profiled<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+/** BENCH_STATE_PARTS=proof: builds the tree straight on each database store, then compares the proof paths on it. */
+async function proofPaths(): Promise<void> {
+  process.stdout.write(`proof paths: ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
+  await eachStore(async (name, store) => {
+    if (name === 'memory') return;
+    const built = await run(name, store);
+    process.stdout.write(`  ${name}: built in ${built.buildSeconds.toFixed(1)} s\n`);
+    await compareProofPaths(name, store, BigInt(Math.ceil(LEAVES / PER_BLOCK)) - 1n, built.root);
+  });
 }
 
 /** Seconds from `l2stack dev ready` until svc_getProof serves and an L2→L1 message is claimed. */

@@ -1,0 +1,56 @@
+import type { DbClient, Knex } from '../common/db/client.js';
+
+/** A statement run on every request: written with $1… placeholders, `types` its parameter types in order. */
+export interface Statement {
+  name: string;
+  types: readonly string[];
+  text: string;
+  /** Values: bare lowercase hex strings for text, decimal integers as strings for bigint. */
+  values: readonly string[];
+}
+
+/** PGlite instances (one session each) and the statements already prepared on them. */
+const preparedOn = new WeakMap<object, Set<string>>();
+
+/**
+ * An EXECUTE argument as a literal: EXECUTE takes no bind parameters, so the values are spliced into its
+ * text, which only digits and hex strings may be (anything else is refused rather than quoted).
+ */
+function literal(value: string, type: string): string {
+  if (type === 'bigint') {
+    if (!/^-?\d{1,19}$/.test(value)) throw new Error(`statement: not a decimal integer: "${value.slice(0, 40)}"`);
+    return `${value}::bigint`;
+  }
+  if (type !== 'text' || !/^[0-9a-f]*$/.test(value)) throw new Error(`statement: only hex text and bigint literals, got ${type} "${value.slice(0, 80)}"`);
+  return `'${value}'::text`;
+}
+
+/**
+ * Runs one statement straight on the driver, past knex's query building (knex re-renders SQL and
+ * bindings on every call), prepared once per database session so it is parsed and planned once:
+ * PostgreSQL: a named extended-protocol statement (pg keeps the names per pooled session);
+ * PGlite (one session per process): PREPARE once, then EXECUTE with the values as literals.
+ */
+export async function runStatement<R>(db: DbClient, statement: Statement): Promise<R[]> {
+  return db.run(async (knex: Knex) => {
+    const client = knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<unknown> };
+    const conn = await client.acquireConnection();
+    try {
+      if (db.kind === 'pglite') {
+        const pglite = conn as { query<T>(sql: string): Promise<{ rows: T[] }> };
+        let names = preparedOn.get(pglite);
+        if (!names) preparedOn.set(pglite, (names = new Set()));
+        if (!names.has(statement.name)) {
+          await pglite.query(`prepare ${statement.name} (${statement.types.join(', ')}) as ${statement.text}`);
+          names.add(statement.name);
+        }
+        const args = statement.values.map((v, i) => literal(v, statement.types[i]!));
+        return (await pglite.query<R>(`execute ${statement.name}(${args.join(', ')})`)).rows;
+      }
+      const pg = conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> };
+      return (await pg.query<R>({ name: statement.name, text: statement.text, values: statement.values as unknown[] })).rows;
+    } finally {
+      await client.releaseConnection(conn);
+    }
+  });
+}
