@@ -40,12 +40,21 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
         const pglite = conn as { query<T>(sql: string): Promise<{ rows: T[] }> };
         let names = preparedOn.get(pglite);
         if (!names) preparedOn.set(pglite, (names = new Set()));
-        if (!names.has(statement.name)) {
+        const prepare = async () => {
           await pglite.query(`prepare ${statement.name} (${statement.types.join(', ')}) as ${statement.text}`);
           names.add(statement.name);
+        };
+        if (!names.has(statement.name)) await prepare();
+        const execute = `execute ${statement.name}(${statement.values.map((v, i) => literal(v, statement.types[i]!)).join(', ')})`;
+        try {
+          return (await pglite.query<R>(execute)).rows;
+        } catch (err) {
+          // 26000: the session no longer has it (DEALLOCATE ALL, DISCARD ALL): prepare it again, once.
+          if ((err as { code?: string }).code !== '26000') throw err;
+          names.delete(statement.name);
+          await prepare();
+          return (await pglite.query<R>(execute)).rows;
         }
-        const args = statement.values.map((v, i) => literal(v, statement.types[i]!));
-        return (await pglite.query<R>(`execute ${statement.name}(${args.join(', ')})`)).rows;
       }
       const pg = conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> };
       return (await pg.query<R>({ name: statement.name, text: statement.text, values: statement.values as unknown[] })).rows;

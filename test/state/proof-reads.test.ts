@@ -95,4 +95,14 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
     expect(await proveKeysAt(c, lossy, n, requests)).toEqual(await stepwise(store, n, requests));
     expect(calls).toBe(1);
   });
+
+  // PGlite: the statement is PREPAREd once per session; a session that lost it (DEALLOCATE) gets it prepared again.
+  it.runIf(databaseKind() === 'pglite')('behavior: the proof statement is prepared again after the session dropped it', async () => {
+    const tree = newTree();
+    const n = next++;
+    await applyBlock(store, tree, n, [{ key: 4, value: 2 }], new Map());
+    await expectSame(n, [tree]);
+    await db.client.knex.raw('deallocate all');
+    await expectSame(n, [tree]);
+  });
 });
