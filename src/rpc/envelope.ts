@@ -97,7 +97,8 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
     return { status: 200, body: errorBody(RpcCodes.ParseError, `parse error: the body is not valid JSON (${(err as Error).message})`) };
   }
   const batch = Array.isArray(parsed);
-  const items = batch ? (parsed as unknown[]) : [parsed];
+  if (!batch) return handleSingle(text, parsed, tooDeep, maxDepth, dispatcher, options);
+  const items = parsed as unknown[];
   if (batch && items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
   if (items.length > options.maxBatch) {
     return {
@@ -111,30 +112,50 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
 
   const decision = await options.charge(items.length);
   if (!decision.ok) {
-    const error = {
-      code: RpcCodes.LimitExceeded,
-      message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes; retry after ${decision.retryAfterSeconds} s`,
-      data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
-    };
+    const error = rateLimitError(decision);
     const answers = entries.filter((e) => e.idText !== undefined).map((e) => encode(e.idText!, { error }));
-    const headers = { 'retry-after': String(decision.retryAfterSeconds) };
-    if (!batch) return { status: 429, body: answers[0] ?? encode('null', { error }), headers };
-    return { status: 429, body: `[${answers.join(',')}]`, headers };
+    return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': String(decision.retryAfterSeconds) } };
   }
 
-  const answers = await Promise.all(
-    entries.map(async (e) => {
-      if (e.invalid !== undefined) {
-        const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
-        if (e.invalidData !== undefined) error.data = e.invalidData;
-        return encode(e.idText ?? 'null', { error });
-      }
-      if (e.refused !== undefined) return e.idText === undefined ? undefined : encode(e.idText, { error: e.refused });
-      const out = await dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget });
-      return e.idText === undefined ? undefined : encode(e.idText, out);
-    }),
-  );
+  const answers = await Promise.all(entries.map((e) => answer(e, dispatcher, options)));
   const replies = answers.filter((a): a is string => a !== undefined);
   if (replies.length === 0) return { status: 204, body: undefined };
-  return { status: 200, body: batch ? `[${replies.join(',')}]` : replies[0] };
+  return { status: 200, body: `[${replies.join(',')}]` };
+}
+
+/**
+ * One call that is not a batch (nearly every request): the same steps as a batch of one, without the
+ * arrays, the Promise.all and the join a batch needs.
+ */
+async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<HttpAnswer> {
+  const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined;
+  const raw = needsRawIds([id]) || mayHaveNonCanonicalIds(text) ? rawIds(text)[0] : undefined;
+  const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
+  const decision = await options.charge(1);
+  if (!decision.ok) {
+    const error = rateLimitError(decision);
+    return { status: 429, body: encode(entry.idText ?? 'null', { error }), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
+  }
+  const reply = await answer(entry, dispatcher, options);
+  return reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply };
+}
+
+function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireError {
+  return {
+    code: RpcCodes.LimitExceeded,
+    message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes; retry after ${decision.retryAfterSeconds} s`,
+    data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
+  };
+}
+
+/** The encoded answer to one entry; undefined for a notification. */
+async function answer(e: Entry, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<string | undefined> {
+  if (e.invalid !== undefined) {
+    const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
+    if (e.invalidData !== undefined) error.data = e.invalidData;
+    return encode(e.idText ?? 'null', { error });
+  }
+  if (e.refused !== undefined) return e.idText === undefined ? undefined : encode(e.idText, { error: e.refused });
+  const out = await dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget });
+  return e.idText === undefined ? undefined : encode(e.idText, out);
 }

@@ -56,7 +56,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
       chunks.push(c);
     });
     req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
+      // A small body comes in one chunk: decoded as it is, without a copy.
+      if (!over) resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
     });
     req.on('error', reject);
   });
