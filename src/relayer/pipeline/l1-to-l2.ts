@@ -41,8 +41,8 @@ const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
   s: BigInt(bytesToHex(keccak256(Buffer.from('claim size s', 'utf8')))) & ((1n << 252n) - 1n),
 };
 
-/** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
-export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): number {
+/** The claim transaction, signed with placeholder nonce, gas and signature: what compressedClaimSize measures. */
+export function placeholderSignedClaim(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): Uint8Array {
   const fields = toEip1559Fields({
     chainId: ctx.destination.chainId,
     nonce: 0,
@@ -53,7 +53,12 @@ export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 
     maxFeePerGas: 1_000_000_000n,
     maxPriorityFeePerGas: 1_000_000_000n,
   });
-  return deflateRawSync(serializeSigned(fields, PLACEHOLDER_SIGNATURE), { level: 9 }).length;
+  return serializeSigned(fields, PLACEHOLDER_SIGNATURE);
+}
+
+/** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
+export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): number {
+  return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 }
 
 /** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
