@@ -3,8 +3,10 @@
  * DATABASE_HOST is set) against anvil directly, in the same run, under autocannon with 32 keep-alive
  * connections on every side. Two endpoints run: answer cache on (RPC_CACHE_BYTES default) and off
  * (RPC_CACHE_BYTES=0). Cases: eth_blockNumber, eth_getBalance, eth_call, eth_getLogs (one block of
- * 1,000 logs), eth_getFilterChanges with nothing new (one filter per connection), eth_getFilterChanges
- * while blocks with logs arrive, and a finalized eth_getBlockByNumber with full transactions.
+ * 1,000 logs), eth_getFilterChanges with nothing new, eth_getFilterChanges while blocks with logs arrive
+ * (32 filters per side, polled round-robin: autocannon gives each request a fresh context, so a filter's
+ * polls come over any connection and, under RPC_WORKERS, alternate between processes), and a finalized
+ * eth_getBlockByNumber with full transactions.
  * Printed per case: requests/s of each side, the ratio to direct anvil, p50/p99 of each side, and the
  * CPU the endpoint process used per request (from /proc; the cache-off endpoint also runs with
  * --cpu-prof and its profile's heaviest functions are printed; BENCH_PROFILE=on profiles the cache-on
