@@ -1,4 +1,5 @@
-import { JsonRpcProvider, Network, type Interface } from 'ethers';
+import { Network, type Interface, type JsonRpcProvider } from 'ethers';
+import { NativeJsonRpcProvider } from '../common/chain/provider.js';
 import type { Registry } from 'prom-client';
 import { pooledFetchRequest, pooledRpc } from '../common/chain/pool.js';
 import { sleep } from '../common/shutdown.js';
@@ -61,7 +62,7 @@ export async function connectChain(
   const request = pooledFetchRequest(options.url);
   request.timeout = RPC_TIMEOUT_MS;
   const network = Network.from(chainId);
-  const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
+  const provider = new NativeJsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
   provider.pollingInterval = 250;
   void provider.on('debug', (info: { action: string; payload?: { method: string } | { method: string }[] }) => {
     if (info.action === 'receiveRpcError') errors.inc({ chain: options.name });
