@@ -73,7 +73,7 @@ describe('requeue', () => {
     expect(history[requeued]!.reason).toBe('requeued by operator (was NEEDS_MANUAL_INTERVENTION: 3 claim submissions without success: MAX_NUMBER_OF_RETRIES (3) reached)');
   });
 
-  it('behavior: `l2stack relayer requeue` as a process: --status requeues every such message and prints each; a malformed hash or status exits 2 naming the problem', { timeout: 60_000 }, async () => {
+  it('behavior: `l2stack relayer requeue` as a process: --status requeues every such message and prints each; a malformed hash or status exits 2 naming the problem', { timeout: 240_000 }, async () => {
     const testDb = fixture.db;
     const database: ProcessDatabase = await processDatabase(testDb, 'requeue');
     cleanups.push(() => database.drop());
