@@ -73,7 +73,7 @@ export class PgStore implements BatchingStore {
         this.proofStatements.set(part.length, (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }));
       }
       const values = [...part.flatMap((r) => [treeHex(r.tree), bare(r.hKey).toLowerCase()]), block.toString()];
-      for (const row of await runStatement<ProofStatementRow>(this.db, { ...st, values })) rows.push(row.kind === 'k' ? { ...row, ord: Number(row.ord) + at } : row);
+      for (const row of await runStatement<ProofStatementRow>(this.db, { ...st, values })) rows.push({ ...row, ord: row.ord > 0 ? row.ord + at : row.ord - at });
     }
     return proofReadsOf(requests, rows);
   }

@@ -19,8 +19,7 @@ import type { KeyEntry, ProofReads, ProofRequest, TreeId } from './store.js';
  * Parameters: per key a tree id and an hKey (bare hex text, '' for the account tree), then the block. The
  * keys are scalar parameters, one statement text per key count, rather than arrays: with an array the
  * planner guesses its length for a generic plan, which then always looks dearer than a custom plan, so
- * a prepared statement was planned again on every execution. Rows: kind 'k' (ord, fh, fi: the floor of request `ord`, 1-based) and kind 'n' (tree, pos,
- * value: a node row, value null when cleared or never written).
+ * a prepared statement was planned again on every execution. Rows: see ProofStatementRow.
  */
 export function proofStatementSql(table: (name: string) => string, keys: number): string {
   if (!Number.isInteger(keys) || keys < 1 || keys > MAX_KEYS_PER_STATEMENT) throw new Error(`a proof statement takes 1 to ${MAX_KEYS_PER_STATEMENT} keys, not ${keys}`);
@@ -39,34 +38,37 @@ export function proofStatementSql(table: (name: string) => string, keys: number)
     ) d where d.leaf_index is not null limit 1
   ) fl on true
 ), l as (
-  select f.tree, coalesce(f.fi, ${HEAD_INDEX}) as idx, f.fh is not distinct from f.hkey as found, lr.value from f
+  select f.ord, f.tree, coalesce(f.fi, ${HEAD_INDEX}) as idx, f.fh is not distinct from f.hkey as found, lr.value from f
   left join lateral (
     select n.value from ${table('nodes')} n where n.tree = f.tree and n.pos = coalesce(f.fi, ${HEAD_INDEX}) and n.block <= ${block} order by n.block desc limit 1
   ) lr on true
 ), leaves as (
-  select tree, idx from l
-  union
-  select tree, case when value is null then ${TAIL_INDEX}::bigint else ('x' || encode(substring(value from 57 for 8), 'hex'))::bit(64)::bigint end from l where not found
+  select ord, tree, idx from l
+  union all
+  select ord, tree, case when value is null then ${TAIL_INDEX}::bigint else ('x' || encode(substring(value from 57 for 8), 'hex'))::bit(64)::bigint end from l where not found
 ), want as (
-  select tree, idx as pos from leaves
-  union select tree, idx # 1 from leaves
-  union select tree, h * ${perHeight}::bigint + ((idx >> h) # 1) from leaves, generate_series(1, ${DEPTH - 1}) as h
-  union select distinct tree, ${rootPos}::bigint from leaves
+  select min(ord) as ord, tree, pos from (
+    select ord, tree, idx as pos from leaves
+    union all select ord, tree, idx # 1 from leaves
+    union all select ord, tree, h * ${perHeight}::bigint + ((idx >> h) # 1) from leaves, generate_series(1, ${DEPTH - 1}) as h
+    union all select ord, tree, ${rootPos}::bigint from leaves
+  ) x group by tree, pos
 )
-select 'k' as kind, f.ord, encode(f.fh, 'hex') as fh, f.fi, null as tree, null::bigint as pos, null::bytea as value from f
+select f.ord, f.fi as pos, f.fh as value from f
 union all
-select 'n', null, null, null, encode(w.tree, 'hex'), w.pos, v.value from want w
+select -w.ord, w.pos, v.value from want w
 left join lateral (
   select n.value from ${table('nodes')} n where n.tree = w.tree and n.pos = w.pos and n.block <= ${block} order by n.block desc limit 1
 ) v on true`;
 }
 
+/**
+ * A row of the statement, three columns (each column of each row costs PGlite's wire parser): ord > 0 is
+ * the floor of request ord (1-based; pos its leaf index, value its hKey, both null when there is none);
+ * ord < 0 is a node row of the tree of request −ord (value null when cleared or never written).
+ */
 export interface ProofStatementRow {
-  kind: string;
-  ord: string | number | null;
-  fh: string | null;
-  fi: string | null;
-  tree: string | null;
+  ord: number;
   pos: string | null;
   value: Uint8Array | null;
 }
@@ -74,26 +76,22 @@ export interface ProofStatementRow {
 /** Keys read by one statement; a request with more is read in several (each at the same settled block). */
 export const MAX_KEYS_PER_STATEMENT = 8;
 
-const treeOfHex = (hex: string): TreeId => (hex === '' ? '' : `0x${hex}`);
+const hexOf = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
-/** The statement's rows as ProofReads for `requests` (trees named as the requests name them). */
+/** The statement's rows as ProofReads for `requests` (`ord` numbered from 1 over `requests`). */
 export function proofReadsOf(requests: readonly ProofRequest[], rows: readonly ProofStatementRow[]): ProofReads {
   const floors = new Map<TreeId, Map<string, KeyEntry | undefined>>();
   const nodes = new Map<TreeId, Map<number, Bytes | null>>();
-  // The statement names trees by bare lowercase hex: map them back to the requests' own spelling.
-  const treeByHex = new Map<string, TreeId>();
-  for (const r of requests) treeByHex.set(r.tree === '' ? '' : r.tree.slice(2).toLowerCase(), r.tree);
   for (const row of rows) {
-    if (row.kind === 'k') {
-      const req = requests[Number(row.ord) - 1];
-      if (!req) throw new Error(`proof statement: floor row for request ${String(row.ord)} of ${requests.length}`);
+    const req = requests[Math.abs(row.ord) - 1];
+    if (!req) throw new Error(`proof statement: a row of request ${row.ord} of ${requests.length}`);
+    if (row.ord > 0) {
       let m = floors.get(req.tree);
       if (!m) floors.set(req.tree, (m = new Map()));
-      m.set(req.hKey, row.fh === null ? undefined : { hKey: `0x${row.fh}`, leafIndex: Number(row.fi) });
+      m.set(req.hKey, row.value === null ? undefined : { hKey: `0x${hexOf(row.value)}`, leafIndex: Number(row.pos) });
     } else {
-      const tree = treeByHex.get(row.tree ?? '') ?? treeOfHex(row.tree ?? '');
-      let m = nodes.get(tree);
-      if (!m) nodes.set(tree, (m = new Map()));
+      let m = nodes.get(req.tree);
+      if (!m) nodes.set(req.tree, (m = new Map()));
       m.set(Number(row.pos), row.value);
     }
   }

@@ -9,6 +9,17 @@ export interface Statement {
   values: readonly string[];
 }
 
+const BYTEA_OID = 17;
+/**
+ * bytea in PGlite's text results ("\\x" + hex) through Buffer's native hex decoder: PGlite's own parser
+ * builds the array a byte at a time with parseInt, and a proof's rows are ~5–10 KB of it. A plain
+ * Uint8Array view, as PGlite's parser gives.
+ */
+const byteaParser = { parsers: { [BYTEA_OID]: (text: string) => {
+  const b = Buffer.from(text.slice(2), 'hex');
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+} } };
+
 /** PGlite instances (one session each) and the statements already prepared on them. */
 const preparedOn = new WeakMap<object, Set<string>>();
 
@@ -37,7 +48,7 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
     const conn = await client.acquireConnection();
     try {
       if (db.kind === 'pglite') {
-        const pglite = conn as { query<T>(sql: string): Promise<{ rows: T[] }> };
+        const pglite = conn as { query<T>(sql: string, params?: unknown[], options?: typeof byteaParser): Promise<{ rows: T[] }> };
         let names = preparedOn.get(pglite);
         if (!names) preparedOn.set(pglite, (names = new Set()));
         const prepare = async () => {
@@ -47,13 +58,13 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
         if (!names.has(statement.name)) await prepare();
         const execute = `execute ${statement.name}(${statement.values.map((v, i) => literal(v, statement.types[i]!)).join(', ')})`;
         try {
-          return (await pglite.query<R>(execute)).rows;
+          return (await pglite.query<R>(execute, [], byteaParser)).rows;
         } catch (err) {
           // 26000: the session no longer has it (DEALLOCATE ALL, DISCARD ALL): prepare it again, once.
           if ((err as { code?: string }).code !== '26000') throw err;
           names.delete(statement.name);
           await prepare();
-          return (await pglite.query<R>(execute)).rows;
+          return (await pglite.query<R>(execute, [], byteaParser)).rows;
         }
       }
       const pg = conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> };
