@@ -204,17 +204,19 @@ export function createReceiptPersister(ctx: DirectionContext) {
       return;
     }
     const age = m.claim_tx_created_at ? Date.now() - new Date(m.claim_tx_created_at).getTime() : 0;
+    // Rebroadcast only what this process is not about to broadcast anyway (e.g. after a crash or a dropped tx).
+    // The claim holding back its signer's later nonces is looked up first, before any fee bump: when the node
+    // never got it, its stored bytes are all it needs (a bump pays more for the same, and a receipt iteration
+    // slower than the grace, under load, would otherwise reach MESSAGE_SUBMISSION_TIMEOUT first).
+    const lowest = Number(m.claim_tx_nonce) === mined;
+    if (lowest && !queued && age > LOST_CLAIM_GRACE_MS && lowestChecks.due(signerAddress(m), mined)) {
+      if (await rebroadcastIfUnknown(m, sender, 'lowest_nonce')) return;
+    }
     if (age > timeoutMs && !behindLower && !queued) {
       await replace(m, sender);
       return;
     }
-    // Rebroadcast only what this process is not about to broadcast anyway (e.g. after a crash or a dropped tx).
-    if (queued) return;
-    if (Number(m.claim_tx_nonce) === mined) {
-      if (age > LOST_CLAIM_GRACE_MS && lowestChecks.due(signerAddress(m), mined)) await rebroadcastIfUnknown(m, sender, 'lowest_nonce');
-      return;
-    }
-    if (age > REBROADCAST_AFTER_MS) await rebroadcastIfUnknown(m, sender, 'age');
+    if (!queued && !lowest && age > REBROADCAST_AFTER_MS) await rebroadcastIfUnknown(m, sender, 'age');
   }
 
   /**
@@ -224,14 +226,16 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * The row is read again first: this tick's rows may predate a broadcast of ours that failed and was undone
    * (message returned, nonce given back and perhaps leased again), and the undo is committed before the claim
    * leaves the broadcast queue, so a claim seen unqueued and still PENDING with this hash was not undone.
+   * Resolves true when it was sent again (or the row moved on meanwhile): nothing more to do with it this time.
    */
-  async function rebroadcastIfUnknown(m: MessageRow, sender: ClaimSender | undefined, trigger: 'lowest_nonce' | 'age'): Promise<void> {
-    if (!m.claim_tx_raw || (await chain.provider.getTransaction(m.claim_tx_hash!))) return;
-    if (!(await ctx.repo.isPendingWith(String(m.id), m.claim_tx_hash!))) return;
+  async function rebroadcastIfUnknown(m: MessageRow, sender: ClaimSender | undefined, trigger: 'lowest_nonce' | 'age'): Promise<boolean> {
+    if (!m.claim_tx_raw || (await chain.provider.getTransaction(m.claim_tx_hash!))) return false;
+    if (!(await ctx.repo.isPendingWith(String(m.id), m.claim_tx_hash!))) return true;
     const detail = trigger === 'lowest_nonce' ? `it holds back the later nonces of ${signerAddress(m)}` : `no receipt after ${REBROADCAST_AFTER_MS} ms`;
     ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash, nonce: Number(m.claim_tx_nonce), signer: signerAddress(m), trigger }, `claim transaction unknown to the node (${detail}); rebroadcasting`);
     await (sender ?? ctx.sender).broadcast(m.claim_tx_raw);
     ctx.metrics.rebroadcasts.inc({ direction: ctx.direction, trigger });
+    return true;
   }
 
   /** Successful claims of one tick, recorded together in one statement. */
