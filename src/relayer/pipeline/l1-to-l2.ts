@@ -2,6 +2,7 @@ import { deflateRawSync } from 'node:zlib';
 import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
 import { bytesToHex } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
+import { batchViewCalls } from '../batch-call.js';
 import { encodeClaimMessageCall } from '../claim-calldata.js';
 import { toEip1559Fields } from '../signer.js';
 import type { MessageRow } from '../db/repository.js';
@@ -68,6 +69,21 @@ export async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, ha
   return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
 }
 
+/** inboxStatus of many hashes in JSON-RPC batches (one request per hundred): each settles on its own. */
+export async function inboxStatuses(ctx: Pick<DirectionContext, 'destination'>, hashes: readonly string[]): Promise<PromiseSettledResult<number>[]> {
+  const iface = ctx.destination.iface;
+  const calls = hashes.map((hash) => ({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) }));
+  const answers = await batchViewCalls(ctx.destination.provider, calls);
+  return answers.map((a): PromiseSettledResult<number> => {
+    if (a.status === 'rejected') return a;
+    try {
+      return { status: 'fulfilled', value: Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', a.value)[0]) };
+    } catch (err) {
+      return { status: 'rejected', reason: err };
+    }
+  });
+}
+
 /**
  * L1→L2, TRANSACTION_SIZE_COMPUTED → ANCHORED when L2 lists the hash as claimable, or CLAIMED_SUCCESS
  * (no transaction) when it was already claimed. One lookup failing does not hold back the others.
@@ -95,7 +111,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
 
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const results = await Promise.allSettled(rows.map((m) => inboxStatus(ctx, m.message_hash)));
+    const results = await inboxStatuses(ctx, rows.map((m) => m.message_hash));
     let firstError: unknown;
     const now = new Date();
     const anchored: StatusChange[] = [];
