@@ -149,6 +149,30 @@ describe('a claim transaction lost before the node', () => {
       .toEqual([expect.objectContaining({ tx: sent[0]!.claim_tx_hash, trigger: 'lowest_nonce' })]);
   });
 
+  it('behavior: several lost claims of one signer are all sent again in the same receipt iteration, each once, the later ones found by the node\'s pending nonce', { timeout: 60_000 }, async () => {
+    const p = await c.pipeline({ L2_RPC_URL: proxy.url, ...NO_TIMEOUT });
+    const ms = await c.addMessages(4);
+    const before = await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce');
+    const lostBefore = proxy.lost();
+    proxy.loseNext(2);
+    await p.claim();
+    const sent = await rows(ms);
+    expect(proxy.lost() - lostBefore).toBe(2);
+    await wait(LOST_CLAIM_GRACE_MS + 100);
+    // One iteration: the lowest, then the next gap.
+    await p.receipts();
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(before + 2);
+    expect(sent.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([2, 2, 1, 1]);
+    let now = await rows(ms);
+    for (let i = 0; i < ITERATIONS && now.some((r) => r.status !== 'CLAIMED_SUCCESS'); i++) {
+      await p.receipts();
+      now = await rows(ms);
+      if (now.some((r) => r.status !== 'CLAIMED_SUCCESS')) await wait(100);
+    }
+    expect(now.map((r) => [r.status, r.claim_tx_hash, r.bumps])).toEqual(sent.map((r) => ['CLAIMED_SUCCESS', r.claim_tx_hash, 0]));
+    for (const r of now) expect(await claimedEvents(r.message_hash)).toBe(1);
+  });
+
   it('behavior: a claim the node holds but has not mined is not sent again, and its lookup is repeated at most once per grace period', { timeout: 60_000 }, async () => {
     const p = await c.pipeline({ L2_RPC_URL: proxy.url, ...NO_TIMEOUT });
     const [m] = await c.addMessages(1);

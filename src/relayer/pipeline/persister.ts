@@ -21,6 +21,8 @@ const REBROADCAST_AFTER_MS = 10_000;
  * node answers with "already known"; a lost transaction costs every claim behind it this long.
  */
 export const LOST_CLAIM_GRACE_MS = 1_000;
+/** Further lost claims of a signer sent again in one iteration after its lowest one (see chaseGaps). */
+const MAX_GAPS_CHASED = 16;
 const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null };
 const CANCEL_GAS = 21_000n;
 
@@ -163,7 +165,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * unmined; a claim waiting behind it is not bumped (replacing the lowest one is what unblocks the
    * queue, and bumping every claim behind a lost transaction would multiply fees for nothing).
    */
-  async function resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[]): Promise<void> {
+  async function resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[], signerRows: Map<number, MessageRow>): Promise<void> {
     const sender = senderOf(ctx, m);
     const queued = sender?.isQueued(m.claim_tx_hash!) ?? false;
     const unmined = Number(m.claim_tx_nonce) >= mined;
@@ -210,7 +212,10 @@ export function createReceiptPersister(ctx: DirectionContext) {
     // slower than the grace, under load, would otherwise reach MESSAGE_SUBMISSION_TIMEOUT first).
     const lowest = Number(m.claim_tx_nonce) === mined;
     if (lowest && !queued && age > LOST_CLAIM_GRACE_MS && lowestChecks.due(signerAddress(m), mined)) {
-      if (await rebroadcastIfUnknown(m, sender, 'lowest_nonce')) return;
+      if (await rebroadcastIfUnknown(m, sender, 'lowest_nonce')) {
+        await chaseGaps(signerAddress(m), sender, signerRows);
+        return;
+      }
     }
     if (age > timeoutMs && !behindLower && !queued) {
       await replace(m, sender);
@@ -236,6 +241,22 @@ export function createReceiptPersister(ctx: DirectionContext) {
     await (sender ?? ctx.sender).broadcast(m.claim_tx_raw);
     ctx.metrics.rebroadcasts.inc({ direction: ctx.direction, trigger });
     return true;
+  }
+
+  /**
+   * After the lowest claim of a signer was sent again, the next claim the node lacks is often a few nonces on
+   * (claims are signed in batches, and a batch can lose several): the node's pending nonce names it, being the
+   * first nonce its pool is missing. Each is sent again in this iteration rather than one per iteration (an
+   * iteration under load takes seconds, and the rest waited for the 10 s rule). At most MAX_GAPS_CHASED, each
+   * one step only after the one before was sent again.
+   */
+  async function chaseGaps(address: string, sender: ClaimSender | undefined, signerRows: Map<number, MessageRow>): Promise<void> {
+    for (let i = 0; i < MAX_GAPS_CHASED; i++) {
+      const next = signerRows.get(await chain.provider.getTransactionCount(address, 'pending'));
+      if (!next?.claim_tx_created_at || senderOf(ctx, next)?.isQueued(next.claim_tx_hash!)) return;
+      if (Date.now() - new Date(next.claim_tx_created_at).getTime() <= LOST_CLAIM_GRACE_MS) return;
+      if (!(await rebroadcastIfUnknown(next, sender, 'lowest_nonce'))) return;
+    }
   }
 
   /** Successful claims of one tick, recorded together in one statement. */
@@ -270,7 +291,10 @@ export function createReceiptPersister(ctx: DirectionContext) {
     }));
     const found = groups.some((g) => g.anyMined) ? await blocks.receipts() : new Map<string, Receipt>();
     const successes: Success[] = [];
-    const results = await Promise.allSettled(groups.flatMap((g) => g.ms.map((m) => resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes))));
+    const results = await Promise.allSettled(groups.flatMap((g) => {
+      const byNonce = new Map(g.ms.map((m) => [Number(m.claim_tx_nonce), m]));
+      return g.ms.map((m) => resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes, byNonce));
+    }));
     if (successes.length > 0) await recordSuccesses(successes);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
