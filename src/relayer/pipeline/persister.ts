@@ -213,7 +213,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
     const lowest = Number(m.claim_tx_nonce) === mined;
     if (lowest && !queued && age > LOST_CLAIM_GRACE_MS && lowestChecks.due(signerAddress(m), mined)) {
       if (await rebroadcastIfUnknown(m, sender, 'lowest_nonce')) {
-        await chaseGaps(signerAddress(m), sender, signerRows);
+        await chaseGaps(signerAddress(m), mined, sender, signerRows);
         return;
       }
     }
@@ -247,15 +247,20 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * After the lowest claim of a signer was sent again, the next claim the node lacks is often a few nonces on
    * (claims are signed in batches, and a batch can lose several): the node's pending nonce names it, being the
    * first nonce its pool is missing. Each is sent again in this iteration rather than one per iteration (an
-   * iteration under load takes seconds, and the rest waited for the 10 s rule). At most MAX_GAPS_CHASED, each
-   * one step only after the one before was sent again.
+   * iteration under load takes seconds, and the rest waited for the 10 s rule). No grace here: the node has
+   * just shown that it lacks that nonce, a claim still in our broadcast queue is skipped, an undone one is
+   * caught by the re-read, and another process's broadcast of the same bytes is harmless. At most
+   * MAX_GAPS_CHASED, and only while the pending nonce moves on (a node that still lacks the nonce just sent,
+   * e.g. a path that drops all of this key's transactions, ends the chase).
    */
-  async function chaseGaps(address: string, sender: ClaimSender | undefined, signerRows: Map<number, MessageRow>): Promise<void> {
+  async function chaseGaps(address: string, resent: number, sender: ClaimSender | undefined, signerRows: Map<number, MessageRow>): Promise<void> {
+    let last = resent;
     for (let i = 0; i < MAX_GAPS_CHASED; i++) {
-      const next = signerRows.get(await chain.provider.getTransactionCount(address, 'pending'));
-      if (!next?.claim_tx_created_at || senderOf(ctx, next)?.isQueued(next.claim_tx_hash!)) return;
-      if (Date.now() - new Date(next.claim_tx_created_at).getTime() <= LOST_CLAIM_GRACE_MS) return;
+      const gap = await chain.provider.getTransactionCount(address, 'pending');
+      const next = signerRows.get(gap);
+      if (gap <= last || !next || senderOf(ctx, next)?.isQueued(next.claim_tx_hash!)) return;
       if (!(await rebroadcastIfUnknown(next, sender, 'lowest_nonce'))) return;
+      last = gap;
     }
   }
 
