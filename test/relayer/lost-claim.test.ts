@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Transaction, id } from 'ethers';
+import { id } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
+import { startTxProxy } from './tx-proxy.js';
 import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/persister.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';
 
@@ -33,57 +32,29 @@ interface LosingProxy {
 }
 
 /**
- * A JSON-RPC proxy in front of `upstream` that loses new transactions while armed (answers with the hash,
- * never forwards); a second send of the same sender and nonce goes through, as the drop proxy of the bench does.
+ * Loses new transactions while armed (answers with the hash, never forwards); a second send of the same
+ * sender and nonce goes through, as the drop proxy of the bench does.
  */
 async function startLosingProxy(upstream: string): Promise<LosingProxy> {
-  const target = new URL(upstream);
   const seen = new Set<string>();
   const sends = new Map<string, number>();
-  const calls = new Map<string, number>();
   let toLose = 0;
   let lost = 0;
-  const body = async (req: IncomingMessage) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  };
-  const server: Server = createServer((req, res) => {
-    void body(req).then((raw) => {
-      const parsed = JSON.parse(raw.toString('utf8')) as { id: unknown; method: string; params?: unknown[] } | unknown[];
-      if (!Array.isArray(parsed)) {
-        calls.set(parsed.method, (calls.get(parsed.method) ?? 0) + 1);
-        if (parsed.method === 'eth_sendRawTransaction') {
-          const tx = Transaction.from(String(parsed.params?.[0]));
-          sends.set(tx.hash!, (sends.get(tx.hash!) ?? 0) + 1);
-          const key = `${tx.from!.toLowerCase()}:${tx.nonce}`;
-          const fresh = !seen.has(key);
-          seen.add(key);
-          if (fresh && toLose > 0) {
-            toLose--;
-            lost++;
-            res.setHeader('content-type', 'application/json');
-            res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: tx.hash }));
-            return;
-          }
-        }
-      }
-      const up = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      up.end(raw);
-    });
+  const proxy = await startTxProxy(upstream, (tx) => {
+    sends.set(tx.hash!, (sends.get(tx.hash!) ?? 0) + 1);
+    const key = `${tx.from!.toLowerCase()}:${tx.nonce}`;
+    const fresh = !seen.has(key);
+    seen.add(key);
+    if (!fresh || toLose === 0) return false;
+    toLose--;
+    lost++;
+    return true;
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ...proxy,
     loseNext: (n) => void (toLose = n),
     lost: () => lost,
     sends: (hash) => sends.get(hash) ?? 0,
-    calls: (method) => calls.get(method) ?? 0,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Transaction, Wallet, id, parseEther } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
+import { startTxProxy } from './tx-proxy.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';
 
 /**
@@ -22,40 +21,12 @@ const TIMEOUT_MS = 400;
 async function startSwallowingProxy(upstream: string): Promise<{ url: string; swallowed: Set<string>; count: () => number; close: () => Promise<void> }> {
   const swallowed = new Set<string>();
   let count = 0;
-  const target = new URL(upstream);
-  const body = async (req: IncomingMessage) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  };
-  const server: Server = createServer((req, res) => {
-    void body(req).then((raw) => {
-      const call = JSON.parse(raw.toString('utf8')) as { id: unknown; method: string; params?: unknown[] };
-      if (!Array.isArray(call) && call.method === 'eth_sendRawTransaction') {
-        const tx = Transaction.from(String(call.params?.[0]));
-        if (swallowed.has(tx.from!.toLowerCase())) {
-          count++;
-          res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: tx.hash }));
-          return;
-        }
-      }
-      const up = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      up.end(raw);
-    });
+  const proxy = await startTxProxy(upstream, (tx) => {
+    if (!swallowed.has(tx.from!.toLowerCase())) return false;
+    count++;
+    return true;
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    swallowed,
-    count: () => count,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
+  return { url: proxy.url, swallowed, count: () => count, close: proxy.close };
 }
 
 let proxy: Awaited<ReturnType<typeof startSwallowingProxy>>;

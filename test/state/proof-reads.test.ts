@@ -1,11 +1,10 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/common/db/migrations.js';
-import { stateMigrations } from '../../src/state/migrations.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/state/pg-store.js';
 import { ACCOUNT_TREE, type ProofRequest } from '../../src/state/store.js';
 import { proveFromReads, proveKey, proveKeysAt, type KeyProof } from '../../src/state/tree.js';
-import { databaseKind, openTestDb } from '../helpers/db.js';
+import { databaseKind, type openTestDb } from '../helpers/db.js';
+import { usePgStore } from './pg-store-fixture.js';
 import { UNIVERSE, applyBlock, blockArb, c, hKeyOf, newTree } from './model.js';
 
 /**
@@ -24,15 +23,10 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
   let db: Awaited<ReturnType<typeof openTestDb>>;
   let store: PgStore;
   let next = 0n;
-
-  beforeAll(async () => {
-    db = await openTestDb();
-    const schema = db.schema('state');
-    await migrate(db.client.knex, schema, stateMigrations);
-    store = new PgStore(db.client, schema);
-  });
-  afterAll(async () => {
-    await db?.close();
+  const fixture = usePgStore('state');
+  beforeAll(() => {
+    db = fixture.db();
+    store = fixture.store();
   });
 
   /** Every key of the universe (in `trees`) proven both ways at `block`; the one-statement reads must predict every row. */

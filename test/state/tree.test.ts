@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/common/db/migrations.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../src/state/memory-store.js';
-import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
-import { databaseKind, openTestDb } from '../helpers/db.js';
+import { databaseKind } from '../helpers/db.js';
+import { usePgStore } from './pg-store-fixture.js';
 import { applyBlock, checkAll, newTree } from './model.js';
 import { proofsMatchModel, pruneAndRollback, rootIgnoresOrder } from './properties.js';
 
@@ -29,17 +28,10 @@ describe('state tree on the in-memory store', () => {
 });
 
 describe(`state tree on the database store (${databaseKind()})`, () => {
-  let db: Awaited<ReturnType<typeof openTestDb>>;
   let store: PgStore;
-
-  beforeAll(async () => {
-    db = await openTestDb();
-    const schema = db.schema('state');
-    await migrate(db.client.knex, schema, stateMigrations);
-    store = new PgStore(db.client, schema);
-  });
-  afterAll(async () => {
-    await db?.close();
+  const fixture = usePgStore('state');
+  beforeAll(() => {
+    store = fixture.store();
   });
 
   it('behavior: every proof of random inserts/updates/deletes verifies and matches the Map model; tampered proofs fail', async () => {

@@ -1,15 +1,14 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/common/db/migrations.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fromHex, toHex, word } from '../../src/state/bytes.js';
 import { keccakHashProvider } from '../../src/state/hash.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
-import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { WorldState, type AccountChange } from '../../src/state/state.js';
 import type { VersionedStore } from '../../src/state/store.js';
 import { verifyStateProof } from '../../src/state/verify.js';
-import { databaseKind, openTestDb } from '../helpers/db.js';
+import { databaseKind } from '../helpers/db.js';
+import { usePgStore } from './pg-store-fixture.js';
 
 /**
  * Accounts and their storage trees against a naive model: balances, slots (zero deletes), and whole
@@ -96,16 +95,10 @@ describe('world state (accounts + storage trees) on the in-memory store', () => 
 });
 
 describe(`world state on the database store (${databaseKind()})`, () => {
-  let db: Awaited<ReturnType<typeof openTestDb>>;
   let store: PgStore;
-  beforeAll(async () => {
-    db = await openTestDb();
-    const schema = db.schema('state_world');
-    await migrate(db.client.knex, schema, stateMigrations);
-    store = new PgStore(db.client, schema);
-  });
-  afterAll(async () => {
-    await db?.close();
+  const fixture = usePgStore('state_world');
+  beforeAll(() => {
+    store = fixture.store();
   });
 
   it('behavior: proofs of accounts and slots verify and match the model through balance/slot changes and account deletion', async () => {
