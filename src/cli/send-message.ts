@@ -7,6 +7,7 @@ import { L1MessageService__factory, L2MessageService__factory } from '../../gene
 import { createProvider } from '../common/chain/provider.js';
 import { ROLES } from '../devnet/accounts.js';
 import { DEFAULT_STATE_FILE, readStateFile } from '../devnet/state-file.js';
+import { mined } from '../common/chain/mined.js';
 
 function etherFlag(name: string, raw: unknown, fallback: string): bigint {
   const s = raw === undefined ? fallback : String(raw);
@@ -55,7 +56,7 @@ export const sendMessageCommand: Command = {
       const signer = new Wallet(account.privateKey, provider);
       const service = (from === 'l1' ? L1MessageService__factory : L2MessageService__factory).connect(chain.messageService, signer);
       const tx = await service.sendMessage(to ? getAddress(to) : account.address, fee, calldata, { value: value + fee });
-      const receipt = await tx.wait();
+      const receipt = await mined(tx);
       const event = receipt?.logs.map((l) => service.interface.parseLog(l)).find((e) => e?.name === 'MessageSent');
       if (!event) throw new Error(`transaction ${tx.hash} emitted no MessageSent event`);
       process.stdout.write(`${event.args._messageHash as string}\n`);

@@ -1,9 +1,10 @@
-import { parseEther, parseUnits, encodeBytes32String, type Signer } from 'ethers';
+import { parseEther, parseUnits, encodeBytes32String, type BaseContract, type Signer } from 'ethers';
 import {
   L1MessageService__factory, L2MessageService__factory, NativeToken__factory, TestToken__factory,
   Bytes32MetadataToken__factory, RevertingMetadataToken__factory, DexFactory__factory, DexRouter__factory,
   CallRecorder__factory, ClaimForwarder__factory,
 } from '../../generated/contracts/types/index.js';
+import { mined } from '../common/chain/mined.js';
 
 export interface TokenSpec {
   key: string;
@@ -60,7 +61,10 @@ export interface DeployOptions {
 
 async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>(c: Promise<T>): Promise<string> {
   const contract = await c;
-  await contract.waitForDeployment();
+  const sent = (contract as unknown as BaseContract).deploymentTransaction();
+  // The deployment's receipt is awaited directly (see mined()); its address is known from the start.
+  if (sent) await mined(sent);
+  else await contract.waitForDeployment();
   return contract.getAddress();
 }
 
@@ -69,8 +73,8 @@ export async function deployMessageServices(o: DeployOptions): Promise<Pick<Depl
   const l1MessageService = await deployed(new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, limit.periodSeconds, limit.limitWei));
   const l2MessageService = await deployed(new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, o.l2MinimumFee ?? 0n));
   const funding = o.bridgeFunding ?? parseEther('1000');
-  await (await o.l1Deployer.sendTransaction({ to: l1MessageService, value: funding })).wait();
-  await (await o.l2Deployer.sendTransaction({ to: l2MessageService, value: funding })).wait();
+  await mined(o.l1Deployer.sendTransaction({ to: l1MessageService, value: funding }));
+  await mined(o.l2Deployer.sendTransaction({ to: l2MessageService, value: funding }));
   const l1CallRecorder = await deployed(new CallRecorder__factory(o.l1Deployer).deploy());
   const l2CallRecorder = await deployed(new CallRecorder__factory(o.l2Deployer).deploy());
   return { l1MessageService, l2MessageService, l1CallRecorder, l2CallRecorder };
@@ -126,7 +130,7 @@ export async function deployDex(deployer: Signer, tokens: Deployment['tokens']):
   const router = DexRouter__factory.connect(await deployed(new DexRouter__factory(deployer).deploy(dexFactory)), deployer);
   const dexRouter = await router.getAddress();
   const approve = async (address: string) =>
-    (await TestToken__factory.connect(address, deployer).approve(dexRouter, 2n ** 256n - 1n)).wait();
+    mined(TestToken__factory.connect(address, deployer).approve(dexRouter, 2n ** 256n - 1n));
   for (const t of Object.values(tokens)) await approve(t.address);
 
   const pairs: Deployment['pairs'] = [];
@@ -136,7 +140,7 @@ export async function deployDex(deployer: Signer, tokens: Deployment['tokens']):
     const sideUsd = spec.key === 'WETH' || spec.key === 'L2S' ? 5_000_000 : 2_000_000;
     const tokenAmount = units(sideUsd / spec.usdPrice, spec.decimals);
     const quoteAmount = units(sideUsd / quote.spec.usdPrice, quote.spec.decimals);
-    await (await router.addLiquidity(address, quote.address, tokenAmount, quoteAmount, owner)).wait();
+    await mined(router.addLiquidity(address, quote.address, tokenAmount, quoteAmount, owner));
     const pair = await factory.getPair(address, quote.address);
     const [token0, token1] = address.toLowerCase() < quote.address.toLowerCase() ? [address, quote.address] : [quote.address, address];
     pairs.push({ token0, token1, pair });

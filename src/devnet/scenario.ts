@@ -4,6 +4,7 @@ import type { Deployment } from './deploy.js';
 import { units } from './deploy.js';
 import type { Logger } from '../common/log.js';
 import { sleep } from '../common/shutdown.js';
+import { mined } from '../common/chain/mined.js';
 
 /** Small deterministic PRNG (mulberry32): the same history on every start, so demos and tests agree. */
 export function prng(seed: number): () => number {
@@ -63,9 +64,9 @@ export async function generateHistory(ctx: HistoryContext): Promise<{ swaps: num
       const token = TestToken__factory.connect(address, deployer);
       const balance = await token.balanceOf(await deployer.getAddress());
       await tick();
-      await (await token.transfer(await who.getAddress(), balance / 50n)).wait();
+      await mined(token.transfer(await who.getAddress(), balance / 50n));
       await tick();
-      await (await TestToken__factory.connect(address, who).approve(deployment.dexRouter, 2n ** 256n - 1n)).wait();
+      await mined(TestToken__factory.connect(address, who).approve(deployment.dexRouter, 2n ** 256n - 1n));
     }
   }
 
@@ -85,18 +86,18 @@ export async function generateHistory(ctx: HistoryContext): Promise<{ swaps: num
         : [t.address, units(usd / t.spec.usdPrice, t.spec.decimals)];
       const tokenOut = buy ? t.address : quote.address;
       await tick();
-      await (await router.swapExactTokensForTokens(amountIn, 0n, tokenIn, tokenOut, traderAddress)).wait();
+      await mined(router.swapExactTokensForTokens(amountIn, 0n, tokenIn, tokenOut, traderAddress));
       swaps++;
     }
     if (hour === Math.floor(hours / 2)) {
       burned = parseUnits('1000000', 18);
       await tick();
-      await (await NativeToken__factory.connect(native.address, deployer).burn(burned)).wait();
+      await mined(NativeToken__factory.connect(native.address, deployer).burn(burned));
     }
     if (hour === hours - 2) {
       for (const w of ctx.excludedWallets) {
         await tick();
-        await (await TestToken__factory.connect(native.address, deployer).transfer(w.address, w.amount)).wait();
+        await mined(TestToken__factory.connect(native.address, deployer).transfer(w.address, w.amount));
       }
     }
   }
@@ -129,10 +130,10 @@ export async function runTraffic(ctx: TrafficContext): Promise<void> {
     try {
       const buy = random() < 0.5;
       const amount = buy ? units(500 + random() * 2_000, 6) : units((500 + random() * 2_000) / 3000, 18);
-      await (await router.swapExactTokensForTokens(amount, 0n, buy ? usds.address : weth.address, buy ? weth.address : usds.address, sender)).wait();
+      await mined(router.swapExactTokensForTokens(amount, 0n, buy ? usds.address : weth.address, buy ? weth.address : usds.address, sender));
       const fee = parseEther('0.001');
-      await (await l1.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') })).wait();
-      await (await l2.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') })).wait();
+      await mined(l1.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));
+      await mined(l2.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));
     } catch (err) {
       if (!ctx.signal.aborted) ctx.logger?.warn({ err }, 'traffic step failed; continuing');
     }

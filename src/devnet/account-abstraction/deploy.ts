@@ -1,6 +1,7 @@
 import { AbiCoder, ZeroHash, concat, getCreate2Address, keccak256, type Signer } from 'ethers';
 import { BaseError } from '../../common/errors.js';
 import { EntryPoint__factory, SimpleAccountFactory__factory } from '../../../generated/contracts/account-abstraction/types/index.js';
+import { mined } from '../../common/chain/mined.js';
 
 /**
  * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy) that anvil
@@ -38,7 +39,7 @@ export async function deployDeterministic(signer: Signer, bytecode: string, what
   if ((await provider.getCode(CREATE2_DEPLOYER)) === '0x') {
     throw new DeterministicDeployError(`${what}: no CREATE2 deployer at ${CREATE2_DEPLOYER} on this chain (anvil predeploys it unless --disable-default-create2-deployer)`);
   }
-  const receipt = await (await signer.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) })).wait();
+  const receipt = await mined(signer.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) }));
   if (receipt?.status !== 1 || (await provider.getCode(address)) === '0x') {
     throw new DeterministicDeployError(`${what}: CREATE2 deployment to ${address} failed (transaction ${receipt?.hash ?? 'not mined'})`);
   }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import type { Logger } from '../../common/log.js';
+import { mined } from '../../common/chain/mined.js';
 
 export interface AnchoringContext {
   knex: Knex;
@@ -77,7 +78,7 @@ export async function anchorNextBatch(ctx: AnchoringContext): Promise<number> {
   const first = BigInt(batch[0]!.message_number);
   const last = batch[batch.length - 1]!;
   const tx = await ctx.l2.anchorL1L2MessageHashes(batch.map((r) => r.message_hash), first, BigInt(last.message_number), last.rolling_hash);
-  await tx.wait();
+  await mined(tx);
   ctx.logger.info({ from: first.toString(), to: last.message_number, tx: tx.hash }, 'anchored L1 messages on L2');
   return batch.length;
 }

@@ -3,6 +3,7 @@ import type { JsonRpcProvider } from 'ethers';
 import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import { messageTrees } from '../../common/chain/messages.js';
 import type { Logger } from '../../common/log.js';
+import { mined } from '../../common/chain/mined.js';
 
 /** Where the state root submitted with a finalization comes from (the state manager, when it runs). */
 export interface StateRootSource {
@@ -46,7 +47,7 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
     return undefined;
   }
   const tx = await ctx.l1.finalizeBlocks(target, stateRoot, roots, ctx.treeDepth, messagingBlocks);
-  await tx.wait();
+  await mined(tx);
   await ctx.knex.withSchema(ctx.schema).table('finalizations').insert({
     final_l2_block: target.toString(),
     previous_l2_block: current.toString(),
