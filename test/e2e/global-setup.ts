@@ -24,6 +24,9 @@ declare module 'vitest' {
  * Test accounts: state.accounts[10..19] are reserved for tests, by area, so files never share a nonce:
  * devnet 10-11, token-api 12-13, rpc 14-15, state 16, relayer 17-19.
  */
+/** The devnet starts in ~30 s on a quiet machine and took up to ~150 s on a loaded one. */
+const SETUP_DEADLINE_MS = 600_000;
+
 export default async function setup(project: TestProject) {
   const lines: string[] = [];
   const logger = createLogger({
@@ -42,7 +45,12 @@ export default async function setup(project: TestProject) {
     if (db.kind === 'postgres') await db.knex.raw('drop schema if exists ?? cascade', [schema]);
   });
   try {
-    const devnet = await startDevnet({ common, db, options: { historyHours: 26, coordinatorSchema: schema } });
+    // A deadline, so a start-up that hangs fails the run with its log instead of holding CI until its own limit.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the e2e devnet did not start within ${SETUP_DEADLINE_MS / 1_000} s`)), SETUP_DEADLINE_MS);
+    });
+    const devnet = await Promise.race([startDevnet({ common, db, options: { historyHours: 26, coordinatorSchema: schema } }), deadline]).finally(() => clearTimeout(timer));
     const stateFile = join(mkdtempSync(join(tmpdir(), 'l2stack-e2e-')), 'devnet.json');
     await writeStateFile(stateFile, devnet.state);
     project.provide('devnet', devnet.state);
