@@ -18,8 +18,8 @@
  *     shows;
  *  6. the backlog table: the direct phase on BENCH_BACKLOGS messages each way (default 100,1000,5000).
  * Prints p50/p95 latency and claims/s of each, the ratios, and part 1's figures for comparison.
- * BENCH_PROFILE=1 samples this process's CPU (node:inspector, as --cpu-prof; the relayer, PGlite and the
- * coordinator share this thread) during the direct phase and prints the heaviest self time (BENCH_PROFILE_OUT=<file>
+ * BENCH_PROFILE=1 (or =direct; =drop for the phase that loses claims) samples this process's CPU (node:inspector,
+ * as --cpu-prof; the relayer, PGlite and the coordinator share this thread) during that phase and prints the heaviest self time (BENCH_PROFILE_OUT=<file>
  * also writes the .cpuprofile). Each phase prints
  * the machine's load average and the CPU the devnet's anvil processes used. BENCH_RELAYER_<NAME>=value passes
  * <NAME>=value to the relayer (e.g. BENCH_RELAYER_L1_MAX_BLOCKS_TO_FETCH_LOGS).
@@ -48,7 +48,8 @@ const IDLE_SAMPLE_MS = 3_000;
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'direct,proxy,drop,sequential,keys,backlog').split(',').map((p) => p.trim()));
 /** Signer keys per direction in the keys phase (the primary plus BENCH_KEYS-1 extra); 1 = no keys phase. */
 const KEYS = Number(process.env.BENCH_KEYS ?? 1);
-const PROFILE = process.env.BENCH_PROFILE === '1';
+/** BENCH_PROFILE=1 (or =direct) profiles the direct phase; =drop the phase that loses claims. */
+const PROFILE_PHASE = process.env.BENCH_PROFILE === '1' ? 'direct' : process.env.BENCH_PROFILE;
 /**
  * BENCH_BLOCK_MS > 0: both chains stop mining a block per transaction (anvil's automine, the devnet's
  * default) and mine every BENCH_BLOCK_MS instead, as a real chain does; 0 (default) keeps automine.
@@ -366,7 +367,7 @@ async function relayerPhase(d: RelayerDevnet, db: BenchDb, o: PhaseOptions): Pro
     }
     signers[dir] = by.size;
     const resent = (trigger: string) => rebroadcasts.filter((v) => v.labels.direction === dir && v.labels.trigger === trigger).reduce((a, v) => a + v.value, 0);
-    const extraText = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')} rebroadcasts=${resent('lowest_nonce')} at the lowest nonce, ${resent('age')} after 10 s` : '';
+    const extraText = dropEvery ? ` dropped=${dropped[dir]} bumps=${count('bump')} cancels=${count('cancel')} rebroadcasts=${resent('after_send')} right after the send, ${resent('lowest_nonce')} at the lowest nonce, ${resent('age')} after 10 s` : '';
     const keysText = o.extraKeys ? ` signers=${by.size} (${[...by.values()].join('/')} claims)` : '';
     results.push(report(`${label} ${dir}`, lat, span, `${extraText}${keysText}${others > 0 ? ` NOT CLAIMED=${others}` : ''}`));
     printStages(`${label} ${dir}`, ok, wallStart);
@@ -468,9 +469,9 @@ export async function main(): Promise<void> {
   try {
     const phases = [...PHASES].filter((p) => p !== 'keys' || KEYS > 1);
     console.log(`${N} messages each way, database ${db.client.kind}, phases ${phases.join(', ')}; the drop phase loses 1 new claim transaction in ${DROP_EVERY}; MESSAGE_SUBMISSION_TIMEOUT ${SUBMISSION_TIMEOUT_MS} ms; BENCH_KEYS ${KEYS}; ${BLOCK_MS > 0 ? `a block every ${BLOCK_MS} ms (BENCH_BLOCK_MS)` : 'a block per transaction (anvil automine)'}; load average ${loadavg()}`);
-    const direct = PHASES.has('direct') ? await relayerPhase(d, db, { label: 'relayer', account: 13, profile: PROFILE }) : undefined;
+    const direct = PHASES.has('direct') ? await relayerPhase(d, db, { label: 'relayer', account: 13, profile: PROFILE_PHASE === 'direct' }) : undefined;
     const proxied = PHASES.has('proxy') ? await relayerPhase(d, db, { label: 'relayer via proxy', account: 16, dropEvery: 0 }) : undefined;
-    const bumped = PHASES.has('drop') ? await relayerPhase(d, db, { label: 'relayer via proxy, 10 % lost', account: 17, dropEvery: DROP_EVERY }) : undefined;
+    const bumped = PHASES.has('drop') ? await relayerPhase(d, db, { label: 'relayer via proxy, 10 % lost', account: 17, dropEvery: DROP_EVERY, profile: PROFILE_PHASE === 'drop' }) : undefined;
     const baseline = PHASES.has('sequential') ? await baselinePhase(d) : undefined;
     const keyed = PHASES.has('keys') && KEYS > 1 ? await relayerPhase(d, db, { label: `relayer, ${KEYS} keys`, account: 19, extraKeys: await extraSigners(d, KEYS - 1) }) : undefined;
     const backlog: { messages: number; lines: PhaseResult }[] = [];

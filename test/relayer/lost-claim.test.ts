@@ -8,10 +8,12 @@ import type { MessageRow } from '../../src/relayer/db/repository.js';
 /**
  * A claim transaction lost on its way to the node (a JSON-RPC proxy answers with its hash and never
  * forwards it), on a real anvil and the test database. The lost claim sits at the signer's lowest unmined
- * nonce, so every later claim of that signer waits behind it. MESSAGE_SUBMISSION_TIMEOUT is two minutes and
- * the general rebroadcast comes after 10 s: only the fast path (the lowest nonce looked up after
- * LOST_CLAIM_GRACE_MS, and sent again from its stored bytes when the node never got it) claims the messages
- * within the few receipt iterations these tests allow.
+ * nonce, so every later claim of that signer waits behind it. Two fast paths find it: the sender, right after
+ * the broadcast, when the node's pending nonce stops at the claim (trigger after_send), and the receipt loop
+ * (the lowest nonce looked up after LOST_CLAIM_GRACE_MS, and sent again from its stored bytes when the node
+ * never got it; trigger lowest_nonce). To test the second, the proxy loses the sender's resend too.
+ * MESSAGE_SUBMISSION_TIMEOUT is two minutes and the general rebroadcast comes after 10 s: only the fast paths
+ * claim the messages within the few receipt iterations these tests allow.
  */
 let c: ClaimChain;
 const fixture = useClaimChain();
@@ -24,6 +26,8 @@ interface LosingProxy {
   url: string;
   /** Loses the next `n` transactions whose (sender, nonce) it has not seen yet. */
   loseNext(n: number): void;
+  /** Also loses the next `n` sends of a (sender, nonce) it has seen (a node that drops the resend too). */
+  loseResends(n: number): void;
   lost(): number;
   /** eth_sendRawTransaction calls per transaction hash, and calls per method. */
   sends(hash: string): number;
@@ -33,19 +37,26 @@ interface LosingProxy {
 
 /**
  * Loses new transactions while armed (answers with the hash, never forwards); a second send of the same
- * sender and nonce goes through, as the drop proxy of the bench does.
+ * sender and nonce goes through, as the drop proxy of the bench does, unless loseResends armed it too.
  */
 async function startLosingProxy(upstream: string): Promise<LosingProxy> {
   const seen = new Set<string>();
   const sends = new Map<string, number>();
   let toLose = 0;
+  let resendsToLose = 0;
   let lost = 0;
   const proxy = await startTxProxy(upstream, (tx) => {
     sends.set(tx.hash!, (sends.get(tx.hash!) ?? 0) + 1);
     const key = `${tx.from!.toLowerCase()}:${tx.nonce}`;
     const fresh = !seen.has(key);
     seen.add(key);
-    if (!fresh || toLose === 0) return false;
+    if (!fresh) {
+      if (resendsToLose === 0) return false;
+      resendsToLose--;
+      lost++;
+      return true;
+    }
+    if (toLose === 0) return false;
     toLose--;
     lost++;
     return true;
@@ -53,6 +64,7 @@ async function startLosingProxy(upstream: string): Promise<LosingProxy> {
   return {
     ...proxy,
     loseNext: (n) => void (toLose = n),
+    loseResends: (n) => void (resendsToLose = n),
     lost: () => lost,
     sends: (hash) => sends.get(hash) ?? 0,
   };
@@ -86,10 +98,13 @@ describe('a claim transaction lost before the node', () => {
     const ms = await c.addMessages(3);
     const firstNonce = await c.provider.getTransactionCount(c.relayerAddress, 'latest');
     proxy.loseNext(1);
+    proxy.loseResends(1);
     await p.claim();
     const sent = await rows(ms);
     expect(sent.map((r) => [r.status, Number(r.claim_tx_nonce)])).toEqual([0, 1, 2].map((k) => ['PENDING', firstNonce + k]));
-    expect(proxy.lost()).toBe(1);
+    // Lost, and the sender's resend right after the broadcast lost too.
+    expect(proxy.lost()).toBe(2);
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'after_send')).toBe(1);
     // The lowest nonce never reached the node: nothing of the signer is mined, the two later claims wait in its pool.
     expect(await c.provider.getTransaction(sent[0]!.claim_tx_hash!)).toBeNull();
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'latest')).toBe(firstNonce);
@@ -111,8 +126,8 @@ describe('a claim transaction lost before the node', () => {
       const statuses = (await c.history(r.id)).map((h) => h.status);
       expect(statuses.slice(statuses.indexOf('PENDING'))).toEqual(['PENDING', 'CLAIMED_SUCCESS']);
     }
-    // Sent twice (lost, then rebroadcast), the later claims once.
-    expect(now.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([2, 1, 1]);
+    // Sent three times (lost, resent by the sender and lost again, then rebroadcast), the later claims once.
+    expect(now.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([3, 1, 1]);
     expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(1);
     expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'age')).toBe(0);
     expect(await counted('relayer_claim_replacements_total', 'kind', 'bump')).toBe(0);
@@ -126,14 +141,16 @@ describe('a claim transaction lost before the node', () => {
     const before = await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce');
     const lostBefore = proxy.lost();
     proxy.loseNext(2);
+    proxy.loseResends(1);
     await p.claim();
     const sent = await rows(ms);
-    expect(proxy.lost() - lostBefore).toBe(2);
+    // Both lost, and the sender's resend of the first (its pending nonce then stands still: it stops there).
+    expect(proxy.lost() - lostBefore).toBe(3);
     await wait(LOST_CLAIM_GRACE_MS + 100);
     // One iteration: the lowest, then the next gap.
     await p.receipts();
     expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(before + 2);
-    expect(sent.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([2, 2, 1, 1]);
+    expect(sent.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([3, 2, 1, 1]);
     let now = await rows(ms);
     for (let i = 0; i < ITERATIONS && now.some((r) => r.status !== 'CLAIMED_SUCCESS'); i++) {
       await p.receipts();
@@ -172,5 +189,30 @@ describe('a claim transaction lost before the node', () => {
     } finally {
       await c.rpc('evm_setAutomine', [true]);
     }
+  });
+  it('behavior: claims the node answered for but does not hold are sent again by the sender right after their broadcast, before any receipt iteration, each once, and claimed exactly once', { timeout: 60_000 }, async () => {
+    const p = await c.pipeline({ L2_RPC_URL: proxy.url, ...NO_TIMEOUT });
+    const ms = await c.addMessages(4);
+    const afterSend = await counted('relayer_claim_rebroadcasts_total', 'trigger', 'after_send');
+    const lowest = await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce');
+    const lostBefore = proxy.lost();
+    proxy.loseNext(2);
+    await p.claim();
+    const sent = await rows(ms);
+    expect(proxy.lost() - lostBefore).toBe(2);
+    // The two lost claims (the first two nonces) were sent again within the claiming iteration: the node holds
+    // every claim now, with no receipt iteration run.
+    expect(sent.map((r) => proxy.sends(r.claim_tx_hash!))).toEqual([2, 2, 1, 1]);
+    for (const r of sent) expect(await c.provider.getTransaction(r.claim_tx_hash!)).not.toBeNull();
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'after_send')).toBe(afterSend + 2);
+    let now = await rows(ms);
+    for (let i = 0; i < ITERATIONS && now.some((r) => r.status !== 'CLAIMED_SUCCESS'); i++) {
+      await p.receipts();
+      now = await rows(ms);
+      if (now.some((r) => r.status !== 'CLAIMED_SUCCESS')) await wait(100);
+    }
+    expect(now.map((r) => [r.status, r.claim_tx_hash, r.bumps, r.retries])).toEqual(sent.map((r) => ['CLAIMED_SUCCESS', r.claim_tx_hash, 0, 1]));
+    for (const r of now) expect(await claimedEvents(r.message_hash)).toBe(1);
+    expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(lowest);
   });
 });
