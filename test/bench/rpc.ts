@@ -11,8 +11,12 @@
  * CPU the endpoint process used per request (from /proc; the cache-off endpoint also runs with
  * --cpu-prof and its profile's heaviest functions are printed; BENCH_PROFILE=on profiles the cache-on
  * endpoint instead). BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex> runs only the matching cases.
+ * Then, for every case but the filter polls, a latency probe: BENCH_PROBE (default 500) requests per side, one
+ * at a time over one kept-alive connection each, the sides taking turns; p50/p99 in µs and the p50 the endpoint
+ * adds (autocannon reports whole milliseconds, too coarse for a sub-millisecond hop).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -153,6 +157,49 @@ function summarizeProfile(
 
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
+const PROBES = Number(process.env.BENCH_PROBE ?? 500);
+
+/** One POST over `agent`, resolving with the microseconds until the whole answer was read. */
+function timedPost(url: URL, agent: Agent, body: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => (text.includes('"result"') && !text.includes('"error"') ? resolve(Number(process.hrtime.bigint() - started) / 1_000) : reject(new Error(`not a result: ${text.slice(0, 200)}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Unloaded latency: PROBES requests per target, one at a time, each target over its own kept-alive connection,
+ * the targets taking turns (so a slow moment of the machine hits all of them alike). p50/p99 in µs.
+ */
+async function latencyProbe(targets: Target[], body: string): Promise<{ p50: number; p99: number }[]> {
+  const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const urls = targets.map((t) => new URL(t.url));
+  const times: number[][] = targets.map(() => []);
+  try {
+    // A few unmeasured rounds open the connections and warm the path.
+    for (let i = 0; i < 20 + PROBES; i++) {
+      for (const [k] of targets.entries()) {
+        const us = await timedPost(urls[k]!, agents[k]!, body);
+        if (i >= 20) times[k]!.push(us);
+      }
+    }
+  } finally {
+    for (const a of agents) a.destroy();
+  }
+  return times.map((ts) => {
+    const sorted = ts.sort((a, b) => a - b);
+    return { p50: sorted[Math.floor(sorted.length * 0.5)]!, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]! };
+  });
+}
+
 export async function main(): Promise<void> {
   const { anvil, provider } = await chain();
   const signer = wallet(0, provider);
@@ -188,7 +235,7 @@ export async function main(): Promise<void> {
       filterIds.clear();
     };
     const pollBody = (url: string) => (c: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [filterIds.get(url)![c % CONNECTIONS]] });
-    const cases: { name: string; body: (t: Target) => (c: number) => string; before?: () => Promise<void>; after?: () => Promise<void> }[] = [
+    const cases: { name: string; body: (t: Target) => (c: number) => string; before?: () => Promise<void>; after?: () => Promise<void>; probe?: false }[] = [
       { name: 'eth_blockNumber', body: () => req('eth_blockNumber', []) },
       { name: 'eth_getBalance', body: () => req('eth_getBalance', [signer.address, 'latest']) },
       { name: 'eth_call', body: () => req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest']) },
@@ -200,6 +247,7 @@ export async function main(): Promise<void> {
         },
         after: () => uninstallAll(),
         body: (t) => pollBody(t.url),
+        probe: false,
       },
       {
         name: 'eth_getFilterChanges new blocks',
@@ -218,6 +266,7 @@ export async function main(): Promise<void> {
           await uninstallAll();
         },
         body: (t) => pollBody(t.url),
+        probe: false,
       },
       { name: 'eth_getBlockByNumber final+txs', body: () => req('eth_getBlockByNumber', [logsBlock, true]) },
     ];
@@ -252,6 +301,12 @@ export async function main(): Promise<void> {
     }
     const [a1] = loadavg();
     console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are endpoint/anvil in the same run; "+x" is the latency the endpoint adds.`);
+    console.log(`\nlatency probe: ${PROBES} requests per side, one at a time over one kept-alive connection each, sides taking turns (µs):`);
+    for (const c of cases.filter((x) => x.probe !== false && (!only || only.test(x.name)))) {
+      const [d, on, off] = await latencyProbe([direct, cached, uncached], c.body(direct)(0));
+      const side = (s: { p50: number; p99: number }) => `p50 ${fmt(s.p50, 0).padStart(6)} (+${fmt(s.p50 - d!.p50, 0)}) p99 ${fmt(s.p99, 0).padStart(6)}`;
+      console.log(`${c.name.padEnd(31)} anvil p50 ${fmt(d!.p50, 0).padStart(6)} p99 ${fmt(d!.p99, 0).padStart(6)} | on ${side(on!)} | off ${side(off!)}`);
+    }
   } finally {
     clearInterval(miner);
     await cached.stop();

@@ -165,4 +165,30 @@ export const relayerMigrations: Migration[] = [
       });
     },
   },
+  {
+    name: '0004_change_feed',
+    async up(knex, schema) {
+      // The change feed of the pipeline's loops (RelayerRepository.dueChanged): every insert or update of a
+      // message stamps it with the id of the transaction that wrote it, by trigger, so no writer (this relayer,
+      // another replica, an operator's SQL) can forget to. A loop then reads only the rows written by
+      // transactions that were still running or had not started at its last read (xid >= that read's snapshot
+      // xmin): exact whatever the commit order, which a sequence or a timestamp is not.
+      const m = `${schema}.message`;
+      await knex.raw(`alter table ${m} add column change_xid xid8`);
+      await knex.raw(`update ${m} set change_xid = pg_current_xact_id()`);
+      await knex.raw(`alter table ${m} alter column change_xid set not null`);
+      await knex.raw(`create function ${schema}.message_note_change() returns trigger language plpgsql as $$ begin new.change_xid := pg_current_xact_id(); return new; end $$`);
+      await knex.raw(`create trigger message_note_change before insert or update on ${m} for each row execute function ${schema}.message_note_change()`);
+      await knex.raw(`create index message_change_idx on ${m} (direction, change_xid)`);
+      // The earliest retry time still to come, read with each full page: only the few rows that wait have one.
+      await knex.raw(`create index message_retry_after_idx on ${m} (retry_after) where retry_after is not null`);
+    },
+    async down(knex, schema) {
+      const m = `${schema}.message`;
+      await knex.raw(`drop trigger if exists message_note_change on ${m}`);
+      await knex.raw(`drop function if exists ${schema}.message_note_change()`);
+      await knex.raw(`drop index if exists ${schema}.message_retry_after_idx`);
+      await knex.raw(`alter table ${m} drop column if exists change_xid`);
+    },
+  },
 ];

@@ -226,7 +226,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     for (const k of keys) k.out = k.funds.belowThreshold(k.balance);
     const live = () => keys.filter((k) => !k.out && !k.refusedForFunds);
     if (live().length === 0) return false;
-    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (rows.length === 0) {
       for (const k of live()) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;

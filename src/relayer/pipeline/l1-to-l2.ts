@@ -23,7 +23,7 @@ export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | '
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
     await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
     return rows.length === ctx.config.maxFetchMessagesFromDb;
@@ -110,7 +110,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const results = await inboxStatuses(ctx, rows.map((m) => m.message_hash));
     let firstError: unknown;
     const now = new Date();

@@ -143,7 +143,7 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // A finalization covers a range of blocks: one lookup serves every message of the range.
     const known: FinalizationRow[] = [];

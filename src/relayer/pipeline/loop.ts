@@ -5,7 +5,7 @@ import type { RelayerMetrics } from '../metrics.js';
 
 /**
  * How long a loop may work from the rows of its last read while nothing was written since (see
- * RelayerRepository.dueUnlessUnchanged): the delay before it sees an outside change or a retry time come due.
+ * RelayerRepository.dueChanged): the delay before it sees a change written by another process.
  */
 export const UNCHANGED_ROWS_MAX_AGE_MS = 1_000;
 

@@ -292,7 +292,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueUnlessUnchanged(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['PENDING'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (ageChecks.size > 0) {
       const pending = new Set(rows.map((m) => m.claim_tx_hash));
       for (const hash of ageChecks.keys()) if (!pending.has(hash)) ageChecks.delete(hash);
