@@ -107,13 +107,17 @@ class DuePage {
   writes = 0;
   at = 0;
 
+  private readonly statusSet: ReadonlySet<MessageStatus>;
+
   constructor(
     readonly direction: Direction,
-    private readonly statuses: ReadonlySet<MessageStatus>,
+    readonly statuses: readonly MessageStatus[],
     private readonly limit: number,
     public horizon: string,
     public nextDueAt: number | undefined,
-  ) {}
+  ) {
+    this.statusSet = new Set(statuses);
+  }
 
   put(row: MessageRow): void {
     this.byId.set(String(row.id), row);
@@ -130,11 +134,16 @@ class DuePage {
     return this.byId.size;
   }
 
+  /** A row written since the last read that is no longer in the page's statuses. */
+  drop(id: string): void {
+    if (this.byId.delete(id)) this.sorted = undefined;
+  }
+
   /** A row written since the last read: out of the page, back in if it is (still) one of ours and due. */
   apply(row: MessageRow, now: number): void {
     this.byId.delete(String(row.id));
     this.sorted = undefined;
-    if (!this.statuses.has(row.status)) return;
+    if (!this.statusSet.has(row.status)) return;
     const retryAt = row.retry_after ? new Date(row.retry_after).getTime() : undefined;
     if (retryAt !== undefined && retryAt > now) {
       this.nextDueAt = this.nextDueAt === undefined ? retryAt : Math.min(this.nextDueAt, retryAt);
@@ -331,7 +340,7 @@ export class RelayerRepository {
     );
     const rows = (result as { rows: (MessageRow & { feed_horizon: string; feed_next_due: Date | null })[] }).rows;
     const head = rows[0]!;
-    const page = new DuePage(direction, new Set(statuses), limit, head.feed_horizon, head.feed_next_due ? new Date(head.feed_next_due).getTime() : undefined);
+    const page = new DuePage(direction, statuses, limit, head.feed_horizon, head.feed_next_due ? new Date(head.feed_next_due).getTime() : undefined);
     for (const r of rows) {
       if (r.id === null) continue;
       const { feed_horizon: _h, feed_next_due: _n, ...row } = r;
@@ -347,19 +356,29 @@ export class RelayerRepository {
    */
   private async applyChanges(page: DuePage): Promise<boolean> {
     const t = `${this.schema}.message`;
+    const marks = page.statuses.map(() => '?').join(', ');
+    // Every changed row by id and status, but whole only when it is in the page's statuses: a row that left
+    // them only has to leave the page, and most changes a loop sees are other loops' (their rows carry
+    // calldata, proofs and signed transactions that this loop would parse for nothing).
     const result = await this.db.run((knex) =>
       knex.raw(
         `with h as (select pg_snapshot_xmin(pg_current_snapshot())::text as feed_horizon) ` +
-          `select h.feed_horizon, m.* from h left join lateral (select * from ${t} where direction = ? and change_xid >= ?::xid8 limit ?) m on true`,
-        [page.direction, page.horizon, MAX_FEED_ROWS + 1],
+          `select h.feed_horizon, c.id as feed_id, m.* from h ` +
+          `left join lateral (select id from ${t} where direction = ? and change_xid >= ?::xid8 limit ?) c on true ` +
+          `left join ${t} m on m.id = c.id and m.status in (${marks})`,
+        [page.direction, page.horizon, MAX_FEED_ROWS + 1, ...page.statuses],
       ),
     );
-    const rows = (result as { rows: (MessageRow & { feed_horizon: string })[] }).rows;
+    const rows = (result as { rows: (MessageRow & { feed_horizon: string; feed_id: string | null })[] }).rows;
     if (rows.length > MAX_FEED_ROWS) return false;
     const now = Date.now();
     for (const r of rows) {
-      if (r.id === null) continue;
-      const { feed_horizon: _h, ...row } = r;
+      if (r.feed_id === null) continue;
+      if (r.id === null) {
+        page.drop(String(r.feed_id));
+        continue;
+      }
+      const { feed_horizon: _h, feed_id: _id, ...row } = r;
       page.apply(row, now);
     }
     page.horizon = rows[0]!.feed_horizon;
