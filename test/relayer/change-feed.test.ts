@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { openTestDb } from '../helpers/db.js';
+import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository, type MessageRow, type NewMessage } from '../../src/relayer/db/repository.js';
@@ -16,26 +17,7 @@ let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let schema: string;
 let nextHash = 1;
 
-const message = (block: number, over: Partial<NewMessage> = {}): NewMessage => {
-  const i = nextHash++;
-  return {
-    message_hash: `0x${i.toString(16).padStart(64, '0')}`,
-    direction: 'L1_TO_L2',
-    message_sender: `0x${'1'.repeat(40)}`,
-    destination: `0x${'2'.repeat(40)}`,
-    fee: '1',
-    value: '0',
-    message_nonce: String(i),
-    calldata: '0x',
-    contract_address: `0x${'3'.repeat(40)}`,
-    sent_block_number: block,
-    sent_tx_hash: `0x${'4'.repeat(64)}`,
-    sent_log_index: 0,
-    status: 'SENT',
-    failure_reason: null,
-    ...over,
-  };
-};
+const message = (block: number, over: Partial<NewMessage> = {}): NewMessage => newMessage(nextHash++, block, over);
 
 beforeAll(async () => {
   testDb = await openTestDb();

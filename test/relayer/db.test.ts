@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Wallet } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
+import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { relayerMigrations } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository, type NewMessage } from '../../src/relayer/db/repository.js';
@@ -21,23 +22,7 @@ let anvil: Anvil;
 const logger = createLogger({ level: 'silent' });
 const KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'; // anvil dev account 1
 
-const message = (i: number, over: Partial<NewMessage> = {}): NewMessage => ({
-  message_hash: `0x${i.toString(16).padStart(64, '0')}`,
-  direction: 'L1_TO_L2',
-  message_sender: `0x${'1'.repeat(40)}`,
-  destination: `0x${'2'.repeat(40)}`,
-  fee: '115792089237316195423570985008687907853269984665640564039457584007913129639935',
-  value: '0',
-  message_nonce: String(i),
-  calldata: '0x',
-  contract_address: `0x${'3'.repeat(40)}`,
-  sent_block_number: i,
-  sent_tx_hash: `0x${'4'.repeat(64)}`,
-  sent_log_index: 0,
-  status: 'SENT',
-  failure_reason: null,
-  ...over,
-});
+const message = (i: number, over: Partial<NewMessage> = {}): NewMessage => newMessage(i, i, over);
 
 beforeAll(async () => {
   testDb = await openTestDb();
