@@ -362,9 +362,9 @@ export class ClaimSender {
    * proxy or load balancer, or evicted at once), and every later claim of this signer waits behind it: it is
    * sent again at once from its bytes, then the next gap is looked up, at most once per claim of the window
    * and only while the pending nonce moves on. Without this the receipt loop finds the gap only after its
-   * grace (LOST_CLAIM_GRACE_MS) and an iteration, which cost the bench's 10 %-loss phase ~40 % of its rate.
-   * No grace is needed here: these broadcasts have all been answered. A node behind a load balancer whose
-   * pools sync by gossip may report a nonce too low; the resend then costs one "already known". One
+   * grace (LOST_CLAIM_GRACE_MS) and an iteration, and every later claim of the signer waits that long. No
+   * grace is needed here: these broadcasts have all been answered. A node behind a load balancer whose pools
+   * sync by gossip may report a nonce too low; the resend then costs one "already known". One
    * eth_getTransactionCount per window (up to BROADCAST_WINDOW claims). Failures are logged: the receipt
    * loop's own rebroadcast remains the safety net.
    */

@@ -302,7 +302,8 @@ export class RelayerRepository {
    * read, for at most `maxAgeMs` (writers elsewhere: another replica, an operator's requeue). The page is read
    * in full again only when it cannot be kept exact from changes: rows of these statuses came due (the
    * earliest retry time, read with the page, has passed), a full page drained below half (rows past its end
-   * were never read), or more than MAX_FEED_ROWS rows changed at once (a long transaction elsewhere holding
+   * were never read), a page that held every due row grew past twice the limit, or more than MAX_FEED_ROWS
+   * rows changed at once (a long transaction elsewhere holding
    * the snapshot horizon back makes the feed repeat itself, and this bounds what it costs).
    */
   async dueChanged(direction: Direction, statuses: readonly MessageStatus[], limit: number, maxAgeMs: number): Promise<MessageRow[]> {
