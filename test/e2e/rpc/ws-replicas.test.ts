@@ -126,7 +126,17 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
       const txs = await Promise.all(sent);
       await txs.at(-1)!.wait();
     })();
-    await waitFor('the first subscriber to get 40 logs', async () => (first.logs.length >= 40 ? true : undefined), 60_000, 20);
+    // A send that failed ends the wait at once with its own error, not with the subscriber's timeout.
+    let burstError: unknown;
+    burst.catch((err: unknown) => (burstError = err));
+    // 120 s: once, in CI's PGlite pass beside the heaviest adversarial tests, 60 s went by without 40 logs
+    // (alone, and under four busy cores, it takes 2-3 s); the timeout now says how far the burst got.
+    await waitFor('the first subscriber to get 40 logs', async () => {
+      if (burstError) throw burstError as Error;
+      return first.logs.length >= 40 ? true : undefined;
+    }, 120_000, 20).catch(async (err: Error) => {
+      throw new Error(`${err.message}: it has ${first.logs.length}; ${(await provider.getTransactionCount(signer.address)) - (nonce - 200)} of the 200 burst transactions are mined (head ${await provider.getBlockNumber()})`, { cause: err });
+    });
     first.ws.terminate();
     const kept = [...first.logs];
     const last = kept.at(-1)!;
