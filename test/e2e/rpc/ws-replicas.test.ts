@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { databaseKind } from '../../helpers/db.js';
 import { waitFor } from '../../helpers/chain.js';
 import { chain, deployOuter, wallet } from '../../rpc/helpers.js';
+import { mined } from '../../../src/common/chain/mined.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
 
 /**
@@ -90,12 +91,16 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
+  /** Rejects after `ms` naming `what`: no step of this test may hang it until the test's own timeout. */
+  const within = <T>(what: string, ms: number, p: Promise<T>): Promise<T> =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms).unref())]);
+
   async function subscriber(params: unknown[]) {
     const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/`);
-    await new Promise<void>((resolve, reject) => {
+    await within('the WebSocket connection through the proxy', 30_000, new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
-    });
+    }));
     const logs: Record<string, string | string[]>[] = [];
     const subscribed = new Promise<string>((resolve, reject) => {
       ws.on('message', (d) => {
@@ -106,7 +111,7 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
       });
     });
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params }));
-    await subscribed;
+    await within('the eth_subscribe answer', 30_000, subscribed);
     return { ws, logs };
   }
 
@@ -124,7 +129,9 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
         if (i % 20 === 19) await new Promise((r) => setTimeout(r, 50)); // spread over time so the kill lands mid-burst
       }
       const txs = await Promise.all(sent);
-      await txs.at(-1)!.wait();
+      // mined(), not ethers' wait(): wait() can miss a transaction anvil mines between its receipt check and its
+      // block poller's first reading, and then waits for a block that never comes.
+      await mined(txs.at(-1)!, 120_000);
     })();
     // A send that failed ends the wait at once with its own error, not with the subscriber's timeout.
     let burstError: unknown;
@@ -142,11 +149,13 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
     const last = kept.at(-1)!;
     const second = await subscriber(['logs', filter, { resumeAfter: { blockNumber: last.blockNumber, blockHash: last.blockHash, logIndex: last.logIndex } }]);
     await burst;
-    await waitFor('all 200 logs across both connections', async () => (kept.length + second.logs.length >= 200 ? true : undefined), 60_000);
+    await waitFor('all 200 logs across both connections', async () => (kept.length + second.logs.length >= 200 ? true : undefined), 120_000).catch((err: Error) => {
+      throw new Error(`${err.message}: ${kept.length} before the kill and ${second.logs.length} after`, { cause: err });
+    });
     await new Promise((r) => setTimeout(r, 500)); // nothing more may arrive
     const all = [...kept, ...second.logs].map((l) => Number(BigInt((l.topics as string[])[1]!)));
     expect(all).toEqual(Array.from({ length: 200 }, (_, i) => i));
     expect(kept.length).toBeLessThan(200); // the kill really was mid-burst
     second.ws.close();
-  }, 240_000);
+  }, 420_000);
 });
