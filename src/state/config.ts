@@ -1,6 +1,15 @@
 import { env, parseEnv } from '../common/config/env.js';
 
 /**
+ * How a block's state change is read from the upstream (STATE_L2_TRACE_METHOD):
+ * - `debug_traceBlockByHash`: prestateTracer in diffMode, by the header's hash (geth, Besu, Erigon, anvil);
+ * - `trace_replayBlockTransactions`: the parity stateDiff (Besu, Erigon, Nethermind, anvil), by number, so
+ *   the header is read again after it and must not have changed. The devnet uses it: see parity-diff.ts.
+ */
+export const TRACE_METHODS = ['debug_traceBlockByHash', 'trace_replayBlockTransactions'] as const;
+export type TraceMethod = (typeof TRACE_METHODS)[number];
+
+/**
  * Environment of the state manager (`svc_getProof`). Every variable is documented in .env.example
  * (section "State manager"). LOG_LEVEL and DATABASE_* are the common variables.
  */
@@ -14,6 +23,7 @@ export const stateEnv = {
   STATE_L1_LOG_RANGE: env.integer({ min: 1, default: 10_000 }),
   STATE_MAX_BLOCKS_PER_STEP: env.integer({ min: 1, default: 100 }),
   STATE_BLOCKS_PER_TRANSACTION: env.integer({ min: 1, max: 1_000, default: 100 }),
+  STATE_L2_TRACE_METHOD: env.oneOf(TRACE_METHODS, { default: 'debug_traceBlockByHash' }),
   STATE_GENESIS_ACCOUNTS: {
     ...env.string(),
     expected: 'a comma-separated list of 0x-prefixed 20-byte addresses',
@@ -41,6 +51,8 @@ export interface StateConfig {
   maxBlocksPerStep: number;
   /** Blocks written per database transaction while catching up (1: one transaction per block). */
   blocksPerTransaction: number;
+  /** How each block's state change is read from the L2 upstream (see TRACE_METHODS). */
+  traceMethod: TraceMethod;
   /** Accounts of the L2 genesis allocation to read at block 0 (no state diff ever shows untouched ones). */
   genesisAccounts: string[];
   /** Postgres schema (tests use their own). */
@@ -60,6 +72,7 @@ export function loadStateConfig(source: Record<string, string | undefined>, over
     l1LogRange: v.STATE_L1_LOG_RANGE,
     maxBlocksPerStep: v.STATE_MAX_BLOCKS_PER_STEP,
     blocksPerTransaction: v.STATE_BLOCKS_PER_TRANSACTION,
+    traceMethod: v.STATE_L2_TRACE_METHOD,
     genesisAccounts: v.STATE_GENESIS_ACCOUNTS ? v.STATE_GENESIS_ACCOUNTS.split(',') : [],
     ...overrides,
   });

@@ -63,6 +63,7 @@ export async function startStateManager({ common, db, config }: { common: Common
     genesisAccounts: config.genesisAccounts,
     finalized: () => finality.latestFinalized(),
     rpc: l2Rpc,
+    traceMethod: config.traceMethod,
   });
 
   const controller = new AbortController();

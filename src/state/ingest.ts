@@ -2,8 +2,10 @@ import type { JsonRpcProvider } from 'ethers';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../common/log.js';
 import { counter, gauge, histogram } from '../common/metrics.js';
-import { fromHex, quantity } from './bytes.js';
+import { fromHex, quantity, type Bytes } from './bytes.js';
 import { blockChanges, type BlockTrace } from './diff.js';
+import { parityBlockChanges, type ParityBlockReplay } from './parity-diff.js';
+import type { TraceMethod } from './config.js';
 import type { JsonRpcCaller } from './rpc-client.js';
 import { StagedStore, type BatchingStore } from './staged-store.js';
 import { WorldState, type AccountChange } from './state.js';
@@ -15,7 +17,10 @@ interface BlockHeader {
   number: string;
   hash: string;
   parentHash: string;
+  /** The block's transaction hashes, in order (eth_getBlockByNumber without full transactions). */
+  transactions?: string[];
 }
+
 
 export class ReorgBelowFinalizedError extends Error {
   override name = 'ReorgBelowFinalizedError';
@@ -67,6 +72,8 @@ export class Ingestor {
       onCommit?: (head: bigint) => void;
       /** Headers and traces through this client (same upstream as `l2`) rather than ethers' provider: see rpc-client.ts. */
       rpc?: JsonRpcCaller;
+      /** Default debug_traceBlockByHash. */
+      traceMethod?: TraceMethod;
     },
   ) {
     if (!isBatchingStore(world.store)) throw new Error('the state store cannot write several blocks in one transaction');
@@ -186,9 +193,42 @@ export class Ingestor {
     const header = await this.header(n);
     if (!header) return undefined;
     if (n === 0n) return { header, changes: await this.genesis() };
+    if (this.options.traceMethod === 'trace_replayBlockTransactions') return { header, changes: await this.replayed(n, header) };
     const params = [header.hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }];
-    const trace = this.options.rpc ? await this.options.rpc.call<BlockTrace>('debug_traceBlockByHash', params) : ((await this.l2.send('debug_traceBlockByHash', params)) as BlockTrace);
+    const trace = await this.call<BlockTrace>('debug_traceBlockByHash', params);
     return { header, changes: blockChanges(trace) };
+  }
+
+  /**
+   * The parity replay names its block by number only: the header read after it must be the one read before
+   * (else a reorg replaced the block meanwhile and the step fails, to be retried), and the replay must hold
+   * that header's transactions in order.
+   */
+  private async replayed(n: bigint, header: BlockHeader): Promise<AccountChange[]> {
+    const replay = await this.call<ParityBlockReplay>('trace_replayBlockTransactions', [header.number, ['stateDiff']]);
+    const again = await this.header(n);
+    if (again?.hash !== header.hash) throw new Error(`L2 block ${n} was replaced while it was replayed (${header.hash} → ${again?.hash ?? 'none'}); reading it again`);
+    const expected = header.transactions;
+    if (!Array.isArray(replay)) throw new Error(`trace_replayBlockTransactions of block ${n} did not answer an array`);
+    if (expected && (replay.length !== expected.length || replay.some((r, i) => r.transactionHash !== undefined && r.transactionHash.toLowerCase() !== expected[i]!.toLowerCase()))) {
+      throw new Error(`trace_replayBlockTransactions of block ${n} answered ${replay.length} transactions, not the block's ${expected.length}`);
+    }
+    return parityBlockChanges(replay, (address, fields) => this.accountAt(address, fields, header.parentHash));
+  }
+
+  /** Fields of an account at a block (by hash, EIP-1898, so a reorg cannot answer for another block). */
+  private async accountAt(address: string, fields: readonly ('nonce' | 'balance' | 'code')[], blockHash: string): Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }> {
+    const at = { blockHash };
+    const read = async (f: 'nonce' | 'balance' | 'code') => {
+      if (f === 'nonce') return { nonce: BigInt(await this.call<string>('eth_getTransactionCount', [address, at])) };
+      if (f === 'balance') return { balance: BigInt(await this.call<string>('eth_getBalance', [address, at])) };
+      return { code: fromHex(await this.call<string>('eth_getCode', [address, at])) };
+    };
+    return Object.assign({}, ...(await Promise.all(fields.map(read))));
+  }
+
+  private call<T>(method: string, params: unknown[]): Promise<T> {
+    return this.options.rpc ? this.options.rpc.call<T>(method, params) : (this.l2.send(method, params) as Promise<T>);
   }
 
   private progress(block: bigint, upstream: bigint): void {
@@ -207,7 +247,7 @@ export class Ingestor {
 
   private async header(n: bigint): Promise<BlockHeader | undefined> {
     const params = [quantity(n), false];
-    const b = this.options.rpc ? await this.options.rpc.call<BlockHeader | null>('eth_getBlockByNumber', params) : ((await this.l2.send('eth_getBlockByNumber', params)) as BlockHeader | null);
+    const b = await this.call<BlockHeader | null>('eth_getBlockByNumber', params);
     return b ?? undefined;
   }
 

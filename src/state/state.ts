@@ -25,6 +25,8 @@ export interface AccountChange {
    * tree has never seen (genesis allocations touched for the first time).
    */
   before?: { nonce: bigint; balance: bigint; code: Bytes };
+  /** Fields of `before` the diff did not carry, read from the chain only when this tree has never seen the account. */
+  loadBefore?: () => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
 }
 
 /** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof). */
@@ -97,6 +99,7 @@ export class WorldState {
         }
         const acct: AccountValue = raw ? decodeAccountValue(raw) : this.emptyAccount();
         if (!raw && ch.before) this.setFields(acct, ch.before);
+        if (!raw && ch.loadBefore) this.setFields(acct, await ch.loadBefore());
         this.setFields(acct, ch);
         if (ch.storage.size > 0 || ch.clearStorage) {
           const slots: KeyChange[] = [...ch.storage].map(([slot, value]) => {

@@ -4,7 +4,9 @@
  * - backfill: starts the devnet chains with their generated history (BENCH_STATE_HISTORY_HOURS, default 26
  *   as `l2stack dev`) and ingests every L2 block from genesis into the in-memory store (baseline), PGlite and
  *   Postgres, once with one transaction per block (how the state manager worked before it batched) and once
- *   batched. Prints blocks/s and the ratio to the in-memory store.
+ *   batched. Prints blocks/s and the ratio to the in-memory store. Blocks are read by parity replay, as the
+ *   devnet's state manager reads them; BENCH_STATE_TRACES=trace_replayBlockTransactions,debug_traceBlockByHash
+ *   compares it with the prestateTracer (the chain holds still here, so anvil's trace/mine deadlock cannot occur).
  * - dev: runs `node bin/l2stack.js dev` (embedded PGlite, default 26 h of history) and measures, from its
  *   "l2stack dev ready" line, how long until svc_getProof answers at the finalized block and until an L2→L1
  *   message sent at that moment is claimed on L1 by the relayer.
@@ -41,6 +43,7 @@ import { createCommon } from '../../src/common/kernel.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { startDevnet } from '../../src/devnet/devnet.js';
+import type { TraceMethod } from '../../src/state/config.js';
 import { Ingestor } from '../../src/state/ingest.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { WorldState } from '../../src/state/state.js';
@@ -168,6 +171,8 @@ const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build,dev').split(',')
 const STORES = (process.env.BENCH_STATE_STORES ?? 'memory,pglite,postgres').split(',');
 const MODES = (process.env.BENCH_STATE_MODES ?? '1,100').split(',').map(Number);
 const HISTORY_HOURS = Number(process.env.BENCH_STATE_HISTORY_HOURS ?? 26);
+/** How the backfill reads each block: the devnet's parity replay, or (comma-separated, to compare) the prestateTracer. */
+const TRACES = (process.env.BENCH_STATE_TRACES ?? 'trace_replayBlockTransactions').split(',') as TraceMethod[];
 
 /** Opens each store kind in turn (Postgres only when reachable) and hands it to `use`. */
 async function eachStore(use: (name: string, store: VersionedStore) => Promise<void>): Promise<void> {
@@ -211,8 +216,8 @@ async function backfill(): Promise<void> {
   try {
     const target = BigInt(await l2.getBlockNumber());
     process.stdout.write(`backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-    const rows: { name: string; mode: string; seconds: number; root: string }[] = [];
-    for (const perTx of MODES) {
+    const rows: { name: string; mode: string; trace: TraceMethod; seconds: number; root: string }[] = [];
+    for (const trace of TRACES) for (const perTx of MODES) {
       await eachStore(async (name, store) => {
         const world = new WorldState(store);
         const ingestor = new Ingestor(world, l2, common.logger, createMetrics(), {
@@ -221,23 +226,24 @@ async function backfill(): Promise<void> {
           genesisAccounts: devnet.state.accounts.map((a) => a.address.toLowerCase()),
           finalized: () => undefined,
           rpc,
+          traceMethod: trace,
         });
         const t = performance.now();
         while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
         const seconds = (performance.now() - t) / 1000;
         const root = (await store.block(target))!.root;
-        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, seconds, root });
-        process.stdout.write(`  ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}): ${seconds.toFixed(2)} s\n`);
+        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, trace, seconds, root });
+        process.stdout.write(`  ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}, ${trace}): ${seconds.toFixed(2)} s\n`);
       });
     }
-    if (new Set(rows.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.name} ${r.mode} ${r.root}`).join(', ')}`);
+    if (new Set(rows.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.name} ${r.mode} ${r.trace} ${r.root}`).join(', ')}`);
     const blocks = Number(target + 1n);
-    process.stdout.write(`\nroot at block ${target}: ${rows[0]!.root} (identical on every store and mode)\n`);
-    process.stdout.write('store      mode              s   blocks/s   vs memory (same mode)\n');
+    process.stdout.write(`\nroot at block ${target}: ${rows[0]!.root} (identical on every store, mode and trace method)\n`);
+    process.stdout.write('store      mode          trace                                s   blocks/s   vs memory (same mode and trace)\n');
     for (const r of rows) {
-      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode);
+      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode && b.trace === r.trace);
       const ratio = base ? `${(base.seconds / r.seconds).toFixed(3)}x` : 'n/a';
-      process.stdout.write(`${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
+      process.stdout.write(`${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.trace.padEnd(30)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
     }
   } finally {
     l2.destroy();

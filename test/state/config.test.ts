@@ -20,6 +20,7 @@ describe('state manager configuration', () => {
       l1LogRange: 10_000,
       maxBlocksPerStep: 100,
       blocksPerTransaction: 100,
+      traceMethod: 'debug_traceBlockByHash',
       genesisAccounts: ['0x00000000000000000000000000000000000000bb', '0x00000000000000000000000000000000000000cc'],
     });
   });
@@ -27,13 +28,13 @@ describe('state manager configuration', () => {
   it('error: every problem is reported at once, by variable name', () => {
     let err: unknown;
     try {
-      loadStateConfig({ STATE_L1_RPC_URL: 'ftp://x', STATE_RETAINED_FINALIZED_BLOCKS: '0', STATE_GENESIS_ACCOUNTS: '0x12', STATE_BLOCKS_PER_TRANSACTION: '0' });
+      loadStateConfig({ STATE_L1_RPC_URL: 'ftp://x', STATE_RETAINED_FINALIZED_BLOCKS: '0', STATE_GENESIS_ACCOUNTS: '0x12', STATE_BLOCKS_PER_TRANSACTION: '0', STATE_L2_TRACE_METHOD: 'trace_block' });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join('\n');
-    for (const name of ['STATE_L2_RPC_URL: required', 'STATE_L1_RPC_URL: expected', 'STATE_L1_MESSAGE_SERVICE: required', 'STATE_RETAINED_FINALIZED_BLOCKS: expected an integer >= 1', 'STATE_BLOCKS_PER_TRANSACTION: expected an integer', 'STATE_GENESIS_ACCOUNTS: expected a comma-separated list']) {
+    for (const name of ['STATE_L2_RPC_URL: required', 'STATE_L1_RPC_URL: expected', 'STATE_L1_MESSAGE_SERVICE: required', 'STATE_RETAINED_FINALIZED_BLOCKS: expected an integer >= 1', 'STATE_BLOCKS_PER_TRANSACTION: expected an integer', 'STATE_GENESIS_ACCOUNTS: expected a comma-separated list', 'STATE_L2_TRACE_METHOD: expected one of debug_traceBlockByHash, trace_replayBlockTransactions']) {
       expect(problems).toContain(name);
     }
     expect(problems).toContain('"0x12" is not an address');
