@@ -4,12 +4,18 @@ import type { ResponseBudget } from './response-budget.js';
 import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
 import { depthMessage, textDepth, valueDepth } from './json-depth.js';
-import { RawJson } from './upstream/raw-json.js';
+import { LARGE_ANSWER_CHARS, RawJson } from './upstream/raw-json.js';
+
+/**
+ * One encoded reply: a string, or chunks of bytes when it carries a large answer of a node (see encode),
+ * written one after the other: joining them would allocate and copy the whole answer for every reply.
+ */
+export type Reply = string | Buffer[];
 
 export interface HttpAnswer {
   status: number;
   /** undefined: nothing to send (only notifications). */
-  body: string | undefined;
+  body: Reply | undefined;
   headers?: Record<string, string>;
 }
 
@@ -17,16 +23,40 @@ type Id = string | number | null;
 
 const isId = (v: unknown): v is Id => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
-function encode(idText: string, out: CallResult | { error: WireError }): string {
-  // Built by hand so the id is echoed as written (see raw-ids.ts).
-  if ('error' in out) return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(out.error)}}`;
-  // A pass-through answer is the node's own text (RawJson): only the client's id is put in.
-  const result = out.result instanceof RawJson ? out.result.text : JSON.stringify(out.result);
-  return `{"jsonrpc":"2.0","id":${idText},"result":${result}}`;
+// Built by hand so the id is echoed as written (see raw-ids.ts).
+const encodeError = (idText: string, error: WireError): string => `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(error)}}`;
+
+const CLOSE = Buffer.from('}');
+
+function encode(idText: string, out: CallResult | { error: WireError }): Reply {
+  if ('error' in out) return encodeError(idText, out.error);
+  // A pass-through answer is the node's own text (RawJson): only the client's id is put in. A large one is
+  // spliced as bytes around its UTF-8 (encoded once per answer, so once for every hit of a cached one).
+  if (out.result instanceof RawJson) {
+    if (out.result.text.length > LARGE_ANSWER_CHARS) return [Buffer.from(`{"jsonrpc":"2.0","id":${idText},"result":`), out.result.bytes, CLOSE];
+    return `{"jsonrpc":"2.0","id":${idText},"result":${out.result.text}}`;
+  }
+  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(out.result)}}`;
 }
 
-export const errorBody = (code: number, message: string, data?: unknown) =>
-  encode('null', { error: data === undefined ? { code, message } : { code, message, data } });
+/** A batch's replies as one JSON array, in order; chunks when any reply is chunks. */
+function joinReplies(replies: Reply[]): Reply {
+  if (replies.every((r) => typeof r === 'string')) return `[${replies.join(',')}]`;
+  const parts: Buffer[] = [Buffer.from('[')];
+  for (const [i, r] of replies.entries()) {
+    if (i > 0) parts.push(Buffer.from(','));
+    if (typeof r === 'string') parts.push(Buffer.from(r));
+    else parts.push(...r);
+  }
+  parts.push(Buffer.from(']'));
+  return parts;
+}
+
+/** A reply as one string (a WebSocket text frame, tests). */
+export const replyText = (r: Reply): string => (typeof r === 'string' ? r : Buffer.concat(r).toString('utf8'));
+
+export const errorBody = (code: number, message: string, data?: unknown): string =>
+  encodeError('null', data === undefined ? { code, message } : { code, message, data });
 
 interface Entry {
   /** The id as it goes back on the wire, or undefined for a notification. */
@@ -113,14 +143,14 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
   const decision = await options.charge(items.length);
   if (!decision.ok) {
     const error = rateLimitError(decision);
-    const answers = entries.filter((e) => e.idText !== undefined).map((e) => encode(e.idText!, { error }));
+    const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
     return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': String(decision.retryAfterSeconds) } };
   }
 
   const answers = await Promise.all(entries.map((e) => answer(e, dispatcher, options)));
-  const replies = answers.filter((a): a is string => a !== undefined);
+  const replies = answers.filter((a): a is Reply => a !== undefined);
   if (replies.length === 0) return { status: 204, body: undefined };
-  return { status: 200, body: `[${replies.join(',')}]` };
+  return { status: 200, body: joinReplies(replies) };
 }
 
 /**
@@ -134,7 +164,7 @@ async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDe
   const decision = await options.charge(1);
   if (!decision.ok) {
     const error = rateLimitError(decision);
-    return { status: 429, body: encode(entry.idText ?? 'null', { error }), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
+    return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
   }
   const reply = await answer(entry, dispatcher, options);
   return reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply };
@@ -149,13 +179,13 @@ function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireErr
 }
 
 /** The encoded answer to one entry; undefined for a notification. */
-async function answer(e: Entry, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<string | undefined> {
+async function answer(e: Entry, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<Reply | undefined> {
   if (e.invalid !== undefined) {
     const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
     if (e.invalidData !== undefined) error.data = e.invalidData;
-    return encode(e.idText ?? 'null', { error });
+    return encodeError(e.idText ?? 'null', error);
   }
-  if (e.refused !== undefined) return e.idText === undefined ? undefined : encode(e.idText, { error: e.refused });
+  if (e.refused !== undefined) return e.idText === undefined ? undefined : encodeError(e.idText, e.refused);
   const out = await dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget });
   return e.idText === undefined ? undefined : encode(e.idText, out);
 }

@@ -14,6 +14,7 @@
  * Then, for every case but the filter polls, a latency probe: BENCH_PROBE (default 500) requests per side, one
  * at a time over one kept-alive connection each, the sides taking turns; p50/p99 in µs and the p50 the endpoint
  * adds (autocannon reports whole milliseconds, too coarse for a sub-millisecond hop).
+ * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (see scaling()).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -200,7 +201,64 @@ async function latencyProbe(targets: Target[], body: string): Promise<{ p50: num
   });
 }
 
+/** CPU time of the whole machine so far, from /proc/stat: idle (idle + iowait) and total, in ticks. */
+function machineTicks(): { idle: number; total: number } {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: cpu[3]! + cpu[4]!, total: cpu.reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * BENCH_RPC_SCALE=1,2 (worker counts; 1 = one process, RPC_WORKERS unset; more needs DATABASE_HOST): answers
+ * that never reach anvil (the head's number, a balance at the head, a finalized block from the cache), so
+ * the endpoint alone bounds them, served by one process and then by several, each under the same autocannon
+ * load. Printed per run: requests/s, the gain over one process, the endpoint's CPU (workers included), this
+ * process's (autocannon's) and the machine's idle share: a second worker can only help while a core is idle.
+ */
+async function scaling(counts: number[]): Promise<void> {
+  const { anvil, provider } = await chain();
+  const signer = wallet(0, provider);
+  await provider.send('anvil_mine', ['0x80']);
+  const finalized = (await result(anvil.url, 'eth_getBlockByNumber', ['finalized', false])) as { number: string };
+  const req = (method: string, params: unknown[]) => () => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+  const cases = [
+    { name: 'eth_blockNumber (head)', body: req('eth_blockNumber', []) },
+    { name: 'eth_getBalance latest (cache)', body: req('eth_getBalance', [signer.address, 'latest']) },
+    { name: 'eth_getBlockByNumber final (cache)', body: req('eth_getBlockByNumber', [finalized.number, true]) },
+  ];
+  const [l1] = loadavg();
+  console.log(`scaling: ${CONNECTIONS} connections, ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, load before ${fmt(l1!)}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} cores`);
+  const baseline = new Map<string, number>();
+  try {
+    for (const workers of counts) {
+      const endpoint = await startBenchEndpoint(anvil.url, workers > 1 ? { RPC_WORKERS: String(workers) } : {});
+      try {
+        for (const c of cases) await load(endpoint, c.body, 1); // warm: JIT, sockets, the cache entry
+        for (const c of cases) {
+          const machine = machineTicks();
+          const self = process.cpuUsage();
+          const r = await load(endpoint, c.body);
+          const after = machineTicks();
+          const selfUs = process.cpuUsage(self);
+          const idle = (after.idle - machine.idle) / Math.max(1, after.total - machine.total);
+          const cores = (r.cpuUsPerReq ?? 0) * r.rps / 1e6;
+          if (workers === counts[0]) baseline.set(c.name, r.rps);
+          const gain = r.rps / baseline.get(c.name)!;
+          console.log(
+            `${String(workers).padStart(2)} process${workers > 1 ? 'es' : '  '} ${c.name.padEnd(36)} ${fmt(r.rps, 0).padStart(6)} req/s ${fmt(gain)}x  p50 ${fmt(r.p50)} ms  ` +
+              `endpoint ${fmt(cores)} cores (${fmt(r.cpuUsPerReq ?? 0, 0)} µs/req)  autocannon ${fmt((selfUs.user + selfUs.system) / 1e6 / SECONDS)} cores  machine idle ${fmt(100 * idle, 0)} %${r.bad > 0 ? `  BAD ${r.bad}/${r.total}` : ''}`,
+          );
+        }
+      } finally {
+        await endpoint.stop();
+      }
+    }
+  } finally {
+    await anvil.stop();
+  }
+}
+
 export async function main(): Promise<void> {
+  if (process.env.BENCH_RPC_SCALE) return scaling(process.env.BENCH_RPC_SCALE.split(',').map(Number));
   const { anvil, provider } = await chain();
   const signer = wallet(0, provider);
   const outer = await deployOuter(signer);

@@ -1,4 +1,4 @@
-import { Wallet } from 'ethers';
+import { Wallet, keccak256, type JsonRpcProvider } from 'ethers';
 import { createProvider } from '../../src/common/chain/provider.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 
@@ -29,4 +29,31 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Sends one sender's signed transactions (consecutive nonces from `firstNonce`) as raw bytes, `perBatch` at a
+ * time `pauseMs` apart, then waits up to `timeoutMs` for the last one's receipt, sending again whatever the
+ * node lacks meanwhile (its "already known" answers are ignored): under CI's load anvil has answered a send
+ * and kept no such transaction, and every later nonce then waited behind the gap for ever.
+ */
+export async function sendRawBurst(
+  provider: JsonRpcProvider,
+  sender: string,
+  firstNonce: number,
+  raws: string[],
+  options: { perBatch?: number; pauseMs?: number; timeoutMs?: number } = {},
+): Promise<void> {
+  const perBatch = options.perBatch ?? raws.length;
+  for (let i = 0; i < raws.length; i += perBatch) {
+    await Promise.all(raws.slice(i, i + perBatch).map((raw) => provider.send('eth_sendRawTransaction', [raw])));
+    if (options.pauseMs && i + perBatch < raws.length) await new Promise((r) => setTimeout(r, options.pauseMs));
+  }
+  const lastHash = keccak256(raws.at(-1)!);
+  await waitFor(`the last of ${raws.length} transactions to be mined`, async () => {
+    if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
+    const mined = await provider.getTransactionCount(sender, 'latest');
+    await Promise.all(raws.slice(Math.max(0, mined - firstNonce)).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)));
+    return undefined;
+  }, options.timeoutMs ?? 120_000, 1_000);
 }

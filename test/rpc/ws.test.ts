@@ -4,7 +4,7 @@ import { createPublicClient, webSocket, type Abi, type Log } from 'viem';
 import WebSocket from 'ws';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
-import { waitFor } from '../helpers/chain.js';
+import { sendRawBurst, waitFor } from '../helpers/chain.js';
 import { mined } from '../../src/common/chain/mined.js';
 import { call, chain, deployOuter, outerArtifact, resultValidator, startTestRpc, wallet } from './helpers.js';
 
@@ -86,25 +86,16 @@ describe('JSON-RPC over WebSocket', () => {
 
     const start = await provider.getBlockNumber();
     const signer = wallet(1, provider);
-    let nonce = await provider.getTransactionCount(signer.address);
+    const first = await provider.getTransactionCount(signer.address);
     const to = await outer.getAddress();
     const fees = await provider.getFeeData();
     const { chainId } = await provider.getNetwork();
-    // Signed here and sent as raw bytes, so a send can be repeated: under CI's load anvil once answered a send of
-    // this burst and kept no such transaction, and every later nonce waited behind the gap for ever.
+    // Signed here and sent as raw bytes, so a send anvil drops under load can be repeated (sendRawBurst).
     const raws = await Promise.all(Array.from({ length: 500 }, (_, i) => signer.signTransaction({
-      type: 2, chainId, nonce: nonce++, to, gasLimit: 60_000, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      type: 2, chainId, nonce: first + i, to, gasLimit: 60_000, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       data: outer.interface.encodeFunctionData('note', [i, ethers.ZeroHash, 1]),
     })));
-    await Promise.all(raws.map((raw) => provider.send('eth_sendRawTransaction', [raw])));
-    const lastHash = ethers.keccak256(raws.at(-1)!);
-    await waitFor('the burst to be mined', async () => {
-      if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
-      // Whatever the node lacks is sent again (its "already known" answers are ignored).
-      const first = await provider.getTransactionCount(signer.address, 'latest');
-      await Promise.all(raws.slice(first - (nonce - 500)).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)));
-      return undefined;
-    }, 120_000, 1_000);
+    await sendRawBurst(provider, signer.address, first, raws);
     const end = await provider.getBlockNumber();
 
     await waitFor('both clients to receive 500 logs', async () => (viemLogs.length >= 500 && ethersLogs.length >= 500 ? true : undefined), 60_000);

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge } from '../../common/metrics.js';
-import type { RawJson } from '../upstream/raw-json.js';
+import { LARGE_ANSWER_CHARS, type RawJson } from '../upstream/raw-json.js';
 
 /** How long an answer stays true: for good, or until the head moves (any new block or reorg). */
 export type Lifetime = 'final' | 'head';
@@ -60,7 +60,8 @@ export class AnswerCache {
   }
 
   set(key: string, value: RawJson, lifetime: Lifetime): void {
-    const bytes = key.length + value.text.length + ENTRY_OVERHEAD;
+    // A large answer also keeps its UTF-8 bytes (RawJson.bytes, made on its first reply): counted from the start.
+    const bytes = key.length + value.text.length * (value.text.length > LARGE_ANSWER_CHARS ? 2 : 1) + ENTRY_OVERHEAD;
     if (bytes > this.maxBytes / 8) return;
     this.remove(key);
     this.entries.set(key, { value, bytes, lifetime });

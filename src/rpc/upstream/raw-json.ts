@@ -5,12 +5,24 @@
  * at 32 clients). `value` parses on demand for the few callers that look inside; toJSON keeps any
  * JSON.stringify of a RawJson correct (the slow path).
  */
+/** Answers longer than this (characters) go out as bytes spliced around RawJson.bytes, not as one string. */
+export const LARGE_ANSWER_CHARS = 16_384;
+
 export class RawJson<T = unknown> {
   /** Type only, never set: the result this text carries, so a raw answer is checked against the spec like a parsed one. */
   declare private readonly carries?: T;
   private parsed: unknown;
   private done = false;
+  private encoded: Buffer | undefined;
   constructor(readonly text: string) {}
+
+  /**
+   * The text as UTF-8, encoded once and kept: a cached answer goes to many clients, and encoding a node's
+   * 600 KB eth_getLogs answer took ~3.8 ms of CPU per reply (78 % of the endpoint's profile on cache hits).
+   */
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+  }
 
   get value(): unknown {
     if (!this.done) {

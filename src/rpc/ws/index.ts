@@ -4,7 +4,7 @@ import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
 import type { RpcConfig } from '../config.js';
 import type { Dispatcher } from '../dispatcher.js';
-import { handleBody } from '../envelope.js';
+import { handleBody, replyText } from '../envelope.js';
 import { allowListCalls, type KeyAccess } from '../keys/access.js';
 import { answerCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
@@ -79,7 +79,8 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
       });
       const extra = answerCost(budget.used, o.config.rateLimit.bytesPerUnit);
       if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
-      return answer.body;
+      // A WebSocket text frame: chunks (a node's large answer, envelope.ts) go back to a string here.
+      return answer.body === undefined ? undefined : replyText(answer.body);
     },
   });
   return {
