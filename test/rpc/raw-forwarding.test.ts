@@ -44,6 +44,20 @@ describe('raw JSON forwarding', () => {
     }
   });
 
+  it('behavior: a long ASCII answer keeps the node\'s own bytes for its result (a view, not a copy)', () => {
+    const logs = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}` })));
+    const text = `{"jsonrpc":"2.0","id":7,"result":${logs}}`;
+    const body = Buffer.from(text, 'latin1');
+    const raw = readResponse(text, 0, text.length, body)!.raw!;
+    expect(raw.text).toBe(logs);
+    expect(raw.bytes.toString('latin1')).toBe(logs);
+    expect(raw.bytes.buffer).toBe(body.buffer);
+    // Without the body's bytes they are made from the text, once.
+    const made = readResponse(text)!.raw!;
+    expect(made.bytes.equals(raw.bytes)).toBe(true);
+    expect(made.bytes).toBe(made.bytes);
+  });
+
   it('error: text that is not one well-formed response is refused rather than forwarded', () => {
     for (const bad of [
       '',

@@ -26,12 +26,13 @@ class Response implements UpstreamResponse {
  * One response object of `text` (between `from` and `to`): the result kept as source text, the error
  * parsed (small, and its code decides failover). Undefined when it is not a JSON-RPC response.
  */
-export function readResponse(text: string, from = 0, to = text.length): (UpstreamResponse & { id?: string }) | undefined {
+export function readResponse(text: string, from = 0, to = text.length, ascii?: Buffer): (UpstreamResponse & { id?: string }) | undefined {
   if (from === 0 && to === text.length) {
     const fast = fastResult(text);
     if (fast) {
       const out = new Response(fast.id);
-      out.raw = new RawJson(fast.result);
+      // An ASCII body's characters are its bytes: the result goes back out as the node's own bytes.
+      out.raw = new RawJson(fast.result, ascii?.subarray(fast.start, fast.start + fast.result.length));
       return out;
     }
   }
@@ -85,7 +86,13 @@ export interface ClientLimits {
  * Node answers are ASCII (hex, JSON punctuation): decoded as latin1 that is a plain copy into a one-byte
  * string, which UTF-8 encoding writes back out as a copy too; anything else is decoded as UTF-8.
  */
-const decode = (buf: Buffer) => (isAscii(buf) ? buf.toString('latin1') : buf.toString('utf8'));
+const decode = (buf: Buffer): Body => (isAscii(buf) ? { text: buf.toString('latin1'), ascii: buf } : { text: buf.toString('utf8') });
+
+/** A node's answer: its text, and its bytes when they are ASCII (then offsets in one are offsets in the other). */
+interface Body {
+  text: string;
+  ascii?: Buffer;
+}
 
 export const DEFAULT_CLIENT_LIMITS: ClientLimits = { maxBatchBytes: 524_288, maxResponseBytes: 10_485_760, maxSockets: 128 };
 
@@ -196,7 +203,7 @@ export class JsonRpcHttpClient {
     const body = `[${group.map((p) => p.text).join(',')}]`;
     let text: string;
     try {
-      text = await this.post(body, this.timeoutMs, true);
+      ({ text } = await this.post(body, this.timeoutMs, true));
     } catch (err) {
       if (err instanceof UpstreamOversizeError) {
         this.split(group);
@@ -237,8 +244,8 @@ export class JsonRpcHttpClient {
   }
 
   private async exchange(method: string, body: string, timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
-    const text = await this.post(body, timeoutMs, idempotent);
-    const r = readResponse(text);
+    const { text, ascii } = await this.post(body, timeoutMs, idempotent);
+    const r = readResponse(text, 0, text.length, ascii);
     if (!r) {
       throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
     }
@@ -254,7 +261,7 @@ export class JsonRpcHttpClient {
    * One HTTP exchange. Reads (`idempotent`) on a reused keep-alive socket that the node had already
    * closed are sent once more on a fresh connection: that race is ours, not a node failure.
    */
-  private post(body: string, timeoutMs: number, idempotent: boolean, retried = false): Promise<string> {
+  private post(body: string, timeoutMs: number, idempotent: boolean, retried = false): Promise<Body> {
     const lib = this.url.protocol === 'https:' ? https : http;
     const bytes = Buffer.byteLength(body);
     const max = this.limits.maxResponseBytes;
@@ -302,14 +309,14 @@ export class JsonRpcHttpClient {
             if (settled) return;
             // Answered before it read our whole body: the connection is in an unknown state, never reuse it.
             if (!written) req.destroy();
-            const text = decode(Buffer.concat(chunks));
+            const answer = decode(Buffer.concat(chunks));
             // Nodes answer JSON-RPC errors with 200 (geth) or 4xx/5xx (some proxies): a JSON-RPC body wins.
-            if (status !== 200 && !/^\s*[{[]/.test(text)) {
+            if (status !== 200 && !/^\s*[{[]/.test(answer.text)) {
               fail(new UpstreamTransportError(`upstream answered HTTP ${status}`, status >= 500 || status === 0));
               return;
             }
             settle();
-            resolve(text);
+            resolve(answer);
           });
         },
       );

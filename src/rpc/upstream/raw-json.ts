@@ -14,7 +14,13 @@ export class RawJson<T = unknown> {
   private parsed: unknown;
   private done = false;
   private encoded: Buffer | undefined;
-  constructor(readonly text: string) {}
+  /** `bytes`, when given, is `text` as the node sent it (an ASCII body: the same bytes, not copied). */
+  constructor(
+    readonly text: string,
+    bytes?: Buffer,
+  ) {
+    this.encoded = bytes;
+  }
 
   /**
    * The text as UTF-8, encoded once and kept: a cached answer goes to many clients, and encoding a node's
@@ -192,7 +198,7 @@ export function arrayLongerThan(s: string, cap: number): { over: boolean; count:
  */
 const FAST_PREFIX = /^\{"jsonrpc":"2\.0","id":(\d{1,15}),"result":/;
 
-export function fastResult(s: string): { id: string; result: string } | undefined {
+export function fastResult(s: string): { id: string; result: string; start: number } | undefined {
   if (s.length < 256) return undefined; // small answers: the full check costs nothing
   const m = FAST_PREFIX.exec(s);
   if (!m) return undefined;
@@ -209,7 +215,7 @@ export function fastResult(s: string): { id: string; result: string } | undefine
   // that scan of a 600 KB eth_getLogs answer cost ~0.4 ms.
   if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT))) return undefined;
   if (first === OPEN_OBJECT && s.indexOf('"error"', m[0].length) !== -1) return undefined;
-  return { id: m[1]!, result };
+  return { id: m[1]!, result, start: m[0].length };
 }
 
 /** Elements of a top-level array (eth_getLogs' result cap), or undefined when `s` is not an array. */
