@@ -33,7 +33,7 @@ function encode(idText: string, out: CallResult | { error: WireError }): Reply {
   // A pass-through answer is the node's own text (RawJson): only the client's id is put in. A large one is
   // spliced as bytes around its UTF-8 (encoded once per answer, so once for every hit of a cached one).
   if (out.result instanceof RawJson) {
-    if (out.result.text.length > LARGE_ANSWER_CHARS) return [Buffer.from(`{"jsonrpc":"2.0","id":${idText},"result":`), out.result.bytes, CLOSE];
+    if (out.result.length > LARGE_ANSWER_CHARS) return [Buffer.from(`{"jsonrpc":"2.0","id":${idText},"result":`), out.result.bytes, CLOSE];
     return `{"jsonrpc":"2.0","id":${idText},"result":${out.result.text}}`;
   }
   return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(out.result)}}`;

@@ -66,7 +66,7 @@ export async function getLogs(ctx: RpcContext, filter: Filter, budget?: Response
   if (filter.topics !== undefined) forwarded.topics = filter.topics;
   const logs = await logsOf(ctx, forwarded, filter.blockHash === undefined, budget);
   // Counted on the node's text (no parse): a 1,000-log answer is ~600 KB.
-  const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
+  const { over, count } = arrayLongerThan(logs, ctx.config.maxLogsResults);
   if (over) throw resultCapError(ctx, count!);
   // The node's text, counted but not parsed: trusted to be the standard method's Log[].
   return logs;

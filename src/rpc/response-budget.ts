@@ -38,7 +38,7 @@ export function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): Ca
   if (!b || !('result' in out)) return out;
   if (b.full) return { error: toWireError(responseTooLarge(b.limit)) };
   // Answers are JSON of hex strings and numbers (ASCII), so string length is the byte count.
-  const size = out.result instanceof RawJson ? out.result.text.length : JSON.stringify(out.result ?? null).length;
+  const size = out.result instanceof RawJson ? out.result.length : JSON.stringify(out.result ?? null).length;
   if (b.used + size > b.limit) {
     b.full = true;
     return { error: toWireError(responseTooLarge(b.limit)) };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readResponse } from '../../src/rpc/upstream/client.js';
-import { arrayElements, arrayLength, RawJson, splitResponse } from '../../src/rpc/upstream/raw-json.js';
+import { arrayElements, arrayLength, arrayLongerThan, fastResultOfAscii, RawJson, splitResponse } from '../../src/rpc/upstream/raw-json.js';
 
 /**
  * Pass-through answers are cut out of the node's text by structure, never parsed (raw-json.ts): these
@@ -44,18 +44,35 @@ describe('raw JSON forwarding', () => {
     }
   });
 
-  it('behavior: a long ASCII answer keeps the node\'s own bytes for its result (a view, not a copy)', () => {
+  it('behavior: a long ASCII answer is cut on its bytes as the text path cuts it: the result a view of them, decoded only when read', () => {
     const logs = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}` })));
-    const text = `{"jsonrpc":"2.0","id":7,"result":${logs}}`;
-    const body = Buffer.from(text, 'latin1');
-    const raw = readResponse(text, 0, text.length, body)!.raw!;
-    expect(raw.text).toBe(logs);
-    expect(raw.bytes.toString('latin1')).toBe(logs);
-    expect(raw.bytes.buffer).toBe(body.buffer);
-    // Without the body's bytes they are made from the text, once.
-    const made = readResponse(text)!.raw!;
-    expect(made.bytes.equals(raw.bytes)).toBe(true);
-    expect(made.bytes).toBe(made.bytes);
+    const object = JSON.stringify({ number: '0x2', extraData: `0x${'cd'.repeat(200)}`, transactions: [] });
+    for (const result of [logs, object]) {
+      const text = `{"jsonrpc":"2.0","id":7,"result":${result}}\n`;
+      const body = Buffer.from(text, 'latin1');
+      const cut = fastResultOfAscii(body)!;
+      expect(cut.id).toBe('7');
+      expect(cut.result.buffer).toBe(body.buffer);
+      const raw = RawJson.ofAscii(cut.result);
+      expect(raw.decodedText).toBeUndefined();
+      expect(raw.length).toBe(result.length);
+      expect(raw.head(10)).toBe(result.slice(0, 10));
+      expect(raw.text).toBe(readResponse(text)!.raw!.text);
+      expect(raw.value).toEqual(JSON.parse(result));
+    }
+    // What the text path refuses or sends to the full check, the byte path does not cut either.
+    for (const text of [`{"jsonrpc":"2.0","id":7,"result":${object.slice(0, -1)},"error":{"code":1,"message":"x"}}}`, `{"jsonrpc":"2.0","id":7,"result":${logs}`, `{"id":7,"jsonrpc":"2.0","result":${logs}}`]) {
+      expect(fastResultOfAscii(Buffer.from(text, 'latin1')), text.slice(0, 40)).toBeUndefined();
+    }
+  });
+
+  it('behavior: the result cap counts an undecoded answer on its bytes, and decodes only to count past the bound', () => {
+    const logs = JSON.stringify(Array.from({ length: 30 }, (_, i) => ({ logIndex: `0x${i.toString(16)}` })));
+    const raw = RawJson.ofAscii(Buffer.from(logs, 'latin1'));
+    expect(arrayLongerThan(raw, 30)).toEqual({ over: false, count: undefined });
+    expect(raw.decodedText).toBeUndefined();
+    expect(arrayLongerThan(raw, 29)).toEqual({ over: true, count: 30 });
+    expect(arrayLongerThan(new RawJson(logs), 29)).toEqual({ over: true, count: 30 });
   });
 
   it('error: text that is not one well-formed response is refused rather than forwarded', () => {

@@ -61,7 +61,7 @@ export class AnswerCache {
 
   set(key: string, value: RawJson, lifetime: Lifetime): void {
     // A large answer also keeps its UTF-8 bytes (RawJson.bytes, made on its first reply): counted from the start.
-    const bytes = key.length + value.text.length * (value.text.length > LARGE_ANSWER_CHARS ? 2 : 1) + ENTRY_OVERHEAD;
+    const bytes = key.length + value.length * (value.length > LARGE_ANSWER_CHARS ? 2 : 1) + ENTRY_OVERHEAD;
     if (bytes > this.maxBytes / 8) return;
     this.remove(key);
     this.entries.set(key, { value, bytes, lifetime });

@@ -87,7 +87,7 @@ const BLOCK_NUMBER = /"blockNumber"\s*:\s*"(0x[0-9a-fA-F]+)"/;
 export function answerLifetime(decided: CacheDecision['lifetime'], answer: RawJson, head: HeadTracker, headIsLive: boolean): Lifetime | undefined {
   if (decided === undefined || answer.isNull) return undefined;
   if (decided !== 'byAnswer') return decided;
-  const m = BLOCK_NUMBER.exec(answer.text.length > 4096 ? answer.text.slice(0, 4096) : answer.text);
+  const m = BLOCK_NUMBER.exec(answer.head(4096));
   if (!m) return undefined;
   return numberLifetime(m[1]!, head, headIsLive);
 }

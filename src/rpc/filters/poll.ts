@@ -69,7 +69,7 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
           // cached until the head moves (or for good once final), so filters with the same criteria polled
           // at the same head share one node call; a new head or a reorg drops it (cache/policy.ts).
           const logs = await logsOf(ctx, query, true);
-          const { over, count } = arrayLongerThan(logs.text, ctx.config.maxLogsResults);
+          const { over, count } = arrayLongerThan(logs, ctx.config.maxLogsResults);
           entries = logs;
           if (!over) break;
           if (to === lower) throw resultCapError(ctx, count!);
@@ -88,7 +88,7 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
   throw new RpcError(RpcCodes.LimitExceeded, `filter ${id} is being polled by too many callers at once; poll it from one place`);
 }
 
-const isEmpty = (entries: Changes) => (entries instanceof RawJson ? arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
+const isEmpty = (entries: Changes) => (entries instanceof RawJson ? entries.length < 64 && arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
 
 /**
  * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the
