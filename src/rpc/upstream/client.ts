@@ -82,8 +82,8 @@ export interface ClientLimits {
 }
 
 /**
- * Node answers are ASCII (hex, JSON punctuation): decoded as latin1 that is a plain copy into a one-byte
- * string, which UTF-8 encoding writes back out as a copy too; anything else is decoded as UTF-8.
+ * A node's answer as it came. Node answers are ASCII (hex, JSON punctuation): decoded as latin1 that is a
+ * plain copy into a one-byte string; anything else is decoded as UTF-8.
  */
 class Body {
   readonly ascii: boolean;
@@ -92,7 +92,7 @@ class Body {
     this.ascii = isAscii(bytes);
   }
 
-  /** Decoded on first read (an ASCII answer of the fast shape never is: see exchange). */
+  /** Decoded on first read (an ASCII answer of the fast shape never is: see readBody). */
   get text(): string {
     return (this.decoded ??= this.ascii ? this.bytes.toString('latin1') : this.bytes.toString('utf8'));
   }

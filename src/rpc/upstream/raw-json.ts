@@ -212,9 +212,8 @@ export function arrayElements(s: string): [number, number][] | undefined {
  * only when that bound is over the cap are the elements counted exactly. Non-arrays: false.
  */
 export function arrayLongerThan(raw: RawJson, cap: number): { over: boolean; count: number | undefined } {
-  // Counted on whichever form the answer has (native indexOf either way): an ASCII answer passed through is
-  // bounded without decoding it.
-  // A cached answer is checked again on every hit: the verdict is kept with it, per cap.
+  // A cached answer is checked again on every hit: the verdict is kept with it, per cap. The bound is counted
+  // on whichever form the answer has (native indexOf either way), so one passed through is not decoded.
   const known = capChecks.get(raw);
   if (known?.cap === cap) return known.verdict;
   let bound = 0;
