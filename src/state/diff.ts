@@ -23,8 +23,9 @@ export type BlockTrace = { result: PrestateDiff; txHash?: string }[];
 const ZERO = word(0);
 const big = (v: string | number | undefined): bigint => (v === undefined ? 0n : BigInt(v));
 const code = (v: string | undefined): Bytes => (v === undefined ? new Uint8Array(0) : fromHex(v));
-const slotKey = (s: string): string => `0x${s.replace(/^0x/i, '').toLowerCase().padStart(64, '0')}`;
-const slotValue = (v: string): Bytes => {
+/** A slot as the tree keys it (0x + 64 lowercase hex digits), and a slot's value as a 32-byte word: shared by both diff sources. */
+export const slotKey = (s: string): string => `0x${s.replace(/^0x/i, '').toLowerCase().padStart(64, '0')}`;
+export const slotValue = (v: string): Bytes => {
   const b = fromHex(`0x${v.replace(/^0x/i, '').padStart(64, '0')}`);
   if (b.length !== 32) throw new Error(`storage value is not a 32-byte word: ${v}`);
   return b;

@@ -1,4 +1,5 @@
 import { fromHex, word, type Bytes } from './bytes.js';
+import { slotKey, slotValue } from './diff.js';
 import type { AccountChange } from './state.js';
 
 /**
@@ -22,12 +23,6 @@ export interface ParityAccountDiff {
 export type ParityBlockReplay = { stateDiff?: Record<string, ParityAccountDiff> | null; transactionHash?: string }[];
 
 const ZERO = word(0);
-const slotKey = (s: string): string => `0x${s.replace(/^0x/i, '').toLowerCase().padStart(64, '0')}`;
-const slotValue = (v: string): Bytes => {
-  const b = fromHex(`0x${v.replace(/^0x/i, '').padStart(64, '0')}`);
-  if (b.length !== 32) throw new Error(`storage value is not a 32-byte word: ${v}`);
-  return b;
-};
 
 const isObject = (d: unknown): d is Record<string, unknown> => typeof d === 'object' && d !== null;
 const gone = (d: Delta<string> | undefined): boolean => isObject(d) && '-' in d;
