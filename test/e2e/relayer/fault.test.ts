@@ -63,8 +63,14 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
     // The round's messages go out while the process starts: both mostly wait (for blocks, for start-up).
     const sending = Promise.all([d.send('l1', 2), d.send('l2', 2)]);
     const spawned = Date.now();
-    const p = await spawn(extra);
+    let p = await spawn(extra);
     await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
+    // The free API port is chosen before the process binds it: another process of the suite can take it
+    // in between (CI saw it once). That start-up failed cleanly, naming the port; start again on another.
+    for (let retry = 0; retry < 3 && p.child.exitCode !== null && p.lines.some((l) => l.includes('is already in use')); retry++) {
+      p = await spawn(extra);
+      await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
+    }
     expect(p.child.exitCode, p.lines.slice(-20).join('\n')).toBeNull();
     startUps.push(Date.now() - spawned);
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
