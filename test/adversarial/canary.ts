@@ -8,7 +8,8 @@ import { request as httpRequest, Agent } from 'node:http';
 export interface CanaryRequest {
   method?: 'GET' | 'POST';
   url: string;
-  body?: string;
+  /** A fixed body, or one made per request (a fresh address, so no cache can answer for the node). */
+  body?: string | (() => string);
   headers?: Record<string, string>;
   /** Decides whether an answer counts as served (default: HTTP 200). */
   ok?: (status: number, body: string) => boolean;
@@ -67,7 +68,7 @@ export function startCanary(name: string, req: CanaryRequest, options: { interva
         failures.push(`request error: ${err.message}`);
         resolve();
       });
-      r.end(req.body);
+      r.end(typeof req.body === 'function' ? req.body() : req.body);
     });
 
   const loop = (async () => {

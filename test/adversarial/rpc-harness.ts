@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
@@ -53,6 +54,30 @@ export function blockNumberCanary(name: string, url: string): Canary {
     body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
     ok: (status, body) => status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
   });
+}
+
+/**
+ * A normal client whose every request reaches the node: a batch of eth_blockNumber (answered from the head
+ * tracker) and eth_getBalance of a fresh random address at latest (no cache holds it), so a node that still
+ * answers heads but no longer serves state reads fails the canary.
+ */
+export function nodeCanary(name: string, url: string, options: { headers?: Record<string, string> } = {}): Canary {
+  return startCanary(
+    name,
+    {
+      method: 'POST',
+      url,
+      headers: options.headers,
+      body: () =>
+        `[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x${randomBytes(20).toString('hex')}","latest"]}]`,
+      ok: (status, body) => {
+        if (status !== 200) return false;
+        const answers = JSON.parse(body) as { id: number; result?: unknown }[];
+        return Array.isArray(answers) && answers.length === 2 && answers.every((a) => typeof a.result === 'string' && /^0x[0-9a-f]+$/.test(a.result));
+      },
+    },
+    { timeoutMs: 10_000 },
+  );
 }
 
 export { chain, openTestDb };
