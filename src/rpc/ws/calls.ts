@@ -2,9 +2,11 @@ import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
 import type { CallResult } from '../dispatcher.js';
 import type { CallScope } from '../context.js';
+import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
-import { SubscribeError, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
+import { SubscribeError, type ResumeCharge, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
 import type { SocketSession } from './socket-server.js';
+import type { ClientLedger } from './ledger.js';
 
 /**
  * What eth_subscribe / eth_unsubscribe reach through a call's scope when the call came over a WebSocket
@@ -13,6 +15,14 @@ import type { SocketSession } from './socket-server.js';
 export interface SocketSubscriptions {
   subscribe(kind: string, filter: unknown, options: unknown): Promise<string>;
   unsubscribe(id: string): boolean;
+}
+
+export interface SubscriptionLimits {
+  /** RPC_MAX_FILTER_ADDRESSES / RPC_MAX_FILTER_TOPICS: one filter. */
+  maxAddresses: number;
+  maxTopics: number;
+  /** RPC_RATE_LIMIT_BYTES_PER_UNIT: what a resume's reads cost, as an HTTP answer's bytes do. */
+  bytesPerUnit: number;
 }
 
 const invalid = (message: string) => new RpcError(RpcCodes.InvalidParams, `invalid params: ${message}`);
@@ -24,8 +34,34 @@ function resumePoint(options: unknown): ResumePoint | undefined {
   return { blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash, logIndex: r.logIndex === undefined ? undefined : BigInt(r.logIndex) };
 }
 
-/** Binds eth_subscribe / eth_unsubscribe to one socket: its subscriptions, its cap, its notification sink. */
-export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession, limits: { maxAddresses: number; maxTopics: number }): SocketSubscriptions {
+/**
+ * A resume pays for its reads like HTTP calls: 1 unit per node call and 1 per `bytesPerUnit` bytes read,
+ * debited as it goes; once the client's bucket is empty the resume ends with -32005 (what HTTP answers 429).
+ */
+function resumeCharge(limiter: RateLimiter, client: string, bytesPerUnit: number): ResumeCharge {
+  let calls = 0;
+  let bytes = 0;
+  let spare = 0;
+  return async (n, size) => {
+    calls += n;
+    bytes += size;
+    spare += size;
+    const byBytes = bytesPerUnit > 0 ? Math.floor(spare / bytesPerUnit) : 0;
+    if (bytesPerUnit > 0) spare %= bytesPerUnit;
+    await limiter.charge(client, n + byBytes);
+    const left = await limiter.take(client, 0);
+    if (!left.ok) {
+      throw new SubscribeError(
+        `rate limit exceeded: this resume read ${bytes} bytes in ${calls} node calls, more than this client may use now (${left.limitPerSecond} units/s, burst ${left.burst}; 1 unit per call and per ${bytesPerUnit} bytes read: RPC_RATE_LIMIT_PER_SECOND, RPC_RATE_LIMIT_BYTES_PER_UNIT); retry in ${left.retryAfterSeconds} s from a later point`,
+        RpcCodes.LimitExceeded,
+        { retryAfterSeconds: left.retryAfterSeconds },
+      );
+    }
+  };
+}
+
+/** Binds eth_subscribe / eth_unsubscribe to one socket: its subscriptions, its caps, its notification sink. */
+export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession, ledger: ClientLedger, limits: SubscriptionLimits): SocketSubscriptions {
   return {
     async subscribe(kind, filter, options) {
       if (kind !== 'logs' && filter !== undefined && filter !== null) throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
@@ -36,20 +72,33 @@ export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession
         if (err instanceof LogFilterError) throw invalid(err.message);
         throw err;
       }
-      if (session.subscriptions.size >= session.maxSubscriptions) {
-        throw new RpcError(RpcCodes.LimitExceeded, `too many subscriptions on this socket: at most ${session.maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`, { limit: session.maxSubscriptions });
-      }
+      // Counted now, before any await: a resume that is still replaying holds its place under the caps.
+      const slot = ledger.reserve(session, parsed?.addresses?.length ?? 0);
+      const resumeAfter = resumePoint(options);
       try {
-        const id = await hub.subscribe(kind as SubscriptionKind, session.sink, { filter: parsed, resumeAfter: resumePoint(options) });
-        session.subscriptions.add(id);
+        const subscribe = () =>
+          hub.subscribe(kind as SubscriptionKind, session.sink, {
+            filter: parsed,
+            resumeAfter,
+            signal: session.closed,
+            charge: resumeAfter ? resumeCharge(session.access.limiter, session.client, limits.bytesPerUnit) : undefined,
+            onEnd: (id) => {
+              slot.release();
+              session.subscriptions.delete(id);
+            },
+          });
+        // A client's resumes replay one at a time, so what they hold in memory is one at a time too.
+        const id = resumeAfter ? await ledger.oneAtATime(session.client, subscribe) : await subscribe();
+        if (!slot.released) session.subscriptions.add(id);
         return id;
       } catch (err) {
+        slot.release();
         if (err instanceof SubscribeError) throw new RpcError(err.code, err.message, err.data);
         throw err;
       }
     },
     unsubscribe(id) {
-      return session.subscriptions.delete(id) && hub.unsubscribe(id);
+      return session.subscriptions.has(id) && hub.unsubscribe(id);
     },
   };
 }

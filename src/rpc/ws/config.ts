@@ -4,6 +4,8 @@ import { env } from '../../common/config/env.js';
 export const wsEnv = {
   RPC_WS_MAX_SOCKETS: env.integer({ min: 0, max: 1_000_000, default: 2_048 }),
   RPC_WS_MAX_SUBSCRIPTIONS: env.integer({ min: 1, max: 10_000, default: 100 }),
+  RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET: env.integer({ min: 1, default: 10_000 }),
+  RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT: env.integer({ min: 1, default: 20_000 }),
   RPC_WS_MAX_BUFFERED_BYTES: env.integer({ min: 65_536, default: 4_194_304 }),
   RPC_WS_MAX_TOTAL_BUFFERED_BYTES: env.integer({ min: 1_048_576, default: 268_435_456 }),
   RPC_WS_MAX_INFLIGHT: env.integer({ min: 1, max: 1_000, default: 32 }),
@@ -16,8 +18,11 @@ export const wsEnv = {
 export interface WsLimits {
   /** Open sockets at most (0: WebSocket off); more upgrades get HTTP 503 naming the limit. */
   maxSockets: number;
-  /** Subscriptions one socket may hold. */
+  /** Subscriptions one socket may hold (a resume counts from the moment it is asked for). */
   maxSubscriptions: number;
+  /** Addresses in the logs filters of all subscriptions of one socket, and of one client on all its sockets. */
+  maxAddressesPerSocket: number;
+  maxAddressesPerClient: number;
   /** Bytes queued for a socket that does not read: past it the socket is closed (1008) and its memory freed. */
   maxBufferedBytes: number;
   /**
@@ -42,6 +47,8 @@ export function wsLimitsFrom(v: WsValues): WsLimits {
   return Object.freeze({
     maxSockets: v.RPC_WS_MAX_SOCKETS,
     maxSubscriptions: v.RPC_WS_MAX_SUBSCRIPTIONS,
+    maxAddressesPerSocket: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET,
+    maxAddressesPerClient: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT,
     maxBufferedBytes: v.RPC_WS_MAX_BUFFERED_BYTES,
     maxTotalBufferedBytes: v.RPC_WS_MAX_TOTAL_BUFFERED_BYTES,
     maxInflight: v.RPC_WS_MAX_INFLIGHT,

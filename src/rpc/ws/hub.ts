@@ -1,55 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../common/log.js';
+import { BlockLogsReader, LOGS_READ_ATTEMPTS, type LogsReadResult } from './block-logs.js';
 import { matches, unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
+import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
+import { SubscribeError, type FeedBlock, type FeedEvent, type HeadFeed, type NotificationSink, type ResumeCharge, type ResumePoint, type SubscriptionKind, type UpstreamCall } from './types.js';
 
-/** One block of the shared head (src/rpc/head/tracker.ts BlockHead). */
-export interface FeedBlock {
-  number: bigint;
-  hash: string;
-  parentHash: string;
-  header: Record<string, unknown>;
-}
-
-/** One move of the head: blocks added (oldest first) and, on a reorg, blocks removed. */
-export interface FeedEvent {
-  head: FeedBlock;
-  added: FeedBlock[];
-  removed: FeedBlock[];
-  gap: boolean;
-}
-
-/** The replica's one head (the upstream pool's head tracker): every subscription is fed from it. */
-export interface HeadFeed {
-  readonly head: FeedBlock | undefined;
-  subscribe(listener: (event: FeedEvent) => void): () => void;
-  /** The block the feed now holds at that height (undefined: not remembered). */
-  blockAt?(number: bigint): FeedBlock | undefined;
-}
-
-/** Calls to the upstream pool; resolves the result, rejects with the node's error. */
-export type UpstreamCall = (method: string, params: unknown[]) => Promise<unknown>;
-
-/** Where a subscription's notifications go (one WebSocket); false when the socket is gone or was cut off. */
-export interface NotificationSink {
-  send(text: string): boolean;
-}
-
-export type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions';
-
-/** The last item a client processed: it receives everything after it, exactly once (see docs/rpc.md, "Resume after a reconnect"). */
-export interface ResumePoint {
-  blockNumber: bigint;
-  blockHash: string;
-  /** For logs: the last log of that block the client processed (undefined: the whole block was processed). */
-  logIndex?: bigint;
-}
-
-export class SubscribeError extends Error {
-  override name = 'SubscribeError';
-  constructor(message: string, readonly code: number, readonly data?: unknown) {
-    super(message);
-  }
-}
+export { SubscribeError, type FeedBlock, type FeedEvent, type HeadFeed, type NotificationSink, type ResumeCharge, type ResumePoint, type SubscriptionKind, type UpstreamCall } from './types.js';
 
 interface Subscription {
   id: string;
@@ -58,6 +14,11 @@ interface Subscription {
   sink: NotificationSink;
   /** While a resume replays history, live notifications wait here (then are sent in order). */
   held?: string[];
+  /** Stops following the socket's close (set when the subscription is bound to one). */
+  detach?: () => void;
+  /** Told that its logs could not be read: gets nothing more, and ends once its held items are out. */
+  ended?: boolean;
+  onEnd?: (id: string) => void;
 }
 
 export interface HubOptions {
@@ -70,55 +31,61 @@ export interface HubOptions {
   pendingPollMs: number;
   /** Blocks whose logs are remembered, to report them as removed on a reorg (the tracker's depth). */
   logMemoryBlocks: number;
+  /** Bytes of one eth_getLogs body the hub sends (RPC_UPSTREAM_MAX_BATCH_BYTES): bigger unions are split. */
+  maxLogsRequestBytes?: number;
   onNotification?(kind: SubscriptionKind, count: number): void;
   /** A subscription was added or removed (gauges). */
   onChange?(): void;
+  /** Each of the hub's own eth_getLogs outcomes (metrics). */
+  onLogsRead?(outcome: 'ok' | 'retry' | 'split' | 'failed'): void;
+  /** Logs subscriptions ended because their logs of a block could not be read (metrics). */
+  onLogsEnded?(count: number): void;
 }
 
-/** Per block range of a replayed resume: eth_getLogs over at most this many blocks per call. */
-const REPLAY_CHUNK_BLOCKS = 1_000n;
-/** A block's eth_getLogs that failed is asked again after this, doubling up to LOGS_RETRY_MAX_MS. */
-const LOGS_RETRY_MS = 50;
-const LOGS_RETRY_MAX_MS = 2_000;
-
-const pause = (ms: number) =>
-  new Promise<void>((resolve) => {
-    setTimeout(resolve, ms).unref();
-  });
-
-/** Whether logs fetched for `fetched` (an eth_getLogs address member) include every log `wanted` needs. */
-function covers(fetched: string[] | undefined, wanted: string[] | undefined): boolean {
-  if (fetched === undefined) return true;
-  if (wanted === undefined) return false;
-  const have = new Set(fetched);
-  return wanted.every((a) => have.has(a));
+export interface SubscribeOptions {
+  filter?: LogFilter;
+  resumeAfter?: ResumePoint;
+  /** The socket's life: when it aborts, the subscription ends (and a resume in progress stops). */
+  signal?: AbortSignal;
+  /** Charges the client for what a resume reads (see resume.ts). */
+  charge?: ResumeCharge;
+  /** Called once when the subscription ends, whatever ends it (unsubscribe, socket closed, send failed, logs unreadable). */
+  onEnd?: (id: string) => void;
 }
 
 const notification = (id: string, resultText: string) => `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${resultText}}}`;
 
 /**
- * The subscriptions of one replica, fed by its one head: a new block is fetched once (its header is in
- * the head event) and its logs with one eth_getLogs covering every logs filter, then matched in memory
- * and fanned out. Blocks are processed one after another, so notifications keep chain order; a reorg
- * reports the logs of removed blocks again with `removed: true` before the new blocks' logs.
+ * The subscriptions of one replica, fed by its one head. Heads go out as soon as the head moves; logs
+ * follow on their own queue, block after block in order: each block's logs are read once for every logs
+ * filter (block-logs.ts: split by bytes, bounded attempts), matched in memory and fanned out, and a reorg
+ * reports the logs of removed blocks again with `removed: true` before the new blocks' logs. So a read the
+ * node keeps failing delays only logs, never heads; once given up, the logs subscriptions that needed it
+ * are told so and ended (docs/rpc.md, "When logs cannot be read"), and the hub goes on.
  */
 export class SubscriptionHub {
   private readonly subs = new Map<string, Subscription>();
-  private queue: Promise<void> = Promise.resolve();
-  /** Number of the last block whose notifications went out: a resume replays up to it, live takes over after. */
-  private processed: bigint | undefined;
+  private logsQueue: Promise<void> = Promise.resolve();
+  /** Last block whose heads went out: a newHeads resume replays up to it, live takes over after. */
+  private headsSent: bigint | undefined;
+  /** Last block whose logs went out: a logs resume replays up to it. */
+  private logsSent: bigint | undefined;
   private readonly logsByBlock = new Map<string, WireLog[]>();
+  private readonly reader: BlockLogsReader;
   private unsubscribeFeed: (() => void) | undefined;
   private pendingTimer: NodeJS.Timeout | undefined;
   private pendingFilter: string | undefined;
   private stopped = false;
 
-  constructor(private readonly o: HubOptions) {}
+  constructor(private readonly o: HubOptions) {
+    this.reader = new BlockLogsReader({ upstream: o.upstream, logger: o.logger, maxRequestBytes: o.maxLogsRequestBytes ?? 524_288, stopped: () => this.stopped, onRead: o.onLogsRead });
+  }
 
   start(): void {
-    this.processed = this.o.feed.head?.number;
+    this.headsSent = this.logsSent = this.o.feed.head?.number;
     this.unsubscribeFeed = this.o.feed.subscribe((event) => {
-      this.queue = this.queue.then(() => this.onHead(event)).catch((err: unknown) => this.o.logger.warn({ err, block: event.head.number.toString() }, 'subscriptions: a block could not be processed'));
+      this.sendHeads(event);
+      this.logsQueue = this.logsQueue.then(() => this.onLogs(event)).catch((err: unknown) => this.o.logger.warn({ err, block: event.head.number.toString() }, 'subscriptions: logs of a block could not be processed'));
     });
   }
 
@@ -131,7 +98,7 @@ export class SubscriptionHub {
 
   /** Resolves when every head event so far has been processed (tests). */
   settled(): Promise<void> {
-    return this.queue;
+    return this.logsQueue;
   }
 
   count(kind?: SubscriptionKind): number {
@@ -141,23 +108,28 @@ export class SubscriptionHub {
     return n;
   }
 
-  async subscribe(kind: SubscriptionKind, sink: NotificationSink, options: { filter?: LogFilter; resumeAfter?: ResumePoint } = {}): Promise<string> {
+  async subscribe(kind: SubscriptionKind, sink: NotificationSink, options: SubscribeOptions = {}): Promise<string> {
+    const { signal } = options;
+    if (signal?.aborted) throw new SubscribeError('the socket closed', -32000);
     const id = `0x${randomBytes(16).toString('hex')}`;
-    const sub: Subscription = { id, kind, filter: kind === 'logs' ? (options.filter ?? { topics: [] }) : undefined, sink };
-    if (kind === 'newPendingTransactions') {
-      if (options.resumeAfter) throw new SubscribeError('newPendingTransactions cannot be resumed: pending transactions have no position in the chain', -32602);
+    const sub: Subscription = { id, kind, filter: kind === 'logs' ? (options.filter ?? { topics: [] }) : undefined, sink, onEnd: options.onEnd };
+    if (kind === 'newPendingTransactions' && options.resumeAfter) throw new SubscribeError('newPendingTransactions cannot be resumed: pending transactions have no position in the chain', -32602);
+    const add = () => {
       this.subs.set(id, sub);
+      if (signal) {
+        const end = () => this.unsubscribe(id);
+        signal.addEventListener('abort', end, { once: true });
+        sub.detach = () => signal.removeEventListener('abort', end);
+      }
       this.o.onChange?.();
-      this.ensurePendingPoll();
-      return id;
-    }
+    };
     if (!options.resumeAfter) {
-      this.subs.set(id, sub);
-      this.o.onChange?.();
+      add();
+      if (kind === 'newPendingTransactions') this.ensurePendingPoll();
       return id;
     }
     // Live notifications after `upTo` are held while the history up to it is replayed.
-    const upTo = this.processed ?? this.o.feed.head?.number;
+    const upTo = (kind === 'logs' ? this.logsSent : this.headsSent) ?? this.o.feed.head?.number;
     if (upTo === undefined) throw new SubscribeError('the endpoint has not seen a block yet; retry shortly', -32000);
     const from = options.resumeAfter.blockNumber;
     if (from > upTo) throw new SubscribeError(`resumeAfter block ${from} is ahead of the endpoint's head ${upTo}`, -32602);
@@ -165,158 +137,163 @@ export class SubscriptionHub {
       throw new SubscribeError(`resumeAfter block ${from} is ${upTo - from} blocks behind the head; a resume reaches back at most ${this.o.maxResumeBlocks} blocks (RPC_WS_MAX_RESUME_BLOCKS)`, -32005, { limit: this.o.maxResumeBlocks });
     }
     sub.held = [];
-    this.subs.set(id, sub);
-    this.o.onChange?.();
+    add();
+    const ctx: ReplayContext = { upstream: this.o.upstream, feed: this.o.feed, signal, charge: options.charge };
     try {
-      await this.checkCanonical(options.resumeAfter);
-      const replayed = kind === 'logs' ? await this.replayLogs(sub, options.resumeAfter, upTo) : await this.replayHeads(options.resumeAfter, upTo);
+      await checkCanonical(ctx, options.resumeAfter);
+      const replayed = kind === 'logs' ? await replayLogs(ctx, sub.filter!, options.resumeAfter, upTo) : await replayHeads(ctx, options.resumeAfter, upTo);
+      if (!this.subs.has(id)) throw new SubscribeError('the socket closed: the resume was cancelled', -32000);
       return this.release(sub, replayed);
     } catch (err) {
-      this.subs.delete(id);
-      this.o.onChange?.();
+      this.unsubscribe(id);
       throw err;
     }
   }
 
   unsubscribe(id: string): boolean {
-    const had = this.subs.delete(id);
-    if (!had) return false;
+    const sub = this.subs.get(id);
+    if (!sub) return false;
+    this.subs.delete(id);
+    sub.detach?.();
+    sub.held = undefined;
     this.o.onChange?.();
-    if (this.count('newPendingTransactions') === 0) this.stopPendingPoll();
+    sub.onEnd?.(id);
+    if (sub.kind === 'newPendingTransactions' && this.count('newPendingTransactions') === 0) this.stopPendingPoll();
     return true;
   }
 
   /** Sends the replayed items, then what was held meanwhile, once the subscription id has been answered. */
   private release(sub: Subscription, replayed: string[]): string {
     setImmediate(() => {
-      for (const r of replayed) if (!sub.sink.send(notification(sub.id, r))) return;
+      // A send that fails means the socket is gone or cut off: the subscription ends with it, held items freed.
+      for (const r of replayed) if (!sub.sink.send(notification(sub.id, r))) return void this.unsubscribe(sub.id);
       const held = sub.held ?? [];
       sub.held = undefined;
-      for (const h of held) if (!sub.sink.send(h)) return;
+      for (const h of held) if (!sub.sink.send(h)) return void this.unsubscribe(sub.id);
       this.o.onNotification?.(sub.kind, replayed.length + held.length);
+      if (sub.ended) this.unsubscribe(sub.id);
     });
     return sub.id;
   }
 
-  private async checkCanonical(at: ResumePoint): Promise<void> {
-    const block = (await this.o.upstream('eth_getBlockByNumber', [`0x${at.blockNumber.toString(16)}`, false])) as { hash?: string } | null;
-    if (!block || block.hash?.toLowerCase() !== at.blockHash.toLowerCase()) {
-      throw new SubscribeError(
-        `resumeAfter block ${at.blockNumber} (${at.blockHash}) is no longer on the canonical chain: a reorg replaced it; resubscribe from an earlier block you still trust`,
-        -32000,
-        { blockNumber: `0x${at.blockNumber.toString(16)}`, canonicalHash: block?.hash ?? null },
-      );
-    }
-  }
-
-  private async replayHeads(at: ResumePoint, upTo: bigint): Promise<string[]> {
-    const out: string[] = [];
-    for (let n = at.blockNumber + 1n; n <= upTo; n++) {
-      const header = await this.o.upstream('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]);
-      if (header === null) break;
-      out.push(JSON.stringify(stripTransactions(header as Record<string, unknown>)));
-    }
-    return out;
-  }
-
-  private async replayLogs(sub: Subscription, at: ResumePoint, upTo: bigint): Promise<string[]> {
-    const out: string[] = [];
-    const filter = sub.filter!;
-    for (let from = at.blockNumber; from <= upTo; from += REPLAY_CHUNK_BLOCKS) {
-      const to = from + REPLAY_CHUNK_BLOCKS - 1n < upTo ? from + REPLAY_CHUNK_BLOCKS - 1n : upTo;
-      const criteria: Record<string, unknown> = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
-      if (filter.addresses) criteria.address = filter.addresses;
-      const logs = (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
-      for (const log of logs) {
-        const n = BigInt(log.blockNumber);
-        if (n === at.blockNumber && (at.logIndex === undefined || BigInt(log.logIndex) <= at.logIndex)) continue;
-        if (matches(filter, log)) out.push(JSON.stringify(log));
-      }
-    }
-    return out;
-  }
-
-  private deliver(sub: Subscription, resultText: string): void {
-    const text = notification(sub.id, resultText);
+  private deliver(sub: Subscription, text: string): void {
     if (sub.held) sub.held.push(text);
     else if (!sub.sink.send(text)) this.unsubscribe(sub.id);
   }
 
-  /**
-   * eth_getLogs for the hub's own use, asked again until the node answers: a block is held (and every
-   * block after it, so order is kept) rather than its logs skipped, so each log goes out exactly once.
-   * Gives up only when the hub stops, or when `block` has meanwhile left the chain the feed holds: its
-   * logs were never sent, so there is nothing to send or later report removed.
-   */
-  private async logsWithRetry(criteria: Record<string, unknown>, block?: FeedBlock): Promise<WireLog[] | undefined> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
-      } catch (err) {
-        if (this.stopped) throw err;
-        const now = block && this.o.feed.blockAt?.(block.number);
-        if (block && now && now.hash !== block.hash) return undefined;
-        if (attempt % 20 === 0) this.o.logger.warn({ err, attempt, block: block?.number.toString() }, 'subscriptions: eth_getLogs failed; the block is held and asked again');
-        await pause(Math.min(LOGS_RETRY_MAX_MS, LOGS_RETRY_MS * 2 ** Math.min(attempt, 16)));
-      }
+  private sendHeads(event: FeedEvent): void {
+    const heads = event.added.map((b) => notificationBody(b));
+    let sent = 0;
+    for (const sub of [...this.subs.values()]) {
+      if (sub.kind !== 'newHeads') continue;
+      for (const h of heads) this.deliver(sub, notification(sub.id, h));
+      sent += heads.length;
     }
+    if (sent > 0) this.o.onNotification?.('newHeads', sent);
+    this.headsSent = event.head.number;
   }
 
-  private async onHead(event: FeedEvent): Promise<void> {
-    let missedLogs: WireLog[] = [];
-    const addedLogs = new Map<string, WireLog[]>();
-    // Fetched for the addresses of every logs subscription; fetched again if one that needs more was
-    // added while the node was being asked (or retried).
-    let fetchedFor: { address: string[] | undefined } | undefined;
+  private logsSubs(): Subscription[] {
+    return [...this.subs.values()].filter((s) => s.kind === 'logs' && !s.ended);
+  }
+
+  private async onLogs(event: FeedEvent): Promise<void> {
+    const missed: LogsReadResult = { logs: [] };
+    const added = new Map<string, LogsReadResult>();
+    // Read for the addresses of every logs subscription; a subscription added meanwhile that needs more
+    // addresses gets them read too (only those).
+    let fetched: Set<string> | 'all' | undefined;
+    const first = event.added[0]?.number;
+    const gapFrom = event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent ? this.logsSent + 1n : undefined;
     for (;;) {
-      const filters = [...this.subs.values()].filter((s) => s.kind === 'logs').map((s) => s.filter!);
+      const filters = this.logsSubs().map((s) => s.filter!);
       if (filters.length === 0) break;
-      const address = unionAddresses(filters);
-      if (fetchedFor && covers(fetchedFor.address, address)) break;
-      missedLogs = [];
-      addedLogs.clear();
-      const first = event.added[0]?.number;
-      if (event.gap && this.processed !== undefined && first !== undefined && first - 1n > this.processed) {
+      const union = unionAddresses(filters);
+      let want: string[] | undefined;
+      if (union === undefined) {
+        if (fetched === 'all') break;
+        // An unfiltered read replaces whatever was read by address.
+        missed.logs = [];
+        missed.failed = missed.error = undefined;
+        added.clear();
+      } else {
+        const have = fetched;
+        want = have === 'all' ? [] : union.filter((a) => !have?.has(a));
+        if (want.length === 0) break;
+      }
+      if (gapFrom !== undefined) {
         // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-        const criteria: Record<string, unknown> = { fromBlock: `0x${(this.processed + 1n).toString(16)}`, toBlock: `0x${(first - 1n).toString(16)}` };
-        if (address) criteria.address = address;
-        missedLogs = (await this.logsWithRetry(criteria)) ?? [];
+        const r = await this.reader.read({ fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` }, want);
+        if (r) merge(missed, r);
       }
       for (const b of event.added) {
-        const criteria: Record<string, unknown> = { blockHash: b.hash };
-        if (address) criteria.address = address;
-        const logs = await this.logsWithRetry(criteria, b);
-        if (logs) addedLogs.set(b.hash, logs);
+        const r = await this.reader.read({ blockHash: b.hash }, want, () => this.leftChain(b));
+        if (r) merge(added.get(b.hash) ?? added.set(b.hash, { logs: [] }).get(b.hash)!, r);
+        else added.delete(b.hash);
       }
-      fetchedFor = { address };
+      if (want === undefined) fetched = 'all';
+      else {
+        fetched ??= new Set();
+        if (fetched !== 'all') for (const a of want) fetched.add(a);
+      }
     }
     let removedLogs: WireLog[] = [];
     for (const b of event.removed) removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
-    let sentHeads = 0;
-    let sentLogs = 0;
-    const heads = event.added.map((b) => JSON.stringify(stripTransactions(b.header)));
-    const logs = [...removedLogs, ...missedLogs, ...event.added.flatMap((b) => addedLogs.get(b.hash) ?? [])];
-    const logTexts = new Map<WireLog, string>();
-    const text = (log: WireLog) => logTexts.get(log) ?? logTexts.set(log, JSON.stringify(log)).get(log)!;
-    for (const sub of [...this.subs.values()]) {
-      if (sub.kind === 'newHeads') {
-        for (const h of heads) this.deliver(sub, h);
-        sentHeads += heads.length;
-      } else if (sub.kind === 'logs') {
-        for (const log of logs) {
-          if (!matches(sub.filter!, log)) continue;
-          this.deliver(sub, text(log));
-          sentLogs++;
-        }
+    this.endUnreadable(event, [missed, ...added.values()]);
+    let sent = 0;
+    const logs = [...removedLogs, ...missed.logs, ...event.added.flatMap((b) => added.get(b.hash)?.logs ?? [])];
+    const texts = new Map<WireLog, string>();
+    const text = (log: WireLog) => texts.get(log) ?? texts.set(log, JSON.stringify(log)).get(log)!;
+    for (const sub of this.logsSubs()) {
+      for (const log of logs) {
+        if (!matches(sub.filter!, log)) continue;
+        this.deliver(sub, notification(sub.id, text(log)));
+        sent++;
       }
     }
-    if (sentHeads > 0) this.o.onNotification?.('newHeads', sentHeads);
-    if (sentLogs > 0) this.o.onNotification?.('logs', sentLogs);
+    if (sent > 0) this.o.onNotification?.('logs', sent);
     for (const b of event.removed) this.logsByBlock.delete(b.hash);
-    for (const [hash, logs] of addedLogs) this.logsByBlock.set(hash, logs);
+    for (const [hash, r] of added) this.logsByBlock.set(hash, r.logs);
     while (this.logsByBlock.size > this.o.logMemoryBlocks) this.logsByBlock.delete(this.logsByBlock.keys().next().value!);
-    this.processed = event.head.number;
+    this.logsSent = event.head.number;
+  }
+
+  private leftChain(b: FeedBlock): boolean {
+    const now = this.o.feed.blockAt?.(b.number);
+    return now !== undefined && now.hash !== b.hash;
+  }
+
+  /**
+   * Logs the node would not give after every attempt: each subscription that needed them is told (one
+   * `eth_subscription` message carrying `error` instead of `result`) and ended, rather than held forever
+   * or silently missing logs. The client subscribes again with `resumeAfter` its last log to get the rest.
+   */
+  private endUnreadable(event: FeedEvent, reads: LogsReadResult[]): void {
+    const failed = reads.filter((r) => r.failed !== undefined);
+    if (failed.length === 0) return;
+    const all = failed.some((r) => r.failed === 'all');
+    const addresses = new Set<string>();
+    if (!all) for (const r of failed) for (const a of r.failed as Set<string>) addresses.add(a);
+    const cause = failed[0]!.error;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    const block = event.added[0]?.number ?? event.head.number;
+    let ended = 0;
+    for (const sub of this.logsSubs()) {
+      const needed = all || sub.filter!.addresses === undefined || sub.filter!.addresses.some((a) => addresses.has(a));
+      if (!needed) continue;
+      const error = {
+        code: -32000,
+        message: `logs of block ${block} could not be read from the node after ${LOGS_READ_ATTEMPTS} attempts (${detail.slice(0, 300)}); this subscription has ended: subscribe again with {"resumeAfter": <the last log you processed>} to receive the rest`,
+      };
+      // After whatever it was already due (a resume's replay and held items first: it ends when they are out).
+      this.deliver(sub, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","error":${JSON.stringify(error)}}}`);
+      if (sub.held) sub.ended = true;
+      else this.unsubscribe(sub.id);
+      ended++;
+    }
+    this.o.logger.error({ err: cause, block: block.toString(), ended }, 'subscriptions: logs of a block could not be read; the logs subscriptions that needed them were ended');
+    if (ended > 0) this.o.onLogsEnded?.(ended);
   }
 
   private ensurePendingPoll(): void {
@@ -343,7 +320,7 @@ export class SubscriptionHub {
       let sent = 0;
       for (const sub of [...this.subs.values()]) {
         if (sub.kind !== 'newPendingTransactions') continue;
-        for (const h of hashes) this.deliver(sub, JSON.stringify(h));
+        for (const h of hashes) this.deliver(sub, notification(sub.id, JSON.stringify(h)));
         sent += hashes.length;
       }
       if (sent > 0) this.o.onNotification?.('newPendingTransactions', sent);
@@ -357,9 +334,16 @@ export class SubscriptionHub {
   }
 }
 
-/** newHeads carries the header only (as node clients send it), never the transaction list. */
-function stripTransactions(header: Record<string, unknown>): Record<string, unknown> {
-  if (!('transactions' in header)) return header;
-  const { transactions: _drop, ...rest } = header;
-  return rest;
+const notificationBody = (b: FeedBlock) => JSON.stringify(stripTransactions(b.header));
+
+/** Adds a later read's logs (other addresses) and failures to what was read for the same place. */
+function merge(into: LogsReadResult, r: LogsReadResult): void {
+  if (into.logs.length === 0) into.logs = r.logs;
+  else if (r.logs.length > 0) into.logs = [...into.logs, ...r.logs].sort((a, b) => (BigInt(a.blockNumber) === BigInt(b.blockNumber) ? Number(BigInt(a.logIndex) - BigInt(b.logIndex)) : Number(BigInt(a.blockNumber) - BigInt(b.blockNumber))));
+  if (r.failed === 'all') into.failed = 'all';
+  else if (r.failed && into.failed !== 'all') {
+    into.failed ??= new Set();
+    for (const a of r.failed) into.failed.add(a);
+  }
+  into.error ??= r.error;
 }

@@ -6,12 +6,13 @@ import type { RpcConfig } from '../config.js';
 import type { Dispatcher } from '../dispatcher.js';
 import { handleBody, replyText } from '../envelope.js';
 import { allowListCalls, type KeyAccess } from '../keys/access.js';
-import { answerCost, type RateLimiter } from '../ratelimit.js';
+import { replyCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
 import { clientAddress } from '../server.js';
 import { socketCalls, socketSubscriptions, type SocketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
+import { ClientLedger } from './ledger.js';
 import { attachWebSocket, type SocketSession } from './socket-server.js';
 
 export interface StartWebSocketOptions {
@@ -37,6 +38,8 @@ export interface StartWebSocketOptions {
 export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void> } {
   const notifications = counter(o.metrics, 'l2stack_rpc_ws_notifications_total', 'Subscription notifications sent, by kind', ['kind'] as const);
   const subscriptions = gauge(o.metrics, 'l2stack_rpc_ws_subscriptions', 'Live subscriptions, by kind', ['kind'] as const);
+  const logsReads = counter(o.metrics, 'l2stack_rpc_ws_logs_reads_total', "The subscription hub's eth_getLogs per block, by outcome (ok, retry, split, failed)", ['outcome'] as const);
+  const logsEnded = counter(o.metrics, 'l2stack_rpc_ws_logs_ended_total', 'Logs subscriptions ended because the logs of a block could not be read from the node');
   const hub = new SubscriptionHub({
     feed: o.feed,
     upstream: o.upstream,
@@ -44,6 +47,9 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     maxResumeBlocks: o.limits.maxResumeBlocks,
     pendingPollMs: o.limits.pendingPollMs,
     logMemoryBlocks: o.headDepth,
+    maxLogsRequestBytes: o.config.upstreamMaxBatchBytes,
+    onLogsRead: (outcome) => logsReads.inc({ outcome }),
+    onLogsEnded: (count) => logsEnded.inc(count),
     onNotification: (kind: SubscriptionKind, count: number) => notifications.inc({ kind }, count),
     onChange: () => {
       for (const kind of ['newHeads', 'logs', 'newPendingTransactions'] as const) subscriptions.set({ kind }, hub.count(kind));
@@ -51,7 +57,8 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
   });
   hub.start();
   const bySession = new WeakMap<SocketSession, SocketSubscriptions>();
-  const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics };
+  const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics, bytesPerUnit: o.config.rateLimit.bytesPerUnit };
+  const ledger = new ClientLedger({ maxSubscriptions: o.limits.maxSubscriptions, maxAddressesPerSocket: o.limits.maxAddressesPerSocket, maxAddressesPerClient: o.limits.maxAddressesPerClient });
   const sockets = attachWebSocket(o.server, {
     limits: o.limits,
     maxMessageBytes: o.config.maxBodyBytes,
@@ -67,7 +74,7 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
       const { limiter, allowed, keyId } = session.access;
       const next = allowed ? allowListCalls(allowed, keyId!, (method, params, scope) => o.dispatcher.call(method, params, scope)) : o.dispatcher;
       let bound = bySession.get(session);
-      if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, filterLimits)));
+      if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, ledger, filterLimits)));
       const calls = socketCalls(bound, (method, params, scope) => next.call(method, params, scope));
       // handleBody only calls `call`; the socket's calls wrap the dispatcher's.
       const answer = await handleBody(text, calls as unknown as Dispatcher, {
@@ -77,7 +84,7 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
         budget,
         charge: (cost) => limiter.take(session.client, cost),
       });
-      const extra = answerCost(budget.used, o.config.rateLimit.bytesPerUnit);
+      const extra = replyCost(budget, o.config.rateLimit);
       if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
       // A WebSocket text frame: chunks (a node's large answer, envelope.ts) go back to a string here.
       return answer.body === undefined ? undefined : replyText(answer.body);

@@ -17,7 +17,8 @@ export interface SocketSession {
   readonly sink: NotificationSink;
   /** Subscription ids of this socket (removed from the hub when it closes). */
   readonly subscriptions: Set<string>;
-  readonly maxSubscriptions: number;
+  /** Aborts when the socket closes: every subscription bound to it ends, and a resume in progress stops. */
+  readonly closed: AbortSignal;
 }
 
 export interface WsServerOptions {
@@ -35,7 +36,7 @@ export interface WsServerOptions {
 }
 
 const POLICY_VIOLATION = 1008;
-const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 const GOING_AWAY = 1001;
 
 /**
@@ -117,7 +118,8 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
         return true;
       },
     };
-    const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), maxSubscriptions: o.limits.maxSubscriptions };
+    const life = new AbortController();
+    const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), closed: life.signal };
 
     let lastActive = Date.now();
     let alive = true;
@@ -156,6 +158,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     ws.on('close', () => {
       clearInterval(timer);
       cutOffs.delete(ws);
+      life.abort();
       for (const id of session.subscriptions) o.unsubscribe(id);
       session.subscriptions.clear();
       m.sockets.set(wss.clients.size);

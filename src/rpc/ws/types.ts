@@ -1,0 +1,57 @@
+/** What the subscription hub, its log reads and its resumes share (kept apart so none imports another's module). */
+
+/** One block of the shared head (src/rpc/head/tracker.ts BlockHead). */
+export interface FeedBlock {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  header: Record<string, unknown>;
+}
+
+/** One move of the head: blocks added (oldest first) and, on a reorg, blocks removed. */
+export interface FeedEvent {
+  head: FeedBlock;
+  added: FeedBlock[];
+  removed: FeedBlock[];
+  gap: boolean;
+}
+
+/** The replica's one head (the upstream pool's head tracker): every subscription is fed from it. */
+export interface HeadFeed {
+  readonly head: FeedBlock | undefined;
+  subscribe(listener: (event: FeedEvent) => void): () => void;
+  /** The block the feed now holds at that height (undefined: not remembered). */
+  blockAt?(number: bigint): FeedBlock | undefined;
+}
+
+/** Calls to the upstream pool; resolves the result, rejects with the node's error. */
+export type UpstreamCall = (method: string, params: unknown[]) => Promise<unknown>;
+
+/** Where a subscription's notifications go (one WebSocket); false when the socket is gone or was cut off. */
+export interface NotificationSink {
+  send(text: string): boolean;
+}
+
+export type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions';
+
+/** The last item a client processed: it receives everything after it, exactly once (see docs/rpc.md, "Resume after a reconnect"). */
+export interface ResumePoint {
+  blockNumber: bigint;
+  blockHash: string;
+  /** For logs: the last log of that block the client processed (undefined: the whole block was processed). */
+  logIndex?: bigint;
+}
+
+/**
+ * What a resume's reads cost the client: called after each read from the node with the calls made and
+ * the bytes they returned; rejects (with a SubscribeError) once the client is over its rate limit, which
+ * ends the resume.
+ */
+export type ResumeCharge = (calls: number, bytes: number) => Promise<void>;
+
+export class SubscribeError extends Error {
+  override name = 'SubscribeError';
+  constructor(message: string, readonly code: number, readonly data?: unknown) {
+    super(message);
+  }
+}
