@@ -489,6 +489,46 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description This client address sent more message requests than the rate limit allows (`API_RATE_LIMIT_PER_SECOND` a second, bursts of `API_RATE_LIMIT_BURST`). Retry after the number of seconds in `Retry-After`. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds until this client may send again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "rate limit of 20 requests per second (burst 40) exceeded for this client (API_RATE_LIMIT_PER_SECOND); retry after 1 s",
+                 *       "instance": "/messages"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The relayer's database cannot be reached. Retry after the number of seconds in `Retry-After`. */
+        DatabaseUnavailable: {
+            headers: {
+                /** @description Seconds after which a retry is reasonable. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "detail": "The database is unavailable; try again later.",
+                 *       "instance": "/messages"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected server-side failure. The detail is generic and never contains a stack trace. */
         InternalError: {
             headers: {
@@ -696,7 +736,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["MessageNotFound"];
             409: components["responses"]["AmbiguousMessage"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listMessages: {
@@ -780,7 +822,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
 }

@@ -4,9 +4,10 @@ import { readProcessEnv } from '../common/config/process-env.js';
 import { defaultPgliteDir } from '../common/db/config.js';
 import { parseRelayerEnv } from '../relayer/config.js';
 import { requeueCommand } from './relayer-requeue.js';
+import { resetChainPinCommand } from './relayer-reset-chain-pin.js';
 
 export const relayerCommand: CommandBody = {
-  subcommands: [requeueCommand],
+  subcommands: [requeueCommand, resetChainPinCommand],
   run() {
     // Every problem is reported (ConfigError) before any chain or database is touched.
     const { config, effective } = parseRelayerEnv(readProcessEnv());
@@ -21,7 +22,14 @@ export const relayerCommand: CommandBody = {
         // Opening the database (PGlite compiles and boots Postgres) overlaps loading the pipeline's code:
         // together they are most of a restart, which a standby or a crashed relayer waits for.
         const [{ startRelayer }, db] = await Promise.all([import('../relayer/index.js'), openDb()]);
-        await startRelayer({ common, db, config });
+        const relayer = await startRelayer({ common, db, config });
+        // A database of other chains: one error line naming the difference, nothing sent, exit 1.
+        void relayer.fatal.then(async (err) => {
+          common.logger.error(err.message);
+          await common.shutdown.run('fatal: the relayer cannot run on these chains');
+          common.logger.flush();
+          process.exit(1);
+        });
       },
     });
   },

@@ -36,7 +36,7 @@ export async function runLifecycle(spec: LifecycleSpec): Promise<number> {
   const openDb = () => {
     if (!opening) {
       const database = spec.database(common);
-      const pending = createDbClient(database, { pgliteDefault: spec.pgliteDefault });
+      const pending = createDbClient(database, { pgliteDefault: spec.pgliteDefault, logger: common.logger });
       opening = pending;
       common.shutdown.add('database', async () => (await pending).close());
       void pending.then((db) => common.logger.info({ database: db.description }, 'database opened'), () => undefined);

@@ -16,10 +16,12 @@ import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
 import { createListener } from './pipeline/listener.js';
 import { runLoop } from './pipeline/loop.js';
+import { sleep } from '../common/shutdown.js';
 import { createReceiptPersister } from './pipeline/persister.js';
 import { ClaimSender } from './sender.js';
 import { SignerFunds } from './funds.js';
 import { createSigner } from './signer.js';
+import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
 
 export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
 export type { RelayerConfig, Direction } from './config.js';
@@ -45,6 +47,11 @@ export const STANDING_BY = 'standing by: another instance leads this direction';
 export interface Relayer {
   url: string;
   schema: string;
+  /**
+   * Settles when the relayer cannot go on at all (its database is pinned to other chains): the command logs it
+   * once, stops everything and exits 1. Loops never end up here; they retry.
+   */
+  fatal: Promise<Error>;
   stop(): Promise<void>;
 }
 
@@ -131,6 +138,21 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   }
 
   const chains: { l1?: Chain; l2?: Chain } = {};
+  let failFatal: (err: Error) => void = () => {};
+  const fatal = new Promise<Error>((resolve) => (failFatal = resolve));
+  /** The chain's id, its block 0 hash and our contract there; read until the node answers (or we stop). */
+  async function chainIdentity(c: Chain, s: AbortSignal): Promise<ChainIdentity | undefined> {
+    for (let warned = false; ; warned = true) {
+      try {
+        const genesis = await rawRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]);
+        if (!genesis?.hash) throw new Error('the node has no block 0');
+        return { layer: c.name, chainId: c.chainId.toString(), genesisHash: genesis.hash, contractAddress: c.contract };
+      } catch (err) {
+        if (!warned) logger.warn({ chain: c.name, err: (err as Error).message }, 'reading the genesis block failed; retrying');
+        if (!(await sleep(2_000, s))) return undefined;
+      }
+    }
+  }
   async function boot(): Promise<void> {
     if (enabled.length === 0) return;
     const [l1, l2] = await Promise.all([
@@ -139,6 +161,21 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     ]);
     if (!l1 || !l2) return;
     Object.assign(chains, { l1, l2 });
+    // Before any direction starts: a database of other chains holds signed claims, nonces and cursors that must
+    // never reach these chains (a reset testnet keeps its contract addresses and often its chain id).
+    const identities = await Promise.all([l1, l2].map((c) => chainIdentity(c, signal)));
+    if (identities.some((i) => i === undefined)) return;
+    try {
+      const { pinnedNow } = await checkChainPin(repo, identities as ChainIdentity[]);
+      if (pinnedNow.length > 0) logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
+    } catch (err) {
+      if (err instanceof ChainPinMismatchError) {
+        for (const h of Object.values(health)) h.state = `stopped: ${err.message}`;
+        failFatal(err);
+        return;
+      }
+      throw err;
+    }
     await Promise.all(enabled.map((d) => runDirection(d, l1, l2).catch((err) => {
       health[d]!.state = `stopped: ${(err as Error).message}`;
       logger.error({ err, direction: d }, 'direction stopped');
@@ -194,7 +231,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
 
   let server: RunningServer;
   try {
-    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses }), config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
+    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit }), config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
   } catch (err) {
     controller.abort();
     await Promise.allSettled(tasks);
@@ -213,5 +250,5 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       logger.info('relayer stopped');
     })());
   common.shutdown.add('relayer', stop);
-  return { url: server.url, schema, stop };
+  return { url: server.url, schema, stop, fatal };
 }

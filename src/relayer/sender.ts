@@ -10,6 +10,7 @@ import { changeStatus } from './db/status-change.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
 import type { Direction } from './config.js';
 import type { RelayerMetrics } from './metrics.js';
+import { foreignChainReason } from './tx-chain-id.js';
 
 /** The database nonce ran too far ahead of the chain: claiming pauses until the chain catches up. */
 export class NonceGapError extends BaseError {
@@ -26,6 +27,11 @@ export class MessageMovedError extends BaseError {
  * not in any pool: the nonce can be given back and no submission was used. Anything else (a timeout, a
  * reset connection, a 5xx, an unknown error) may hide an accepted transaction and is treated as such.
  */
+/** A signed transaction of another chain (or of none): never sent, whichever path asked for it. */
+export class ForeignChainTransactionError extends BaseError {
+  override name = 'ForeignChainTransactionError';
+}
+
 export class BroadcastRefusedError extends BaseError {
   override name = 'BroadcastRefusedError';
   constructor(
@@ -412,6 +418,10 @@ export class ClaimSender {
    * receipt loop's rebroadcast, got there first) is success; "nonce too low" is checked against the node.
    */
   async broadcast(signed: string): Promise<void> {
+    // The last gate before any chain: a stored claim of other chains (a database of a reset testnet, a changed
+    // *_RPC_URL) must not spend this signer's funds there. The persister stops such rows before they get here.
+    const foreign = foreignChainReason(signed, this.chain.chainId);
+    if (foreign) throw new ForeignChainTransactionError(`transaction ${transactionHash(signed)} not broadcast to ${this.chain.name}: ${foreign}`);
     try {
       await this.chain.provider.send('eth_sendRawTransaction', [signed]);
     } catch (err) {

@@ -6,6 +6,7 @@ import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-mainten
 import { classifyDbError } from './errors.js';
 import { RetryableError } from '../errors.js';
 import { sleep } from '../shutdown.js';
+import { createLogger, type Logger } from '../log.js';
 
 export type { Knex };
 
@@ -36,10 +37,31 @@ export interface DbClient {
  * service command passes its `defaultPgliteDir`; anything else (tests, tools) stays in memory. A PGlite
  * directory is locked for this process until `close` (DatabaseLockedError while another process has it).
  */
+/**
+ * knex's own log (otherwise console.log: plain text with stacks, which breaks "logs are JSON lines") through our
+ * logger. "Acquire connection error" comes once per failed connection attempt with a stack, hundreds of lines
+ * in an outage; the caller gets the classified error and logs it itself, so knex's copy is debug, one line.
+ */
+export function knexLog(logger: Logger): NonNullable<Knex.Config['log']> {
+  const text = (m: unknown) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m));
+  return {
+    warn: (m: unknown) => {
+      const t = text(m);
+      if (t.startsWith('Acquire connection error') || t.startsWith('Connection Error')) logger.debug({ knex: t.split('\n')[0] }, 'database connection attempt failed');
+      else logger.warn({ knex: t }, 'knex warning');
+    },
+    error: (m: unknown) => logger.error({ knex: text(m) }, 'knex error'),
+    deprecate: (method: unknown, alternative: unknown) => logger.warn({ knex: `${text(method)} is deprecated, use ${text(alternative)}` }, 'knex deprecation'),
+    debug: (m: unknown) => logger.debug({ knex: text(m) }, 'knex debug'),
+  };
+}
+
 export async function createDbClient(
   config: DatabaseConfig,
-  options: { poolMax?: number; pgliteDefault?: string; pgliteCheckpointMs?: number } = {},
+  options: { poolMax?: number; pgliteDefault?: string; pgliteCheckpointMs?: number; logger?: Logger } = {},
 ): Promise<DbClient> {
+  // Callers without a logger (tools, tests) still get JSON lines, warnings and errors only.
+  const log = knexLog((options.logger ?? createLogger({ level: 'warn' })).child({ module: 'db' }));
   let knex: Knex;
   let unlock = () => {};
   let maintenance: PgliteMaintenance | undefined;
@@ -52,7 +74,7 @@ export async function createDbClient(
       // Options object form: `new PGlite(undefined, options)` silently ignores the options.
       const pglite = new PGlite({ dataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
       await pglite.waitReady;
-      knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }) } as Knex.Config);
+      knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }), log } as Knex.Config);
       maintenance = startPgliteMaintenance(knex, options.pgliteCheckpointMs);
     } catch (err) {
       unlock();
@@ -67,6 +89,7 @@ export async function createDbClient(
       connection: { host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl },
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 10_000,
+      log,
     });
   }
 

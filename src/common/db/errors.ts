@@ -13,6 +13,14 @@ export class ConstraintViolationError extends BaseError {
   }
 }
 
+/**
+ * The database cannot be reached (refused, reset, timed out, shutting down, out of connections): retryable, and
+ * what an HTTP API answers with 503 naming the database, not a 500 (src/common/http/problem.ts).
+ */
+export class DatabaseUnavailableError extends RetryableError {
+  override name = 'DatabaseUnavailableError';
+}
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -27,14 +35,15 @@ export function classifyDbError(err: unknown): unknown {
   const message = typeof e?.message === 'string' ? e.message : String(err);
   const constraint = typeof e?.constraint === 'string' ? e.constraint : undefined;
   if (code === undefined) {
-    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
-      return new RetryableError(`database connection lost: ${message}`, { cause: err });
+    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Timeout acquiring a connection/i.test(message)) {
+      return new DatabaseUnavailableError(`database connection lost: ${message}`, { cause: err });
     }
     return err;
   }
-  if (CONNECTION_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300', '40001', '40P01'].includes(code)) {
-    return new RetryableError(`database temporarily unavailable (${code}): ${message}`, { cause: err });
+  if (CONNECTION_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) {
+    return new DatabaseUnavailableError(`database temporarily unavailable (${code}): ${message}`, { cause: err });
   }
+  if (['40001', '40P01'].includes(code)) return new RetryableError(`database transaction conflict (${code}): ${message}`, { cause: err });
   if (code.startsWith('23')) {
     const kind = code === '23505' ? 'unique' : code === '23503' ? 'foreign_key' : code === '23514' ? 'check' : code === '23502' ? 'not_null' : 'other';
     return new ConstraintViolationError(message, constraint, kind, err);

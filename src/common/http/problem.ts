@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { DatabaseUnavailableError } from '../db/errors.js';
 
 /** RFC 9457 problem details, the body of every 4xx/5xx of our HTTP APIs. */
 export interface Problem {
@@ -43,6 +44,7 @@ const isValidatorError = (err: unknown): err is ValidatorError =>
  * HTML page, never a stack trace. Unknown errors are logged and answered with a generic 500.
  */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
+  const dbWarned = { at: 0, skipped: 0 };
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const instance = req.originalUrl;
@@ -55,6 +57,18 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       const detail = errors.length > 0 ? errors.map((e) => `${e.path} ${e.message}`).join('; ') : err.message;
       for (const [k, v] of Object.entries(err.headers ?? {})) res.setHeader(k, v);
       return sendProblem(res, { status: err.status, detail, instance, errors });
+    }
+    if (err instanceof DatabaseUnavailableError) {
+      // An outage, not a bug: the client may try again. The operator sees one warning per 5 s with the count of
+      // the others (a stack per request would flood the log). The host is not named to clients: internal.
+      const now = Date.now();
+      if (now - dbWarned.at >= 5_000) {
+        logger.warn({ method: req.method, url: req.originalUrl, answered503Since: dbWarned.skipped, err: err.shortMessage.split('\n')[0] }, 'database unavailable: answering 503');
+        dbWarned.at = now;
+        dbWarned.skipped = 0;
+      } else dbWarned.skipped++;
+      res.setHeader('retry-after', '5');
+      return sendProblem(res, { status: 503, detail: 'The database is unavailable; try again later.', instance });
     }
     const status = (err as { status?: unknown; type?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {

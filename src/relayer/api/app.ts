@@ -6,14 +6,18 @@ import type { Logger } from '../../common/log.js';
 import type { ApiContext } from './context.js';
 import { livenessHandler, metricsHandler, readinessHandler } from '../../common/http/operator.js';
 import { getMessage } from './getMessage.js';
+import { rateLimitMiddleware, type HttpRateLimit } from '../../common/http/rate-limit.js';
 import { listMessages } from './listMessages.js';
 
 /** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
-export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { validateResponses?: boolean } = {}): Express {
+export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { validateResponses?: boolean; rateLimit?: Omit<HttpRateLimit, 'variable'> } = {}): Express {
+  const limit = options.rateLimit ? rateLimitMiddleware({ ...options.rateLimit, variable: 'API_RATE_LIMIT_PER_SECOND / API_RATE_LIMIT_BURST' }) : undefined;
   return createHttpApp<operations>({
     spec: loadOpenApi('relayer-api.openapi.yaml'),
     logger,
     validateResponses: options.validateResponses,
+    // Only the message routes read the database per request; probes and metrics stay reachable for operators.
+    extraRoutes: limit ? (app) => void app.use('/messages', limit) : undefined,
     handlers: {
       // The operator routes every server shares (src/common/http/operator.ts), bound to this spec's operations.
       getMetrics: metricsHandler(ctx.registry),

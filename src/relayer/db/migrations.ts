@@ -191,4 +191,21 @@ export const relayerMigrations: Migration[] = [
       await knex.raw(`alter table ${m} drop column if exists change_xid`);
     },
   },
+  {
+    name: '0005_chain_pin',
+    async up(knex, schema) {
+      // The chains this database belongs to, one row per layer, written on the first start and compared on every
+      // later one (src/relayer/db/chain-pin.ts): signed claims, nonces, cursors and proofs mean nothing elsewhere.
+      await knex.schema.withSchema(schema).createTable('chain_pin', (t) => {
+        t.text('layer').primary();
+        t.text('chain_id').notNullable();
+        t.text('genesis_hash').notNullable();
+        t.text('contract_address').notNullable();
+        t.timestamp('pinned_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).dropTableIfExists('chain_pin');
+    },
+  },
 ];

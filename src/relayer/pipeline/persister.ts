@@ -7,6 +7,7 @@ import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { isClaimedOnChain } from './claiming.js';
 import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
+import { foreignChainReason } from '../tx-chain-id.js';
 
 /** A claim the node does not know is sent again from its stored bytes once it is this old (any nonce). */
 const REBROADCAST_AFTER_MS = 10_000;
@@ -77,6 +78,26 @@ export function createReceiptPersister(ctx: DirectionContext) {
   };
   const timeoutMs = ctx.config.claiming.messageSubmissionTimeoutMs;
   const lowestChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  /** Claims already reported as signed for another chain: one error line each, not one per iteration. */
+  const foreignReported = new Set<string>();
+
+  /**
+   * A PENDING claim whose stored transaction was signed for another chain than the destination's (the chain pin
+   * stops a whole database of other chains at start; this is the guard per row): no receipt, no rebroadcast, no
+   * bump or cancellation (those would sign its calldata anew for this chain). Logged once, reason recorded.
+   */
+  async function foreignClaim(m: MessageRow): Promise<boolean> {
+    if (!m.claim_tx_raw) return false;
+    const why = foreignChainReason(m.claim_tx_raw, chain.chainId);
+    if (!why) return false;
+    const reason = `claim ${m.claim_tx_hash} not sent: ${why}; stop the relayer and check the chains (see reset-chain-pin)`;
+    if (!foreignReported.has(m.claim_tx_hash!)) {
+      foreignReported.add(m.claim_tx_hash!);
+      ctx.logger.error({ message: m.message_hash, tx: m.claim_tx_hash, direction: ctx.direction }, reason);
+      if (m.failure_reason !== reason) await ctx.repo.annotate(m.id, 'PENDING', { failure_reason: reason });
+    }
+    return true;
+  }
   /** When each claim (by hash) past REBROADCAST_AFTER_MS was last looked up; only claims still PENDING are kept. */
   const ageChecks = new Map<string, number>();
   const ageCheckDue = (hash: string): boolean => {
@@ -180,6 +201,7 @@ export function createReceiptPersister(ctx: DirectionContext) {
    * queue, and bumping every claim behind a lost transaction would multiply fees for nothing).
    */
   async function resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[], signerRows: Map<number, MessageRow>): Promise<void> {
+    if (await foreignClaim(m)) return;
     const sender = senderOf(ctx, m);
     const queued = sender?.isQueued(m.claim_tx_hash!) ?? false;
     const unmined = Number(m.claim_tx_nonce) >= mined;

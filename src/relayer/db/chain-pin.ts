@@ -1,0 +1,97 @@
+import type { Knex } from 'knex';
+import type { MessageStatus } from './migrations.js';
+import type { RelayerRepository } from './repository.js';
+
+/** What identifies a layer's chain for the relayer: a reset testnet or a fork keeps the id, not the genesis. */
+export interface ChainIdentity {
+  layer: 'L1' | 'L2';
+  chainId: string;
+  genesisHash: string;
+  contractAddress: string;
+}
+
+/**
+ * The database was written for other chains than the ones configured now. Its one-line message names each
+ * difference (stored vs now) and the two ways out; the relayer exits 1 on it before any direction starts.
+ */
+export class ChainPinMismatchError extends Error {
+  override name = 'ChainPinMismatchError';
+  constructor(readonly differences: string[]) {
+    super(
+      `the relayer database is pinned to other chains: ${differences.join('; ')}. ` +
+        'Nothing was sent. Point DATABASE_* at a database of these chains (or a new one), or, if the chains were ' +
+        'really replaced (a reset testnet), stop every relayer and run `l2stack relayer reset-chain-pin` (see its --help)',
+    );
+  }
+}
+
+/**
+ * Records the identity of each layer on first start and compares it on every later one. Insert-if-absent, then
+ * read: two replicas starting together on an empty database agree on one pin.
+ */
+export async function checkChainPin(repo: RelayerRepository, now: readonly ChainIdentity[]): Promise<{ pinnedNow: string[] }> {
+  const inserted = await repo.db.run((knex) =>
+    repo.t(knex, 'chain_pin')
+      .insert(now.map((c) => ({ layer: c.layer, chain_id: c.chainId, genesis_hash: c.genesisHash.toLowerCase(), contract_address: c.contractAddress.toLowerCase() })))
+      .onConflict('layer').ignore()
+      .returning<{ layer: string }[]>('layer'),
+  );
+  const stored = await repo.db.run((knex) => repo.t(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
+  const differences: string[] = [];
+  for (const c of now) {
+    const s = stored.find((r) => r.layer === c.layer);
+    if (!s) continue;
+    if (s.chain_id !== c.chainId) differences.push(`${c.layer} chain id stored ${s.chain_id}, now ${c.chainId}`);
+    if (s.genesis_hash !== c.genesisHash.toLowerCase()) differences.push(`${c.layer} genesis block hash stored ${s.genesis_hash}, now ${c.genesisHash.toLowerCase()}`);
+    if (s.contract_address !== c.contractAddress.toLowerCase()) {
+      differences.push(`${c.layer}_CONTRACT_ADDRESS stored ${s.contract_address}, now ${c.contractAddress.toLowerCase()}`);
+    }
+  }
+  if (differences.length > 0) throw new ChainPinMismatchError(differences);
+  return { pinnedNow: inserted.map((r) => r.layer) };
+}
+
+/** Statuses the relayer still works on: what a reset would leave aimed at chains that are gone. */
+export const UNFINISHED: readonly MessageStatus[] = ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED'];
+
+export interface ResetOutcome {
+  dropped: { layer: string; chainId: string; genesisHash: string; contractAddress: string }[];
+  /** Unfinished messages by status (when refused), or moved to NEEDS_MANUAL_INTERVENTION (when abandoned). */
+  unfinished: Record<string, number>;
+  abandoned: number;
+  refused: boolean;
+}
+
+/**
+ * `l2stack relayer reset-chain-pin`: forgets the pinned chains so the next start pins the configured ones.
+ * Messages are never deleted. Unfinished ones belong to the old chains (their proofs, anchoring and signed claims
+ * mean nothing on new ones), so the reset is refused while any exist, unless `abandon` is given: then each moves to
+ * NEEDS_MANUAL_INTERVENTION with the reason in its history (kept for the record, never sent again; `requeue` can
+ * put one back). What only described the old chains goes with the pin: listener and finalization cursors (block
+ * numbers of the old chains), leased nonces per signer (the old chains' nonces) and indexed L1 finalizations.
+ * One transaction: either all of it or nothing.
+ */
+export async function resetChainPin(repo: RelayerRepository, options: { abandon: boolean }): Promise<ResetOutcome> {
+  return repo.db.run((knex) =>
+    knex.transaction(async (trx: Knex.Transaction): Promise<ResetOutcome> => {
+      const pins = await repo.t(trx, 'chain_pin').forUpdate().select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
+      const dropped = pins.map((p) => ({ layer: p.layer, chainId: p.chain_id, genesisHash: p.genesis_hash, contractAddress: p.contract_address }));
+      const counts = await repo.t(trx, 'message').whereIn('status', UNFINISHED).groupBy('status').select<{ status: string; n: string }[]>('status', trx.raw('count(*) as n'));
+      const unfinished = Object.fromEntries(counts.map((c) => [c.status, Number(c.n)]));
+      if (counts.length > 0 && !options.abandon) return { dropped, unfinished, abandoned: 0, refused: true };
+      let abandoned = 0;
+      if (counts.length > 0) {
+        const pinText = dropped.map((p) => `${p.layer} chain ${p.chainId} genesis ${p.genesisHash}`).join(', ') || 'no pin recorded';
+        const rows = await repo.t(trx, 'message').whereIn('status', UNFINISHED).select<{ id: string; status: string }[]>('id', 'status');
+        for (const r of rows) {
+          const reason = `abandoned by operator at reset-chain-pin (was ${r.status}; it belonged to ${pinText}): never sent again`;
+          await repo.t(trx, 'message').where({ id: r.id, status: r.status }).update({ status: 'NEEDS_MANUAL_INTERVENTION', failure_reason: reason, updated_at: trx.fn.now() });
+          await repo.t(trx, 'message_status_history').insert({ message_id: r.id, status: 'NEEDS_MANUAL_INTERVENTION', reason });
+          abandoned++;
+        }
+      }
+      for (const table of ['cursor', 'signer_nonce', 'finalization', 'chain_pin']) await repo.t(trx, table).delete();
+      return { dropped, unfinished, abandoned, refused: false };
+    }),
+  );
+}
