@@ -2,7 +2,8 @@ import { AbiCoder } from 'ethers';
 import { ERC1155Interface, ERC20Interface } from '../../generated/contracts/abi/index.js';
 import { RpcError } from '../common/errors.js';
 import type { AssetChange, CallObject } from '../../generated/rpc/methods.js';
-import type { RpcContext } from './context.js';
+import type { CallScope, RpcContext } from './context.js';
+import { computeResult } from './evm-bounds.js';
 import { RpcCodes } from './errors.js';
 
 interface Frame {
@@ -33,8 +34,10 @@ const topicAddress = (t: string) => `0x${t.slice(26)}`.toLowerCase();
  * TransferSingle and TransferBatch (ERC-1155) logs they emitted. Failed frames and everything under them
  * were rolled back and count for nothing; mints and burns count for the holder only (not for 0x0).
  */
-export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, block: string | undefined): Promise<{ changes: AssetChange[] }> {
-  const top = (await ctx.upstream.request('debug_traceCall', [call, block ?? 'latest', { tracer: 'callTracer', tracerConfig: { withLog: true } }])) as Frame;
+export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, block: string | undefined, scope: CallScope = {}): Promise<{ changes: AssetChange[] }> {
+  // Gas bounded by RPC_GAS_CAP and time by RPC_EVM_TIMEOUT_MS, as debug_traceCall itself (evm-bounds.ts).
+  const tracer = { tracer: 'callTracer', tracerConfig: { withLog: true } };
+  const top = (await computeResult(ctx, 'debug_traceCall', [call, block ?? 'latest', tracer], scope)) as Frame;
   if (top.error) {
     throw new RpcError(RpcCodes.ExecutionReverted, `execution reverted${top.revertReason ? `: ${top.revertReason}` : ''}`, top.output ?? '0x');
   }

@@ -42,6 +42,10 @@ export const rpcEnv = {
   RPC_RATE_LIMIT_BURST: env.integer({ min: 1 }),
   RPC_RATE_LIMIT_STORE: env.oneOf(['memory', 'postgres'] as const, { default: 'memory' }),
   RPC_RATE_LIMIT_BYTES_PER_UNIT: env.integer({ min: 0, default: 32_768 }),
+  RPC_RATE_LIMIT_MS_PER_UNIT: env.integer({ min: 0, default: 10 }),
+  RPC_GAS_CAP: env.bigint({ min: 21_000n, default: 50_000_000n }),
+  RPC_EVM_TIMEOUT_MS: env.integer({ min: 50, default: 5_000 }),
+  RPC_EVM_MAX_CONCURRENT: env.integer({ min: 1, max: 1_000, default: 4 }),
   RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
   RPC_BUNDLER_URL: env.url(),
   RPC_BUNDLER_VENDOR_PREFIX: {
@@ -100,7 +104,13 @@ export interface RpcConfig {
   maxJsonDepth: number;
   /** 0 requests per second disables the limit. */
   /** bytesPerUnit: an answer costs 1 more unit per this many bytes (0 = calls only); see ratelimit.ts. */
-  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres'; bytesPerUnit: number };
+  /** msPerUnit: a call that makes the node execute costs 1 more unit per this many ms it ran (0 = none). */
+  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres'; bytesPerUnit: number; msPerUnit: number };
+  /**
+   * Calls that make the node execute (src/rpc/evm-bounds.ts): RPC_GAS_CAP (an omitted gas becomes it, more
+   * is refused), RPC_EVM_TIMEOUT_MS (arrival to answer) and RPC_EVM_MAX_CONCURRENT (running at once).
+   */
+  evm: { gasCap: bigint; timeoutMs: number; maxConcurrent: number };
   trustedProxyHops: number;
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
@@ -153,7 +163,9 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       burst: v.RPC_RATE_LIMIT_BURST ?? Math.max(1, v.RPC_RATE_LIMIT_PER_SECOND * 2),
       store: v.RPC_RATE_LIMIT_STORE,
       bytesPerUnit: v.RPC_RATE_LIMIT_BYTES_PER_UNIT,
+      msPerUnit: v.RPC_RATE_LIMIT_MS_PER_UNIT,
     },
+    evm: { gasCap: v.RPC_GAS_CAP, timeoutMs: v.RPC_EVM_TIMEOUT_MS, maxConcurrent: v.RPC_EVM_MAX_CONCURRENT },
     trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
     bundler: { url: v.RPC_BUNDLER_URL, vendorPrefix: v.RPC_BUNDLER_VENDOR_PREFIX ?? 'vendor_' },
     estimateGas: {

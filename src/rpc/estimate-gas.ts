@@ -2,7 +2,8 @@ import { deflateRawSync, constants } from 'node:zlib';
 import { Signature, Transaction } from 'ethers';
 import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
-import type { RpcContext } from './context.js';
+import type { CallScope, RpcContext } from './context.js';
+import { computeResult } from './evm-bounds.js';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -55,14 +56,15 @@ export function priorityFee(costs: RpcContext['config']['estimateGas'], size: nu
   return (numerator + denominator - 1n) / denominator;
 }
 
-export async function estimateGas(ctx: RpcContext, call: CallObject, block: string | undefined): Promise<GasEstimate> {
+/** The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). */
+export async function estimateGas(ctx: RpcContext, call: CallObject, block: string | undefined, scope: CallScope = {}): Promise<GasEstimate> {
   if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
     throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', { param: 'transaction' });
   }
   const tag = block ?? 'latest';
   const nonce = call.nonce !== undefined ? Promise.resolve(call.nonce) : call.from ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest']) : Promise.resolve('0x0');
   const [gas, latest, chainId, nonceHex] = (await Promise.all([
-    ctx.upstream.request('eth_estimateGas', [call, tag]),
+    computeResult(ctx, 'eth_estimateGas', [call, tag], scope),
     ctx.upstream.request('eth_getBlockByNumber', ['latest', false]),
     ctx.upstream.request('eth_chainId', []),
     nonce,

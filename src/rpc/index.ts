@@ -13,6 +13,7 @@ import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
 import { memoryRateLimiter, postgresRateLimiter, type RateLimiter } from './ratelimit.js';
+import { stateReadiness } from './node-readiness.js';
 import { createRpcApp } from './server.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
@@ -71,6 +72,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
     wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
     headDepth: config.headDepth,
+    compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
     logger,
     metrics: common.metrics,
   });
@@ -103,6 +105,8 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   }, Math.min(60_000, config.filterTtlSeconds * 500));
   sweeper.unref();
 
+  // A stuck node still has a head: readiness also asks it for state (node-readiness.ts).
+  const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
   const app = createRpcApp({
     dispatcher,
     limiter,
@@ -110,6 +114,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     maxBodyBytes: config.maxBodyBytes,
     maxResponseBytes: config.maxResponseBytes,
     rateLimitBytesPerUnit: config.rateLimit.bytesPerUnit,
+    rateLimitMsPerUnit: config.rateLimit.msPerUnit,
     trustedProxyHops: config.trustedProxyHops,
     maxJsonDepth: config.maxJsonDepth,
     metrics: common.metrics,
@@ -123,7 +128,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
       // One check for the pool: reads fail over, so one healthy upstream is enough; the detail names each.
       const upstreams = upstream.status();
       const detail = upstreams.map((u) => `${u.id} ${u.url} ${u.healthy ? `healthy at head ${u.head ?? '?'}` : `down: ${u.lastError ?? 'no head yet'}`}`).join('; ');
-      return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }];
+      return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }, await nodeState()];
     },
   });
   const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });

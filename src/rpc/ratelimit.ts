@@ -7,7 +7,9 @@ export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number
  * Cost model: every call costs 1 unit when the request arrives (refused when the bucket holds less than
  * the request's calls), and its answer costs 1 more unit per `bytesPerUnit` bytes once known (`charge`,
  * which may take the bucket below zero: the client then waits until it has refilled). So eth_chainId costs
- * 1 unit, a 1,000-log eth_getLogs answer (~600 KB) about 19 at the default 32 KiB per unit.
+ * 1 unit, a 1,000-log eth_getLogs answer (~600 KB) about 19 at the default 32 KiB per unit. Calls that
+ * make the node execute are also charged by the time they took on it (computeCost): an eth_call running 40 ms
+ * costs 4 more units at the default 10 ms per unit, one cut at the 5 s budget 500.
  */
 export interface RateLimiter {
   take(client: string, cost: number): Promise<RateDecision>;
@@ -22,6 +24,17 @@ export interface RateLimitSettings {
 
 /** Units an answer of `bytes` bytes costs on top of its call's unit (RPC_RATE_LIMIT_BYTES_PER_UNIT; 0 = none). */
 export const answerCost = (bytes: number, bytesPerUnit: number): number => (bytesPerUnit > 0 ? Math.floor(bytes / bytesPerUnit) : 0);
+
+/**
+ * Units a reply's execution costs on top of its calls' units: 1 per `msPerUnit` ms the node spent executing
+ * its eth_call, estimates and traces of a call (RPC_RATE_LIMIT_MS_PER_UNIT; 0 = none). Time, not gas: the
+ * node reports no gas for a failed eth_call, and time is what other clients lose.
+ */
+export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
+
+/** What one reply costs after it is known: its bytes and its execution time (see answerCost, computeCost). */
+export const replyCost = (reply: { used: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
+  answerCost(reply.used, s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
 
 const allow: RateDecision = { ok: true };
 

@@ -17,6 +17,8 @@ export class ResponseBudget {
   /** Bytes of the answers that fit: what the rate limiter charges for after the reply. */
   used = 0;
   full = false;
+  /** Milliseconds the reply's calls kept the node executing (pool.ts `compute`): charged like the bytes. */
+  computeMs = 0;
   constructor(readonly limit: number) {}
 }
 

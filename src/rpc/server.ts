@@ -2,14 +2,14 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../common/log.js';
-import { mountOperatorRoutes, type Check } from '../common/http/operator.js';
+import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
 import { counter } from '../common/metrics.js';
 import type { Dispatcher } from './dispatcher.js';
 import { errorBody, handleBody, type Reply } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
 import { RpcCodes } from './errors.js';
 import { allowListCalls, isRpcPath, type KeyAccess } from './keys/access.js';
-import { answerCost, type RateLimiter } from './ratelimit.js';
+import { replyCost, type RateLimiter } from './ratelimit.js';
 import { ResponseBudget } from './response-budget.js';
 
 export interface RpcAppOptions {
@@ -21,18 +21,55 @@ export interface RpcAppOptions {
   maxResponseBytes?: number;
   /** RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts). */
   rateLimitBytesPerUnit?: number;
+  /** RPC_RATE_LIMIT_MS_PER_UNIT: and so is the time its calls kept the node executing (evm-bounds.ts). */
+  rateLimitMsPerUnit?: number;
   trustedProxyHops: number;
   /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
   maxJsonDepth?: number;
   metrics: Registry;
   logger: Logger;
-  /** The checks of /health/ready (src/common/http/operator.ts), in a fixed order. */
-  readiness(): Promise<Check[]>;
+  /**
+   * The checks of /health/ready (src/common/http/operator.ts), in a fixed order. `public`: what anyone may
+   * read (no internal host, URL or driver message); `operator`: full detail, for the operator port only.
+   */
+  readiness(view: ReadinessView): Promise<Check[]>;
+  /**
+   * Whether /metrics and /health/* are served on this (public) listener. False when RPC_OPERATOR_PORT
+   * serves them (operatorListener): then they are 404 here.
+   */
+  operatorRoutes?: boolean;
+  /** RPC_CORS_ORIGINS: '*' (default), or the origins echoed back (empty: no CORS headers at all). */
+  corsOrigins?: '*' | readonly string[];
   /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
   access?: KeyAccess;
 }
 
 const JSON_TYPE = 'application/json';
+export type ReadinessView = 'public' | 'operator';
+
+/**
+ * The CORS headers of one JSON-RPC answer as a flat list (see send). '*' is the deliberate default of a
+ * public endpoint: dapps call it from any page, and nothing rides on cookies (a key is in the URL or a
+ * header the page itself sends). A list echoes only a listed Origin, with Vary so caches keep them apart.
+ */
+export function corsPolicy(origins: '*' | readonly string[]): (origin: string | undefined) => string[] {
+  if (origins === '*') {
+    const any = ['access-control-allow-origin', '*'];
+    return () => any;
+  }
+  if (origins.length === 0) return () => [];
+  const allowed = new Set(origins);
+  const vary = ['vary', 'Origin'];
+  return (origin) => (origin !== undefined && allowed.has(origin) ? ['access-control-allow-origin', origin, 'vary', 'Origin'] : vary);
+}
+
+/** The public port's readiness: the service's public view, with any host or URL a check let slip cut out. */
+const publicReadiness = (readiness: (view: ReadinessView) => Promise<Check[]>) => async () =>
+  (await readiness('public')).map((c) => (c.detail === undefined ? c : { ...c, detail: redactHosts(c.detail) }));
+
+/** The operator port's listener: /metrics and /health/* with full detail, nothing else, no CORS. */
+export const createRpcOperatorApp = (o: Pick<RpcAppOptions, 'metrics' | 'readiness'>): RequestListener =>
+  operatorListener({ metrics: o.metrics, readiness: () => o.readiness('operator') });
 
 
 /** Bodies longer than this are encoded to bytes once before they are sent (see send). */
@@ -63,11 +100,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-/**
- * The HTTP side of the endpoint: POST / carries JSON-RPC (any content type is read as JSON: some
- * clients send text/plain); /health/live, /health/ready and /metrics for operators. Every answer is
- * JSON (or Prometheus text), never an HTML error page. CORS is open: dapps call this from browsers.
- */
 /** The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back. */
 export function clientAddress(req: IncomingMessage, hops: number): string {
   const socket = req.socket.remoteAddress ?? 'unknown';
@@ -78,25 +110,37 @@ export function clientAddress(req: IncomingMessage, hops: number): string {
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
+/**
+ * The HTTP side of the endpoint: POST / carries JSON-RPC (any content type is read as JSON: some
+ * clients send text/plain); /health/live, /health/ready and /metrics for operators, unless they have their
+ * own port (RPC_OPERATOR_PORT). Every answer is JSON (or Prometheus text), never an HTML error page. CORS
+ * (RPC_CORS_ORIGINS, see corsPolicy) applies to the JSON-RPC route only.
+ */
 export function createRpcApp(o: RpcAppOptions): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   const http = counter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
 
+  const cors = corsPolicy(o.corsOrigins ?? '*');
+  // CORS belongs to the JSON-RPC route only: a page has no business reading /metrics or /health/*.
   app.use((req, res, next) => {
-    res.setHeader('access-control-allow-origin', '*');
+    if (!isRpcPath(req.url)) return next();
+    const headers = cors(req.headers.origin);
+    for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
     if (req.method === 'OPTIONS') {
-      res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
-      res.setHeader('access-control-allow-headers', 'content-type, x-api-key');
-      res.setHeader('access-control-max-age', '86400');
+      if (headers.includes('access-control-allow-origin')) {
+        res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
+        res.setHeader('access-control-allow-headers', 'content-type, x-api-key');
+        res.setHeader('access-control-max-age', '86400');
+      }
       res.status(204).end();
       return;
     }
     next();
   });
 
-  mountOperatorRoutes(app, { metrics: o.metrics, readiness: o.readiness });
+  if (o.operatorRoutes !== false) mountOperatorRoutes(app, { metrics: o.metrics, readiness: publicReadiness(o.readiness) });
 
   app.use((req, res) => {
     res.status(req.path === '/' ? 405 : 404).json({ error: req.path === '/' ? 'JSON-RPC is served by POST /' : `no route for ${req.method} ${req.path}` });
@@ -108,13 +152,14 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
   // POST / is the hot path: served without express's router (measurably cheaper per call), one writeHead
   // with the headers as a flat list (no per-header setHeader bookkeeping) and the body in the same write.
   const ok = http.labels({ status: '200' });
-  const send = (res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => {
+  const send = (req: IncomingMessage, res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => {
     (status === 200 ? ok : http.labels({ status: String(status) })).inc();
     // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
     // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
     const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
     const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? body.reduce((n, c) => n + c.length, 0) : body.length;
-    const flat: string[] = body === undefined ? ['access-control-allow-origin', '*'] : ['access-control-allow-origin', '*', 'content-type', JSON_TYPE, 'content-length', String(length)];
+    const allow = cors(req.headers.origin);
+    const flat: string[] = body === undefined ? [...allow] : [...allow, 'content-type', JSON_TYPE, 'content-length', String(length)];
     if (headers) for (const k in headers) flat.push(k, headers[k]!);
     res.writeHead(status, flat);
     if (!Array.isArray(body)) return void res.end(body);
@@ -126,7 +171,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
   const handlePost = async (req: IncomingMessage, res: ServerResponse) => {
     const text = await readBody(req, o.maxBodyBytes);
     if (text === undefined) {
-      send(res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
+      send(req, res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
       return;
     }
     const address = clientAddress(req, o.trustedProxyHops);
@@ -136,7 +181,8 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     if (o.access) {
       const decision = await o.access.resolve(req, address);
       if (!decision.ok) {
-        send(res, decision.status, errorBody(decision.code, decision.message));
+        const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
+        send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
         return;
       }
       ({ client, limiter } = decision.access);
@@ -153,9 +199,9 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       charge: (cost) => limiter.take(client, cost),
     });
     // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-    const extra = answerCost(budget.used, o.rateLimitBytesPerUnit ?? 0);
+    const extra = replyCost(budget, { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit });
     if (extra > 0) await limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
-    send(res, answer.status, answer.body, answer.headers);
+    send(req, res, answer.status, answer.body, answer.headers);
   };
   return (req, res) => {
     if (req.method === 'POST' && isRpcPath(req.url)) {

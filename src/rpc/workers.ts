@@ -3,6 +3,9 @@ import { ConfigError } from '../common/config/env.js';
 import { loadDatabaseConfig, type DatabaseConfig } from '../common/db/config.js';
 import type { DbClient } from '../common/db/client.js';
 import type { Logger } from '../common/log.js';
+import type { HttpLimits } from '../common/config/http-env.js';
+import { listen, type RunningServer } from '../common/http/server.js';
+import { answerOperatorAsks, clusterOperatorListener } from './cluster-operator.js';
 import type { RpcConfig } from './config.js';
 
 /**
@@ -47,8 +50,12 @@ interface Listening {
 }
 const isListening = (m: unknown): m is Listening => typeof m === 'object' && m !== null && typeof (m as Listening).l2stackRpcListening === 'string';
 
-/** In a worker: tells the primary where it listens, and ends cleanly when the primary goes away. */
-export function reportWorkerListening(url: string, stop: () => Promise<void>): void {
+/**
+ * In a worker: tells the primary where it listens, and ends cleanly when the primary goes away. With an
+ * operator port (`operator`), answers the primary's /metrics and /health/ready questions (cluster-operator.ts).
+ */
+export function reportWorkerListening(url: string, stop: () => Promise<void>, operator?: Parameters<typeof answerOperatorAsks>[0]): void {
+  if (operator) answerOperatorAsks(operator);
   process.send?.({ l2stackRpcListening: url } satisfies Listening);
   // The primary died or let go of us: finish what is in flight and leave (no orphan holding the port).
   process.once('disconnect', () => {
@@ -59,14 +66,21 @@ export function reportWorkerListening(url: string, stop: () => Promise<void>): v
 export interface RunningWorkers {
   url: string;
   port: number;
+  /** RPC_OPERATOR_PORT's listener, served by the primary for all workers. */
+  operatorUrl?: string;
   stop(): Promise<void>;
+}
+
+export interface PrimaryOptions {
+  operator?: { host: string; port: number };
+  limits?: HttpLimits;
 }
 
 /**
  * In the primary: forks `count` workers (the same command line, so each runs `l2stack rpc` as a worker),
  * resolves once all listen, and replaces a worker that dies until stopped.
  */
-export async function forkWorkers(count: number, logger: Logger): Promise<RunningWorkers> {
+export async function forkWorkers(count: number, logger: Logger, options: PrimaryOptions = {}): Promise<RunningWorkers> {
   let stopping = false;
   const live = new Set<Worker>();
   const fork = () => {
@@ -118,8 +132,20 @@ export async function forkWorkers(count: number, logger: Logger): Promise<Runnin
     await stopAll();
     throw err;
   }
-  logger.info({ url: first, workers: count }, 'rpc workers listening');
-  return { url: first, port: Number(new URL(first).port), stop: stopAll };
+  let operator: RunningServer | undefined;
+  if (options.operator) {
+    try {
+      operator = await listen(clusterOperatorListener(() => live, count), options.operator.host, options.operator.port, 'rpc operator', { limits: options.limits, logger });
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
+  }
+  logger.info({ url: first, operatorUrl: operator?.url, workers: count }, 'rpc workers listening');
+  const stop = async () => {
+    await Promise.all([stopAll(), operator?.close()]);
+  };
+  return { url: first, port: Number(new URL(first).port), operatorUrl: operator?.url, stop };
 }
 
 export const isClusterWorker = () => cluster.isWorker;

@@ -1,4 +1,5 @@
-import type { Express, RequestHandler } from 'express';
+import type { RequestListener } from 'node:http';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 
 /**
@@ -56,3 +57,26 @@ export function mountOperatorRoutes(app: Express, options: OperatorOptions): voi
   app.get('/health/ready', readinessHandler(options.readiness));
   app.get('/metrics', metricsHandler(options.metrics));
 }
+
+/**
+ * A listener with the three routes only (a service's separate operator port): JSON 404 for anything else,
+ * no CORS headers, nothing a browser page could be allowed to read.
+ */
+export function operatorListener(options: OperatorOptions): RequestListener {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  mountOperatorRoutes(app, options);
+  app.use((req, res) => {
+    res.status(404).json({ error: `no route for ${req.method} ${req.path}: this port serves /health/live, /health/ready and /metrics` });
+  });
+  return app;
+}
+
+// scheme://anything, then host:port and bare IPv4 addresses: what a check's detail may carry from a URL or a
+// driver message ("connect ECONNREFUSED 10.0.0.7:5432").
+const URLS = /\b[a-z][a-z0-9+.-]*:\/\/[^\s;,)]+/gi;
+const HOST_PORTS = /\[[0-9A-Fa-f:.]+\](?::\d+)?|\b[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b/g;
+
+/** A readiness detail fit for a public port: every URL, host:port and IPv4 address replaced by "<internal>". */
+export const redactHosts = (detail: string): string => detail.replace(URLS, '<internal>').replace(HOST_PORTS, '<internal>');

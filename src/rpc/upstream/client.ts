@@ -139,6 +139,14 @@ export class UpstreamOversizeError extends UpstreamTransportError {
   }
 }
 
+/**
+ * The node did not answer within the time given: the request was sent, so a write is ambiguous. A compute
+ * call (pool.ts `compute`) that times out says nothing about the node's health (the call was expensive).
+ */
+export class UpstreamTimeoutError extends UpstreamTransportError {
+  override name = 'UpstreamTimeoutError';
+}
+
 // A socket that errors while no request owns it (between requests, or after the node answered before
 // reading our whole body) would otherwise raise an uncaught 'error' and end the process (`write EPIPE`).
 const guarded = new WeakSet<Socket>();
@@ -341,7 +349,7 @@ export class JsonRpcHttpClient {
         },
       );
       req.on('socket', guard);
-      const timer = setTimeout(() => fail(new UpstreamTransportError(`upstream did not answer within ${timeoutMs} ms`, written)), timeoutMs);
+      const timer = setTimeout(() => fail(new UpstreamTimeoutError(`upstream did not answer within ${timeoutMs} ms`, written)), timeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
         const code = err.code ?? err.message;

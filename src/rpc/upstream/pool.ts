@@ -4,7 +4,8 @@ import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
 import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
-import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, type ClientLimits } from './client.js';
+import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, UpstreamTimeoutError, type ClientLimits } from './client.js';
+import { ComputeGate, computeTimeout, DEFAULT_COMPUTE_LIMITS, type ComputeLimits } from './gate.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
 import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
 import { HeadTracker } from '../head/tracker.js';
@@ -32,6 +33,8 @@ export interface UpstreamOptions {
   wsUrls?: readonly (string | undefined)[];
   /** Blocks the head tracker remembers (reorg depth it follows, block-filter hashes it serves). */
   headDepth?: number;
+  /** RPC_EVM_TIMEOUT_MS and RPC_EVM_MAX_CONCURRENT: calls that make the node execute (see `compute`). */
+  compute?: ComputeLimits;
   logger: Logger;
   metrics: Registry;
 }
@@ -83,6 +86,8 @@ export class UpstreamPool {
   private written = false;
   /** Counts writes, so a poll that began after the last write may clear `written`. */
   private writes = 0;
+  private readonly computeLimits: ComputeLimits;
+  private readonly gate: ComputeGate;
 
   constructor(private readonly options: UpstreamOptions) {
     this.upstreams = options.urls.map((url, i) => ({
@@ -106,8 +111,12 @@ export class UpstreamPool {
     this.tracker.subscribe(() => {
       this.written = false;
     });
+    this.computeLimits = options.compute ?? DEFAULT_COMPUTE_LIMITS;
+    this.gate = new ComputeGate(this.computeLimits.maxConcurrent);
     const m = options.metrics;
     this.metrics = {
+      evmCalls: gauge(m, 'l2stack_rpc_evm_calls', 'Calls that make the node execute (eth_call, estimates, traces of a call), by state', ['state']),
+      evmTimeouts: counter(m, 'l2stack_rpc_evm_timeouts_total', 'Calls that make the node execute cut at RPC_EVM_TIMEOUT_MS, by where they were', ['stage']),
       up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
       head: gauge(m, 'l2stack_rpc_upstream_head_block', 'Latest block number seen on the upstream node', ['upstream']),
       requests: counter(m, 'l2stack_rpc_upstream_requests_total', 'Requests sent to upstream nodes by outcome', ['upstream', 'outcome']),
@@ -296,7 +305,65 @@ export class UpstreamPool {
     }
   }
 
-  private async send(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget }): Promise<RawJson> {
+  /**
+   * A call that makes the node execute code (eth_call, gas estimates, traces of a call): it waits for one
+   * of RPC_EVM_MAX_CONCURRENT slots and must be answered within RPC_EVM_TIMEOUT_MS of its arrival, else
+   * -32005 naming the budget. Its time on the node is added to the reply's `computeMs` (rate units,
+   * ratelimit.ts). A timeout is the call's cost, not the node's fault: the node is not marked down and the
+   * call is not sent to another node (that would only spend a second node on it).
+   */
+  async compute(method: string, params: readonly unknown[], options: { budget?: ResponseBudget } = {}): Promise<RawJson> {
+    const spent = budgetSpent(options.budget);
+    if (spent !== undefined) throw responseTooLarge(spent);
+    const { timeoutMs } = this.computeLimits;
+    const arrived = performance.now();
+    const release = await this.gate.enter(timeoutMs);
+    this.noteGate();
+    if (!release) {
+      this.metrics.evmTimeouts.inc({ stage: 'queued' });
+      throw computeTimeout(method, timeoutMs, 'queued');
+    }
+    const started = performance.now();
+    const left = timeoutMs - (started - arrived);
+    // A slot freed at the very end of the wait: too little time is left to be worth the node's work.
+    if (left < Math.max(10, timeoutMs / 20)) {
+      release();
+      this.noteGate();
+      this.metrics.evmTimeouts.inc({ stage: 'queued' });
+      throw computeTimeout(method, timeoutMs, 'queued');
+    }
+    try {
+      return await this.send(method, params, { budget: options.budget, computeMs: left });
+    } finally {
+      release();
+      this.noteGate();
+      if (options.budget) options.budget.computeMs += performance.now() - started;
+    }
+  }
+
+  private noteGate(): void {
+    this.metrics.evmCalls.set({ state: 'running' }, this.gate.inflight);
+    this.metrics.evmCalls.set({ state: 'queued' }, this.gate.queued);
+  }
+
+  /**
+   * Whether some node serves a state read now: eth_getBalance at latest within `timeoutMs`, on each node
+   * that is not known to serve another chain. The head tracker answers eth_blockNumber even when the node
+   * is stuck (an endless execution holding it), so readiness asks for state. Undefined when one answered.
+   */
+  async probeState(timeoutMs: number): Promise<string | undefined> {
+    const failures: string[] = [];
+    const asked = this.upstreams.filter((x) => !x.wrongChain).map(async (u) => {
+      const r = await u.client.call('eth_getBalance', [`0x${'0'.repeat(40)}`, 'latest'], { timeoutMs }).catch((err: unknown) => ({ error: { message: err instanceof Error ? err.message : String(err) } }));
+      if (!r.error) return true;
+      failures.push(`${u.id}: ${r.error.message}`);
+      throw new Error('no state');
+    });
+    if (asked.length > 0 && (await Promise.any(asked).catch(() => false))) return undefined;
+    return failures.join('; ') || 'no upstream is configured';
+  }
+
+  private async send(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget; computeMs?: number }): Promise<RawJson> {
     // The reply this call belongs to is already full: asking a node would only produce bytes to drop.
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
@@ -308,7 +375,7 @@ export class UpstreamPool {
       const started = performance.now();
       u.inflight++;
       try {
-        const response = await u.client.call(method, params, { batch: !options.write, alone: LARGE_ANSWERS.has(method) });
+        const response = await u.client.call(method, params, { batch: !options.write, alone: LARGE_ANSWERS.has(method), timeoutMs: options.computeMs });
         const ms = performance.now() - started;
         u.latencyMs = u.latencyMs === 0 ? ms : u.latencyMs * 0.9 + ms * 0.1;
         this.metrics.latency.observe({ upstream: u.id }, ms / 1000);
@@ -322,6 +389,11 @@ export class UpstreamPool {
         return response.raw!;
       } catch (err) {
         if (!(err instanceof UpstreamTransportError)) throw err;
+        if (options.computeMs !== undefined && err instanceof UpstreamTimeoutError) {
+          this.metrics.requests.inc({ upstream: u.id, outcome: 'evm_timeout' });
+          this.metrics.evmTimeouts.inc({ stage: 'running' });
+          throw computeTimeout(method, this.computeLimits.timeoutMs, 'running');
+        }
         if (err instanceof UpstreamOversizeError) {
           // Our request or its answer is too big: that says nothing about the node, so it stays up for
           // everyone else; another node may take a bigger body, but every node gives the same answer.

@@ -1,0 +1,64 @@
+import { rpcErrors, type RpcError } from '../common/errors.js';
+import type { CallObject } from '../../generated/rpc/methods.js';
+import { cachedRequest } from './cache/cached-request.js';
+import type { CallScope, MethodResult, RpcContext } from './context.js';
+import type { RawJson } from './upstream/raw-json.js';
+import type { RpcMethodName } from '../../generated/rpc/methods.js';
+
+/**
+ * Bounds of every call that makes the node execute code: eth_call, eth_estimateGas, debug_traceCall,
+ * svc_estimateGas, vendor_simulateAssetChanges (and eth_createAccessList, eth_simulateV1 when served).
+ *   - gas: RPC_GAS_CAP (geth's RPCGasCap, 50,000,000). An omitted gas is set to the cap on what goes
+ *     upstream (anvil has no cap of its own: an endless loop with gas 2^64-1 held it for good); more is
+ *     refused with -32602 naming the cap.
+ *   - time and concurrency: RPC_EVM_TIMEOUT_MS and RPC_EVM_MAX_CONCURRENT, applied by the pool's
+ *     `compute` (upstream/pool.ts, upstream/gate.ts), which also records the time spent for rate units.
+ */
+
+/** -32602 naming the cap and the variable. `param`: the param's name and position, as other param errors say it. */
+export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
+  return rpcErrors.invalidParams(
+    `${param}: gas ${gas} is above this endpoint's gas cap of ${cap} (RPC_GAS_CAP); send gas at most ${cap}, or leave gas out to get the cap`,
+    { param: param.replace(/^param \d+ \((.*)\)$/, '$1'), cap: 'RPC_GAS_CAP', limit: `0x${cap.toString(16)}` },
+  );
+}
+
+/**
+ * The call object with its gas bounded: an omitted gas becomes `cap` (so the node never chooses its own,
+ * unbounded, allowance), a gas up to the cap is kept as sent, a gas above it is refused. Pure: the
+ * caller's object is not changed. Exported for every method that runs a call (eth_createAccessList and
+ * eth_simulateV1 bound each of their calls with it).
+ */
+export function capGas<T extends Pick<CallObject, 'gas'>>(call: T, cap: bigint, param = 'param 0 (transaction)'): T & { gas: string } {
+  if (call.gas === undefined) return { ...call, gas: `0x${cap.toString(16)}` };
+  const gas = BigInt(call.gas);
+  if (gas > cap) throw gasAboveCap(param, gas, cap);
+  return call as T & { gas: string };
+}
+
+/**
+ * A call that makes the node execute, answered as the node wrote it: the call object at `callAt` has its
+ * gas bounded (capGas), an optional block param at `blockAt` defaults to latest (anvil insists on it), and
+ * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
+ * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
+ */
+export async function computeAnswer<N extends RpcMethodName>(
+  ctx: RpcContext,
+  name: N,
+  params: readonly unknown[],
+  scope: CallScope,
+  options: { callAt?: number; blockAt?: number } = {},
+): Promise<RawJson<MethodResult<N>>> {
+  const callAt = options.callAt ?? 0;
+  const bounded = [...params];
+  bounded[callAt] = capGas(params[callAt] as CallObject, ctx.config.evm.gasCap, `param ${callAt} (transaction)`);
+  if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
+  const raw = await cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget }));
+  return raw as RawJson<MethodResult<N>>;
+}
+
+/** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
+export async function computeResult(ctx: RpcContext, name: string, params: readonly unknown[], scope: CallScope): Promise<unknown> {
+  const bounded = [capGas(params[0] as CallObject, ctx.config.evm.gasCap), ...params.slice(1)];
+  return (await ctx.upstream.compute(name, bounded, { budget: scope.budget })).value;
+}
