@@ -29,7 +29,7 @@ export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
  * caller's object is not changed. Exported for every method that runs a call (eth_createAccessList and
  * eth_simulateV1 bound each of their calls with it).
  */
-export function capGas<T extends Pick<CallObject, 'gas'>>(call: T, cap: bigint, param = 'param 0 (transaction)'): T & { gas: string } {
+export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'param 0 (transaction)'): T & { gas: string } {
   if (call.gas === undefined) return { ...call, gas: `0x${cap.toString(16)}` };
   const gas = BigInt(call.gas);
   if (gas > cap) throw gasAboveCap(param, gas, cap);

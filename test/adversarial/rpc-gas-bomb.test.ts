@@ -110,7 +110,7 @@ describe('adversarial: gas bomb', () => {
     const raw = await signer.signTransaction(await signer.populateTransaction({ to: wallet(2).address, value: 1n }));
     const sent = await send(r.url, 'eth_sendRawTransaction', [raw], '10.1.0.1');
     expect(sent.reply.error).toBeUndefined();
-    let receipt: { status?: string } | null = null;
+    let receipt = null as { status?: string } | null;
     for (let i = 0; i < 100 && !receipt; i++) {
       receipt = (await send(r.url, 'eth_getTransactionReceipt', [sent.reply.result], '10.1.0.1')).reply.result as typeof receipt;
       if (!receipt) await new Promise((res) => setTimeout(res, 50));
