@@ -47,6 +47,18 @@ export const rpcEnv = {
   RPC_EVM_TIMEOUT_MS: env.integer({ min: 50, default: 5_000 }),
   RPC_EVM_MAX_CONCURRENT: env.integer({ min: 1, max: 1_000, default: 4 }),
   RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
+  RPC_KEY_FAILURES_PER_MINUTE: env.integer({ min: 1, max: 100_000, default: 30 }),
+  RPC_OPERATOR_PORT: env.integer({ min: 0, max: 65535 }),
+  RPC_OPERATOR_HOST: env.string({ default: '127.0.0.1' }),
+  RPC_CORS_ORIGINS: {
+    ...env.string({ default: '*' }),
+    expected: '"*" (any origin), "none" (no CORS headers), or comma-separated origins such as https://app.example.org',
+    parse: (raw: string) => {
+      if (raw === '*' || raw === 'none') return { ok: true as const, value: raw };
+      const items = raw.split(',').map((x) => x.trim()).filter(Boolean);
+      return items.length > 0 && items.every((x) => /^https?:\/\/[^\s/,*]+$/.test(x)) ? { ok: true as const, value: raw } : { ok: false as const };
+    },
+  },
   RPC_BUNDLER_URL: env.url(),
   RPC_BUNDLER_VENDOR_PREFIX: {
     ...env.string({ default: 'vendor_' }),
@@ -112,6 +124,12 @@ export interface RpcConfig {
    */
   evm: { gasCap: bigint; timeoutMs: number; maxConcurrent: number };
   trustedProxyHops: number;
+  /** RPC_KEY_FAILURES_PER_MINUTE: failed API key presentations one client address may make (keys/failures.ts). */
+  keyFailuresPerMinute: number;
+  /** RPC_OPERATOR_PORT/HOST: /metrics and /health/* on their own listener, and off the public port; undefined: on the public port. */
+  operator?: { host: string; port: number };
+  /** RPC_CORS_ORIGINS of the JSON-RPC route: '*', or the origins echoed back (empty: no CORS headers). */
+  corsOrigins: '*' | readonly string[];
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
   traceTransactionSource: TraceTransactionSource;
@@ -124,6 +142,10 @@ export interface RpcConfig {
   /** Every variable with its effective value, secrets and URL paths redacted: safe to log. */
   effective: Record<string, string | undefined>;
 }
+
+/** RPC_CORS_ORIGINS as the server applies it: '*', or the allowed origins ("none": an empty list). */
+const corsOrigins = (raw: string): '*' | readonly string[] =>
+  raw === '*' ? '*' : Object.freeze(raw === 'none' ? [] : raw.split(',').map((x) => x.trim().replace(/\/$/, '')).filter(Boolean));
 
 export function loadRpcConfig(source: Record<string, string | undefined>, overrides: Partial<RpcConfig> = {}): RpcConfig {
   const { values: v, effective } = parseEnv(rpcEnv, source);
@@ -167,6 +189,9 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     },
     evm: { gasCap: v.RPC_GAS_CAP, timeoutMs: v.RPC_EVM_TIMEOUT_MS, maxConcurrent: v.RPC_EVM_MAX_CONCURRENT },
     trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
+    keyFailuresPerMinute: v.RPC_KEY_FAILURES_PER_MINUTE,
+    operator: v.RPC_OPERATOR_PORT === undefined ? undefined : { host: v.RPC_OPERATOR_HOST, port: v.RPC_OPERATOR_PORT },
+    corsOrigins: corsOrigins(v.RPC_CORS_ORIGINS ?? '*'),
     bundler: { url: v.RPC_BUNDLER_URL, vendorPrefix: v.RPC_BUNDLER_VENDOR_PREFIX ?? 'vendor_' },
     estimateGas: {
       margin: v.RPC_ESTIMATE_GAS_MARGIN,

@@ -14,12 +14,13 @@ import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
 import { memoryRateLimiter, postgresRateLimiter, type RateLimiter } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
-import { createRpcApp } from './server.js';
+import { createRpcApp, createRpcOperatorApp, type ReadinessView } from './server.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { startWebSocket } from './ws/index.js';
 import { KeyAccess } from './keys/access.js';
+import { KeyFailureLimiter } from './keys/failures.js';
 import { KeyRegistry } from './keys/registry.js';
 import { ApiKeyStore } from './keys/store.js';
 import { checkWorkers, forkWorkers, isClusterWorker, reportWorkerListening } from './workers.js';
@@ -45,6 +46,8 @@ export interface StartRpcOptions {
 export interface RunningRpc {
   url: string;
   port: number;
+  /** Where /metrics and /health/* are served when RPC_OPERATOR_PORT is set (else on `url`). */
+  operatorUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -57,7 +60,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   await db.run((k) => migrate(k, config.dbSchema, rpcMigrations));
   if (clustered && !isClusterWorker()) {
     // The primary only hands connections to its workers (each a whole endpoint, see workers.ts).
-    const running = await forkWorkers(config.workers, logger);
+    const running = await forkWorkers(config.workers, logger, { operator: config.operator, limits: config.http });
     common.shutdown.add('rpc', running.stop);
     return running;
   }
@@ -93,11 +96,17 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, config.rateLimit) : memoryRateLimiter(config.rateLimit);
   // API keys: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/.
   const keyLimiters: (RateLimiter & { sweep(): unknown })[] = [];
-  const access = new KeyAccess(new KeyRegistry(new ApiKeyStore(db, config.dbSchema), { metrics: common.metrics }), limiter, config.rateLimit, (settings) => {
-    const made = config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
-    keyLimiters.push(made);
-    return made;
-  });
+  const access = new KeyAccess(
+    new KeyRegistry(new ApiKeyStore(db, config.dbSchema), { metrics: common.metrics }),
+    limiter,
+    config.rateLimit,
+    (settings) => {
+      const made = config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
+      keyLimiters.push(made);
+      return made;
+    },
+    new KeyFailureLimiter({ perMinute: config.keyFailuresPerMinute }),
+  );
   // Expired filters and idle rate-limit buckets: swept in the background, every replica may do it.
   const sweeper = setInterval(() => {
     void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
@@ -107,6 +116,22 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
 
   // A stuck node still has a head: readiness also asks it for state (node-readiness.ts).
   const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
+  // The public view never names a host: upstreams are numbered, driver messages (which carry host:port) left out.
+  const readiness = async (view: ReadinessView): Promise<Check[]> => {
+    const database: Check = await db.knex.raw('select 1').then(
+      () => ({ name: 'database', ok: true }),
+      (err: Error) => ({ name: 'database', ok: false, detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable' }),
+    );
+    // One check for the pool: reads fail over, so one healthy upstream is enough; the detail names each.
+    const upstreams = upstream.status();
+    const detail = upstreams
+      .map((u, i) => {
+        const state = u.healthy ? `healthy at head ${u.head ?? '?'}` : view === 'operator' ? `down: ${u.lastError ?? 'no head yet'}` : 'down';
+        return view === 'operator' ? `${u.id} ${u.url} ${state}` : `upstream ${i + 1} ${state}`;
+      })
+      .join('; ');
+    return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }, await nodeState()];
+  };
   const app = createRpcApp({
     dispatcher,
     limiter,
@@ -120,18 +145,13 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     metrics: common.metrics,
     logger,
     access,
-    readiness: async () => {
-      const database: Check = await db.knex.raw('select 1').then(
-        () => ({ name: 'database', ok: true }),
-        (err: Error) => ({ name: 'database', ok: false, detail: `unreachable: ${err.message}` }),
-      );
-      // One check for the pool: reads fail over, so one healthy upstream is enough; the detail names each.
-      const upstreams = upstream.status();
-      const detail = upstreams.map((u) => `${u.id} ${u.url} ${u.healthy ? `healthy at head ${u.head ?? '?'}` : `down: ${u.lastError ?? 'no head yet'}`}`).join('; ');
-      return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }, await nodeState()];
-    },
+    corsOrigins: config.corsOrigins,
+    operatorRoutes: config.operator === undefined,
+    readiness,
   });
   const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });
+  // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
+  const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
   const ws =
     config.ws.maxSockets > 0
@@ -149,13 +169,13 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
           logger,
         })
       : undefined;
-  logger.info({ url: server.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
+  logger.info({ url: server.url, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       await ws?.stop();
-      await server.close();
+      await Promise.all([server.close(), operator?.close()]);
       clearInterval(sweeper);
       tracking.abort();
       await upstream.stop();
@@ -165,6 +185,6 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     return stopped;
   };
   common.shutdown.add('rpc', stop);
-  if (clustered) reportWorkerListening(server.url, stop);
-  return { url: server.url, port: server.port, stop };
+  if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
+  return { url: server.url, port: server.port, operatorUrl: operator?.url, stop };
 }
