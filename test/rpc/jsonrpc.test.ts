@@ -231,7 +231,7 @@ describe('operations', () => {
     expect((await fetch(`${rpc.url}/health/live`)).status).toBe(200);
     const ready = await fetch(`${rpc.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', checks: [{ name: 'database', ok: true }, { name: 'upstreams', ok: true, detail: expect.stringMatching(/^u0 \S+ healthy at head \d+$/) }, { name: 'node', ok: true }] });
+    expect(await ready.json()).toMatchObject({ status: 'ok', checks: [{ name: 'database', ok: true }, { name: 'upstreams', ok: true, detail: expect.stringMatching(/^upstream 1 healthy at head \d+$/) }, { name: 'node', ok: true }] });
     const metrics = await (await fetch(`${rpc.url}/metrics`)).text();
     expect(metrics).toMatch(/l2stack_rpc_calls_total\{method="eth_chainId",outcome="ok"\} \d+/);
     expect(metrics).toMatch(/l2stack_rpc_calls_total\{method="other",outcome="-32601"\} \d+/);
