@@ -173,7 +173,7 @@ async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDe
 function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireError {
   return {
     code: RpcCodes.LimitExceeded,
-    message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes; retry after ${decision.retryAfterSeconds} s`,
+    message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes and per RPC_RATE_LIMIT_MS_PER_UNIT ms the node spent executing it; retry after ${decision.retryAfterSeconds} s`,
     data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
   };
 }
