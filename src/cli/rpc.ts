@@ -23,6 +23,7 @@ export const rpcCommand: CommandBody = {
         const running = await startRpc({ ...ctx, config: rpc, proofBackend: manager?.proofBackend, workers: true });
         // One line on stdout for scripts and tests that start the endpoint on port 0.
         process.stdout.write(`l2stack rpc listening on ${running.url}\n`);
+        if (running.operatorUrl) process.stdout.write(`l2stack rpc operator routes on ${running.operatorUrl}\n`);
       },
     );
   },
