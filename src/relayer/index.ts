@@ -170,6 +170,9 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       if (pinnedNow.length > 0) logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
     } catch (err) {
       if (err instanceof ChainPinMismatchError) {
+        // One error line, whoever started us (the command exits 1 on `fatal`; `l2stack dev` keeps the rest running
+        // and readiness names it).
+        logger.error(err.message);
         for (const h of Object.values(health)) h.state = `stopped: ${err.message}`;
         failFatal(err);
         return;

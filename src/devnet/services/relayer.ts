@@ -48,7 +48,7 @@ export const relayerService: StackService = {
       L2_SIGNER_PRIVATE_KEY: key,
       API_PORT: '9090', // replaced below by the dev port (which may be 0)
     });
-    const config: RelayerConfig = { ...loaded, api: { host, port } };
+    const config: RelayerConfig = { ...loaded, api: { ...loaded.api, host, port } }; // the API's limits included
     const relayer = await startRelayer({ common, db, config });
     return relayer.url;
   },
