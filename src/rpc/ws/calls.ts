@@ -52,7 +52,7 @@ function resumeCharge(limiter: RateLimiter, client: string, bytesPerUnit: number
     const left = await limiter.take(client, 0);
     if (!left.ok) {
       throw new SubscribeError(
-        `rate limit exceeded: this resume read ${bytes} bytes in ${calls} node calls, more than this client may use now (${left.limitPerSecond} units/s, burst ${left.burst}; 1 unit per call and per ${bytesPerUnit} bytes read: RPC_RATE_LIMIT_PER_SECOND, RPC_RATE_LIMIT_BYTES_PER_UNIT); retry in ${left.retryAfterSeconds} s from a later point`,
+        `rate limit exceeded: a resume costs 1 unit per node call and 1 per ${bytesPerUnit} bytes it reads (RPC_RATE_LIMIT_BYTES_PER_UNIT), and this client is over its ${left.limitPerSecond} units per second, burst ${left.burst} (RPC_RATE_LIMIT_PER_SECOND); this resume had read ${bytes} bytes in ${calls} node calls. Retry in ${left.retryAfterSeconds} s, from a later point`,
         RpcCodes.LimitExceeded,
         { retryAfterSeconds: left.retryAfterSeconds },
       );

@@ -17,10 +17,17 @@ export interface ReplayContext {
 /** Per block range of a replayed logs resume: eth_getLogs over at most this many blocks per call. */
 const REPLAY_CHUNK_BLOCKS = 1_000n;
 /** Headers the node is asked for at once (the pool merges them into one batch). */
-const HEADER_GROUP = 50;
+const HEADER_GROUP = 20;
 
 function checkOpen(ctx: ReplayContext): void {
   if (ctx.signal?.aborted) throw new SubscribeError('the socket closed: the resume was cancelled', -32000);
+}
+
+/** Before each read (or group of reads): the socket is open and the client not already over its limit. */
+async function mayRead(ctx: ReplayContext): Promise<void> {
+  checkOpen(ctx);
+  await ctx.charge?.(0, 0);
+  checkOpen(ctx);
 }
 
 async function read(ctx: ReplayContext, method: string, params: unknown[]): Promise<{ value: unknown; text: string }> {
@@ -31,6 +38,7 @@ async function read(ctx: ReplayContext, method: string, params: unknown[]): Prom
 }
 
 export async function checkCanonical(ctx: ReplayContext, at: ResumePoint): Promise<void> {
+  await mayRead(ctx);
   const { value, text } = await read(ctx, 'eth_getBlockByNumber', [`0x${at.blockNumber.toString(16)}`, false]);
   await ctx.charge?.(1, text.length);
   const block = value as { hash?: string } | null;
@@ -55,6 +63,7 @@ export async function replayHeads(ctx: ReplayContext, at: ResumePoint, upTo: big
     }
     const group: bigint[] = [];
     for (; n <= upTo && group.length < HEADER_GROUP && !ctx.feed.blockAt?.(n); n++) group.push(n);
+    await mayRead(ctx);
     const answers = await Promise.all(group.map((b) => read(ctx, 'eth_getBlockByNumber', [`0x${b.toString(16)}`, false])));
     await ctx.charge?.(answers.length, answers.reduce((sum, a) => sum + a.text.length, 0));
     for (const a of answers) {
@@ -71,6 +80,7 @@ export async function replayLogs(ctx: ReplayContext, filter: LogFilter, at: Resu
     const to = from + REPLAY_CHUNK_BLOCKS - 1n < upTo ? from + REPLAY_CHUNK_BLOCKS - 1n : upTo;
     const criteria: Record<string, unknown> = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
     if (filter.addresses) criteria.address = filter.addresses;
+    await mayRead(ctx);
     const { value, text } = await read(ctx, 'eth_getLogs', [criteria]);
     await ctx.charge?.(1, text.length);
     for (const log of value as WireLog[]) {

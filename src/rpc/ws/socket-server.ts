@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
@@ -119,6 +120,8 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
       },
     };
     const life = new AbortController();
+    // One listener per subscription of this socket (hub.ts): RPC_WS_MAX_SUBSCRIPTIONS bounds them, not Node's default 10.
+    setMaxListeners(0, life.signal);
     const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), closed: life.signal };
 
     let lastActive = Date.now();
