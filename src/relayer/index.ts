@@ -48,8 +48,8 @@ export interface Relayer {
   url: string;
   schema: string;
   /**
-   * Settles when the relayer cannot go on at all (its database is pinned to other chains): the command logs it
-   * once, stops everything and exits 1. Loops never end up here; they retry.
+   * Settles when the relayer cannot go on at all (its database is pinned to other chains; logged once as an
+   * error): the command stops everything and exits 1. Loops never end up here; they retry.
    */
   fatal: Promise<Error>;
   stop(): Promise<void>;
@@ -165,19 +165,24 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     // never reach these chains (a reset testnet keeps its contract addresses and often its chain id).
     const identities = await Promise.all([l1, l2].map((c) => chainIdentity(c, signal)));
     if (identities.some((i) => i === undefined)) return;
-    try {
-      const { pinnedNow } = await checkChainPin(repo, identities as ChainIdentity[]);
-      if (pinnedNow.length > 0) logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
-    } catch (err) {
-      if (err instanceof ChainPinMismatchError) {
-        // One error line, whoever started us (the command exits 1 on `fatal`; `l2stack dev` keeps the rest running
-        // and readiness names it).
-        logger.error(err.message);
-        for (const h of Object.values(health)) h.state = `stopped: ${err.message}`;
-        failFatal(err);
-        return;
+    // The database may be unreachable right now: tried again until it answers (or we stop), like every loop.
+    for (let warned = false; ; warned = true) {
+      try {
+        const { pinnedNow } = await checkChainPin(repo, identities as ChainIdentity[]);
+        if (pinnedNow.length > 0) logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
+        break;
+      } catch (err) {
+        if (err instanceof ChainPinMismatchError) {
+          // One error line, whoever started us (the command exits 1 on `fatal`; `l2stack dev` keeps the rest
+          // running and readiness names it).
+          logger.error(err.message);
+          for (const h of Object.values(health)) h.state = `stopped: ${err.message}`;
+          failFatal(err);
+          return;
+        }
+        if (!warned) logger.warn({ err: (err as Error).message }, 'checking the chain pin failed; retrying');
+        if (!(await sleep(2_000, signal))) return;
       }
-      throw err;
     }
     await Promise.all(enabled.map((d) => runDirection(d, l1, l2).catch((err) => {
       health[d]!.state = `stopped: ${(err as Error).message}`;
