@@ -167,6 +167,29 @@ describe('adversarial: gas bomb', () => {
 });
 
 describe('adversarial: frozen node', () => {
+  it('behavior: an anvil held by an endless execution (the cap lifted to 2^64-1) is not ready, though its head still answers', async () => {
+    // A chain of its own: this one is held for good and then killed.
+    const { anvil: held, provider: heldProvider } = await chain();
+    stops.push(() => held.process.kill('SIGKILL') && Promise.resolve());
+    const deployed = await (await wallet(0, heldProvider).sendTransaction({ data: LOOP_INIT })).wait();
+    const r = await rpc({ RPC_GAS_CAP: '18446744073709551615', RPC_EVM_TIMEOUT_MS: '500', RPC_RATE_LIMIT_PER_SECOND: '0' }, held);
+    expect((await fetch(`${r.url}/health/ready`)).status).toBe(200);
+    // What the issue sent: with the cap lifted it reaches anvil, which never stops executing it.
+    const bomb = await send(r.url, 'eth_call', [{ to: deployed!.contractAddress, gas: UNBOUNDED }], '10.4.0.1');
+    expect(bomb.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_EVM_TIMEOUT_MS' } });
+    // A transaction to mine: the block waits for the execution, and state reads wait behind the block.
+    const signer = wallet(1, heldProvider);
+    const raw = await signer.signTransaction(await signer.populateTransaction({ to: wallet(2).address, value: 1n, gasLimit: 21_000n, chainId: 1337n, nonce: 0 }));
+    void post(held.url, body('eth_sendRawTransaction', [raw])).catch(() => undefined);
+    await new Promise((res) => setTimeout(res, 1_100)); // past the 1 s the last probe is shared
+    const ready = await fetch(`${r.url}/health/ready`);
+    const json = (await ready.json()) as { checks: { name: string; ok: boolean; detail?: string }[] };
+    expect(ready.status).toBe(503);
+    expect(json.checks.find((c) => c.name === 'node')).toMatchObject({ ok: false, detail: expect.stringMatching(/within 2000 ms/) });
+    expect(json.checks.find((c) => c.name === 'upstreams')?.ok).toBe(true);
+    held.process.kill('SIGKILL');
+  }, 60_000);
+
   it('behavior: /health/ready says not ready when the node answers heads but no state read', async () => {
     const proxy = await countingUpstream(anvil.url);
     stops.push(proxy.close);
