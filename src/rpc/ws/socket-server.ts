@@ -39,6 +39,8 @@ export interface WsServerOptions {
 const POLICY_VIOLATION = 1008;
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 const GOING_AWAY = 1001;
+/** While a socket is not read (RPC_WS_MAX_INFLIGHT calls running), how often it is probed for a closed peer. */
+const PAUSED_PROBE_MS = 250;
 
 /**
  * JSON-RPC over WebSocket on the HTTP port (upgrade on `/`): each text message is answered like a POST
@@ -141,12 +143,28 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
 
     let inflight = 0;
     const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+    // A paused socket reads nothing, its peer's close included: a client that sent many slow calls (resumes)
+    // and went away would hold them, and what they read from the node, until they all finished. Pings
+    // written meanwhile meet the closed peer's reset, which closes this side and cancels its work.
+    let probe: NodeJS.Timeout | undefined;
+    const pause = () => {
+      raw?.pause();
+      probe ??= setInterval(() => {
+        if (ws.readyState === ws.OPEN) ws.ping();
+      }, PAUSED_PROBE_MS);
+      probe.unref();
+    };
+    const resume = () => {
+      clearInterval(probe);
+      probe = undefined;
+      raw?.resume();
+    };
     ws.on('message', (data: RawData, isBinary: boolean) => {
       lastActive = Date.now();
       m.messages.inc();
       const text = isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString();
       inflight++;
-      if (inflight >= o.limits.maxInflight) raw?.pause();
+      if (inflight >= o.limits.maxInflight) pause();
       o.answer(text, session)
         .then((reply) => {
           if (reply !== undefined) sink.send(reply);
@@ -154,12 +172,13 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
         .catch((err: unknown) => o.logger.error({ err }, 'websocket message failed'))
         .finally(() => {
           inflight--;
-          if (inflight === o.limits.maxInflight - 1) raw?.resume();
+          if (inflight === o.limits.maxInflight - 1) resume();
         });
     });
     ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
     ws.on('close', () => {
       clearInterval(timer);
+      clearInterval(probe);
       cutOffs.delete(ws);
       life.abort();
       for (const id of session.subscriptions) o.unsubscribe(id);
