@@ -17,7 +17,8 @@ import type { ProofBackend } from '../rpc/index.js';
 export interface StackService {
   name: keyof DevnetState['services'];
   port(env: Record<string, string | undefined>): { host: string; port: number };
-  start(ctx: StackContext & { host: string; port: number }): Promise<string>;
+  /** Its URL, or its URL and where its /health/live is when that is another port (RPC_OPERATOR_PORT). */
+  start(ctx: StackContext & { host: string; port: number }): Promise<string | { url: string; healthUrl: string }>;
 }
 
 /** What services started earlier hand to later ones (the state manager's proofs to the RPC endpoint). */
@@ -70,8 +71,13 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   return {
     async start({ common, db, devnet, workDir, shared }: { common: Common; db: DbClient; devnet: Devnet; workDir: string; shared: StackShared }): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
-      for (const b of bindings) urls[b.service.name] = await b.service.start({ common, db, devnet, env, workDir, shared, host: b.host, port: b.port });
-      await Promise.all(Object.entries(urls).map(([name, url]) => answers(name, url)));
+      const health: [string, string][] = [];
+      for (const b of bindings) {
+        const started = await b.service.start({ common, db, devnet, env, workDir, shared, host: b.host, port: b.port });
+        urls[b.service.name] = typeof started === 'string' ? started : started.url;
+        health.push([b.service.name, typeof started === 'string' ? started : started.healthUrl]);
+      }
+      await Promise.all(health.map(([name, url]) => answers(name, url)));
       return { urls };
     },
   };

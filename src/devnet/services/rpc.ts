@@ -24,6 +24,7 @@ export const rpcService: StackService = {
   async start({ common, db, devnet, env, host, port, shared }) {
     const config = loadRpcConfig({ ...env, ...devnetBundlerEnv(devnet.state, env), RPC_UPSTREAM_URLS: devnet.state.l2.upstreamRpcUrl }, { host, port, chainId: devnet.state.l2.chainId });
     const running = await startRpc({ common, db, config, proofBackend: shared.proofBackend });
-    return running.url;
+    // With RPC_OPERATOR_PORT the health routes are there, and 404 on the public port.
+    return { url: running.url, healthUrl: running.operatorUrl ?? running.url };
   },
 };
