@@ -173,6 +173,16 @@ describe('adversarial: API key paths', () => {
     expect(await databaseLookups()).toBe(before + 1);
     expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(statuses.at(-1)).toBe(429);
+    // A WebSocket upgrade from the locked-out address is refused the same way, from memory.
+    const ws = new WebSocket(`${rpc.url.replace('http', 'ws')}${wrongKey()}`, { headers: { 'x-forwarded-for': '10.3.0.2' } });
+    const refused = await new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+      ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }));
+      ws.once('open', () => reject(new Error('a locked-out address opened a socket')));
+      ws.once('error', reject);
+    });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(await databaseLookups()).toBe(before + 1);
     await sleep(300);
     const report = await canary.stop();
     expect(report.failed, report.failures.join('\n')).toBe(0);

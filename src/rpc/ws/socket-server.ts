@@ -57,10 +57,11 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     messages: counter(o.metrics, 'l2stack_rpc_ws_messages_total', 'JSON-RPC messages received over WebSocket'),
   };
 
-  const refuse = (socket: Duplex, status: number, reason: string, message: string) => {
+  const refuse = (socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number) => {
     m.refused.inc({ reason });
     const body = JSON.stringify({ error: message });
-    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
+    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
   };
 
   // Every socket's cut-off, so the total check below can close the heaviest ones.
@@ -86,7 +87,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     }
     o.admit(req).then(
       (decision) => {
-        if (!decision.ok) return refuse(socket, decision.status, 'key', decision.message);
+        if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
         wss.handleUpgrade(req, socket, head, (ws) => serve(ws, decision.access));
       },
       (err: unknown) => {
