@@ -26,6 +26,7 @@ export async function wsClient(url: string, forwardedFor?: string) {
   let id = 1;
   const waiting = new Map<number, (v: WsAnswer) => void>();
   const notes = new Map<string, number>();
+  const last = new Map<string, unknown>();
   const ended = new Map<string, { code: number; message: string }>();
   let bytes = 0;
   ws.on('message', (data: Buffer) => {
@@ -34,7 +35,10 @@ export async function wsClient(url: string, forwardedFor?: string) {
     if (msg.method === 'eth_subscription') {
       const p = msg.params!;
       if (p.error) ended.set(p.subscription, p.error);
-      else notes.set(p.subscription, (notes.get(p.subscription) ?? 0) + 1);
+      else {
+        notes.set(p.subscription, (notes.get(p.subscription) ?? 0) + 1);
+        last.set(p.subscription, p.result);
+      }
     } else waiting.get(msg.id!)?.(msg as WsAnswer);
   });
   const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
@@ -44,6 +48,8 @@ export async function wsClient(url: string, forwardedFor?: string) {
     /** Notifications received for a subscription so far. */
     count: (sub: string) => notes.get(sub) ?? 0,
     ended: (sub: string) => ended.get(sub),
+    /** The last notification's result of a subscription. */
+    last: (sub: string) => last.get(sub) as { blockNumber?: string; blockHash?: string; logIndex?: string; topics?: string[] } | undefined,
     received: () => bytes,
     call(method: string, params: unknown[] = []): Promise<WsAnswer> {
       const n = id++;

@@ -1,6 +1,6 @@
 import type { Logger } from '../../common/log.js';
-import type { UpstreamCall } from './hub.js';
-import type { WireLog } from './log-filter.js';
+import { unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
+import type { FeedBlock, FeedEvent, UpstreamCall } from './types.js';
 
 /**
  * The hub's own log reads (one block, or a range the head tracker skipped) for the union of every logs
@@ -124,4 +124,67 @@ function byPosition(a: WireLog, b: WireLog): number {
   if (n !== 0n) return n < 0n ? -1 : 1;
   const i = BigInt(a.logIndex) - BigInt(b.logIndex);
   return i < 0n ? -1 : i > 0n ? 1 : 0;
+}
+
+/**
+ * The logs of a head event for every logs filter: the blocks added, and the range before them when the
+ * tracker skipped more blocks than it remembers (`gapFrom`). Read for the addresses of every logs
+ * subscription; one added meanwhile that needs more addresses gets them read too (only those).
+ */
+export async function readEventLogs(
+  reader: BlockLogsReader,
+  event: FeedEvent,
+  gapFrom: bigint | undefined,
+  filtersNow: () => LogFilter[],
+  leftChain: (b: FeedBlock) => boolean,
+): Promise<{ missed: LogsReadResult; added: Map<string, LogsReadResult> }> {
+  const first = event.added[0]?.number;
+  const missed: LogsReadResult = { logs: [] };
+  const added = new Map<string, LogsReadResult>();
+  let fetched: Set<string> | 'all' | undefined;
+  for (;;) {
+    const filters = filtersNow();
+    if (filters.length === 0) break;
+    const union = unionAddresses(filters);
+    let want: string[] | undefined;
+    if (union === undefined) {
+      if (fetched === 'all') break;
+      // An unfiltered read replaces whatever was read by address.
+      missed.logs = [];
+      missed.failed = missed.error = undefined;
+      added.clear();
+    } else {
+      const have = fetched;
+      want = have === 'all' ? [] : union.filter((a) => !have?.has(a));
+      if (want.length === 0) break;
+    }
+    if (gapFrom !== undefined) {
+      // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
+      const r = await reader.read({ fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` }, want);
+      if (r) merge(missed, r);
+    }
+    for (const b of event.added) {
+      const r = await reader.read({ blockHash: b.hash }, want, () => leftChain(b));
+      if (r) merge(added.get(b.hash) ?? added.set(b.hash, { logs: [] }).get(b.hash)!, r);
+      else added.delete(b.hash);
+    }
+    if (want === undefined) fetched = 'all';
+    else {
+      fetched ??= new Set();
+      if (fetched !== 'all') for (const a of want) fetched.add(a);
+    }
+  }
+  return { missed, added };
+}
+
+/** Adds a later read's logs (other addresses) and failures to what was read for the same place. */
+function merge(into: LogsReadResult, r: LogsReadResult): void {
+  if (into.logs.length === 0) into.logs = r.logs;
+  else if (r.logs.length > 0) into.logs = [...into.logs, ...r.logs].sort(byPosition);
+  if (r.failed === 'all') into.failed = 'all';
+  else if (r.failed && into.failed !== 'all') {
+    into.failed ??= new Set();
+    for (const a of r.failed) into.failed.add(a);
+  }
+  into.error ??= r.error;
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../common/log.js';
-import { BlockLogsReader, LOGS_READ_ATTEMPTS, type LogsReadResult } from './block-logs.js';
-import { matches, unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
+import { BlockLogsReader, LOGS_READ_ATTEMPTS, readEventLogs, type LogsReadResult } from './block-logs.js';
+import { PendingPoll } from './pending.js';
+import { matches, type LogFilter, type WireLog } from './log-filter.js';
 import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
 import { SubscribeError, type FeedBlock, type FeedEvent, type HeadFeed, type NotificationSink, type ResumeCharge, type ResumePoint, type SubscriptionKind, type UpstreamCall } from './types.js';
 
@@ -73,11 +74,11 @@ export class SubscriptionHub {
   private readonly logsByBlock = new Map<string, WireLog[]>();
   private readonly reader: BlockLogsReader;
   private unsubscribeFeed: (() => void) | undefined;
-  private pendingTimer: NodeJS.Timeout | undefined;
-  private pendingFilter: string | undefined;
+  private readonly pending: PendingPoll;
   private stopped = false;
 
   constructor(private readonly o: HubOptions) {
+    this.pending = new PendingPoll({ upstream: o.upstream, logger: o.logger, pollMs: o.pendingPollMs, onHashes: (hashes) => this.sendPending(hashes) });
     this.reader = new BlockLogsReader({ upstream: o.upstream, logger: o.logger, maxRequestBytes: o.maxLogsRequestBytes ?? 524_288, stopped: () => this.stopped, onRead: o.onLogsRead });
   }
 
@@ -92,8 +93,7 @@ export class SubscriptionHub {
   stop(): void {
     this.stopped = true;
     this.unsubscribeFeed?.();
-    if (this.pendingTimer) clearInterval(this.pendingTimer);
-    this.pendingTimer = undefined;
+    this.pending.stop();
   }
 
   /** Resolves when every head event so far has been processed (tests). */
@@ -158,7 +158,7 @@ export class SubscriptionHub {
     sub.held = undefined;
     this.o.onChange?.();
     sub.onEnd?.(id);
-    if (sub.kind === 'newPendingTransactions' && this.count('newPendingTransactions') === 0) this.stopPendingPoll();
+    if (sub.kind === 'newPendingTransactions' && this.count('newPendingTransactions') === 0) this.pending.stop();
     return true;
   }
 
@@ -198,45 +198,9 @@ export class SubscriptionHub {
   }
 
   private async onLogs(event: FeedEvent): Promise<void> {
-    const missed: LogsReadResult = { logs: [] };
-    const added = new Map<string, LogsReadResult>();
-    // Read for the addresses of every logs subscription; a subscription added meanwhile that needs more
-    // addresses gets them read too (only those).
-    let fetched: Set<string> | 'all' | undefined;
     const first = event.added[0]?.number;
     const gapFrom = event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent ? this.logsSent + 1n : undefined;
-    for (;;) {
-      const filters = this.logsSubs().map((s) => s.filter!);
-      if (filters.length === 0) break;
-      const union = unionAddresses(filters);
-      let want: string[] | undefined;
-      if (union === undefined) {
-        if (fetched === 'all') break;
-        // An unfiltered read replaces whatever was read by address.
-        missed.logs = [];
-        missed.failed = missed.error = undefined;
-        added.clear();
-      } else {
-        const have = fetched;
-        want = have === 'all' ? [] : union.filter((a) => !have?.has(a));
-        if (want.length === 0) break;
-      }
-      if (gapFrom !== undefined) {
-        // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-        const r = await this.reader.read({ fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` }, want);
-        if (r) merge(missed, r);
-      }
-      for (const b of event.added) {
-        const r = await this.reader.read({ blockHash: b.hash }, want, () => this.leftChain(b));
-        if (r) merge(added.get(b.hash) ?? added.set(b.hash, { logs: [] }).get(b.hash)!, r);
-        else added.delete(b.hash);
-      }
-      if (want === undefined) fetched = 'all';
-      else {
-        fetched ??= new Set();
-        if (fetched !== 'all') for (const a of want) fetched.add(a);
-      }
-    }
+    const { missed, added } = await readEventLogs(this.reader, event, gapFrom, () => this.logsSubs().map((s) => s.filter!), (b) => this.leftChain(b));
     let removedLogs: WireLog[] = [];
     for (const b of event.removed) removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
@@ -297,53 +261,18 @@ export class SubscriptionHub {
   }
 
   private ensurePendingPoll(): void {
-    if (this.pendingTimer) return;
-    this.pendingTimer = setInterval(() => void this.pollPending(), this.o.pendingPollMs);
-    this.pendingTimer.unref();
+    this.pending.start();
   }
 
-  private stopPendingPoll(): void {
-    if (this.pendingTimer) clearInterval(this.pendingTimer);
-    this.pendingTimer = undefined;
-    const filter = this.pendingFilter;
-    this.pendingFilter = undefined;
-    if (filter) void this.o.upstream('eth_uninstallFilter', [filter]).catch(() => undefined);
-  }
-
-  private polling = false;
-  private async pollPending(): Promise<void> {
-    if (this.polling) return;
-    this.polling = true;
-    try {
-      this.pendingFilter ??= (await this.o.upstream('eth_newPendingTransactionFilter', [])) as string;
-      const hashes = (await this.o.upstream('eth_getFilterChanges', [this.pendingFilter])) as string[];
-      let sent = 0;
-      for (const sub of [...this.subs.values()]) {
-        if (sub.kind !== 'newPendingTransactions') continue;
-        for (const h of hashes) this.deliver(sub, notification(sub.id, JSON.stringify(h)));
-        sent += hashes.length;
-      }
-      if (sent > 0) this.o.onNotification?.('newPendingTransactions', sent);
-    } catch (err) {
-      // The node forgot the filter (restart, another node behind a balancer): make a new one next time.
-      this.pendingFilter = undefined;
-      this.o.logger.debug({ err }, 'pending-transaction poll failed');
-    } finally {
-      this.polling = false;
+  private sendPending(hashes: string[]): void {
+    let sent = 0;
+    for (const sub of [...this.subs.values()]) {
+      if (sub.kind !== 'newPendingTransactions') continue;
+      for (const h of hashes) this.deliver(sub, notification(sub.id, JSON.stringify(h)));
+      sent += hashes.length;
     }
+    if (sent > 0) this.o.onNotification?.('newPendingTransactions', sent);
   }
 }
 
 const notificationBody = (b: FeedBlock) => JSON.stringify(stripTransactions(b.header));
-
-/** Adds a later read's logs (other addresses) and failures to what was read for the same place. */
-function merge(into: LogsReadResult, r: LogsReadResult): void {
-  if (into.logs.length === 0) into.logs = r.logs;
-  else if (r.logs.length > 0) into.logs = [...into.logs, ...r.logs].sort((a, b) => (BigInt(a.blockNumber) === BigInt(b.blockNumber) ? Number(BigInt(a.logIndex) - BigInt(b.logIndex)) : Number(BigInt(a.blockNumber) - BigInt(b.blockNumber))));
-  if (r.failed === 'all') into.failed = 'all';
-  else if (r.failed && into.failed !== 'all') {
-    into.failed ??= new Set();
-    for (const a of r.failed) into.failed.add(a);
-  }
-  into.error ??= r.error;
-}
