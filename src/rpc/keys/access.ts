@@ -76,7 +76,8 @@ export class KeyAccess {
     // Anything else may fail: its token is taken before the lookup (refunded if the key is live), so a
     // concurrent flood of wrong keys cannot reach the database more often than the allowance.
     const retryAfter = this.failures.take(address);
-    if (retryAfter > 0) {
+    const seenLive = retryAfter > 0 && presented.kind === 'key' && this.registry.seenLive(presented.key);
+    if (retryAfter > 0 && !seenLive) {
       const limit = this.failures.options.perMinute;
       return {
         ok: false,
@@ -90,7 +91,7 @@ export class KeyAccess {
     if (presented.kind === 'malformed') return { ok: false, status: 401, code: RpcCodes.Server, message: `malformed API key (${presented.reason}): send the key as /v1/<key> or in the x-api-key header` };
     const found = remembered ?? (await this.registry.lookup(presented.key));
     if (found.kind === 'ok') {
-      this.failures.refund(address);
+      if (!seenLive) this.failures.refund(address);
       return { ok: true, access: this.grant(found.record) };
     }
     if (found.kind === 'unknown') return { ok: false, status: 401, code: RpcCodes.Server, message: unknownKey };

@@ -56,6 +56,15 @@ export class KeyRegistry {
     return this.fromMemory(hashApiKey(key));
   }
 
+  /**
+   * Whether this replica has read the key as live at some point (its entry may be stale). Only the key's
+   * holder can present such a key, so KeyAccess still looks it up for an address locked out by others'
+   * failures (an owner behind the same NAT as an attacker keeps working); random probes never match.
+   */
+  seenLive(key: string): boolean {
+    return isApiKeyShaped(key) && this.entries.get(hashApiKey(key))?.value.kind === 'ok';
+  }
+
   async lookup(key: string): Promise<KeyLookup> {
     if (!isApiKeyShaped(key)) {
       this.lookups?.inc({ result: 'unknown', source: 'shape' });
