@@ -65,4 +65,42 @@ describe('subscriptions when the node never gives a block its logs', () => {
     expect(BigInt(c.last(again)!.topics![1]!)).toBe(5n);
     await c.close();
   }, 90_000);
+
+  it('behavior: a block whose logs are too big for one answer is read by address, halving parts until each answer fits, and every subscriber gets its logs', async () => {
+    // Parts of 11 addresses (1 KiB bodies) and answers of at most 5,000 bytes: 6 logs of one contract
+    // (~3.5 KB) fit, 12 of two do not.
+    const small = await startTestRpc({ db: testDb.client, schema: testDb.schema('rpc'), upstreams: [anvil.url], env: { RPC_UPSTREAM_MAX_BATCH_BYTES: '1024', RPC_MAX_RESPONSE_BYTES: '5000' } });
+    try {
+      const [a, b] = await Promise.all([deployOuter(wallet(3, provider)), deployOuter(wallet(4, provider))]);
+      const [addrA, addrB] = [(await a.getAddress()).toLowerCase(), (await b.getAddress()).toLowerCase()];
+      const c = await wsClient(small.url.replace('http://', 'ws://'));
+      // 45 addresses: more than 4 parts, so the block is first read unfiltered, which is too big; then by
+      // parts, and the first part (both contracts) is too big too, so it is halved until they are apart.
+      const fillers = Array.from({ length: 43 }, (_, i) => `0x${(0xf00000 + i).toString(16).padStart(40, '0')}`);
+      const subA = (await c.call('eth_subscribe', ['logs', { address: [addrA, addrB, ...fillers] }])).result as string;
+      const subB = (await c.call('eth_subscribe', ['logs', { address: addrB }])).result as string;
+      expect(subA).toMatch(/^0x/);
+      expect(subB).toMatch(/^0x/);
+      // Both transactions in one block.
+      await provider.send('evm_setAutomine', [false]);
+      try {
+        const txs = (await Promise.all([a.getFunction('note')(1n, ethers.id('big'), 6n), b.getFunction('note')(2n, ethers.id('big'), 6n)])) as ethers.TransactionResponse[];
+        await provider.send('evm_mine', []);
+        const [ra, rb] = await Promise.all(txs.map((t) => t.wait()));
+        expect(ra!.blockNumber).toBe(rb!.blockNumber);
+        const both = JSON.stringify(await provider.send('eth_getLogs', [{ blockHash: ra!.blockHash }]));
+        const one = JSON.stringify(await provider.send('eth_getLogs', [{ blockHash: ra!.blockHash, address: addrA }]));
+        expect([one.length < 4_500, both.length > 5_000]).toEqual([true, true]);
+      } finally {
+        await provider.send('evm_setAutomine', [true]);
+      }
+      await waitFor('both subscribers served', async () => (c.count(subA) >= 12 && c.count(subB) >= 6 ? true : undefined), 30_000);
+      expect([c.count(subA), c.count(subB)]).toEqual([12, 6]);
+      expect(c.ended(subA) ?? c.ended(subB)).toBeUndefined();
+      expect(await metric(small.url, 'l2stack_rpc_ws_logs_reads_total', 'outcome="split"')).toBeGreaterThanOrEqual(1);
+      await c.close();
+    } finally {
+      await small.stop();
+    }
+  }, 90_000);
 });

@@ -63,8 +63,9 @@ export class BlockLogsReader {
       const whole = await this.attempt(where, undefined, gone);
       if (whole === undefined) return undefined;
       if (!('error' in whole)) return { logs: whole.logs };
-      // The block's logs are too big for one answer (or the node refuses unfiltered reads): by address.
-      if (addresses === undefined) return { logs: [], failed: 'all', error: whole.error };
+      // Only an answer too big for one read is worth asking again by address; a node that keeps failing
+      // would fail those too, each after its own attempts.
+      if (addresses === undefined || !whole.tooLarge) return { logs: [], failed: 'all', error: whole.error };
     }
     const out: WireLog[] = [];
     let failed: Set<string> | undefined;
@@ -74,7 +75,9 @@ export class BlockLogsReader {
     for (let i = 0; i < addresses.length; i += this.perRead) pending.push(addresses.slice(i, i + this.perRead));
     while (pending.length > 0) {
       const part = pending.shift()!;
-      const r = await this.attempt(where, part, gone);
+      // Once a part failed after all its attempts, the rest get one each: a node that is failing should
+      // not hold the logs queue for every part in turn.
+      const r = await this.attempt(where, part, gone, failed ? 1 : LOGS_READ_ATTEMPTS);
       if (r === undefined) return undefined;
       if (!('error' in r)) {
         parts++;
@@ -96,7 +99,7 @@ export class BlockLogsReader {
     return failed ? { logs: out, failed, error } : { logs: out };
   }
 
-  private async attempt(where: Record<string, unknown>, address: string[] | undefined, gone?: () => boolean): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
+  private async attempt(where: Record<string, unknown>, address: string[] | undefined, gone?: () => boolean, attempts = LOGS_READ_ATTEMPTS): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
     const criteria = address ? { ...where, address } : where;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -107,7 +110,7 @@ export class BlockLogsReader {
         if (this.o.stopped()) throw err;
         if (gone?.()) return undefined;
         const tooLarge = (err as { code?: unknown }).code === LIMIT_EXCEEDED;
-        if (tooLarge || attempt >= LOGS_READ_ATTEMPTS) {
+        if (tooLarge || attempt >= attempts) {
           this.o.onRead?.('failed');
           return { error: err, tooLarge };
         }
