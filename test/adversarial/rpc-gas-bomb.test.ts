@@ -170,7 +170,9 @@ describe('adversarial: frozen node', () => {
   it('behavior: an anvil held by an endless execution (the cap lifted to 2^64-1) is not ready, though its head still answers', async () => {
     // A chain of its own: this one is held for good and then killed.
     const { anvil: held, provider: heldProvider } = await chain();
-    stops.push(() => held.process.kill('SIGKILL') && Promise.resolve());
+    stops.push(async () => {
+      held.process.kill('SIGKILL');
+    });
     const deployed = await (await wallet(0, heldProvider).sendTransaction({ data: LOOP_INIT })).wait();
     const r = await rpc({ RPC_GAS_CAP: '18446744073709551615', RPC_EVM_TIMEOUT_MS: '500', RPC_RATE_LIMIT_PER_SECOND: '0' }, held);
     expect((await fetch(`${r.url}/health/ready`)).status).toBe(200);
