@@ -165,6 +165,7 @@ export class SubscriptionHub {
   /** Sends the replayed items, then what was held meanwhile, once the subscription id has been answered. */
   private release(sub: Subscription, replayed: string[]): string {
     setImmediate(() => {
+      if (!this.subs.has(sub.id)) return; // ended meanwhile (socket closed, eth_unsubscribe): nothing to send
       // A send that fails means the socket is gone or cut off: the subscription ends with it, held items freed.
       for (const r of replayed) if (!sub.sink.send(notification(sub.id, r))) return void this.unsubscribe(sub.id);
       const held = sub.held ?? [];
