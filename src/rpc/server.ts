@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
+import { clientAddress } from '../common/http/client-address.js';
 import type { Logger } from '../common/log.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
 import { counter } from '../common/metrics.js';
@@ -100,21 +101,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-/** The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back. */
-export function clientAddress(req: IncomingMessage, hops: number): string {
-  const socket = req.socket.remoteAddress ?? 'unknown';
-  if (hops === 0) return socket;
-  const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((s) => s.trim()).filter(Boolean);
-  const chain = [...forwarded, socket];
-  return chain[Math.max(0, chain.length - 1 - hops)]!;
-}
-
 /**
- * The HTTP side of the endpoint: POST / carries JSON-RPC (any content type is read as JSON: some
- * clients send text/plain); /health/live, /health/ready and /metrics for operators, unless they have their
- * own port (RPC_OPERATOR_PORT). Every answer is JSON (or Prometheus text), never an HTML error page. CORS
- * (RPC_CORS_ORIGINS, see corsPolicy) applies to the JSON-RPC route only.
+ * The HTTP side of the endpoint: POST / (and /v1/<key>) carries JSON-RPC (any content type is read as JSON:
+ * some clients send text/plain); /health/* and /metrics for operators, here or on RPC_OPERATOR_PORT. Every
+ * answer is JSON (or Prometheus text), never an HTML error page; CORS follows RPC_CORS_ORIGINS.
  */
 export function createRpcApp(o: RpcAppOptions): RequestListener {
   const app = express();

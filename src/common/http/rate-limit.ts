@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import { clientAddress } from './client-address.js';
 import { sendProblem } from './problem.js';
 
 export interface HttpRateLimit {
@@ -11,16 +11,6 @@ export interface HttpRateLimit {
   trustedProxyHops: number;
   /** The variable names, so a refusal says what to change. */
   variable: string;
-}
-
-/** The client a limit applies to: the socket address, or the address `hops` trusted proxies back. */
-export function clientOf(req: IncomingMessage, hops: number): string {
-  const socket = req.socket.remoteAddress ?? 'unknown';
-  if (hops === 0) return socket;
-  const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((s) => s.trim()).filter(Boolean);
-  const chain = [...forwarded, socket];
-  return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
 /** Buckets kept at most; past it the full ones are dropped first (they carry no information). */
@@ -39,7 +29,7 @@ export function rateLimitMiddleware(limit: HttpRateLimit): RequestHandler & { cl
   };
   const handler: RequestHandler = (req, res, next) => {
     if (limit.perSecond === 0) return next();
-    const client = clientOf(req, limit.trustedProxyHops);
+    const client = clientAddress(req, limit.trustedProxyHops);
     const now = performance.now();
     let b = buckets.get(client);
     if (!b) {

@@ -8,7 +8,7 @@ import { handleBody, replyText } from '../envelope.js';
 import { allowListCalls, type KeyAccess } from '../keys/access.js';
 import { replyCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
-import { clientAddress } from '../server.js';
+import { clientAddress } from '../../common/http/client-address.js';
 import { socketCalls, socketSubscriptions, type SocketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
