@@ -144,6 +144,7 @@ export async function startStateManager({ common, db, config }: { common: Common
       ingestedHead: () => head,
       retainedFinalizedBlocks: config.retainedFinalizedBlocks,
       metrics: common.metrics,
+      logger,
     }),
     rootAt: (b) => world.rootAt(b),
     latestBlock: () => head,

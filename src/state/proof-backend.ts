@@ -1,8 +1,10 @@
 import type { Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
+import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
 import { quantity } from './bytes.js';
 import type { WorldState } from './state.js';
+import { verifyStateProof } from './verify.js';
 import type { ProofBackend } from '../rpc/proof.js';
 
 /** -32001: the spec's StateNotRetained error. */
@@ -11,16 +13,42 @@ export const STATE_NOT_RETAINED = -32001;
 // One interface for both sides: the endpoint's (src/rpc/proof.ts), typed by the spec's StateProof.
 export type { ProofBackend };
 
+/** Block roots kept for the check (served blocks are settled, so an entry never goes stale); then started over. */
+const MAX_CACHED_ROOTS = 1024;
+
 /**
  * svc_getProof behind the RPC endpoint: only L2 blocks finalized on L1 and still retained are served
  * (errors as specs/rpc.openrpc.json says: -32000 not finalized, -32001 not retained).
+ *
+ * Every answer is verified before it leaves, against the state root L1 finalized for that block (the
+ * BlocksFinalized record) or, for a block inside a finalized range that L1 names no root for, against the
+ * root this tree recorded when it applied the block (stored apart from the node rows). A damaged or
+ * missing node row would otherwise yield a proof that fails in the caller's verifier, or on L1, with
+ * nothing on our side noticing: instead the caller gets -32603 and the operator an error log and
+ * `l2stack_state_proofs_total{outcome="unverified"}`.
  */
 export function createProofBackend(
   world: WorldState,
-  options: { latestFinalized: () => bigint | undefined; ingestedHead: () => bigint; retainedFinalizedBlocks: number; metrics: Registry },
+  options: { latestFinalized: () => bigint | undefined; ingestedHead: () => bigint; retainedFinalizedBlocks: number; metrics: Registry; logger?: Logger },
 ): ProofBackend {
   const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', ['outcome'] as const);
   const seconds = histogram(options.metrics, 'l2stack_state_proof_seconds', 'Time to build one svc_getProof result');
+  const roots = new Map<bigint, { root: string; source: 'L1' | 'state tree' } | undefined>();
+  const rootToCheck = async (n: bigint) => {
+    if (roots.has(n)) return roots.get(n);
+    const [fin, rec] = await Promise.all([world.store.finalization(n), world.store.block(n)]);
+    // A zero root is what a finalization without a state manager submits: it names nothing to check against.
+    const l1 = fin && !/^0x0{64}$/.test(fin.stateRoot) ? fin.stateRoot : undefined;
+    const found = l1 ? { root: l1, source: 'L1' as const } : rec ? { root: rec.root, source: 'state tree' as const } : undefined;
+    if (roots.size >= MAX_CACHED_ROOTS) roots.clear();
+    if (found) roots.set(n, found);
+    return found;
+  };
+  const unverified = (n: bigint, address: string, detail: Record<string, unknown>): RpcError => {
+    served.inc({ outcome: 'unverified' });
+    options.logger?.error({ block: n.toString(), address, ...detail }, 'svc_getProof: a proof built from the stored state tree does not verify; not returned (damaged or missing state rows?)');
+    return new RpcError(RpcErrorCode.Internal, `internal error: the proof for block ${n} does not verify against its finalized state root; the operator has been told`);
+  };
   return {
     async getProof(address, storageKeys, block) {
       const finalized = options.latestFinalized();
@@ -58,7 +86,15 @@ export function createProofBackend(
       if (bad !== undefined) throw rpcErrors.invalidParams(`storage keys must be up to 32 bytes of hex, got "${String(bad).slice(0, 80)}"`);
       const timer = seconds.startTimer();
       try {
-        const result = await world.getProof(address, storageKeys, n);
+        // A row too damaged to decode throws while the proof is built: the same answer as one that does not verify.
+        const built = world.getProof(address, storageKeys, n).catch((err: unknown) => {
+          if (err instanceof RpcError) throw err;
+          throw unverified(n, address, { err, reason: 'the proof could not be built from the stored rows' });
+        });
+        const [result, expected] = await Promise.all([built, rootToCheck(n)]);
+        if (!expected) throw unverified(n, address, { reason: 'no state root recorded for the block' });
+        const check = verifyStateProof(expected.root, result, world.c.hasher);
+        if (!check.ok) throw unverified(n, address, { root: expected.root, rootSource: expected.source, failed: check.failed, reason: check.reason });
         served.inc({ outcome: 'ok' });
         return result;
       } finally {
