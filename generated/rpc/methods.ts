@@ -256,6 +256,222 @@ export type StringS8CYc4JJ = string;
 export type StringJ79IXAAr = "finalized";
 /**
  *
+ * Chain id, at most 2^53 - 1.
+ *
+ */
+export type StringBiMDsCav = string;
+/**
+ *
+ * Nonce of the authorizing account, at most 2^53 - 1.
+ *
+ */
+export type String1HxVKWuV = string;
+export type StringYma5KtwE = string;
+/**
+ *
+ * EIP-7702 authorization of a user operation's sender (eip7702Auth), as the bundler reads it: chainId and nonce at most 2^53 - 1, yParity 0x0 or 0x1.
+ *
+ */
+export interface UserOperationAuthorization {
+  chainId: StringBiMDsCav;
+  address: Address;
+  nonce: String1HxVKWuV;
+  yParity: StringYma5KtwE;
+  r: Quantity;
+  s: Quantity;
+}
+/**
+ *
+ * EIP-7702 authorization of the sender, for a sender that is an EOA delegating to account code (the bundler refuses it on a chain without code overrides).
+ *
+ */
+export type OneOfUserOperationAuthorizationNullQu0Arl1FX3RMKHdc = UserOperationAuthorization | NullQu0Arl1F;
+/**
+ *
+ * ERC-4337 user operation for EntryPoint v0.6 (canonical address 0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789): initCode and paymasterAndData, every gas and fee field required. No other member is accepted (the bundler refuses unknown members).
+ *
+ */
+export interface UserOperationV06 {
+  sender: Address;
+  nonce: Quantity;
+  initCode: Data;
+  callData: Data;
+  callGasLimit: Quantity;
+  verificationGasLimit: Quantity;
+  preVerificationGas: Quantity;
+  maxFeePerGas: Quantity;
+  maxPriorityFeePerGas: Quantity;
+  paymasterAndData: Data;
+  signature: Data;
+  eip7702Auth?: OneOfUserOperationAuthorizationNullQu0Arl1FX3RMKHdc;
+}
+export type DataOrNull = Data | NullQu0Arl1F;
+export type OneOfUint128NullQu0Arl1FNdFRzFKS = Uint128 | NullQu0Arl1F;
+/**
+ *
+ * ERC-4337 user operation for EntryPoint v0.7 (canonical address 0x0000000071727De22E5E9d8BAf0edAc6f37da032; the devnet deploys its own v0.7 EntryPoint at a CREATE2 address, see docs/devnet.md): factory/factoryData and paymaster fields (optional, null when unused) instead of initCode and paymasterAndData, every gas and fee field required; the EntryPoint packs the gas limits and fees in pairs of 128-bit halves, so those are at most 128 bits. No other member is accepted (the bundler refuses unknown members).
+ *
+ */
+export interface UserOperationV07 {
+  sender: Address;
+  nonce: Quantity;
+  factory?: AddressOrNull;
+  factoryData?: DataOrNull;
+  callData: Data;
+  callGasLimit: Uint128;
+  verificationGasLimit: Uint128;
+  preVerificationGas: Quantity;
+  maxFeePerGas: Uint128;
+  maxPriorityFeePerGas: Uint128;
+  paymaster?: AddressOrNull;
+  paymasterVerificationGasLimit?: OneOfUint128NullQu0Arl1FNdFRzFKS;
+  paymasterPostOpGasLimit?: OneOfUint128NullQu0Arl1FNdFRzFKS;
+  paymasterData?: DataOrNull;
+  signature: Data;
+  eip7702Auth?: OneOfUserOperationAuthorizationNullQu0Arl1FX3RMKHdc;
+}
+/**
+ *
+ * An EntryPoint v0.6 user operation to estimate: as UserOperationV06, the gas and fee fields optional (the bundler estimates the gas).
+ *
+ */
+export interface UserOperationV06ToEstimate {
+  sender: Address;
+  nonce: Quantity;
+  initCode: Data;
+  callData: Data;
+  callGasLimit?: Quantity;
+  verificationGasLimit?: Quantity;
+  preVerificationGas?: Quantity;
+  maxFeePerGas?: Quantity;
+  maxPriorityFeePerGas?: Quantity;
+  paymasterAndData: Data;
+  signature: Data;
+  eip7702Auth?: OneOfUserOperationAuthorizationNullQu0Arl1FX3RMKHdc;
+}
+/**
+ *
+ * An EntryPoint v0.7 user operation to estimate: as UserOperationV07, the gas and fee fields optional (the bundler estimates the gas). Gas limits and fees at most 128 bits, as in UserOperationV07.
+ *
+ */
+export interface UserOperationV07ToEstimate {
+  sender: Address;
+  nonce: Quantity;
+  factory?: AddressOrNull;
+  factoryData?: DataOrNull;
+  callData: Data;
+  callGasLimit?: Uint128;
+  verificationGasLimit?: Uint128;
+  preVerificationGas?: Quantity;
+  maxFeePerGas?: Uint128;
+  maxPriorityFeePerGas?: Uint128;
+  paymaster?: AddressOrNull;
+  paymasterVerificationGasLimit?: OneOfUint128NullQu0Arl1FNdFRzFKS;
+  paymasterPostOpGasLimit?: OneOfUint128NullQu0Arl1FNdFRzFKS;
+  paymasterData?: DataOrNull;
+  signature: Data;
+  eip7702Auth?: OneOfUserOperationAuthorizationNullQu0Arl1FX3RMKHdc;
+}
+export interface Withdrawal {
+  index: Quantity;
+  validatorIndex: Quantity;
+  address: Address;
+  amount: Quantity;
+  [k: string]: any;
+}
+export type UnorderedSetOfWithdrawalax0LElfF = Withdrawal[];
+/**
+ *
+ * Fields of the simulated block to replace (execution-apis BlockOverrides).
+ *
+ */
+export interface SimulateBlockOverrides {
+  number?: Uint64;
+  prevRandao?: Bytes32;
+  time?: Uint64;
+  gasLimit?: Uint64;
+  feeRecipient?: Address;
+  baseFeePerGas?: Quantity;
+  blobBaseFee?: Quantity;
+  withdrawals?: UnorderedSetOfWithdrawalax0LElfF;
+}
+export interface ObjectOfObjectKHoXfLYTObjectKHoXfLYTUint64AddressDataQuantityQRMJgvgy {
+  balance?: Quantity;
+  nonce?: Uint64;
+  code?: Data;
+  state?: ObjectKHoXfLYT;
+  stateDiff?: ObjectKHoXfLYT;
+  movePrecompileToAddress?: Address;
+}
+/**
+ *
+ * Map from account address to its overrides; as StateOverride, plus movePrecompileToAddress (execution-apis StateOverrides).
+ *
+ */
+export interface SimulateStateOverride { [key: string]: any; }
+/**
+ *
+ * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; to absent or null means contract creation. Unknown fields are refused with -32602. Sizes are those a node can hold: gas, nonce and chainId 64 bits, fees per gas 128 bits, value 256 bits, type one byte. Rules across fields (refused with -32602 naming the param and the member): data and input are synonyms, so if both are given they must be equal; gasPrice (legacy) and the EIP-1559 fees maxFeePerGas/maxPriorityFeePerGas are not given together, and a maxPriorityFeePerGas above 0 comes with a maxFeePerGas at least as high; commitments and proofs need blobs, and blobs, commitments and proofs (and blobVersionedHashes, when given with blobs) have one entry per blob.
+ *
+ */
+export interface CallObject {
+  from?: Address;
+  to?: AddressOrNull;
+  gas?: Uint64;
+  gasPrice?: Uint128;
+  maxFeePerGas?: Uint128;
+  maxPriorityFeePerGas?: Uint128;
+  value?: Quantity;
+  data?: Data;
+  input?: Data;
+  nonce?: Uint64;
+  type?: TransactionType;
+  chainId?: Uint64;
+  accessList?: AccessList;
+  maxFeePerBlobGas?: Uint128;
+  blobVersionedHashes?: UnorderedSetOfBytes32QncR3GTp;
+  authorizationList?: AuthorizationList;
+  blobs?: UnorderedSetOfBlobtVyoEgud;
+  commitments?: UnorderedSetOfKzgBytes48N1NCHG8I;
+  proofs?: UnorderedSetOfKzgBytes48TcXVJLmd;
+}
+export type UnorderedSetOfCallObjectpLT59LTg = CallObject[];
+/**
+ *
+ * One simulated block: its overrides and its calls (execution-apis BlockStateCalls).
+ *
+ */
+export interface SimulateBlockCalls {
+  blockOverrides?: SimulateBlockOverrides;
+  stateOverrides?: SimulateStateOverride;
+  calls?: UnorderedSetOfCallObjectpLT59LTg;
+}
+/**
+ *
+ * The simulated blocks, in order; at most RPC_SIMULATE_MAX_BLOCKS.
+ *
+ */
+export type UnorderedSetOfSimulateBlockCallsT8OgE36H = SimulateBlockCalls[];
+/**
+ *
+ * Adds ETH transfers as ERC-20 Transfer logs from 0xeeee…eeee. Default false.
+ *
+ */
+export type Boolean6H5T5Y1R = boolean;
+/**
+ *
+ * Validate as a block builder would (nonces, fees, balances), except signatures. Default false.
+ *
+ */
+export type BooleanWsxOue7C = boolean;
+/**
+ *
+ * Full transaction objects instead of hashes. Default false.
+ *
+ */
+export type BooleanRYXifLgK = boolean;
+/**
+ *
  * Base fee per gas of each block in the range, plus the next block after the newest.
  *
  */
@@ -303,14 +519,6 @@ export type AnyOfBytes32TransactionASX0XBHn = Bytes32 | Transaction;
  *
  */
 export type UnorderedSetOfAnyOfBytes32TransactionASX0XBHnNU0DizTK = AnyOfBytes32TransactionASX0XBHn[];
-export interface Withdrawal {
-  index: Quantity;
-  validatorIndex: Quantity;
-  address: Address;
-  amount: Quantity;
-  [k: string]: any;
-}
-export type UnorderedSetOfWithdrawalax0LElfF = Withdrawal[];
 /**
  *
  * A block. hash is null for the pending block.
@@ -603,29 +811,10 @@ export type ProofEntry = InclusionProof | NonInclusionProof;
 export type UnorderedSetOfProofEntryV7DtI7YW = ProofEntry[];
 /**
  *
- * ERC-4337 user operation, EntryPoint v0.6 (initCode, paymasterAndData) or v0.7 (factory/factoryData, paymaster fields) shape. Further fields are passed to the bundler unchanged.
+ * ERC-4337 user operation in the shape of its EntryPoint version: v0.6 (initCode, paymasterAndData) or v0.7 (factory/factoryData, paymaster fields), never a mix. A v0.6 operation goes to a v0.6 EntryPoint, a v0.7 one to a v0.7 EntryPoint: one sent to the other version's canonical address (0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789 is v0.6, 0x0000000071727De22E5E9d8BAf0edAc6f37da032 is v0.7) is refused with -32602. eth_supportedEntryPoints lists the EntryPoints the bundler serves.
  *
  */
-export interface UserOperation {
-  sender: Address;
-  nonce: Quantity;
-  callData: Data;
-  signature: Data;
-  callGasLimit?: Quantity;
-  verificationGasLimit?: Quantity;
-  preVerificationGas?: Quantity;
-  maxFeePerGas?: Quantity;
-  maxPriorityFeePerGas?: Quantity;
-  initCode?: Data;
-  paymasterAndData?: Data;
-  factory?: AddressOrNull;
-  factoryData?: Data;
-  paymaster?: AddressOrNull;
-  paymasterVerificationGasLimit?: Quantity;
-  paymasterPostOpGasLimit?: Quantity;
-  paymasterData?: Data;
-  [k: string]: any;
-}
+export type UserOperation = UserOperationV06 | UserOperationV07;
 export interface UserOperationByHash {
   userOperation: UserOperation;
   entryPoint: Address;
@@ -686,38 +875,53 @@ export interface AssetChange {
   delta: DecimalInteger;
 }
 export type UnorderedSetOfAssetChangeAQrITSyQ = AssetChange[];
+export type String2RyeV2Vt = "0x0" | "0x1";
+export interface ObjectOfUnorderedSetOfBytes32QncR3GTpDataAddressLHlZ5JC7 {
+  address: Address;
+  topics: UnorderedSetOfBytes32QncR3GTp;
+  data: Data;
+  [k: string]: any;
+}
+export type UnorderedSetOfObjectOfUnorderedSetOfBytes32QncR3GTpDataAddressLHlZ5JC7XY2FnBno = ObjectOfUnorderedSetOfBytes32QncR3GTpDataAddressLHlZ5JC7[];
+export type Integer2AHOqbcQ = number;
+export type AnyL9Fw4VUO = any;
+export interface ObjectOfStringDoaGddGAAnyL9Fw4VUOInteger2AHOqbcQVg3UzgCt {
+  code: Integer2AHOqbcQ;
+  message: StringDoaGddGA;
+  data?: AnyL9Fw4VUO;
+  [k: string]: any;
+}
+/**
+ *
+ * One call's outcome: status 0x1 with its logs, or 0x0 with an error (code 3 for a revert, -32015 for another execution error).
+ *
+ */
+export interface SimulateCallResult {
+  status: String2RyeV2Vt;
+  returnData: Data;
+  gasUsed: Quantity;
+  maxUsedGas?: Quantity;
+  logs?: UnorderedSetOfObjectOfUnorderedSetOfBytes32QncR3GTpDataAddressLHlZ5JC7XY2FnBno;
+  error?: ObjectOfStringDoaGddGAAnyL9Fw4VUOInteger2AHOqbcQVg3UzgCt;
+  [k: string]: any;
+}
+export type UnorderedSetOfSimulateCallResultIe8SZV6L = SimulateCallResult[];
+export interface ObjectOfUnorderedSetOfSimulateCallResultIe8SZV6LHohCUPng {
+  calls: UnorderedSetOfSimulateCallResultIe8SZV6L;
+  [k: string]: any;
+}
+/**
+ *
+ * A simulated block and the results of its calls (execution-apis EthSimulateBlockResultSingleSuccess).
+ *
+ */
+export type SimulatedBlock = Block & ObjectOfUnorderedSetOfSimulateCallResultIe8SZV6LHohCUPng;
 /**
  *
  * A block number, a block tag, a 32-byte block hash, or an EIP-1898 object ({blockHash, requireCanonical} or {blockNumber}). A bare 66-character hex string is read as a block hash.
  *
  */
 export type BlockNumberOrTagOrHash = BlockNumber | BlockTag | Bytes32 | BlockHashObject | BlockNumberObject;
-/**
- *
- * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; to absent or null means contract creation. Unknown fields are refused with -32602. Sizes are those a node can hold: gas, nonce and chainId 64 bits, fees per gas 128 bits, value 256 bits, type one byte. Rules across fields (refused with -32602 naming the param and the member): data and input are synonyms, so if both are given they must be equal; gasPrice (legacy) and the EIP-1559 fees maxFeePerGas/maxPriorityFeePerGas are not given together, and a maxPriorityFeePerGas above 0 comes with a maxFeePerGas at least as high; commitments and proofs need blobs, and blobs, commitments and proofs (and blobVersionedHashes, when given with blobs) have one entry per blob.
- *
- */
-export interface CallObject {
-  from?: Address;
-  to?: AddressOrNull;
-  gas?: Uint64;
-  gasPrice?: Uint128;
-  maxFeePerGas?: Uint128;
-  maxPriorityFeePerGas?: Uint128;
-  value?: Quantity;
-  data?: Data;
-  input?: Data;
-  nonce?: Uint64;
-  type?: TransactionType;
-  chainId?: Uint64;
-  accessList?: AccessList;
-  maxFeePerBlobGas?: Uint128;
-  blobVersionedHashes?: UnorderedSetOfBytes32QncR3GTp;
-  authorizationList?: AuthorizationList;
-  blobs?: UnorderedSetOfBlobtVyoEgud;
-  commitments?: UnorderedSetOfKzgBytes48N1NCHG8I;
-  proofs?: UnorderedSetOfKzgBytes48TcXVJLmd;
-}
 /**
  *
  * Map from account address (20 bytes, 0x-prefixed hexadecimal) to the overrides applied to it during the simulation.
@@ -799,6 +1003,23 @@ export interface TraceOptions {
  *
  */
 export type FinalizedBlockParameter = BlockNumber | StringJ79IXAAr;
+/**
+ *
+ * A user operation to estimate, in the shape of its EntryPoint version (see UserOperation); gas and fee fields may be left out.
+ *
+ */
+export type UserOperationToEstimate = UserOperationV06ToEstimate | UserOperationV07ToEstimate;
+/**
+ *
+ * eth_simulateV1 arguments (execution-apis EthSimulatePayload).
+ *
+ */
+export interface SimulatePayload {
+  blockStateCalls: UnorderedSetOfSimulateBlockCallsT8OgE36H;
+  traceTransfers?: Boolean6H5T5Y1R;
+  validation?: BooleanWsxOue7C;
+  returnFullTransactions?: BooleanRYXifLgK;
+}
 export interface FeeHistory {
   oldestBlock: Quantity;
   baseFeePerGas: UnorderedSetOfQuantitycD0K8V8D;
@@ -882,10 +1103,21 @@ export interface AssetChanges {
 }
 /**
  *
+ * The access list the transaction touches and the gas it uses with it; error: why the transaction failed, when it did.
+ *
+ */
+export interface AccessListResult {
+  accessList: AccessList;
+  gasUsed: Quantity;
+  error?: StringDoaGddGA;
+}
+export type UnorderedSetOfSimulatedBlockCqwYnc4O = SimulatedBlock[];
+/**
+ *
  * Generated! Represents an alias to any of the provided schemas
  *
  */
-export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdStringTLl3HDCfOneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0String6V8G3Q6MDataAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnDUnorderedSetOfLogwxQg34NRBooleanVyG3AEThString6V8G3Q6MBooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChanges = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | StringTLl3HDCf | OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 | ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 | String6V8G3Q6M | Data | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges;
+export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdStringTLl3HDCfOneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0String6V8G3Q6MDataAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationToEstimateAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterCallObjectBlockNumberOrTagOrHashSimulatePayloadBlockNumberOrTagOrHashBytes32TraceOptionsBlockParameterBytes32BlockParameterUint64Bytes32Uint64DataQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnDUnorderedSetOfLogwxQg34NRBooleanVyG3AEThString6V8G3Q6MBooleanVyG3AEThBytes32AccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChangesAccessListResultUnorderedSetOfSimulatedBlockCqwYnc4OQuantityFilterIdUnorderedSetOfBlockTraceEntryiQJEmrAyQuantityOrNullQuantityOrNullBlockOrNullBlockOrNullBytes32BooleanVyG3AEThQuantity = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | StringTLl3HDCf | OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 | ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 | String6V8G3Q6M | Data | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | UserOperationToEstimate | SimulatePayload | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRIDUaQVnD | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges | AccessListResult | UnorderedSetOfSimulatedBlockCqwYnc4O;
 export type EthChainId = () => Promise<Quantity>;
 export type EthBlockNumber = () => Promise<Quantity>;
 export type EthGetBalance = (address: Address, block?: BlockNumberOrTagOrHash) => Promise<Quantity>;
@@ -926,13 +1158,25 @@ export type TraceTransaction = (transactionHash: Bytes32) => Promise<OneOfNullQu
 export type SvcGetProof = (address: Address, storageKeys: UnorderedSetOfBytes32QncR3GTp, block: FinalizedBlockParameter) => Promise<StateProof>;
 export type SvcEstimateGas = (transaction: CallObject, block?: BlockParameter) => Promise<GasEstimate>;
 export type EthSendUserOperation = (userOperation: UserOperation, entryPoint: Address) => Promise<Bytes32>;
-export type EthEstimateUserOperationGas = (userOperation: UserOperation, entryPoint: Address, stateOverride?: StateOverride) => Promise<UserOperationGasEstimate>;
+export type EthEstimateUserOperationGas = (userOperation: UserOperationToEstimate, entryPoint: Address, stateOverride?: StateOverride) => Promise<UserOperationGasEstimate>;
 export type EthSupportedEntryPoints = () => Promise<UnorderedSetOfAddresskLf0NZ15>;
 export type EthGetUserOperationByHash = (userOperationHash: Bytes32) => Promise<OneOfUserOperationByHashNullQu0Arl1F4B3EFFas>;
 export type EthGetUserOperationReceipt = (userOperationHash: Bytes32) => Promise<OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo>;
 export type VendorGetUserOperationGasPrice = () => Promise<UserOperationGasPrice>;
 export type VendorGetUserOperationStatus = (userOperationHash: Bytes32) => Promise<UserOperationStatus>;
 export type VendorSimulateAssetChanges = (transaction: CallObject, block?: BlockParameter) => Promise<AssetChanges>;
+export type EthCreateAccessList = (transaction: CallObject, block?: BlockNumberOrTagOrHash) => Promise<AccessListResult>;
+export type EthSimulateV1 = (payload: SimulatePayload, block?: BlockNumberOrTagOrHash) => Promise<UnorderedSetOfSimulatedBlockCqwYnc4O>;
+export type EthBlobBaseFee = () => Promise<Quantity>;
+export type EthNewPendingTransactionFilter = () => Promise<FilterId>;
+export type DebugTraceBlockByHash = (blockHash: Bytes32, options: TraceOptions) => Promise<UnorderedSetOfBlockTraceEntryiQJEmrAy>;
+export type EthGetUncleCountByBlockNumber = (block: BlockParameter) => Promise<QuantityOrNull>;
+export type EthGetUncleCountByBlockHash = (blockHash: Bytes32) => Promise<QuantityOrNull>;
+export type EthGetUncleByBlockNumberAndIndex = (block: BlockParameter, index: Uint64) => Promise<BlockOrNull>;
+export type EthGetUncleByBlockHashAndIndex = (blockHash: Bytes32, index: Uint64) => Promise<BlockOrNull>;
+export type Web3Sha3 = (data: Data) => Promise<Bytes32>;
+export type NetListening = () => Promise<BooleanVyG3AETh>;
+export type NetPeerCount = () => Promise<Quantity>;
 /** Every method of the spec: its positional params (a labelled tuple) and its result. */
 export interface RpcMethodMap {
   eth_chainId: { params: Parameters<EthChainId>; result: Awaited<ReturnType<EthChainId>> };
@@ -982,6 +1226,18 @@ export interface RpcMethodMap {
   vendor_getUserOperationGasPrice: { params: Parameters<VendorGetUserOperationGasPrice>; result: Awaited<ReturnType<VendorGetUserOperationGasPrice>> };
   vendor_getUserOperationStatus: { params: Parameters<VendorGetUserOperationStatus>; result: Awaited<ReturnType<VendorGetUserOperationStatus>> };
   vendor_simulateAssetChanges: { params: Parameters<VendorSimulateAssetChanges>; result: Awaited<ReturnType<VendorSimulateAssetChanges>> };
+  eth_createAccessList: { params: Parameters<EthCreateAccessList>; result: Awaited<ReturnType<EthCreateAccessList>> };
+  eth_simulateV1: { params: Parameters<EthSimulateV1>; result: Awaited<ReturnType<EthSimulateV1>> };
+  eth_blobBaseFee: { params: Parameters<EthBlobBaseFee>; result: Awaited<ReturnType<EthBlobBaseFee>> };
+  eth_newPendingTransactionFilter: { params: Parameters<EthNewPendingTransactionFilter>; result: Awaited<ReturnType<EthNewPendingTransactionFilter>> };
+  debug_traceBlockByHash: { params: Parameters<DebugTraceBlockByHash>; result: Awaited<ReturnType<DebugTraceBlockByHash>> };
+  eth_getUncleCountByBlockNumber: { params: Parameters<EthGetUncleCountByBlockNumber>; result: Awaited<ReturnType<EthGetUncleCountByBlockNumber>> };
+  eth_getUncleCountByBlockHash: { params: Parameters<EthGetUncleCountByBlockHash>; result: Awaited<ReturnType<EthGetUncleCountByBlockHash>> };
+  eth_getUncleByBlockNumberAndIndex: { params: Parameters<EthGetUncleByBlockNumberAndIndex>; result: Awaited<ReturnType<EthGetUncleByBlockNumberAndIndex>> };
+  eth_getUncleByBlockHashAndIndex: { params: Parameters<EthGetUncleByBlockHashAndIndex>; result: Awaited<ReturnType<EthGetUncleByBlockHashAndIndex>> };
+  web3_sha3: { params: Parameters<Web3Sha3>; result: Awaited<ReturnType<Web3Sha3>> };
+  net_listening: { params: Parameters<NetListening>; result: Awaited<ReturnType<NetListening>> };
+  net_peerCount: { params: Parameters<NetPeerCount>; result: Awaited<ReturnType<NetPeerCount>> };
 }
 /** A method name of the spec. */
 export type RpcMethodName = keyof RpcMethodMap;

@@ -46,6 +46,8 @@ export const rpcEnv = {
   RPC_GAS_CAP: env.bigint({ min: 21_000n, default: 50_000_000n }),
   RPC_EVM_TIMEOUT_MS: env.integer({ min: 50, default: 5_000 }),
   RPC_EVM_MAX_CONCURRENT: env.integer({ min: 1, max: 1_000, default: 4 }),
+  RPC_SIMULATE_MAX_BLOCKS: env.integer({ min: 1, max: 256, default: 16 }),
+  RPC_SIMULATE_MAX_CALLS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
   RPC_KEY_FAILURES_PER_MINUTE: env.integer({ min: 1, max: 100_000, default: 30 }),
   RPC_OPERATOR_PORT: env.integer({ min: 0, max: 65535 }),
@@ -123,6 +125,8 @@ export interface RpcConfig {
    * is refused), RPC_EVM_TIMEOUT_MS (arrival to answer) and RPC_EVM_MAX_CONCURRENT (running at once).
    */
   evm: { gasCap: bigint; timeoutMs: number; maxConcurrent: number };
+  /** RPC_SIMULATE_MAX_BLOCKS and RPC_SIMULATE_MAX_CALLS: the size of one eth_simulateV1 (methods/eth_simulateV1.ts). */
+  simulate: { maxBlocks: number; maxCalls: number };
   trustedProxyHops: number;
   /** RPC_KEY_FAILURES_PER_MINUTE: failed API key presentations one client address may make (keys/failures.ts). */
   keyFailuresPerMinute: number;
@@ -188,6 +192,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       msPerUnit: v.RPC_RATE_LIMIT_MS_PER_UNIT,
     },
     evm: { gasCap: v.RPC_GAS_CAP, timeoutMs: v.RPC_EVM_TIMEOUT_MS, maxConcurrent: v.RPC_EVM_MAX_CONCURRENT },
+    simulate: { maxBlocks: v.RPC_SIMULATE_MAX_BLOCKS, maxCalls: v.RPC_SIMULATE_MAX_CALLS },
     trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
     keyFailuresPerMinute: v.RPC_KEY_FAILURES_PER_MINUTE,
     operator: v.RPC_OPERATOR_PORT === undefined ? undefined : { host: v.RPC_OPERATOR_HOST, port: v.RPC_OPERATOR_PORT },

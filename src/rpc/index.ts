@@ -9,6 +9,7 @@ import type { RpcContext } from './context.js';
 import { Dispatcher } from './dispatcher.js';
 import { FilterStore } from './filters/store.js';
 import { joinMemo } from './filters/memo.js';
+import { closePendingWatch } from './filters/pending.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
@@ -177,6 +178,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
       await ws?.stop();
       await Promise.all([server.close(), operator?.close()]);
       clearInterval(sweeper);
+      closePendingWatch(filters);
       tracking.abort();
       await upstream.stop();
       await leaveMemo();

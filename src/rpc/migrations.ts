@@ -8,7 +8,7 @@ export const rpcMigrations: readonly Migration[] = [
     async up(knex, schema) {
       await knex.schema.withSchema(schema).createTable('filters', (t) => {
         t.text('id').primary();
-        t.text('kind').notNullable(); // 'log' | 'block'
+        t.text('kind').notNullable(); // 'log' | 'block' | 'pending'
         t.jsonb('criteria').notNullable();
         // First block whose entries have not been delivered yet: the cursor every replica shares.
         t.bigInteger('next_block').notNullable();
@@ -45,4 +45,21 @@ export const rpcMigrations: readonly Migration[] = [
     },
   },
   apiKeysMigration,
+  {
+    // eth_newPendingTransactionFilter: the hashes replicas saw arrive at the node, in the order they were
+    // recorded (seq, assigned and committed one insert at a time), so a filter's cursor is a seq any
+    // replica can read from. A row with a null hash marks a gap: hashes may have been missed there.
+    name: '004_pending_transactions',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('pending_transactions', (t) => {
+        t.bigIncrements('seq').primary();
+        t.text('hash').unique();
+        t.timestamp('seen_at', { useTz: true }).notNullable().defaultTo(knex.raw('now()'));
+        t.index(['seen_at']);
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).dropTableIfExists('pending_transactions');
+    },
+  },
 ];

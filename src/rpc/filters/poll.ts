@@ -5,6 +5,7 @@ import { currentHead, logsOf, resultCapError } from '../logs.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
+import { pollPending } from './pending.js';
 
 /** What a poll answers, as generated/rpc/methods.ts types eth_getFilterChanges: block hashes or the node's logs. */
 type Changes = MethodAnswer<'eth_getFilterChanges'>;
@@ -46,6 +47,8 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
       f = { ...row, confirmedAt: Date.now() };
       stale = row.stale;
     }
+    // Pending-transaction filters count in seqs of recorded hashes, not blocks (filters/pending.ts).
+    if (f.kind === 'pending') return pollPending(ctx, id);
     let entries: Changes = NOTHING;
     let next = f.nextBlock;
     if (f.kind === 'block') {

@@ -5,7 +5,7 @@ import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
 import { perClientCapError, totalCapError, type FilterCountCaps } from './caps.js';
 import { channelFor, memoFor, type FilterMemo } from './memo.js';
 
-export type FilterKind = 'log' | 'block';
+export type FilterKind = 'log' | 'block' | 'pending';
 
 /** Rows touched by an update/delete: a number on pg, a result object on knex-pglite. */
 const affected = (r: unknown): number => (typeof r === 'number' ? r : Number((r as { rowCount?: number }).rowCount ?? 0));
@@ -28,6 +28,7 @@ export interface FilterRow {
  */
 export class FilterStore {
   private readonly table: string;
+  private readonly pendingTable: string;
   /** Rows deleted by eth_uninstallFilter since the last VACUUM (see sweep). */
   private uninstalled = 0;
   /** What this process knows of filters without asking the database (memo.ts). */
@@ -40,6 +41,7 @@ export class FilterStore {
     private readonly caps?: FilterCountCaps,
   ) {
     this.table = `${schema}.filters`;
+    this.pendingTable = `${schema}.pending_transactions`;
     this.memo = memoFor(db, this.table, ttlSeconds);
   }
 
@@ -122,6 +124,35 @@ export class FilterStore {
   }
 
   /**
+   * Records pending-transaction hashes a replica saw arrive at the node (filters/pending.ts), or a gap
+   * (null: hashes may have been missed). One insert at a time across replicas (advisory lock), so seqs
+   * become visible in order and a cursor never passes a seq that commits later. A hash another replica
+   * recorded already is skipped.
+   */
+  async recordPending(hashes: readonly string[] | null): Promise<void> {
+    const rows = hashes === null ? [{ hash: null }] : hashes.map((hash) => ({ hash: hash.toLowerCase() }));
+    if (rows.length === 0) return;
+    await this.db.run((k) =>
+      k.transaction(async (trx) => {
+        await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [this.pendingTable]);
+        await trx(this.pendingTable).insert(rows).onConflict('hash').ignore();
+      }),
+    );
+  }
+
+  /** The seq a pending-transaction filter made now starts from (the next one to be recorded). */
+  async pendingCursor(): Promise<bigint> {
+    const row = (await this.db.run((k) => k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')))) as { top: string | number };
+    return BigInt(row.top) + 1n;
+  }
+
+  /** Recorded hashes from seq `from` on, oldest first (hash null: a gap). */
+  async pendingFrom(from: bigint, limit: number): Promise<{ seq: bigint; hash: string | null }[]> {
+    const rows = (await this.db.run((k) => k(this.pendingTable).where('seq', '>=', from.toString()).orderBy('seq').limit(limit).select('seq', 'hash'))) as { seq: string; hash: string | null }[];
+    return rows.map((r) => ({ seq: BigInt(r.seq), hash: r.hash }));
+  }
+
+  /**
    * Deletes expired filters. Embedded PGlite has neither autovacuum nor a checkpointer: the space of deleted
    * rows was never reused and WAL segments were never recycled, so every round of filters grew the
    * database (in memory: this process's RSS) by about twice the size of its rows, measured +200 MiB per
@@ -130,6 +161,8 @@ export class FilterStore {
    */
   async sweep(): Promise<number> {
     const n = affected(await this.db.run((k) => k(this.table).where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete()));
+    // A live filter was polled within the TTL, and got every hash recorded before that poll.
+    await this.db.run((k) => k(this.pendingTable).where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
     if (this.db.kind === 'pglite' && n + this.uninstalled > 0) {
       this.uninstalled = 0;
       await this.db.run(async (k) => {

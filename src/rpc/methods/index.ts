@@ -1,10 +1,13 @@
 import type { RpcMethod } from '../context.js';
+import debug_traceBlockByHash from './debug_traceBlockByHash.js';
 import debug_traceBlockByNumber from './debug_traceBlockByNumber.js';
 import debug_traceCall from './debug_traceCall.js';
 import debug_traceTransaction from './debug_traceTransaction.js';
+import eth_blobBaseFee from './eth_blobBaseFee.js';
 import eth_blockNumber from './eth_blockNumber.js';
 import eth_call from './eth_call.js';
 import eth_chainId from './eth_chainId.js';
+import eth_createAccessList from './eth_createAccessList.js';
 import eth_estimateGas from './eth_estimateGas.js';
 import eth_estimateUserOperationGas from './eth_estimateUserOperationGas.js';
 import eth_feeHistory from './eth_feeHistory.js';
@@ -26,18 +29,26 @@ import eth_getTransactionByBlockNumberAndIndex from './eth_getTransactionByBlock
 import eth_getTransactionByHash from './eth_getTransactionByHash.js';
 import eth_getTransactionCount from './eth_getTransactionCount.js';
 import eth_getTransactionReceipt from './eth_getTransactionReceipt.js';
+import eth_getUncleByBlockHashAndIndex from './eth_getUncleByBlockHashAndIndex.js';
+import eth_getUncleByBlockNumberAndIndex from './eth_getUncleByBlockNumberAndIndex.js';
+import eth_getUncleCountByBlockHash from './eth_getUncleCountByBlockHash.js';
+import eth_getUncleCountByBlockNumber from './eth_getUncleCountByBlockNumber.js';
 import eth_getUserOperationByHash from './eth_getUserOperationByHash.js';
 import eth_getUserOperationReceipt from './eth_getUserOperationReceipt.js';
 import eth_maxPriorityFeePerGas from './eth_maxPriorityFeePerGas.js';
 import eth_newBlockFilter from './eth_newBlockFilter.js';
 import eth_newFilter from './eth_newFilter.js';
+import eth_newPendingTransactionFilter from './eth_newPendingTransactionFilter.js';
 import eth_sendRawTransaction from './eth_sendRawTransaction.js';
 import eth_sendUserOperation from './eth_sendUserOperation.js';
+import eth_simulateV1 from './eth_simulateV1.js';
+import eth_subscribe from './eth_subscribe.js';
 import eth_supportedEntryPoints from './eth_supportedEntryPoints.js';
 import eth_syncing from './eth_syncing.js';
-import eth_subscribe from './eth_subscribe.js';
 import eth_uninstallFilter from './eth_uninstallFilter.js';
 import eth_unsubscribe from './eth_unsubscribe.js';
+import net_listening from './net_listening.js';
+import net_peerCount from './net_peerCount.js';
 import net_version from './net_version.js';
 import svc_estimateGas from './svc_estimateGas.js';
 import svc_getProof from './svc_getProof.js';
@@ -46,13 +57,16 @@ import vendor_getUserOperationGasPrice from './vendor_getUserOperationGasPrice.j
 import vendor_getUserOperationStatus from './vendor_getUserOperationStatus.js';
 import vendor_simulateAssetChanges from './vendor_simulateAssetChanges.js';
 import web3_clientVersion from './web3_clientVersion.js';
+import web3_sha3 from './web3_sha3.js';
 
 /** Every served method, one file each, grouped by namespace. Must match specs/rpc.openrpc.json exactly. */
 export const METHODS: readonly RpcMethod[] = [
   // eth_
   eth_blockNumber,
+  eth_blobBaseFee,
   eth_call,
   eth_chainId,
+  eth_createAccessList,
   eth_estimateGas,
   eth_estimateUserOperationGas,
   eth_feeHistory,
@@ -74,23 +88,33 @@ export const METHODS: readonly RpcMethod[] = [
   eth_getTransactionByHash,
   eth_getTransactionCount,
   eth_getTransactionReceipt,
+  eth_getUncleByBlockHashAndIndex,
+  eth_getUncleByBlockNumberAndIndex,
+  eth_getUncleCountByBlockHash,
+  eth_getUncleCountByBlockNumber,
   eth_getUserOperationByHash,
   eth_getUserOperationReceipt,
   eth_maxPriorityFeePerGas,
   eth_newBlockFilter,
   eth_newFilter,
+  eth_newPendingTransactionFilter,
   eth_sendRawTransaction,
   eth_sendUserOperation,
+  eth_simulateV1,
   eth_supportedEntryPoints,
   eth_syncing,
   eth_subscribe,
   eth_uninstallFilter,
   eth_unsubscribe,
   // net_
+  net_listening,
   net_version,
+  net_peerCount,
   // web3_
   web3_clientVersion,
+  web3_sha3,
   // debug_
+  debug_traceBlockByHash,
   debug_traceBlockByNumber,
   debug_traceCall,
   debug_traceTransaction,

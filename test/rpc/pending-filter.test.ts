@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ethers } from 'ethers';
+import { openTestDb } from '../helpers/db.js';
+import { call, chain, countingUpstream, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
+import type { Anvil } from '../../src/devnet/anvil.js';
+
+let anvil: Anvil;
+let provider: ethers.JsonRpcProvider;
+let node: CountingUpstream;
+let db: Awaited<ReturnType<typeof openTestDb>>;
+let a: Awaited<ReturnType<typeof startTestRpc>>;
+let b: Awaited<ReturnType<typeof startTestRpc>>;
+
+beforeAll(async () => {
+  ({ anvil, provider } = await chain());
+  node = await countingUpstream(anvil.url);
+  db = await openTestDb();
+  const schema = db.schema('rpc');
+  // Two replicas on one database, each watching the node through the proxy (which can make the node "forget").
+  const env = { RPC_WS_PENDING_POLL_MS: '100' };
+  a = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
+  b = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
+});
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await node?.close();
+  await anvil?.stop();
+  await db?.close();
+});
+
+let nonceOf = 0;
+async function send(n: number): Promise<string[]> {
+  const signer = new ethers.NonceManager(wallet(3, provider));
+  const hashes: string[] = [];
+  for (let i = 0; i < n; i++) hashes.push((await signer.sendTransaction({ to: wallet(4).address, value: BigInt(++nonceOf) })).hash);
+  return hashes;
+}
+
+/** Polls the replicas in turn until `want` hashes came (or 100 polls), returning every hash each poll gave. */
+async function collect(id: string, urls: string[], want: number): Promise<string[]> {
+  const got: string[] = [];
+  for (let i = 0; i < 100 && got.length < want; i++) {
+    got.push(...((await result(urls[i % urls.length]!, 'eth_getFilterChanges', [id])) as string[]));
+    if (got.length < want) await new Promise((r) => setTimeout(r, 50));
+  }
+  return got;
+}
+
+describe('eth_newPendingTransactionFilter across replicas', () => {
+  it('behavior: reports the same hashes as the node\'s own filter, each once, polls alternating between replicas', async () => {
+    const direct = await result(anvil.url, 'eth_newPendingTransactionFilter');
+    const id = await result(a.url, 'eth_newPendingTransactionFilter');
+    const sent = await send(4);
+    const got = await collect(id, [b.url, a.url], sent.length);
+    expect(got.sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
+    expect((await result(anvil.url, 'eth_getFilterChanges', [direct])).map((h: string) => h.toLowerCase()).sort()).toEqual(got);
+    // Nothing twice, whichever replica is asked next.
+    expect(await result(a.url, 'eth_getFilterChanges', [id])).toEqual([]);
+    expect(await result(b.url, 'eth_getFilterChanges', [id])).toEqual([]);
+    // Hashes from before the filter was made are not reported.
+    const later = await result(b.url, 'eth_newPendingTransactionFilter');
+    const more = await send(2);
+    expect((await collect(later, [a.url, b.url], 2)).sort()).toEqual(more.map((h) => h.toLowerCase()).sort());
+    expect(await result(a.url, 'eth_uninstallFilter', [later])).toBe(true);
+    expect((await call(b.url, 'eth_getFilterChanges', [later])).error?.message).toContain('filter not found');
+  });
+
+  it('behavior: polls racing on two replicas deliver each hash exactly once', async () => {
+    const id = await result(b.url, 'eth_newPendingTransactionFilter');
+    const sent = await send(6);
+    const got: string[] = [];
+    for (let i = 0; i < 100 && got.length < sent.length; i++) {
+      const [x, y] = await Promise.all([result(a.url, 'eth_getFilterChanges', [id]), result(b.url, 'eth_getFilterChanges', [id])]);
+      got.push(...(x as string[]), ...(y as string[]));
+    }
+    expect(got.sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
+  });
+
+  it('error: when the node forgot the endpoint\'s watch, the poll says hashes may be missed (never []), and a new filter works', async () => {
+    const id = await result(a.url, 'eth_newPendingTransactionFilter');
+    // The node answers the watch's next poll with an error, as it does for a filter it no longer holds.
+    node.failNext.set('eth_getFilterChanges', ['rpc']);
+    await send(1);
+    let r = await call(b.url, 'eth_getFilterChanges', [id]);
+    for (let i = 0; i < 100 && !r.error; i++) {
+      expect(r.result).toEqual([]);
+      await new Promise((res) => setTimeout(res, 50));
+      r = await call(i % 2 ? a.url : b.url, 'eth_getFilterChanges', [id]);
+    }
+    expect(node.failed).toContain('eth_getFilterChanges:rpc');
+    expect(r.error?.code).toBe(-32000);
+    expect(r.error?.message).toContain('may have been missed');
+    expect((await call(a.url, 'eth_getFilterChanges', [id])).error?.message).toContain('filter not found');
+    const fresh = await result(b.url, 'eth_newPendingTransactionFilter');
+    const sent = await send(2);
+    expect((await collect(fresh, [a.url, b.url], 2)).sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
+  });
+});
