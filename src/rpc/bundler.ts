@@ -1,5 +1,5 @@
 import { RpcError } from '../common/errors.js';
-import type { RpcMethodName } from '../../generated/rpc/methods.js';
+import type { Address, RpcMethodName, UserOperation, UserOperationToEstimate } from '../../generated/rpc/methods.js';
 import { defineMethod, type MethodParams, type MethodResult, type RpcMethod } from './context.js';
 import { RpcCodes, UpstreamTransportError } from './errors.js';
 import { JsonRpcHttpClient } from './upstream/client.js';
@@ -33,7 +33,13 @@ export class BundlerClient {
       if (err instanceof UpstreamTransportError) throw new RpcError(RpcCodes.ResourceUnavailable, `the ERC-4337 bundler is not available: ${err.message.replace(/^upstream /, '')}`);
       throw err;
     }
-    if (response.error) throw new RpcError(response.error.code, response.error.message, response.error.data);
+    if (response.error) {
+      // Alto answers an exception of its own (not a validation result) as an error without a code: it is still
+      // the bundler's failure, so the caller gets -32603 with its message rather than an invalid error object.
+      const { code, message, data } = response.error as { code?: unknown; message?: unknown; data?: unknown };
+      if (typeof code !== 'number' || !Number.isInteger(code)) throw new RpcError(RpcCodes.Internal, `the ERC-4337 bundler failed: ${String(message)}`, data);
+      throw new RpcError(code, String(message), data);
+    }
     return (response.result ?? null) as MethodResult<N>;
   }
 
@@ -49,5 +55,39 @@ export const bundlerNotConfigured = (method: string) =>
 export const bundlerMethod = <N extends RpcMethodName>(name: N): RpcMethod =>
   defineMethod(name, (ctx, params) => {
     if (!ctx.bundler) throw bundlerNotConfigured(name);
+    return ctx.bundler.forward(name, params);
+  });
+
+/** The canonical EntryPoint addresses (the same on every chain) by version. */
+export const CANONICAL_ENTRY_POINTS = {
+  '0.6': '0x5ff137d4b0fdcd49dca30c7cf57e578a026d2789',
+  '0.7': '0x0000000071727de22e5e9d8baf0edac6f37da032',
+} as const;
+
+/** The EntryPoint version an operation's shape is for: the spec's oneOf tells them apart by initCode. */
+export const userOperationVersion = (op: UserOperation | UserOperationToEstimate): '0.6' | '0.7' => ('initCode' in op ? '0.6' : '0.7');
+
+/**
+ * An operation sent to the canonical EntryPoint of the other version is refused here: the bundler would run
+ * the wrong version's simulation and answer with an error that hides the cause. EntryPoints at other
+ * addresses (the devnet's, deployed by CREATE2) are the bundler's to judge.
+ */
+export function checkEntryPointVersion(op: UserOperation | UserOperationToEstimate, entryPoint: Address): void {
+  const version = userOperationVersion(op);
+  const other = version === '0.6' ? '0.7' : '0.6';
+  if (entryPoint.toLowerCase() !== CANONICAL_ENTRY_POINTS[other]) return;
+  const shape = version === '0.6' ? 'initCode, paymasterAndData' : 'factory/factoryData, paymaster fields';
+  throw new RpcError(
+    RpcCodes.InvalidParams,
+    `invalid params: param 1 (entryPoint): ${entryPoint} is the EntryPoint v${other} and the user operation has the v${version} shape (${shape}); send it to a v${version} EntryPoint (eth_supportedEntryPoints)`,
+    { param: 'entryPoint', index: 1, path: 'entryPoint' },
+  );
+}
+
+/** eth_sendUserOperation and eth_estimateUserOperationGas: the operation's version checked against the EntryPoint, then forwarded. */
+export const userOperationMethod = (name: 'eth_sendUserOperation' | 'eth_estimateUserOperationGas'): RpcMethod =>
+  defineMethod(name, (ctx, params) => {
+    if (!ctx.bundler) throw bundlerNotConfigured(name);
+    checkEntryPointVersion(params[0], params[1]);
     return ctx.bundler.forward(name, params);
   });

@@ -1,4 +1,4 @@
-import { bundlerMethod } from '../bundler.js';
+import { userOperationMethod } from '../bundler.js';
 
-/** eth_sendUserOperation: forwarded to the ERC-4337 bundler (RPC_BUNDLER_URL). */
-export default bundlerMethod('eth_sendUserOperation');
+/** eth_sendUserOperation: refused when sent to the canonical EntryPoint of the other version, else forwarded to the ERC-4337 bundler (RPC_BUNDLER_URL). */
+export default userOperationMethod('eth_sendUserOperation');

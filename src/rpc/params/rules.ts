@@ -1,6 +1,7 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
 import { rawTransactionProblem } from './raw-transaction.js';
+import { userOperationProblem } from './user-operation.js';
 
 /**
  * Param rules that JSON Schema cannot state (a relation between members, or a decoding), checked after the
@@ -77,7 +78,8 @@ const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   debug_traceCall: [[0, callObject]],
   svc_estimateGas: [[0, callObject]],
   vendor_simulateAssetChanges: [[0, callObject]],
-  eth_estimateUserOperationGas: [[2, stateOverride]],
+  eth_sendUserOperation: [[0, userOperationProblem]],
+  eth_estimateUserOperationGas: [[0, userOperationProblem], [2, stateOverride]],
   eth_feeHistory: [[2, ascendingPercentiles]],
   eth_sendRawTransaction: [[0, rawTransaction]],
 };
