@@ -89,6 +89,10 @@ describe('eth_ results against the official execution-apis schemas', () => {
       ['eth_getProof', [address, ['0x0', '0x1']]],
       ['eth_getProof', [address, [], blockHex]],
       ['eth_sendRawTransaction', [raw]],
+      ['eth_blobBaseFee', []],
+      ['eth_createAccessList', [{ from: signer.address, to: address, data }, 'latest']],
+      ['eth_simulateV1', [{ blockStateCalls: [{ calls: [{ from: signer.address, to: address, input: data }, { from: signer.address, to: wallet(3).address, value: '0x1' }] }, { calls: [] }] }, 'latest']],
+      ['eth_newPendingTransactionFilter', []],
     ];
     const problems: string[] = [];
     const additions = new Map<string, Set<string>>();
