@@ -121,6 +121,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/{messageHash}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's status history
+         * @description Every status change of the message, oldest first, each with the status it left (`from`, `null` for
+         *     the entry that stored the message), the status it entered (`to`), why, the claim transaction the
+         *     record held after the change (hash, nonce, signer), who made it (`actor`: a relayer instance, or
+         *     `admin` for the admin actions and `l2stack relayer-requeue`) and when. Each entry is written in the
+         *     same database transaction as the change itself. Entries written before the relayer recorded these
+         *     details have `null` for `from`, the claim transaction and the actor. Direction is handled as in
+         *     `GET /messages/{messageHash}`.
+         */
+        get: operations["getMessageHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{messageHash}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a stopped message back into claiming
+         * @description Moves a message in `NEEDS_MANUAL_INTERVENTION`, `NON_EXECUTABLE`, `CLAIMED_REVERTED`,
+         *     `FEE_UNDERPRICED` or `ZERO_FEE` back into the pipeline with fresh counters (no claim transaction, no
+         *     submissions, cycles, bumps or re-simulations counted). It restarts at the anchoring check of its
+         *     direction (`TRANSACTION_SIZE_COMPUTED` for L1→L2, `SENT` for L2→L1, whose proof is rebuilt), so a
+         *     claim by someone else or a reorg since it stopped is seen before any claim is sent. The change is a
+         *     database write recorded in the history with actor `admin`; whichever relayer instance of a pair
+         *     received it, the instance leading the direction picks it up. A message already in `SENT`,
+         *     `TRANSACTION_SIZE_COMPUTED`, `ANCHORED` or `PENDING` answers `200` with `changed: false`. Other
+         *     statuses answer `409`.
+         */
+        post: operations["retryMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{messageHash}/abandon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a message up
+         * @description Moves a message to `ABANDONED`, a final status the relayer never claims. It applies to every status
+         *     but `PENDING` (a claim transaction is in flight: wait for its receipt), `CLAIMED_SUCCESS` and
+         *     `EXCLUDED`, which answer `409`. A message already `ABANDONED` answers `200` with `changed: false`.
+         *     Recorded in the history with actor `admin`. `POST /messages/{messageHash}/retry` puts an abandoned
+         *     message back only through `l2stack relayer-requeue`'s statuses, so an abandon is meant to be final.
+         */
+        post: operations["abandonMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -168,10 +246,62 @@ export interface components {
          *     - `FEE_UNDERPRICED`: the fee does not cover the estimated cost times `PROFIT_MARGIN`, or the
          *       estimated fee exceeds `MAX_FEE_PER_GAS_CAP` while the cap is enforced. It is re-evaluated later.
          *     - `EXCLUDED`: the configured event filters or the calldata/EOA switches rule the message out.
-         *     - `NEEDS_MANUAL_INTERVENTION`: `MAX_RETRY_CYCLES` was reached without a successful claim.
+         *     - `NEEDS_MANUAL_INTERVENTION`: `MAX_RETRY_CYCLES` or `MAX_NUMBER_OF_RETRIES` was reached without a
+         *       successful claim.
+         *     - `ABANDONED`: an operator gave the message up (`POST /messages/{messageHash}/abandon`). Final: it is
+         *       never claimed.
          * @enum {string}
          */
-        MessageStatus: "SENT" | "TRANSACTION_SIZE_COMPUTED" | "ANCHORED" | "PENDING" | "CLAIMED_SUCCESS" | "CLAIMED_REVERTED" | "NON_EXECUTABLE" | "ZERO_FEE" | "FEE_UNDERPRICED" | "EXCLUDED" | "NEEDS_MANUAL_INTERVENTION";
+        MessageStatus: "SENT" | "TRANSACTION_SIZE_COMPUTED" | "ANCHORED" | "PENDING" | "CLAIMED_SUCCESS" | "CLAIMED_REVERTED" | "NON_EXECUTABLE" | "ZERO_FEE" | "FEE_UNDERPRICED" | "EXCLUDED" | "NEEDS_MANUAL_INTERVENTION" | "ABANDONED";
+        /** @description One status change of a message, as recorded in the same transaction as the change. */
+        HistoryEntry: {
+            /**
+             * @description The status left, one of the `MessageStatus` values (not a reference to it: a nullable reference is not read alike by every generator); `null` for the entry that stored the message (and for entries from before it was recorded).
+             * @example ANCHORED
+             */
+            from: string | null;
+            to: components["schemas"]["MessageStatus"];
+            /**
+             * @description Why the status changed, when there is more to say than the status itself.
+             * @example claim reverts in gas estimation: MessageDoesNotExistOrHasAlreadyBeenClaimed
+             */
+            reason: string | null;
+            /** @description The claim transaction the record held after the change. `null` when none. */
+            claimTxHash: string | null;
+            /**
+             * Format: int64
+             * @description Its nonce. `null` when no claim transaction is held.
+             */
+            claimTxNonce: number | null;
+            /** @description Lower-case address of the signer of that claim transaction. `null` when none. */
+            signer: string | null;
+            /**
+             * @description Who made the change: `relayer <host>:<pid>` for a relayer instance, `admin` for the admin actions and `l2stack relayer-requeue`. `null` on entries from before it was recorded.
+             * @example relayer relayer-0:1
+             */
+            actor: string | null;
+            /**
+             * Format: date-time
+             * @description Time of the change (the database clock).
+             * @example 2025-06-02T14:03:41.512Z
+             */
+            at: string;
+        };
+        /** @description A message's status history, oldest first. */
+        MessageHistory: {
+            messageHash: components["schemas"]["Bytes32"];
+            direction: components["schemas"]["Direction"];
+            status: components["schemas"]["MessageStatus"];
+            history: components["schemas"]["HistoryEntry"][];
+        };
+        /** @description The outcome of an admin action. */
+        AdminActionResult: {
+            /** @enum {string} */
+            action: "retry" | "abandon";
+            /** @description `false` when the message already was where the action puts it: nothing was written. */
+            changed: boolean;
+            message: components["schemas"]["MessageRecord"];
+        };
         /** @description One entry of a message's status history. */
         StatusChange: {
             status: components["schemas"]["MessageStatus"];
@@ -529,6 +659,62 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description `API_ADMIN_TOKEN` is not set on this relayer, so the admin actions are disabled. */
+        AdminDisabled: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "admin API disabled (API_ADMIN_TOKEN is not set)",
+                 *       "instance": "/messages/0x4b1c2f3f0e6a9d1b8e5a7c3d2f1e0b9a8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f/retry"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `Authorization: Bearer` token is missing or is not `API_ADMIN_TOKEN`. Failed attempts are rate limited per client address (`429` with `Retry-After`). */
+        AdminUnauthorized: {
+            headers: {
+                /** @description `Bearer` */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unauthorized",
+                 *       "status": 401,
+                 *       "detail": "missing or wrong admin token",
+                 *       "instance": "/messages/0x4b1c2f3f0e6a9d1b8e5a7c3d2f1e0b9a8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f/retry"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The action does not apply to the message's current status, which the detail names (or `direction` was omitted and the hash exists in both directions). */
+        ActionNotApplicable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "cannot retry message 0x4b1c2f3f0e6a9d1b8e5a7c3d2f1e0b9a8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f (L1_TO_L2) in status CLAIMED_SUCCESS",
+                 *       "instance": "/messages/0x4b1c2f3f0e6a9d1b8e5a7c3d2f1e0b9a8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f/retry"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected server-side failure. The detail is generic and never contains a stack trace. */
         InternalError: {
             headers: {
@@ -822,6 +1008,106 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getMessageHistory: {
+        parameters: {
+            query?: {
+                /** @description Only messages sent in this direction. */
+                direction?: components["parameters"]["DirectionFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The message hash, keccak256(abi.encode(from, to, fee, value, nonce, calldata)), written as `0x` followed by 64 hexadecimal digits in any case. */
+                messageHash: components["parameters"]["MessageHash"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message's history. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["MessageNotFound"];
+            409: components["responses"]["AmbiguousMessage"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    retryMessage: {
+        parameters: {
+            query?: {
+                /** @description Only messages sent in this direction. */
+                direction?: components["parameters"]["DirectionFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The message hash, keccak256(abi.encode(from, to, fee, value, nonce, calldata)), written as `0x` followed by 64 hexadecimal digits in any case. */
+                messageHash: components["parameters"]["MessageHash"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action was applied (`changed: true`), or the message was already where the action puts it (`changed: false`, no new history entry). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminActionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["MessageNotFound"];
+            409: components["responses"]["ActionNotApplicable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    abandonMessage: {
+        parameters: {
+            query?: {
+                /** @description Only messages sent in this direction. */
+                direction?: components["parameters"]["DirectionFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The message hash, keccak256(abi.encode(from, to, fee, value, nonce, calldata)), written as `0x` followed by 64 hexadecimal digits in any case. */
+                messageHash: components["parameters"]["MessageHash"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action was applied (`changed: true`), or the message was already where the action puts it (`changed: false`, no new history entry). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminActionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["AdminDisabled"];
+            404: components["responses"]["MessageNotFound"];
+            409: components["responses"]["ActionNotApplicable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DatabaseUnavailable"];

@@ -96,6 +96,19 @@ export const relayerEnv = {
   API_RATE_LIMIT_BURST: env.integer({ min: 1, max: 1_000_000 }),
   /** Ours: proxies in front of the API whose X-Forwarded-For names the client (0: the socket address). */
   API_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
+  /** Ours: the bearer token of the admin actions (retry, abandon), at least 32 characters; unset = they answer 403. */
+  API_ADMIN_TOKEN: env.string({ sensitivity: 'secret' }),
+  // Operations (ours)
+  /** A message claimable on its destination this long without a claim counts in relayer_messages_stuck. */
+  RELAYER_STUCK_AFTER_SECONDS: env.integer({ min: 1, default: 600 }),
+  /** NON_EXECUTABLE claims are estimated again on a backoff (false: NON_EXECUTABLE is final, as before). */
+  RELAYER_RESIMULATE_NON_EXECUTABLE: env.boolean({ default: true }),
+  /** First wait before a NON_EXECUTABLE claim is estimated again; doubles with each attempt. */
+  RELAYER_RESIMULATE_DELAY_SECONDS: env.integer({ min: 1, default: 60 }),
+  /** The longest wait between two re-simulations of one message. */
+  RELAYER_RESIMULATE_MAX_DELAY_SECONDS: env.integer({ min: 1, default: 3_600 }),
+  /** NON_EXECUTABLE messages re-simulated per claiming iteration at most (the rest wait for the next). */
+  RELAYER_RESIMULATE_PER_ITERATION: env.integer({ min: 1, max: 10_000, default: 20 }),
   /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
   ...httpEnv,
 };
@@ -181,8 +194,17 @@ export interface RelayerConfig {
   database: DatabaseConfig;
   cleaner: { enabled: boolean; intervalMs: number; daysBeforeNowToDelete: number };
   /** `http`: connection limits of the API server (HTTP_* variables); the shared defaults when absent. */
-  api: { port: number; host: string; http?: HttpLimits; rateLimit?: { perSecond: number; burst: number; trustedProxyHops: number } };
+  api: { port: number; host: string; http?: HttpLimits; rateLimit?: { perSecond: number; burst: number; trustedProxyHops: number }; adminToken?: string };
+  /** Stuck detection and NON_EXECUTABLE re-simulation (absent: the defaults). */
+  operations?: OperationsConfig;
 }
+
+export interface OperationsConfig {
+  stuckAfterSeconds: number;
+  resimulate: { enabled: boolean; delaySeconds: number; maxDelaySeconds: number; perIteration: number };
+}
+
+export const DEFAULT_OPERATIONS: OperationsConfig = { stuckAfterSeconds: 600, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } };
 
 const DEFAULT_CONFIRMATIONS = 4;
 /** Most keys `*_SIGNER_PRIVATE_KEYS` may list (each one more nonce stream, balance read and receipt scan). */
@@ -255,6 +277,10 @@ function signerProblems(v: AnyValues, p: string, needed: boolean): string[] {
 function extraChecks(values: Values): string[] {
   const v = values as unknown as AnyValues;
   const problems: string[] = [];
+  // Only the length is ever said: the value is a secret.
+  if (values.API_ADMIN_TOKEN !== undefined && values.API_ADMIN_TOKEN.length < 32) {
+    problems.push(`API_ADMIN_TOKEN: must be at least 32 characters (got ${values.API_ADMIN_TOKEN.length}); e.g. openssl rand -hex 32`);
+  }
   for (const p of ['L1', 'L2'] as const) {
     const expr = v[`${p}_EVENT_FILTER_CALLDATA`] as string | undefined;
     const iface = v[`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`] as string | undefined;
@@ -373,6 +399,16 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
         perSecond: values.API_RATE_LIMIT_PER_SECOND,
         burst: values.API_RATE_LIMIT_BURST ?? Math.max(1, values.API_RATE_LIMIT_PER_SECOND * 2),
         trustedProxyHops: values.API_TRUSTED_PROXY_HOPS,
+      },
+      adminToken: values.API_ADMIN_TOKEN,
+    },
+    operations: {
+      stuckAfterSeconds: values.RELAYER_STUCK_AFTER_SECONDS,
+      resimulate: {
+        enabled: values.RELAYER_RESIMULATE_NON_EXECUTABLE,
+        delaySeconds: values.RELAYER_RESIMULATE_DELAY_SECONDS,
+        maxDelaySeconds: values.RELAYER_RESIMULATE_MAX_DELAY_SECONDS,
+        perIteration: values.RELAYER_RESIMULATE_PER_ITERATION,
       },
     },
   };

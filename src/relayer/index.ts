@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Common } from '../common/kernel.js';
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
@@ -6,7 +8,7 @@ import { listen, type RunningServer } from '../common/http/server.js';
 import { createRelayerApp } from './api/app.js';
 import type { Check } from './api/context.js';
 import { connectChain, rawRpc, type Chain } from './chain.js';
-import type { Direction, RelayerConfig } from './config.js';
+import { DEFAULT_OPERATIONS, type Direction, type RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics } from './metrics.js';
@@ -18,6 +20,8 @@ import { createListener } from './pipeline/listener.js';
 import { runLoop } from './pipeline/loop.js';
 import { sleep } from '../common/shutdown.js';
 import { createReceiptPersister } from './pipeline/persister.js';
+import { createResimulationProcessor } from './pipeline/resimulation.js';
+import { createStuckWatcher } from './pipeline/stuck.js';
 import { ClaimSender } from './sender.js';
 import { SignerFunds } from './funds.js';
 import { createSigner } from './signer.js';
@@ -47,6 +51,8 @@ export const STANDING_BY = 'standing by: another instance leads this direction';
 export interface Relayer {
   url: string;
   schema: string;
+  /** This instance as the actor of its history lines: `relayer <host>:<pid>:<random>` (two in one process differ). */
+  instance: string;
   /**
    * Settles when the relayer cannot go on at all (its database is pinned to other chains; logged once as an
    * error): the command stops everything and exits 1. Loops never end up here; they retry.
@@ -73,8 +79,10 @@ export interface StartRelayerOptions {
 export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA, validateResponses }: StartRelayerOptions): Promise<Relayer> {
   const logger = common.logger.child({ module: 'relayer' });
   await db.run((knex) => migrate(knex, schema, relayerMigrations));
-  const repo = new RelayerRepository(db, schema);
-  const metrics = createRelayerMetrics(common.metrics, repo);
+  const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
+  const repo = new RelayerRepository(db, schema, instance);
+  const ops = config.operations ?? DEFAULT_OPERATIONS;
+  const metrics = createRelayerMetrics(common.metrics, repo, { stuckAfterSeconds: ops.stuckAfterSeconds });
   const controller = new AbortController();
   const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
   const enabled: Direction[] = [];
@@ -123,6 +131,9 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
         loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx)));
       }
       loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+      if (ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 1_000), createResimulationProcessor(ctx)));
+      // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
+      loops.push(loop('stuck', Math.min(Math.max((ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000), createStuckWatcher(ctx, ops.stuckAfterSeconds)));
       await Promise.all(loops);
       if (signal.aborted) {
         // Drained: each loop finished its iteration and claiming started no new claim once stopping began, so
@@ -239,7 +250,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
 
   let server: RunningServer;
   try {
-    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit }), config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
+    server = await listen(createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit, admin: { token: config.api.adminToken } }), config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
   } catch (err) {
     controller.abort();
     await Promise.allSettled(tasks);
@@ -258,5 +269,5 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
       logger.info('relayer stopped');
     })());
   common.shutdown.add('relayer', stop);
-  return { url: server.url, schema, stop, fatal };
+  return { url: server.url, schema, instance, stop, fatal };
 }

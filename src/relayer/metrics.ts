@@ -8,7 +8,7 @@ export type RelayerMetrics = ReturnType<typeof createRelayerMetrics>;
  * The relayer's metrics on the process registry. Message counts are read from the database at scrape
  * time, so they are right whichever instance (or the cleaner, or an operator) changed a row.
  */
-export function createRelayerMetrics(registry: Registry, repo: RelayerRepository) {
+export function createRelayerMetrics(registry: Registry, repo: RelayerRepository, options: { stuckAfterSeconds?: number } = {}) {
   if (!registry.getSingleMetric('relayer_messages')) {
     new Gauge({
       name: 'relayer_messages',
@@ -20,6 +20,23 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
           const rows = await repo.countsByStatus();
           this.reset();
           for (const r of rows) this.set({ direction: r.direction, status: r.status }, r.count);
+        } catch {
+          // database unreachable: keep the last values; readiness reports the outage
+        }
+      },
+    });
+  }
+  if (!registry.getSingleMetric('relayer_messages_stuck')) {
+    const seconds = options.stuckAfterSeconds ?? 600;
+    new Gauge({
+      name: 'relayer_messages_stuck',
+      help: `Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED or PENDING) for longer than RELAYER_STUCK_AFTER_SECONDS (${seconds}) and not claimed.`,
+      labelNames: ['direction'],
+      registers: [registry],
+      async collect() {
+        try {
+          const { counts } = await repo.stuck(seconds, 0);
+          for (const d of ['L1_TO_L2', 'L2_TO_L1'] as const) this.set({ direction: d }, counts.get(d) ?? 0);
         } catch {
           // database unreachable: keep the last values; readiness reports the outage
         }

@@ -6,7 +6,7 @@ import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
 import type { MessageRow, RelayerRepository } from './db/repository.js';
 import type { MessageStatus } from './db/migrations.js';
-import { changeStatus } from './db/status-change.js';
+import { applyTransition } from './db/transitions.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
 import type { Direction } from './config.js';
 import type { RelayerMetrics } from './metrics.js';
@@ -254,7 +254,7 @@ export class ClaimSender {
           out.push({ ...c, signed, hash: transactionHash(signed), nonce: nonce + i });
         }
         const from = [...new Set(kept.flatMap((c) => c.from))];
-        const moved = await changeStatus(trx, this.repo.schema, out.map((c) => ({
+        const moved = await applyTransition(trx, this.repo.schema, out.map((c) => ({
           id: String(c.message.id),
           reason: null,
           patch: {
@@ -270,7 +270,7 @@ export class ClaimSender {
             claim_tx_kind: 'claim' as const,
             claim_signer: this.signer.address,
           },
-        })), from, 'PENDING', null, { submission: true });
+        })), from, 'PENDING', null, { submission: true, actor: this.repo.actor });
         // The rows are locked and were checked above, so every one moved; anything else is a bug, and the
         // transaction (nonces included) is rolled back rather than leave a hole.
         if (moved.size !== out.length) throw new Error(`nonce lease moved ${moved.size} of ${out.length} locked messages`);

@@ -34,7 +34,7 @@ describe('spec documents', () => {
     for (const name of ['token-api.openapi.yaml', 'relayer-api.openapi.yaml']) {
       const doc = parse(read(name));
       for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { content?: Record<string, unknown>; $ref?: string }> }>>(doc.paths)) {
-        for (const [status, response] of Object.entries(item.get!.responses)) {
+        for (const [status, response] of Object.values(item).flatMap((op) => Object.entries(op.responses))) {
           if (!/^[45]/.test(status)) continue;
           const resolved = response.$ref ? doc.components.responses[response.$ref.split('/').pop()!] : response;
           const types = Object.keys(resolved.content ?? {});

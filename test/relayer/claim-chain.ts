@@ -39,8 +39,14 @@ export interface ClaimChain {
   logLines: string[];
   registry: ReturnType<typeof createMetrics>;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
-  /** Anchors `count` fee-paying messages on chain and stores them ANCHORED; returns their rows. */
-  addMessages(count: number, fee?: bigint): Promise<MessageRow[]>;
+  /**
+   * Anchors `count` fee-paying messages on chain and stores them ANCHORED; returns their rows. With
+   * `anchor: false` they are stored ANCHORED but anchored on chain only by anchorPending() (their claims revert
+   * until then); no other messages may be added in between.
+   */
+  addMessages(count: number, fee?: bigint, options?: { anchor?: boolean }): Promise<MessageRow[]>;
+  /** Anchors on chain the messages added with `anchor: false`. */
+  anchorPending(): Promise<void>;
   /** A context and its claiming and receipt steps for the given variable overrides. */
   pipeline(overrides?: Record<string, string>): Promise<{ ctx: DirectionContext; claim: () => Promise<boolean>; receipts: () => Promise<boolean>; config: RelayerConfig; chain: Chain }>;
   row(id: string): Promise<MessageRow>;
@@ -76,6 +82,12 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
   let rolling = '0x' + '00'.repeat(32);
   const user = Wallet.createRandom().address.toLowerCase();
   const chains: Chain[] = [];
+  let pending: (() => Promise<void>) | undefined;
+  const anchorPending = async () => {
+    const p = pending;
+    pending = undefined;
+    await p?.();
+  };
 
   return {
     anvil,
@@ -87,7 +99,7 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
     logLines,
     registry,
     rpc,
-    async addMessages(count, fee = parseEther('0.01')) {
+    async addMessages(count, fee = parseEther('0.01'), options = {}) {
       const messages = Array.from({ length: count }, (_, i) => {
         const nonce = BigInt(anchored + i + 1);
         const m = { from: deployer.address.toLowerCase(), to: user, fee, value: 0n, nonce, calldata: '0x' };
@@ -96,7 +108,9 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       const first = anchored + 1;
       for (const m of messages) rolling = nextRollingHash(rolling, m.hash);
       anchored += count;
-      await (await service.anchorL1L2MessageHashes(messages.map((m) => m.hash), first, anchored, rolling)).wait();
+      const [last, rollingNow] = [anchored, rolling];
+      pending = async () => void (await (await service.anchorL1L2MessageHashes(messages.map((m) => m.hash), first, last, rollingNow)).wait());
+      if (options.anchor !== false) await anchorPending();
       const block = await provider.getBlockNumber();
       await repo.storeMessages(
         messages.map((m, i) => ({
@@ -110,6 +124,7 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       await db.run((knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).update({ status: 'ANCHORED', anchored_at: knex.fn.now() }));
       return db.run((knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).orderBy('message_nonce').select<MessageRow[]>('*'));
     },
+    anchorPending,
     async pipeline(overrides = {}) {
       const config = loadRelayerConfig({
         L1_L2_AUTO_CLAIM_ENABLED: 'true',

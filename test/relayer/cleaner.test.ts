@@ -43,7 +43,7 @@ describe('cleaner', () => {
     const left = (await testDb.client.run((knex) => knex(`${schema}.message`).select('status', knex.raw(`(now() - updated_at) > interval '14 days' as old`)))) as { status: MessageStatus; old: boolean }[];
     const oldLeft = new Set(left.filter((r) => r.old).map((r) => r.status));
     const gone = MESSAGE_STATUSES.filter((s) => !oldLeft.has(s));
-    expect(gone.sort()).toEqual(['CLAIMED_REVERTED', 'CLAIMED_SUCCESS', 'EXCLUDED', 'NEEDS_MANUAL_INTERVENTION', 'ZERO_FEE']);
+    expect(gone.sort()).toEqual(['ABANDONED', 'CLAIMED_REVERTED', 'CLAIMED_SUCCESS', 'EXCLUDED', 'NEEDS_MANUAL_INTERVENTION', 'ZERO_FEE']);
     expect(deleted).toBe(gone.length);
     for (const s of WORK_LEFT) expect(oldLeft.has(s)).toBe(true);
     // Every recent message stays, whatever its status; their histories go with deleted messages only.

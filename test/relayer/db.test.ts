@@ -65,10 +65,13 @@ describe('relayer database', () => {
     const [row] = await repo.findByHash(message(3).message_hash);
     expect(await repo.transition(row!.id, ['SENT'], 'TRANSACTION_SIZE_COMPUTED')).toBe(true);
     expect(await repo.transition(row!.id, ['SENT'], 'ANCHORED')).toBe(false);
-    expect(await repo.transition(row!.id, ['TRANSACTION_SIZE_COMPUTED'], 'FEE_UNDERPRICED', {}, 'too cheap')).toBe(true);
+    expect(await repo.transition(row!.id, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED')).toBe(true);
+    expect(await repo.transition(row!.id, ['ANCHORED'], 'FEE_UNDERPRICED', {}, 'too cheap')).toBe(true);
     expect(await repo.transition(row!.id, ['FEE_UNDERPRICED'], 'FEE_UNDERPRICED', {}, 'still too cheap')).toBe(true);
     const history = (await repo.history([row!.id])).get(row!.id)!;
-    expect(history.map((h) => [h.status, h.reason])).toEqual([['SENT', null], ['TRANSACTION_SIZE_COMPUTED', null], ['FEE_UNDERPRICED', 'too cheap']]);
+    expect(history.map((h) => [h.from_status, h.status, h.reason])).toEqual([[null, 'SENT', null], ['SENT', 'TRANSACTION_SIZE_COMPUTED', null], ['TRANSACTION_SIZE_COMPUTED', 'ANCHORED', null], ['ANCHORED', 'FEE_UNDERPRICED', 'too cheap']]);
+    // Every line names this relayer instance as the actor.
+    expect(new Set(history.map((h) => h.actor))).toEqual(new Set([repo.actor]));
   });
 
   it('error: the database refuses an unknown status or direction', async () => {

@@ -8,16 +8,29 @@ import { livenessHandler, metricsHandler, readinessHandler } from '../../common/
 import { getMessage } from './getMessage.js';
 import { rateLimitMiddleware, type HttpRateLimit } from '../../common/http/rate-limit.js';
 import { listMessages } from './listMessages.js';
+import { getMessageHistory } from './getMessageHistory.js';
+import { retryMessage } from './retryMessage.js';
+import { abandonMessage } from './abandonMessage.js';
+import { adminAuth, type AdminAuthOptions } from './admin-auth.js';
 
 /** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
-export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { validateResponses?: boolean; rateLimit?: Omit<HttpRateLimit, 'variable'> } = {}): Express {
+export function createRelayerApp(
+  ctx: ApiContext,
+  logger: Logger,
+  options: { validateResponses?: boolean; rateLimit?: Omit<HttpRateLimit, 'variable'>; admin?: Omit<AdminAuthOptions, 'trustedProxyHops'> } = {},
+): Express {
   const limit = options.rateLimit ? rateLimitMiddleware({ ...options.rateLimit, variable: 'API_RATE_LIMIT_PER_SECOND / API_RATE_LIMIT_BURST' }) : undefined;
   return createHttpApp<operations>({
     spec: loadOpenApi('relayer-api.openapi.yaml'),
     logger,
     validateResponses: options.validateResponses,
     // Only the message routes read the database per request; probes and metrics stay reachable for operators.
-    extraRoutes: limit ? (app) => void app.use('/messages', limit) : undefined,
+    // The admin gate runs first (before validation, so a disabled API answers 403 whatever the request).
+    extraRoutes: (app) => {
+      const gate = adminAuth({ token: options.admin?.token, maxFailures: options.admin?.maxFailures, windowMs: options.admin?.windowMs, trustedProxyHops: options.rateLimit?.trustedProxyHops ?? 0 });
+      app.use(['/messages/:messageHash/retry', '/messages/:messageHash/abandon'], gate);
+      if (limit) app.use('/messages', limit);
+    },
     handlers: {
       // The operator routes every server shares (src/common/http/operator.ts), bound to this spec's operations.
       getMetrics: metricsHandler(ctx.registry),
@@ -25,6 +38,9 @@ export function createRelayerApp(ctx: ApiContext, logger: Logger, options: { val
       getReadiness: readinessHandler(() => ctx.readiness()),
       getMessage: getMessage(ctx),
       listMessages: listMessages(ctx),
+      getMessageHistory: getMessageHistory(ctx),
+      retryMessage: retryMessage(ctx),
+      abandonMessage: abandonMessage(ctx),
     },
   });
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { MessageStatus } from './migrations.js';
 import type { RelayerRepository } from './repository.js';
+import { ADMIN_ACTOR } from './admin.js';
 
 /** What identifies a layer's chain for the relayer: a reset testnet or a fork keeps the id, not the genesis. */
 export interface ChainIdentity {
@@ -85,8 +86,7 @@ export async function resetChainPin(repo: RelayerRepository, options: { abandon:
         const rows = await repo.t(trx, 'message').whereIn('status', UNFINISHED).select<{ id: string; status: string }[]>('id', 'status');
         for (const r of rows) {
           const reason = `abandoned by operator at reset-chain-pin (was ${r.status}; it belonged to ${pinText}): never sent again`;
-          await repo.t(trx, 'message').where({ id: r.id, status: r.status }).update({ status: 'NEEDS_MANUAL_INTERVENTION', failure_reason: reason, updated_at: trx.fn.now() });
-          await repo.t(trx, 'message_status_history').insert({ message_id: r.id, status: 'NEEDS_MANUAL_INTERVENTION', reason });
+          await repo.transitionIn(trx, r.id, [r.status as MessageStatus], 'NEEDS_MANUAL_INTERVENTION', {}, reason, { actor: ADMIN_ACTOR });
           abandoned++;
         }
       }

@@ -19,6 +19,7 @@ export const MESSAGE_STATUSES = [
   'FEE_UNDERPRICED',
   'EXCLUDED',
   'NEEDS_MANUAL_INTERVENTION',
+  'ABANDONED',
 ] as const satisfies readonly MessageStatus[];
 type MustBeNever<T extends never> = T;
 /** Fails `npm run typecheck` when the spec gains a status this list lacks. */
@@ -206,6 +207,37 @@ export const relayerMigrations: Migration[] = [
     },
     async down(knex, schema) {
       await knex.schema.withSchema(schema).dropTableIfExists('chain_pin');
+    },
+  },
+  {
+    name: '0006_history_detail',
+    async up(knex, schema) {
+      // Each history line says the whole move (issue 25): where from, the claim transaction the row held after it,
+      // who made it (a relayer instance or an admin). Rows written before keep nulls there.
+      await knex.schema.withSchema(schema).alterTable('message_status_history', (t) => {
+        t.text('from_status');
+        t.text('claim_tx_hash');
+        t.bigInteger('claim_tx_nonce');
+        t.text('signer');
+        t.text('actor');
+      });
+      // Re-simulations of a NON_EXECUTABLE claim so far: its backoff doubles with each (src/relayer/pipeline/claiming.ts).
+      await knex.schema.withSchema(schema).alterTable('message', (t) => {
+        t.integer('resimulations').notNullable().defaultTo(0);
+      });
+      // ABANDONED: given up by an operator (POST /messages/{hash}/abandon), never claimed.
+      const m = `${schema}.message`;
+      await knex.raw(`alter table ${m} drop constraint message_status_check`);
+      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
+    },
+    async down(knex, schema) {
+      const m = `${schema}.message`;
+      await knex.raw(`alter table ${m} drop constraint message_status_check`);
+      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES.filter((s) => s !== 'ABANDONED'))}))`);
+      await knex.schema.withSchema(schema).alterTable('message', (t) => t.dropColumn('resimulations'));
+      await knex.schema.withSchema(schema).alterTable('message_status_history', (t) => {
+        for (const c of ['from_status', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor']) t.dropColumn(c);
+      });
     },
   },
 ];

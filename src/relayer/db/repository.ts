@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
 import type { MessageStatus } from './migrations.js';
-import { changeStatus, type StatusChange, type StatusChangeOptions } from './status-change.js';
+import { hostname } from 'node:os';
+import { applyTransition, type StatusChange, type StatusChangeOptions } from './transitions.js';
 
 /** A stored message as read from the database (numeric and int8 columns arrive as strings). */
 export interface MessageRow {
@@ -38,6 +39,8 @@ export interface MessageRow {
   /** Lower-case address of the signer that sent claim_tx_*; null on rows from before 0003: the primary signer. */
   claim_signer: string | null;
   retry_after: Date | null;
+  /** Re-simulations of a NON_EXECUTABLE claim so far (its backoff doubles with each); 0 once it moves on. */
+  resimulations: number;
   compressed_transaction_size: number | null;
   merkle_root: string | null;
   leaf_index: number | null;
@@ -76,6 +79,19 @@ export interface FinalizationRow {
   merkle_roots: string[];
   messaging_blocks: number[];
   leaves: string[] | null;
+}
+
+/** One line of a message's status history (migration 0006 added from_status to actor; older lines hold nulls). */
+export interface HistoryRow {
+  message_id: string;
+  from_status: MessageStatus | null;
+  status: MessageStatus;
+  at: Date;
+  reason: string | null;
+  claim_tx_hash: string | null;
+  claim_tx_nonce: string | null;
+  signer: string | null;
+  actor: string | null;
 }
 
 /** Columns a status transition may set besides status, failure_reason and updated_at. */
@@ -161,12 +177,19 @@ class DuePage {
   }
 }
 
+/** Claimable on the destination and not yet claimed: what counts as stuck once it lasts. */
+export const STUCK_STATUSES: readonly MessageStatus[] = ['ANCHORED', 'FEE_UNDERPRICED', 'PENDING'];
+
 /** Rows per INSERT of new messages: 2,000 × 14 columns stays well under PostgreSQL's 65,535 bind parameters. */
 const MESSAGES_PER_INSERT = 2_000;
 
 /** Data access of the relayer; every table qualified with the relayer's schema. */
 export class RelayerRepository {
-  constructor(readonly db: DbClient, readonly schema: string) {}
+  /**
+   * `actor`: who this repository's status changes are recorded as in the history; by default this relayer
+   * instance (host and process), so the two instances of an HA pair are told apart.
+   */
+  constructor(readonly db: DbClient, readonly schema: string, readonly actor: string = `relayer ${hostname()}:${process.pid}`) {}
 
   /** Writes this repository made (counted once each settled, committed or not). */
   private writes = 0;
@@ -210,7 +233,7 @@ export class RelayerRepository {
             .ignore()
             .returning(['id', 'status', 'failure_reason']);
           if (rows.length > 0) {
-            await this.t(trx, 'message_status_history').insert(rows.map((r) => ({ message_id: r.id, status: r.status, reason: r.failure_reason })));
+            await this.t(trx, 'message_status_history').insert(rows.map((r) => ({ message_id: r.id, from_status: null, status: r.status, reason: r.failure_reason, actor: this.actor })));
           }
           inserted = inserted.concat(rows);
         }
@@ -237,7 +260,7 @@ export class RelayerRepository {
    * operator, never both act on one message), and records the change in the status history: one statement.
    */
   async transitionIn(knex: Knex, id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null, options: StatusChangeOptions = {}): Promise<boolean> {
-    return (await changeStatus(knex, this.schema, [{ id, patch }], from, to, reason, options)).size > 0;
+    return (await applyTransition(knex, this.schema, [{ id, patch }], from, to, reason, { actor: this.actor, ...options })).size > 0;
   }
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
@@ -247,7 +270,7 @@ export class RelayerRepository {
   /** transition() of many messages in one statement; returns the ids moved. */
   transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write(() => this.db.run((knex) => changeStatus(knex, this.schema, changes, from, to, reason)));
+    return this.write(() => this.db.run((knex) => applyTransition(knex, this.schema, changes, from, to, reason, { actor: this.actor })));
   }
 
   /**
@@ -454,18 +477,48 @@ export class RelayerRepository {
     });
   }
 
-  async history(ids: string[]): Promise<Map<string, { status: MessageStatus; at: Date; reason: string | null }[]>> {
-    const out = new Map<string, { status: MessageStatus; at: Date; reason: string | null }[]>();
+  async history(ids: string[]): Promise<Map<string, HistoryRow[]>> {
+    const out = new Map<string, HistoryRow[]>();
     if (ids.length === 0) return out;
     const rows = await this.db.run((knex) =>
-      this.t(knex, 'message_status_history').whereIn('message_id', ids).orderBy([{ column: 'message_id' }, { column: 'id' }]).select('message_id', 'status', 'at', 'reason'),
+      this.t(knex, 'message_status_history')
+        .whereIn('message_id', ids)
+        .orderBy([{ column: 'message_id' }, { column: 'id' }])
+        .select<HistoryRow[]>('message_id', 'from_status', 'status', 'at', 'reason', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor'),
     );
-    for (const r of rows as { message_id: string; status: MessageStatus; at: Date; reason: string | null }[]) {
-      const list = out.get(r.message_id) ?? [];
-      list.push({ status: r.status, at: r.at, reason: r.reason });
-      out.set(r.message_id, list);
+    for (const r of rows) {
+      const list = out.get(String(r.message_id)) ?? [];
+      list.push(r);
+      out.set(String(r.message_id), list);
     }
     return out;
+  }
+
+  /**
+   * Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED, or PENDING with its claim unconfirmed)
+   * for more than `seconds` since they were anchored: how many per direction, and the oldest `limit` of them.
+   */
+  async stuck(seconds: number, limit: number, direction?: Direction): Promise<{ counts: Map<Direction, number>; oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[] }> {
+    return this.db.run(async (knex) => {
+      const where = (q: Knex.QueryBuilder) =>
+        (direction ? q.where({ direction }) : q).whereIn('status', STUCK_STATUSES as MessageStatus[]).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
+      const rows = (await where(this.t(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
+      const oldest = limit === 0 ? [] : await where(this.t(knex, 'message')).orderBy('anchored_at').limit(limit).select('id', 'message_hash', 'direction', 'status', 'anchored_at');
+      return { counts: new Map(rows.map((r) => [r.direction, Number(r.count)])), oldest };
+    });
+  }
+
+  /** NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first. */
+  async dueResimulations(direction: Direction, limit: number): Promise<MessageRow[]> {
+    return this.db.run((knex) =>
+      this.t(knex, 'message')
+        .where({ direction, status: 'NON_EXECUTABLE' })
+        .whereNotNull('retry_after')
+        .where('retry_after', '<=', knex.fn.now())
+        .orderBy('retry_after')
+        .limit(limit)
+        .select<MessageRow[]>('*'),
+    );
   }
 
   async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
@@ -478,7 +531,7 @@ export class RelayerRepository {
     // `returning` gives the deleted rows on both drivers (a bare delete's result differs between them).
     const rows = await this.write(() => this.db.run((knex) =>
       this.t(knex, 'message')
-        .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION'])
+        .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION', 'ABANDONED'])
         .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))
         .delete(['id']),
     ));

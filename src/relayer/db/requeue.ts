@@ -1,6 +1,7 @@
 import type { Direction } from '../config.js';
 import type { MessageStatus } from './migrations.js';
 import type { MessageRow, RelayerRepository } from './repository.js';
+import { applyAdminAction, retryTarget } from './admin.js';
 
 /**
  * Statuses an operator may put back into the pipeline: the ones the relayer never leaves by itself.
@@ -9,12 +10,8 @@ import type { MessageRow, RelayerRepository } from './repository.js';
 export const REQUEUEABLE = ['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'ZERO_FEE'] as const satisfies readonly MessageStatus[];
 export type RequeueableStatus = (typeof REQUEUEABLE)[number];
 
-/**
- * Where a requeued message restarts: the anchoring check of its direction, so whatever may have changed
- * since it stopped (claimed by someone else, a reorg, a new finalization) is looked at again before any
- * claim is sent. L1→L2: TRANSACTION_SIZE_COMPUTED (L2's inbox is asked); L2→L1: SENT (the proof is rebuilt).
- */
-export const requeueTarget = (d: Direction): MessageStatus => (d === 'L1_TO_L2' ? 'TRANSACTION_SIZE_COMPUTED' : 'SENT');
+/** Where a requeued message restarts (the same as the API's retry). */
+export const requeueTarget = retryTarget;
 
 export interface Requeued {
   hash: string;
@@ -30,16 +27,10 @@ export interface RequeueOutcome {
   refused: { hash: string; direction: Direction; status: MessageStatus }[];
 }
 
-/** A fresh start: no claim transaction, no counted submissions, cycles or bumps. */
-const RESET = {
-  claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null, claim_gas_limit: null,
-  claim_max_fee_per_gas: null, claim_max_priority_fee_per_gas: null, claim_tx_kind: 'claim' as const,
-  retries: 0, cycles: 0, bumps: 0, retry_after: null, is_sponsored: false,
-};
-
 /**
  * `l2stack relayer requeue`: moves the selected messages back into the pipeline with their counters
- * reset, each change recorded in the status history with the reason. Only a message still in the status
+ * reset, each change recorded in the status history with the reason and actor admin: a client of the API's
+ * retry (applyAdminAction). Only a message still in the status
  * it was read in moves, so a running relayer (or a second operator) never races it.
  */
 export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: RequeueableStatus; direction?: Direction }): Promise<RequeueOutcome> {
@@ -56,17 +47,11 @@ export async function requeueMessages(repo: RelayerRepository, select: { hash?: 
       outcome.refused.push({ hash: m.message_hash, direction: m.direction, status: m.status });
       continue;
     }
-    const to = requeueTarget(m.direction);
-    const proof = m.direction === 'L2_TO_L1' ? { merkle_root: null, leaf_index: null, proof: null, anchored_at: null } : {};
-    const reason = `requeued by operator (was ${m.status}${m.failure_reason ? `: ${m.failure_reason}` : ''})`;
-    // Not repo.transition: its history skips a repeated status, and a requeue is always worth a line.
-    const moved = await repo.db.run((knex) =>
-      knex.transaction(async (trx) => {
-        const n = await repo.t(trx, 'message').where({ id: m.id, status: m.status }).update({ ...RESET, ...proof, status: to, failure_reason: reason, updated_at: trx.fn.now() }, ['id']);
-        if (n.length > 0) await repo.t(trx, 'message_status_history').insert({ message_id: m.id, status: to, reason });
-        return n.length > 0;
-      }),
-    );
+    const reason = 'requeued by operator';
+    // The API's retry, the same function: same reset, same transition, actor admin in the history.
+    const done = await applyAdminAction(repo, 'retry', m, { reason });
+    const moved = done.kind === 'changed';
+    const to = moved ? done.to : m.status;
     if (moved) {
       outcome.requeued.push({ hash: m.message_hash, direction: m.direction, from: m.status, to, retries: m.retries });
     }

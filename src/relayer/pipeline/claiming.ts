@@ -3,7 +3,7 @@ import { encodeClaimMessageWithProofCall } from '../claim-calldata.js';
 import type { MessageRow } from '../db/repository.js';
 import { SignerFunds } from '../funds.js';
 import { BroadcastRefusedError, NonceGapError, type PlannedClaim } from '../sender.js';
-import { claimFeeRecipient, claimTarget, directionPrefix, sendersOf, type DirectionContext } from './context.js';
+import { claimFeeRecipient, claimTarget, directionPrefix, nonExecutablePatch, sendersOf, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { coversCost, estimateFees, type FeeEstimate } from './fees.js';
 import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
@@ -154,13 +154,13 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       const reason = describeRevert(ctx.destination.iface, err);
       if (reason.startsWith('RateLimitExceeded')) {
         await ctx.repo.annotate(m.id, m.status, { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAfter() });
-      } else await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', {}, `claim reverts in gas estimation: ${reason}`);
+      } else await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', nonExecutablePatch(ctx.config), `claim reverts in gas estimation: ${reason}`);
       return none;
     }
     const gas = estimate.gas;
     const f = estimate.fees ?? fees;
     if (gas > c.maxClaimGasLimit) {
-      await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', {}, `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`);
+      await ctx.repo.transition(m.id, from, 'NON_EXECUTABLE', nonExecutablePatch(ctx.config), `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`);
       return none;
     }
     if (ctx.destinationConfig.maxGasFeeEnforced && f.uncappedMaxFeePerGas > c.maxFeePerGasCap) {

@@ -1,7 +1,8 @@
 import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
-import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
+import { DEFAULT_OPERATIONS, type ChainConfig, type Direction, type DirectionConfig, type RelayerConfig } from '../config.js';
+import type { MessagePatch } from '../db/repository.js';
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../sender.js';
@@ -52,3 +53,15 @@ export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): Cl
 /** The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer configured. */
 export const senderOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>, m: { claim_signer: string | null }): ClaimSender | undefined =>
   sendersOf(ctx).find((s) => s.owns(m));
+
+/** The re-simulation settings (RELAYER_RESIMULATE_*), the defaults when the config has none. */
+export const resimulationOf = (config: RelayerConfig) => (config.operations ?? DEFAULT_OPERATIONS).resimulate;
+
+/**
+ * What a claim found NON_EXECUTABLE by the claiming loop is written with: its first re-simulation time when
+ * re-simulation is on. A message made NON_EXECUTABLE by a reorg gets none (its claim can never exist).
+ */
+export function nonExecutablePatch(config: RelayerConfig): MessagePatch {
+  const r = resimulationOf(config);
+  return r.enabled ? { retry_after: new Date(Date.now() + r.delaySeconds * 1_000), resimulations: 0 } : {};
+}

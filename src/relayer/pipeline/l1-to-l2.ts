@@ -6,7 +6,7 @@ import { batchViewCalls } from '../batch-call.js';
 import { encodeClaimMessageCall } from '../claim-calldata.js';
 import { toEip1559Fields } from '../signer.js';
 import type { MessageRow } from '../db/repository.js';
-import type { StatusChange } from '../db/status-change.js';
+import type { StatusChange } from '../db/transitions.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';

@@ -1,7 +1,7 @@
 import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
-import type { StatusChange } from '../db/status-change.js';
+import type { StatusChange } from '../db/transitions.js';
 import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';

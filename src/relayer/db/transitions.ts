@@ -1,0 +1,169 @@
+import type { Knex } from 'knex';
+import type { MessageStatus } from './migrations.js';
+import type { MessagePatch } from './repository.js';
+
+/**
+ * The relayer's state machine: every status move a message may make, and why. applyTransition refuses any
+ * other, so a new move is a new line here (with its reason), never a quiet write somewhere in the pipeline.
+ * A message enters the machine as SENT or EXCLUDED (RelayerRepository.storeMessages); the statuses with no
+ * line leaving them other than the operator's are where the relayer stops by itself.
+ */
+export const TRANSITIONS: readonly { from: MessageStatus; to: MessageStatus; why: string }[] = [
+  // Anchoring (src/relayer/pipeline/l1-to-l2.ts, l2-to-l1.ts)
+  { from: 'SENT', to: 'TRANSACTION_SIZE_COMPUTED', why: 'L1→L2: the claim transaction size is known' },
+  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'ANCHORED', why: 'L1→L2: L2 anchored the message hash' },
+  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'CLAIMED_SUCCESS', why: 'L1→L2: already claimed on L2, nothing to send' },
+  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'NON_EXECUTABLE', why: 'L1→L2: a reorg deeper than the confirmations removed the message' },
+  { from: 'SENT', to: 'ANCHORED', why: 'L2→L1: the L2 block is finalized on L1 and the proof is built' },
+  { from: 'SENT', to: 'NON_EXECUTABLE', why: 'L2→L1: a reorg deeper than the confirmations removed the message' },
+  // Claiming (src/relayer/pipeline/claiming.ts, src/relayer/sender.ts): from every status the claiming loop reads.
+  ...(['ANCHORED', 'FEE_UNDERPRICED'] as const).flatMap((from) => [
+    { from, to: 'PENDING' as const, why: 'a claim transaction was signed and recorded with its nonce' },
+    { from, to: 'CLAIMED_SUCCESS' as const, why: 'the estimate reverted because someone already claimed it' },
+    { from, to: 'NON_EXECUTABLE' as const, why: 'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT' },
+    { from, to: 'FEE_UNDERPRICED' as const, why: 'the fee does not cover the cost, or the fee cap is exceeded' },
+    { from, to: 'ZERO_FEE' as const, why: 'no fee and sponsoring off (or the claim is above the sponsor gas limit)' },
+    { from, to: 'NEEDS_MANUAL_INTERVENTION' as const, why: 'MAX_NUMBER_OF_RETRIES submissions without success' },
+  ]),
+  // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (sender.undo)
+  { from: 'PENDING', to: 'CLAIMED_SUCCESS', why: 'the claim (or another transaction) claimed it' },
+  { from: 'PENDING', to: 'CLAIMED_REVERTED', why: 'the claim transaction was mined and reverted' },
+  { from: 'PENDING', to: 'ANCHORED', why: 'a submission cycle ended (cancelled) or the claim was replaced: claim again' },
+  { from: 'PENDING', to: 'SENT', why: 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later' },
+  { from: 'PENDING', to: 'NEEDS_MANUAL_INTERVENTION', why: 'MAX_RETRY_CYCLES cycles without success' },
+  { from: 'PENDING', to: 'FEE_UNDERPRICED', why: 'the broadcast failed: back to the status it was claimed from' },
+  // Re-simulation of NON_EXECUTABLE claims (src/relayer/pipeline/resimulation.ts)
+  { from: 'NON_EXECUTABLE', to: 'ANCHORED', why: 'the destination accepts the claim now: claim it again' },
+  { from: 'NON_EXECUTABLE', to: 'CLAIMED_SUCCESS', why: 'someone else claimed it meanwhile' },
+  // Chain pin reset (src/relayer/db/chain-pin.ts): unfinished messages of the old chains are parked.
+  ...(['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED'] as const).map((from) => ({
+    from, to: 'NEEDS_MANUAL_INTERVENTION' as const, why: 'reset-chain-pin: the message belongs to the old chains',
+  })),
+  // Operators (src/relayer/db/admin.ts: the API's retry and abandon, `l2stack relayer-requeue`)
+  ...(['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'FEE_UNDERPRICED', 'ZERO_FEE'] as const).flatMap((from) => [
+    { from, to: 'TRANSACTION_SIZE_COMPUTED' as const, why: 'retry (L1→L2): back to the anchoring check with fresh counters' },
+    { from, to: 'SENT' as const, why: 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters' },
+  ]),
+  ...(['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'FEE_UNDERPRICED', 'ZERO_FEE', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'NEEDS_MANUAL_INTERVENTION'] as const).map((from) => ({
+    from, to: 'ABANDONED' as const, why: 'abandon: an operator gave the message up; it is never claimed',
+  })),
+];
+
+const ALLOWED = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));
+
+/**
+ * Whether a message in `from` may be written with status `to`. Staying in a status is allowed only where the
+ * table lists it (FEE_UNDERPRICED re-evaluated by the claiming loop); it writes no history line.
+ */
+export function isAllowed(from: MessageStatus, to: MessageStatus): boolean {
+  return ALLOWED.has(`${from}>${to}`);
+}
+
+/** SQL types of the message columns a status change may set (bound values are cast to them). */
+const COLUMN_TYPES: Record<string, string> = {
+  failure_reason: 'text',
+  claim_tx_hash: 'text',
+  claim_tx_nonce: 'bigint',
+  claim_gas_limit: 'numeric',
+  claim_max_fee_per_gas: 'numeric',
+  claim_max_priority_fee_per_gas: 'numeric',
+  claim_tx_raw: 'text',
+  claim_tx_created_at: 'timestamptz',
+  claim_tx_kind: 'text',
+  claim_signer: 'text',
+  is_sponsored: 'boolean',
+  retries: 'integer',
+  cycles: 'integer',
+  bumps: 'integer',
+  retry_after: 'timestamptz',
+  resimulations: 'integer',
+  compressed_transaction_size: 'integer',
+  merkle_root: 'text',
+  leaf_index: 'integer',
+  proof: 'jsonb',
+  anchored_at: 'timestamptz',
+  claimed_at: 'timestamptz',
+  sent_block_number: 'bigint',
+  sent_tx_hash: 'text',
+  sent_log_index: 'integer',
+};
+
+export interface StatusChange {
+  id: string;
+  patch?: MessagePatch;
+  /** The reason of this message (else the batch's). */
+  reason?: string | null;
+}
+
+export interface StatusChangeOptions {
+  /** This change is a claim submission: retries + 1 and claim_tx_created_at = now(). */
+  submission?: boolean;
+  /** Who moves the message, for its history: the relayer instance (RelayerRepository.actor) or `admin`. */
+  actor?: string;
+}
+
+/** Thrown for a move TRANSITIONS does not list: a bug in the caller, nothing is written. */
+export class TransitionNotAllowedError extends Error {
+  constructor(readonly from: MessageStatus, readonly to: MessageStatus) {
+    super(`status transition ${from} → ${to} is not in the relayer's transition table`);
+    this.name = 'TransitionNotAllowedError';
+  }
+}
+
+/**
+ * The one way a message's status is written. One statement moves every listed message still in one of `from`
+ * to `to` with its own patch and, in the same statement (so the same transaction), records the history line of
+ * each that changed status: from, to, reason, the claim transaction (hash, nonce, signer) the row holds after
+ * the move, and the actor (re-evaluations that keep the status are not new lines). Rows are locked (FOR UPDATE)
+ * before their status is compared, so two workers never both move a message. Returns the ids moved.
+ */
+export async function applyTransition(
+  knex: Knex,
+  schema: string,
+  changes: readonly StatusChange[],
+  from: readonly MessageStatus[],
+  to: MessageStatus,
+  reason: string | null,
+  options: StatusChangeOptions = {},
+): Promise<Set<string>> {
+  for (const f of from) if (!isAllowed(f, to)) throw new TransitionNotAllowedError(f, to);
+  const moved = new Set<string>();
+  if (changes.length === 0) return moved;
+  // Messages with the same patch columns go in one statement: a batch normally has one shape.
+  const shapes = new Map<string, StatusChange[]>();
+  for (const c of changes) {
+    // failure_reason is the change's reason, never a patch column (as it always was).
+    const key = Object.keys(c.patch ?? {}).filter((k) => k !== 'failure_reason').sort().join(',');
+    shapes.set(key, [...(shapes.get(key) ?? []), c]);
+  }
+  for (const [key, group] of shapes) {
+    const columns = key === '' ? [] : key.split(',');
+    for (const col of columns) if (!COLUMN_TYPES[col]) throw new Error(`status change cannot set column ${col}`);
+    const bindings: unknown[] = [];
+    const rows = group.map((c) => {
+      bindings.push(c.id, c.reason === undefined ? reason : c.reason);
+      for (const col of columns) {
+        const v = (c.patch as Record<string, unknown>)[col];
+        bindings.push(col === 'proof' && v !== null && v !== undefined ? JSON.stringify(v) : v ?? null);
+      }
+      return `(?::bigint, ?::text${columns.map((col) => `, ?::${COLUMN_TYPES[col]}`).join('')})`;
+    });
+    const m = `"${schema}"."message"`;
+    const h = `"${schema}"."message_status_history"`;
+    const sets = [`status = ?`, `failure_reason = v.reason`, `updated_at = now()`, ...columns.map((col) => `"${col}" = v."${col}"`)];
+    if (options.submission) sets.push('retries = m.retries + 1', 'claim_tx_created_at = now()');
+    const inFrom = `in (${from.map(() => '?').join(', ')})`;
+    const sql =
+      `with v(id, reason${columns.map((c) => `, "${c}"`).join('')}) as (values ${rows.join(', ')}), ` +
+      `old as (select m0.id, m0.status from ${m} m0 join v on v.id = m0.id where m0.status ${inFrom} for update of m0), ` +
+      `upd as (update ${m} m set ${sets.join(', ')} from old join v on v.id = old.id where m.id = old.id and m.status ${inFrom} ` +
+      `returning m.id, old.status as old_status, v.reason, m.claim_tx_hash, m.claim_tx_nonce, m.claim_signer), ` +
+      `hist as (insert into ${h} (message_id, from_status, status, reason, claim_tx_hash, claim_tx_nonce, signer, actor) ` +
+      `select id, old_status, ?, reason, claim_tx_hash, claim_tx_nonce, claim_signer, ? from upd where old_status <> ?) ` +
+      `select id from upd`;
+    const actor = options.actor ?? null;
+    const result = (await knex.raw(sql, [...bindings, ...from, to, ...from, to, actor, to] as Knex.RawBinding[])) as { rows: { id: string | number }[] };
+    for (const r of result.rows) moved.add(String(r.id));
+  }
+  return moved;
+}

@@ -1,0 +1,57 @@
+import { describeRevert, isRevert } from '../chain.js';
+import type { MessageRow } from '../db/repository.js';
+import { encodeClaim, isClaimedOnChain } from './claiming.js';
+import { claimTarget, resimulationOf, type DirectionContext } from './context.js';
+
+/**
+ * NON_EXECUTABLE is not final: a claim that reverted (the destination was not ready: a paused contract, a
+ * recipient that refused, a limit) or needed too much gas is estimated again on a doubling backoff
+ * (RELAYER_RESIMULATE_DELAY_SECONDS, capped at RELAYER_RESIMULATE_MAX_DELAY_SECONDS), at most
+ * RELAYER_RESIMULATE_PER_ITERATION per iteration. When the destination accepts it, the message goes back to
+ * ANCHORED and the claiming loop claims it as any other. Messages a reorg made NON_EXECUTABLE have no
+ * re-simulation time and are never picked. Read-only calls only; one indexed query per iteration.
+ */
+export function createResimulationProcessor(ctx: DirectionContext) {
+  const r = resimulationOf(ctx.config);
+  const maxGas = ctx.config.claiming.maxClaimGasLimit;
+
+  async function resimulate(m: MessageRow): Promise<void> {
+    const n = m.resimulations + 1;
+    let why: string;
+    try {
+      const gas = await ctx.destination.provider.estimateGas({ from: ctx.sender.signer.address, to: claimTarget(ctx), data: encodeClaim(ctx, m) });
+      if (gas <= maxGas) {
+        const reason = `re-simulation ${n}: the destination accepts the claim now (${gas} gas); claiming again`;
+        if (await ctx.repo.transition(m.id, ['NON_EXECUTABLE'], 'ANCHORED', { retry_after: null, resimulations: 0 }, reason)) {
+          ctx.logger.info({ message: m.message_hash, direction: ctx.direction, resimulations: n }, `NON_EXECUTABLE message ${m.message_hash} is claimable again`);
+        }
+        return;
+      }
+      why = `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${maxGas}`;
+    } catch (err) {
+      if (!isRevert(err)) throw err;
+      if (await isClaimedOnChain(ctx, m)) {
+        await ctx.repo.transition(m.id, ['NON_EXECUTABLE'], 'CLAIMED_SUCCESS', { retry_after: null, claimed_at: new Date() }, `claimed on ${ctx.destination.name} by someone else; no transaction sent`);
+        return;
+      }
+      why = `claim reverts in gas estimation: ${describeRevert(ctx.destination.iface, err)}`;
+    }
+    const delay = Math.min(r.maxDelaySeconds, r.delaySeconds * 2 ** n);
+    await ctx.repo.annotate(m.id, 'NON_EXECUTABLE', {
+      failure_reason: `${why} (re-simulated ${n} time${n === 1 ? '' : 's'}; next in ${delay} s)`,
+      retry_after: new Date(Date.now() + delay * 1_000),
+      resimulations: n,
+    });
+  }
+
+  return async function tick(): Promise<boolean> {
+    if (!r.enabled) return false;
+    const rows = await ctx.repo.dueResimulations(ctx.direction, r.perIteration);
+    for (const m of rows) {
+      if (ctx.signal?.aborted) break;
+      await resimulate(m);
+    }
+    // The cap holds per iteration: the rest wait for the next one, after the loop's interval.
+    return false;
+  };
+}
