@@ -4,6 +4,7 @@ import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
 import { quantity } from './bytes.js';
 import type { WorldState } from './state.js';
+import type { HashProvider } from './hash.js';
 import { verifyStateProof } from './verify.js';
 import type { ProofBackend } from '../rpc/proof.js';
 
@@ -15,6 +16,31 @@ export type { ProofBackend };
 
 /** Block roots kept for the check (served blocks are settled, so an entry never goes stale); then started over. */
 const MAX_CACHED_ROOTS = 1024;
+/** Hashes of 64-byte nodes the check remembers (about 200 bytes each); then started over. */
+const MAX_MEMO_HASHES = 20_000;
+
+/**
+ * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in
+ * JavaScript. Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a
+ * block runs through the same nodes, so their hashes repeat from proof to proof: they are remembered by
+ * content. A hash is a function of its input, so a damaged row (other bytes) is never a hit.
+ */
+export function memoHasher(hasher: HashProvider): HashProvider {
+  let memo = new Map<string, Uint8Array>();
+  return {
+    name: hasher.name,
+    hash(data) {
+      if (data.length !== 64) return hasher.hash(data);
+      const key = Buffer.from(data.buffer, data.byteOffset, 64).toString('latin1');
+      let h = memo.get(key);
+      if (h === undefined) {
+        if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
+        memo.set(key, (h = hasher.hash(data)));
+      }
+      return h;
+    },
+  };
+}
 
 /**
  * svc_getProof behind the RPC endpoint: only L2 blocks finalized on L1 and still retained are served
@@ -33,6 +59,7 @@ export function createProofBackend(
 ): ProofBackend {
   const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', ['outcome'] as const);
   const seconds = histogram(options.metrics, 'l2stack_state_proof_seconds', 'Time to build one svc_getProof result');
+  const hasher = memoHasher(world.c.hasher);
   const roots = new Map<bigint, { root: string; source: 'L1' | 'state tree' } | undefined>();
   const rootToCheck = async (n: bigint) => {
     if (roots.has(n)) return roots.get(n);
@@ -93,7 +120,7 @@ export function createProofBackend(
         });
         const [result, expected] = await Promise.all([built, rootToCheck(n)]);
         if (!expected) throw unverified(n, address, { reason: 'no state root recorded for the block' });
-        const check = verifyStateProof(expected.root, result, world.c.hasher);
+        const check = verifyStateProof(expected.root, result, hasher);
         if (!check.ok) throw unverified(n, address, { root: expected.root, rootSource: expected.source, failed: check.failed, reason: check.reason });
         served.inc({ outcome: 'ok' });
         return result;
