@@ -117,9 +117,9 @@ export interface Calibrator extends Target {
 }
 
 /** The floor server of `kind` (test/bench/_floor-server.mjs) in its own process. */
-export async function startCalibrator(kind: 'node' | 'uws'): Promise<Calibrator> {
+export async function startCalibrator(kind: 'node' | 'uws', nodeFlags: string[] = []): Promise<Calibrator> {
   const script = new URL('./_floor-server.mjs', import.meta.url).pathname;
-  const child: ChildProcess = spawn(process.execPath, [script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

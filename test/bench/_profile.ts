@@ -60,6 +60,6 @@ export function summarizeProfile(
   }
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12);
   const inclusiveTop = [...inclusive.entries()].filter(([k]) => !k.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 30);
-  return { busyUs, top, inclusive: inclusiveTop, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14) };
+  return { busyUs, top, inclusive: inclusiveTop, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 24) };
 }
 

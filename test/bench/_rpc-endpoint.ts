@@ -2,8 +2,9 @@
  * The one launcher of the RPC benchmarks (`rpc`, `rpc-ws`): `l2stack rpc` in its own process on port 0
  * (embedded PGlite in memory unless DATABASE_HOST is set), no rate limit, and its CPU read from /proc.
  */
-import { readFileSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
@@ -34,10 +35,11 @@ export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(read
 
 /**
  * Starts `l2stack rpc` in front of `upstream` and resolves once it listens. `env` adds to (or overrides)
- * the bench defaults; `nodeFlags` go to node before the script (e.g. --cpu-prof).
+ * the bench defaults; `nodeFlags` go to node before the script (e.g. --cpu-prof); `entry`: bin/l2stack.js (the
+ * TypeScript sources through tsx) unless given (builtEntry(): the compiled JavaScript, as the image runs it).
  */
-export async function startEndpoint(upstream: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<RunningEndpoint> {
-  const child = spawn(process.execPath, [...nodeFlags, bin, 'rpc'], {
+export async function startEndpoint(upstream: string, env: Record<string, string> = {}, nodeFlags: string[] = [], entry = bin): Promise<RunningEndpoint> {
+  const child = spawn(process.execPath, [...nodeFlags, entry, 'rpc'], {
     env: {
       ...process.env,
       DATABASE_PGLITE_DIR: 'memory://',
@@ -69,4 +71,18 @@ export async function startEndpoint(upstream: string, env: Record<string, string
       await exited;
     },
   };
+}
+
+/**
+ * The endpoint as the container image runs it: the sources compiled by tsc into dist/ (gitignored), built
+ * here first. Through tsx (bin/l2stack.js in a checkout) esbuild wraps every function made per request in a
+ * `__name` call (keepNames), a cost the deployed build does not have. Type errors elsewhere in a tree being
+ * edited do not stop tsc from emitting, so only a missing output fails.
+ */
+export function builtEntry(): string {
+  const root = new URL('../../', import.meta.url).pathname;
+  spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'ignore' });
+  const entry = join(root, 'dist/src/cli.js');
+  if (!existsSync(entry)) throw new Error(`tsc -p tsconfig.build.json wrote no ${entry}`);
+  return entry;
 }

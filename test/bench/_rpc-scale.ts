@@ -9,7 +9,7 @@
 import { loadavg } from 'node:os';
 import { chain, result, wallet } from '../rpc/helpers.js';
 import { CONNECTIONS, load, startCalibrator } from './_load.js';
-import { SECONDS, cores, fmt, startBenchEndpoint } from './rpc.js';
+import { SECONDS, cores, entryName, fmt, startBenchEndpoint } from './rpc.js';
 
 export async function scaling(counts: number[]): Promise<void> {
   const { anvil, provider } = await chain();
@@ -23,7 +23,7 @@ export async function scaling(counts: number[]): Promise<void> {
     { name: 'eth_getBlockByNumber final (cache)', bodies: req('eth_getBlockByNumber', [finalized.number, true]) },
   ];
   const [l1] = loadavg();
-  console.log(`scaling: ${CONNECTIONS} connections, static bodies, ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, load before ${fmt(l1!)}, ${cores()} cores`);
+  console.log(`scaling: ${CONNECTIONS} connections, static bodies, ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, endpoint: ${entryName()}, load before ${fmt(l1!)}, ${cores()} cores`);
   const floor = await startCalibrator('node');
   const baseline = new Map<string, number>();
   try {

@@ -27,17 +27,22 @@ import { chain, deployOuter, result, wallet } from '../rpc/helpers.js';
 import { CONNECTIONS, load, startCalibrator, type Side, type Target } from './_load.js';
 import { latencyProbe } from './_probe.js';
 import { nowUs, summarizeProfile } from './_profile.js';
-import { startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
+import { builtEntry, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 import { scaling } from './_rpc-scale.js';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 export const fmt = (n: number, d = 2) => n.toFixed(d);
 export const cores = () => readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 0;
 
+// The compiled build unless BENCH_RPC_SOURCE=1 (the sources through tsx: see builtEntry).
+let entry: string | undefined;
+export const entryName = () => (process.env.BENCH_RPC_SOURCE ? 'sources through tsx (BENCH_RPC_SOURCE)' : 'compiled build (dist/, as the image runs it)');
+
 /** An endpoint of this bench: the shared launcher with the bench's limits. */
 export async function startBenchEndpoint(name: string, upstream: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Target & RunningEndpoint> {
+  if (!process.env.BENCH_RPC_SOURCE) entry ??= builtEntry();
   // The filter cases make 32 filters per case on each endpoint (uninstalled after it).
-  const running = await startEndpoint(upstream, { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env }, nodeFlags);
+  const running = await startEndpoint(upstream, { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env }, nodeFlags, entry);
   return { ...running, name };
 }
 
@@ -61,15 +66,19 @@ export async function main(): Promise<void> {
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
   const profileOn = process.env.BENCH_PROFILE === 'on';
   const profileFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  // The floor is profiled too, so the endpoint's profile can be read as what it costs beyond the floor.
+  const floorProfileDir = mkdtempSync(join(tmpdir(), 'l2stack-floor-prof-'));
   const direct: Target = { name: 'anvil', url: anvil.url, pid: anvil.process.pid };
-  const floor = await startCalibrator('node');
+  const floor = await startCalibrator('node', ['--cpu-prof', `--cpu-prof-dir=${floorProfileDir}`]);
   const uws = await startCalibrator('uws');
   const on = await startBenchEndpoint('on', anvil.url, {}, profileOn ? profileFlags : []);
   const off = await startBenchEndpoint('off', anvil.url, { RPC_CACHE_BYTES: '0' }, profileOn ? [] : profileFlags);
   const sides: Target[] = [direct, floor, uws, on, off];
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;
+  let floorRequests = 0;
   const windows: [number, number][] = [];
+  const floorWindows: [number, number][] = [];
   try {
     const logsBlock = `0x${receipt.blockNumber.toString(16)}`;
     const logsCount = ((await result(on.url, 'eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])) as unknown[]).length;
@@ -115,7 +124,7 @@ export async function main(): Promise<void> {
     const [l1, l5] = loadavg();
     console.log(
       `${CONNECTIONS} connections (autocannon, static bodies), ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, ` +
-        `load average before: ${fmt(l1!)} (1 min) ${fmt(l5!)} (5 min) on ${cores()} cores; logs block ${receipt.blockNumber}`,
+        `load average before: ${fmt(l1!)} (1 min) ${fmt(l5!)} (5 min) on ${cores()} cores; endpoint: ${entryName()}; logs block ${receipt.blockNumber}`,
     );
     const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
     for (const c of cases.filter((x) => !only || only.test(x.name))) {
@@ -127,6 +136,10 @@ export async function main(): Promise<void> {
         if (t === (profileOn ? on : off)) {
           windows.push([began, nowUs()]);
           profiledRequests += r.get(t)!.total;
+        }
+        if (t === floor) {
+          floorWindows.push([began, nowUs()]);
+          floorRequests += r.get(t)!.total;
         }
       }
       await c.after?.();
@@ -156,14 +169,20 @@ export async function main(): Promise<void> {
     await anvil.stop();
   }
   const profile = summarizeProfile(profileDir, windows);
+  const floorProfile = summarizeProfile(floorProfileDir, floorWindows);
   if (profile) {
     const perReq = (us: number) => fmt(us / Math.max(1, profiledRequests), 1).padStart(6);
     console.log(`\n${profileOn ? 'cache-on' : 'cache-off'} endpoint, --cpu-prof during its measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${perReq(profile.busyUs)} µs/request; heaviest self time:`);
     for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
     console.log('heaviest inclusive time (% of busy, µs per request):');
     for (const [fn, us] of profile.inclusive) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
-    console.log('self time by module (µs per request):');
-    for (const [m, us] of profile.byModule) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${m}`);
+    // Per module, beside the floor's profile of the same cases: Node's own layers and the kernel calls cost
+    // both alike (the system calls are sampled as busy and grow with the machine's load), the rest is ours.
+    const floorBy = new Map(floorProfile?.byModule ?? []);
+    const perFloorReq = (us: number | undefined) => (us === undefined ? '     -' : fmt(us / Math.max(1, floorRequests), 1).padStart(6));
+    console.log(`self time by module, µs per request: endpoint | floor (${floorProfile ? `${fmt(floorProfile.busyUs / Math.max(1, floorRequests), 1)} µs/request busy` : 'no profile'})`);
+    for (const [m, us] of profile.byModule) console.log(`  ${perReq(us)} | ${perFloorReq(floorBy.get(m))}  ${m}`);
   }
   rmSync(profileDir, { recursive: true, force: true });
+  rmSync(floorProfileDir, { recursive: true, force: true });
 }
