@@ -62,4 +62,18 @@ export const rpcMigrations: readonly Migration[] = [
       await knex.schema.withSchema(schema).dropTableIfExists('pending_transactions');
     },
   },
+  {
+    // Each replica's watch of the node beats here, so a watch that starts can tell whether anyone
+    // watched while live pending filters waited (if not, hashes may have been missed: a gap).
+    name: '005_pending_watchers',
+    async up(knex, schema) {
+      await knex.schema.withSchema(schema).createTable('pending_watchers', (t) => {
+        t.text('id').primary();
+        t.timestamp('beat_at', { useTz: true }).notNullable().defaultTo(knex.raw('now()'));
+      });
+    },
+    async down(knex, schema) {
+      await knex.schema.withSchema(schema).dropTableIfExists('pending_watchers');
+    },
+  },
 ];

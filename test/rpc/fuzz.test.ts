@@ -18,8 +18,9 @@ beforeAll(async () => {
   ({ anvil } = await chain());
   upstream = await countingNode(anvil.url);
   db = await openTestDb();
-  // Head tracking off (one poll at start), so every upstream request during a run comes from a call.
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [upstream.url], env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000' } });
+  // Head tracking off (one poll at start) and the pending-transaction watch polled by calls only (its timer
+  // hourly: filters/pending.ts), so every upstream request during a run comes from a call.
+  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [upstream.url], env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000', RPC_WS_PENDING_POLL_MS: '3600000' } });
   methods = (await loadRpcSpec()).dereferenced.methods;
 });
 

@@ -97,4 +97,27 @@ describe('eth_newPendingTransactionFilter across replicas', () => {
     const sent = await send(2);
     expect((await collect(fresh, [a.url, b.url], 2)).sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
   });
+
+  it('error: when every replica that watched has stopped, a replica polled later says hashes may have been missed', async () => {
+    // Its own schema: replicas a and b (still watching for the filters above) would have seen the hashes.
+    const schema = db.schema('rpc_lone');
+    const env = { RPC_WS_PENDING_POLL_MS: '100' };
+    const lone = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
+    const id = await result(lone.url, 'eth_newPendingTransactionFilter');
+    await lone.stop();
+    await send(2); // nobody watches the node now
+    await new Promise((r) => setTimeout(r, 500)); // the stopped watch's last beat is older than three polls
+    const later = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
+    try {
+      const r = await call(later.url, 'eth_getFilterChanges', [id]);
+      expect(r.error?.code).toBe(-32000);
+      expect(r.error?.message).toContain('may have been missed');
+      // A filter made now is served normally.
+      const fresh = await result(later.url, 'eth_newPendingTransactionFilter');
+      const sent = await send(1);
+      expect(await collect(fresh, [later.url], 1)).toEqual(sent.map((h) => h.toLowerCase()));
+    } finally {
+      await later.stop();
+    }
+  });
 });

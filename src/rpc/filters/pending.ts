@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { RpcError } from '../../common/errors.js';
 import type { RpcContext } from '../context.js';
 import { RpcCodes } from '../errors.js';
@@ -21,7 +22,9 @@ export const pendingMissed = (id: string) =>
  * a live filter was touched less than a TTL ago, and the replica touched then still watches; a replica
  * touched for the first time makes its node filter before it answers, while the previous one still watches.
  * When the node forgets our filter (restart, another node behind the pool), a gap is recorded: polls whose
- * range holds it answer pendingMissed instead of a silent hole.
+ * range holds it answer pendingMissed instead of a silent hole. So is one when a watch starts while live
+ * filters wait and no other watch beat (pending_watchers) within three polls: every watching replica died.
+ * (A watch that ends does so a TTL after its last touch, when the filters it served have expired.)
  */
 export class PendingWatch {
   private nodeFilter: string | undefined;
@@ -29,6 +32,8 @@ export class PendingWatch {
   private until = 0;
   private turn: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** This watch in pending_watchers. */
+  private readonly id = randomUUID();
 
   constructor(private readonly ctx: RpcContext) {}
 
@@ -56,6 +61,12 @@ export class PendingWatch {
     const { upstream } = this.ctx;
     if (this.nodeFilter === undefined) {
       this.nodeFilter = (await upstream.request('eth_newPendingTransactionFilter', [])) as string;
+      // A round starts: if live filters waited while no replica watched (they all died), say so.
+      if (await this.ctx.filters.pendingUnwatched(this.id, 3 * this.ctx.config.ws.pendingPollMs)) {
+        this.ctx.logger.warn('pending-transaction filters were live while no replica watched the node; recording a gap');
+        await this.ctx.filters.recordPending(null);
+      }
+      await this.ctx.filters.beatPending(this.id);
       return;
     }
     let hashes: string[];
@@ -70,6 +81,7 @@ export class PendingWatch {
       return;
     }
     await this.ctx.filters.recordPending(hashes);
+    await this.ctx.filters.beatPending(this.id);
   }
 
   /** Ends this round of watching (a later keep starts another, with a new node filter). */

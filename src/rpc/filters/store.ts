@@ -29,6 +29,7 @@ export interface FilterRow {
 export class FilterStore {
   private readonly table: string;
   private readonly pendingTable: string;
+  private readonly watchersTable: string;
   /** Rows deleted by eth_uninstallFilter since the last VACUUM (see sweep). */
   private uninstalled = 0;
   /** What this process knows of filters without asking the database (memo.ts). */
@@ -42,6 +43,7 @@ export class FilterStore {
   ) {
     this.table = `${schema}.filters`;
     this.pendingTable = `${schema}.pending_transactions`;
+    this.watchersTable = `${schema}.pending_watchers`;
     this.memo = memoFor(db, this.table, ttlSeconds);
   }
 
@@ -140,6 +142,27 @@ export class FilterStore {
     );
   }
 
+  /** A replica's watch is alive (filters/pending.ts). */
+  async beatPending(watcher: string): Promise<void> {
+    await this.db.run((k) => k(this.watchersTable).insert({ id: watcher, beat_at: k.raw('now()') }).onConflict('id').merge());
+  }
+
+  /**
+   * Whether live pending-transaction filters wait with no other watch alive (none beat within `withinMs`):
+   * then hashes may have reached the node unseen (every watching replica died) and a gap must be recorded.
+   */
+  async pendingUnwatched(watcher: string, withinMs: number): Promise<boolean> {
+    const row = (await this.db.run((k) =>
+      k
+        .select(
+          k.raw(`exists (select 1 from ${this.table} where kind = 'pending' and last_poll_at > now() - make_interval(secs => ?)) as waiting`, [this.ttlSeconds]),
+          k.raw(`exists (select 1 from ${this.watchersTable} where id <> ? and beat_at > now() - make_interval(secs => ?)) as watched`, [watcher, withinMs / 1000]),
+        )
+        .first(),
+    )) as { waiting: boolean; watched: boolean };
+    return row.waiting && !row.watched;
+  }
+
   /** The seq a pending-transaction filter made now starts from (the next one to be recorded). */
   async pendingCursor(): Promise<bigint> {
     const row = (await this.db.run((k) => k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')))) as { top: string | number };
@@ -163,6 +186,7 @@ export class FilterStore {
     const n = affected(await this.db.run((k) => k(this.table).where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete()));
     // A live filter was polled within the TTL, and got every hash recorded before that poll.
     await this.db.run((k) => k(this.pendingTable).where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
+    await this.db.run((k) => k(this.watchersTable).where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
     if (this.db.kind === 'pglite' && n + this.uninstalled > 0) {
       this.uninstalled = 0;
       await this.db.run(async (k) => {

@@ -57,6 +57,21 @@ const stateOverride: Rule = (overrides) => {
   return undefined;
 };
 
+/** eth_simulateV1's payload: every call a CallObject and every block's overrides a StateOverride, by the rules above. */
+const simulatePayload: Rule = (payload) => {
+  const blocks = isObject(payload) && Array.isArray(payload.blockStateCalls) ? (payload.blockStateCalls as unknown[]) : [];
+  for (const [i, block] of blocks.entries()) {
+    if (!isObject(block)) continue;
+    const overrides = stateOverride(block.stateOverrides);
+    if (overrides) return { ...overrides, at: `blockStateCalls.${i}.stateOverrides.${overrides.at}` };
+    for (const [j, call] of (Array.isArray(block.calls) ? block.calls : []).entries()) {
+      const problem = callObject(call);
+      if (problem) return { ...problem, at: `blockStateCalls.${i}.calls.${j}${problem.at === undefined ? '' : `.${problem.at}`}` };
+    }
+  }
+  return undefined;
+};
+
 /** eth_feeHistory: percentiles in ascending order (geth refuses them otherwise). */
 const ascendingPercentiles: Rule = (list) => {
   if (!Array.isArray(list)) return undefined;
@@ -75,6 +90,8 @@ const rawTransaction: Rule = (raw) => {
 const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   eth_call: [[0, callObject], [2, stateOverride]],
   eth_estimateGas: [[0, callObject], [2, stateOverride]],
+  eth_createAccessList: [[0, callObject]],
+  eth_simulateV1: [[0, simulatePayload]],
   debug_traceCall: [[0, callObject]],
   svc_estimateGas: [[0, callObject]],
   vendor_simulateAssetChanges: [[0, callObject]],
