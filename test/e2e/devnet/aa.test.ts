@@ -247,7 +247,8 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
   it('error: with the bundler stopped every bundler method answers -32002 naming it, and the rest of the endpoint still answers', async () => {
     await devnet.bundler!.stop();
     const hash = `0x${'11'.repeat(32)}`;
-    const op = { sender, nonce: '0x0', callData: '0x', signature: '0x' };
+    // A complete v0.7 operation: a partial one is refused by the spec before any bundler is asked.
+    const op = { sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
     const calls: [string, unknown[]][] = [
       ['eth_sendUserOperation', [op, entryPoint]],
       ['eth_estimateUserOperationGas', [op, entryPoint]],
