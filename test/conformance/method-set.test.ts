@@ -82,8 +82,9 @@ describe('the method set', () => {
     ]);
   });
 
-  it('behavior: docs/rpc.md shows the same omissions with the same reasons', () => {
+  it('behavior: docs/rpc.md shows the same omissions with the same reasons, and the number of methods served', () => {
     expect(documentedOmissions()).toEqual(methodSet().omitted);
+    expect(/serves exactly the (\d+) methods/.exec(read('../../docs/rpc.md'))?.[1]).toBe(String(specMethods().length));
   });
 
   it('behavior: methods.txt is the vendored release\'s list: every method of the vendored method files is in it', () => {
