@@ -131,7 +131,8 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
         loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx)));
       }
       loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
-      if (ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 1_000), createResimulationProcessor(ctx)));
+      // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
+      if (ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
       // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
       loops.push(loop('stuck', Math.min(Math.max((ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000), createStuckWatcher(ctx, ops.stuckAfterSeconds)));
       await Promise.all(loops);

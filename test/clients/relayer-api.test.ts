@@ -20,6 +20,8 @@ import { generateClient, javaMissing, pythonMissing, root, runPython } from './g
 const BOTH = `0x${'ab'.repeat(32)}`; // stored in both directions: ambiguous without `direction` (409)
 const ONE = `0x${'cd'.repeat(32)}`;
 const UNKNOWN = `0x${'ef'.repeat(32)}`;
+/** The admin routes' bearer token (API_ADMIN_TOKEN); the admin calls below change no state, so both clients see the same data. */
+const ADMIN_TOKEN = 'clients-test-admin-token'.padEnd(40, '0');
 
 const message = (hash: string, direction: NewMessage['direction'], nonce: number, status: NewMessage['status'] = 'SENT'): NewMessage => ({
   message_hash: hash,
@@ -56,7 +58,7 @@ beforeAll(async () => {
   const app = createRelayerApp(
     { repo, db: db.client, registry: common.metrics, readiness: async () => [{ name: 'database', ok: ready }] },
     common.logger,
-    { validateResponses: true },
+    { validateResponses: true, admin: { token: ADMIN_TOKEN, maxFailures: 100 } },
   );
   server = await listen(app, '127.0.0.1', 0, 'relayer API', { logger: common.logger });
 }, 180_000);
@@ -115,6 +117,19 @@ describe.skipIf(javaMissing !== undefined)('relayer API: TypeScript client (open
     const filtered = await op('listMessages')({ status: 'EXCLUDED', direction: 'L2_TO_L1', page: 1, limit: 10 });
     expect(filtered.data.map((m: { messageHash: string }) => m.messageHash)).toEqual([ONE]);
     expect(await failure(() => op('listMessages')({ limit: 500 }))).toEqual(problem(400));
+
+    const history = await op('getMessageHistory')({ messageHash: ONE });
+    expect(history).toMatchObject({ messageHash: ONE, direction: 'L2_TO_L1', status: 'EXCLUDED', history: [{ from: null, to: 'EXCLUDED' }] });
+    expect(history.history[0].at).toBeInstanceOf(Date);
+    expect(await failure(() => op('getMessageHistory')({ messageHash: BOTH }))).toEqual(problem(409));
+    // The bearer token through the generated client's own security handling (accessToken).
+    const admin = new c.Configuration({ basePath: server.url, fetchApi: fetch, accessToken: ADMIN_TOKEN });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const adminOp = (name: string) => (...args: unknown[]) => (Object.keys(c).filter((k) => /^[A-Z]\w*Api$/.test(k)).map((k) => new c[k](admin)).find((a: any) => typeof a[name] === 'function') as any)[name](...args);
+    const same = await adminOp('retryMessage')({ messageHash: BOTH, direction: 'L1_TO_L2' });
+    expect(same).toMatchObject({ action: 'retry', changed: false, message: { status: 'SENT' } });
+    expect(await failure(() => adminOp('abandonMessage')({ messageHash: ONE }))).toEqual(problem(409));
+    expect(await failure(() => op('retryMessage')({ messageHash: ONE }))).toEqual(problem(401));
   }, GENERATION_TIMEOUT);
 });
 
@@ -123,7 +138,7 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relay
 
   it('behavior: every operation returns typed models; errors raise ApiException with the problem+json body', async () => {
     const { dir } = generateClient('relayer-api.openapi.yaml', 'python', { packageName: 'relayer_api_client' });
-    const out = await runPython(join(root, 'test/clients/drive_relayer_api.py'), [dir, server.url, JSON.stringify({ both: BOTH, one: ONE, unknown: UNKNOWN })]);
+    const out = await runPython(join(root, 'test/clients/drive_relayer_api.py'), [dir, server.url, JSON.stringify({ both: BOTH, one: ONE, unknown: UNKNOWN, token: ADMIN_TOKEN })]);
     const problem = (status: number) => ({ status, type: expect.stringMatching(/^application\/problem\+json/), body: expect.objectContaining({ status }) });
 
     expect(out.metrics).toMatchObject({ status: 200, type: expect.stringMatching(/^text\/plain/), text: expect.stringMatching(/^# HELP /m) });
@@ -142,5 +157,10 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relay
     expect(out.listFiltered).toMatchObject({ total: 1, pages: 1, records: [{ hash: ONE, status: 'EXCLUDED' }] });
     expect(out.listBadLimit).toEqual(problem(400));
     expect(out.listBadStatus).toEqual(problem(400));
+
+    expect(out.history).toEqual({ cls: 'MessageHistory', status: 'EXCLUDED', lines: [{ cls: 'HistoryEntry', from: null, to: 'EXCLUDED' }] });
+    expect(out.retrySame).toEqual({ cls: 'AdminActionResult', action: 'retry', changed: false, status: 'SENT' });
+    expect(out.abandon409).toEqual(problem(409));
+    expect(out.retry401).toEqual(problem(401));
   }, GENERATION_TIMEOUT);
 });

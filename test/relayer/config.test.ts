@@ -51,6 +51,15 @@ describe('relayer config', () => {
     expect(JSON.stringify(effective)).not.toContain('11111111');
   });
 
+  it('behavior: API_ADMIN_TOKEN is a secret of at least 32 characters: redacted in the effective configuration, never echoed when refused; the operations settings have their defaults', () => {
+    const token = 'z'.repeat(31);
+    expect(problems({ ...base, API_ADMIN_TOKEN: token })).toEqual(['API_ADMIN_TOKEN: must be at least 32 characters (got 31); e.g. openssl rand -hex 32']);
+    const { config, effective } = parseRelayerEnv({ ...base, API_ADMIN_TOKEN: `${token}zz` });
+    expect([config.api.adminToken, effective.API_ADMIN_TOKEN]).toEqual([`${token}zz`, '[redacted]']);
+    expect(loadRelayerConfig(base).api.adminToken).toBeUndefined();
+    expect(loadRelayerConfig(base).operations).toEqual({ stuckAfterSeconds: 600, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } });
+  });
+
   it('args: LISTENER_BLOCK_CONFIRMATION and LISTENER_INITIAL_FROM_BLOCK are used only when >= 0', () => {
     const c = loadRelayerConfig({ ...base, L1_LISTENER_BLOCK_CONFIRMATION: '-1', L2_LISTENER_BLOCK_CONFIRMATION: '0', L1_LISTENER_INITIAL_FROM_BLOCK: '-1', L2_LISTENER_INITIAL_FROM_BLOCK: '0' });
     expect(c.l1.listener.blockConfirmation).toBe(4);
