@@ -39,7 +39,8 @@ async function wire(answer: (method: string, id: unknown) => [number, string, st
 }
 
 const HASH = `0x${'22'.repeat(32)}`;
-const OP = { sender: '0x1111111111111111111111111111111111111111', nonce: '0x0', callData: '0x', signature: '0x' };
+/** A complete v0.7 user operation (the spec refuses a partial one before any bundler is asked). */
+const OP = { sender: '0x1111111111111111111111111111111111111111', nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
 const EP = '0x2222222222222222222222222222222222222222';
 /** A refused signature as a bundler may word it: ERC-7769 code -32507, with data to carry through. */
 const AA24 = { code: -32507, message: 'Invalid UserOperation signature or paymaster signature', data: { reason: 'AA24 signature error' } };
@@ -87,6 +88,27 @@ describe('bundler forwarding', () => {
     wires.push(bundler);
     const url = await endpointFor(bundler.url, 'pimlico_');
     expect((await call(url, 'eth_sendUserOperation', [OP, EP])).error).toEqual(AA24);
+  });
+
+  it('error: an error the bundler sends without a code (Alto\'s own exceptions) is -32603 with its message, never an error object without a code', async () => {
+    const bundler = await wire((_m, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, error: { message: 'Hex size (28) exceeds padding size (16).' } })]);
+    wires.push(bundler);
+    const url = await endpointFor(bundler.url);
+    expect((await call(url, 'eth_sendUserOperation', [OP, EP])).error).toEqual({ code: -32603, message: 'the ERC-4337 bundler failed: Hex size (28) exceeds padding size (16).' });
+  });
+
+  it('error: a v0.6 operation sent to the canonical EntryPoint v0.7 is -32602 naming both, and the bundler is not asked', async () => {
+    const bundler = await wire((_m, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, result: HASH })]);
+    wires.push(bundler);
+    const url = await endpointFor(bundler.url);
+    const { callData, signature, sender, nonce, ...gas } = OP;
+    const v06 = { sender, nonce, initCode: '0x', callData, ...gas, paymasterAndData: '0x', signature };
+    const reply = await call(url, 'eth_sendUserOperation', [v06, '0x0000000071727De22E5E9d8BAf0edAc6f37da032']);
+    expect(reply.error?.code).toBe(-32602);
+    expect(reply.error?.message).toMatch(/param 1 \(entryPoint\): 0x0000000071727De22E5E9d8BAf0edAc6f37da032 is the EntryPoint v0\.7 and the user operation has the v0\.6 shape/);
+    // The same operation at the v0.6 EntryPoint goes through.
+    expect((await call(url, 'eth_sendUserOperation', [v06, '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789'])).result).toBe(HASH);
+    expect(bundler.seen).toEqual(['eth_sendUserOperation']);
   });
 
   it('error: a bundler answering HTML (a proxy\'s 502 page) is -32002 naming the bundler, as JSON', async () => {

@@ -63,7 +63,7 @@ describe('every method of the spec over HTTP', () => {
     const signed = await wallet(2, provider).signTransaction(await wallet(2, provider).populateTransaction({ to: sender, value: 1n }));
     const filterId = await result(rpc.url, 'eth_newFilter', [{ address: to }]);
     const blockFilterId = await result(rpc.url, 'eth_newBlockFilter', []);
-    const userOp = { sender, nonce: '0x0', callData: '0x', signature: '0x' };
+    const userOp = { sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
     const plan: Record<string, unknown[]> = {
       eth_chainId: [],
       eth_blockNumber: [],
@@ -223,7 +223,7 @@ describe('ERC-4337 and asset changes', () => {
   });
 
   it('error: without a bundler the bundler methods say so (-32601)', async () => {
-    const r = await call(converted.url, 'eth_sendUserOperation', [{ sender, nonce: '0x0', callData: '0x', signature: '0x' }, sender]);
+    const r = await call(converted.url, 'eth_sendUserOperation', [{ sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' }, sender]);
     expect(r.error!.code).toBe(-32601);
     expect(r.error!.message).toMatch(/no bundler is configured.*RPC_BUNDLER_URL/);
   });
