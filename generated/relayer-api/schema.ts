@@ -132,8 +132,8 @@ export interface paths {
          * A message's status history
          * @description Every status change of the message, oldest first, each with the status it left (`from`, `null` for
          *     the entry that stored the message), the status it entered (`to`), why, the claim transaction the
-         *     record held after the change (hash, nonce, signer), who made it (`actor`: a relayer instance, or
-         *     `admin` for the admin actions and `l2stack relayer-requeue`) and when. Each entry is written in the
+         *     change concerns (hash, nonce, signer), who made it (`actor`: a relayer instance, or
+         *     `admin` for the admin actions and `l2stack relayer requeue`) and when. Each entry is written in the
          *     same database transaction as the change itself. Entries written before the relayer recorded these
          *     details have `null` for `from`, the claim transaction and the actor. Direction is handled as in
          *     `GET /messages/{messageHash}`.
@@ -189,8 +189,8 @@ export interface paths {
          * @description Moves a message to `ABANDONED`, a final status the relayer never claims. It applies to every status
          *     but `PENDING` (a claim transaction is in flight: wait for its receipt), `CLAIMED_SUCCESS` and
          *     `EXCLUDED`, which answer `409`. A message already `ABANDONED` answers `200` with `changed: false`.
-         *     Recorded in the history with actor `admin`. `POST /messages/{messageHash}/retry` puts an abandoned
-         *     message back only through `l2stack relayer-requeue`'s statuses, so an abandon is meant to be final.
+         *     Recorded in the history with actor `admin`. An abandon is final: neither
+         *     `POST /messages/{messageHash}/retry` nor `l2stack relayer requeue` takes a message out of `ABANDONED`.
          */
         post: operations["abandonMessage"];
         delete?: never;
@@ -266,7 +266,7 @@ export interface components {
              * @example claim reverts in gas estimation: MessageDoesNotExistOrHasAlreadyBeenClaimed
              */
             reason: string | null;
-            /** @description The claim transaction the record held after the change. `null` when none. */
+            /** @description The claim transaction the change concerns: the one the record held after it, or, when the change cleared it (a submission cycle ended, a retry), the one it held before. `null` when none. */
             claimTxHash: string | null;
             /**
              * Format: int64
@@ -276,7 +276,7 @@ export interface components {
             /** @description Lower-case address of the signer of that claim transaction. `null` when none. */
             signer: string | null;
             /**
-             * @description Who made the change: `relayer <host>:<pid>` for a relayer instance, `admin` for the admin actions and `l2stack relayer-requeue`. `null` on entries from before it was recorded.
+             * @description Who made the change: `relayer <host>:<pid>` for a relayer instance, `admin` for the admin actions and `l2stack relayer requeue`. `null` on entries from before it was recorded.
              * @example relayer relayer-0:1
              */
             actor: string | null;

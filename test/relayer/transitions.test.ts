@@ -88,6 +88,18 @@ describe('status transitions', () => {
     for (const t of TRANSITIONS) expect(t.why.length).toBeGreaterThan(10);
   });
 
+  it('behavior: a move that clears the claim transaction (a cycle ends) records the one it cleared', async () => {
+    await repo.storeMessages([newMessage(901, 901)], { name: 'c', lastBlock: 901 });
+    const [row] = await repo.findByHash(newMessage(901, 901).message_hash);
+    await testDb.client.knex(`${schema}.message`).where({ id: row!.id }).update({ status: 'PENDING', claim_tx_hash: `0x${'12'.repeat(32)}`, claim_tx_nonce: 3, claim_signer: `0x${'34'.repeat(20)}` });
+    expect(await repo.transition(row!.id, ['PENDING'], 'ANCHORED', { claim_tx_hash: null, claim_tx_nonce: null, claim_signer: null }, 'cycle ended')).toBe(true);
+    const after = (await repo.findByHash(row!.message_hash))[0]!;
+    const line = (await repo.history([row!.id])).get(row!.id)!.at(-1)!;
+    expect([after.claim_tx_hash, line.from_status, line.status, line.claim_tx_hash, line.claim_tx_nonce, line.signer, line.actor]).toEqual([
+      null, 'PENDING', 'ANCHORED', `0x${'12'.repeat(32)}`, '3', `0x${'34'.repeat(20)}`, 'relayer test-host:1',
+    ]);
+  });
+
   it('error: a move the table lacks names both statuses and writes nothing, even for a batch whose other source status is allowed', async () => {
     await repo.storeMessages([newMessage(900, 900)], { name: 'c', lastBlock: 900 });
     const [row] = await repo.findByHash(newMessage(900, 900).message_hash);

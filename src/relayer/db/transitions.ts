@@ -114,7 +114,7 @@ export class TransitionNotAllowedError extends Error {
  * The one way a message's status is written. One statement moves every listed message still in one of `from`
  * to `to` with its own patch and, in the same statement (so the same transaction), records the history line of
  * each that changed status: from, to, reason, the claim transaction (hash, nonce, signer) the row holds after
- * the move, and the actor (re-evaluations that keep the status are not new lines). Rows are locked (FOR UPDATE)
+ * the move (or held before it, when the move cleared it), and the actor (re-evaluations that keep the status are not new lines). Rows are locked (FOR UPDATE)
  * before their status is compared, so two workers never both move a message. Returns the ids moved.
  */
 export async function applyTransition(
@@ -155,9 +155,11 @@ export async function applyTransition(
     const inFrom = `in (${from.map(() => '?').join(', ')})`;
     const sql =
       `with v(id, reason${columns.map((c) => `, "${c}"`).join('')}) as (values ${rows.join(', ')}), ` +
-      `old as (select m0.id, m0.status from ${m} m0 join v on v.id = m0.id where m0.status ${inFrom} for update of m0), ` +
+      `old as (select m0.id, m0.status, m0.claim_tx_hash, m0.claim_tx_nonce, m0.claim_signer from ${m} m0 join v on v.id = m0.id where m0.status ${inFrom} for update of m0), ` +
       `upd as (update ${m} m set ${sets.join(', ')} from old join v on v.id = old.id where m.id = old.id and m.status ${inFrom} ` +
-      `returning m.id, old.status as old_status, v.reason, m.claim_tx_hash, m.claim_tx_nonce, m.claim_signer), ` +
+      // The claim transaction the move concerns: the row's after it, or the one it cleared (a cycle's end, a retry).
+      `returning m.id, old.status as old_status, v.reason, coalesce(m.claim_tx_hash, old.claim_tx_hash) as claim_tx_hash, ` +
+      `coalesce(m.claim_tx_nonce, old.claim_tx_nonce) as claim_tx_nonce, coalesce(m.claim_signer, old.claim_signer) as claim_signer), ` +
       `hist as (insert into ${h} (message_id, from_status, status, reason, claim_tx_hash, claim_tx_nonce, signer, actor) ` +
       `select id, old_status, ?, reason, claim_tx_hash, claim_tx_nonce, claim_signer, ? from upd where old_status <> ?) ` +
       `select id from upd`;
