@@ -11,7 +11,7 @@ import { connectChain, rawRpc, type Chain } from './chain.js';
 import { DEFAULT_OPERATIONS, type Direction, type RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
-import { createRelayerMetrics } from './metrics.js';
+import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
 import { createClaimingProcessor } from './pipeline/claiming.js';
 import type { DirectionContext } from './pipeline/context.js';
 import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1-to-l2.js';
@@ -248,6 +248,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     }
     return checks;
   };
+  registerReadinessGauge(common.metrics, readiness);
 
   let server: RunningServer;
   try {

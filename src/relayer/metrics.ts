@@ -60,3 +60,24 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
     pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', ['direction', 'poller']),
   };
 }
+
+/**
+ * `relayer_ready`: 1 when GET /health/ready would answer 200, else 0, evaluated at scrape time with the same
+ * checks (one `select 1` and one eth_blockNumber per chain), so an alert needs no probe of its own.
+ */
+export function registerReadinessGauge(registry: Registry, readiness: () => Promise<{ ok: boolean }[]>): void {
+  // The latest relayer started on this registry reports (a stopped one's closed database must not).
+  registry.removeSingleMetric('relayer_ready');
+  new Gauge({
+    name: 'relayer_ready',
+    help: '1 when GET /health/ready answers 200 (every check passes), else 0; evaluated at scrape time.',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set((await readiness()).every((c) => c.ok) ? 1 : 0);
+      } catch {
+        this.set(0);
+      }
+    },
+  });
+}
