@@ -80,8 +80,23 @@ async function rpcReady(url: string, deadline: number, child: ChildProcess, stde
   }
 }
 
-/** Starts an anvil chain and waits until it answers JSON-RPC. */
+/**
+ * Starts an anvil chain and waits until it answers JSON-RPC. With port 0 the free port is found before anvil binds
+ * it, so another process may take it in between (seen in CI with many chains starting at once): such a start is
+ * tried again on another free port, up to 3 times. A port asked for by number is never changed.
+ */
 export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchAnvil(options);
+    } catch (err) {
+      const taken = err instanceof AnvilStartError && /Address already in use/.test(err.message);
+      if (!taken || options.port !== 0 || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
   const host = options.host ?? '127.0.0.1';
   const port = await reservePort(host, options.port, `anvil (chain ${options.chainId})`);
   const args = ['--host', host, '--port', String(port), '--chain-id', String(options.chainId), '--accounts', String(options.accounts ?? 10), '--silent'];
