@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { DevnetState } from '../../../src/devnet/state-file.js';
+import { spawnDev, type DevProcess } from '../dev-process.js';
 import { expressions, metricNames } from '../../ops/rules.js';
 
 /**
@@ -18,26 +13,6 @@ import { expressions, metricNames } from '../../ops/rules.js';
 
 /** Series Prometheus makes itself, not the services. */
 const PROMETHEUS_MADE = new Set(['up']);
-
-let child: ChildProcess;
-let output = '';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
-  });
-
-async function until(what: string, probe: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!probe()) {
-    if (child.exitCode !== null) throw new Error(`l2stack dev exited ${child.exitCode} while waiting for ${what}:\n${output.slice(-3_000)}`);
-    if (Date.now() > deadline) throw new Error(`${what} not within ${ms / 1_000} s:\n${output.slice(-3_000)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 /** The names a scrape exports: each declared family (with a histogram's and summary's series names) and each sample's. */
 export function exportedNames(text: string): { declared: Set<string>; sampled: Set<string> } {
@@ -59,25 +34,16 @@ export function exportedNames(text: string): { declared: Set<string>; sampled: S
 }
 
 let services: Record<string, string>;
+let dev: DevProcess | undefined;
 
 beforeAll(async () => {
-  const stateFile = join(mkdtempSync(join(tmpdir(), 'l2stack-metrics-')), 'devnet.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, RPC_PORT: String(await freePort()), TOKEN_API_PORT: String(await freePort()), API_PORT: String(await freePort()) };
-  delete env.DATABASE_HOST; // `npm start` as a user runs it: the embedded database
-  child = spawn(process.execPath, ['bin/l2stack.js', 'dev', '--history-hours', '1', '--state-file', stateFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  await until('l2stack dev ready', () => output.includes('l2stack dev ready'), 300_000);
-  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState;
-  services = { relayer: state.services.relayerApi!, rpc: state.services.rpc!, 'token-api': state.services.tokenApi! };
+  dev = await spawnDev('metrics');
+  const { services: s } = dev.state;
+  services = { relayer: s.relayerApi!, rpc: s.rpc!, 'token-api': s.tokenApi! };
 }, 400_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await dev?.stop();
 });
 
 describe('the metrics of the alert rules and dashboards against l2stack dev', () => {

@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import WebSocket from 'ws';
 import { loadRpcSpec, type SpecMethod } from '../../../src/rpc/spec.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
+import { spawnDev, type DevProcess } from '../dev-process.js';
 import { call, type RpcReply } from '../../rpc/helpers.js';
 
 /**
@@ -40,29 +36,9 @@ const PLACEHOLDER = {
 const SUBSCRIPTIONS = ['eth_subscribe', 'eth_unsubscribe'];
 const silent = { onBegin() {}, onTestBegin() {}, onTestEnd() {}, onEnd() {} };
 
-let child: ChildProcess;
+let dev: DevProcess | undefined;
 let state: DevnetState;
 let rpcUrl: string;
-let output = '';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
-  });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`l2stack dev exited ${child.exitCode} while waiting for ${what}:\n${output.slice(-3_000)}`);
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not within ${ms / 1_000} s:\n${output.slice(-3_000)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 const result = async (method: string, params: unknown[]): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
   const reply = await call(rpcUrl, method, params);
@@ -71,26 +47,16 @@ const result = async (method: string, params: unknown[]): Promise<any> => { // e
 };
 
 beforeAll(async () => {
-  const stateFile = join(mkdtempSync(join(tmpdir(), 'l2stack-examples-')), 'devnet.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, RPC_PORT: String(await freePort()), TOKEN_API_PORT: String(await freePort()), API_PORT: String(await freePort()) };
-  delete env.DATABASE_HOST; // `npm start` as a user runs it: the embedded database
   // One hour of history is enough: the examples need blocks 0x1..0x40 and a finalized state.
-  child = spawn(process.execPath, ['bin/l2stack.js', 'dev', '--history-hours', '1', '--state-file', stateFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  await until('l2stack dev ready', async () => (output.includes('l2stack dev ready') ? true : undefined), 300_000);
-  state = JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState;
+  dev = await spawnDev('examples');
+  state = dev.state;
   rpcUrl = state.services.rpc!;
   // svc_getProof answers once the state manager's roots are finalized on L1, some seconds after ready.
-  await until('svc_getProof on a finalized block', async () => ((await call(rpcUrl, 'svc_getProof', [state.accounts[0]!.address, [], 'finalized'])).result ? true : undefined), 240_000);
+  await dev.until('svc_getProof on a finalized block', async () => ((await call(rpcUrl, 'svc_getProof', [state.accounts[0]!.address, [], 'finalized'])).result ? true : undefined), 240_000);
 }, 600_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await dev?.stop();
 });
 
 /** The document with each placeholder replaced by this run's value (params and results alike). */
