@@ -65,6 +65,9 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
  * `relayer_ready`: 1 when GET /health/ready would answer 200, else 0, evaluated at scrape time with the same
  * checks (one `select 1` and one eth_blockNumber per chain), so an alert needs no probe of its own.
  */
+/** How long a scrape waits for the readiness checks behind `relayer_ready`. */
+const READINESS_SCRAPE_MS = 2_000;
+
 export function registerReadinessGauge(registry: Registry, readiness: () => Promise<{ ok: boolean }[]>): void {
   // The latest relayer started on this registry reports (a stopped one's closed database must not).
   registry.removeSingleMetric('relayer_ready');
@@ -73,10 +76,19 @@ export function registerReadinessGauge(registry: Registry, readiness: () => Prom
     help: '1 when GET /health/ready answers 200 (every check passes), else 0; evaluated at scrape time.',
     registers: [registry],
     async collect() {
+      // A check that hangs (a database connection being acquired, a node that does not answer) must not hold the
+      // scrape, and with it every other metric: past READINESS_SCRAPE_MS the relayer counts as not ready.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), READINESS_SCRAPE_MS);
+      });
       try {
-        this.set((await readiness()).every((c) => c.ok) ? 1 : 0);
+        const ready = await Promise.race([readiness().then((checks) => checks.every((c) => c.ok)), late]);
+        this.set(ready ? 1 : 0);
       } catch {
         this.set(0);
+      } finally {
+        clearTimeout(timer);
       }
     },
   });
