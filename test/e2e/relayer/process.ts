@@ -84,7 +84,8 @@ export async function until(what: string, fn: () => boolean | Promise<boolean>, 
 export async function metricSum(url: string, name: string): Promise<number | undefined> {
   let text: string;
   try {
-    const res = await fetch(`${url}/metrics`);
+    // Bounded: a scrape that does not answer counts as the API not answering, never as a hung test.
+    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) });
     if (!res.ok) return undefined;
     text = await res.text();
   } catch {
