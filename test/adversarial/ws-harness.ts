@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ethers } from 'ethers';
 import WebSocket from 'ws';
-import { deployOuter, wallet } from '../rpc/helpers.js';
+import { deployOuter, forwardTo, wallet } from '../rpc/helpers.js';
 
 /** One JSON-RPC answer as a raw WebSocket client sees it. */
 export interface WsAnswer {
@@ -188,12 +188,7 @@ export async function recordingNode(targetUrl: string, maxBodyBytes: number) {
         if (c.method === 'eth_getBlockByNumber' && typeof p0 === 'string' && p0.startsWith('0x')) call.block = Number(BigInt(p0));
         calls.push(call);
       }
-      const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      up.end(body);
+      forwardTo(target, body, res);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

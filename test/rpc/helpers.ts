@@ -1,4 +1,4 @@
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import solc from 'solc';
 import { ethers } from 'ethers';
@@ -35,6 +35,16 @@ export async function result(url: string, method: string, params: unknown[] = []
   const r = await call(url, method, params);
   if (r.error) throw new Error(`${method}: ${r.error.code} ${r.error.message}`);
   return r.result;
+}
+
+/** Sends a JSON-RPC body on to the node at `target` and pipes its answer back as it is (test proxies). */
+export function forwardTo(target: URL, body: string | Buffer, res: ServerResponse): void {
+  const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
+    res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
+    r.pipe(res);
+  });
+  up.on('error', () => res.destroy());
+  up.end(body);
 }
 
 /**
@@ -100,12 +110,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
         res.end(JSON.stringify({ jsonrpc: '2.0', id: refused.id, error: { code: -32601, message: 'Method not found' } }));
         return;
       }
-      const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      up.end(body);
+      forwardTo(target, body, res);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

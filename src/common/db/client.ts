@@ -38,7 +38,7 @@ export interface DbClient {
  * directory is locked for this process until `close` (DatabaseLockedError while another process has it).
  */
 /**
- * knex's own log (otherwise console.log: plain text with stacks, which breaks "logs are JSON lines") through our
+ * knex's own log (by default knex prints to the console: plain text with stacks, which breaks "logs are JSON lines") through our
  * logger. "Acquire connection error" comes once per failed connection attempt with a stack, hundreds of lines
  * in an outage; the caller gets the classified error and logs it itself, so knex's copy is debug, one line.
  */
