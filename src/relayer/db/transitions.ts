@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { MessageStatus } from './migrations.js';
-import type { MessagePatch } from './repository.js';
+import type { MessagePatch } from './rows.js';
 
 /**
  * The relayer's state machine: every status move a message may make, and why. applyTransition refuses any
