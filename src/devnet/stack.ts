@@ -8,32 +8,7 @@ import type { Logger } from '../common/log.js';
 import { tokenApiService } from './services/token-api.js';
 import { rpcService } from './services/rpc.js';
 import { relayerService } from './services/relayer.js';
-import type { ProofBackend } from '../rpc/index.js';
-
-/**
- * One service of `l2stack dev`: its port is checked before anything starts (a taken port fails start-up
- * naming it, with nothing left running), then it starts against the devnet.
- */
-export interface StackService {
-  name: keyof DevnetState['services'];
-  port(env: Record<string, string | undefined>): { host: string; port: number };
-  /** Its URL, or its URL and where its /health/live is when that is another port (RPC_OPERATOR_PORT). */
-  start(ctx: StackContext & { host: string; port: number }): Promise<string | { url: string; healthUrl: string }>;
-}
-
-/** What services started earlier hand to later ones (the state manager's proofs to the RPC endpoint). */
-export interface StackShared {
-  proofBackend?: ProofBackend;
-}
-
-export interface StackContext {
-  common: Common;
-  db: DbClient;
-  devnet: Devnet;
-  env: Record<string, string | undefined>;
-  workDir: string;
-  shared: StackShared;
-}
+import type { StackService, StackShared } from './services/service.js';
 
 /** Services join this list as they land; `l2stack dev` runs every one of them. */
 export const STACK_SERVICES: StackService[] = [rpcService, tokenApiService, relayerService];

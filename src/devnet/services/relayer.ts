@@ -1,4 +1,4 @@
-import type { StackService } from '../stack.js';
+import type { StackService } from './service.js';
 import { env, parseEnv } from '../../common/config/env.js';
 import { ROLES } from '../accounts.js';
 import { loadRelayerConfig, startRelayer, type RelayerConfig } from '../../relayer/index.js';

@@ -1,4 +1,4 @@
-import type { StackService } from '../stack.js';
+import type { StackService } from './service.js';
 import type { DevnetState } from '../state-file.js';
 import { parseEnv } from '../../common/config/env.js';
 import { loadRpcConfig, rpcEnv, startRpc } from '../../rpc/index.js';

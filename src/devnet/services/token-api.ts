@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StackService } from '../stack.js';
+import type { StackService } from './service.js';
 import { loadTokenApiConfig, startTokenApi, type TokenApiConfig } from '../../token-api/index.js';
 
 /**
