@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import type { MessageStatus } from './migrations.js';
-import type { MessagePatch } from './rows.js';
+import type { MessagePatch, NewMessage } from './rows.js';
 
 /**
  * The relayer's state machine: every status move a message may make, and why. applyTransition refuses any
  * other, so a new move is a new line here (with its reason), never a quiet write somewhere in the pipeline.
- * A message enters the machine as SENT or EXCLUDED (RelayerRepository.storeMessages); the statuses with no
- * line leaving them other than the operator's are where the relayer stops by itself.
+ * A message enters the machine as one of ENTRY_STATUSES (enterMessages); the statuses with no line leaving them
+ * other than the operator's are where the relayer stops by itself. These two functions are the only writers of
+ * a message's status and of its history.
  */
 export const TRANSITIONS: readonly { from: MessageStatus; to: MessageStatus; why: string }[] = [
   // Anchoring (src/relayer/pipeline/l1-to-l2.ts, l2-to-l1.ts)
@@ -168,4 +169,33 @@ export async function applyTransition(
     for (const r of result.rows) moved.add(String(r.id));
   }
   return moved;
+}
+
+/** The statuses a message is first stored in: SENT, or EXCLUDED by the operator's filters (NewMessage's type holds it). */
+export const ENTRY_STATUSES = ['SENT', 'EXCLUDED'] as const satisfies readonly MessageStatus[] & readonly NewMessage['status'][];
+
+/** Rows per INSERT of new messages: 2,000 × 14 columns stays well under PostgreSQL's 65,535 bind parameters. */
+const MESSAGES_PER_INSERT = 2_000;
+
+/**
+ * Stores new messages in their entry status with the first line of each one's history (from null), in the
+ * caller's transaction. Known (hash, direction) pairs are left untouched and get no line. Returns how many
+ * were new.
+ */
+export async function enterMessages(trx: Knex, schema: string, messages: readonly NewMessage[], actor: string): Promise<number> {
+  let inserted = 0;
+  // In chunks, in the one transaction: a PostgreSQL statement takes at most 65,535 bind parameters, and a
+  // log window of ~4,700 messages (14 columns each) in one INSERT was refused, retried forever.
+  for (let at = 0; at < messages.length; at += MESSAGES_PER_INSERT) {
+    const rows = (await trx(`${schema}.message`)
+      .insert(messages.slice(at, at + MESSAGES_PER_INSERT))
+      .onConflict(['message_hash', 'direction'])
+      .ignore()
+      .returning(['id', 'status', 'failure_reason'])) as { id: string; status: MessageStatus; failure_reason: string | null }[];
+    if (rows.length > 0) {
+      await trx(`${schema}.message_status_history`).insert(rows.map((r) => ({ message_id: r.id, from_status: null, status: r.status, reason: r.failure_reason, actor })));
+    }
+    inserted += rows.length;
+  }
+  return inserted;
 }

@@ -1,0 +1,142 @@
+import type { Knex } from 'knex';
+import type { DbClient } from '../../common/db/client.js';
+import type { Direction } from '../config.js';
+import type { MessageStatus } from './migrations.js';
+import type { FinalizationRow, HistoryRow, MessageRow } from './rows.js';
+
+/** Claimable on the destination and not yet claimed: what counts as stuck once it lasts. */
+export const STUCK_STATUSES: readonly MessageStatus[] = ['ANCHORED', 'FEE_UNDERPRICED', 'PENDING'];
+
+/**
+ * What the relayer reads from its tables: the pipeline's lookups, the API's and the metrics'. Nothing here writes;
+ * RelayerRepository adds the writes (and the change feed, which follows them).
+ */
+export class RelayerReads {
+  constructor(readonly db: DbClient, readonly schema: string) {}
+
+  t(knex: Knex, table: string) {
+    return knex(`${this.schema}.${table}`);
+  }
+
+  async getCursor(name: string): Promise<number | undefined> {
+    const row = await this.db.run((knex) => this.t(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
+    return row ? Number(row.last_block) : undefined;
+  }
+
+  /** Whether the message is still PENDING with this claim transaction (nothing replaced or undid it since a read). */
+  async isPendingWith(id: string, claimTxHash: string): Promise<boolean> {
+    const row = await this.db.run((knex) => this.t(knex, 'message').where({ id, status: 'PENDING', claim_tx_hash: claimTxHash }).first('id'));
+    return row !== undefined;
+  }
+
+  /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
+  async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, options: { maxRetries?: number } = {}): Promise<MessageRow[]> {
+    return this.db.run((knex) => {
+      const q = this.t(knex, 'message')
+        .where({ direction })
+        .whereIn('status', statuses as MessageStatus[])
+        .where((w) => w.whereNull('retry_after').orWhere('retry_after', '<=', knex.fn.now()))
+        .orderBy([{ column: 'sent_block_number' }, { column: 'message_nonce' }])
+        .limit(limit);
+      if (options.maxRetries !== undefined) q.where('retries', '<', options.maxRetries);
+      return q.select<MessageRow[]>('*');
+    });
+  }
+
+  async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
+    return this.db.run((knex) =>
+      this.t(knex, 'message')
+        .where({ direction, contract_address: contractAddress })
+        .whereBetween('sent_block_number', [blocks.from, blocks.to])
+        .orderBy('message_nonce')
+        .select('message_hash', 'message_nonce', 'sent_block_number'),
+    );
+  }
+
+  async finalizationCovering(contractAddress: string, l2Block: number): Promise<FinalizationRow | undefined> {
+    return this.db.run((knex) =>
+      this.t(knex, 'finalization')
+        .where({ contract_address: contractAddress })
+        .where('first_l2_block', '<=', l2Block)
+        .where('final_l2_block', '>=', l2Block)
+        .orderBy('id')
+        .first<FinalizationRow | undefined>('*'),
+    );
+  }
+
+  // --- API and metrics ----------------------------------------------------------------------------------
+
+  async findByHash(hash: string, direction?: Direction): Promise<MessageRow[]> {
+    return this.db.run((knex) => {
+      const q = this.t(knex, 'message').where({ message_hash: hash.toLowerCase() });
+      if (direction) q.where({ direction });
+      return q.orderBy('direction').select<MessageRow[]>('*');
+    });
+  }
+
+  async list(filter: { status?: MessageStatus; direction?: Direction }, page: number, limit: number): Promise<{ rows: MessageRow[]; total: number }> {
+    return this.db.run(async (knex) => {
+      const where = (q: Knex.QueryBuilder) => {
+        if (filter.status) q.where('status', filter.status);
+        if (filter.direction) q.where('direction', filter.direction);
+        return q;
+      };
+      const [{ count }] = (await where(this.t(knex, 'message')).count({ count: '*' })) as [{ count: string | number }];
+      const rows = await where(this.t(knex, 'message'))
+        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'message_hash' }, { column: 'direction' }])
+        .offset((page - 1) * limit)
+        .limit(limit)
+        .select<MessageRow[]>('*');
+      return { rows, total: Number(count) };
+    });
+  }
+
+  async history(ids: string[]): Promise<Map<string, HistoryRow[]>> {
+    const out = new Map<string, HistoryRow[]>();
+    if (ids.length === 0) return out;
+    const rows = await this.db.run((knex) =>
+      this.t(knex, 'message_status_history')
+        .whereIn('message_id', ids)
+        .orderBy([{ column: 'message_id' }, { column: 'id' }])
+        .select<HistoryRow[]>('message_id', 'from_status', 'status', 'at', 'reason', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor'),
+    );
+    for (const r of rows) {
+      const list = out.get(String(r.message_id)) ?? [];
+      list.push(r);
+      out.set(String(r.message_id), list);
+    }
+    return out;
+  }
+
+  /**
+   * Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED, or PENDING with its claim unconfirmed)
+   * for more than `seconds` since they were anchored: how many per direction, and the oldest `limit` of them.
+   */
+  async stuck(seconds: number, limit: number, direction?: Direction): Promise<{ counts: Map<Direction, number>; oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[] }> {
+    return this.db.run(async (knex) => {
+      const where = (q: Knex.QueryBuilder) =>
+        (direction ? q.where({ direction }) : q).whereIn('status', STUCK_STATUSES as MessageStatus[]).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
+      const rows = (await where(this.t(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
+      const oldest = limit === 0 ? [] : await where(this.t(knex, 'message')).orderBy('anchored_at').limit(limit).select('id', 'message_hash', 'direction', 'status', 'anchored_at');
+      return { counts: new Map(rows.map((r) => [r.direction, Number(r.count)])), oldest };
+    });
+  }
+
+  /** NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first. */
+  async dueResimulations(direction: Direction, limit: number): Promise<MessageRow[]> {
+    return this.db.run((knex) =>
+      this.t(knex, 'message')
+        .where({ direction, status: 'NON_EXECUTABLE' })
+        .whereNotNull('retry_after')
+        .where('retry_after', '<=', knex.fn.now())
+        .orderBy('retry_after')
+        .limit(limit)
+        .select<MessageRow[]>('*'),
+    );
+  }
+
+  async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
+    const rows = await this.db.run((knex) => this.t(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
+    return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({ ...r, count: Number(r.count) }));
+  }
+}
