@@ -2,7 +2,8 @@ import { deflateRawSync, constants } from 'node:zlib';
 import { Signature, Transaction } from 'ethers';
 import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
-import type { CallScope, RpcContext } from './context.js';
+import type { RpcContext } from './context.js';
+import type { CallScope } from './types.js';
 import { computeResult } from './evm-bounds.js';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
@@ -63,12 +64,17 @@ export async function estimateGas(ctx: RpcContext, call: CallObject, block: stri
   }
   const tag = block ?? 'latest';
   const nonce = call.nonce !== undefined ? Promise.resolve(call.nonce) : call.from ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest']) : Promise.resolve('0x0');
-  const [gas, latest, chainId, nonceHex] = (await Promise.all([
+  // All four settle before the call answers (not Promise.all's first rejection): no node request of this
+  // call outlives it, so a refused estimate leaves no reads behind that the next caller would wait on.
+  const settled = await Promise.allSettled([
     computeResult(ctx, 'eth_estimateGas', [call, tag], scope),
     ctx.upstream.request('eth_getBlockByNumber', ['latest', false]),
     ctx.upstream.request('eth_chainId', []),
     nonce,
-  ])) as [string, { baseFeePerGas?: string } | null, string, string];
+  ]);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [gas, latest, chainId, nonceHex] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [string, { baseFeePerGas?: string } | null, string, string];
   const gasLimit = BigInt(gas);
   const baseFee = BigInt(latest?.baseFeePerGas ?? '0x0');
   const costs = ctx.config.estimateGas;

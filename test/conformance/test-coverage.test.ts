@@ -105,11 +105,11 @@ describe('@open-rpc/test-coverage against the running endpoint with our spec', (
         `${nodeRefused.length} refused by the node; ${nodeStateAnswers.length} -32602 from the node about its state (block above the head); ` +
         `other errors by code: ${[...byCode].map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`,
     );
-    expect(requestErrors).toEqual([]);
-    expect(resultFailures).toEqual([]);
-    expect(officialFailures).toEqual([]);
-    expect(refusedButForwarded).toEqual([]);
-    expect(nodeRefused).toEqual([]);
+    expect(requestErrors, requestErrors.join('\n')).toEqual([]);
+    expect(resultFailures, resultFailures.join('\n')).toEqual([]);
+    expect(officialFailures, officialFailures.join('\n')).toEqual([]);
+    expect(refusedButForwarded, refusedButForwarded.join('\n')).toEqual([]);
+    expect(nodeRefused, nodeRefused.join('\n')).toEqual([]);
     // The run did exercise both sides: answers with results, and refusals.
     expect(results).toBeGreaterThan(50);
     expect(refused).toBeGreaterThan(0);
