@@ -38,7 +38,7 @@ export const migrateCommand: CommandBody = {
       try {
         for (const name of group) {
           const { schema, migrations } = SERVICE_SCHEMAS[name]!;
-          const applied = await client.run((knex) => migrate(knex, schema, migrations));
+          const applied = await client.query('cli.migrate', (knex) => migrate(knex, schema, migrations));
           logger.info({ service: name, schema, database: client.description, applied }, applied.length > 0 ? 'migrations applied' : 'already up to date');
         }
       } finally {

@@ -50,7 +50,7 @@ export const requeueCommand: Command = {
     // serves one process; stop the relayer, requeue, start it again).
     const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
     try {
-      const exists = await db.run((knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'));
+      const exists = await db.query('relayer.has_message_table', (knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'));
       if (!exists) throw new Error(`this database has no relayer tables (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates them when it starts`);
       const out = await requeueMessages(new RelayerRepository(db, RELAYER_SCHEMA), select);
       for (const r of out.requeued) process.stdout.write(`requeued ${r.hash} ${r.direction}: ${r.from} -> ${r.to} (retries ${r.retries} -> 0)\n`);

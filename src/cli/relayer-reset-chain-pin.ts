@@ -28,7 +28,7 @@ export const resetChainPinCommand: Command = {
     // The relayer's own embedded directory by default; refused while a relayer runs on it (PGlite serves one process).
     const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
     try {
-      const exists = await db.run((knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('chain_pin'));
+      const exists = await db.query('relayer.has_chain_pin_table', (knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('chain_pin'));
       if (!exists) throw new Error(`this database has no relayer chain pin (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates it when it starts`);
       const out = await resetChainPin(new RelayerRepository(db, RELAYER_SCHEMA), { abandon });
       const unfinished = Object.entries(out.unfinished).map(([s, n]) => `${n} ${s}`).join(', ');

@@ -55,7 +55,7 @@ async function withStore<T>(fn: (store: ApiKeyStore) => Promise<T>): Promise<T> 
   // directory); keys for a running fleet are managed on its PostgreSQL database.
   const db: DbClient = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('rpc') });
   try {
-    await db.run((k) => migrate(k, RPC_SCHEMA, rpcMigrations));
+    await db.query('rpc.migrate', (k) => migrate(k, RPC_SCHEMA, rpcMigrations));
     return await fn(new ApiKeyStore(db, RPC_SCHEMA));
   } finally {
     await db.close();

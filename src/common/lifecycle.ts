@@ -39,7 +39,13 @@ export async function runLifecycle(spec: LifecycleSpec): Promise<number> {
       const pending = createDbClient(database, { pgliteDefault: spec.pgliteDefault, logger: common.logger });
       opening = pending;
       common.shutdown.add('database', async () => (await pending).close());
-      void pending.then((db) => common.logger.info({ database: db.description }, 'database opened'), () => undefined);
+      void pending.then(
+        (db) => {
+          db.instrument(common.metrics);
+          common.logger.info({ database: db.description }, 'database opened');
+        },
+        () => undefined,
+      );
     }
     return opening;
   };

@@ -39,7 +39,7 @@ export interface RunningStateManager {
 export async function startStateManager({ common, db, config }: { common: Common; db: DbClient; config: StateConfig }): Promise<RunningStateManager> {
   const logger = common.logger.child({ module: 'state' });
   const schema = config.schema ?? STATE_SCHEMA;
-  await db.run((knex) => migrate(knex, schema, stateMigrations));
+  await db.query('state.migrate', (knex) => migrate(knex, schema, stateMigrations));
   const store = new PgStore(db, schema);
   const world = new WorldState(store);
   const l1 = createProvider(config.l1RpcUrl);

@@ -33,6 +33,9 @@ interface SettledRow {
 /** Rows kept from reads at settled blocks (about 250 bytes each); past it the cache starts over. */
 const SETTLED_ROWS = 200_000;
 
+/** One read statement with bindings: inside a snapshot transaction, or alone on the pool (headReader). */
+type RawQuery = <T>(sql: string, bindings: readonly Knex.RawBinding[]) => Promise<T>;
+
 export class PgStore implements BatchingStore {
   readonly kind: 'pglite' | 'postgres';
   private readonly t: (name: string) => string;
@@ -50,8 +53,8 @@ export class PgStore implements BatchingStore {
   private settledRows = 0;
 
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
-    return this.db.run((knex) =>
-      knex.transaction((trx) => fn(this.reader(trx, block, options?.settled ?? false)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
+    return this.db.query('state.read', (knex) =>
+      knex.transaction((trx) => fn(this.reader(async <T,>(sql: string, bindings: readonly Knex.RawBinding[]) => (await trx.raw(sql, [...bindings])) as T, block, options?.settled ?? false)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
     );
   }
 
@@ -112,10 +115,10 @@ export class PgStore implements BatchingStore {
 
   /** See BatchingStore.headReader: each call one statement on the shared pool, no transaction. */
   headReader(block: bigint): StateReader {
-    return this.reader(this.db.knex, block);
+    return this.reader(<T,>(sql: string, bindings: readonly Knex.RawBinding[]) => this.db.query('state.head_read', async (knex) => (await knex.raw(sql, [...bindings])) as T), block);
   }
 
-  private reader(q: Knex | Knex.Transaction, block: bigint, settled = false): StateReader {
+  private reader(raw: RawQuery, block: bigint, settled = false): StateReader {
     const n = block.toString();
     return {
       block,
@@ -124,7 +127,7 @@ export class PgStore implements BatchingStore {
         const want = settled ? this.fromSettled(tree, positions, block, out) : positions;
         if (want.length === 0) return out;
         if (!settled) {
-          const { rows } = await q.raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
+          const { rows } = await raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
             `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
              cross join lateral (
                select value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
@@ -135,7 +138,7 @@ export class PgStore implements BatchingStore {
           return out;
         }
         // At a settled block, each row's version block too: what is read stays true from that block on.
-        const { rows } = await q.raw<{ rows: { pos: string; block: string | null; value: Uint8Array | null }[] }>(
+        const { rows } = await raw<{ rows: { pos: string; block: string | null; value: Uint8Array | null }[] }>(
           `select p.pos, n.block, n.value from unnest(?::bigint[]) as p(pos)
            left join lateral (
              select block, value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
@@ -150,7 +153,7 @@ export class PgStore implements BatchingStore {
       floorKeys: async (tree, hKeys) => {
         const out = new Map<string, KeyEntry | undefined>();
         if (hKeys.length === 0) return out;
-        const { rows } = await q.raw<{ rows: { q: string; hkey: string | null; leaf_index: string | null }[] }>(
+        const { rows } = await raw<{ rows: { q: string; hkey: string | null; leaf_index: string | null }[] }>(
           `select q.h as q, k.hkey, k.leaf_index from unnest(?::text[]) as q(h)
            left join lateral (
              select encode(d.hkey, 'hex') as hkey, d.leaf_index from (
@@ -165,7 +168,7 @@ export class PgStore implements BatchingStore {
         return out;
       },
       keysUpTo: async (tree, limit) => {
-        const { rows } = await q.raw<{ rows: { hkey: string; leaf_index: string }[] }>(
+        const { rows } = await raw<{ rows: { hkey: string; leaf_index: string }[] }>(
           `select encode(hkey, 'hex') as hkey, leaf_index from (
              select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc
            ) d where d.leaf_index is not null limit ?`,
@@ -175,12 +178,12 @@ export class PgStore implements BatchingStore {
         return rows.map((r) => ({ hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) }));
       },
       liveRows: async (tree) => {
-        const nodes = await q.raw<{ rows: { pos: string }[] }>(
+        const nodes = await raw<{ rows: { pos: string }[] }>(
           `select pos from (select distinct on (pos) pos, value from ${this.t('nodes')} where tree = decode(?, 'hex') and block <= ? order by pos, block desc) d
            where d.value is not null`,
           [treeHex(tree), n],
         );
-        const keys = await q.raw<{ rows: { hkey: string }[] }>(
+        const keys = await raw<{ rows: { hkey: string }[] }>(
           `select encode(hkey, 'hex') as hkey from (select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc) d
            where d.leaf_index is not null`,
           [treeHex(tree), n],
@@ -224,7 +227,7 @@ export class PgStore implements BatchingStore {
       }
     }
     const first = blocks[0]!.block.number;
-    await this.db.run((knex) =>
+    await this.db.query('state.commit_blocks', (knex) =>
       knex.transaction(async (trx) => {
         const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.t('blocks')} order by number desc limit 1`);
         const top = head.rows[0]?.number;
@@ -255,12 +258,12 @@ export class PgStore implements BatchingStore {
   }
 
   async head(): Promise<BlockRecord | undefined> {
-    const r = await this.db.run((knex) => knex(this.t('blocks')).orderBy('number', 'desc').first());
+    const r = await this.db.query('state.head', (knex) => knex(this.t('blocks')).orderBy('number', 'desc').first());
     return PgStore.record(r);
   }
 
   async block(number: bigint): Promise<BlockRecord | undefined> {
-    const r = await this.db.run((knex) => knex(this.t('blocks')).where({ number: number.toString() }).first());
+    const r = await this.db.query('state.block', (knex) => knex(this.t('blocks')).where({ number: number.toString() }).first());
     return PgStore.record(r);
   }
 
@@ -269,7 +272,7 @@ export class PgStore implements BatchingStore {
     this.settled = new Map();
     this.settledRows = 0;
     const n = block.toString();
-    await this.db.run((knex) =>
+    await this.db.query('state.rollback', (knex) =>
       knex.transaction(async (trx) => {
         await trx(this.t('nodes')).where('block', '>', n).delete();
         await trx(this.t('keys')).where('block', '>', n).delete();
@@ -287,7 +290,7 @@ export class PgStore implements BatchingStore {
     const prev = BigInt((await this.getMeta('pruned_floor')) ?? '-1');
     if (floor <= prev) return 0;
     const [p, f] = [prev.toString(), floor.toString()];
-    return this.db.run((knex) =>
+    return this.db.query('state.prune', (knex) =>
       knex.transaction(async (trx) => {
         let removed = 0;
         for (const [table, key, value] of [['nodes', 'pos', 'value'], ['keys', 'hkey', 'leaf_index']] as const) {
@@ -307,16 +310,16 @@ export class PgStore implements BatchingStore {
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    const r = await this.db.run((knex) => knex(this.t('meta')).where({ key }).first());
+    const r = await this.db.query('state.get_meta', (knex) => knex(this.t('meta')).where({ key }).first());
     return (r as { value: string } | undefined)?.value;
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    await this.db.run((knex) => knex(this.t('meta')).insert({ key, value }).onConflict('key').merge());
+    await this.db.query('state.set_meta', (knex) => knex(this.t('meta')).insert({ key, value }).onConflict('key').merge());
   }
 
   async recordFinalization(rec: FinalizationRecord): Promise<void> {
-    await this.db.run((knex) =>
+    await this.db.query('state.record_finalization', (knex) =>
       knex(this.t('finalizations'))
         .insert({ l2_block: rec.l2Block.toString(), state_root: rec.stateRoot, l1_block: rec.l1Block.toString(), l1_tx_hash: rec.l1TxHash })
         .onConflict('l2_block')
@@ -325,7 +328,7 @@ export class PgStore implements BatchingStore {
   }
 
   async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
-    const r = (await this.db.run((knex) => knex(this.t('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
+    const r = (await this.db.query('state.finalization', (knex) => knex(this.t('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
       | { l2_block: string; state_root: string; l1_block: string; l1_tx_hash: string }
       | undefined;
     return r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash };

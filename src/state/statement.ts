@@ -43,7 +43,7 @@ function literal(value: string, type: string): string {
  * PGlite (one session per process): PREPARE once, then EXECUTE with the values as literals.
  */
 export async function runStatement<R>(db: DbClient, statement: Statement): Promise<R[]> {
-  return db.run(async (knex: Knex) => {
+  return db.query('state.prepared_statement', async (knex: Knex) => {
     const client = knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<unknown> };
     const conn = await client.acquireConnection();
     try {

@@ -3,9 +3,7 @@ import knexFactory, { type Knex } from 'knex';
 import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
 import { lockPgliteDir } from './pglite-lock.js';
 import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-maintenance.js';
-import { classifyDbError } from './errors.js';
-import { RetryableError } from '../errors.js';
-import { sleep } from '../shutdown.js';
+import { createQueries, type Queries, type QueryOptions } from './queries.js';
 import { createLogger, type Logger } from '../log.js';
 
 export type { Knex };
@@ -14,18 +12,18 @@ export type { Knex };
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-export interface DbClient {
+export type { Queries, QueryOptions };
+
+export interface DbClient extends Queries {
   kind: DatabaseConfig['kind'];
   config: DatabaseConfig;
+  /** The driver, for migrations and the query wrapper only: code outside src/common/db goes through query/transaction (lint holds it). */
   knex: Knex;
   /** What was opened, for logs: "PostgreSQL host:port/db", "embedded PGlite in memory" or "… in DIR". */
   description: string;
   close(): Promise<void>;
-  /**
-   * Runs `fn`, retrying on retryable failures (connection loss, serialization failure) with backoff;
-   * other errors are classified once and rethrown.
-   */
-  run<T>(fn: (knex: Knex) => Promise<T>, options?: { retries?: number; signal?: AbortSignal }): Promise<T>;
+  /** @deprecated unlabelled: use query(label, fn). */
+  run<T>(fn: (knex: Knex) => Promise<T>, options?: QueryOptions): Promise<T>;
 }
 
 /**
@@ -93,17 +91,8 @@ export async function createDbClient(
     });
   }
 
-  const run: DbClient['run'] = async (fn, { retries = 3, signal } = {}) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await fn(knex);
-      } catch (err) {
-        const classified = classifyDbError(err);
-        if (!(classified instanceof RetryableError) || attempt >= retries || signal?.aborted) throw classified;
-        await sleep(Math.min(100 * 2 ** attempt, 2_000), signal);
-      }
-    }
-  };
+  const queries = createQueries(knex);
+  const run: DbClient['run'] = (fn, options) => queries.query('unlabelled', fn, options);
 
   const close = async () => {
     try {
@@ -113,5 +102,5 @@ export async function createDbClient(
       unlock();
     }
   };
-  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, run };
+  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, run, ...queries };
 }

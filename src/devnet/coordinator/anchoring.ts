@@ -1,10 +1,10 @@
-import type { Knex } from 'knex';
+import type { Queries } from '../../common/db/queries.js';
 import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import type { Logger } from '../../common/log.js';
 import { mined } from '../../common/chain/mined.js';
 
 export interface AnchoringContext {
-  knex: Knex;
+  db: Queries;
   schema: string;
   l1: L1MessageService;
   /** Connected to the coordinator's L2 signer. */
@@ -20,7 +20,7 @@ export interface AnchoringContext {
 const CURSOR = 'l1_scanned_block';
 
 async function readCursor(ctx: AnchoringContext): Promise<number> {
-  const row = await ctx.knex.withSchema(ctx.schema).table('progress').where({ key: CURSOR }).first();
+  const row = await ctx.db.query('devnet.read_scan_cursor', (knex) => knex.withSchema(ctx.schema).table('progress').where({ key: CURSOR }).first());
   return row ? Number(row.value) : ctx.startBlock - 1;
 }
 
@@ -45,7 +45,7 @@ export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
       rolling_hash: e.args.rollingHash,
       l1_block: e.blockNumber,
     }));
-    await ctx.knex.transaction(async (trx) => {
+    await ctx.db.transaction('devnet.record_l1_messages', async (trx) => {
       if (rows.length > 0) await trx.withSchema(ctx.schema).table('l1_messages').insert(rows).onConflict('message_number').ignore();
       await trx.withSchema(ctx.schema).table('progress').insert({ key: CURSOR, value: String(to), updated_at: trx.fn.now() }).onConflict('key').merge();
     });
@@ -62,12 +62,9 @@ export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
  */
 export async function anchorNextBatch(ctx: AnchoringContext): Promise<number> {
   const lastAnchored = await ctx.l2.lastAnchoredL1MessageNumber();
-  const rows: { message_number: string; message_hash: string; rolling_hash: string }[] = await ctx.knex
-    .withSchema(ctx.schema)
-    .table('l1_messages')
-    .where('message_number', '>', lastAnchored.toString())
-    .orderBy('message_number')
-    .limit(ctx.maxBatch);
+  const rows: { message_number: string; message_hash: string; rolling_hash: string }[] = await ctx.db.query('devnet.next_anchor_batch', (knex) =>
+    knex.withSchema(ctx.schema).table('l1_messages').where('message_number', '>', lastAnchored.toString()).orderBy('message_number').limit(ctx.maxBatch),
+  );
   // Only a gap-free run starting right after the last anchored number can be anchored.
   const batch: typeof rows = [];
   for (const row of rows) {

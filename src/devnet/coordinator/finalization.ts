@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { Queries } from '../../common/db/queries.js';
 import type { JsonRpcProvider } from 'ethers';
 import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import { messageTrees } from '../../common/chain/messages.js';
@@ -13,7 +13,7 @@ export interface StateRootSource {
 }
 
 export interface FinalizationContext {
-  knex: Knex;
+  db: Queries;
   schema: string;
   /** Connected to the coordinator's L1 signer (the operator). */
   l1: L1MessageService;
@@ -48,7 +48,7 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
   }
   const tx = await ctx.l1.finalizeBlocks(target, stateRoot, roots, ctx.treeDepth, messagingBlocks);
   await mined(tx);
-  await ctx.knex.withSchema(ctx.schema).table('finalizations').insert({
+  const row = {
     final_l2_block: target.toString(),
     previous_l2_block: current.toString(),
     state_root: stateRoot,
@@ -56,7 +56,8 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
     tree_depth: ctx.treeDepth,
     message_count: messages.length,
     l1_tx_hash: tx.hash,
-  }).onConflict('final_l2_block').ignore();
+  };
+  await ctx.db.query('devnet.record_finalization', (knex) => knex.withSchema(ctx.schema).table('finalizations').insert(row).onConflict('final_l2_block').ignore());
   if (messages.length > 0) ctx.logger.info({ from: (current + 1n).toString(), to: target.toString(), messages: messages.length, roots: roots.length, tx: tx.hash }, 'finalized L2 blocks on L1');
   else ctx.logger.debug({ to: target.toString(), tx: tx.hash }, 'finalized L2 blocks on L1');
   return target;

@@ -45,7 +45,7 @@ export async function startCoordinator(options: { common: Common; db: DbClient; 
   const { common, db, config } = options;
   const logger = common.logger.child({ module: 'coordinator' });
   const schema = options.schema ?? DEVNET_SCHEMA;
-  await db.run((knex) => migrate(knex, schema, devnetMigrations));
+  await db.query('devnet.migrate', (knex) => migrate(knex, schema, devnetMigrations));
 
   const l1Provider = createProvider(config.l1.rpcUrl, config.l1.chainId, { pollingInterval: 100 });
   const l2Provider = createProvider(config.l2.rpcUrl, config.l2.chainId, { pollingInterval: 100 });
@@ -62,10 +62,10 @@ export async function startCoordinator(options: { common: Common; db: DbClient; 
   const stop = new AbortController();
   const stopped = AbortSignal.any([stop.signal, common.shutdown.signal]);
   const anchoring: AnchoringContext = {
-    knex: db.knex, schema, l1, l2, confirmations: config.l1Confirmations, maxBatch: config.maxAnchorBatch,
+    db, schema, l1, l2, confirmations: config.l1Confirmations, maxBatch: config.maxAnchorBatch,
     startBlock: config.l1StartBlock, logWindow: 5_000, logger,
   };
-  const finalization: FinalizationContext = { knex: db.knex, schema, l1, l2, l2Provider, treeDepth: config.treeDepth, stateRoots: options.stateRoots, logger };
+  const finalization: FinalizationContext = { db, schema, l1, l2, l2Provider, treeDepth: config.treeDepth, stateRoots: options.stateRoots, logger };
 
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
