@@ -1,59 +1,17 @@
 import { bytesToHex, hexToBytes } from '../common/eth/hex.js';
 import { keccak256 } from '../common/eth/keccak.js';
-import type { Knex } from 'knex';
-import { BaseError } from '../common/errors.js';
+import { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from './broadcast-errors.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
-import type { MessageRow, RelayerRepository } from './db/repository.js';
+import { leaseClaims, returnClaim, type SignerKey } from './db/claim-lease.js';
+import type { MessagePatch, MessageRow, RelayerRepository } from './db/repository.js';
 import type { MessageStatus } from './db/migrations.js';
-import { applyTransition } from './db/transitions.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
 import type { Direction } from './config.js';
 import type { RelayerMetrics } from './metrics.js';
 import { foreignChainReason } from './tx-chain-id.js';
 
-/** The database nonce ran too far ahead of the chain: claiming pauses until the chain catches up. */
-export class NonceGapError extends BaseError {
-  override name = 'NonceGapError';
-}
-
-/** The message changed status under us (another worker or instance acted on it): nothing was sent. */
-export class MessageMovedError extends BaseError {
-  override name = 'MessageMovedError';
-}
-
-/**
- * The node answered that it will not take the transaction (or the connection was never made), so it is
- * not in any pool: the nonce can be given back and no submission was used. Anything else (a timeout, a
- * reset connection, a 5xx, an unknown error) may hide an accepted transaction and is treated as such.
- */
-/** A signed transaction of another chain (or of none): never sent, whichever path asked for it. */
-export class ForeignChainTransactionError extends BaseError {
-  override name = 'ForeignChainTransactionError';
-}
-
-export class BroadcastRefusedError extends BaseError {
-  override name = 'BroadcastRefusedError';
-  constructor(
-    message: string,
-    readonly insufficientFunds: boolean,
-    cause: unknown,
-  ) {
-    super(message, { cause });
-  }
-}
-
-const REFUSALS = /insufficient funds|underpriced|fee per gas less than|fee cap less than|less than block base fee|nonce too (low|high)|nonce has already been used|intrinsic gas too low|exceeds block gas limit|exceeds the configured cap|invalid chain ?id|invalid sender/i;
-
-/** Whether a failed eth_sendRawTransaction certainly left no transaction in the node's pool. */
-export function classifyBroadcastError(err: unknown): { refused: boolean; insufficientFunds: boolean } {
-  const e = err as { code?: unknown; message?: string; info?: unknown; error?: unknown; cause?: { code?: unknown } };
-  const text = `${e?.message ?? String(err)} ${JSON.stringify(e?.info ?? '')} ${JSON.stringify(e?.error ?? '')}`;
-  const insufficientFunds = e?.code === 'INSUFFICIENT_FUNDS' || /insufficient funds/i.test(text);
-  const connectionRefused = e?.code === 'ECONNREFUSED' || e?.cause?.code === 'ECONNREFUSED';
-  const refused = insufficientFunds || connectionRefused || e?.code === 'NONCE_EXPIRED' || e?.code === 'REPLACEMENT_UNDERPRICED' || REFUSALS.test(text);
-  return { refused, insufficientFunds };
-}
+export { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from './broadcast-errors.js';
 
 export interface PlannedClaim {
   message: MessageRow;
@@ -61,6 +19,9 @@ export interface PlannedClaim {
   from: readonly MessageStatus[];
   claim: ClaimTx;
 }
+
+/** A claim signed at its leased nonce. */
+type LeasedPlannedClaim = PlannedClaim & { signed: string; hash: string; nonce: number; patch: MessagePatch };
 
 export interface Submitted {
   message: MessageRow;
@@ -163,31 +124,6 @@ export class ClaimSender {
     else this.options.logger.info({ direction: this.options.direction, signer: this.signer.address }, 'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain');
   }
 
-  /**
-   * The lowest nonce not held by a PENDING claim of this direction, never below the chain's: leases above
-   * it were given back without a transaction (a crash, an undone broadcast) and are reused.
-   */
-  private async reclaimFloor(trx: Knex, leased: number, chainNonce: number): Promise<{ floor: number; onChain: number }> {
-    const address = this.signer.address;
-    const row = (await this.repo
-      .t(trx, 'message')
-      .where({ direction: this.options.direction, status: 'PENDING' })
-      // Only this signer's claims hold its nonces (rows from before claim_signer are the primary's).
-      .andWhere((q) => (this.primary ? q.where('claim_signer', address).orWhereNull('claim_signer') : q.where('claim_signer', address)))
-      .max({ n: 'claim_tx_nonce' })
-      .first()) as { n: string | null } | undefined;
-    const held = row?.n === null || row?.n === undefined ? -1 : Number(row.n);
-    if (Math.max(chainNonce, held + 1) >= leased) return { floor: leased, onChain: chainNonce };
-    // Only a fresh chain nonce may lower the lease (the cached one can lag behind a just-mined claim).
-    const fresh = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
-    this.cachedNonce = { value: fresh, at: Date.now() };
-    return { floor: Math.max(fresh, held + 1), onChain: fresh };
-  }
-
-  private nonceRow(knex: Knex) {
-    return this.repo.t(knex, 'signer_nonce').where({ chain_id: this.chain.chainId.toString(), address: this.signer.address });
-  }
-
   /** One claim: submitMany() of one message (the first result, or the reason it was not sent). */
   async submit(message: MessageRow, from: readonly MessageStatus[], claim: ClaimTx): Promise<Submitted> {
     const [r] = await this.submitMany([{ message, from, claim }]);
@@ -207,79 +143,67 @@ export class ClaimSender {
   async submitMany(claims: readonly PlannedClaim[]): Promise<Submitted[]> {
     if (claims.length === 0) return [];
     const chainNonce = await this.chainNonce();
-    const leased = await this.lease(claims, chainNonce).finally(() => this.repo.noteWrite());
+    const { leased, onChain, next } = await leaseClaims(this.repo, this.key, claims, chainNonce, !this.nonceRowReady, {
+      room: (nonce, chain) => this.room(nonce, chain),
+      freshChainNonce: async () => {
+        const fresh = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
+        this.cachedNonce = { value: fresh, at: Date.now() };
+        return fresh;
+      },
+      reclaimed: (from, to) => this.options.logger.warn({ direction: this.options.direction, from, to }, 'stale nonce leases reclaimed'),
+      sign: (kept, nonce) => this.sign(kept, nonce),
+    });
     this.nonceRowReady = true;
+    if (leased.length > 0) {
+      this.leasedUpTo = next;
+      this.mined ??= onChain;
+    }
     return this.broadcastInOrder(leased);
   }
 
-  private lease(claims: readonly PlannedClaim[], chainNonce: number) {
-    return this.repo.db.run((knex) =>
-      knex.transaction(async (trx) => {
-        if (!this.nonceRowReady) {
-          await this.repo
-            .t(trx, 'signer_nonce')
-            .insert({ chain_id: this.chain.chainId.toString(), address: this.signer.address, next_nonce: chainNonce })
-            .onConflict(['chain_id', 'address'])
-            .ignore();
-        }
-        const row = (await this.nonceRow(trx).forUpdate().first('next_nonce')) as { next_nonce: string };
-        let nonce = Math.max(Number(row.next_nonce), chainNonce);
-        let onChain = chainNonce;
-        if (nonce > chainNonce) {
-          const r = await this.reclaimFloor(trx, nonce, chainNonce);
-          const floor = r.floor;
-          onChain = r.onChain;
-          if (floor < nonce) {
-            this.options.logger.warn({ direction: this.options.direction, from: nonce, to: floor }, 'stale nonce leases reclaimed');
-            nonce = floor;
-          }
-        }
-        const room = this.options.maxNonceDiff - (nonce - onChain) + 1;
-        if (room <= 0) {
-          const detail = `the database nonce ${nonce} is ${nonce - onChain} ahead of the chain's ${onChain} for ${this.signer.address}, more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}); claiming resumes when the chain catches up`;
-          this.setPaused(true, detail);
-          throw new NonceGapError(detail);
-        }
-        this.setPaused(false);
-        // Lock the messages and keep those still where the caller saw them: only they get nonces.
-        const ids = claims.map((c) => c.message.id);
-        const current = (await this.repo.t(trx, 'message').whereIn('id', ids).forUpdate().select('id', 'status')) as { id: string | number; status: MessageStatus }[];
-        const statusOf = new Map(current.map((r) => [String(r.id), r.status]));
-        const kept = claims.filter((c) => c.from.includes(statusOf.get(String(c.message.id))!)).slice(0, room);
-        if (kept.length === 0) return [];
-        const out: (PlannedClaim & { signed: string; hash: string; nonce: number })[] = [];
-        for (const [i, c] of kept.entries()) {
-          const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...withoutSponsored(c.claim) };
-          const signed = await this.signer.signTransaction(tx);
-          out.push({ ...c, signed, hash: transactionHash(signed), nonce: nonce + i });
-        }
-        const from = [...new Set(kept.flatMap((c) => c.from))];
-        const moved = await applyTransition(trx, this.repo.schema, out.map((c) => ({
-          id: String(c.message.id),
-          reason: null,
-          patch: {
-            claim_tx_hash: c.hash,
-            claim_tx_nonce: String(c.nonce),
-            claim_gas_limit: c.claim.gasLimit.toString(),
-            claim_max_fee_per_gas: c.claim.maxFeePerGas.toString(),
-            claim_max_priority_fee_per_gas: c.claim.maxPriorityFeePerGas.toString(),
-            claim_tx_raw: c.signed,
-            is_sponsored: c.claim.sponsored,
-            retry_after: null,
-            bumps: 0,
-            claim_tx_kind: 'claim' as const,
-            claim_signer: this.signer.address,
-          },
-        })), from, 'PENDING', null, { submission: true, actor: this.repo.actor });
-        // The rows are locked and were checked above, so every one moved; anything else is a bug, and the
-        // transaction (nonces included) is rolled back rather than leave a hole.
-        if (moved.size !== out.length) throw new Error(`nonce lease moved ${moved.size} of ${out.length} locked messages`);
-        await this.nonceRow(trx).update({ next_nonce: nonce + out.length, updated_at: trx.fn.now() });
-        this.leasedUpTo = nonce + out.length;
-        this.mined ??= onChain;
-        return out;
-      }),
-    );
+  /** The signer's nonce row and the PENDING claims that hold its nonces (db/claim-lease.ts). */
+  private get key(): SignerKey {
+    return { chainId: this.chain.chainId.toString(), address: this.signer.address, direction: this.options.direction, primary: this.primary };
+  }
+
+  /** Claims that may take nonces from `nonce` within MAX_NONCE_DIFF of the chain's; none: paused (NonceGapError). */
+  private room(nonce: number, onChain: number): number {
+    const room = this.options.maxNonceDiff - (nonce - onChain) + 1;
+    if (room <= 0) {
+      const detail = `the database nonce ${nonce} is ${nonce - onChain} ahead of the chain's ${onChain} for ${this.signer.address}, more than MAX_NONCE_DIFF (${this.options.maxNonceDiff}); claiming resumes when the chain catches up`;
+      this.setPaused(true, detail);
+      throw new NonceGapError(detail);
+    }
+    this.setPaused(false);
+    return room;
+  }
+
+  /** Signs the claims at consecutive nonces from `nonce`, with what their messages are written with at PENDING. */
+  private async sign(kept: readonly PlannedClaim[], nonce: number): Promise<LeasedPlannedClaim[]> {
+    const out: LeasedPlannedClaim[] = [];
+    for (const [i, c] of kept.entries()) {
+      const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...withoutSponsored(c.claim) };
+      const signed = await this.signer.signTransaction(tx);
+      const hash = transactionHash(signed);
+      out.push({ ...c, signed, hash, nonce: nonce + i, patch: this.pendingPatch(c.claim, signed, hash, nonce + i) });
+    }
+    return out;
+  }
+
+  private pendingPatch(claim: ClaimTx, signed: string, hash: string, nonce: number): MessagePatch {
+    return {
+      claim_tx_hash: hash,
+      claim_tx_nonce: String(nonce),
+      claim_gas_limit: claim.gasLimit.toString(),
+      claim_max_fee_per_gas: claim.maxFeePerGas.toString(),
+      claim_max_priority_fee_per_gas: claim.maxPriorityFeePerGas.toString(),
+      claim_tx_raw: signed,
+      is_sponsored: claim.sponsored,
+      retry_after: null,
+      bumps: 0,
+      claim_tx_kind: 'claim',
+      claim_signer: this.signer.address,
+    };
   }
 
   /**
@@ -292,7 +216,7 @@ export class ClaimSender {
    * lease returns to the refused nonce with no hole. When a later one was accepted (a refusal of that
    * transaction alone), each failed claim is given back on its own, its nonce filled (see undo()).
    */
-  private broadcastInOrder(leased: (PlannedClaim & { signed: string; hash: string; nonce: number })[]): Submitted[] {
+  private broadcastInOrder(leased: LeasedPlannedClaim[]): Submitted[] {
     const settle = leased.map(() => {
       let resolve!: () => void;
       let reject!: (err: unknown) => void;
@@ -442,18 +366,11 @@ export class ClaimSender {
    */
   private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx, refused: boolean): Promise<void> {
     const reason = `claim transaction ${refused ? 'refused by the node' : 'could not be sent'}: ${(err as Error).message.split('\n')[0]}`;
-    const released = await this.repo.db.run((knex) =>
-      knex.transaction(async (trx): Promise<number> => {
-        const back = await this.repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
-        if (back && refused) await this.repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('greatest(retries - 1, 0)') });
-        const n: unknown = await this.nonceRow(trx).where({ next_nonce: nonce + 1 }).update({ next_nonce: nonce });
-        return Number(n);
-      }),
-    ).finally(() => this.repo.noteWrite());
+    const released = await returnClaim(this.repo, this.key, message, nonce, reason, refused);
     // Lack of funds is reported once by the claiming pause, not once per message.
     const level = classifyBroadcastError(err).insufficientFunds ? 'debug' : 'warn';
     this.options.logger[level]({ message: message.message_hash, nonce, tx: hash, refused, err: (err as Error).message.split('\n')[0] }, 'claim broadcast failed; message returned for retry');
-    if (released === 0) await this.fillGap(nonce, claim);
+    if (!released) await this.fillGap(nonce, claim);
   }
 
   private async fillGap(nonce: number, claim: ClaimTx): Promise<void> {

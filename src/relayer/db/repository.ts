@@ -89,7 +89,12 @@ export class RelayerRepository extends RelayerReads {
   /** transition() of many messages in one statement; returns the ids moved. */
   transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write(() => this.db.run((knex) => applyTransition(knex, this.schema, changes, from, to, reason, { actor: this.actor })));
+    return this.write(() => this.db.run((knex) => this.transitionManyIn(knex, changes, from, to, reason)));
+  }
+
+  /** transitionMany() in the caller's transaction (which counts its write with noteWrite once settled). */
+  transitionManyIn(knex: Knex, changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null, options: StatusChangeOptions = {}): Promise<Set<string>> {
+    return applyTransition(knex, this.schema, changes, from, to, reason, { actor: this.actor, ...options });
   }
 
   /**
