@@ -102,57 +102,36 @@ export interface TreeUpdate {
   writes: TreeWrites;
 }
 
-/**
- * Applies a batch of key changes to one tree at the reader's block and returns the rows to write.
- * Given the same starting tree and the same set of changes, the result does not depend on the order of
- * `changes`: the batch is deduplicated (last change of a key wins), then applied as updates, inserts in
- * ascending hKey order, then deletes. `reset` first clears the whole tree (a deleted account's storage).
- */
-export async function applyChanges(
-  c: TreeConstants,
-  reader: StateReader,
-  tree: TreeId,
-  changes: readonly KeyChange[],
-  options: { reset?: boolean } = {},
-): Promise<TreeUpdate> {
-  const writes: TreeWrites = { nodes: new Map(), keys: new Map() };
-  if (options.reset) {
-    const live = await reader.liveRows(tree);
-    for (const p of live.positions) writes.nodes.set(p, null);
-    for (const k of live.hKeys) writes.keys.set(k, null);
-  }
-  const fresh = options.reset ?? false;
-  const rows = new RowCache(c, reader, tree, fresh);
+type SetChange = KeyChange & { value: Bytes };
 
+/** A batch sorted into what it does to the leaf list: one change per key (the last), keys in ascending order. */
+interface Plan {
+  updates: { idx: number; change: SetChange }[];
+  inserts: { hKey: string; pred: { hKey: string; leafIndex: number }; change: SetChange }[];
+  deletes: { hKey: string; idx: number }[];
+}
+
+async function planChanges(reader: StateReader, tree: TreeId, changes: readonly KeyChange[], fresh: boolean): Promise<Plan> {
   const byKey = new Map<string, KeyChange>();
   for (const ch of changes) byKey.set(ch.hKey, ch);
   const keys = [...byKey.keys()].sort();
   const floors = fresh ? new Map() : await reader.floorKeys(tree, keys);
-
-  const updates: { idx: number; change: KeyChange & { value: Bytes } }[] = [];
-  const inserts: { hKey: string; pred: { hKey: string; leafIndex: number }; change: KeyChange & { value: Bytes } }[] = [];
-  const deletes: { hKey: string; idx: number }[] = [];
+  const plan: Plan = { updates: [], inserts: [], deletes: [] };
   for (const k of keys) {
     const ch = byKey.get(k)!;
     const f = floors.get(k);
     const exists = f !== undefined && f.hKey === k;
     if (ch.value !== null) {
-      if (exists) updates.push({ idx: f.leafIndex, change: ch });
-      else inserts.push({ hKey: k, pred: f ?? { hKey: ZERO_HKEY, leafIndex: HEAD_INDEX }, change: ch });
-    } else if (exists) deletes.push({ hKey: k, idx: f.leafIndex });
+      if (exists) plan.updates.push({ idx: f.leafIndex, change: ch });
+      else plan.inserts.push({ hKey: k, pred: f ?? { hKey: ZERO_HKEY, leafIndex: HEAD_INDEX }, change: ch });
+    } else if (exists) plan.deletes.push({ hKey: k, idx: f.leafIndex });
   }
+  return plan;
+}
 
-  const leaves = new Map<number, Leaf | null>();
-  const getLeaf = async (idx: number): Promise<Leaf> => {
-    const mine = leaves.get(idx);
-    if (mine) return mine;
-    if (mine === null) throw new Error(`leaf ${idx} of tree "${tree}" was cleared in this batch but is still linked`);
-    const row = await rows.fetch(posOf(0, idx));
-    if (!row) throw new Error(`leaf ${idx} of tree "${tree}" is linked but empty: the tree is corrupt`);
-    return parseLeafRow(row);
-  };
-
-  // Prefetch the leaves the batch touches and, one hop further, their list neighbours.
+/** Loads the leaves the batch touches and, one hop further, their list neighbours, in two reads. */
+async function prefetchLeaves(rows: RowCache, plan: Plan): Promise<void> {
+  const { updates, inserts, deletes } = plan;
   await rows.load([...updates.map((u) => u.idx), ...deletes.map((d) => d.idx), ...inserts.map((i) => i.pred.leafIndex)].map((i) => posOf(0, i)));
   const hop: number[] = [];
   for (const d of deletes) {
@@ -166,15 +145,28 @@ export async function applyChanges(
     if (row) hop.push(parseLeafRow(row).opening.next);
   }
   await rows.load(hop.map((i) => posOf(0, i)));
+}
 
-  let nextFree = decodeRootNode(rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!).nextFreeNode;
-
-  for (const u of updates) {
+/**
+ * Applies the plan to the leaf list: updates in place, inserts at the next free index linked between their
+ * neighbours, deletes unlinked. Returns the changed leaves (null = cleared) and the next free index.
+ */
+async function relinkLeaves(rows: RowCache, tree: TreeId, plan: Plan, writes: TreeWrites, nextFree: number) {
+  const leaves = new Map<number, Leaf | null>();
+  const getLeaf = async (idx: number): Promise<Leaf> => {
+    const mine = leaves.get(idx);
+    if (mine) return mine;
+    if (mine === null) throw new Error(`leaf ${idx} of tree "${tree}" was cleared in this batch but is still linked`);
+    const row = await rows.fetch(posOf(0, idx));
+    if (!row) throw new Error(`leaf ${idx} of tree "${tree}" is linked but empty: the tree is corrupt`);
+    return parseLeafRow(row);
+  };
+  for (const u of plan.updates) {
     const leaf = await getLeaf(u.idx);
     leaves.set(u.idx, { opening: { ...leaf.opening, hValue: u.change.hValue }, value: u.change.value });
   }
   let last: { hKey: string; idx: number } | undefined;
-  for (const ins of inserts) {
+  for (const ins of plan.inserts) {
     const left = last && last.hKey > ins.pred.hKey ? last.idx : ins.pred.leafIndex;
     const l = await getLeaf(left);
     const rightIdx = l.opening.next;
@@ -187,9 +179,8 @@ export async function applyChanges(
     writes.keys.set(ins.hKey, idx);
     last = { hKey: ins.hKey, idx };
   }
-  for (const d of deletes) {
-    const leaf = await getLeaf(d.idx);
-    const { prev, next } = leaf.opening;
+  for (const d of plan.deletes) {
+    const { prev, next } = (await getLeaf(d.idx)).opening;
     const p = await getLeaf(prev);
     leaves.set(prev, { ...p, opening: { ...p.opening, next } });
     const n = await getLeaf(next);
@@ -197,15 +188,11 @@ export async function applyChanges(
     leaves.set(d.idx, null);
     writes.keys.set(d.hKey, null);
   }
+  return { leaves, nextFree };
+}
 
-  if (leaves.size === 0) {
-    // Nothing changed (or the tree was only cleared): the root is whatever the rows now say.
-    if (fresh) writes.nodes.set(ROOT_POS, null);
-    const rootRow = fresh ? templateRows(c).get(ROOT_POS)! : (rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!);
-    return { root: c.hasher.hash(rootRow), writes };
-  }
-
-  // Recompute the dirty paths bottom-up; sibling hashes come from the parents' stored rows.
+/** Recomputes the dirty paths bottom-up (sibling hashes from the parents' stored rows); returns the sub-root. */
+async function rehashPaths(c: TreeConstants, rows: RowCache, leaves: Map<number, Leaf | null>, writes: TreeWrites): Promise<Bytes> {
   const ancestors: number[] = [];
   for (const idx of leaves.keys()) for (let h = 1; h <= DEPTH; h++) ancestors.push(posOf(h, shr(idx, h)));
   await rows.load(ancestors);
@@ -232,7 +219,42 @@ export async function applyChanges(
     }
     level = up;
   }
-  const rootRow = encodeRootNode(nextFree, level.get(0)!);
+  return level.get(0)!;
+}
+
+/**
+ * Applies a batch of key changes to one tree at the reader's block and returns the rows to write.
+ * Given the same starting tree and the same set of changes, the result does not depend on the order of
+ * `changes`: the batch is deduplicated (last change of a key wins), then applied as updates, inserts in
+ * ascending hKey order, then deletes. `reset` first clears the whole tree (a deleted account's storage).
+ */
+export async function applyChanges(
+  c: TreeConstants,
+  reader: StateReader,
+  tree: TreeId,
+  changes: readonly KeyChange[],
+  options: { reset?: boolean } = {},
+): Promise<TreeUpdate> {
+  const writes: TreeWrites = { nodes: new Map(), keys: new Map() };
+  if (options.reset) {
+    const live = await reader.liveRows(tree);
+    for (const p of live.positions) writes.nodes.set(p, null);
+    for (const k of live.hKeys) writes.keys.set(k, null);
+  }
+  const fresh = options.reset ?? false;
+  const rows = new RowCache(c, reader, tree, fresh);
+  const plan = await planChanges(reader, tree, changes, fresh);
+  await prefetchLeaves(rows, plan);
+  const firstFree = decodeRootNode(rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!).nextFreeNode;
+  const { leaves, nextFree } = await relinkLeaves(rows, tree, plan, writes, firstFree);
+
+  if (leaves.size === 0) {
+    // Nothing changed (or the tree was only cleared): the root is whatever the rows now say.
+    if (fresh) writes.nodes.set(ROOT_POS, null);
+    const rootRow = fresh ? templateRows(c).get(ROOT_POS)! : (rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!);
+    return { root: c.hasher.hash(rootRow), writes };
+  }
+  const rootRow = encodeRootNode(nextFree, await rehashPaths(c, rows, leaves, writes));
   writes.nodes.set(ROOT_POS, rootRow);
   return { root: c.hasher.hash(rootRow), writes };
 }

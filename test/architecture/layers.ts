@@ -78,7 +78,6 @@ export const EXCEPTIONS: {
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
     'src/rpc/ws/socket-server.ts#serve': 'rpc',
     'src/state/index.ts#startStateManager': 'state',
-    'src/state/tree.ts#applyChanges': 'state',
     'src/token-api/index.ts#startTokenApi': 'token-api',
     'src/token-api/indexer/index.ts#startTokenIndexer': 'token-api',
   },
