@@ -43,6 +43,13 @@ describe(`db on ${databaseKind()}`, () => {
     expect(tables.sort()).toEqual(['knex_migrations', 'knex_migrations_lock', 'samples']);
   });
 
+  it('behavior: a migration added later is applied; one applied but no longer listed is refused (the up-to-date shortcut decides neither)', async () => {
+    const other = db.schema('kernel_later');
+    expect(await migrate(db.client.knex, other, migrations.slice(0, 1))).toEqual(['001_samples']);
+    expect(await migrate(db.client.knex, other, migrations)).toEqual(['002_samples_note']);
+    await expect(migrate(db.client.knex, other, migrations.slice(0, 1))).rejects.toThrow(/002_samples_note/);
+  });
+
   it('behavior: int8, numeric(78,0), jsonb and timestamptz round-trip exactly', async () => {
     const maxUint256 = (2n ** 256n - 1n).toString();
     const seenAt = new Date('2026-11-21T10:15:30.123Z');

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import type { DbClient } from './client.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../shutdown.js';
@@ -53,6 +52,8 @@ export async function acquireLeadership(
   let waitingLogged = false;
   for (;;) {
     if (options.signal.aborted) return undefined;
+    // Loaded here: embedded PGlite never needs the Postgres driver, and importing it costs a start ~60 ms of CPU.
+    const { default: pg } = await import('pg');
     const conn = new pg.Client({
       host: c.host, port: c.port, database: c.database, user: c.user, password: c.password,
       ssl: c.ssl ? { rejectUnauthorized: c.ssl.rejectUnauthorized, ...(c.ssl.caPath ? { ca: readFileSync(c.ssl.caPath, 'utf8') } : {}) } : undefined,

@@ -13,6 +13,7 @@ export interface Migration {
  */
 export async function migrate(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<string[]> {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+  if (await upToDate(knex, schema, migrations)) return [];
   await knex.raw('create schema if not exists ??', [schema]);
   const source: Knex.MigrationSource<Migration> = {
     getMigrations: async () => [...migrations],
@@ -29,4 +30,18 @@ export async function migrate(knex: Knex, schema: string, migrations: readonly M
     disableMigrationsListValidation: false,
   })) as [number, string[]];
   return applied;
+}
+
+/**
+ * Whether the schema's bookkeeping lists exactly these migrations: then there is nothing to do, and one
+ * query says so. knex's migrator spends ~10 statements (bookkeeping and lock tables, the lock taken and
+ * released) to find that out, which on a restart of embedded PGlite took 0.4 s of CPU before anything ran.
+ * Any other answer (no table yet, a migration missing or unknown) goes to knex, which migrates or refuses.
+ */
+async function upToDate(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<boolean> {
+  const { rows } = (await knex.raw('select to_regclass(?) is not null as present', [`"${schema}".knex_migrations`])) as { rows: { present: boolean }[] };
+  if (!rows[0]?.present) return false;
+  const applied = (await knex.withSchema(schema).select('name').from('knex_migrations')) as { name: string }[];
+  const names = new Set(applied.map((r) => r.name));
+  return names.size === migrations.length && migrations.every((m) => names.has(m.name));
 }

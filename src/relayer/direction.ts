@@ -1,0 +1,109 @@
+import type { DbClient } from '../common/db/client.js';
+import { acquireLeadership } from '../common/db/lock.js';
+import type { Logger } from '../common/log.js';
+import type { Chain } from './chain.js';
+import type { Direction, OperationsConfig, RelayerConfig } from './config.js';
+import type { RelayerRepository } from './db/repository.js';
+import { SignerFunds } from './funds.js';
+import type { RelayerMetrics } from './metrics.js';
+import { createClaimingProcessor } from './pipeline/claiming.js';
+import type { DirectionContext } from './pipeline/context.js';
+import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1-to-l2.js';
+import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
+import { createListener } from './pipeline/listener.js';
+import { runLoop } from './pipeline/loop.js';
+import { createReceiptPersister } from './pipeline/persister.js';
+import { createResimulationProcessor } from './pipeline/resimulation.js';
+import { createStuckWatcher } from './pipeline/stuck.js';
+import { ClaimSender } from './sender.js';
+import { createSigner, type TxSigner } from './signer.js';
+
+/** The readiness detail of a direction whose leadership lock another instance holds. */
+export const STANDING_BY = 'standing by: another instance leads this direction';
+
+/** What readiness knows of a direction: the listener's progress and where the direction stands. */
+export interface DirectionHealth {
+  lastProgressAt: number | undefined;
+  lastBlock: number | undefined;
+  state: string;
+}
+
+/** What every direction of one relayer shares. */
+export interface RelayerRun {
+  config: RelayerConfig;
+  ops: OperationsConfig;
+  db: DbClient;
+  schema: string;
+  repo: RelayerRepository;
+  metrics: RelayerMetrics;
+  logger: Logger;
+  /** Aborted when the relayer stops. */
+  signal: AbortSignal;
+  enabled: Direction[];
+  health: Record<string, DirectionHealth>;
+  /** Each leading direction's signers' funds, for readiness. */
+  funds: Partial<Record<Direction, SignerFunds[]>>;
+}
+
+/**
+ * One direction for as long as the relayer runs: its signers, then, each time this instance holds the
+ * direction's leadership lock, its loops until they stop (shutdown, or the lock lost: then it waits for the
+ * lock again).
+ */
+export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2: Chain): Promise<void> {
+  const { config, logger, signal } = run;
+  const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
+  const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
+  // The primary signer first, then the extra keys (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.
+  const signers = await Promise.all([destinationConfig.signer!, ...destinationConfig.extraSigners].map((sc) => createSigner(sc)));
+  const h = run.health[d]!;
+  const funds = (run.funds[d] = signers.map((sg) => new SignerFunds({ direction: d, chain: destination, address: sg.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics: run.metrics })));
+  while (!signal.aborted) {
+    h.state = 'waiting for leadership';
+    const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
+    if (!lead) return;
+    h.state = 'running';
+    const s = AbortSignal.any([signal, lead.signal]);
+    const senders = signers.map((sg, i) => new ClaimSender(run.repo, destination, sg, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics: run.metrics, direction: d, primary: i === 0 }));
+    const ctx: DirectionContext = {
+      direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+      origin, originConfig, destination, destinationConfig, repo: run.repo, metrics: run.metrics, logger: logger.child({ direction: d }), sender: senders[0]!, senders, health: h, signal: s, funds,
+    };
+    logger.info({ direction: d, signer: signers[0]!.address, signers: signers.map((sg: TxSigner) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
+    await Promise.all(startLoops(run, ctx, s));
+    if (signal.aborted) await logDrained(run, d);
+    await lead.release();
+  }
+}
+
+/** The direction's loops, each at its own interval: listener, anchoring, claiming, receipts, re-simulation, stuck. */
+function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal): Promise<void>[] {
+  const d = ctx.direction;
+  const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
+    runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick });
+  const di = ctx.destinationConfig.listener;
+  const loops = [loop('listener', ctx.originConfig.listener.intervalMs, createListener(ctx))];
+  if (d === 'L1_TO_L2') {
+    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx)), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx)));
+  } else {
+    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx)));
+  }
+  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+  // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
+  if (run.ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
+  // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
+  loops.push(loop('stuck', Math.min(Math.max((run.ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000), createStuckWatcher(ctx, run.ops.stuckAfterSeconds)));
+  return loops;
+}
+
+/**
+ * Drained: each loop finished its iteration and claiming started no new claim once stopping began, so every
+ * claim signed so far was broadcast. Claims awaiting receipts stay PENDING with their signed transactions; the
+ * next leader (this relayer restarted, or a standby) resolves them. Waiting for receipts here could outlast any
+ * stop timeout (an L1 block may take minutes).
+ */
+async function logDrained(run: RelayerRun, d: Direction): Promise<void> {
+  const counts = await run.repo.countsByStatus().catch(() => undefined);
+  const inFlight = counts ? (counts.find((c) => c.direction === d && c.status === 'PENDING')?.count ?? 0) : 'unknown (database unreachable)';
+  run.logger.info({ direction: d, inFlight }, `direction drained: ${inFlight} claim(s) in flight stay PENDING with their signed transactions and are resolved by the next run`);
+}

@@ -1,0 +1,193 @@
+/**
+ * `npm run bench -- relayer-start`: how soon the real `l2stack relayer` command (bin/l2stack.js, from this
+ * checkout, its own OS process) claims a backlog sent before it starts. Each run sends N messages each way
+ * (default 300; BENCH_MESSAGES overrides), waits until all are claimable, starts the command with the test
+ * environment of test/e2e/relayer (200 ms listener intervals, one confirmation) on a database of its own, and
+ * prints, counted from the spawn:
+ *  - start → live: the first 200 of GET /health/live (the API listens);
+ *  - a timeline from the process's own log times (CLI loaded = its first line, database opened, API started,
+ *    directions started);
+ *  - start → first claim: the earliest claim transaction signed and recorded (claim_tx_created_at);
+ *  - claims/s from the start: 2N / (last claim receipt recorded − spawn);
+ *  - the steady rate: claims / (last receipt − first claim signed), both directions together.
+ * Times of claims are read from the relayer's database after it stopped (SIGTERM), so nothing polls it while it
+ * claims except /metrics every 250 ms (to know when it is done).
+ *
+ * Runs: one on a fresh database (migrations included), then BENCH_START_ROUNDS (default 2) pairs on a database
+ * migrated beforehand (a restart): one with the message history (issue 25 item 1) as shipped, one with its
+ * writes switched off by a BEFORE INSERT trigger on message_status_history that drops every row, alternating
+ * so load drifts hit both alike. The history's cost is 1 − median steady(on) / median steady(off). The trigger
+ * itself costs a PL/pgSQL call per history row, so the figure slightly understates the history's cost.
+ * BENCH_START_CPU_PROF=<dir> runs every relayer process with --cpu-prof into that directory; BENCH_START_LOG=<file>
+ * appends every process's output there (BENCH_START_LOG_LEVEL, default info); BENCH_START_FRESH=0 skips the fresh run.
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { loadDatabaseConfig, type DatabaseConfig } from '../../src/common/db/config.js';
+import { createDbClient, type DbClient } from '../../src/common/db/client.js';
+import { migrate } from '../../src/common/db/migrations.js';
+import { RELAYER_SCHEMA, relayerMigrations } from '../../src/relayer/index.js';
+import { reservePort } from '../../src/devnet/anvil.js';
+import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
+import { loadavg } from './relayer-profile.js';
+import { allAnchored, openBenchDb, retried, sendMany, sleep } from './_relayer-backlog.js';
+
+const N = Number(process.env.BENCH_MESSAGES ?? 300);
+const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 2);
+const CPU_PROF = process.env.BENCH_START_CPU_PROF;
+const LOG = process.env.BENCH_START_LOG;
+const FRESH = process.env.BENCH_START_FRESH !== '0';
+const BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
+/** The sender of every run's backlog (a free test account; its nonce carries on from run to run). */
+const SENDER = 10;
+/** Log lines whose time the timeline prints (the last such line): [label, text the line contains]. */
+const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['database opened', 'database opened'], ['API started', 'relayer started'], ['directions started', 'direction started']];
+
+interface Variant { label: string; migrated: boolean; history: boolean }
+interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number }
+
+/**
+ * CPU time of process `pid` (user + system, ms), sampled every 20 ms from /proc while it runs, so the CPU spent
+ * up to a moment known only afterwards (the first claim) can be read back: on a loaded machine the wall time
+ * to the first claim mostly measures the wait for a core, the CPU time what the start costs.
+ */
+function cpuSampler(pid: number): { stop(): void; at(ms: number): number } {
+  const samples: [number, number][] = [];
+  const tick = () => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      samples.push([Date.now(), ((Number(fields[11]) + Number(fields[12])) * 1000) / 100]);
+    } catch {
+      // gone
+    }
+  };
+  const timer = setInterval(tick, 20);
+  return { stop: () => clearInterval(timer), at: (t) => samples.find(([when]) => when >= t)?.[1] ?? NaN };
+}
+
+/** A database of its own for one relayer process: a PGlite directory, or a fresh Postgres database when DATABASE_HOST is set. */
+async function runDatabase(admin: DbClient): Promise<{ env: Record<string, string>; config: DatabaseConfig; drop(): Promise<void> }> {
+  if (admin.kind === 'postgres') {
+    const name = `relayer_start_${randomBytes(4).toString('hex')}`;
+    await admin.knex.raw(`create database ${name}`);
+    const c = admin.config as { host: string; port: number; user?: string; password?: string };
+    const env = { DATABASE_HOST: c.host, DATABASE_PORT: String(c.port), DATABASE_NAME: name, ...(c.user ? { DATABASE_USER: c.user } : {}), ...(c.password ? { DATABASE_PASSWORD: c.password } : {}) };
+    return { env, config: loadDatabaseConfig(env), drop: async () => void (await admin.knex.raw(`drop database if exists ${name} with (force)`)) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'l2stack-relayer-start-'));
+  const env = { DATABASE_PGLITE_DIR: dir };
+  return { env, config: loadDatabaseConfig(env), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Migrates the run's database as a previous run of the relayer would have; without history, adds the trigger that drops its rows. */
+async function prepare(config: DatabaseConfig, history: boolean): Promise<void> {
+  const db = await createDbClient(config);
+  try {
+    await migrate(db.knex, RELAYER_SCHEMA, relayerMigrations);
+    if (history) return;
+    await db.knex.raw(`create function "${RELAYER_SCHEMA}".bench_no_history() returns trigger language plpgsql as $$ begin return null; end $$`);
+    await db.knex.raw(`create trigger bench_no_history before insert on "${RELAYER_SCHEMA}".message_status_history for each row execute function "${RELAYER_SCHEMA}".bench_no_history()`);
+  } finally {
+    await db.close();
+  }
+}
+
+async function metricSum(url: string, name: string): Promise<number> {
+  try {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Sends the backlog, starts the command, waits until it resolved every claim, stops it; times from its database. */
+async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise<RunResult> {
+  const from = { l1: await retried(() => d.wallet(SENDER, 'l1').provider!.getBlockNumber()), l2: await retried(() => d.wallet(SENDER, 'l2').provider!.getBlockNumber()) };
+  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(SENDER, 'l1'), 'l1', N), sendMany(d, d.wallet(SENDER, 'l2'), 'l2', N)]);
+  await allAnchored(d, l1, l2);
+  const database = await runDatabase(admin);
+  try {
+    if (variant.migrated) await prepare(database.config, variant.history);
+    const port = await reservePort('127.0.0.1', 0, 'relayer API');
+    const env = {
+      PATH: process.env.PATH ?? '', API_PORT: String(port), LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info', ...database.env,
+      ...relayerEnv(d, { L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1), L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2) }),
+    };
+    const url = `http://127.0.0.1:${port}`;
+    const lines: string[] = [];
+    const load = loadavg();
+    const spawned = Date.now();
+    const child = spawn(process.execPath, [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), BIN, 'relayer'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cpu = cpuSampler(child.pid!);
+    for (const s of [child.stdout, child.stderr]) s.on('data', (c: Buffer) => lines.push(...c.toString().split('\n').filter(Boolean)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let liveMs = NaN;
+    while (child.exitCode === null) {
+      const ok = await fetch(`${url}/health/live`).then((r) => r.ok, () => false);
+      if (ok) {
+        liveMs = Date.now() - spawned;
+        break;
+      }
+      await sleep(20);
+    }
+    const deadline = Date.now() + 300_000;
+    while (child.exitCode === null && Date.now() < deadline && (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N) await sleep(250);
+    child.kill('SIGTERM');
+    const code = await exited;
+    cpu.stop();
+    if (LOG) appendFileSync(LOG, `# ${variant.label}, spawned at ${new Date(spawned).toISOString()}\n${lines.join('\n')}\n`);
+    if (code !== 0) throw new Error(`the relayer exited ${code}:\n${lines.slice(-20).join('\n')}`);
+    const marks = MARKS.map(([label, text]) => {
+      const times = lines.filter((l) => l.includes(text)).map((l) => Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? ''));
+      return `${label} ${times.length > 0 ? Math.max(...times) - spawned : NaN} ms`;
+    }).join(', ');
+    const db = await createDbClient(database.config);
+    const rows = (await db.knex(`${RELAYER_SCHEMA}.message`).select('status', 'claim_tx_created_at', 'claimed_at')) as { status: string; claim_tx_created_at: Date | null; claimed_at: Date | null }[];
+    await db.close();
+    const t = (x: Date | null) => (x ? new Date(x).getTime() - spawned : NaN);
+    const claimed = rows.filter((r) => r.status === 'CLAIMED_SUCCESS');
+    const firstClaimMs = Math.min(...rows.map((r) => t(r.claim_tx_created_at)).filter(Number.isFinite));
+    const lastMs = Math.max(...claimed.map((r) => t(r.claimed_at)).filter(Number.isFinite));
+    const cpuToFirstClaimMs = cpu.at(spawned + firstClaimMs);
+    const result = { variant, liveMs, firstClaimMs, lastMs, claims: claimed.length, fromStart: (1000 * claimed.length) / lastMs, steady: (1000 * claimed.length) / (lastMs - firstClaimMs), marks, cpuToFirstClaimMs };
+    console.log(
+      `${variant.label.padEnd(28)} start→live ${liveMs} ms, start→first claim ${firstClaimMs} ms (CPU ${cpuToFirstClaimMs} ms), last receipt ${lastMs} ms; ${claimed.length}/${2 * N} claimed; ` +
+        `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s; load average ${load}\n  timeline: ${marks}`,
+    );
+    return result;
+  } finally {
+    await database.drop();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+export async function main(): Promise<void> {
+  const db = await openBenchDb();
+  const common = testCommon('warn');
+  const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
+  try {
+    console.log(`${N} messages each way sent before the relayer starts; database ${db.client.kind}; ${ROUNDS} rounds of history on/off; load average ${loadavg()}`);
+    const results = FRESH ? [await run(d, db.client, { label: 'fresh database', migrated: false, history: true })] : [];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const history of [true, false]) results.push(await run(d, db.client, { label: `restart, history ${history ? 'on' : 'off'}`, migrated: true, history }));
+    }
+    const of = (history: boolean) => results.filter((x) => x.variant.migrated && x.variant.history === history);
+    const on = median(of(true).map((x) => x.steady));
+    const off = median(of(false).map((x) => x.steady));
+    const all = results.filter((x) => x.variant.history);
+    console.log(
+      `\nsummary (${N} each way, ${db.client.kind}): start→live median ${median(all.map((x) => x.liveMs))} ms; start→first claim median ${median(all.map((x) => x.firstClaimMs))} ms ` +
+        `(max ${Math.max(...all.map((x) => x.firstClaimMs))}), the process's CPU until then median ${median(all.map((x) => x.cpuToFirstClaimMs))} ms; claims/s from the start median ${median(all.map((x) => x.fromStart)).toFixed(1)}; steady median ${on.toFixed(1)} claims/s with history, ` +
+        `${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate; load average ${loadavg()}`,
+    );
+  } finally {
+    await d.stop();
+    await db.close();
+  }
+}
