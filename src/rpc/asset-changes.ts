@@ -2,7 +2,8 @@ import { AbiCoder } from 'ethers';
 import { ERC1155Interface, ERC20Interface } from '../../generated/contracts/abi/index.js';
 import { RpcError } from '../common/errors.js';
 import type { AssetChange, CallObject } from '../../generated/rpc/methods.js';
-import type { CallScope, RpcContext } from './context.js';
+import type { RpcContext } from './context.js';
+import type { CallScope } from './types.js';
 import { computeResult } from './evm-bounds.js';
 import { RpcCodes } from './errors.js';
 

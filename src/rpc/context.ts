@@ -3,13 +3,17 @@ import type { RpcConfig } from './config.js';
 import type { UpstreamPool } from './upstream/pool.js';
 import type { FilterStore } from './filters/store.js';
 import type { ProofBackend } from './proof.js';
-import type { BundlerClient } from './bundler.js';
-import type { ResponseBudget } from './response-budget.js';
-import type { SocketSubscriptions } from './ws/calls.js';
+import type { BundlerClient } from './upstream/bundler-client.js';
 import type { AnswerCache } from './cache/answer-cache.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RawJson } from './upstream/raw-json.js';
-import type { RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
+import type { CallScope, MethodAnswer, MethodParams, MethodResult } from './types.js';
+import type { RpcMethodName } from '../../generated/rpc/methods.js';
+
+/*
+ * The handlers' contract: the layer above the upstream pool, the cache and the filter store, below the
+ * dispatcher. Method files (methods/) and their helpers import this; nothing below them does.
+ */
 
 /** What every method handler receives: the endpoint's shared services (built once at start). */
 export interface RpcContext {
@@ -23,21 +27,6 @@ export interface RpcContext {
   cache: AnswerCache;
 }
 
-/** What one call carries besides its params: who sent it and the byte budget of its reply. */
-export interface CallScope {
-  /** The rate limiter's client identity (socket address or trusted X-Forwarded-For hop). */
-  client?: string;
-  budget?: ResponseBudget;
-  /** The WebSocket the call came over (eth_subscribe binds subscriptions to it); absent over HTTP. */
-  socket?: SocketSubscriptions;
-}
-
-/** Positional params of method N as specs/rpc.openrpc.json declares them (a labelled tuple). */
-export type MethodParams<N extends RpcMethodName> = RpcMethodMap[N]['params'];
-/** The result of method N as the spec declares it. */
-export type MethodResult<N extends RpcMethodName> = RpcMethodMap[N]['result'];
-/** What a handler may answer: the spec's result, parsed or as the node wrote it (never parsed, upstream/raw-json.ts). */
-export type MethodAnswer<N extends RpcMethodName> = MethodResult<N> | RawJson<MethodResult<N>>;
 /** A handler typed by the spec: a result shape the spec does not allow fails `npm run typecheck`. */
 export type MethodHandler<N extends RpcMethodName> = (ctx: RpcContext, params: MethodParams<N>, call: CallScope) => Promise<MethodAnswer<N>>;
 

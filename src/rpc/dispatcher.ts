@@ -4,14 +4,14 @@ import type { Registry } from 'prom-client';
 import { RpcError, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import type { CallScope, RpcContext, RpcMethod } from './context.js';
+import type { RpcContext, RpcMethod } from './context.js';
 import { RpcCodes, toWireError, type WireError } from './errors.js';
 import { invalidParamsFromRouter } from './param-errors.js';
 import { checkParamRules } from './params/rules.js';
-import { chargeAnswer } from './response-budget.js';
+import { responseTooLarge, type ResponseBudget } from './response-budget.js';
 import type { RpcSpec } from './spec.js';
-
-export type CallResult = { result: unknown } | { error: WireError };
+import type { CallResult, CallScope, CallTarget } from './types.js';
+import { RawJson } from './upstream/raw-json.js';
 
 /** A param's compiled schema check (ajv's, the very function the Router's validator runs). */
 type ParamCheck = { required: boolean; valid: ((value: unknown) => boolean) | undefined };
@@ -36,7 +36,7 @@ interface RouterInternals {
  * then @open-rpc/server-js's Router, which validates each param against the spec's schema and calls the
  * handler. Every failure leaves here as a JSON-RPC error object; nothing invalid reaches an upstream.
  */
-export class Dispatcher {
+export class Dispatcher implements CallTarget {
   private readonly router: Router;
   private readonly paramNames = new Map<string, string[]>();
   private readonly served = new Map<string, Served>();
@@ -190,4 +190,12 @@ export class Dispatcher {
     }
     return { result: out.result === undefined ? null : out.result };
   }
+}
+
+/** Counts one call's answer against the reply's budget: the answer, or the -32005 error replacing it. */
+function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): CallResult {
+  if (!b || !('result' in out)) return out;
+  // Answers are JSON of hex strings and numbers (ASCII), so string length is the byte count.
+  const size = b.full ? 0 : out.result instanceof RawJson ? out.result.length : JSON.stringify(out.result ?? null).length;
+  return b.fits(size) ? out : { error: toWireError(responseTooLarge(b.limit)) };
 }

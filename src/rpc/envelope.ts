@@ -1,5 +1,5 @@
 import { RpcCodes, type WireError } from './errors.js';
-import type { CallResult, Dispatcher } from './dispatcher.js';
+import type { CallResult, CallTarget } from './types.js';
 import type { ResponseBudget } from './response-budget.js';
 import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
@@ -116,7 +116,7 @@ export interface EnvelopeOptions {
  * ordered batches and the batch limit are decided here, before any method runs. HTTP status is 200 for
  * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent.
  */
-export async function handleBody(text: string, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<HttpAnswer> {
+export async function handleBody(text: string, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
   // Measured on the raw text before anything walks the value (JSON.parse does not recurse; what follows does).
   const maxDepth = options.maxJsonDepth ?? 64;
   const tooDeep = textDepth(text, maxDepth) > maxDepth;
@@ -157,7 +157,7 @@ export async function handleBody(text: string, dispatcher: Dispatcher, options: 
  * One call that is not a batch (nearly every request): the same steps as a batch of one, without the
  * arrays, the Promise.all and the join a batch needs.
  */
-async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<HttpAnswer> {
+async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
   const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined;
   const raw = needsRawIds([id]) || mayHaveNonCanonicalIds(text) ? rawIds(text)[0] : undefined;
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
@@ -179,7 +179,7 @@ function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireErr
 }
 
 /** The encoded answer to one entry; undefined for a notification. */
-async function answer(e: Entry, dispatcher: Dispatcher, options: EnvelopeOptions): Promise<Reply | undefined> {
+async function answer(e: Entry, dispatcher: CallTarget, options: EnvelopeOptions): Promise<Reply | undefined> {
   if (e.invalid !== undefined) {
     const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
     if (e.invalidData !== undefined) error.data = e.invalidData;

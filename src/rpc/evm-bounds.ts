@@ -1,7 +1,8 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallObject } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
-import type { CallScope, MethodResult, RpcContext } from './context.js';
+import type { RpcContext } from './context.js';
+import type { CallScope, MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
 import type { RpcMethodName } from '../../generated/rpc/methods.js';
 

@@ -3,7 +3,7 @@ import { migrate } from '../common/db/migrations.js';
 import type { Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
-import { BundlerClient } from './bundler.js';
+import { BundlerClient } from './upstream/bundler-client.js';
 import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';
 import { Dispatcher } from './dispatcher.js';

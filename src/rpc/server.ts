@@ -5,7 +5,7 @@ import { clientAddress } from '../common/http/client-address.js';
 import type { Logger } from '../common/log.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
 import { counter } from '../common/metrics.js';
-import type { Dispatcher } from './dispatcher.js';
+import type { CallTarget } from './types.js';
 import { errorBody, handleBody, type Reply } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
 import { RpcCodes } from './errors.js';
@@ -14,7 +14,7 @@ import { replyCost, type RateLimiter } from './ratelimit.js';
 import { ResponseBudget } from './response-budget.js';
 
 export interface RpcAppOptions {
-  dispatcher: Dispatcher;
+  dispatcher: CallTarget;
   limiter: RateLimiter;
   maxBatch: number;
   maxBodyBytes: number;
@@ -167,7 +167,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     const address = clientAddress(req, o.trustedProxyHops);
     let client = address;
     let limiter = o.limiter;
-    let dispatcher: Pick<Dispatcher, 'call'> = o.dispatcher;
+    let dispatcher: CallTarget = o.dispatcher;
     if (o.access) {
       const decision = await o.access.resolve(req, address);
       if (!decision.ok) {
@@ -177,11 +177,10 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       }
       ({ client, limiter } = decision.access);
       const { allowed, keyId } = decision.access;
-      if (allowed) dispatcher = allowListCalls(allowed, keyId!, (method, params, scope) => o.dispatcher.call(method, params, scope));
+      if (allowed) dispatcher = allowListCalls(allowed, keyId!, o.dispatcher);
     }
     const budget = new ResponseBudget(o.maxResponseBytes ?? 10_485_760);
-    // handleBody only calls `call`: a key's allow-list wraps the dispatcher's.
-    const answer = await handleBody(text, dispatcher as Dispatcher, {
+    const answer = await handleBody(text, dispatcher, {
       maxBatch: o.maxBatch,
       maxJsonDepth: o.maxJsonDepth,
       client,

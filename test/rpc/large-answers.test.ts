@@ -6,7 +6,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
 import { chain, deployOuter, startTestRpc, wallet } from './helpers.js';
 import { handleBody, replyText, type Reply } from '../../src/rpc/envelope.js';
-import type { CallResult, Dispatcher } from '../../src/rpc/dispatcher.js';
+import type { CallResult, CallTarget } from '../../src/rpc/types.js';
 import { LARGE_ANSWER_CHARS, RawJson } from '../../src/rpc/upstream/raw-json.js';
 
 /**
@@ -22,7 +22,7 @@ const calls: Record<string, () => CallResult> = {
   parsed: () => ({ result: { a: 1 } }),
   fails: () => ({ error: { code: -32000, message: 'nope' } }),
 };
-const dispatcher = { call: (method: string) => Promise.resolve(calls[method]!()) } as unknown as Dispatcher;
+const dispatcher: CallTarget = { call: (method: string) => Promise.resolve(calls[method]!()) };
 const options = { maxBatch: 10, charge: () => Promise.resolve({ ok: true as const }) };
 const body = async (text: string): Promise<Reply> => (await handleBody(text, dispatcher, options as never)).body!;
 

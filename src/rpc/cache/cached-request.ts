@@ -1,6 +1,7 @@
-import type { RpcContext } from '../context.js';
 import type { ResponseBudget } from '../response-budget.js';
+import type { UpstreamPool } from '../upstream/pool.js';
 import type { RawJson } from '../upstream/raw-json.js';
+import type { AnswerCache } from './answer-cache.js';
 import { answerLifetime, lifetimeOf } from './policy.js';
 
 /**
@@ -10,7 +11,7 @@ import { answerLifetime, lifetimeOf } from './policy.js';
  * compute gate for calls that execute, evm-bounds.ts).
  */
 export async function cachedRequest(
-  ctx: RpcContext,
+  ctx: { cache: AnswerCache; upstream: UpstreamPool },
   method: string,
   params: readonly unknown[],
   budget: ResponseBudget | undefined,

@@ -3,7 +3,9 @@ import pg from 'pg';
 import type { DbClient } from '../../common/db/client.js';
 import type { Logger } from '../../common/log.js';
 import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
-import type { FilterKind } from './store.js';
+
+/** What a filter watches: logs, new blocks, or pending transactions (the row's `kind`). */
+export type FilterKind = 'log' | 'block' | 'pending';
 
 /** What this process last confirmed about a filter row, and when (its local clock). */
 export interface KnownFilter {

@@ -1,5 +1,6 @@
 import { RpcError } from '../../common/errors.js';
-import { upstreamCall, type MethodAnswer, type MethodResult, type RpcContext } from '../context.js';
+import { upstreamCall, type RpcContext } from '../context.js';
+import type { MethodAnswer, MethodResult } from '../types.js';
 import { RpcCodes } from '../errors.js';
 import { currentHead, logsOf, resultCapError } from '../logs.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';

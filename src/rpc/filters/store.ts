@@ -3,9 +3,9 @@ import type { DbClient } from '../../common/db/client.js';
 import { filterNotFound } from '../errors.js';
 import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
 import { perClientCapError, totalCapError, type FilterCountCaps } from './caps.js';
-import { channelFor, memoFor, type FilterMemo } from './memo.js';
+import { channelFor, memoFor, type FilterKind, type FilterMemo } from './memo.js';
 
-export type FilterKind = 'log' | 'block' | 'pending';
+export type { FilterKind } from './memo.js';
 
 /** Rows touched by an update/delete: a number on pg, a result object on knex-pglite. */
 const affected = (r: unknown): number => (typeof r === 'number' ? r : Number((r as { rowCount?: number }).rowCount ?? 0));

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { CallResult } from '../dispatcher.js';
-import type { CallScope } from '../context.js';
+import type { CallResult, CallTarget } from '../types.js';
 import { RpcCodes } from '../errors.js';
 import type { RateLimiter, RateLimitSettings } from '../ratelimit.js';
 import { KeyFailureLimiter } from './failures.js';
@@ -117,17 +116,13 @@ export class KeyAccess {
 }
 
 /** A dispatcher that refuses, per call, the methods outside a key's allow-list. */
-export function allowListCalls(
-  allowed: ReadonlySet<string>,
-  keyId: string,
-  next: (method: string, params: unknown, scope: CallScope) => Promise<CallResult>,
-): { call(method: string, params: unknown, scope?: CallScope): Promise<CallResult> } {
+export function allowListCalls(allowed: ReadonlySet<string>, keyId: string, next: CallTarget): CallTarget {
   return {
     call(method, params, scope = {}) {
       if (method !== 'rpc.discover' && !allowed.has(method)) {
-        return Promise.resolve({ error: { code: RpcCodes.MethodNotFound, message: `method ${method} is not allowed for API key ${keyId} (it may call: ${[...allowed].join(', ')})` } });
+        return Promise.resolve<CallResult>({ error: { code: RpcCodes.MethodNotFound, message: `method ${method} is not allowed for API key ${keyId} (it may call: ${[...allowed].join(', ')})` } });
       }
-      return next(method, params, scope);
+      return next.call(method, params, scope);
     },
   };
 }

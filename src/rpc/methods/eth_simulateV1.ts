@@ -1,6 +1,7 @@
 import type { CallObject, SimulatePayload } from '../../../generated/rpc/methods.js';
 import { rpcErrors } from '../../common/errors.js';
-import { defineMethod, type MethodResult } from '../context.js';
+import { defineMethod } from '../context.js';
+import type { MethodResult } from '../types.js';
 import { capGas } from '../evm-bounds.js';
 import type { RawJson } from '../upstream/raw-json.js';
 

@@ -1,21 +1,11 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
-import type { CallResult } from '../dispatcher.js';
-import type { CallScope } from '../context.js';
+import type { CallTarget, SocketSubscriptions } from '../types.js';
 import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
 import { SubscribeError, type ResumeCharge, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
 import type { SocketSession } from './socket-server.js';
 import type { ClientLedger } from './ledger.js';
-
-/**
- * What eth_subscribe / eth_unsubscribe reach through a call's scope when the call came over a WebSocket
- * (over HTTP there is none, and they answer that a socket is needed). Params arrive validated by the spec.
- */
-export interface SocketSubscriptions {
-  subscribe(kind: string, filter: unknown, options: unknown): Promise<string>;
-  unsubscribe(id: string): boolean;
-}
 
 export interface SubscriptionLimits {
   /** RPC_MAX_FILTER_ADDRESSES / RPC_MAX_FILTER_TOPICS: one filter. */
@@ -104,9 +94,6 @@ export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession
 }
 
 /** The endpoint's dispatcher as one socket's messages see it: every call's scope carries the socket. */
-export function socketCalls(
-  socket: SocketSubscriptions,
-  next: (method: string, params: unknown, scope: CallScope & { socket: SocketSubscriptions }) => Promise<CallResult>,
-): { call(method: string, params: unknown, scope?: CallScope): Promise<CallResult> } {
-  return { call: (method, params, scope = {}) => next(method, params, { ...scope, socket }) };
+export function socketCalls(socket: SocketSubscriptions, next: CallTarget): CallTarget {
+  return { call: (method, params, scope = {}) => next.call(method, params, { ...scope, socket }) };
 }

@@ -3,13 +3,13 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
 import type { RpcConfig } from '../config.js';
-import type { Dispatcher } from '../dispatcher.js';
 import { handleBody, replyText } from '../envelope.js';
 import { allowListCalls, type KeyAccess } from '../keys/access.js';
 import { replyCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
 import { clientAddress } from '../../common/http/client-address.js';
-import { socketCalls, socketSubscriptions, type SocketSubscriptions } from './calls.js';
+import type { CallTarget, SocketSubscriptions } from '../types.js';
+import { socketCalls, socketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
 import { ClientLedger } from './ledger.js';
@@ -19,7 +19,7 @@ export interface StartWebSocketOptions {
   server: Server;
   config: RpcConfig;
   limits: WsLimits;
-  dispatcher: Dispatcher;
+  dispatcher: CallTarget;
   limiter: RateLimiter;
   /** API keys (ws://host/v1/<key> or x-api-key); without it every socket is anonymous. */
   access?: KeyAccess;
@@ -72,12 +72,10 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     async answer(text, session) {
       const budget = new ResponseBudget(o.config.maxResponseBytes);
       const { limiter, allowed, keyId } = session.access;
-      const next = allowed ? allowListCalls(allowed, keyId!, (method, params, scope) => o.dispatcher.call(method, params, scope)) : o.dispatcher;
+      const next = allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher;
       let bound = bySession.get(session);
       if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, ledger, filterLimits)));
-      const calls = socketCalls(bound, (method, params, scope) => next.call(method, params, scope));
-      // handleBody only calls `call`; the socket's calls wrap the dispatcher's.
-      const answer = await handleBody(text, calls as unknown as Dispatcher, {
+      const answer = await handleBody(text, socketCalls(bound, next), {
         maxBatch: o.config.maxBatch,
         maxJsonDepth: o.config.maxJsonDepth,
         client: session.client,

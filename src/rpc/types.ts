@@ -1,0 +1,45 @@
+/**
+ * The types every layer of the endpoint shares, at the bottom of the pipe (docs/rpc.md, "Code"): what one
+ * call carries besides its params, what it answers, and what a transport hands calls to. Nothing here
+ * imports anything above the bottom layer, so any file may import it without making a cycle.
+ */
+import type { RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
+import type { WireError } from './errors.js';
+import type { ResponseBudget } from './response-budget.js';
+import type { RawJson } from './upstream/raw-json.js';
+
+/** One call's outcome as the envelope encodes it: a result (parsed, or the node's text as RawJson) or an error object. */
+export type CallResult = { result: unknown } | { error: WireError };
+
+/**
+ * What eth_subscribe / eth_unsubscribe reach through a call's scope when the call came over a WebSocket
+ * (over HTTP there is none, and they answer that a socket is needed). ws/calls.ts makes one per socket.
+ */
+export interface SocketSubscriptions {
+  subscribe(kind: string, filter: unknown, options: unknown): Promise<string>;
+  unsubscribe(id: string): boolean;
+}
+
+/** What one call carries besides its params: who sent it and the byte budget of its reply. */
+export interface CallScope {
+  /** The rate limiter's client identity (socket address or trusted X-Forwarded-For hop). */
+  client?: string;
+  budget?: ResponseBudget;
+  /** The WebSocket the call came over (eth_subscribe binds subscriptions to it); absent over HTTP. */
+  socket?: SocketSubscriptions;
+}
+
+/**
+ * Where a transport sends each call of a body: the dispatcher itself, or a wrapper around it (a key's
+ * allow-list, a socket's scope). The envelope knows nothing else of what answers.
+ */
+export interface CallTarget {
+  call(method: string, params: unknown, scope?: CallScope): Promise<CallResult>;
+}
+
+/** Positional params of method N as specs/rpc.openrpc.json declares them (a labelled tuple). */
+export type MethodParams<N extends RpcMethodName> = RpcMethodMap[N]['params'];
+/** The result of method N as the spec declares it. */
+export type MethodResult<N extends RpcMethodName> = RpcMethodMap[N]['result'];
+/** What a handler may answer: the spec's result, parsed or as the node wrote it (never parsed, upstream/raw-json.ts). */
+export type MethodAnswer<N extends RpcMethodName> = MethodResult<N> | RawJson<MethodResult<N>>;
