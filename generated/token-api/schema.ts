@@ -56,6 +56,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tokens/{contractAddress}/price-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a token's current price comes from
+         * @description Explains the token's `currentPrice`: the pools that made it, the pools left out and why, and a
+         *     `confidence` between 0 and 1. The figures are those of the indexer's last pricing of the token,
+         *     so `price` is always the token's `currentPrice`.
+         *
+         *     **How a price is made.** A stablecoin is 1 USD by configuration (`basis: peg`). Any other token is
+         *     priced from its pools against quote tokens (stablecoins, and tokens such as WETH that are priced
+         *     themselves through their pools, hop by hop towards a stablecoin). Each pool gives a spot price in
+         *     USD (its price in the quote token times the quote token's USD price) and a liquidity: the USD value
+         *     of its quote side. Pools are then left out in this order:
+         *
+         *     1. `belowMinLiquidity`: liquidity under `parameters.minLiquidityUsd`. Always left out.
+         *     2. `stale`: the pool's state (its last `Sync` or `Swap`) is more than `parameters.staleAfterSeconds`
+         *        older than the block being priced, while at least one pool with a newer state remains.
+         *     3. `outlier`: among the remaining pools, the spot price strays from the liquidity-weighted median
+         *        of the *other* remaining pools by more than `parameters.outlierShare` (as a share of that
+         *        median), and the pool holds less liquidity than those others together (a pool holding at least
+         *        half of the liquidity is never out-voted). When this rule would leave no pool, none is left out
+         *        as an outlier. The weighted median is the lowest price at which the cumulative liquidity,
+         *        prices ascending, reaches half of the total.
+         *
+         *     The price is the mean of the remaining pools' spot prices weighted by their liquidity; `weight`
+         *     is each pool's share of that liquidity.
+         *
+         *     **Confidence.** `confidence = depth × agreement × freshness`, each factor between 0 and 1 and
+         *     listed in `factors`:
+         *
+         *     - `depth = min(1, L / parameters.referenceLiquidityUsd)`, where `L` (`liquidityUsd`) is the sum of
+         *       the used pools' liquidity.
+         *     - `agreement = max(0, 1 − D / parameters.outlierShare)`, where `D` is the weighted mean of
+         *       `|spotPrice − price| / price` over the used pools. A single pool agrees with itself (`1`).
+         *     - `freshness = Σ weight × 0.5^(age / parameters.staleAfterSeconds)` over the used pools, where
+         *       `age` is `evaluatedAt − stateTime` in seconds: a state as old as the stale limit counts half.
+         *
+         *     A pegged stablecoin has `confidence` 1 and no sources; a token without a price has `confidence`
+         *     `null`. `evaluatedAt` is the start of the current minute, so the answer changes at most once a
+         *     minute besides the indexer's writes.
+         */
+        get: operations["getTokenPriceSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens/{contractAddress}/supply/total": {
         parameters: {
             query?: never;
@@ -130,6 +185,44 @@ export interface paths {
          *     one. The array is empty when the token is known but has never been priced (or only after `now`).
          */
         get: operations["getTokenPrices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prices/{contractAddress}/candles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hourly candles of one token
+         * @description Returns one candle per UTC hour for the hours of `getTokenPrices`, oldest first: the same hours,
+         *     so the same 24 or 25 candles, fewer for a token first priced inside the window, none for a token
+         *     never priced. Each candle is made from the indexer's observations of the token's price (one after
+         *     every block that changed it) and from the indexed swaps:
+         *
+         *     - `close` is the last observation at or before the end of the hour, carried forward through
+         *       hours without swaps: always equal to the `price` of the `getTokenPrices` point of the same hour.
+         *     - `open` is the price in effect when the hour began (the previous hour's `close`), or the hour's
+         *       first observation for the hour the token was first priced.
+         *     - `high` and `low` are the highest and lowest of `open` and every observation in the hour.
+         *     - `twap` is the time-weighted average of the price in effect during the hour, up to the end of the
+         *       hour, or, for the current hour, up to the start of the current minute (or the hour's last
+         *       observation, when that is later). A price that lasted a
+         *       single block weighs its few seconds out of 3,600, so a one-block spike shows in `high` (and in
+         *       `close` and the `getTokenPrices` point when it is the hour's last observation) but hardly in `twap`.
+         *     - `volumeUsd` is the sum over the hour's indexed swaps that involved the token of the amount of the
+         *       token swapped times its USD price after that block; swaps made while the token had no price add 0.
+         *
+         *     The 400 and 404 answers are those of `getTokenPrices`.
+         */
+        get: operations["getTokenCandles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -403,6 +496,167 @@ export interface components {
         PriceMap: {
             [key: string]: components["schemas"]["Price"][];
         };
+        /** @description The sources of a token's current price and the confidence in it (see `getTokenPriceSources`). */
+        PriceSources: {
+            contractAddress: components["schemas"]["Address"];
+            /**
+             * @description The token's `currentPrice` in USD; `null` when it has none.
+             * @example 2.0004
+             */
+            price: number | null;
+            /**
+             * Format: date-time
+             * @description The token's `priceUpdatedAt`.
+             * @example 2025-06-02T14:00:12Z
+             */
+            priceUpdatedAt: string | null;
+            /**
+             * @description `pools`: priced from `sources`. `peg`: a configured stablecoin, 1 USD. `none`: no price. `unrecorded`: priced before sources were recorded (the token's next pricing records them).
+             * @example pools
+             * @enum {string}
+             */
+            basis: "pools" | "peg" | "none" | "unrecorded";
+            /**
+             * @description `depth × agreement × freshness`; 1 for a peg, `null` without a price or sources.
+             * @example 0.83
+             */
+            confidence: number | null;
+            /** @description The three factors of `confidence`; `null` when `confidence` is not made from pools. */
+            factors: {
+                /** @example 1 */
+                depth: number;
+                /** @example 0.97 */
+                agreement: number;
+                /** @example 0.86 */
+                freshness: number;
+            } | null;
+            /**
+             * @description Sum of the used pools' liquidity in USD.
+             * @example 260000
+             */
+            liquidityUsd: number;
+            /**
+             * Format: date-time
+             * @description The time `freshness` is computed at (the start of the current minute).
+             * @example 2025-06-02T14:05:00Z
+             */
+            evaluatedAt: string;
+            parameters?: components["schemas"]["PricingParameters"];
+            /** @description The pools that made the price, deepest first. */
+            sources: components["schemas"]["PoolSource"][];
+            /** @description The pools left out, deepest first, each with its `reason`. */
+            excluded: components["schemas"]["PoolSource"][];
+        };
+        /** @description The indexer's settings when it made the price (environment variables in parentheses). Absent from `PriceSources` when no explanation is recorded (`basis` `none` or `unrecorded`). */
+        PricingParameters: {
+            /**
+             * @description Pools with less liquidity are left out (`TOKEN_INDEXER_MIN_LIQUIDITY_USD`).
+             * @example 1000
+             */
+            minLiquidityUsd: number;
+            /**
+             * @description Largest share a pool may stray from the others' weighted median (`TOKEN_INDEXER_OUTLIER_SHARE`).
+             * @example 0.2
+             */
+            outlierShare: number;
+            /**
+             * @description Age of a pool's state that makes it stale (`TOKEN_INDEXER_STALE_AFTER_SECONDS`).
+             * @example 604800
+             */
+            staleAfterSeconds: number;
+            /**
+             * @description Liquidity at which `depth` reaches 1 (`TOKEN_INDEXER_REFERENCE_LIQUIDITY_USD`).
+             * @example 100000
+             */
+            referenceLiquidityUsd: number;
+        };
+        /** @description One pool of the token against a quote token, as the price used it or left it out. */
+        PoolSource: {
+            pool: components["schemas"]["Address"];
+            /**
+             * @description `v2`: constant-product pair (reserves). `v3`: concentrated liquidity (sqrtPriceX96 and liquidity).
+             * @example v2
+             * @enum {string}
+             */
+            kind: "v2" | "v3";
+            quoteToken: components["schemas"]["Address"];
+            /** @description How the quote token is valued: the quote token, then at each hop the other token of its deepest used pool, ending at a stablecoin. A stablecoin quote is a route of one. */
+            route: components["schemas"]["Address"][];
+            /**
+             * @description USD price of the quote token used.
+             * @example 3000
+             */
+            quotePriceUsd: number;
+            /**
+             * @description USD value of the pool's quote side (for V3, of the virtual reserve at the current price).
+             * @example 200000
+             */
+            liquidityUsd: number;
+            /**
+             * @description Share of the used liquidity; 0 for a pool left out.
+             * @example 0.77
+             */
+            weight: number;
+            /**
+             * @description The token's USD price in this pool.
+             * @example 2.0001
+             */
+            spotPrice: number;
+            /**
+             * @description Block of the pool state used (its last `Sync` or `Swap`); `null` for a state indexed before this was recorded.
+             * @example 1234
+             */
+            blockNumber: number | null;
+            /**
+             * Format: date-time
+             * @description Time of that block; `null` like `blockNumber`.
+             * @example 2025-06-02T14:00:12Z
+             */
+            stateTime: string | null;
+            /**
+             * @description Why the pool was left out (only in `excluded`).
+             * @example outlier
+             * @enum {string}
+             */
+            reason?: "belowMinLiquidity" | "stale" | "outlier";
+            /**
+             * @description For an `outlier`, the weighted median of the other pools it strayed from.
+             * @example 2
+             */
+            medianOfOthers?: number;
+        };
+        /** @description One hour of a token's price and volume (see `getTokenCandles`). */
+        Candle: {
+            /**
+             * Format: date-time
+             * @description The UTC hour (minutes, seconds and milliseconds are zero).
+             * @example 2025-06-02T14:00:00Z
+             */
+            timestamp: string;
+            /** @example 3120.5 */
+            open: number;
+            /** @example 3131 */
+            high: number;
+            /** @example 3101.25 */
+            low: number;
+            /**
+             * @description Equal to the `price` of the `getTokenPrices` point of this hour.
+             * @example 3124.87
+             */
+            close: number;
+            /**
+             * @description Time-weighted average price over the hour (up to the current minute for the current hour).
+             * @example 3119.4
+             */
+            twap: number;
+            /**
+             * @description USD volume of the hour's indexed swaps of the token.
+             * @example 18250.75
+             */
+            volumeUsd: number;
+        };
+        /** @description Hourly candles for the last 24 hours, oldest first (see `getTokenCandles`). */
+        CandleList: components["schemas"]["Candle"][];
         /** @description One validation failure. */
         ProblemFieldError: {
             /**
@@ -776,6 +1030,44 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getTokenPriceSources: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags from earlier `ETag` headers. If one of them matches the current representation, the server answers `304 Not Modified` with no body.
+                 * @example W/"1f4-Xb6mZ0cD1kq9J2sEw3yRt0pLhA8"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The token's contract address: `0x` followed by 40 hexadecimal digits, in any letter case. Any other value is rejected with `400`.
+                 * @example 0xe7f1725e7734ce288f8367e1bb143e90bb3f0512
+                 */
+                contractAddress: components["parameters"]["ContractAddress"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sources of the token's current price. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceSources"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadAddress"];
+            404: components["responses"]["TokenNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getTotalSupply: {
         parameters: {
             query?: {
@@ -920,6 +1212,44 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["PriceList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadAddress"];
+            404: components["responses"]["TokenNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTokenCandles: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags from earlier `ETag` headers. If one of them matches the current representation, the server answers `304 Not Modified` with no body.
+                 * @example W/"1f4-Xb6mZ0cD1kq9J2sEw3yRt0pLhA8"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The token's contract address: `0x` followed by 40 hexadecimal digits, in any letter case. Any other value is rejected with `400`.
+                 * @example 0xe7f1725e7734ce288f8367e1bb143e90bb3f0512
+                 */
+                contractAddress: components["parameters"]["ContractAddress"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hourly candles, oldest first. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandleList"];
                 };
             };
             304: components["responses"]["NotModified"];

@@ -40,6 +40,18 @@ export interface TokenIndexerConfig {
   secureMinMarketCapUsd: number;
   /** Pools whose quote side is worth less than this many USD do not price a token. */
   minLiquidityUsd: number;
+  /** Outlier, stale and confidence settings (pricing/settings.ts); defaults when absent. */
+  pricing?: Partial<PricingSettingsInput>;
+}
+
+/** The pricing settings other than the minimum liquidity (see docs/token-api.md, "Price sources"). */
+export interface PricingSettingsInput {
+  /** A pool straying more than this share from the weighted median of the others is an outlier. */
+  outlierShare: number;
+  /** A pool whose state is older than this (seconds) than the block priced is stale. */
+  staleAfterSeconds: number;
+  /** Liquidity (USD) at which the confidence's depth factor reaches 1. */
+  referenceLiquidityUsd: number;
 }
 
 export interface TokenApiConfig {
@@ -154,6 +166,9 @@ export const tokenApiEnv = {
   TOKEN_INDEXER_POLL_MS: env.integer({ min: 100, default: 2_000 }),
   TOKEN_INDEXER_METADATA_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }),
   TOKEN_INDEXER_MIN_LIQUIDITY_USD: env.decimal({ min: 0, default: '0' }),
+  TOKEN_INDEXER_OUTLIER_SHARE: env.decimal({ min: 0.001, max: 100, default: '0.2' }),
+  TOKEN_INDEXER_STALE_AFTER_SECONDS: env.integer({ min: 1, default: 604_800 }),
+  TOKEN_INDEXER_REFERENCE_LIQUIDITY_USD: env.decimal({ min: 1, default: '100000' }),
   TOKEN_LIST: env.string(),
   TOKEN_LIST_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }),
   TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }),
@@ -183,6 +198,11 @@ function indexerFrom(v: Values): TokenIndexerConfig {
     tokenListRefreshMs: v.TOKEN_LIST_REFRESH_MS,
     secureMinMarketCapUsd: Number(v.TOKEN_SECURE_MIN_MARKET_CAP_USD),
     minLiquidityUsd: Number(v.TOKEN_INDEXER_MIN_LIQUIDITY_USD),
+    pricing: {
+      outlierShare: Number(v.TOKEN_INDEXER_OUTLIER_SHARE),
+      staleAfterSeconds: v.TOKEN_INDEXER_STALE_AFTER_SECONDS,
+      referenceLiquidityUsd: Number(v.TOKEN_INDEXER_REFERENCE_LIQUIDITY_USD),
+    },
   });
 }
 

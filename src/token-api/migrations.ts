@@ -129,4 +129,46 @@ export const tokenApiMigrations: readonly Migration[] = [
       await knex.raw('drop sequence if exists ??.change_seq', [schema]);
     },
   },
+  {
+    // Auditable prices (getTokenPriceSources, getTokenCandles): the block and time of each pool's state, the
+    // explanation of each token's current price, and hourly candles. Both new tables feed the read model
+    // like tokens and prices (change numbers and notifications).
+    name: '003_price_sources_candles',
+    async up(knex, schema) {
+      await knex.raw('alter table ??.pools add column state_block bigint, add column state_time timestamptz', [schema]);
+      await knex.schema.withSchema(schema).createTable('price_sources', (t) => {
+        t.text('token').primary();
+        t.timestamp('observed_at', { useTz: true }).notNullable();
+        t.bigInteger('block_number');
+        t.jsonb('detail').notNullable();
+      });
+      // One row per token and UTC hour; `area` is the integral of the price over [covered_from, last_at] in price × ms.
+      await knex.schema.withSchema(schema).createTable('candles', (t) => {
+        t.text('token').notNullable();
+        t.timestamp('hour', { useTz: true }).notNullable();
+        t.double('open').notNullable();
+        t.double('high').notNullable();
+        t.double('low').notNullable();
+        t.double('close').notNullable();
+        t.double('volume_usd').notNullable().defaultTo(0);
+        t.double('area').notNullable();
+        t.timestamp('covered_from', { useTz: true }).notNullable();
+        t.timestamp('last_at', { useTz: true }).notNullable();
+        t.primary(['token', 'hour']);
+      });
+      for (const table of ['price_sources', 'candles']) {
+        await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
+        await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
+        await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
+        await knex.raw(
+          'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
+          [schema, table, schema],
+        );
+      }
+    },
+    async down(knex, schema) {
+      for (const table of ['candles', 'price_sources']) await knex.schema.withSchema(schema).dropTableIfExists(table);
+      await knex.raw('alter table ??.pools drop column if exists state_block, drop column if exists state_time', [schema]);
+    },
+  },
 ];

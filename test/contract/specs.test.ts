@@ -21,8 +21,8 @@ describe('spec documents', () => {
   it('behavior: token API paths carry no version prefix and cover the interface', () => {
     const doc = parse(read('token-api.openapi.yaml'));
     expect(Object.keys(doc.paths).sort()).toEqual([
-      '/prices', '/prices/{contractAddress}', '/tokens', '/tokens/{contractAddress}',
-      '/tokens/{contractAddress}/supply/circulating', '/tokens/{contractAddress}/supply/total',
+      '/prices', '/prices/{contractAddress}', '/prices/{contractAddress}/candles', '/tokens', '/tokens/{contractAddress}',
+      '/tokens/{contractAddress}/price-sources', '/tokens/{contractAddress}/supply/circulating', '/tokens/{contractAddress}/supply/total',
     ]);
     expect(doc.components.schemas.OrderColumns.enum).toEqual([
       'name', 'symbol', 'decimals', 'contractAddress', 'currentPrice', 'priceUpdatedAt', 'createdAt', 'updatedAt',

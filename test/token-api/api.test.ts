@@ -214,7 +214,7 @@ describe('token API: spec, docs, health, metrics', () => {
     const json = (await (await get('/openapi.json')).json()) as { openapi: string; servers: { url: string }[]; paths: object };
     expect(json.openapi).toBe('3.0.3');
     expect(json.servers[0]!.url).toBe(t.url);
-    expect(Object.keys(json.paths)).toHaveLength(6);
+    expect(Object.keys(json.paths)).toHaveLength(8);
     const yaml = await get('/openapi.yaml');
     expect(yaml.headers.get('content-type')).toContain('yaml');
     expect(await yaml.text()).toContain('operationId: listTokens');

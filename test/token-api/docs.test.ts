@@ -3,7 +3,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './helpers.js';
 
-/** /docs rendered by a real headless Chromium: all six operations appear, and nothing loads from elsewhere. */
+/** /docs rendered by a real headless Chromium: all eight operations appear, and nothing loads from elsewhere. */
 const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
 if (missing) console.warn(`docs.test.ts skipped: ${CHROMIUM} not installed (.ci/run installs the Debian chromium package)`);
@@ -23,7 +23,7 @@ describe.skipIf(missing)('token API: /docs in a browser', () => {
     await t?.close();
   });
 
-  it('behavior: renders the six operations from /openapi.json with local assets only', async () => {
+  it('behavior: renders the eight operations from /openapi.json with local assets only', async () => {
     const page = await browser.newPage();
     const foreign: string[] = [];
     const errors: string[] = [];
@@ -37,8 +37,8 @@ describe.skipIf(missing)('token API: /docs in a browser', () => {
       els.map((el) => `${el.querySelector('.opblock-summary-method')?.textContent} ${el.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
     );
     expect(paths.sort()).toEqual([
-      'GET /prices', 'GET /prices/{contractAddress}', 'GET /tokens', 'GET /tokens/{contractAddress}',
-      'GET /tokens/{contractAddress}/supply/circulating', 'GET /tokens/{contractAddress}/supply/total',
+      'GET /prices', 'GET /prices/{contractAddress}', 'GET /prices/{contractAddress}/candles', 'GET /tokens', 'GET /tokens/{contractAddress}',
+      'GET /tokens/{contractAddress}/price-sources', 'GET /tokens/{contractAddress}/supply/circulating', 'GET /tokens/{contractAddress}/supply/total',
     ]);
     expect(await page.textContent('.info .title')).toContain('l2stack token data API');
     expect(foreign).toEqual([]);

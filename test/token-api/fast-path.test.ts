@@ -35,6 +35,8 @@ const urls = [
   `/tokens?addresses=${A},${B.toUpperCase().replace('0X', '0x')}&order=name`, '/tokens?page=1000&limit=100', '/tokens?order=totalSupply',
   `/tokens/${A}`, `/tokens/${A.toUpperCase().replace('0X', '0x')}`, `/prices/${A}`, `/prices/${B}`, `/prices?addresses=${A},${B},${A},${addr(7)}`,
   `/tokens/${NATIVE}/supply/total`, `/tokens/${NATIVE}/supply/circulating?format=json`,
+  `/tokens/${A}/price-sources`, `/tokens/${B}/price-sources`, `/prices/${A}/candles`, `/prices/${B}/candles`,
+  `/tokens/${addr(9)}/price-sources`, `/prices/${addr(9)}/candles`, '/tokens/0x123/price-sources', `/prices/${A}/candles?x=1`, `/prices/${A}/candles/`,
   // Everything below must fall through to the validated route and get its answer.
   '/tokens?page=0', '/tokens?page=1001', '/tokens?page=01', '/tokens?page=1e2', '/tokens?limit=101', '/tokens?order=nope', '/tokens?sort=up',
   '/tokens?isSecure=yes', '/tokens?isSecure=TRUE', '/tokens?page=1&page=2', '/tokens?unknown=1', '/tokens?addresses=', '/tokens?addresses=0x12',

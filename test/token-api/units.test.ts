@@ -7,6 +7,7 @@ import { loadTokenApiConfig, loadTokenIndexerConfig } from '../../src/token-api/
 import { formatDecimal } from '../../src/token-api/decimal.js';
 import { decodeText } from '../../src/token-api/indexer/metadata.js';
 import { PriceOracle, poolSpot, type PoolState } from '../../src/token-api/indexer/pricing.js';
+import { DEFAULT_PRICING } from '../../src/token-api/indexer/sources.js';
 import { spamReasons } from '../../src/token-api/indexer/spam.js';
 import { parseTokenList } from '../../src/token-api/indexer/token-list.js';
 
@@ -44,13 +45,16 @@ describe('token API building blocks', () => {
     for (const p of pools.values()) for (const t of [p.token0, p.token1]) byToken.set(t, (byToken.get(t) ?? new Set()).add(p.address));
     const decimals: Record<string, number> = { weth: 18, usd: 6, abc: 18, xyz: 18 };
     const input = { pools, poolsByToken: byToken, decimals: (t: string) => decimals[t] };
-    const oracle = new PriceOracle(new Set(['usd']), new Set(['weth']), 0);
-    const quotes = oracle.quotePrices(input);
-    expect(quotes.get('weth')).toBeCloseTo(3000, 9);
-    expect(oracle.price('abc', input, quotes)).toBeCloseTo(3, 9);
-    expect(oracle.price('xyz', input, quotes)).toBeUndefined();
-    expect(oracle.price('usd', input, quotes)).toBe(1);
-    expect(new PriceOracle(new Set(['usd']), new Set(['weth']), 10_000).price('abc', input, quotes)).toBeUndefined(); // $3,000 side < minimum
+    const settings = (minLiquidityUsd: number) => ({ minLiquidityUsd, ...DEFAULT_PRICING });
+    const oracle = new PriceOracle(new Set(['usd']), new Set(['weth']), settings(0));
+    const quotes = oracle.quotePrices(input, 0);
+    expect(quotes.get('weth')!.price).toBeCloseTo(3000, 9);
+    const abc = oracle.explain('abc', input, quotes, 0)!;
+    expect(abc.price).toBeCloseTo(3, 9);
+    expect(abc.used.map((u) => [u.pool, u.quote, u.route])).toEqual([['p2', 'weth', ['weth', 'usd']]]);
+    expect(oracle.explain('xyz', input, quotes, 0)).toBeUndefined();
+    expect(oracle.explain('usd', input, quotes, 0)).toMatchObject({ price: 1, basis: 'peg' });
+    expect(new PriceOracle(new Set(['usd']), new Set(['weth']), settings(10_000)).explain('abc', input, quotes, 0)).toBeUndefined(); // $3,000 side < minimum
   });
 
   it('behavior: V3 spot price and virtual reserves from sqrtPriceX96', () => {

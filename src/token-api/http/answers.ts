@@ -84,6 +84,24 @@ export function tokenPricesAnswer(ctx: HandlerContext, address: string): Represe
   return jsonAnswer(ctx, [bytes], bytes.length, `p|${address}`, windowPart(now));
 }
 
+/** The answers that depend on the minute (freshness, the current hour's twap) carry it in their ETag. */
+const minutePart = (now: number) => `m${Math.floor(now / 60_000)}`;
+
+export function priceSourcesAnswer(ctx: HandlerContext, address: string): Representation {
+  const now = ctx.now();
+  const answer = ctx.model.priceSources(address, now);
+  if (!answer) throw notFound(`No token with contract address ${address}`);
+  const bytes = Buffer.from(JSON.stringify(answer));
+  return jsonAnswer(ctx, [bytes], bytes.length, `s|${address}`, minutePart(now));
+}
+
+export function candlesAnswer(ctx: HandlerContext, address: string): Representation {
+  if (!ctx.model.token(address)) throw notFound(`No token with contract address ${address}`);
+  const now = ctx.now();
+  const bytes = ctx.model.candlesJson(address, now);
+  return jsonAnswer(ctx, [bytes], bytes.length, `c|${address}`, `${windowPart(now)}${minutePart(now)}`);
+}
+
 /** `addresses`: distinct, lower case, in request order (parseAddresses). */
 export function pricesAnswer(ctx: HandlerContext, addresses: string[]): Representation {
   const now = ctx.now();

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { ListQuery, OrderColumn } from '../repository.js';
 import { ORDER_COLUMNS } from '../repository.js';
 import { supplyRepresentation, type SupplyKind } from '../handlers/supply.js';
-import { listTokensAnswer, pricesAnswer, tokenAnswer, tokenPricesAnswer } from './answers.js';
+import { candlesAnswer, listTokensAnswer, priceSourcesAnswer, pricesAnswer, tokenAnswer, tokenPricesAnswer } from './answers.js';
 import { parseAddresses, type HandlerContext } from './context.js';
 import { send, type Representation } from './representation.js';
 import { negotiateSupplyFormat } from './negotiate.js';
@@ -91,6 +91,11 @@ function answer(ctx: HandlerContext, path: string, qs: string, accept: string | 
   if (parts.length === 3 && (parts[1] === 'tokens' || parts[1] === 'prices')) {
     if (qs !== '' || ctx.model.token(lower) === undefined) return undefined;
     return parts[1] === 'tokens' ? [tokenAnswer(ctx, lower), '/tokens/:contractAddress'] : [tokenPricesAnswer(ctx, lower), '/prices/:contractAddress'];
+  }
+  if (parts.length === 4 && qs === '' && ctx.model.token(lower) !== undefined) {
+    if (parts[1] === 'tokens' && parts[3] === 'price-sources') return [priceSourcesAnswer(ctx, lower), '/tokens/:contractAddress/price-sources'];
+    if (parts[1] === 'prices' && parts[3] === 'candles') return [candlesAnswer(ctx, lower), '/prices/:contractAddress/candles'];
+    return undefined;
   }
   if (parts.length === 5 && parts[1] === 'tokens' && parts[3] === 'supply' && (parts[4] === 'total' || parts[4] === 'circulating')) {
     const format = simpleQuery(qs, FORMAT)?.get('format') ?? (qs === '' ? negotiateSupplyFormat(accept) : undefined);

@@ -3,10 +3,13 @@ import type { Knex } from 'knex';
 import type { TokenIndexerConfig } from '../config.js';
 import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.js';
 import { readTokenMetadata } from './metadata.js';
-import { PriceOracle, type PoolState, type PricingInput } from './pricing.js';
+import { PriceOracle, type PoolState, type PricingInput, type QuoteBook } from './pricing.js';
+import { DEFAULT_PRICING } from './sources.js';
+import { poolLogVolumes, type SwapVolume } from './volumes.js';
 import { isPossibleSpam } from './spam.js';
 import type { ListedToken } from './token-list.js';
 import { IndexerStore, type NewPool, type NewToken, type Observation, type SwapRow } from './store.js';
+import { recordCandles, recordSources, swapVolumesUsd } from './candles-store.js';
 
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -41,7 +44,7 @@ export class IndexerEngine {
   readonly decimals = new Map<string, number>();
   readonly symbols = new Map<string, string>();
   listed = new Map<string, ListedToken>();
-  quotePrices = new Map<string, number>();
+  quotePrices: QuoteBook = new Map();
   readonly oracle: PriceOracle;
   private readonly v2 = new Set<string>();
   private readonly v3 = new Set<string>();
@@ -55,7 +58,7 @@ export class IndexerEngine {
   ) {
     for (const f of config.v2Factories) this.v2.add(f.toLowerCase());
     for (const f of config.v3Factories) this.v3.add(f.toLowerCase());
-    this.oracle = new PriceOracle(new Set(config.stableTokens), new Set(config.quoteTokens), config.minLiquidityUsd);
+    this.oracle = new PriceOracle(new Set(config.stableTokens), new Set(config.quoteTokens), { minLiquidityUsd: config.minLiquidityUsd, ...DEFAULT_PRICING, ...config.pricing });
     this.input = { pools: this.pools, poolsByToken: this.poolsByToken, decimals: (t) => this.decimals.get(t) };
   }
 
@@ -69,8 +72,13 @@ export class IndexerEngine {
       this.decimals.set(t.address, t.decimals);
       this.symbols.set(t.address, t.symbol);
     }
-    for (const p of await this.store.loadPools(this.knex)) this.addPool(p);
-    this.quotePrices = this.oracle.quotePrices(this.input);
+    let latest = 0;
+    for (const p of await this.store.loadPools(this.knex)) {
+      this.addPool(p);
+      latest = Math.max(latest, p.stateTimeMs ?? 0);
+    }
+    // Until the next block, quotes are priced as of the newest state indexed (the chain's time, not ours).
+    this.quotePrices = this.oracle.quotePrices(this.input, latest || Date.now());
   }
 
   private addPool(p: PoolState): void {
@@ -132,7 +140,7 @@ export class IndexerEngine {
   }
 
   /** Prices after a block: the touched pools' tokens, plus everything quoted in a quote token whose price moved. */
-  private reprice(touched: Set<string>, at: Date): Observation[] {
+  private reprice(touched: Set<string>, at: Date, block: number): Observation[] {
     const affected = new Set<string>();
     for (const a of touched) {
       const p = this.pools.get(a)!;
@@ -140,9 +148,9 @@ export class IndexerEngine {
       affected.add(p.token1);
     }
     if ([...affected].some((t) => this.oracle.isQuote(t))) {
-      const next = this.oracle.quotePrices(this.input);
+      const next = this.oracle.quotePrices(this.input, at.getTime());
       for (const q of new Set([...next.keys(), ...this.quotePrices.keys()])) {
-        if (next.get(q) === this.quotePrices.get(q)) continue;
+        if (next.get(q)?.price === this.quotePrices.get(q)?.price) continue;
         affected.add(q);
         for (const poolAddress of this.poolsByToken.get(q) ?? []) {
           const p = this.pools.get(poolAddress)!;
@@ -154,8 +162,8 @@ export class IndexerEngine {
     }
     const out: Observation[] = [];
     for (const token of affected) {
-      const price = this.oracle.price(token, this.input, this.quotePrices);
-      if (price !== undefined) out.push({ token, price, at });
+      const explained = this.oracle.explain(token, this.input, this.quotePrices, at.getTime());
+      if (explained !== undefined) out.push({ token, price: explained.price, at, block, explained });
     }
     return out;
   }
@@ -167,6 +175,8 @@ export class IndexerEngine {
       const e = v2PairAbi.parseLog(log)!;
       pool.reserve0 = e.args[0] as bigint;
       pool.reserve1 = e.args[1] as bigint;
+      pool.stateBlock = log.blockNumber;
+      pool.stateTimeMs = blockTime.getTime();
       return true;
     }
     if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
@@ -184,6 +194,8 @@ export class IndexerEngine {
       const amount1 = e.args[3] as bigint;
       pool.sqrtPriceX96 = e.args[4] as bigint;
       pool.liquidity = e.args[5] as bigint;
+      pool.stateBlock = log.blockNumber;
+      pool.stateTimeMs = blockTime.getTime();
       if (amount0 !== 0n || amount1 !== 0n) {
         const token0Sold = amount0 > 0n || (amount0 === 0n && amount1 < 0n);
         swaps.push({ ...base, token_sold: token0Sold ? pool.token0 : pool.token1, token_bought: token0Sold ? pool.token1 : pool.token0 });
@@ -222,6 +234,7 @@ export class IndexerEngine {
     const times = new Map(blocks);
 
     const swaps: SwapRow[] = [];
+    const volumes: SwapVolume[] = [];
     const observations: Observation[] = [];
     const changed = new Set<string>();
     for (let i = 0; i < poolLogs.length; ) {
@@ -231,20 +244,25 @@ export class IndexerEngine {
       for (; i < poolLogs.length && poolLogs[i]!.blockNumber === blockNumber; i++) {
         const log = poolLogs[i]!;
         const pool = this.pools.get(log.address.toLowerCase())!;
+        volumes.push(...poolLogVolumes(log, pool, this.decimals, at));
         if (this.applyPoolLog(log, pool, swaps, at)) {
           touched.add(pool.address);
           changed.add(pool.address);
         }
       }
-      if (touched.size) observations.push(...this.reprice(touched, at));
+      if (touched.size) observations.push(...this.reprice(touched, at, blockNumber));
     }
 
     await this.knex.transaction(async (trx) => {
       await this.store.insertTokens(trx, newTokens);
       await this.store.insertPools(trx, usable);
       await this.store.savePoolStates(trx, [...changed].map((a) => this.pools.get(a)!));
-      await this.store.recordSwaps(trx, swaps);
+      const inserted = await this.store.recordSwaps(trx, swaps);
       await this.store.recordObservations(trx, observations);
+      // Volume only from swaps stored now: re-indexed blocks add nothing twice.
+      const fresh = volumes.filter((v) => inserted.has(`${v.txHash}:${v.logIndex}`));
+      await recordCandles(trx, this.store.schema, observations, swapVolumesUsd(fresh, observations));
+      await recordSources(trx, this.store.schema, observations, this.oracle.settings);
       await this.store.setCursor(trx, to);
     });
     return { logs: factoryLogs.length + poolLogs.length, newPools: usable.length, newTokens: newTokens.length, swaps: swaps.length, observations: observations.length };

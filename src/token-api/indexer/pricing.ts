@@ -1,4 +1,5 @@
 import { toFloat } from '../decimal.js';
+import { judge, type Candidate, type Judged, type PricingSettings } from './sources.js';
 
 /** In-memory state of one pool, as the indexer keeps it up to date from Sync (V2) and Swap (V3) events. */
 export interface PoolState {
@@ -10,6 +11,9 @@ export interface PoolState {
   reserve1?: bigint;
   sqrtPriceX96?: bigint;
   liquidity?: bigint;
+  /** Block and time (epoch ms) of the last Sync or Swap that set the state; unknown for older rows. */
+  stateBlock?: number;
+  stateTimeMs?: number;
 }
 
 const Q96 = 2 ** 96;
@@ -40,36 +44,50 @@ export interface PricingInput {
   decimals: (token: string) => number | undefined;
 }
 
+/** A price and what made it: the pools used and left out (sources.ts), or the peg of a stablecoin. */
+export interface Explained {
+  price: number;
+  basis: 'pools' | 'peg';
+  used: Judged[];
+  excluded: Judged[];
+}
+
+/** Quote tokens' prices and explanations (stablecoins included, pegged); quotes without a route are absent. */
+export type QuoteBook = Map<string, Explained>;
+
+const PEG: Explained = Object.freeze({ price: 1, basis: 'peg', used: [], excluded: [] }) as Explained;
+
 /**
  * USD prices from pools. Stablecoins are 1. Other quote tokens are priced through their pools with
  * tokens already priced (a route to a stablecoin, hop by hop). Every other token is priced only against
- * quote tokens, so two unknown tokens can never price each other. Several pools are combined weighted by
- * the USD value of their quote side; pools below `minLiquidityUsd` are ignored.
+ * quote tokens, so two unknown tokens can never price each other. The pools of a token are judged by
+ * sources.ts (minimum liquidity, staleness, outliers) and the rest combined weighted by the USD value
+ * of their quote side.
  */
 export class PriceOracle {
   constructor(
     readonly stables: ReadonlySet<string>,
     readonly quotes: ReadonlySet<string>,
-    readonly minLiquidityUsd: number,
+    readonly settings: PricingSettings,
   ) {}
 
   isQuote(token: string): boolean {
     return this.stables.has(token) || this.quotes.has(token);
   }
 
-  /** Prices of every quote token (stables included); quotes without a route are absent. */
-  quotePrices(input: PricingInput): Map<string, number> {
-    const known = new Map<string, number>([...this.stables].map((s) => [s, 1]));
+  /** Prices of every quote token at block time `atMs`. */
+  quotePrices(input: PricingInput, atMs: number): QuoteBook {
+    const known: QuoteBook = new Map([...this.stables].map((s) => [s, PEG]));
     const others = [...this.quotes].filter((q) => !this.stables.has(q));
     // Each round may price quotes one hop further from a stablecoin.
     for (let round = 0; round < others.length; round++) {
       const next = new Map(known);
       for (const q of others) {
-        const p = this.priceAgainst(q, input, known);
+        const p = this.priceAgainst(q, input, known, atMs);
         if (p === undefined) next.delete(q);
         else next.set(q, p);
       }
-      const changed = others.some((q) => next.get(q) !== known.get(q));
+      const changed = others.some((q) => next.get(q)?.price !== known.get(q)?.price);
       known.clear();
       for (const [k, v] of next) known.set(k, v);
       if (!changed) break;
@@ -77,23 +95,33 @@ export class PriceOracle {
     return known;
   }
 
-  /** USD price of `token` given the quote prices, or undefined when no usable pool exists. */
-  price(token: string, input: PricingInput, quotePrices: ReadonlyMap<string, number>): number | undefined {
-    if (this.stables.has(token)) return 1;
-    if (this.quotes.has(token)) return quotePrices.get(token);
-    return this.priceAgainst(token, input, quotePrices);
+  /** USD price of `token` and its explanation, or undefined when no usable pool exists. */
+  explain(token: string, input: PricingInput, quotes: QuoteBook, atMs: number): Explained | undefined {
+    if (this.stables.has(token)) return PEG;
+    if (this.quotes.has(token)) return quotes.get(token);
+    return this.priceAgainst(token, input, quotes, atMs);
   }
 
-  private priceAgainst(token: string, input: PricingInput, quotePrices: ReadonlyMap<string, number>): number | undefined {
-    let weighted = 0;
-    let weights = 0;
+  /** The quote, then the other token of each hop's deepest used pool, to a stablecoin. */
+  private route(quote: string, quotes: QuoteBook): string[] {
+    const route = [quote];
+    for (let q = quote; !this.stables.has(q) && route.length <= quotes.size; ) {
+      const via = quotes.get(q)?.used[0]?.quote;
+      if (via === undefined || route.includes(via)) break;
+      route.push((q = via));
+    }
+    return route;
+  }
+
+  private candidates(token: string, input: PricingInput, quotes: QuoteBook): Candidate[] {
+    const out: Candidate[] = [];
     for (const address of input.poolsByToken.get(token) ?? []) {
       const pool = input.pools.get(address);
       if (!pool) continue;
       const isToken0 = pool.token0 === token;
       const other = isToken0 ? pool.token1 : pool.token0;
       if (other === token) continue;
-      const otherUsd = quotePrices.get(other);
+      const otherUsd = quotes.get(other)?.price;
       if (otherUsd === undefined) continue;
       const dec0 = input.decimals(pool.token0);
       const dec1 = input.decimals(pool.token1);
@@ -102,12 +130,17 @@ export class PriceOracle {
       if (!spot) continue;
       const priceInOther = isToken0 ? spot.price0In1 : 1 / spot.price0In1;
       const liquidityUsd = (isToken0 ? spot.amount1 : spot.amount0) * otherUsd;
-      if (!(liquidityUsd > 0) || liquidityUsd < this.minLiquidityUsd || !Number.isFinite(priceInOther)) continue;
-      weighted += priceInOther * otherUsd * liquidityUsd;
-      weights += liquidityUsd;
+      if (!(liquidityUsd > 0) || !Number.isFinite(priceInOther) || !Number.isFinite(liquidityUsd)) continue;
+      out.push({
+        pool: address, kind: pool.kind, quote: other, route: this.route(other, quotes), quotePriceUsd: otherUsd,
+        liquidityUsd, spotPrice: priceInOther * otherUsd, block: pool.stateBlock, timeMs: pool.stateTimeMs,
+      });
     }
-    if (weights === 0) return undefined;
-    const p = weighted / weights;
-    return Number.isFinite(p) && p >= 0 ? p : undefined;
+    return out;
+  }
+
+  private priceAgainst(token: string, input: PricingInput, quotes: QuoteBook, atMs: number): Explained | undefined {
+    const judged = judge(this.candidates(token, input, quotes), atMs, this.settings);
+    return judged && { price: judged.price, basis: 'pools', used: judged.used, excluded: judged.excluded };
   }
 }

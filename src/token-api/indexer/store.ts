@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
 import { windowHours } from '../read-model/series.js';
-import type { PoolState } from './pricing.js';
+import type { Explained, PoolState } from './pricing.js';
+import { pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
 
@@ -37,6 +38,9 @@ export interface Observation {
   token: string;
   price: number;
   at: Date;
+  /** The block priced, and what made the price (written to price_sources). */
+  block?: number;
+  explained?: Explained;
 }
 
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
@@ -59,14 +63,17 @@ export class IndexerStore {
   }
 
   async loadPools(knex: Knex): Promise<PoolState[]> {
-    const rows = (await knex(this.t('pools')).select('address', 'kind', 'token0', 'token1', 'reserve0', 'reserve1', 'sqrt_price_x96', 'liquidity')) as {
+    const rows = (await knex(this.t('pools')).select('address', 'kind', 'token0', 'token1', 'reserve0', 'reserve1', 'sqrt_price_x96', 'liquidity', 'state_block', 'state_time')) as {
       address: string; kind: 'v2' | 'v3'; token0: string; token1: string;
       reserve0: string | null; reserve1: string | null; sqrt_price_x96: string | null; liquidity: string | null;
+      state_block: string | null; state_time: Date | string | null;
     }[];
     const big = (v: string | null) => (v === null ? undefined : BigInt(v));
     return rows.map((r) => ({
       address: r.address, kind: r.kind, token0: r.token0, token1: r.token1,
       reserve0: big(r.reserve0), reserve1: big(r.reserve1), sqrtPriceX96: big(r.sqrt_price_x96), liquidity: big(r.liquidity),
+      stateBlock: r.state_block === null ? undefined : Number(r.state_block),
+      stateTimeMs: r.state_time === null ? undefined : new Date(r.state_time).getTime(),
     }));
   }
 
@@ -104,17 +111,24 @@ export class IndexerStore {
     if (pools.length === 0) return;
     const s = (v: bigint | undefined) => (v === undefined ? null : v.toString());
     for (const part of chunks(pools, 1_000)) {
-      const json = JSON.stringify(part.map((p) => ({ a: p.address, r0: s(p.reserve0), r1: s(p.reserve1), sp: s(p.sqrtPriceX96), l: s(p.liquidity) })));
+      const json = JSON.stringify(part.map((p) => ({
+        a: p.address, r0: s(p.reserve0), r1: s(p.reserve1), sp: s(p.sqrtPriceX96), l: s(p.liquidity),
+        b: p.stateBlock ?? null, t: p.stateTimeMs === undefined ? null : new Date(p.stateTimeMs).toISOString(),
+      })));
       await knex.raw(
-        `update ?? as p set reserve0 = v.r0::numeric, reserve1 = v.r1::numeric, sqrt_price_x96 = v.sp::numeric, liquidity = v.l::numeric
-         from jsonb_to_recordset(?::jsonb) as v(a text, r0 text, r1 text, sp text, l text) where p.address = v.a`,
+        `update ?? as p set reserve0 = v.r0::numeric, reserve1 = v.r1::numeric, sqrt_price_x96 = v.sp::numeric, liquidity = v.l::numeric,
+           state_block = v.b, state_time = v.t
+         from jsonb_to_recordset(?::jsonb) as v(a text, r0 text, r1 text, sp text, l text, b bigint, t timestamptz) where p.address = v.a`,
         [this.t('pools'), json],
       );
     }
   }
 
-  /** Inserts swaps once each (unique tx hash + log index) and adds only the new ones to the counters. */
-  async recordSwaps(knex: Knex, swaps: SwapRow[]): Promise<number> {
+  /**
+   * Inserts swaps once each (unique tx hash + log index) and adds only the new ones to the counters.
+   * Returns the `txHash:logIndex` keys of the swaps inserted.
+   */
+  async recordSwaps(knex: Knex, swaps: SwapRow[]): Promise<Set<string>> {
     const counts = new Map<string, { buys: number; sells: number; swaps: number }>();
     const bump = (token: string, key: 'buys' | 'sells') => {
       const c = counts.get(token) ?? { buys: 0, sells: 0, swaps: 0 };
@@ -122,13 +136,13 @@ export class IndexerStore {
       c.swaps += 1;
       counts.set(token, c);
     };
-    let inserted = 0;
+    const inserted = new Set<string>();
     for (const part of chunks(swaps, 1_000)) {
-      const rows = (await knex(this.t('swaps')).insert(part).onConflict(['tx_hash', 'log_index']).ignore().returning(['token_sold', 'token_bought'])) as {
-        token_sold: string; token_bought: string;
+      const rows = (await knex(this.t('swaps')).insert(part).onConflict(['tx_hash', 'log_index']).ignore().returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
+        tx_hash: string; log_index: number; token_sold: string; token_bought: string;
       }[];
-      inserted += rows.length;
       for (const r of rows) {
+        inserted.add(`${r.tx_hash}:${r.log_index}`);
         bump(r.token_sold, 'sells');
         bump(r.token_bought, 'buys');
       }
@@ -247,5 +261,6 @@ export class IndexerStore {
          and exists (select 1 from ?? q where q.token = p.token and q.observed_at <= ? and q.observed_at > p.observed_at)`,
       [prices, cutoff, prices, cutoff],
     );
+    await pruneCandles(knex, this.schema, now);
   }
 }

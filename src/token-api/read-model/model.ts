@@ -3,6 +3,8 @@ import { comparator, lowerBound, type Comparator } from './order.js';
 import { toRecord, type TokenRecord } from './record.js';
 import { pruneBefore, seriesJson, upsertHour, windowHours, type HourlyRows } from './series.js';
 import type { Delta } from './source.js';
+import { candlesAt, pruneCandleRows, type CandleRow } from './candles.js';
+import { priceSources, type StoredExplanation } from './sources-json.js';
 
 const EMPTY_SERIES = Buffer.from('[]');
 
@@ -33,6 +35,8 @@ export class ReadModel {
   private readonly prices = new Map<string, Prices>();
   private readonly indexes = new Map<string, { cmp: Comparator; list: TokenRecord[] }>();
   private readonly views = new Map<string, TokenRecord[]>();
+  private readonly sources = new Map<string, StoredExplanation>();
+  private readonly candles = new Map<string, { rows: Map<number, CandleRow>; cached?: { key: string; bytes: Buffer } }>();
   private prunedAt = 0;
 
   get loaded(): boolean {
@@ -58,6 +62,18 @@ export class ReadModel {
       if (!rows) this.prices.set(p.token, (rows = { hours: [], prices: [] }));
       upsertHour(rows, p.hourMs, p.price);
       rows.cached = undefined;
+    }
+    for (const r of delta.sources) this.sources.set(r.token, r.detail);
+    for (const c of delta.candles) {
+      let entry = this.candles.get(c.token);
+      if (!entry) this.candles.set(c.token, (entry = { rows: new Map() }));
+      entry.rows.set(c.hourMs, c);
+      entry.cached = undefined;
+    }
+    // A changed price row changes the candles' closes too.
+    for (const p of delta.prices) {
+      const entry = this.candles.get(p.token);
+      if (entry) entry.cached = undefined;
     }
     if (changed.length > 0) this.reindex(changed);
     this.version = Math.max(this.version, delta.version);
@@ -132,11 +148,33 @@ export class ReadModel {
     return rows.cached.bytes;
   }
 
+  /** The token's candles at `now` as UTF-8 JSON (see candles.ts); `[]` for a token without prices. */
+  candlesJson(address: string, now: number): Buffer {
+    const prices = this.prices.get(address);
+    if (!prices) return EMPTY_SERIES;
+    let entry = this.candles.get(address);
+    if (!entry) this.candles.set(address, (entry = { rows: new Map() }));
+    // The current hour's twap moves with the minute; the series with the window.
+    const key = `${windowKey(now)}|${Math.floor(now / 60_000)}`;
+    if (entry.cached?.key !== key) {
+      this.pruneOnce(now);
+      entry.cached = { key, bytes: Buffer.from(JSON.stringify(candlesAt(prices, entry.rows, now))) };
+    }
+    return entry.cached.bytes;
+  }
+
+  /** getTokenPriceSources' answer for a known token (undefined for an unknown one). */
+  priceSources(address: string, now: number): ReturnType<typeof priceSources> | undefined {
+    const rec = this.tokens.get(address);
+    return rec && priceSources(rec, this.sources.get(address), now);
+  }
+
   /** Rows older than the window are dropped once per hour, as the indexer prunes its table. */
   private pruneOnce(now: number): void {
     const { first } = windowHours(now);
     if (first <= this.prunedAt) return;
     this.prunedAt = first;
     for (const rows of this.prices.values()) pruneBefore(rows, first);
+    for (const entry of this.candles.values()) pruneCandleRows(entry.rows, first);
   }
 }

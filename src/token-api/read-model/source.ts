@@ -1,5 +1,7 @@
 import type { DbClient } from '../../common/db/client.js';
 import type { LoadedTokenRow } from './record.js';
+import type { CandleRow } from './candles.js';
+import type { StoredExplanation } from './sources-json.js';
 
 /** An hourly price row: the last observation of its UTC hour. */
 export interface PriceRow {
@@ -8,11 +10,19 @@ export interface PriceRow {
   price: number;
 }
 
+/** A token's stored price explanation (indexer/candles-store.ts recordSources). */
+export interface SourcesRow {
+  token: string;
+  detail: StoredExplanation;
+}
+
 /** Every row written after change number `since`, read in one snapshot, and the newest change number. */
 export interface Delta {
   version: number;
   tokens: LoadedTokenRow[];
   prices: PriceRow[];
+  sources: SourcesRow[];
+  candles: CandleRow[];
 }
 
 // Timestamps also as epoch microseconds: the orderings must tell apart what PostgreSQL tells apart.
@@ -38,13 +48,36 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
         const priceRows = (
           await trx.raw(`select token, ${us('hour')} / 1000 as hour_ms, price, change_seq from ??.prices where change_seq > ?`, [schema, since])
         ).rows as { token: string; hour_ms: string; price: number; change_seq: string }[];
+        const sourceRows = (await trx.raw('select token, detail, change_seq from ??.price_sources where change_seq > ?', [schema, since])).rows as {
+          token: string; detail: StoredExplanation | string; change_seq: string;
+        }[];
+        const candleRows = (
+          await trx.raw(
+            `select token, ${us('hour')} / 1000 as hour_ms, open, high, low, close, volume_usd, area,
+               ${us('covered_from')} / 1000 as covered_ms, ${us('last_at')} / 1000 as last_ms, change_seq
+             from ??.candles where change_seq > ?`,
+            [schema, since],
+          )
+        ).rows as { token: string; hour_ms: string; open: number; high: number; low: number; close: number; volume_usd: number; area: number; covered_ms: string; last_ms: string; change_seq: string }[];
         let version = since;
-        for (const t of tokens) version = Math.max(version, Number(t.change_seq));
+        const seen = (seq: string) => (version = Math.max(version, Number(seq)));
+        for (const t of tokens) seen(t.change_seq);
         const prices = priceRows.map((p) => {
-          version = Math.max(version, Number(p.change_seq));
+          seen(p.change_seq);
           return { token: p.token, hourMs: Number(p.hour_ms), price: Number(p.price) };
         });
-        return { version: Math.max(version, 0), tokens, prices };
+        const sources = sourceRows.map((r) => {
+          seen(r.change_seq);
+          return { token: r.token, detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as StoredExplanation) : r.detail };
+        });
+        const candles = candleRows.map((c) => {
+          seen(c.change_seq);
+          return {
+            token: c.token, hourMs: Number(c.hour_ms), open: Number(c.open), high: Number(c.high), low: Number(c.low), close: Number(c.close),
+            volumeUsd: Number(c.volume_usd), area: Number(c.area), coveredFromMs: Number(c.covered_ms), lastAtMs: Number(c.last_ms),
+          };
+        });
+        return { version: Math.max(version, 0), tokens, prices, sources, candles };
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     ),
@@ -58,7 +91,11 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
 export async function readHead(db: DbClient, schema: string): Promise<number> {
   const row = (
     await db.run((knex) =>
-      knex.raw(`select greatest((select max(change_seq) from ??.tokens), (select max(change_seq) from ??.prices), 0) as head`, [schema, schema]),
+      knex.raw(
+        `select greatest((select max(change_seq) from ??.tokens), (select max(change_seq) from ??.prices),
+           (select max(change_seq) from ??.price_sources), (select max(change_seq) from ??.candles), 0) as head`,
+        [schema, schema, schema, schema],
+      ),
     )
   ).rows[0] as { head: string | null };
   return Number(row.head ?? 0);
