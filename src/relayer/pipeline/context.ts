@@ -2,7 +2,6 @@ import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
 import { DEFAULT_OPERATIONS, type ChainConfig, type Direction, type DirectionConfig, type RelayerConfig } from '../config.js';
-import type { MessagePatch } from '../db/repository.js';
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../sender.js';
@@ -56,12 +55,3 @@ export const senderOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>, m: {
 
 /** The re-simulation settings (RELAYER_RESIMULATE_*), the defaults when the config has none. */
 export const resimulationOf = (config: RelayerConfig) => (config.operations ?? DEFAULT_OPERATIONS).resimulate;
-
-/**
- * What a claim found NON_EXECUTABLE by the claiming loop is written with: its first re-simulation time when
- * re-simulation is on. A message made NON_EXECUTABLE by a reorg gets none (its claim can never exist).
- */
-export function nonExecutablePatch(config: RelayerConfig): MessagePatch {
-  const r = resimulationOf(config);
-  return r.enabled ? { retry_after: new Date(Date.now() + r.delaySeconds * 1_000), resimulations: 0 } : {};
-}

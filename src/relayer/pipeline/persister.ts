@@ -4,7 +4,7 @@ import type { MessageRow } from '../db/repository.js';
 import { senderOf, sendersOf, type DirectionContext } from './context.js';
 import type { ClaimSender } from '../sender.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
-import { isClaimedOnChain } from './claiming.js';
+import { isClaimedOnChain } from './claim-facts.js';
 import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
 import { foreignChainReason } from '../tx-chain-id.js';

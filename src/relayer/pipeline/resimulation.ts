@@ -1,6 +1,6 @@
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import { encodeClaim, isClaimedOnChain } from './claiming.js';
+import { encodeClaim, isClaimedOnChain } from './claim-facts.js';
 import { claimTarget, resimulationOf, type DirectionContext } from './context.js';
 
 /**
