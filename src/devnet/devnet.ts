@@ -1,6 +1,6 @@
 import { Wallet, parseUnits, type JsonRpcProvider } from 'ethers';
 import { startAnvil, type Anvil } from './anvil.js';
-import { devAccounts, ROLES, ACCOUNT_COUNT } from './accounts.js';
+import { devAccounts, ROLES, ACCOUNT_COUNT, type DevAccount } from './accounts.js';
 import { deployClaimForwarders, deployDex, deployMessageServices, deployTokens, type Deployment } from './deploy.js';
 import { generateHistory, runTraffic } from './scenario.js';
 import { startBlockTicker } from './block-ticker.js';
@@ -11,6 +11,7 @@ import type { DevnetState } from './state-file.js';
 import { createProvider } from '../common/chain/provider.js';
 import type { DbClient } from '../common/db/client.js';
 import type { Common } from '../common/kernel.js';
+import type { Logger } from '../common/log.js';
 
 export interface DevnetOptions {
   host?: string;
@@ -76,6 +77,165 @@ async function jumpToNow(provider: JsonRpcProvider): Promise<void> {
   await provider.send('evm_mine', []);
 }
 
+type Cleanups = (() => Promise<void>)[];
+type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
+
+/** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
+async function startChains(chain: { host: string; timestamp: number; pidDir?: string }, options: DevnetOptions, chainIds: { l1: number; l2: number }, cleanups: Cleanups) {
+  const base = { ...chain, accounts: ACCOUNT_COUNT };
+  const results = await Promise.allSettled([
+    startAnvil({ ...base, port: options.l1Port ?? 0, chainId: chainIds.l1 }),
+    startAnvil({ ...base, port: options.l2Port ?? 0, chainId: chainIds.l2 }),
+  ]);
+  for (const r of results) if (r.status === 'fulfilled') cleanups.push(() => r.value.stop());
+  const [l1, l2] = results;
+  if (l1.status === 'rejected') throw l1.reason;
+  if (l2.status === 'rejected') throw l2.reason;
+  return { l1: l1.value, l2: l2.value };
+}
+
+/**
+ * The ERC-4337 contracts, from the bundler's own utility account through CREATE2, alongside the other
+ * deployments (no other account's nonce moves, so no other address does), and the bundler (seconds to load)
+ * started as soon as they are there. History waits for these transactions: it sets block timestamps one by one.
+ */
+function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, accounts: DevAccount[], wallet: Wallets, options: DevnetOptions, host: string, logger: Logger, cleanups: Cleanups) {
+  const utility = wallet('bundlerUtility', l2Provider);
+  const aaDeploying = deployAccountAbstraction(utility);
+  let bundlerStarting: Promise<Bundler> | undefined;
+  let bundlerContracts: Promise<unknown> = aaDeploying;
+  if (options.bundler && !altoInstalled()) {
+    logger.warn('ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint\'s bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)');
+  } else if (options.bundler) {
+    const bundlerStop = new AbortController();
+    const port = options.bundler.port ?? 0;
+    const helpersDeploying = aaDeploying.then(() => deployBundlerHelpers(utility));
+    bundlerContracts = helpersDeploying;
+    bundlerStarting = Promise.all([aaDeploying, helpersDeploying]).then(([aa, helpers]) =>
+      startBundler({
+        rpcUrl: l2.url,
+        entryPoint: aa.entryPoint,
+        helpers,
+        executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
+        utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
+        host,
+        port,
+        blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
+        pidDir: options.pidDir,
+        logger: logger.child({ module: 'bundler' }),
+        signal: bundlerStop.signal,
+      }),
+    );
+    // Registered at once: a failure further on must neither wait for its start nor leave it running.
+    cleanups.push(async () => {
+      bundlerStop.abort();
+      await (await bundlerStarting!.catch(() => undefined))?.stop();
+    });
+  }
+  // Awaited later; until then a rejection must not count as unhandled.
+  for (const p of [aaDeploying, bundlerContracts, bundlerStarting]) p?.catch(() => undefined);
+  return { aaDeploying, bundlerContracts, bundlerStarting };
+}
+
+/**
+ * Our contracts: L1 lives in the present; L2 gets the message services, tokens and DEX at its genesis time,
+ * then `historyHours` of generated trading, then the claim forwarders last (so every block and address
+ * before them is what it was before they existed).
+ */
+async function deployContracts(
+  chains: { l1: Anvil; l2: Anvil; l1Provider: JsonRpcProvider; l2Provider: JsonRpcProvider },
+  accounts: DevAccount[],
+  wallet: Wallets,
+  times: { genesis: number; started: number; historyHours: number },
+  waitFor: () => Promise<unknown>,
+  options: DevnetOptions,
+  logger: Logger,
+) {
+  const { l1, l2, l1Provider, l2Provider } = chains;
+  await jumpToNow(l1Provider);
+  const l1StartBlock = await l1Provider.getBlockNumber();
+  const services = await deployMessageServices({
+    l1Deployer: wallet('deployer', l1Provider),
+    l2Deployer: wallet('deployer', l2Provider),
+    coordinator: accounts[ROLES.coordinator]!.address,
+  });
+  options.onMessageServices?.({ l1: { rpcUrl: l1.url, messageService: services.l1MessageService }, l2: { upstreamRpcUrl: l2.url }, accounts });
+  const tokens = await deployTokens(wallet('deployer', l2Provider));
+  const dex = await deployDex(wallet('deployer', l2Provider), tokens);
+  const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
+  const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
+  await waitFor();
+  if (times.historyHours > 0) {
+    await generateHistory({
+      l2: l2Provider,
+      deployer: wallet('deployer', l2Provider),
+      trader: wallet('trader', l2Provider),
+      traders: [wallet('trader', l2Provider), wallet('traffic', l2Provider), wallet('user', l2Provider), wallet('user2', l2Provider)],
+      deployment,
+      excludedWallets: excluded.map((w) => ({ address: w.address, amount: parseUnits(w.amount.toString(), 18) })),
+      from: times.genesis + 300,
+      to: times.started - 60,
+      logger,
+    });
+  }
+  await jumpToNow(l2Provider);
+  Object.assign(deployment, await deployClaimForwarders({ l1Deployer: wallet('deployer', l1Provider), l2Deployer: wallet('deployer', l2Provider), ...services }));
+  return { deployment, excluded, l1StartBlock };
+}
+
+/** `options.traffic`: messages and swaps every few seconds, on providers of its own. */
+function startTrafficOn(l1: Anvil, l2: Anvil, chainIds: { l1: number; l2: number }, deployment: Deployment, wallet: Wallets, options: DevnetOptions, logger: Logger, cleanups: Cleanups) {
+  const traffic = new AbortController();
+  const trafficL1 = createProvider(l1.url, chainIds.l1, { pollingInterval: 100 });
+  const trafficL2 = createProvider(l2.url, chainIds.l2, { pollingInterval: 100 });
+  const running = runTraffic({
+    l1Sender: wallet('traffic', trafficL1),
+    l2Sender: wallet('traffic', trafficL2),
+    deployment,
+    intervalMs: options.trafficIntervalMs ?? 3_000,
+    signal: traffic.signal,
+    logger,
+  });
+  cleanups.push(async () => {
+    traffic.abort();
+    await running;
+    trafficL1.destroy();
+    trafficL2.destroy();
+  });
+}
+
+/** What `l2stack devnet` writes to its state file (services are added by `l2stack dev`). */
+function describeDevnet(
+  parts: { l1: Anvil; l2: Anvil; deployment: Deployment; aa: { entryPoint: string; accountFactory: string }; bundler?: Bundler },
+  chainIds: { l1: number; l2: number },
+  excluded: readonly { address: string; label: string; status: string }[],
+  accounts: DevAccount[],
+  depth: number,
+  genesis: number,
+): DevnetState {
+  const { l1, l2, deployment, aa, bundler } = parts;
+  const tokens = deployment.tokens;
+  const native = Object.values(tokens).find((t) => t.spec.kind === 'native')!;
+  return {
+    l1: { chainId: chainIds.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
+    l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
+    nativeToken: native.address,
+    stablecoin: tokens.USDS!.address,
+    tokens: Object.values(tokens).map((t) => ({ symbol: t.spec.symbol, name: t.spec.name, address: t.address, decimals: t.spec.decimals })),
+    dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
+    callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
+    claimForwarder: { l1: deployment.l1ClaimForwarder, l2: deployment.l2ClaimForwarder },
+    entryPoint: aa.entryPoint,
+    accountFactory: aa.accountFactory,
+    ...(bundler ? { bundler: { url: bundler.url, vendorPrefix: ALTO_VENDOR_PREFIX } } : {}),
+    excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
+    accounts,
+    messageTreeDepth: depth,
+    genesisTimestamp: genesis,
+    services: {},
+  };
+}
+
 /**
  * Starts a whole local L1 + L2: two anvil chains with genesis about `historyHours` + 10 min in the past,
  * the message services, tokens and DEX on L2, a generated day of trading, then live block production and
@@ -93,23 +253,14 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
   const started = Math.floor(Date.now() / 1000);
   const genesis = started - historyHours * 3600 - 600;
   const chainIds = { l1: options.l1ChainId ?? DEFAULT_CHAIN_IDS.l1, l2: options.l2ChainId ?? DEFAULT_CHAIN_IDS.l2 };
-  const cleanups: (() => Promise<void>)[] = [];
+  const cleanups: Cleanups = [];
   const stopAll = async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn().catch((err: unknown) => logger.warn({ err }, 'devnet teardown step failed'));
   };
 
   try {
-    const chain = { host, timestamp: genesis, accounts: ACCOUNT_COUNT, pidDir: options.pidDir };
-    const l1Promise = startAnvil({ ...chain, port: options.l1Port ?? 0, chainId: chainIds.l1 });
-    const l2Promise = startAnvil({ ...chain, port: options.l2Port ?? 0, chainId: chainIds.l2 });
-    const [l1Result, l2Result] = await Promise.allSettled([l1Promise, l2Promise]);
-    for (const r of [l1Result, l2Result]) if (r.status === 'fulfilled') cleanups.push(() => r.value.stop());
-    if (l1Result.status === 'rejected') throw l1Result.reason;
-    if (l2Result.status === 'rejected') throw l2Result.reason;
-    const l1 = l1Result.value;
-    const l2 = l2Result.value;
+    const { l1, l2 } = await startChains({ host, timestamp: genesis, pidDir: options.pidDir }, options, chainIds, cleanups);
     logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
-
     const l1Provider = createProvider(l1.url, chainIds.l1, { pollingInterval: 10 });
     const l2Provider = createProvider(l2.url, chainIds.l2, { pollingInterval: 10 });
     cleanups.push(async () => {
@@ -117,77 +268,10 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       l2Provider.destroy();
     });
     const accounts = devAccounts();
-    const wallet = (role: keyof typeof ROLES, provider: JsonRpcProvider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
-
-    // From the bundler's own utility account through CREATE2, alongside the other deployments (no other
-    // account's nonce moves, so no other address does), and the bundler (seconds to load) starts as soon
-    // as they are there. History waits for these transactions: it sets block timestamps one by one.
-    const utility = wallet('bundlerUtility', l2Provider);
-    const aaDeploying = deployAccountAbstraction(utility);
-    let bundlerStarting: Promise<Bundler> | undefined;
-    let bundlerContracts: Promise<unknown> = aaDeploying;
-    if (options.bundler && !altoInstalled()) {
-      logger.warn('ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint\'s bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)');
-    } else if (options.bundler) {
-      const bundlerStop = new AbortController();
-      const port = options.bundler.port ?? 0;
-      const helpersDeploying = aaDeploying.then(() => deployBundlerHelpers(utility));
-      bundlerContracts = helpersDeploying;
-      bundlerStarting = Promise.all([aaDeploying, helpersDeploying]).then(([aa, helpers]) =>
-        startBundler({
-          rpcUrl: l2.url,
-          entryPoint: aa.entryPoint,
-          helpers,
-          executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
-          utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
-          host,
-          port,
-          blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
-          pidDir: options.pidDir,
-          logger: logger.child({ module: 'bundler' }),
-          signal: bundlerStop.signal,
-        }),
-      );
-      // Registered at once: a failure further on must neither wait for its start nor leave it running.
-      cleanups.push(async () => {
-        bundlerStop.abort();
-        await (await bundlerStarting!.catch(() => undefined))?.stop();
-      });
-    }
-    // Awaited below; until then a rejection must not count as unhandled.
-    for (const p of [aaDeploying, bundlerContracts, bundlerStarting]) p?.catch(() => undefined);
-
-    // L1 lives in the present; L2 is deployed at its genesis time and then given a day of history.
-    await jumpToNow(l1Provider);
-    const l1StartBlock = await l1Provider.getBlockNumber();
-    const services = await deployMessageServices({
-      l1Deployer: wallet('deployer', l1Provider),
-      l2Deployer: wallet('deployer', l2Provider),
-      coordinator: accounts[ROLES.coordinator]!.address,
-    });
-    options.onMessageServices?.({ l1: { rpcUrl: l1.url, messageService: services.l1MessageService }, l2: { upstreamRpcUrl: l2.url }, accounts });
-    const tokens = await deployTokens(wallet('deployer', l2Provider));
-    const dex = await deployDex(wallet('deployer', l2Provider), tokens);
-    const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
-    const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
+    const wallet: Wallets = (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
+    const { aaDeploying, bundlerContracts, bundlerStarting } = startAccountAbstraction(l2, l2Provider, accounts, wallet, options, host, logger, cleanups);
+    const { deployment, excluded, l1StartBlock } = await deployContracts({ l1, l2, l1Provider, l2Provider }, accounts, wallet, { genesis, started, historyHours }, () => Promise.all([aaDeploying, bundlerContracts]), options, logger);
     const aa = await aaDeploying;
-    await bundlerContracts;
-    if (historyHours > 0) {
-      await generateHistory({
-        l2: l2Provider,
-        deployer: wallet('deployer', l2Provider),
-        trader: wallet('trader', l2Provider),
-        traders: [wallet('trader', l2Provider), wallet('traffic', l2Provider), wallet('user', l2Provider), wallet('user2', l2Provider)],
-        deployment,
-        excludedWallets: excluded.map((w) => ({ address: w.address, amount: parseUnits(w.amount.toString(), 18) })),
-        from: genesis + 300,
-        to: started - 60,
-        logger,
-      });
-    }
-    await jumpToNow(l2Provider);
-    // Last, so every block and address before it is what it was before the forwarders existed.
-    Object.assign(deployment, await deployClaimForwarders({ l1Deployer: wallet('deployer', l1Provider), l2Deployer: wallet('deployer', l2Provider), ...services }));
 
     const ticker = new AbortController();
     const blockTime = options.blockTimeMs ?? 1_000;
@@ -218,46 +302,9 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
       });
       cleanups.push(() => coordinator!.stop());
     }
+    if (options.traffic) startTrafficOn(l1, l2, chainIds, deployment, wallet, options, logger, cleanups);
 
-    if (options.traffic) {
-      const traffic = new AbortController();
-      const trafficL1 = createProvider(l1.url, chainIds.l1, { pollingInterval: 100 });
-      const trafficL2 = createProvider(l2.url, chainIds.l2, { pollingInterval: 100 });
-      const running = runTraffic({
-        l1Sender: wallet('traffic', trafficL1),
-        l2Sender: wallet('traffic', trafficL2),
-        deployment,
-        intervalMs: options.trafficIntervalMs ?? 3_000,
-        signal: traffic.signal,
-        logger,
-      });
-      cleanups.push(async () => {
-        traffic.abort();
-        await running;
-        trafficL1.destroy();
-        trafficL2.destroy();
-      });
-    }
-
-    const native = Object.values(tokens).find((t) => t.spec.kind === 'native')!;
-    const state: DevnetState = {
-      l1: { chainId: chainIds.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
-      l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
-      nativeToken: native.address,
-      stablecoin: tokens.USDS!.address,
-      tokens: Object.values(tokens).map((t) => ({ symbol: t.spec.symbol, name: t.spec.name, address: t.address, decimals: t.spec.decimals })),
-      dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
-      callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
-      claimForwarder: { l1: deployment.l1ClaimForwarder, l2: deployment.l2ClaimForwarder },
-      entryPoint: aa.entryPoint,
-      accountFactory: aa.accountFactory,
-      ...(bundler ? { bundler: { url: bundler.url, vendorPrefix: ALTO_VENDOR_PREFIX } } : {}),
-      excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
-      accounts,
-      messageTreeDepth: depth,
-      genesisTimestamp: genesis,
-      services: {},
-    };
+    const state = describeDevnet({ l1, l2, deployment, aa, bundler }, chainIds, excluded, accounts, depth, genesis);
     const stop = async () => {
       await stopAll();
       logger.info('devnet stopped');

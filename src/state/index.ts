@@ -31,6 +31,68 @@ export interface RunningStateManager {
   latestFinalized(): bigint | undefined;
 }
 
+interface LoopDeps {
+  signal: AbortSignal;
+  logger: Common['logger'];
+  errors: { inc(labels: { loop: string }): void };
+  pollIntervalMs: number;
+}
+
+/** Runs `body` until stopped: again at once while it reports more work, after the poll interval otherwise, backing off on failures. */
+async function runLoop(name: string, body: () => Promise<boolean>, { signal, logger, errors, pollIntervalMs }: LoopDeps): Promise<void> {
+  let failures = 0;
+  while (!signal.aborted) {
+    let busy = false;
+    try {
+      busy = await body();
+      failures = 0;
+    } catch (err) {
+      if (signal.aborted) break;
+      failures++;
+      errors.inc({ loop: name });
+      const level = err instanceof ReorgBelowFinalizedError ? 'error' : 'warn';
+      logger[level]({ err, loop: name, failures }, `state ${name} step failed; retrying`);
+    }
+    if (!busy) await sleep(failures > 0 ? Math.min(pollIntervalMs * 2 ** failures, 30_000) : pollIntervalMs, signal);
+  }
+}
+
+/** Prunes versions below the retention floor (finalized minus the retained blocks, never above the head) as finalization advances. */
+function createPruner(store: PgStore, finality: FinalizationFollower, config: StateConfig, logger: Common['logger'], head: () => bigint) {
+  let prunedFloor = -1n;
+  return async (): Promise<void> => {
+    const f = finality.latestFinalized();
+    if (f === undefined) return;
+    let floor = f - BigInt(config.retainedFinalizedBlocks) + 1n;
+    if (floor > head()) floor = head();
+    if (floor <= prunedFloor || floor <= 0n) return;
+    const removed = await store.prune(floor);
+    prunedFloor = floor;
+    if (removed > 0) logger.debug({ floor: floor.toString(), removed }, 'pruned state versions below the retention floor');
+  };
+}
+
+/** The ingest loop, on the one instance that holds the "state-ingest" leadership of this schema. */
+async function ingestWhileLeader(db: DbClient, schema: string, ingestor: Ingestor, store: PgStore, deps: LoopDeps, onHead: (head: bigint) => void): Promise<void> {
+  const lead = await acquireLeadership(db, `state-ingest:${schema}`, { signal: deps.signal, logger: deps.logger });
+  if (!lead) return;
+  const both = AbortSignal.any([deps.signal, lead.signal]);
+  try {
+    await runLoop(
+      'ingest',
+      async () => {
+        if (both.aborted) return false;
+        const busy = await ingestor.step(both);
+        onHead((await store.head())?.number ?? -1n);
+        return busy;
+      },
+      deps,
+    );
+  } finally {
+    await lead.release();
+  }
+}
+
 /**
  * Starts the state manager: migrations, then two loops: L1 finalization and L2 ingest (the ingest loop
  * only on the instance holding the "state-ingest" leadership, so replicas sharing a database serve proofs
@@ -67,63 +129,19 @@ export async function startStateManager({ common, db, config }: { common: Common
   });
 
   const controller = new AbortController();
-  const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
-
-  const loop = async (name: string, body: () => Promise<boolean>): Promise<void> => {
-    let failures = 0;
-    while (!signal.aborted) {
-      let busy = false;
-      try {
-        busy = await body();
-        failures = 0;
-      } catch (err) {
-        if (signal.aborted) break;
-        failures++;
-        errors.inc({ loop: name });
-        const level = err instanceof ReorgBelowFinalizedError ? 'error' : 'warn';
-        logger[level]({ err, loop: name, failures }, `state ${name} step failed; retrying`);
-      }
-      if (!busy) await sleep(failures > 0 ? Math.min(config.pollIntervalMs * 2 ** failures, 30_000) : config.pollIntervalMs, signal);
-    }
-  };
-
-  let prunedFloor = -1n;
-  const prune = async () => {
-    const f = finality.latestFinalized();
-    if (f === undefined) return;
-    let floor = f - BigInt(config.retainedFinalizedBlocks) + 1n;
-    if (floor > head) floor = head;
-    if (floor <= prunedFloor || floor <= 0n) return;
-    const removed = await store.prune(floor);
-    prunedFloor = floor;
-    if (removed > 0) logger.debug({ floor: floor.toString(), removed }, 'pruned state versions below the retention floor');
-  };
-
-  const finalityLoop = loop('finalization', async () => {
+  const deps: LoopDeps = { signal: AbortSignal.any([controller.signal, common.shutdown.signal]), logger, errors, pollIntervalMs: config.pollIntervalMs };
+  const prune = createPruner(store, finality, config, logger, () => head);
+  const finalityLoop = runLoop('finalization', async () => {
     const more = await finality.step();
     await prune();
     return more;
-  });
-  const ingestLoop = (async () => {
-    const lead = await acquireLeadership(db, `state-ingest:${schema}`, { signal, logger });
-    if (!lead) return;
-    const both = AbortSignal.any([signal, lead.signal]);
-    try {
-      await loop('ingest', async () => {
-        if (both.aborted) return false;
-        const busy = await ingestor.step(both);
-        head = (await store.head())?.number ?? -1n;
-        return busy;
-      });
-    } finally {
-      await lead.release();
-    }
-  })();
+  }, deps);
+  const ingestLoop = ingestWhileLeader(db, schema, ingestor, store, deps, (h) => (head = h));
   // Replicas that do not ingest still learn the head from the store.
-  const headLoop = loop('head', async () => {
+  const headLoop = runLoop('head', async () => {
     head = (await store.head())?.number ?? -1n;
     return false;
-  });
+  }, deps);
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

@@ -49,6 +49,15 @@ export const MAX_FUNCTION_LINES = 80;
 export const MAX_FILE_LINES = 400;
 
 /**
+ * Long on purpose, for good: keccak-f[1600] unrolled over 50 local lane halves. Split into functions, the
+ * lanes would live in memory instead of registers (the loops over tables it replaced were 3x slower), and its
+ * speed is why we keep our own keccak (`npm run bench -- keccak`: 4.9x @noble/hashes on the tree's inputs).
+ */
+export const ALLOWED_LONG_FUNCTIONS: Record<string, string> = {
+  'src/common/eth/keccak.ts#permute': 'unrolled keccak-f[1600]; see above',
+};
+
+/**
  * Known offenders, each with the area whose engineers own it, being removed (issue 26 items 1, 2 and 4).
  * The list may only shrink: an entry that no longer occurs fails the test until it is deleted here.
  * Keys: a cycle is its files joined by ' '; an import is 'from -> to'; a function is 'file#name'.
@@ -64,12 +73,7 @@ export const EXCEPTIONS: {
   },
   upward: {},
   longFunctions: {
-    'src/common/eth/keccak.ts#permute': 'common',
-    'src/devnet/devnet.ts#startDevnet': 'devnet',
     'src/relayer/db/migrations.ts#up': 'relayer',
-    'src/relayer/index.ts#startRelayer': 'relayer',
-    'src/relayer/pipeline/claiming.ts#createClaimingProcessor': 'relayer',
-    'src/relayer/pipeline/claiming.ts#tick': 'relayer',
     'src/relayer/pipeline/persister.ts#createReceiptPersister': 'relayer',
     'src/rpc/index.ts#startRpc': 'rpc',
     'src/rpc/raw-ids.ts#rawIds': 'rpc',
@@ -77,13 +81,11 @@ export const EXCEPTIONS: {
     'src/rpc/upstream/client.ts#post': 'rpc',
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
     'src/rpc/ws/socket-server.ts#serve': 'rpc',
-    'src/state/index.ts#startStateManager': 'state',
     'src/token-api/index.ts#startTokenApi': 'token-api',
     'src/token-api/indexer/index.ts#startTokenIndexer': 'token-api',
   },
   longFiles: {
     'src/relayer/config.ts': 'relayer',
-    'src/relayer/sender.ts': 'relayer',
     'src/rpc/upstream/pool.ts': 'rpc',
   },
 };
