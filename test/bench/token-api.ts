@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- token-api`: the token API under autocannon with 10,000 tokens and 24 h of hourly
- * prices each, case by case against a bare express handler that returns a precomputed body of the same
+ * prices, candles and a price explanation each, case by case against a bare express handler that returns a precomputed body of the same
  * size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
  * serve the same schema, one with the response cache off (the read model alone) and one with it on; each
  * case is measured on both, side by side. Most cases send a different URL with every request (random
@@ -55,6 +55,8 @@ function cases(native: string): Case[] {
     { name: 'list page 1, limit 10', path: '/tokens?page=1&limit=10&order=swaps' },
     { name: 'list page 1000, limit 10', path: '/tokens?page=1000&limit=10&order=swaps' },
     { name: 'list default (same URL)', path: '/tokens' },
+    { name: 'price sources (random of 10k)', path: (r) => `/tokens/${addr(1 + r(TOKENS))}/price-sources` },
+    { name: 'candles (random of 10k)', path: (r) => `/prices/${addr(1 + r(TOKENS))}/candles` },
   ];
 }
 
@@ -123,6 +125,7 @@ async function serve(): Promise<void> {
     }
     await db.knex(`${schema}.prices`).insert(batch);
   }
+  await seedSourcesAndCandles(db.knex, schema, now);
   await uncached.sync();
 
   // One replica's read model: the heap the second replica's first load adds (after full collections).
@@ -168,6 +171,45 @@ async function serve(): Promise<void> {
   };
   process.stdin.on('end', () => void stop());
   process.stdin.resume();
+}
+
+/**
+ * What the indexer writes beside each price: an explanation (three pools used, one left out) per priced
+ * token and a candle per token and hour, as getTokenPriceSources and getTokenCandles read them.
+ */
+async function seedSourcesAndCandles(knex: import('knex').Knex, schema: string, now: number): Promise<void> {
+  const params = { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 };
+  const pool = (k: number, n: number, extra: object) => ({
+    pool: addr(0x100000 + k * 4 + n), kind: n % 2 ? 'v3' : 'v2', quote: addr(0xaaaa), route: [addr(0xaaaa), addr(0xbbbb)], quotePriceUsd: 3000,
+    block: 1_000 + k, timeMs: now - 60_000 - n * 3_600_000, ...extra,
+  });
+  for (let i = 0; i < TOKENS; i += 500) {
+    const sources = [];
+    const candles = [];
+    for (let k = i; k < Math.min(i + 500, TOKENS); k++) {
+      if (k % 10 === 0) continue; // unpriced, as in the tokens table
+      const price = 1 + ((k + 0) % 100) / 10;
+      sources.push({
+        token: addr(k + 1), observed_at: new Date(now - 60_000), block_number: 1_000 + k,
+        detail: JSON.stringify({
+          price, basis: 'pools', params,
+          used: [0.6, 0.3, 0.1].map((weight, n) => pool(k, n, { liquidityUsd: weight * 500_000, spotPrice: price, weight })),
+          excluded: [pool(k, 3, { liquidityUsd: 40_000, spotPrice: price * 3, weight: 0, reason: 'outlier', medianOfOthers: price })],
+        }),
+      });
+      for (let h = 0; h < 24; h++) {
+        const at = now - h * 3_600_000 - 60_000;
+        const hourStart = Math.floor(at / 3_600_000) * 3_600_000;
+        const close = 1 + ((k + h) % 100) / 10;
+        candles.push({
+          token: addr(k + 1), hour: new Date(hourStart), open: close, high: close * 1.1, low: close * 0.9, close, volume_usd: 1_000 + k,
+          area: close * (at - hourStart), covered_from: new Date(hourStart), last_at: new Date(at),
+        });
+      }
+    }
+    await knex(`${schema}.price_sources`).insert(sources);
+    for (let j = 0; j < candles.length; j += 2_000) await knex(`${schema}.candles`).insert(candles.slice(j, j + 2_000));
+  }
 }
 
 /** CPU seconds (user + system) the process has used so far. */

@@ -1,6 +1,6 @@
 """Drives every operation of an openapi-generator Python client of the token API against a live server.
 
-Usage: drive_token_api.py <client dir> <base url> <json: {native, known, unknown, secure}>
+Usage: drive_token_api.py <client dir> <base url> <json: {native, known, unknown, unpriced}>
 Prints one JSON object: what the client returned (types and values) for each call, for the vitest test
 (test/clients/token-api.test.ts) to compare with the data it seeded. Nothing is asserted here, so a
 client that raises or mis-types shows up in the test's diff, not as a Python traceback alone.
@@ -85,5 +85,24 @@ out["prices"] = {k: points(v) for k, v in price_map.items()}
 _, _, headers = prices.get_prices_with_http_info(args["known"][0])
 out["prices304"] = error(lambda: prices.get_prices(args["known"][0], if_none_match=headers.get("ETag")))
 out["prices400"] = error(lambda: prices.get_prices(args["known"][0] + ",0x12345"))
+
+src = prices.get_token_price_sources(args["known"][0])
+pool = lambda s: {
+    "cls": type(s).__name__, "pool": s.pool, "kind": s.kind, "route": s.route, "weight": s.weight, "reason": s.reason,
+    "blockNumber": s.block_number, "stateTime": s.state_time.isoformat() if s.state_time else None,
+}
+out["priceSources"] = {
+    "cls": type(src).__name__, "basis": src.basis, "price": src.price, "confidence": src.confidence,
+    "factorsCls": type(src.factors).__name__, "paramsCls": type(src.parameters).__name__,
+    "sources": [pool(s) for s in src.sources], "excluded": [pool(s) for s in src.excluded],
+}
+none = prices.get_token_price_sources(args["unpriced"])
+out["priceSourcesNone"] = {"basis": none.basis, "price": none.price, "confidence": none.confidence, "factors": none.factors}
+out["priceSources404"] = error(lambda: prices.get_token_price_sources(args["unknown"]))
+out["candles"] = [
+    {"cls": type(c).__name__, "timestamp": c.timestamp.isoformat(), "open": c.open, "close": c.close, "twap": c.twap, "volumeUsd": c.volume_usd}
+    for c in prices.get_token_candles(args["known"][0])
+]
+out["candles404"] = error(lambda: prices.get_token_candles(args["unknown"]))
 
 print(json.dumps(out))

@@ -21,6 +21,8 @@ const A = '0x00000000000000000000000000000000000000aa';
 const B = '0x00000000000000000000000000000000000000bb';
 const C = '0x00000000000000000000000000000000000000cc';
 const UNKNOWN = '0x0000000000000000000000000000000000000001';
+const POOL_USED = '0x00000000000000000000000000000000000000d1';
+const POOL_OUT = '0x00000000000000000000000000000000000000d2';
 const TREASURY = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 // 1e9 tokens plus one wei: a float anywhere on the way would lose the last digit.
 const INITIAL = parseEther('1000000000') + 1n;
@@ -52,6 +54,14 @@ beforeAll(async () => {
     { token: A, price: 2, at: hoursAgo(1) },
     { token: B, price: 1, at: hoursAgo(2) },
   ]);
+  // What the indexer stores with a price (indexer/candles-store.ts): one pool used, one left out.
+  const detail = {
+    price: 2, basis: 'pools', params: { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 },
+    used: [{ pool: POOL_USED, kind: 'v2', quote: B, route: [B], quotePriceUsd: 1, liquidityUsd: 50_000, spotPrice: 2, block: 10, timeMs: hoursAgo(1).getTime(), weight: 1 }],
+    excluded: [{ pool: POOL_OUT, kind: 'v3', quote: B, route: [B], quotePriceUsd: 1, liquidityUsd: 200, spotPrice: 200, weight: 0, reason: 'belowMinLiquidity' }],
+  };
+  await t.db.client.knex(`${t.schema}.price_sources`).insert({ token: A, observed_at: hoursAgo(1), block_number: 10, detail: JSON.stringify(detail) });
+  await t.api.sync();
 }, 180_000);
 afterAll(async () => {
   await t?.close();
@@ -161,6 +171,20 @@ describe.skipIf(javaMissing !== undefined)('token API: TypeScript client (openap
     expect(map[UNKNOWN]).toEqual([]);
     expect(map[B].at(-1).price).toBe(1);
     expect(await failure(() => prices.getPrices({ addresses: `${A},0x12345` }))).toMatchObject({ status: 400, body: { status: 400 } });
+
+    const sources = await prices.getTokenPriceSources({ contractAddress: A });
+    expect(sources).toMatchObject({ contractAddress: A, price: 2, basis: 'pools', liquidityUsd: 50_000, parameters: { outlierShare: 0.2 } });
+    expect(sources.confidence).toBeCloseTo(sources.factors.depth * sources.factors.agreement * sources.factors.freshness, 12);
+    expect(sources.sources[0]).toMatchObject({ pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 });
+    expect(sources.sources[0].stateTime).toBeInstanceOf(Date);
+    expect(sources.excluded[0]).toMatchObject({ pool: POOL_OUT, kind: 'v3', reason: 'belowMinLiquidity', blockNumber: null, stateTime: null });
+    expect(await prices.getTokenPriceSources({ contractAddress: C })).toMatchObject({ price: null, basis: 'none', confidence: null, factors: null });
+    expect(await failure(() => prices.getTokenPriceSources({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { status: 404 } });
+    const candles = await prices.getTokenCandles({ contractAddress: A });
+    expect(candles.map((c: { close: number }) => c.close)).toEqual(series.map((p: { price: number }) => p.price));
+    expect(candles[0].timestamp).toBeInstanceOf(Date);
+    expect(candles.at(-1)).toMatchObject({ open: 2, high: 2, low: 2, close: 2, twap: 2, volumeUsd: 0 });
+    expect(await failure(() => prices.getTokenCandles({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { status: 404 } });
   }, GENERATION_TIMEOUT);
 });
 
@@ -169,7 +193,7 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('token
 
   it('behavior: every operation returns typed models; 304 and problem+json errors raise ApiException with the status', async () => {
     const { dir } = generateClient('token-api.openapi.yaml', 'python', { packageName: 'token_api_client' });
-    const out = await runPython(join(root, 'test/clients/drive_token_api.py'), [dir, t.url, JSON.stringify({ native, known: [A, B], unknown: UNKNOWN })]);
+    const out = await runPython(join(root, 'test/clients/drive_token_api.py'), [dir, t.url, JSON.stringify({ native, known: [A, B], unknown: UNKNOWN, unpriced: C })]);
     const problem = (status: number) => ({ status, type: expect.stringMatching(/^application\/problem\+json/), body: expect.objectContaining({ status }) });
 
     // is_secure=True is sent as `True`: accepted (issue 14: it was a 400).
@@ -208,5 +232,17 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('token
     expect(out.prices[B].at(-1)).toMatchObject({ cls: 'Price', price: 1 });
     expect(out.prices304).toEqual({ status: 304, type: null, body: null });
     expect(out.prices400).toEqual(problem(400));
+
+    expect(out.priceSources).toMatchObject({
+      cls: 'PriceSources', basis: 'pools', price: 2, factorsCls: 'PriceSourcesFactors', paramsCls: 'PricingParameters',
+      sources: [{ cls: 'PoolSource', pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 }],
+      excluded: [{ cls: 'PoolSource', pool: POOL_OUT, kind: 'v3', reason: 'belowMinLiquidity', blockNumber: null, stateTime: null }],
+    });
+    expect(out.priceSources.confidence).toBeGreaterThan(0);
+    expect(out.priceSourcesNone).toEqual({ basis: 'none', price: null, confidence: null, factors: null });
+    expect(out.priceSources404).toEqual(problem(404));
+    expect(out.candles.map((c: { close: number }) => c.close)).toEqual(out.tokenPrices.map((p: { price: number }) => p.price));
+    expect(out.candles.at(-1)).toMatchObject({ cls: 'Candle', close: 2, twap: 2, volumeUsd: 0 });
+    expect(out.candles404).toEqual(problem(404));
   }, GENERATION_TIMEOUT);
 });
