@@ -1,19 +1,13 @@
 import { RpcError } from '../common/errors.js';
 import { RpcCodes } from './errors.js';
 
-interface AjvError {
+/** One error of ajv 6 (the validator param-checks.ts compiles), as it reports it. */
+export interface AjvError {
   keyword: string;
   dataPath: string;
   schemaPath: string;
   params: Record<string, unknown>;
   message?: string;
-}
-
-interface ValidationError {
-  paramIndex: number;
-  expectedSchema: Record<string, unknown>;
-  receievedParam?: unknown;
-  message: string;
 }
 
 type Schema = Record<string, unknown>;
@@ -84,36 +78,23 @@ function reason(err: AjvError, root: Schema, received: unknown): string {
 }
 
 /**
- * Turns the Router's -32602 data (ParameterValidationError objects carrying ajv's errors in their message)
- * into one message naming the parameter, the member inside it, and why, e.g.
- * `invalid params: filter.fromBlock: "pending" is not LogsBlockBound (Bound of a log range: …)`.
+ * The -32602 of a param that failed its schema: one message naming the parameter, the member inside it,
+ * and why, from ajv's errors for it (param-checks.ts), e.g.
+ * `invalid params: param 0 (filter) at filter.fromBlock: "pending" is not LogsBlockBound (Bound of a log range: …)`.
  */
-export function invalidParamsFromRouter(paramNames: readonly string[], data: unknown): RpcError {
-  const first = (Array.isArray(data) ? data[0] : undefined) as ValidationError | undefined;
-  if (!first || typeof first.paramIndex !== 'number') return new RpcError(RpcCodes.InvalidParams, 'invalid params');
-  const name = paramNames[first.paramIndex] ?? `#${first.paramIndex}`;
-  const where = `param ${first.paramIndex} (${name})`;
-  if (!('receievedParam' in first) || first.receievedParam === undefined) {
-    return new RpcError(RpcCodes.InvalidParams, `invalid params: missing required ${where}`, { param: name, index: first.paramIndex });
-  }
-  let ajvErrors: AjvError[] = [];
-  const marker = first.message.indexOf('The Validation errors: \n');
-  if (marker >= 0) {
-    try {
-      ajvErrors = JSON.parse(first.message.slice(marker + 'The Validation errors: \n'.length)) as AjvError[];
-    } catch {
-      ajvErrors = [];
-    }
-  }
+export function invalidParam(paramNames: readonly string[], index: number, schema: Schema, received: unknown, errors: readonly AjvError[]): RpcError {
+  const name = paramNames[index] ?? `#${index}`;
+  const where = `param ${index} (${name})`;
+  if (received === undefined) return new RpcError(RpcCodes.InvalidParams, `invalid params: missing required ${where}`, { param: name, index });
   // ajv lists the branch failures of a oneOf before the oneOf itself: the oneOf (whose schema has a title
   // and description) explains best. Otherwise an enum or required error names the accepted values.
-  const last = ajvErrors[ajvErrors.length - 1];
+  const last = errors[errors.length - 1];
   const pick =
     last && (last.keyword === 'oneOf' || last.keyword === 'anyOf')
       ? last
-      : (ajvErrors.find((e) => e.keyword === 'enum' || e.keyword === 'required' || e.keyword === 'additionalProperties') ?? last);
-  if (!pick) return new RpcError(RpcCodes.InvalidParams, `invalid params: ${where} is not ${describeSchema(first.expectedSchema)}`, { param: name, index: first.paramIndex });
+      : (errors.find((e) => e.keyword === 'enum' || e.keyword === 'required' || e.keyword === 'additionalProperties') ?? last);
+  if (!pick) return new RpcError(RpcCodes.InvalidParams, `invalid params: ${where} is not ${describeSchema(schema)}`, { param: name, index });
   const path = pick.dataPath.replace(/\['([^']*)'\]/g, '.$1');
-  const msg = `invalid params: ${where}${path ? ` at ${name}${path}` : ''}: ${reason(pick, first.expectedSchema, first.receievedParam)}`;
-  return new RpcError(RpcCodes.InvalidParams, msg, { param: name, index: first.paramIndex, path: `${name}${path}` });
+  const msg = `invalid params: ${where}${path ? ` at ${name}${path}` : ''}: ${reason(pick, schema, received)}`;
+  return new RpcError(RpcCodes.InvalidParams, msg, { param: name, index, path: `${name}${path}` });
 }
