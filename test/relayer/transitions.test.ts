@@ -4,7 +4,7 @@ import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { MESSAGE_STATUSES, relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository } from '../../src/relayer/db/repository.js';
-import { TRANSITIONS, TransitionNotAllowedError, applyTransition, isAllowed } from '../../src/relayer/db/transitions.js';
+import { ENTRY_STATUSES, TRANSITIONS, TransitionNotAllowedError, applyTransition, isAllowed } from '../../src/relayer/db/transitions.js';
 
 /**
  * The state machine in one table (src/relayer/db/transitions.ts): every (from, to) pair of statuses is tried
@@ -46,6 +46,8 @@ describe('status transitions', () => {
         outcome = moved.has(row!.id) ? 'moved' : 'not moved';
       } catch (err) {
         expect(err).toBeInstanceOf(TransitionNotAllowedError);
+        // The error names both statuses, so the caller's bug is found from the message alone.
+        expect([from, to, (err as Error).message]).toEqual([from, to, `status transition ${from} → ${to} is not in the relayer's transition table`]);
         outcome = 'refused';
       }
       const after = await knex(`${schema}.message`).where({ id: row!.id }).first<{ status: string; failure_reason: string | null }>('status', 'failure_reason');
@@ -68,13 +70,13 @@ describe('status transitions', () => {
     expect(results.filter((r) => r.endsWith(':moved')).length).toBe(listed.size);
   });
 
-  it('behavior: the table has no way out of a final status, every status the relayer can park a message in has the operator\'s retry or abandon, and every status is reachable from SENT', () => {
+  it('behavior: the table has no way out of a final status, every status the relayer can park a message in has the operator\'s retry or abandon, and every status is reachable from where messages enter (SENT, EXCLUDED)', () => {
     for (const t of TRANSITIONS) expect(FINAL).not.toContain(t.from);
     for (const parked of ['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'FEE_UNDERPRICED', 'ZERO_FEE'] as const) {
       expect([parked, isAllowed(parked, 'TRANSACTION_SIZE_COMPUTED'), isAllowed(parked, 'SENT'), isAllowed(parked, 'ABANDONED')]).toEqual([parked, true, true, true]);
     }
     expect(isAllowed('PENDING', 'ABANDONED')).toBe(false);
-    const reached = new Set<MessageStatus>(['SENT', 'EXCLUDED']);
+    const reached = new Set<MessageStatus>(ENTRY_STATUSES);
     for (let grew = true; grew; ) {
       grew = false;
       for (const t of TRANSITIONS) {

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Migration } from '../../common/db/migrations.js';
 import type { components } from '../../../generated/relayer-api/schema.js';
 
@@ -27,6 +28,58 @@ export type EveryStatusListed = MustBeNever<Exclude<MessageStatus, (typeof MESSA
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
+/** 0001's message table, its checks and the pipeline's indexes. */
+async function createMessageTable(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).createTable('message', (t) => {
+    t.bigIncrements('id').primary();
+    t.text('message_hash').notNullable();
+    t.text('direction').notNullable();
+    t.text('message_sender').notNullable();
+    t.text('destination').notNullable();
+    t.decimal('fee', 78, 0).notNullable();
+    t.decimal('value', 78, 0).notNullable();
+    t.decimal('message_nonce', 78, 0).notNullable();
+    t.text('calldata').notNullable();
+    t.text('contract_address').notNullable();
+    t.bigInteger('sent_block_number').notNullable();
+    t.text('sent_tx_hash').notNullable();
+    t.integer('sent_log_index').notNullable();
+    t.text('status').notNullable();
+    t.text('failure_reason');
+    // Claim transaction of the current attempt.
+    t.text('claim_tx_hash');
+    t.bigInteger('claim_tx_nonce');
+    t.decimal('claim_gas_limit', 78, 0);
+    t.decimal('claim_max_fee_per_gas', 78, 0);
+    t.decimal('claim_max_priority_fee_per_gas', 78, 0);
+    t.text('claim_tx_raw');
+    t.timestamp('claim_tx_created_at', { useTz: true });
+    t.boolean('is_sponsored').notNullable().defaultTo(false);
+    t.integer('retries').notNullable().defaultTo(0);
+    t.integer('cycles').notNullable().defaultTo(0);
+    t.timestamp('retry_after', { useTz: true });
+    t.integer('compressed_transaction_size');
+    // L2→L1 proof, built once per finalization.
+    t.text('merkle_root');
+    t.integer('leaf_index');
+    t.jsonb('proof');
+    t.timestamp('anchored_at', { useTz: true });
+    t.timestamp('claimed_at', { useTz: true });
+    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.unique(['message_hash', 'direction'], { indexName: 'message_hash_direction_unique' });
+  });
+  const m = `${schema}.message`;
+  await knex.raw(`alter table ${m} add constraint message_direction_check check (direction in ('L1_TO_L2', 'L2_TO_L1'))`);
+  await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
+  // The pipeline's queries: work by (direction, status) in block order; receipts by hash; API newest first.
+  await knex.raw(`create index message_direction_status_idx on ${m} (direction, status, sent_block_number, message_nonce)`);
+  await knex.raw(`create index message_claim_tx_hash_idx on ${m} (claim_tx_hash) where claim_tx_hash is not null`);
+  await knex.raw(`create index message_sent_block_idx on ${m} (direction, contract_address, sent_block_number)`);
+  await knex.raw(`create index message_created_at_idx on ${m} (created_at desc, message_hash, direction)`);
+  await knex.raw(`create index message_updated_at_idx on ${m} (status, updated_at)`);
+}
+
 /**
  * Hand-written migrations (schema-qualified; run by `migrate()` in the relayer's own schema).
  * Money and uint256 fields are numeric(78,0); timestamps are timestamptz set by the database clock so
@@ -36,54 +89,7 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0001_messages',
     async up(knex, schema) {
-      await knex.schema.withSchema(schema).createTable('message', (t) => {
-        t.bigIncrements('id').primary();
-        t.text('message_hash').notNullable();
-        t.text('direction').notNullable();
-        t.text('message_sender').notNullable();
-        t.text('destination').notNullable();
-        t.decimal('fee', 78, 0).notNullable();
-        t.decimal('value', 78, 0).notNullable();
-        t.decimal('message_nonce', 78, 0).notNullable();
-        t.text('calldata').notNullable();
-        t.text('contract_address').notNullable();
-        t.bigInteger('sent_block_number').notNullable();
-        t.text('sent_tx_hash').notNullable();
-        t.integer('sent_log_index').notNullable();
-        t.text('status').notNullable();
-        t.text('failure_reason');
-        // Claim transaction of the current attempt.
-        t.text('claim_tx_hash');
-        t.bigInteger('claim_tx_nonce');
-        t.decimal('claim_gas_limit', 78, 0);
-        t.decimal('claim_max_fee_per_gas', 78, 0);
-        t.decimal('claim_max_priority_fee_per_gas', 78, 0);
-        t.text('claim_tx_raw');
-        t.timestamp('claim_tx_created_at', { useTz: true });
-        t.boolean('is_sponsored').notNullable().defaultTo(false);
-        t.integer('retries').notNullable().defaultTo(0);
-        t.integer('cycles').notNullable().defaultTo(0);
-        t.timestamp('retry_after', { useTz: true });
-        t.integer('compressed_transaction_size');
-        // L2→L1 proof, built once per finalization.
-        t.text('merkle_root');
-        t.integer('leaf_index');
-        t.jsonb('proof');
-        t.timestamp('anchored_at', { useTz: true });
-        t.timestamp('claimed_at', { useTz: true });
-        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-        t.unique(['message_hash', 'direction'], { indexName: 'message_hash_direction_unique' });
-      });
-      const m = `${schema}.message`;
-      await knex.raw(`alter table ${m} add constraint message_direction_check check (direction in ('L1_TO_L2', 'L2_TO_L1'))`);
-      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
-      // The pipeline's queries: work by (direction, status) in block order; receipts by hash; API newest first.
-      await knex.raw(`create index message_direction_status_idx on ${m} (direction, status, sent_block_number, message_nonce)`);
-      await knex.raw(`create index message_claim_tx_hash_idx on ${m} (claim_tx_hash) where claim_tx_hash is not null`);
-      await knex.raw(`create index message_sent_block_idx on ${m} (direction, contract_address, sent_block_number)`);
-      await knex.raw(`create index message_created_at_idx on ${m} (created_at desc, message_hash, direction)`);
-      await knex.raw(`create index message_updated_at_idx on ${m} (status, updated_at)`);
+      await createMessageTable(knex, schema);
 
       await knex.schema.withSchema(schema).createTable('message_status_history', (t) => {
         t.bigIncrements('id').primary();
