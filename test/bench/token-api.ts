@@ -277,11 +277,11 @@ export async function main(): Promise<void> {
       `one replica's read model (${m.tokens} tokens, ${m.pricePoints} price rows): +${m.replicaHeapMb.toFixed(1)} MB heap`,
   );
   const list = cases(served.native);
-  // BENCH_CASES=<text>: only the cases whose name contains it (the 1,000-connection runs are then skipped).
+  // BENCH_CASES=<text>[|<text>...]: only the cases whose name contains one of them (the 1,000-connection runs are then skipped).
   const only = process.env.BENCH_CASES;
   const rows: string[][] = [];
   for (const [i, c] of list.entries()) {
-    if (only && !c.name.includes(only)) continue;
+    if (only && !only.split('|').some((part) => c.name.includes(part))) continue;
     await run(pid, served.uncached, c, undefined, 99, CONNECTIONS, 2); // warm-up: JIT, lazy indexes and series
     await run(pid, served.cached, c, undefined, 99, CONNECTIONS, 2);
     // Alternate short runs and take medians: on a shared machine the load drifts between runs.

@@ -68,6 +68,22 @@ describe('token API on the devnet', () => {
     expect([...hours].sort((a, b) => a - b)).toEqual(hours);
   });
 
+  it('behavior: the native token\'s price is explained by its pool, and its candles sit beside its hourly points', async () => {
+    const sources = (await expectSpecResponse('getTokenPriceSources', await get(`/tokens/${native}/price-sources`))) as {
+      price: number; basis: string; confidence: number; sources: { pool: string; weight: number; spotPrice: number; route: string[] }[];
+    };
+    const l2s = await token(native);
+    expect(sources).toMatchObject({ price: l2s.currentPrice, basis: 'pools' });
+    expect(sources.sources.length).toBeGreaterThanOrEqual(1);
+    expect(sources.sources.reduce((s, x) => s + x.weight * x.spotPrice, 0)).toBeCloseTo(l2s.currentPrice!, 9);
+    expect(sources.sources.every((x) => [usds, weth].includes(x.route[0]!))).toBe(true);
+    expect(sources.confidence).toBeGreaterThan(0);
+    const candles = (await expectSpecResponse('getTokenCandles', await get(`/prices/${native}/candles`))) as { timestamp: string; close: number; volumeUsd: number }[];
+    const points = (await expectSpecResponse('getTokenPrices', await get(`/prices/${native}`))) as { timestamp: string; price: number }[];
+    expect(candles.map((c) => [c.timestamp, c.close])).toEqual(points.map((p) => [p.timestamp, p.price]));
+    expect(candles.some((c) => c.volumeUsd > 0)).toBe(true);
+  });
+
   it('behavior: a swap changes buys, sells, swaps and the price', async () => {
     const before = await token(native);
     const usdsBefore = await token(usds);
