@@ -1,9 +1,9 @@
 import { RpcCodes, type WireError } from './errors.js';
 import type { CallResult, CallTarget } from './types.js';
 import type { ResponseBudget } from './response-budget.js';
-import { mayHaveNonCanonicalIds, needsRawIds, rawIds } from './raw-ids.js';
+import { scanBody } from './raw-ids.js';
 import type { RateDecision } from './ratelimit.js';
-import { depthMessage, textDepth, valueDepth } from './json-depth.js';
+import { depthMessage, valueDepth } from './json-depth.js';
 import { LARGE_ANSWER_CHARS, RawJson } from './upstream/raw-json.js';
 
 /**
@@ -22,6 +22,9 @@ export interface HttpAnswer {
 type Id = string | number | null;
 
 const isId = (v: unknown): v is Id => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+/** The id as it goes back: a number as written in the body (raw-ids.ts), anything else as JSON. */
+const idTextOf = (id: Id, raw: string | undefined): string => (typeof id === 'number' && raw !== undefined ? raw : JSON.stringify(id));
 
 // Built by hand so the id is echoed as written (see raw-ids.ts).
 const encodeError = (idText: string, error: WireError): string => `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(error)}}`;
@@ -73,7 +76,7 @@ function inspect(item: unknown, raw: string | undefined): Entry {
   const o = item as Record<string, unknown>;
   const hasId = 'id' in o;
   const idOk = hasId && isId(o.id);
-  const idText = !hasId ? undefined : idOk ? (raw ?? JSON.stringify(o.id)) : 'null';
+  const idText = !hasId ? undefined : idOk ? idTextOf(o.id as Id, raw) : 'null';
   if (hasId && !idOk) return { idText: 'null', invalid: 'id must be a string, a number or null' };
   if (o.jsonrpc !== '2.0') return { idText: idText ?? 'null', invalid: 'jsonrpc must be exactly "2.0"' };
   if (typeof o.method !== 'string' || o.method.length === 0) return { idText: idText ?? 'null', invalid: 'method must be a non-empty string' };
@@ -95,7 +98,7 @@ function inspectDeep(item: unknown, raw: string | undefined, base: number, limit
     const method = String(o.method);
     return { idText: shallow.idText, refused: { code: RpcCodes.InvalidParams, message: `invalid params: ${depthMessage(`params of ${method}`, limit)}`, data } };
   }
-  const idText = 'id' in o && isId(o.id) ? (raw ?? JSON.stringify(o.id)) : 'null';
+  const idText = 'id' in o && isId(o.id) ? idTextOf(o.id, raw) : 'null';
   return { idText, invalid: depthMessage(`member "${deep.find((k) => k !== 'params') ?? 'params'}"`, limit), invalidData: data };
 }
 
@@ -117,9 +120,11 @@ export interface EnvelopeOptions {
  * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent.
  */
 export async function handleBody(text: string, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
-  // Measured on the raw text before anything walks the value (JSON.parse does not recurse; what follows does).
+  // Measured on the raw text before anything walks the value (JSON.parse does not recurse; what follows does),
+  // in the one pass that also keeps the numeric ids as written.
   const maxDepth = options.maxJsonDepth ?? 64;
-  const tooDeep = textDepth(text, maxDepth) > maxDepth;
+  const scan = scanBody(text);
+  const tooDeep = scan.depth > maxDepth;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -127,7 +132,7 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
     return { status: 200, body: errorBody(RpcCodes.ParseError, `parse error: the body is not valid JSON (${(err as Error).message})`) };
   }
   const batch = Array.isArray(parsed);
-  if (!batch) return handleSingle(text, parsed, tooDeep, maxDepth, dispatcher, options);
+  if (!batch) return handleSingle(scan.numericIds[0], parsed, tooDeep, maxDepth, dispatcher, options);
   const items = parsed as unknown[];
   if (batch && items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
   if (items.length > options.maxBatch) {
@@ -136,9 +141,8 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
       body: errorBody(RpcCodes.InvalidRequest, `invalid request: a batch may hold at most ${options.maxBatch} calls (RPC_MAX_BATCH), this one has ${items.length}`, { limit: options.maxBatch, received: items.length }),
     };
   }
-  const ids = items.map((it) => (it !== null && typeof it === 'object' && !Array.isArray(it) ? (it as { id?: unknown }).id : undefined));
-  const raws = needsRawIds(ids) || mayHaveNonCanonicalIds(text) ? rawIds(text) : [];
-  const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], batch ? 1 : 0, maxDepth) : undefined) ?? inspect(it, raws[i]));
+  const raws = scan.numericIds;
+  const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]));
 
   const decision = await options.charge(items.length);
   if (!decision.ok) {
@@ -157,9 +161,7 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
  * One call that is not a batch (nearly every request): the same steps as a batch of one, without the
  * arrays, the Promise.all and the join a batch needs.
  */
-async function handleSingle(text: string, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
-  const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined;
-  const raw = needsRawIds([id]) || mayHaveNonCanonicalIds(text) ? rawIds(text)[0] : undefined;
+async function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
   const decision = await options.charge(1);
   if (!decision.ok) {

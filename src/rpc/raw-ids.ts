@@ -1,98 +1,109 @@
 /**
- * JSON.parse turns the id 12345678901234567890 into 12345678901234567000 and 1.0 into 1; JSON-RPC says the
- * response carries the same id. When a body has such an id (rare: `needsRawIds`), this scanner returns
- * the exact source text of the "id" member of the top-level object, or of each element of a top-level
- * array, so the response can echo it byte for byte. It assumes the body already parsed as JSON.
+ * One pass over a request body's text, before JSON.parse, for the two things the parsed value cannot tell:
+ * - how deep it nests ([ and { outside strings): everything after JSON.parse that walks a value recurses once
+ *   per level (json-depth.ts), so a body over RPC_MAX_JSON_DEPTH is refused before anything walks it;
+ * - the source text of each numeric "id": JSON.parse turns 12345678901234567890 into 12345678901234567000 and
+ *   1.0 into 1, and JSON-RPC says the response carries the same id, so a numeric id is echoed as written.
+ * Ids are those of the top-level object, or of each object element of a top-level array (a batch). The last
+ * "id" member wins, as in JSON.parse. Works on invalid JSON too (the caller still parses and reports -32700).
+ * Never recurses: a body nested hundreds of thousands deep costs one linear pass.
  */
-export function needsRawIds(ids: readonly unknown[]): boolean {
-  return ids.some((id) => typeof id === 'number' && (!Number.isSafeInteger(id) || Object.is(id, -0)));
+export interface BodyScan {
+  /** Deepest nesting of [ and { outside strings. */
+  depth: number;
+  /** Per request (index in the batch; 0 for a single call): the source text of a numeric id, else undefined. */
+  numericIds: (string | undefined)[];
 }
 
-/** True when the source text of a number id may differ from JSON.stringify of its value ("1.0", "1e2"). */
-export function mayHaveNonCanonicalIds(body: string): boolean {
-  return /"id"\s*:\s*-?\d*[.eE]|"id"\s*:\s*-?0\d|"id"\s*:\s*-0/.test(body);
-}
+const OPEN_SQUARE = 0x5b;
+const OPEN_CURLY = 0x7b;
+const CLOSE_SQUARE = 0x5d;
+const CLOSE_CURLY = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
 
-export function rawIds(body: string): (string | undefined)[] {
-  let i = 0;
-  const ws = () => {
-    while (i < body.length && (body[i] === ' ' || body[i] === '\n' || body[i] === '\r' || body[i] === '\t')) i++;
-  };
-  const skipString = () => {
-    i++; // opening quote
-    while (i < body.length && body[i] !== '"') i += body[i] === '\\' ? 2 : 1;
-    i++;
-  };
-  // Iterative on purpose: a value nested thousands deep must not cost a stack frame per level. The body
-  // parsed as JSON, so counting brackets outside strings finds the end of a container.
-  const skipValue = (): void => {
-    ws();
-    const c = body[i];
-    if (c === '"') return skipString();
-    if (c === '{' || c === '[') {
-      let depth = 0;
-      while (i < body.length) {
-        const ch = body[i];
-        if (ch === '"') {
-          skipString();
-          continue;
-        }
-        if (ch === '{' || ch === '[') depth++;
-        else if (ch === '}' || ch === ']') depth--;
-        i++;
-        if (depth === 0) return;
-      }
-      return;
-    }
-    while (i < body.length && !',}] \n\r\t'.includes(body[i]!)) i++;
-  };
-  /** Reads one object, returning the raw text of its "id" member. */
-  const objectId = (): string | undefined => {
-    ws();
-    if (body[i] !== '{') {
-      skipValue();
-      return undefined;
-    }
-    i++;
-    let id: string | undefined;
-    ws();
-    if (body[i] === '}') {
-      i++;
-      return undefined;
-    }
-    for (;;) {
-      ws();
-      const keyStart = i;
-      skipString();
-      const key = JSON.parse(body.slice(keyStart, i)) as string;
-      ws();
-      i++; // colon
-      ws();
-      const valueStart = i;
-      skipValue();
-      if (key === 'id') id = body.slice(valueStart, i).trim();
-      ws();
-      if (body[i] === ',') {
-        i++;
-        continue;
-      }
-      i++;
-      return id;
-    }
-  };
-  ws();
-  if (body[i] !== '[') return [objectId()];
-  i++;
-  const ids: (string | undefined)[] = [];
-  ws();
-  if (body[i] === ']') return ids;
-  for (;;) {
-    ids.push(objectId());
-    ws();
-    if (body[i] === ',') {
-      i++;
-      continue;
-    }
-    return ids;
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** A character that ends a number token. */
+const endsNumber = (c: number) => c === COMMA || c === CLOSE_CURLY || c === CLOSE_SQUARE || isSpace(c);
+
+/** Index of the quote closing the string that opens at `i` (one not preceded by an odd number of backslashes), or -1. */
+function stringEnd(text: string, i: number): number {
+  for (let from = i + 1; ; ) {
+    const end = text.indexOf('"', from);
+    if (end === -1) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return end;
+    from = end + 1;
   }
+}
+
+/** Whether the key text (quotes included) from `start` to `end` is "id" (escapes decoded, as JSON.parse does). */
+function isIdKey(text: string, start: number, end: number): boolean {
+  if (end - start === 3) return text.charCodeAt(start + 1) === 0x69 && text.charCodeAt(start + 2) === 0x64;
+  const slash = text.indexOf('\\', start);
+  if (slash === -1 || slash > end) return false;
+  try {
+    return JSON.parse(text.slice(start, end + 1)) === 'id';
+  } catch {
+    return false;
+  }
+}
+
+/** The number token at `i` (after a colon), or undefined when the value there is not a number. */
+function numberAt(text: string, i: number): { token: string | undefined; next: number } {
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  const c = text.charCodeAt(i);
+  if (c !== 0x2d && (c < 0x30 || c > 0x39)) return { token: undefined, next: i };
+  let j = i;
+  while (j < text.length && !endsNumber(text.charCodeAt(j))) j++;
+  return { token: text.slice(i, j), next: j };
+}
+
+export function scanBody(text: string): BodyScan {
+  let i = 0;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  // The objects whose members are read: the body itself (depth 1) or a batch's elements (depth 2).
+  const target = text.charCodeAt(i) === OPEN_SQUARE ? 2 : 1;
+  const numericIds: (string | undefined)[] = [];
+  let element = 0;
+  let depth = 0;
+  let max = 0;
+  // Inside a target object: whether the next string is a key, and whether the value after the colon is the id.
+  let inTarget = false;
+  let expectKey = false;
+  let idValue = false;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      if (end === -1) break;
+      if (inTarget && depth === target && expectKey) {
+        idValue = isIdKey(text, i, end);
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === OPEN_SQUARE || c === OPEN_CURLY) {
+      depth++;
+      if (depth > max) max = depth;
+      if (depth === target) {
+        inTarget = c === OPEN_CURLY;
+        expectKey = inTarget;
+      }
+    } else if (c === CLOSE_SQUARE || c === CLOSE_CURLY) {
+      if (depth === target) inTarget = false;
+      depth--;
+    } else if (c === COMMA) {
+      if (depth === target && inTarget) expectKey = true;
+      else if (target === 2 && depth === 1) element++;
+    } else if (c === COLON && idValue && depth === target && inTarget) {
+      idValue = false;
+      const { token, next } = numberAt(text, i + 1);
+      numericIds[element] = token;
+      i = next - 1;
+    }
+  }
+  return { depth: max, numericIds };
 }
