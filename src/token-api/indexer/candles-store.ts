@@ -59,13 +59,15 @@ async function latestCandles(knex: Knex, schema: string, tokens: string[]): Prom
   return out;
 }
 
-/** Folds one token's observations (in block order) into its candles; observations already folded are skipped. */
+/** Folds one token's observations (in block order) into its candles; older observations than the row's are skipped. */
 function fold(start: CandleRow | undefined, observations: Observation[]): CandleRow[] {
   const out = new Map<number, CandleRow>();
   let cur = start && { ...start };
   for (const o of observations) {
     const t = o.at.getTime();
-    if (cur && t <= cur.lastAtMs) continue; // a re-indexed block
+    // An older observation is a re-indexed block. One at the same time is applied: blocks of a fast chain
+    // share a timestamp, and applying a re-indexed one again leaves the same close, high, low and area.
+    if (cur && t < cur.lastAtMs) continue;
     const hour = hourOf(t);
     if (cur && cur.hourMs === hour) {
       cur.area += cur.close * (t - cur.lastAtMs);
