@@ -3,7 +3,7 @@ import { comparator, lowerBound, type Comparator } from './order.js';
 import { toRecord, type TokenRecord } from './record.js';
 import { pruneBefore, seriesJson, upsertHour, windowHours, type HourlyRows } from './series.js';
 import type { Delta } from './source.js';
-import { candlesAt, pruneCandleRows, type CandleRow } from './candles.js';
+import { CandleTable, candlesAt } from './candles.js';
 import { priceSources, type StoredExplanation } from './sources-json.js';
 
 const EMPTY_SERIES = Buffer.from('[]');
@@ -36,7 +36,7 @@ export class ReadModel {
   private readonly indexes = new Map<string, { cmp: Comparator; list: TokenRecord[] }>();
   private readonly views = new Map<string, TokenRecord[]>();
   private readonly sources = new Map<string, StoredExplanation>();
-  private readonly candles = new Map<string, { rows: Map<number, CandleRow>; cached?: { key: string; bytes: Buffer } }>();
+  private readonly candles = new Map<string, { rows: CandleTable; cached?: { key: string; bytes: Buffer } }>();
   private prunedAt = 0;
 
   get loaded(): boolean {
@@ -66,8 +66,8 @@ export class ReadModel {
     for (const r of delta.sources) this.sources.set(r.token, r.detail);
     for (const c of delta.candles) {
       let entry = this.candles.get(c.token);
-      if (!entry) this.candles.set(c.token, (entry = { rows: new Map() }));
-      entry.rows.set(c.hourMs, c);
+      if (!entry) this.candles.set(c.token, (entry = { rows: new CandleTable() }));
+      entry.rows.set(c);
       entry.cached = undefined;
     }
     // A changed price row changes the candles' closes too.
@@ -153,7 +153,7 @@ export class ReadModel {
     const prices = this.prices.get(address);
     if (!prices) return EMPTY_SERIES;
     let entry = this.candles.get(address);
-    if (!entry) this.candles.set(address, (entry = { rows: new Map() }));
+    if (!entry) this.candles.set(address, (entry = { rows: new CandleTable() }));
     // The current hour's twap moves with the minute; the series with the window.
     const key = `${windowKey(now)}|${Math.floor(now / 60_000)}`;
     if (entry.cached?.key !== key) {
@@ -175,6 +175,6 @@ export class ReadModel {
     if (first <= this.prunedAt) return;
     this.prunedAt = first;
     for (const rows of this.prices.values()) pruneBefore(rows, first);
-    for (const entry of this.candles.values()) pruneCandleRows(entry.rows, first);
+    for (const entry of this.candles.values()) entry.rows.prune(first);
   }
 }
