@@ -95,8 +95,14 @@ describe('embedded database on disk', () => {
       expect(first.out()).toContain(`embedded PGlite in ${dbDir}`);
 
       // A second process on the same directory would corrupt it: refused before it opens anything.
+      // Bounded: a second process that is not refused would otherwise hold the test to its limit, and is stopped.
       const second = await startRelayer();
-      expect(await second.exited).toBe(1);
+      try {
+        const code = await Promise.race([second.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 45_000))]);
+        expect(code, `the second process was not refused:\n${second.out().slice(-2_000)}`).toBe(1);
+      } finally {
+        second.child.kill('SIGKILL');
+      }
       expect(second.out()).toContain(`the embedded database directory ${dbDir} is in use by process ${first.child.pid}`);
       expect(await stored(first, hash)).toMatchObject({ messageHash: hash });
 
