@@ -2,7 +2,7 @@ import { RpcCodes, type WireError } from './errors.js';
 import type { CallResult, CallTarget } from './types.js';
 import type { ResponseBudget } from './response-budget.js';
 import { scanBody } from './raw-ids.js';
-import type { RateDecision } from './ratelimit.js';
+import type { RateDecision, RateLimiter } from './ratelimit.js';
 import { depthMessage, valueDepth } from './json-depth.js';
 import { LARGE_ANSWER_CHARS, RawJson } from './upstream/raw-json.js';
 
@@ -110,8 +110,8 @@ export interface EnvelopeOptions {
   client?: string;
   /** The byte budget of this reply (response-budget.ts). */
   budget?: ResponseBudget;
-  /** Charges `cost` calls to the client; refusal carries the seconds to wait. */
-  charge(cost: number): Promise<RateDecision>;
+  /** Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to wait. */
+  limiter: Pick<RateLimiter, 'take'>;
 }
 
 /**
@@ -144,7 +144,7 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
   const raws = scan.numericIds;
   const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]));
 
-  const decision = await options.charge(items.length);
+  const decision = await options.limiter.take(options.client ?? '', items.length);
   if (!decision.ok) {
     const error = rateLimitError(decision);
     const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
@@ -163,7 +163,7 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
  */
 async function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
-  const decision = await options.charge(1);
+  const decision = await options.limiter.take(options.client ?? '', 1);
   if (!decision.ok) {
     const error = rateLimitError(decision);
     return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };

@@ -9,7 +9,7 @@ import type { CallTarget } from './types.js';
 import { errorBody, handleBody, type Reply } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
 import { RpcCodes } from './errors.js';
-import { allowListCalls, isRpcPath, type KeyAccess } from './keys/access.js';
+import { allowListCalls, isRpcPath, requestKey, type KeyAccess } from './keys/access.js';
 import { replyCost, type RateLimiter } from './ratelimit.js';
 import { ResponseBudget } from './response-budget.js';
 
@@ -72,8 +72,6 @@ const publicReadiness = (readiness: (view: ReadinessView) => Promise<Check[]>) =
 export const createRpcOperatorApp = (o: Pick<RpcAppOptions, 'metrics' | 'readiness'>): RequestListener =>
   operatorListener({ metrics: o.metrics, readiness: () => o.readiness('operator') });
 
-
-/** Bodies longer than this are encoded to bytes once before they are sent (see send). */
 /** Reads the body up to `limit` bytes; undefined when it is larger (the caller answers 413). */
 function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
   const declared = Number(req.headers['content-length'] ?? NaN);
@@ -101,18 +99,71 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-/**
- * The HTTP side of the endpoint: POST / (and /v1/<key>) carries JSON-RPC (any content type is read as JSON:
- * some clients send text/plain); /health/* and /metrics for operators, here or on RPC_OPERATOR_PORT. Every
- * answer is JSON (or Prometheus text), never an HTML error page; CORS follows RPC_CORS_ORIGINS.
- */
-export function createRpcApp(o: RpcAppOptions): RequestListener {
+/** Writes one JSON-RPC reply: headers as a flat list in one writeHead (no per-header setHeader bookkeeping), the body in the same write. */
+type Send = (req: IncomingMessage, res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => void;
+
+function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => string[]): Send {
+  const http = counter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
+  const ok = http.labels({ status: '200' });
+  return (req, res, status, text, headers) => {
+    (status === 200 ? ok : http.labels({ status: String(status) })).inc();
+    // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
+    // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
+    const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
+    const flat = cors(req.headers.origin).slice();
+    if (body !== undefined) {
+      const length = typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? body.reduce((n, c) => n + c.length, 0) : body.length;
+      flat.push('content-type', JSON_TYPE, 'content-length', String(length));
+    }
+    if (headers) for (const k in headers) flat.push(k, headers[k]!);
+    res.writeHead(status, flat);
+    if (!Array.isArray(body)) return void res.end(body);
+    // Chunks in one corked write (one writev; end() uncorks), the large one never copied.
+    res.cork();
+    for (const chunk of body) res.write(chunk);
+    res.end();
+  };
+}
+
+/** POST / and /v1/<key>: the body, who sends it (its key, if any), the envelope, the reply's charge, the reply. */
+function postHandler(o: RpcAppOptions, send: Send): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
+  const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
+  return async (req, res) => {
+    const text = await readBody(req, o.maxBodyBytes);
+    if (text === undefined) {
+      send(req, res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
+      return;
+    }
+    let client = clientAddress(req, o.trustedProxyHops);
+    let limiter = o.limiter;
+    let target: CallTarget = o.dispatcher;
+    // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
+    if (o.access && requestKey(req).kind !== 'none') {
+      const decision = await o.access.resolve(req, client);
+      if (!decision.ok) {
+        const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
+        send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
+        return;
+      }
+      ({ client, limiter } = decision.access);
+      const { allowed, keyId } = decision.access;
+      if (allowed) target = allowListCalls(allowed, keyId!, o.dispatcher);
+    }
+    const budget = new ResponseBudget(maxResponseBytes);
+    const answer = await handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter });
+    // Charged before the reply leaves, so this client's next request already sees the cost of this one.
+    const extra = replyCost(budget, costs);
+    if (extra > 0) await limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
+    send(req, res, answer.status, answer.body, answer.headers);
+  };
+}
+
+/** Everything but POST /: CORS preflight, the operator routes (unless on their own port), JSON 404/405. */
+function otherRoutes(o: RpcAppOptions, cors: (origin: string | undefined) => string[]): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const http = counter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
-
-  const cors = corsPolicy(o.corsOrigins ?? '*');
   // CORS belongs to the JSON-RPC route only: a page has no business reading /metrics or /health/*.
   app.use((req, res, next) => {
     if (!isRpcPath(req.url)) return next();
@@ -129,9 +180,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     }
     next();
   });
-
   if (o.operatorRoutes !== false) mountOperatorRoutes(app, { metrics: o.metrics, readiness: publicReadiness(o.readiness) });
-
   app.use((req, res) => {
     res.status(req.path === '/' ? 405 : 404).json({ error: req.path === '/' ? 'JSON-RPC is served by POST /' : `no route for ${req.method} ${req.path}` });
   });
@@ -139,59 +188,19 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
     o.logger.error({ err }, 'request failed');
     if (!res.headersSent) res.status(500).setHeader('content-type', JSON_TYPE).end(errorBody(RpcCodes.Internal, 'internal error'));
   });
-  // POST / is the hot path: served without express's router (measurably cheaper per call), one writeHead
-  // with the headers as a flat list (no per-header setHeader bookkeeping) and the body in the same write.
-  const ok = http.labels({ status: '200' });
-  const send = (req: IncomingMessage, res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => {
-    (status === 200 ? ok : http.labels({ status: String(status) })).inc();
-    // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
-    // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
-    const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
-    const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? body.reduce((n, c) => n + c.length, 0) : body.length;
-    const allow = cors(req.headers.origin);
-    const flat: string[] = body === undefined ? [...allow] : [...allow, 'content-type', JSON_TYPE, 'content-length', String(length)];
-    if (headers) for (const k in headers) flat.push(k, headers[k]!);
-    res.writeHead(status, flat);
-    if (!Array.isArray(body)) return void res.end(body);
-    // Chunks in one corked write (one writev; end() uncorks), the large one never copied.
-    res.cork();
-    for (const chunk of body) res.write(chunk);
-    res.end();
-  };
-  const handlePost = async (req: IncomingMessage, res: ServerResponse) => {
-    const text = await readBody(req, o.maxBodyBytes);
-    if (text === undefined) {
-      send(req, res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
-      return;
-    }
-    const address = clientAddress(req, o.trustedProxyHops);
-    let client = address;
-    let limiter = o.limiter;
-    let dispatcher: CallTarget = o.dispatcher;
-    if (o.access) {
-      const decision = await o.access.resolve(req, address);
-      if (!decision.ok) {
-        const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
-        send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
-        return;
-      }
-      ({ client, limiter } = decision.access);
-      const { allowed, keyId } = decision.access;
-      if (allowed) dispatcher = allowListCalls(allowed, keyId!, o.dispatcher);
-    }
-    const budget = new ResponseBudget(o.maxResponseBytes ?? 10_485_760);
-    const answer = await handleBody(text, dispatcher, {
-      maxBatch: o.maxBatch,
-      maxJsonDepth: o.maxJsonDepth,
-      client,
-      budget,
-      charge: (cost) => limiter.take(client, cost),
-    });
-    // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-    const extra = replyCost(budget, { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit });
-    if (extra > 0) await limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
-    send(req, res, answer.status, answer.body, answer.headers);
-  };
+  return app as unknown as RequestListener;
+}
+
+/**
+ * The HTTP side of the endpoint: POST / (and /v1/<key>) carries JSON-RPC (any content type is read as JSON:
+ * some clients send text/plain); /health/* and /metrics for operators, here or on RPC_OPERATOR_PORT. Every
+ * answer is JSON (or Prometheus text), never an HTML error page; CORS follows RPC_CORS_ORIGINS. POST / is the
+ * hot path: served without express's router (measurably cheaper per call).
+ */
+export function createRpcApp(o: RpcAppOptions): RequestListener {
+  const cors = corsPolicy(o.corsOrigins ?? '*');
+  const others = otherRoutes(o, cors);
+  const handlePost = postHandler(o, replySender(o, cors));
   return (req, res) => {
     if (req.method === 'POST' && isRpcPath(req.url)) {
       handlePost(req, res).catch((err: unknown) => {
@@ -204,6 +213,6 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
       });
       return;
     }
-    void app(req, res);
+    void others(req, res);
   };
 }

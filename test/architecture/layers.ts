@@ -76,7 +76,6 @@ export const EXCEPTIONS: {
     'src/relayer/db/migrations.ts#up': 'relayer',
     'src/relayer/pipeline/persister.ts#createReceiptPersister': 'relayer',
     'src/rpc/index.ts#startRpc': 'rpc',
-    'src/rpc/server.ts#createRpcApp': 'rpc',
     'src/rpc/upstream/client.ts#post': 'rpc',
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
     'src/rpc/ws/socket-server.ts#serve': 'rpc',

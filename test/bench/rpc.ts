@@ -17,7 +17,10 @@
  * machine's idle share, and what bounds the figure. The cache-off endpoint runs with --cpu-prof (BENCH_PROFILE=on:
  * the cache-on one) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex>
  * runs only the matching cases. Then a latency probe (test/bench/_probe.ts).
- * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts).
+ * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts). BENCH_RPC_BASELINE=<checkout>
+ * adds a sixth side, "before": the cache-on endpoint of another checkout (its dist/ built there beforehand, e.g.
+ * `git archive <commit> | tar -x -C <dir>` and `tsc -p tsconfig.build.json` in it), so a change is measured
+ * against the code before it in the same run.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -39,10 +42,10 @@ let entry: string | undefined;
 export const entryName = () => (process.env.BENCH_RPC_SOURCE ? 'sources through tsx (BENCH_RPC_SOURCE)' : 'compiled build (dist/, as the image runs it)');
 
 /** An endpoint of this bench: the shared launcher with the bench's limits. */
-export async function startBenchEndpoint(name: string, upstream: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Target & RunningEndpoint> {
+export async function startBenchEndpoint(name: string, upstream: string, env: Record<string, string>, nodeFlags: string[] = [], from?: string): Promise<Target & RunningEndpoint> {
   if (!process.env.BENCH_RPC_SOURCE) entry ??= builtEntry();
   // The filter cases make 32 filters per case on each endpoint (uninstalled after it).
-  const running = await startEndpoint(upstream, { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env }, nodeFlags, entry);
+  const running = await startEndpoint(upstream, { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env }, nodeFlags, from ?? entry);
   return { ...running, name };
 }
 
@@ -73,7 +76,9 @@ export async function main(): Promise<void> {
   const uws = await startCalibrator('uws');
   const on = await startBenchEndpoint('on', anvil.url, {}, profileOn ? profileFlags : []);
   const off = await startBenchEndpoint('off', anvil.url, { RPC_CACHE_BYTES: '0' }, profileOn ? [] : profileFlags);
-  const sides: Target[] = [direct, floor, uws, on, off];
+  const baseline = process.env.BENCH_RPC_BASELINE;
+  const before = baseline ? await startBenchEndpoint('before (on)', anvil.url, {}, [], join(baseline, 'dist/src/cli.js')) : undefined;
+  const sides: Target[] = [direct, floor, uws, on, off, ...(before ? [before] : [])];
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;
   let floorRequests = 0;
@@ -165,7 +170,7 @@ export async function main(): Promise<void> {
     }
   } finally {
     clearInterval(miner);
-    await Promise.all([on.stop(), off.stop(), floor.stop(), uws.stop()]);
+    await Promise.all([on.stop(), off.stop(), floor.stop(), uws.stop(), before?.stop()]);
     await anvil.stop();
   }
   const profile = summarizeProfile(profileDir, windows);

@@ -23,7 +23,7 @@ const calls: Record<string, () => CallResult> = {
   fails: () => ({ error: { code: -32000, message: 'nope' } }),
 };
 const dispatcher: CallTarget = { call: (method: string) => Promise.resolve(calls[method]!()) };
-const options = { maxBatch: 10, charge: () => Promise.resolve({ ok: true as const }) };
+const options = { maxBatch: 10, limiter: { take: () => Promise.resolve({ ok: true as const }) } };
 const body = async (text: string): Promise<Reply> => (await handleBody(text, dispatcher, options as never)).body!;
 
 let anvil: Anvil;

@@ -80,7 +80,7 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
         maxJsonDepth: o.config.maxJsonDepth,
         client: session.client,
         budget,
-        charge: (cost) => limiter.take(session.client, cost),
+        limiter,
       });
       const extra = replyCost(budget, o.config.rateLimit);
       if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
