@@ -89,9 +89,8 @@ const minutePart = (now: number) => `m${Math.floor(now / 60_000)}`;
 
 export function priceSourcesAnswer(ctx: HandlerContext, address: string): Representation {
   const now = ctx.now();
-  const answer = ctx.model.priceSources(address, now);
-  if (!answer) throw notFound(`No token with contract address ${address}`);
-  const bytes = Buffer.from(JSON.stringify(answer));
+  const bytes = ctx.model.priceSourcesJson(address, now);
+  if (!bytes) throw notFound(`No token with contract address ${address}`);
   return jsonAnswer(ctx, [bytes], bytes.length, `s|${address}`, minutePart(now));
 }
 

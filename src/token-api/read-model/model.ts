@@ -36,6 +36,8 @@ export class ReadModel {
   private readonly indexes = new Map<string, { cmp: Comparator; list: TokenRecord[] }>();
   private readonly views = new Map<string, TokenRecord[]>();
   private readonly sources = new Map<string, StoredExplanation>();
+  /** Answers of getTokenPriceSources by token, for the minute they were made in; dropped when the token or its explanation changes. */
+  private readonly sourcesJson = new Map<string, { minute: number; bytes: Buffer }>();
   private readonly candles = new Map<string, { rows: CandleTable; cached?: { key: string; bytes: Buffer } }>();
   private prunedAt = 0;
 
@@ -63,7 +65,11 @@ export class ReadModel {
       upsertHour(rows, p.hourMs, p.price);
       rows.cached = undefined;
     }
-    for (const r of delta.sources) this.sources.set(r.token, r.detail);
+    for (const r of delta.sources) {
+      this.sources.set(r.token, r.detail);
+      this.sourcesJson.delete(r.token);
+    }
+    for (const row of delta.tokens) this.sourcesJson.delete(row.address);
     for (const c of delta.candles) {
       let entry = this.candles.get(c.token);
       if (!entry) this.candles.set(c.token, (entry = { rows: new CandleTable() }));
@@ -164,9 +170,17 @@ export class ReadModel {
   }
 
   /** getTokenPriceSources' answer for a known token (undefined for an unknown one). */
-  priceSources(address: string, now: number): ReturnType<typeof priceSources> | undefined {
+  /** getTokenPriceSources' answer as UTF-8 JSON for a known token (undefined for an unknown one), made once a minute. */
+  priceSourcesJson(address: string, now: number): Buffer | undefined {
     const rec = this.tokens.get(address);
-    return rec && priceSources(rec, this.sources.get(address), now);
+    if (!rec) return undefined;
+    const minute = Math.floor(now / 60_000);
+    let cached = this.sourcesJson.get(address);
+    if (cached?.minute !== minute) {
+      cached = { minute, bytes: Buffer.from(JSON.stringify(priceSources(rec, this.sources.get(address), now))) };
+      this.sourcesJson.set(address, cached);
+    }
+    return cached.bytes;
   }
 
   /** Rows older than the window are dropped once per hour, as the indexer prunes its table. */
