@@ -12,7 +12,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
-      // process.env is read only in src/common/config/process-env.ts (see CONVENTIONS.md).
+      // process.env is read only in src/common/config/process-env.ts (CONTRIBUTING.md, "Style").
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read the environment through src/common/config only' }],
     },
   },

@@ -4,6 +4,30 @@ import { defineConfig } from 'vitest/config';
 // 60 s, four times in one run at load ~24), and at most two files at once (2 cores).
 const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
 
+/**
+ * The slow tier: files that took 14 s or more at load 15-22 (2026-11-26, per-file timings of vitest's JSON
+ * report), because they spawn processes or devnets, generate and compile clients, write hundreds of MiB to
+ * an on-disk database, or run many random histories. `npm run test:fast` leaves them out; `npm test` runs
+ * them. A new file that starts chains, spawns `l2stack`, or runs for more than a few seconds belongs here.
+ */
+const SLOW = [
+  'test/adversarial/**', // hostile recipes against whole services, each with a canary (~330 s)
+  'test/clients/**', // generated TypeScript and Python clients driven against real APIs
+  'test/contract/openapi-generator.test.ts', // openapi-generator (Java) generates and compiles clients
+  'test/contract/openrpc-client.test.ts', // @open-rpc/generator builds a client
+  'test/contract/typed-handlers.test.ts', // tsc over the project, twice
+  'test/conformance/test-coverage.test.ts',
+  'test/conformance/execution-apis.test.ts',
+  'test/conformance/user-operations.test.ts', // the devnet's bundler (Alto)
+  'test/common/pglite-maintenance.test.ts', // 2 x 600,000 row updates on an on-disk PGlite
+  'test/common/pglite-lock.test.ts', // opens on-disk PGlite directories
+  'test/state/proof-reads.test.ts', // random histories proved two ways, pruned and rolled back
+  'test/state/ingest-batch.test.ts', // reorgs on anvil during batched ingest
+  'test/rpc/keys.test.ts',
+  'test/rpc/fuzz.test.ts',
+  'test/token-api/properties.test.ts',
+];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -11,7 +35,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { ...shared, name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**'] },
+        // `npm run test:fast`: unit and contract tests, no devnet, none of the slow files.
+        test: { ...shared, name: 'fast', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW] },
+      },
+      {
+        extends: true,
+        test: { ...shared, name: 'slow', include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
       },
       {
         extends: true,

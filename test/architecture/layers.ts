@@ -73,8 +73,6 @@ export const EXCEPTIONS: {
   },
   upward: {},
   longFunctions: {
-    'src/relayer/db/migrations.ts#up': 'relayer',
-    'src/relayer/pipeline/persister.ts#createReceiptPersister': 'relayer',
     'src/rpc/index.ts#startRpc': 'rpc',
     'src/rpc/upstream/client.ts#post': 'rpc',
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
