@@ -20,6 +20,9 @@
  * itself costs a PL/pgSQL call per history row, so the figure slightly understates the history's cost.
  * BENCH_START_CPU_PROF=<dir> runs every relayer process with --cpu-prof into that directory; BENCH_START_LOG=<file>
  * appends every process's output there (BENCH_START_LOG_LEVEL, default info); BENCH_START_FRESH=0 skips the fresh run.
+ * BENCH_START_COMPARE=<another checkout's bin/l2stack.js> (e.g. an older commit unpacked with `git archive`, its
+ * node_modules linked to this one's) adds that command's fresh run and, each round, its restart with history,
+ * interleaved with ours: a before/after under the same load.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -47,7 +50,9 @@ const SENDER = 10;
 /** Log lines whose time the timeline prints (the last such line): [label, text the line contains]. */
 const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['database opened', 'database opened'], ['API started', 'relayer started'], ['directions started', 'direction started']];
 
-interface Variant { label: string; migrated: boolean; history: boolean }
+const COMPARE = process.env.BENCH_START_COMPARE;
+
+interface Variant { label: string; migrated: boolean; history: boolean; bin?: string }
 interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number }
 
 /**
@@ -122,7 +127,7 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const lines: string[] = [];
     const load = loadavg();
     const spawned = Date.now();
-    const child = spawn(process.execPath, [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), BIN, 'relayer'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), variant.bin ?? BIN, 'relayer'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const cpu = cpuSampler(child.pid!);
     for (const s of [child.stdout, child.stderr]) s.on('data', (c: Buffer) => lines.push(...c.toString().split('\n').filter(Boolean)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -167,25 +172,33 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
+function summarize(results: RunResult[], what: string): void {
+  const of = (history: boolean) => results.filter((x) => x.variant.migrated && x.variant.history === history);
+  const all = results.filter((x) => x.variant.history);
+  const on = median(of(true).map((x) => x.steady));
+  const off = of(false).length > 0 ? median(of(false).map((x) => x.steady)) : NaN;
+  const first = (xs: RunResult[]) => (xs.length > 0 ? `${median(xs.map((x) => x.firstClaimMs))} ms (CPU ${median(xs.map((x) => x.cpuToFirstClaimMs))} ms)` : 'not run');
+  console.log(
+    `\nsummary (${N} each way, ${what}): start→live median ${median(all.map((x) => x.liveMs))} ms; start→first claim median: fresh database ${first(all.filter((x) => !x.variant.migrated))}, ` +
+      `restart ${first(of(true))}; claims/s from the start median ${median(all.map((x) => x.fromStart)).toFixed(1)}; steady median ${on.toFixed(1)} claims/s with history` +
+      (Number.isNaN(off) ? '' : `, ${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate`) + `; load average ${loadavg()}`,
+  );
+}
+
 export async function main(): Promise<void> {
   const db = await openBenchDb();
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   try {
     console.log(`${N} messages each way sent before the relayer starts; database ${db.client.kind}; ${ROUNDS} rounds of history on/off; load average ${loadavg()}`);
-    const results = FRESH ? [await run(d, db.client, { label: 'fresh database', migrated: false, history: true })] : [];
+    const results: RunResult[] = [];
+    const compared = (v: Variant): Variant[] => (COMPARE ? [v, { ...v, label: `compared: ${v.label}`, bin: COMPARE }] : [v]);
+    if (FRESH) for (const v of compared({ label: 'fresh database', migrated: false, history: true })) results.push(await run(d, db.client, v));
     for (let r = 0; r < ROUNDS; r++) {
-      for (const history of [true, false]) results.push(await run(d, db.client, { label: `restart, history ${history ? 'on' : 'off'}`, migrated: true, history }));
+      for (const v of [...compared({ label: 'restart, history on', migrated: true, history: true }), { label: 'restart, history off', migrated: true, history: false }]) results.push(await run(d, db.client, v));
     }
-    const of = (history: boolean) => results.filter((x) => x.variant.migrated && x.variant.history === history);
-    const on = median(of(true).map((x) => x.steady));
-    const off = median(of(false).map((x) => x.steady));
-    const all = results.filter((x) => x.variant.history);
-    console.log(
-      `\nsummary (${N} each way, ${db.client.kind}): start→live median ${median(all.map((x) => x.liveMs))} ms; start→first claim median ${median(all.map((x) => x.firstClaimMs))} ms ` +
-        `(max ${Math.max(...all.map((x) => x.firstClaimMs))}), the process's CPU until then median ${median(all.map((x) => x.cpuToFirstClaimMs))} ms; claims/s from the start median ${median(all.map((x) => x.fromStart)).toFixed(1)}; steady median ${on.toFixed(1)} claims/s with history, ` +
-        `${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate; load average ${loadavg()}`,
-    );
+    summarize(results.filter((x) => !x.variant.bin), db.client.kind);
+    if (COMPARE) summarize(results.filter((x) => x.variant.bin), `${db.client.kind}, compared: ${COMPARE}`);
   } finally {
     await d.stop();
     await db.close();

@@ -3,6 +3,7 @@ import knexFactory, { type Knex } from 'knex';
 import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
 import { lockPgliteDir } from './pglite-lock.js';
 import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-maintenance.js';
+import { dropTemplate, pgliteStart, saveTemplate } from './pglite-template.js';
 import { createQueries, type Queries, type QueryOptions } from './queries.js';
 import { createLogger, type Logger } from '../log.js';
 
@@ -70,8 +71,14 @@ export async function createDbClient(
     try {
       const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
       // Options object form: `new PGlite(undefined, options)` silently ignores the options.
-      const pglite = new PGlite({ dataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
-      await pglite.waitReady;
+      const start = pgliteStart(dataDir);
+      const pglite = new PGlite({ dataDir, loadDataDir: start.loadDataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
+      await pglite.waitReady.catch((err: unknown) => {
+        if (start.loadDataDir) dropTemplate();
+        throw err;
+      });
+      start.relock?.();
+      if (start.saveTo) await saveTemplate(pglite, start.saveTo);
       knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }), log } as Knex.Config);
       maintenance = startPgliteMaintenance(knex, options.pgliteCheckpointMs);
     } catch (err) {

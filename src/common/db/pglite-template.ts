@@ -1,0 +1,76 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { PGLITE_MEMORY } from './config.js';
+import { LOCK_FILE } from './pglite-lock.js';
+
+/**
+ * A new embedded database starts from a copy of an empty one. PGlite's initdb (WebAssembly) took 5.5 s of CPU,
+ * against 1.2 s for loading the same empty cluster from a tarball: most of a relayer's first start, and of
+ * every in-memory database (`l2stack dev`, tests). The first new database of a PGlite version is made by
+ * initdb and saved, before anything is written to it, as node_modules/.cache/l2stack/pglite-<version>.tar.gz;
+ * every later one loads that file. Where node_modules is not writable (the container image) nothing is saved
+ * and every new database runs initdb, as before.
+ */
+export interface PgliteStart {
+  /** The empty cluster to load instead of running initdb. */
+  loadDataDir?: Blob;
+  /**
+   * Call once PGlite is up from the template: the tarball holds the directory whole, so its extraction
+   * replaced this process's lock file (lockPgliteDir) with the one of the process that saved it; ours is
+   * written back.
+   */
+  relock?: () => void;
+  /** Where to save this new database's empty cluster once it is up (no template yet). */
+  saveTo?: string;
+}
+
+function templateFile(): string | undefined {
+  try {
+    const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+    const marker = '/node_modules/@electric-sql/pglite/';
+    const at = entry.lastIndexOf(marker);
+    if (at < 0) return undefined;
+    const modules = entry.slice(0, at + '/node_modules'.length);
+    const { version } = JSON.parse(readFileSync(join(modules, '@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+    return join(modules, '.cache', 'l2stack', `pglite-${version}.tar.gz`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** How to start PGlite on `dataDir`: from the template when the database is new and one exists. */
+export function pgliteStart(dataDir: string): PgliteStart {
+  if (dataDir !== PGLITE_MEMORY && existsSync(join(dataDir, 'PG_VERSION'))) return {};
+  const file = templateFile();
+  if (!file) return {};
+  if (!existsSync(file)) return { saveTo: file };
+  try {
+    const lock = join(dataDir, LOCK_FILE);
+    const ours = dataDir === PGLITE_MEMORY ? undefined : readFileSync(lock);
+    return { loadDataDir: new Blob([readFileSync(file)]), relock: () => ours && writeFileSync(lock, ours) };
+  } catch {
+    return {};
+  }
+}
+
+/** Saves the empty cluster of a just-created database as the template; any failure only means no template. */
+export async function saveTemplate(pglite: PGlite, file: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    const dump = await pglite.dumpDataDir('gzip');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+    // Renamed into place: processes creating databases at once (tests) never read a half-written file.
+    renameSync(tmp, file);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** A template PGlite could not start from is removed, so the next new database runs initdb (and saves a new one). */
+export function dropTemplate(): void {
+  const file = templateFile();
+  if (file) rmSync(file, { force: true });
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDbClient } from '../../src/common/db/client.js';
+import { LOCK_FILE } from '../../src/common/db/pglite-lock.js';
+import { pgliteStart } from '../../src/common/db/pglite-template.js';
+
+const freshDir = () => join(mkdtempSync(join(tmpdir(), 'l2s-template-')), 'pglite');
+const tables = async (db: Awaited<ReturnType<typeof createDbClient>>) =>
+  ((await db.knex.raw("select table_name from information_schema.tables where table_schema = 'public'")) as { rows: { table_name: string }[] }).rows.map((r) => r.table_name);
+
+describe('a new embedded database from the saved empty cluster', () => {
+  it('behavior: once a template exists a new directory starts from it, empty, under this process\'s lock (the one in the tarball is not kept)', async () => {
+    // The first new database saves the template when there is none yet (it is an empty cluster either way).
+    const first = await createDbClient({ kind: 'pglite', dataDir: freshDir() });
+    await first.knex.raw('create table written_after (v text)');
+    await first.close();
+    const dir = freshDir();
+    const start = pgliteStart(dir);
+    if (!start.loadDataDir) {
+      // node_modules not writable here: nothing is saved and every new database runs initdb, as before.
+      expect(start.saveTo === undefined || !existsSync(start.saveTo)).toBe(true);
+      return;
+    }
+    const db = await createDbClient({ kind: 'pglite', dataDir: dir });
+    try {
+      expect(await tables(db)).toEqual([]);
+      expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+      await expect(createDbClient({ kind: 'pglite', dataDir: dir })).rejects.toThrow(`is in use by process ${process.pid}`);
+    } finally {
+      await db.close();
+    }
+    const reopened = await createDbClient({ kind: 'pglite', dataDir: dir });
+    expect(await tables(reopened)).toEqual([]);
+    await reopened.close();
+  });
+});
