@@ -16,8 +16,9 @@
  * Runs: one on a fresh database (migrations included), then BENCH_START_ROUNDS (default 2) pairs on a database
  * migrated beforehand (a restart): one with the message history (issue 25 item 1) as shipped, one with its
  * writes switched off by a BEFORE INSERT trigger on message_status_history that drops every row, alternating
- * so load drifts hit both alike. The history's cost is 1 − median steady(on) / median steady(off). The trigger
- * itself costs a PL/pgSQL call per history row, so the figure slightly understates the history's cost.
+ * so load drifts hit both alike. The history's cost is 1 − median steady(on) / median steady(off), and, less
+ * moved by the machine's load, the relayer's CPU per claim with it against without. The trigger itself costs a
+ * PL/pgSQL call per history row, so both figures slightly understate the history's cost.
  * BENCH_START_CPU_PROF=<dir> runs every relayer process with --cpu-prof into that directory; BENCH_START_LOG=<file>
  * appends every process's output there (BENCH_START_LOG_LEVEL, default info); BENCH_START_FRESH=0 skips the fresh run.
  * BENCH_START_COMPARE=<another checkout's bin/l2stack.js> (e.g. an older commit unpacked with `git archive`, its
@@ -53,7 +54,7 @@ const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['
 const COMPARE = process.env.BENCH_START_COMPARE;
 
 interface Variant { label: string; migrated: boolean; history: boolean; bin?: string }
-interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number }
+interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number; cpuPerClaimMs: number }
 
 /**
  * CPU time of process `pid` (user + system, ms), sampled every 20 ms from /proc while it runs, so the CPU spent
@@ -159,10 +160,13 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const firstClaimMs = Math.min(...rows.map((r) => t(r.claim_tx_created_at)).filter(Number.isFinite));
     const lastMs = Math.max(...claimed.map((r) => t(r.claimed_at)).filter(Number.isFinite));
     const cpuToFirstClaimMs = cpu.at(spawned + firstClaimMs);
-    const result = { variant, liveMs, firstClaimMs, lastMs, claims: claimed.length, fromStart: (1000 * claimed.length) / lastMs, steady: (1000 * claimed.length) / (lastMs - firstClaimMs), marks, cpuToFirstClaimMs };
+    // CPU per claim while claiming: what the steady rate costs the relayer's one thread, far less moved by the
+    // machine's load than the rate itself.
+    const cpuPerClaimMs = (cpu.at(spawned + lastMs) - cpuToFirstClaimMs) / claimed.length;
+    const result = { variant, liveMs, firstClaimMs, lastMs, claims: claimed.length, fromStart: (1000 * claimed.length) / lastMs, steady: (1000 * claimed.length) / (lastMs - firstClaimMs), marks, cpuToFirstClaimMs, cpuPerClaimMs };
     console.log(
       `${variant.label.padEnd(28)} start→live ${liveMs} ms, start→first claim ${firstClaimMs} ms (CPU ${cpuToFirstClaimMs} ms), last receipt ${lastMs} ms; ${claimed.length}/${2 * N} claimed; ` +
-        `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s; load average ${load}\n  timeline: ${marks}`,
+        `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s (CPU ${cpuPerClaimMs.toFixed(2)} ms per claim); load average ${load}\n  timeline: ${marks}`,
     );
     return result;
   } finally {
@@ -177,11 +181,15 @@ function summarize(results: RunResult[], what: string): void {
   const all = results.filter((x) => x.variant.history);
   const on = median(of(true).map((x) => x.steady));
   const off = of(false).length > 0 ? median(of(false).map((x) => x.steady)) : NaN;
+  const cpuOn = median(of(true).map((x) => x.cpuPerClaimMs));
+  const cpuOff = of(false).length > 0 ? median(of(false).map((x) => x.cpuPerClaimMs)) : NaN;
   const first = (xs: RunResult[]) => (xs.length > 0 ? `${median(xs.map((x) => x.firstClaimMs))} ms (CPU ${median(xs.map((x) => x.cpuToFirstClaimMs))} ms)` : 'not run');
   console.log(
     `\nsummary (${N} each way, ${what}): start→live median ${median(all.map((x) => x.liveMs))} ms; start→first claim median: fresh database ${first(all.filter((x) => !x.variant.migrated))}, ` +
       `restart ${first(of(true))}; claims/s from the start median ${median(all.map((x) => x.fromStart)).toFixed(1)}; steady median ${on.toFixed(1)} claims/s with history` +
-      (Number.isNaN(off) ? '' : `, ${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate`) + `; load average ${loadavg()}`,
+      (Number.isNaN(off) ? '' : `, ${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate`) +
+      `; CPU per claim median ${cpuOn.toFixed(2)} ms with history` +
+      (Number.isNaN(cpuOff) ? '' : `, ${cpuOff.toFixed(2)} without (the history: ${(100 * (cpuOn / cpuOff - 1)).toFixed(1)} % more CPU per claim)`) + `; load average ${loadavg()}`,
   );
 }
 
