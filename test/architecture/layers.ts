@@ -74,7 +74,6 @@ export const EXCEPTIONS: {
   upward: {},
   longFunctions: {
     'src/rpc/index.ts#startRpc': 'rpc',
-    'src/rpc/upstream/client.ts#post': 'rpc',
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
     'src/rpc/ws/socket-server.ts#serve': 'rpc',
     'src/token-api/index.ts#startTokenApi': 'token-api',
@@ -82,6 +81,5 @@ export const EXCEPTIONS: {
   },
   longFiles: {
     'src/relayer/config.ts': 'relayer',
-    'src/rpc/upstream/pool.ts': 'rpc',
   },
 };

@@ -140,6 +140,26 @@ export class UpstreamOversizeError extends UpstreamTransportError {
 }
 
 /**
+ * What an error of one HTTP request to the node means: send it once more (`resend`: a read on a reused
+ * keep-alive socket that the node had already closed, a race of ours), a body too large for the node (it
+ * cut the connection while receiving a large one), or a transport failure, ambiguous once the body was sent
+ * (a write may have reached the node) unless the node could not be reached at all.
+ */
+function requestFailure(
+  err: NodeJS.ErrnoException,
+  at: { responded: boolean; written: boolean; bytes: number; resend: boolean },
+): UpstreamTransportError | 'resend' {
+  const code = err.code ?? err.message;
+  const refused = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH';
+  const cut = code === 'ECONNRESET' || code === 'EPIPE';
+  if (cut && !at.responded && at.resend) return 'resend';
+  if (cut && !at.responded && at.bytes > SMALL_BODY_BYTES) {
+    return new UpstreamOversizeError(`the node closed the connection while receiving a ${at.bytes}-byte request (${code}); it may not accept requests this large`, 'request', at.bytes, { cause: err });
+  }
+  return new UpstreamTransportError(`upstream connection failed: ${code}`, at.written && !refused, { cause: err });
+}
+
+/**
  * The node did not answer within the time given: the request was sent, so a write is ambiguous. A compute
  * call (pool.ts `compute`) that times out says nothing about the node's health (the call was expensive).
  */
@@ -352,19 +372,10 @@ export class JsonRpcHttpClient {
       const timer = setTimeout(() => fail(new UpstreamTimeoutError(`upstream did not answer within ${timeoutMs} ms`, written)), timeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
-        const code = err.code ?? err.message;
-        const refused = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH';
-        const cut = code === 'ECONNRESET' || code === 'EPIPE';
-        if (cut && !responded && idempotent && !retried && req.reusedSocket) {
-          settle();
-          this.post(body, timeoutMs, idempotent, true).then(resolve, reject);
-          return;
-        }
-        if (cut && !responded && bytes > SMALL_BODY_BYTES) {
-          fail(new UpstreamOversizeError(`the node closed the connection while receiving a ${bytes}-byte request (${code}); it may not accept requests this large`, 'request', bytes, { cause: err }));
-          return;
-        }
-        fail(new UpstreamTransportError(`upstream connection failed: ${code}`, written && !refused, { cause: err }));
+        const failure = requestFailure(err, { responded, written, bytes, resend: idempotent && !retried && req.reusedSocket });
+        if (failure !== 'resend') return fail(failure);
+        settle();
+        this.post(body, timeoutMs, idempotent, true).then(resolve, reject);
       });
       req.end(body, () => {
         written = true;

@@ -1,69 +1,17 @@
-import type { Registry } from 'prom-client';
 import { RpcError, rpcErrors } from '../../common/errors.js';
 import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
-import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
-import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, UpstreamTimeoutError, type ClientLimits } from './client.js';
+import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, UpstreamTimeoutError } from './client.js';
 import { ComputeGate, computeTimeout, DEFAULT_COMPUTE_LIMITS, type ComputeLimits } from './gate.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
 import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
 import { HeadTracker } from '../head/tracker.js';
 import { HeadSubscription, wsUrlFor } from '../head/subscription.js';
 import type { RawJson } from './raw-json.js';
+import { LARGE_ANSWERS, type Upstream, type UpstreamOptions, type UpstreamStatus } from './pool-types.js';
 
-/**
- * Reads whose answers may be large go upstream alone, never merged into a batch: a single answer's result
- * is found without reading it (raw-json.ts fastResult), a batch answer has to be scanned to be cut apart.
- */
-const LARGE_ANSWERS = new Set(['eth_getLogs', 'eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockReceipts', 'debug_traceBlockByNumber', 'debug_traceBlockByHash', 'debug_traceTransaction', 'debug_traceCall', 'trace_transaction', 'eth_getProof', 'eth_simulateV1']);
-
-export interface UpstreamOptions {
-  urls: readonly string[];
-  timeoutMs: number;
-  headPollMs: number;
-  maxLagBlocks: number;
-  chainId: number | undefined;
-  /** Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES, RPC_UPSTREAM_MAX_SOCKETS). */
-  limits?: Partial<ClientLimits>;
-  /**
-   * newHeads subscriptions feeding the head tracker (RPC_UPSTREAM_WS_URLS; by default each HTTP URL with
-   * the ws scheme; an empty list: polling only).
-   */
-  wsUrls?: readonly (string | undefined)[];
-  /** Blocks the head tracker remembers (reorg depth it follows, block-filter hashes it serves). */
-  headDepth?: number;
-  /** RPC_EVM_TIMEOUT_MS and RPC_EVM_MAX_CONCURRENT: calls that make the node execute (see `compute`). */
-  compute?: ComputeLimits;
-  logger: Logger;
-  metrics: Registry;
-}
-
-interface Upstream {
-  /** u0, u1, …: the metrics label (URLs often carry API keys). */
-  id: string;
-  shown: string;
-  client: JsonRpcHttpClient;
-  healthy: boolean;
-  /** Wrong chain id: never used. */
-  wrongChain: boolean;
-  head: bigint | undefined;
-  headAt: number;
-  inflight: number;
-  /** Exponentially weighted latency in ms, to prefer the faster of equal upstreams. */
-  latencyMs: number;
-  lastError: string | undefined;
-  /** Its newHeads subscription is up: the tracker hears of its blocks as they are made. */
-  live: boolean;
-}
-
-export interface UpstreamStatus {
-  id: string;
-  url: string;
-  healthy: boolean;
-  head: string | undefined;
-  lastError: string | undefined;
-}
+export type { UpstreamOptions, UpstreamStatus } from './pool-types.js';
 
 /**
  * The execution nodes behind the endpoint. Reads go to the best healthy node (at the best head, fewest
