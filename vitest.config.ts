@@ -26,6 +26,8 @@ const SLOW = [
   'test/rpc/keys.test.ts',
   'test/rpc/fuzz.test.ts',
   'test/token-api/properties.test.ts',
+  'test/token-api/manipulation.test.ts', // a DEX on anvil pushed phase by phase, two indexers (25-50 s)
+  'test/contract/token-api-prism.test.ts', // spawns Prism (prism proxy) in front of the token API (~20 s)
 ];
 
 export default defineConfig({
