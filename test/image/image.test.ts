@@ -95,18 +95,13 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     expect(image.Size - base.Size).toBeLessThan(120e6);
   });
 
-  it('behavior: the entrypoint is l2stack (--version, --help, exit 2 on an unknown flag) and migrate writes to /data', async () => {
+  it('behavior: the entrypoint is l2stack (--version, --help, exit 2 on an unknown flag)', async () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const started = Date.now();
     expect((await podman(['run', '--rm', RELAYER, '--version'])).stdout.trim()).toBe(version);
     note(`podman run --rm relayer --version: ${Date.now() - started} ms`);
     expect((await podman(['run', '--rm', RELAYER, '--help'])).stdout).toContain('Usage: l2stack');
     expect((await run('podman', ['run', '--rm', RELAYER, '--no-such-flag'], { timeoutMs: 60_000 })).code).toBe(2);
-    const volume = `l2stack-image-migrate-${id}`;
-    volumes.push(volume);
-    await podman(['run', '--rm', '--volume', `${volume}:/data`, RELAYER, 'migrate']);
-    const files = await podman(['run', '--rm', '--volume', `${volume}:/data`, '--entrypoint', 'ls', RELAYER, '/data/pglite']);
-    expect(files.stdout.split('\n')).toContain('PG_VERSION');
   });
 
   describe('the relayer image against a devnet (--network host, PGlite on a volume)', () => {
