@@ -51,7 +51,7 @@ export interface StartRelayerOptions {
  */
 export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA, validateResponses }: StartRelayerOptions): Promise<Relayer> {
   const logger = common.logger.child({ module: 'relayer' });
-  await db.run((knex) => migrate(knex, schema, relayerMigrations));
+  await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
   const repo = new RelayerRepository(db, schema, instance);
   const ops = config.operations ?? DEFAULT_OPERATIONS;

@@ -36,7 +36,7 @@ export function relayerReadiness(run: RelayerRun): () => Promise<Check[]> {
   const { config, db } = run;
   return async () => {
     const checks = await Promise.all([
-      probe('database', () => db.run((k) => k.raw('select 1'), { retries: 0 })),
+      probe('database', () => db.query('relayer.ready_probe', (k) => k.raw('select 1'), { retries: 0 })),
       probe('l1Rpc', () => blockNumber(config.l1.rpcUrl)),
       probe('l2Rpc', () => blockNumber(config.l2.rpcUrl)),
     ]);

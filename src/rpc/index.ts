@@ -58,7 +58,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const clustered = workers === true && config.workers > 1;
   if (clustered) checkWorkers(config, db);
   else if (config.workers > 1) logger.warn({ workers: config.workers }, 'RPC_WORKERS applies to `l2stack rpc` only: this endpoint serves from one process');
-  await db.run((k) => migrate(k, config.dbSchema, rpcMigrations));
+  await db.query('rpc.migrate', (k) => migrate(k, config.dbSchema, rpcMigrations));
   if (clustered && !isClusterWorker()) {
     // The primary only hands connections to its workers (each a whole endpoint, see workers.ts).
     const running = await forkWorkers(config.workers, logger, { operator: config.operator, limits: config.http });
@@ -119,7 +119,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
   // The public view never names a host: upstreams are numbered, driver messages (which carry host:port) left out.
   const readiness = async (view: ReadinessView): Promise<Check[]> => {
-    const database: Check = await db.knex.raw('select 1').then(
+    const database: Check = await db.query('rpc.ready_probe', (k) => k.raw('select 1'), { retries: 0 }).then(
       () => ({ name: 'database', ok: true }),
       (err: Error) => ({ name: 'database', ok: false, detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable' }),
     );

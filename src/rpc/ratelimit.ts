@@ -85,7 +85,7 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
     async take(client, cost) {
       if (s.perSecond === 0) return allow;
       const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
-      const { rows } = await db.run((k: Knex) =>
+      const { rows } = await db.query('rpc.rate_take', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
            values (?, greatest(?::float8 - ?::float8, 0), ?::float8 >= ?::float8, clock_timestamp())
@@ -103,7 +103,7 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
     async charge(client, cost) {
       if (s.perSecond === 0 || cost <= 0) return;
       const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
-      await db.run((k: Knex) =>
+      await db.query('rpc.rate_charge', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
            values (?, ?::float8 - ?::float8, true, clock_timestamp())
@@ -113,7 +113,7 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
       );
     },
     async sweep() {
-      await db.run((k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
+      await db.query('rpc.rate_sweep', (k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
     },
   };
 }

@@ -53,7 +53,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   const config = normalizeTokenApiConfig(options.config);
   const schema = options.schema ?? TOKEN_API_SCHEMA;
   const logger = common.logger.child({ module: 'token-api' });
-  await db.run((knex) => migrate(knex, schema, tokenApiMigrations));
+  await db.query('token_api.migrate', (knex) => migrate(knex, schema, tokenApiMigrations));
 
   const cache = new ResponseCache(config.responseCacheMs);
   // Every answer comes from this replica's memory; the first load completes before the server listens.

@@ -67,6 +67,6 @@ export class TokenRepository {
   constructor(private readonly db: DbClient) {}
 
   async ping(): Promise<void> {
-    await this.db.run((knex) => knex.raw('select 1'), { retries: 0 });
+    await this.db.query('token_api.ping', (knex) => knex.raw('select 1'), { retries: 0 });
   }
 }

@@ -14,7 +14,7 @@ import { testCommon } from '../token-api/helpers.js';
 export async function startRelayerApi(options: { db: Awaited<ReturnType<typeof openTestDb>>; limits?: HttpLimits }): Promise<RunningServer> {
   const schema = options.db.schema('relayer');
   const client = options.db.client;
-  await client.run((knex) => migrate(knex, schema, relayerMigrations));
+  await client.query('test.servers', (knex) => migrate(knex, schema, relayerMigrations));
   const common = testCommon();
   const app = createRelayerApp(
     {

@@ -49,7 +49,7 @@ let ready = true;
 beforeAll(async () => {
   db = await openTestDb();
   const schema = db.schema('relayer');
-  await db.client.run((knex) => migrate(knex, schema, relayerMigrations));
+  await db.client.query('test.relayer_api', (knex) => migrate(knex, schema, relayerMigrations));
   const repo = new RelayerRepository(db.client, schema);
   await repo.storeMessages([message(BOTH, 'L1_TO_L2', 1), message(BOTH, 'L2_TO_L1', 2), message(ONE, 'L2_TO_L1', 3, 'EXCLUDED')], { name: 'clients-test', lastBlock: 200 });
   const common = testCommon();

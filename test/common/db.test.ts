@@ -73,7 +73,7 @@ describe(`db on ${databaseKind()}`, () => {
 
   it('error: a unique violation is classified, not retried', async () => {
     const insert = () =>
-      db.client.run((knex) =>
+      db.client.query('test.db', (knex) =>
         knex.withSchema(schema).table('samples').insert({ block_number: 1, wei: '1', payload: '{}', seen_at: new Date(), hash: '0xbb' }),
       );
     await insert();

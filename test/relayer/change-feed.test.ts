@@ -31,7 +31,7 @@ afterAll(async () => {
 
 /** A fresh repository over emptied tables (each test its own rows). */
 async function freshRepo(): Promise<RelayerRepository> {
-  await testDb.client.run((knex) => knex.raw(`truncate ${schema}.message cascade`));
+  await testDb.client.query('test.change_feed', (knex) => knex.raw(`truncate ${schema}.message cascade`));
   return new RelayerRepository(testDb.client, schema);
 }
 
@@ -86,14 +86,14 @@ describe('relayer change feed', () => {
     const page = await repo.dueChanged('L1_TO_L2', SENT, 10, 0);
     expect(page).toHaveLength(10);
     // An operator's SQL, not through the repository.
-    await testDb.client.run((knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(0, 2)).update({ status: 'EXCLUDED' }));
+    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(0, 2)).update({ status: 'EXCLUDED' }));
     expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual(ids(page).slice(2));
     // A row past the end of the page changes: it stays out (the rows between it and the page were never read).
     const beyond = (await repo.due('L1_TO_L2', SENT, 40)).at(-1)!;
-    await testDb.client.run((knex) => knex(`${schema}.message`).where({ id: beyond.id }).update({ failure_reason: 'touched' }));
+    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).where({ id: beyond.id }).update({ failure_reason: 'touched' }));
     expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual(ids(page).slice(2));
     // Four more leave: six rows (below half of the full ten) and the rest of the backlog is read in, in order.
-    await testDb.client.run((knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(2, 6)).update({ status: 'EXCLUDED' }));
+    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(2, 6)).update({ status: 'EXCLUDED' }));
     const refilled = await repo.dueChanged('L1_TO_L2', SENT, 10, 0);
     expect(ids(refilled)).toEqual(ids(await repo.due('L1_TO_L2', SENT, 10)));
     expect(ids(refilled).slice(0, 4)).toEqual(ids(page).slice(6));
@@ -152,12 +152,12 @@ describe('relayer change feed', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 25 }), async (ops: Op[]) => {
         for (const o of ops) {
-          const all = await testDb.client.run((knex) => knex(`${schema}.message`).orderBy('id').select<MessageRow[]>('*'));
+          const all = await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).orderBy('id').select<MessageRow[]>('*'));
           if (o.kind === 'insert') await repo.storeMessages(o.blocks.map((b) => message(b)), { name: 'c', lastBlock: 1 });
           else if (all.length > 0 && o.kind === 'move') {
             const row = all[o.pick % all.length]!;
             // Moves the transition table lacks are written from outside (as an operator's SQL would).
-            if (o.outside || !isAllowed(row.status, o.to)) await testDb.client.run((knex) => knex(`${schema}.message`).where({ id: row.id }).update({ status: o.to }));
+            if (o.outside || !isAllowed(row.status, o.to)) await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).where({ id: row.id }).update({ status: o.to }));
             else await repo.transition(row.id, [row.status], o.to);
           } else if (all.length > 0 && o.kind === 'retry') {
             const row = all[o.pick % all.length]!;

@@ -72,7 +72,7 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
   // A dedicated relayer key, so its nonces are the relayer's alone.
   const relayer = Wallet.createRandom();
   await rpc('anvil_setBalance', [relayer.address, `0x${parseEther('100').toString(16)}`]);
-  await db.run((knex) => migrate(knex, schema, relayerMigrations));
+  await db.query('test.claim_chain', (knex) => migrate(knex, schema, relayerMigrations));
   const repo = new RelayerRepository(db, schema);
   const registry = createMetrics({ defaultMetrics: false });
   const logLines: string[] = [];
@@ -121,8 +121,8 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
         { name: 'test', lastBlock: block },
       );
       const hashes = messages.map((m) => m.hash);
-      await db.run((knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).update({ status: 'ANCHORED', anchored_at: knex.fn.now() }));
-      return db.run((knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).orderBy('message_nonce').select<MessageRow[]>('*'));
+      await db.query('test.claim_chain', (knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).update({ status: 'ANCHORED', anchored_at: knex.fn.now() }));
+      return db.query('test.claim_chain', (knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).orderBy('message_nonce').select<MessageRow[]>('*'));
     },
     anchorPending,
     async pipeline(overrides = {}) {
@@ -153,18 +153,18 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       return { ctx, config, chain, claim: createClaimingProcessor(ctx), receipts: createReceiptPersister(ctx) };
     },
     async setStatus(id, status) {
-      await db.run((knex) => knex(`${schema}.message`).where({ id }).update({ status }));
+      await db.query('test.claim_chain', (knex) => knex(`${schema}.message`).where({ id }).update({ status }));
     },
     async db(id, patch) {
-      await db.run((knex) => knex(`${schema}.message`).where({ id }).update(patch));
+      await db.query('test.claim_chain', (knex) => knex(`${schema}.message`).where({ id }).update(patch));
     },
     async setNextNonce(nonce) {
-      await db.run((knex) =>
+      await db.query('test.claim_chain', (knex) =>
         knex(`${schema}.signer_nonce`).insert({ chain_id: String(anvil.chainId), address: relayer.address.toLowerCase(), next_nonce: nonce }).onConflict(['chain_id', 'address']).merge(['next_nonce']),
       );
     },
-    row: (id) => db.run((knex) => knex(`${schema}.message`).where({ id }).first<MessageRow>('*')),
-    history: (id) => db.run((knex) => knex(`${schema}.message_status_history`).where({ message_id: id }).orderBy('id').select('status', 'reason')),
+    row: (id) => db.query('test.claim_chain', (knex) => knex(`${schema}.message`).where({ id }).first<MessageRow>('*')),
+    history: (id) => db.query('test.claim_chain', (knex) => knex(`${schema}.message_status_history`).where({ message_id: id }).orderBy('id').select('status', 'reason')),
     async stop() {
       for (const c of chains) c.provider.destroy();
       provider.destroy();

@@ -58,7 +58,7 @@ beforeAll(async () => {
   await rpc('anvil_setBalance', [relayer.address, `0x${parseEther('10').toString(16)}`]);
 
   schema = testDb.schema('relayer');
-  await testDb.client.run((knex) => migrate(knex, schema, relayerMigrations));
+  await testDb.client.query('test.rate_limit', (knex) => migrate(knex, schema, relayerMigrations));
   repo = new RelayerRepository(testDb.client, schema);
   const logger = createLogger({ level: 'info', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
   const registry = createMetrics({ defaultMetrics: false });
@@ -135,11 +135,11 @@ async function anchor(): Promise<void> {
   await steps.anchor();
 }
 
-const row = (hash: string) => testDb.client.run((knex) => knex(`${schema}.message`).where({ message_hash: hash, direction: 'L2_TO_L1' }).first<MessageRow>('*'));
-const due = (hash: string) => testDb.client.run((knex) => knex(`${schema}.message`).where({ message_hash: hash }).update({ retry_after: null }));
+const row = (hash: string) => testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message`).where({ message_hash: hash, direction: 'L2_TO_L1' }).first<MessageRow>('*'));
+const due = (hash: string) => testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message`).where({ message_hash: hash }).update({ retry_after: null }));
 const history = async (hash: string) => {
   const r = await row(hash);
-  return testDb.client.run((knex) => knex(`${schema}.message_status_history`).where({ message_id: r.id }).orderBy('id').select('status', 'reason')) as Promise<{ status: string; reason: string | null }[]>;
+  return testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message_status_history`).where({ message_id: r.id }).orderBy('id').select('status', 'reason')) as Promise<{ status: string; reason: string | null }[]>;
 };
 const sentNonce = () => provider.getTransactionCount(relayerAddress, 'pending');
 

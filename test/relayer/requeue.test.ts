@@ -84,10 +84,10 @@ describe('requeue', () => {
     const given = [msg('NEEDS_MANUAL_INTERVENTION', 1), msg('NEEDS_MANUAL_INTERVENTION', 2, 'L2_TO_L1'), msg('NON_EXECUTABLE', 3), msg('CLAIMED_SUCCESS', 4)];
     const open = async () => createDbClient(loadDatabaseConfig(database.env), { poolMax: 1 });
     let db = await open();
-    await db.run((knex) => migrate(knex, RELAYER_SCHEMA, relayerMigrations));
+    await db.query('test.requeue', (knex) => migrate(knex, RELAYER_SCHEMA, relayerMigrations));
     // Stored as SENT (what the listener does), then moved straight to the status under test.
     await new RelayerRepository(db, RELAYER_SCHEMA).storeMessages(given.map((g) => ({ ...g, status: 'SENT' as const })), { name: 'x', lastBlock: 4 });
-    for (const g of given) await db.run((knex) => knex(`${RELAYER_SCHEMA}.message`).where({ message_hash: g.message_hash }).update({ status: g.status, retries: 7, proof: JSON.stringify(['0x01']) }));
+    for (const g of given) await db.query('test.requeue', (knex) => knex(`${RELAYER_SCHEMA}.message`).where({ message_hash: g.message_hash }).update({ status: g.status, retries: 7, proof: JSON.stringify(['0x01']) }));
     await db.close(); // one process at a time on a PGlite directory
 
     const all = await cli(['--status', 'NEEDS_MANUAL_INTERVENTION'], database.env);
@@ -105,10 +105,10 @@ describe('requeue', () => {
 
     db = await open();
     try {
-      const rows = (await db.run((knex) => knex(`${RELAYER_SCHEMA}.message`).orderBy('message_nonce').select('message_hash', 'status', 'retries', 'proof'))) as { status: string; retries: number; proof: unknown }[];
+      const rows = (await db.query('test.requeue', (knex) => knex(`${RELAYER_SCHEMA}.message`).orderBy('message_nonce').select('message_hash', 'status', 'retries', 'proof'))) as { status: string; retries: number; proof: unknown }[];
       expect(rows.map((r) => [r.status, r.retries])).toEqual([['TRANSACTION_SIZE_COMPUTED', 0], ['SENT', 0], ['NON_EXECUTABLE', 7], ['CLAIMED_SUCCESS', 7]]);
       expect(rows[1]!.proof).toBeNull(); // L2→L1 restarts at anchoring: the proof is rebuilt there
-      const history = (await db.run((knex) => knex(`${RELAYER_SCHEMA}.message_status_history`).where('reason', 'like', 'requeued by operator%').select('status', 'reason'))) as { status: string; reason: string }[];
+      const history = (await db.query('test.requeue', (knex) => knex(`${RELAYER_SCHEMA}.message_status_history`).where('reason', 'like', 'requeued by operator%').select('status', 'reason'))) as { status: string; reason: string }[];
       expect(history.map((h) => [h.status, h.reason])).toEqual([['TRANSACTION_SIZE_COMPUTED', 'requeued by operator (was NEEDS_MANUAL_INTERVENTION)'], ['SENT', 'requeued by operator (was NEEDS_MANUAL_INTERVENTION)']]);
     } finally {
       await db.close();

@@ -42,7 +42,7 @@ describe('status transitions', () => {
       const linesBefore = await knex(`${schema}.message_status_history`).where({ message_id: row!.id }).count<{ n: string }[]>({ n: '*' });
       let outcome: string;
       try {
-        const moved = await testDb.client.run((k) => applyTransition(k, schema, [{ id: row!.id }], [from], to, `test ${from}>${to}`, { actor: 'admin' }));
+        const moved = await testDb.client.query('test.transitions', (k) => applyTransition(k, schema, [{ id: row!.id }], [from], to, `test ${from}>${to}`, { actor: 'admin' }));
         outcome = moved.has(row!.id) ? 'moved' : 'not moved';
       } catch (err) {
         expect(err).toBeInstanceOf(TransitionNotAllowedError);
@@ -105,7 +105,7 @@ describe('status transitions', () => {
   it('error: a move the table lacks names both statuses and writes nothing, even for a batch whose other source status is allowed', async () => {
     await repo.storeMessages([newMessage(900, 900)], { name: 'c', lastBlock: 900 });
     const [row] = await repo.findByHash(newMessage(900, 900).message_hash);
-    await expect(testDb.client.run((k) => applyTransition(k, schema, [{ id: row!.id }], ['SENT', 'CLAIMED_SUCCESS'], 'ANCHORED', null))).rejects.toThrow(
+    await expect(testDb.client.query('test.transitions', (k) => applyTransition(k, schema, [{ id: row!.id }], ['SENT', 'CLAIMED_SUCCESS'], 'ANCHORED', null))).rejects.toThrow(
       'status transition CLAIMED_SUCCESS → ANCHORED is not in the relayer\'s transition table',
     );
     expect((await repo.findByHash(row!.message_hash))[0]!.status).toBe('SENT');

@@ -18,7 +18,7 @@ let schema: string;
 beforeAll(async () => {
   testDb = await openTestDb();
   schema = testDb.schema('rpc');
-  await testDb.client.run((k) => migrate(k, schema, rpcMigrations));
+  await testDb.client.query('test.keys', (k) => migrate(k, schema, rpcMigrations));
   store = new ApiKeyStore(testDb.client, schema);
 });
 afterAll(async () => {
@@ -32,7 +32,7 @@ describe('API key store and registry', () => {
     const { record, key } = await store.create('wallet-backend', { ratePerSecond: 200, burst: 400, methods: ['eth_call', 'eth_blockNumber'] });
     expect(key).toMatch(/^l2s_[A-Za-z0-9_-]{43}$/);
     expect(record).toMatchObject({ name: 'wallet-backend', ratePerSecond: 200, burst: 400, methods: ['eth_call', 'eth_blockNumber'] });
-    const rows = (await testDb.client.run((k) => k(`${schema}.api_keys`).select('*'))) as Record<string, unknown>[];
+    const rows = (await testDb.client.query('test.keys', (k) => k(`${schema}.api_keys`).select('*'))) as Record<string, unknown>[];
     const text = JSON.stringify(rows);
     expect(text).not.toContain(key);
     expect(text).toContain(hashApiKey(key));

@@ -49,7 +49,7 @@ async function activity(n: number, salt: string): Promise<void> {
 
 async function pgStore(name: string): Promise<PgStore> {
   const schema = db.schema(name);
-  await db.client.run((knex) => migrate(knex, schema, stateMigrations));
+  await db.client.query('test.ingest_batch', (knex) => migrate(knex, schema, stateMigrations));
   return new PgStore(db.client, schema);
 }
 

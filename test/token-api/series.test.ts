@@ -50,7 +50,7 @@ describe('hourly price series', () => {
   });
 
   it('behavior: last24hVariation runs from the first to the last point of that same series', async () => {
-    await t.db.client.run((knex) => new IndexerStore(t.schema).refreshDerived(knex, new Date(), 1e12));
+    await t.db.client.query('test.series', (knex) => new IndexerStore(t.schema).refreshDerived(knex, new Date(), 1e12));
     await t.api.sync();
     for (const address of [D, E]) {
       const series = await prices(address);

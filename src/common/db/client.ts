@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
 import { lockPgliteDir } from './pglite-lock.js';
 import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-maintenance.js';
 import { dropTemplate, pgliteStart, saveTemplate } from './pglite-template.js';
 import { createQueries, type Queries, type QueryOptions } from './queries.js';
+import { listenPostgres, pgSsl, type ListenOptions, type Unlisten } from './listen.js';
 import { createLogger, type Logger } from '../log.js';
 
 export type { Knex };
@@ -13,7 +13,7 @@ export type { Knex };
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
-export type { Queries, QueryOptions };
+export type { Queries, QueryOptions, ListenOptions, Unlisten };
 
 export interface DbClient extends Queries {
   kind: DatabaseConfig['kind'];
@@ -23,8 +23,8 @@ export interface DbClient extends Queries {
   /** What was opened, for logs: "PostgreSQL host:port/db", "embedded PGlite in memory" or "… in DIR". */
   description: string;
   close(): Promise<void>;
-  /** @deprecated unlabelled: use query(label, fn). */
-  run<T>(fn: (knex: Knex) => Promise<T>, options?: QueryOptions): Promise<T>;
+  /** Notifications on `channel` (listen.ts): a dedicated connection on PostgreSQL, in-process on PGlite. */
+  listen(channel: string, onPayload: (payload: string) => void, options: ListenOptions): Promise<Unlisten>;
 }
 
 /**
@@ -64,6 +64,7 @@ export async function createDbClient(
   let knex: Knex;
   let unlock = () => {};
   let maintenance: PgliteMaintenance | undefined;
+  let listen: DbClient['listen'];
   if (config.kind === 'pglite') {
     const dataDir = config.dataDir ?? options.pgliteDefault ?? PGLITE_MEMORY;
     // Before PGlite touches the files: a second process on them would corrupt the database.
@@ -81,14 +82,18 @@ export async function createDbClient(
       if (start.saveTo) await saveTemplate(pglite, start.saveTo);
       knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }), log } as Knex.Config);
       maintenance = startPgliteMaintenance(knex, options.pgliteCheckpointMs);
+      listen = async (channel, onPayload, { onListening }) => {
+        const unlisten = await pglite.listen(channel, onPayload);
+        onListening?.(true);
+        return unlisten;
+      };
     } catch (err) {
       unlock();
       throw err;
     }
   } else {
-    const ssl = config.ssl
-      ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) }
-      : undefined;
+    const ssl = pgSsl(config);
+    listen = (channel, onPayload, listenOptions) => Promise.resolve(listenPostgres(config, channel, onPayload, listenOptions));
     knex = knexFactory({
       client: 'pg',
       connection: { host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl },
@@ -99,7 +104,6 @@ export async function createDbClient(
   }
 
   const queries = createQueries(knex);
-  const run: DbClient['run'] = (fn, options) => queries.query('unlabelled', fn, options);
 
   const close = async () => {
     try {
@@ -109,5 +113,5 @@ export async function createDbClient(
       unlock();
     }
   };
-  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, run, ...queries };
+  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, listen, ...queries };
 }

@@ -76,7 +76,7 @@ export async function applyAdminAction(
     const plan = planAction(action, m, prefix);
     if ('kind' in plan) return plan;
     const moved = await repo.db
-      .run((knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor: options.actor ?? ADMIN_ACTOR }))
+      .query('relayer.admin_transition', (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor: options.actor ?? ADMIN_ACTOR }))
       .finally(() => repo.noteWrite());
     if (moved) return { kind: 'changed', from: m.status, to: plan.to };
     const [fresh] = (await repo.findByHash(m.message_hash, m.direction)) as [MessageRow | undefined];

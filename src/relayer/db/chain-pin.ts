@@ -31,13 +31,13 @@ export class ChainPinMismatchError extends Error {
  * read: two replicas starting together on an empty database agree on one pin.
  */
 export async function checkChainPin(repo: RelayerRepository, now: readonly ChainIdentity[]): Promise<{ pinnedNow: string[] }> {
-  const inserted = await repo.db.run((knex) =>
+  const inserted = await repo.db.query('relayer.pin_chains', (knex) =>
     repo.t(knex, 'chain_pin')
       .insert(now.map((c) => ({ layer: c.layer, chain_id: c.chainId, genesis_hash: c.genesisHash.toLowerCase(), contract_address: c.contractAddress.toLowerCase() })))
       .onConflict('layer').ignore()
       .returning<{ layer: string }[]>('layer'),
   );
-  const stored = await repo.db.run((knex) => repo.t(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
+  const stored = await repo.db.query('relayer.read_chain_pins', (knex) => repo.t(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
   const differences: string[] = [];
   for (const c of now) {
     const s = stored.find((r) => r.layer === c.layer);
@@ -73,7 +73,7 @@ export interface ResetOutcome {
  * One transaction: either all of it or nothing.
  */
 export async function resetChainPin(repo: RelayerRepository, options: { abandon: boolean }): Promise<ResetOutcome> {
-  return repo.db.run((knex) =>
+  return repo.db.query('relayer.reset_chain_pin', (knex) =>
     knex.transaction(async (trx: Knex.Transaction): Promise<ResetOutcome> => {
       const pins = await repo.t(trx, 'chain_pin').forUpdate().select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
       const dropped = pins.map((p) => ({ layer: p.layer, chainId: p.chain_id, genesisHash: p.genesis_hash, contractAddress: p.contract_address }));

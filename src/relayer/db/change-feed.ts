@@ -122,7 +122,7 @@ export class ChangeFeed {
   private async readPage(direction: Direction, statuses: readonly MessageStatus[], limit: number): Promise<DuePage> {
     const t = `${this.schema}.message`;
     const marks = statuses.map(() => '?').join(', ');
-    const result = await this.db.run((knex) =>
+    const result = await this.db.query('relayer.read_page', (knex) =>
       knex.raw(
         `with h as (select pg_snapshot_xmin(pg_current_snapshot())::text as feed_horizon, ` +
           `(select min(retry_after) from ${t} where direction = ? and status in (${marks}) and retry_after > now()) as feed_next_due) ` +
@@ -153,7 +153,7 @@ export class ChangeFeed {
     // Every changed row by id and status, but whole only when it is in the page's statuses: a row that left
     // them only has to leave the page, and most changes a loop sees are other loops' (their rows carry
     // calldata, proofs and signed transactions that this loop would parse for nothing).
-    const result = await this.db.run((knex) =>
+    const result = await this.db.query('relayer.apply_changes', (knex) =>
       knex.raw(
         `with h as (select pg_snapshot_xmin(pg_current_snapshot())::text as feed_horizon) ` +
           `select h.feed_horizon, c.id as feed_id, m.* from h ` +

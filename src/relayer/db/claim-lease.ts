@@ -73,7 +73,7 @@ async function reclaimFloor<C extends LeaseRequest, S extends LeasedClaim>(
 export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>(
   repo: RelayerRepository, key: SignerKey, claims: readonly C[], chainNonce: number, ensureRow: boolean, hooks: LeaseHooks<C, S>,
 ): Promise<{ leased: S[]; onChain: number; next: number }> {
-  return repo.db.run((knex) =>
+  return repo.db.query('relayer.lease_claims', (knex) =>
     knex.transaction(async (trx) => {
       if (ensureRow) {
         await repo.t(trx, 'signer_nonce').insert({ chain_id: key.chainId, address: key.address, next_nonce: chainNonce }).onConflict(['chain_id', 'address']).ignore();
@@ -115,7 +115,7 @@ export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>
  * was given back (else the caller fills the hole it leaves).
  */
 export async function returnClaim(repo: RelayerRepository, key: SignerKey, message: MessageRow, nonce: number, reason: string, refused: boolean): Promise<boolean> {
-  const released = await repo.db.run((knex) =>
+  const released = await repo.db.query('relayer.return_claim', (knex) =>
     knex.transaction(async (trx): Promise<number> => {
       const back = await repo.transitionIn(trx, message.id, ['PENDING'], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
       if (back && refused) await repo.t(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('greatest(retries - 1, 0)') });

@@ -19,19 +19,19 @@ export class RelayerReads {
   }
 
   async getCursor(name: string): Promise<number | undefined> {
-    const row = await this.db.run((knex) => this.t(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
+    const row = await this.db.query('relayer.get_cursor', (knex) => this.t(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
     return row ? Number(row.last_block) : undefined;
   }
 
   /** Whether the message is still PENDING with this claim transaction (nothing replaced or undid it since a read). */
   async isPendingWith(id: string, claimTxHash: string): Promise<boolean> {
-    const row = await this.db.run((knex) => this.t(knex, 'message').where({ id, status: 'PENDING', claim_tx_hash: claimTxHash }).first('id'));
+    const row = await this.db.query('relayer.is_pending_with', (knex) => this.t(knex, 'message').where({ id, status: 'PENDING', claim_tx_hash: claimTxHash }).first('id'));
     return row !== undefined;
   }
 
   /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
   async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, options: { maxRetries?: number } = {}): Promise<MessageRow[]> {
-    return this.db.run((knex) => {
+    return this.db.query('relayer.due', (knex) => {
       const q = this.t(knex, 'message')
         .where({ direction })
         .whereIn('status', statuses as MessageStatus[])
@@ -44,7 +44,7 @@ export class RelayerReads {
   }
 
   async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
-    return this.db.run((knex) =>
+    return this.db.query('relayer.by_hashes', (knex) =>
       this.t(knex, 'message')
         .where({ direction, contract_address: contractAddress })
         .whereBetween('sent_block_number', [blocks.from, blocks.to])
@@ -54,7 +54,7 @@ export class RelayerReads {
   }
 
   async finalizationCovering(contractAddress: string, l2Block: number): Promise<FinalizationRow | undefined> {
-    return this.db.run((knex) =>
+    return this.db.query('relayer.finalization_covering', (knex) =>
       this.t(knex, 'finalization')
         .where({ contract_address: contractAddress })
         .where('first_l2_block', '<=', l2Block)
@@ -67,7 +67,7 @@ export class RelayerReads {
   // --- API and metrics ----------------------------------------------------------------------------------
 
   async findByHash(hash: string, direction?: Direction): Promise<MessageRow[]> {
-    return this.db.run((knex) => {
+    return this.db.query('relayer.find_by_hash', (knex) => {
       const q = this.t(knex, 'message').where({ message_hash: hash.toLowerCase() });
       if (direction) q.where({ direction });
       return q.orderBy('direction').select<MessageRow[]>('*');
@@ -75,7 +75,7 @@ export class RelayerReads {
   }
 
   async list(filter: { status?: MessageStatus; direction?: Direction }, page: number, limit: number): Promise<{ rows: MessageRow[]; total: number }> {
-    return this.db.run(async (knex) => {
+    return this.db.query('relayer.list', async (knex) => {
       const where = (q: Knex.QueryBuilder) => {
         if (filter.status) q.where('status', filter.status);
         if (filter.direction) q.where('direction', filter.direction);
@@ -94,7 +94,7 @@ export class RelayerReads {
   async history(ids: string[]): Promise<Map<string, HistoryRow[]>> {
     const out = new Map<string, HistoryRow[]>();
     if (ids.length === 0) return out;
-    const rows = await this.db.run((knex) =>
+    const rows = await this.db.query('relayer.history', (knex) =>
       this.t(knex, 'message_status_history')
         .whereIn('message_id', ids)
         .orderBy([{ column: 'message_id' }, { column: 'id' }])
@@ -113,7 +113,7 @@ export class RelayerReads {
    * for more than `seconds` since they were anchored: how many per direction, and the oldest `limit` of them.
    */
   async stuck(seconds: number, limit: number, direction?: Direction): Promise<{ counts: Map<Direction, number>; oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[] }> {
-    return this.db.run(async (knex) => {
+    return this.db.query('relayer.stuck', async (knex) => {
       const where = (q: Knex.QueryBuilder) =>
         (direction ? q.where({ direction }) : q).whereIn('status', STUCK_STATUSES as MessageStatus[]).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
       const rows = (await where(this.t(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
@@ -124,7 +124,7 @@ export class RelayerReads {
 
   /** NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first. */
   async dueResimulations(direction: Direction, limit: number): Promise<MessageRow[]> {
-    return this.db.run((knex) =>
+    return this.db.query('relayer.due_resimulations', (knex) =>
       this.t(knex, 'message')
         .where({ direction, status: 'NON_EXECUTABLE' })
         .whereNotNull('retry_after')
@@ -136,7 +136,7 @@ export class RelayerReads {
   }
 
   async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
-    const rows = await this.db.run((knex) => this.t(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
+    const rows = await this.db.query('relayer.counts_by_status', (knex) => this.t(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
     return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({ ...r, count: Number(r.count) }));
   }
 }

@@ -50,10 +50,10 @@ export class RelayerRepository extends RelayerReads {
    */
   async storeMessages(messages: NewMessage[], cursor: { name: string; lastBlock: number }): Promise<number> {
     if (messages.length === 0) {
-      await this.db.run((knex) => this.setCursorIn(knex, cursor.name, cursor.lastBlock));
+      await this.db.query('relayer.set_cursor', (knex) => this.setCursorIn(knex, cursor.name, cursor.lastBlock));
       return 0;
     }
-    return this.write(() => this.db.run((knex) =>
+    return this.write(() => this.db.query('relayer.store_messages', (knex) =>
       knex.transaction(async (trx) => {
         const inserted = await enterMessages(trx, this.schema, messages, this.actor);
         await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
@@ -83,13 +83,13 @@ export class RelayerRepository extends RelayerReads {
   }
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
-    return this.write(() => this.db.run((knex) => this.transitionIn(knex, id, from, to, patch, reason)));
+    return this.write(() => this.db.query('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason)));
   }
 
   /** transition() of many messages in one statement; returns the ids moved. */
   transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write(() => this.db.run((knex) => this.transitionManyIn(knex, changes, from, to, reason)));
+    return this.write(() => this.db.query('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason)));
   }
 
   /** transitionMany() in the caller's transaction (which counts its write with noteWrite once settled). */
@@ -102,7 +102,7 @@ export class RelayerRepository extends RelayerReads {
    * is still the message's current one.
    */
   async replaceClaimTx(id: string, previousHash: string, patch: MessagePatch & { failure_reason: string }, counts: { bump: boolean }): Promise<boolean> {
-    return this.write(() => this.db.run(async (knex) => {
+    return this.write(() => this.db.query('relayer.replace_claim_tx', async (knex) => {
       const n: unknown = await this.t(knex, 'message')
         .where({ id, status: 'PENDING', claim_tx_hash: previousHash })
         .update({
@@ -118,13 +118,13 @@ export class RelayerRepository extends RelayerReads {
 
   /** Updates fields without changing the status (failure reason, retry time). */
   async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
-    await this.write(() => this.db.run((knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() })));
+    await this.write(() => this.db.query('relayer.annotate', (knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() })));
   }
 
   // --- finalizations (L2→L1 anchoring) -----------------------------------------------------------------
 
   async storeFinalizations(rows: Omit<FinalizationRow, 'id' | 'leaves'>[], cursor: { name: string; lastBlock: number }): Promise<void> {
-    await this.write(() => this.db.run((knex) =>
+    await this.write(() => this.db.query('relayer.store_finalizations', (knex) =>
       knex.transaction(async (trx) => {
         if (rows.length > 0) {
           await this.t(trx, 'finalization')
@@ -138,13 +138,13 @@ export class RelayerRepository extends RelayerReads {
   }
 
   async saveLeaves(id: string, leaves: string[]): Promise<void> {
-    await this.write(() => this.db.run((knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) })));
+    await this.write(() => this.db.query('relayer.save_leaves', (knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) })));
   }
 
   /** The cleaner: final-status messages older than `days` (never one that still needs work). */
   async deleteFinalOlderThan(days: number): Promise<number> {
     // `returning` gives the deleted rows on both drivers (a bare delete's result differs between them).
-    const rows = await this.write(() => this.db.run((knex) =>
+    const rows = await this.write(() => this.db.query('relayer.delete_final_older_than', (knex) =>
       this.t(knex, 'message')
         .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION', 'ABANDONED'])
         .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))

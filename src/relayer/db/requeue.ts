@@ -34,7 +34,7 @@ export interface RequeueOutcome {
  * it was read in moves, so a running relayer (or a second operator) never races it.
  */
 export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: RequeueableStatus; direction?: Direction }): Promise<RequeueOutcome> {
-  const rows = await repo.db.run((knex) => {
+  const rows = await repo.db.query('relayer.requeue', (knex) => {
     const q = repo.t(knex, 'message');
     if (select.hash !== undefined) q.where({ message_hash: select.hash.toLowerCase() });
     if (select.status !== undefined) q.where({ status: select.status });

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import type { DbClient } from '../../common/db/client.js';
 import type { Logger } from '../../common/log.js';
 import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
@@ -142,57 +140,16 @@ export function joinMemo(db: DbClient, table: string, memo: FilterMemo, logger: 
 export const channelFor = (table: string) => `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
 
 export function listenForRemovals(db: DbClient, table: string, memo: FilterMemo, logger: Logger, retryMs = 2_000): () => Promise<void> {
-  const config = db.config;
-  if (config.kind === 'pglite') return async () => undefined;
-  const channel = channelFor(table);
-  let stopped = false;
-  let conn: pg.Client | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const retry = () => {
-    if (stopped) return;
-    timer = setTimeout(() => void connect(), retryMs);
-    timer.unref();
-  };
-  // A connection of its own, outside the service's pool: LISTEN holds it for the life of the process.
-  const connect = async () => {
-    if (stopped) return;
-    const ssl = config.ssl ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) } : undefined;
-    const c = new pg.Client({ host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl });
-    conn = c;
-    let lostOnce = false;
-    const lost = (err?: Error) => {
-      if (lostOnce) return;
-      lostOnce = true;
-      memo.setListening(false);
-      if (conn === c) conn = undefined;
-      if (!stopped) logger.warn({ err: err?.message }, 'filter uninstall listener lost; polls read the database until it is back');
-      void c.end().catch(() => undefined);
-      retry();
-    };
-    c.on('notification', (msg) => {
-      if (msg.channel === channel && msg.payload) memo.forget(msg.payload);
-    });
-    c.on('error', lost);
-    c.on('end', () => lost());
-    try {
-      await c.connect();
-      await c.query(`LISTEN "${channel}"`);
-      if (stopped) {
-        await c.end();
-        return;
-      }
-      memo.setListening(true);
-    } catch (err) {
-      lost(err as Error);
-    }
-  };
-  void connect();
+  // PGlite is one process: every uninstall happens in this one and reaches its memo directly.
+  if (db.kind === 'pglite') return async () => undefined;
+  const listening = db.listen(channelFor(table), (id) => memo.forget(id), {
+    logger,
+    retryMs,
+    // While it is lost, polls read the database (memo.ts keeps no answer it cannot trust).
+    onListening: (on) => memo.setListening(on),
+  });
   return async () => {
-    stopped = true;
-    clearTimeout(timer);
+    await (await listening)();
     memo.setListening(false);
-    const c = conn;
-    conn = undefined;
-    await c?.end().catch(() => undefined);
   };
 }

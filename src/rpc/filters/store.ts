@@ -57,10 +57,10 @@ export class FilterStore {
     const row = { id, kind, criteria: JSON.stringify(criteria), next_block: nextBlock.toString(), client: client ?? null };
     const caps = this.caps;
     if (!caps) {
-      await this.db.run((k) => k(this.table).insert(row));
+      await this.db.query('rpc.filter_create', (k) => k(this.table).insert(row));
       return id;
     }
-    await this.db.run((k) =>
+    await this.db.query('rpc.filter_create_capped', (k) =>
       k.transaction(async (trx) => {
         // Creations take turns (per table, across replicas): two counting at once could both see room for one.
         await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [this.table]);
@@ -78,7 +78,7 @@ export class FilterStore {
   /** The live filter, or "filter not found" (unknown, uninstalled, expired; or not of `kind`). */
   async get(id: string, kind?: FilterKind): Promise<FilterRow> {
     const key = id.toLowerCase();
-    const row = (await this.db.run((k) =>
+    const row = (await this.db.query('rpc.filter_get', (k) =>
       k(this.table)
         .where({ id: key })
         .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
@@ -94,7 +94,7 @@ export class FilterStore {
 
   /** Moves the cursor from `expected` to `next` and marks the poll; false if another poll moved it first. */
   async advance(id: string, expected: bigint, next: bigint): Promise<boolean> {
-    const n = await this.db.run((k) =>
+    const n = await this.db.query('rpc.filter_advance', (k) =>
       k(this.table)
         .where({ id, next_block: expected.toString() })
         .update({ next_block: next.toString(), last_poll_at: k.raw('now()') }),
@@ -108,19 +108,19 @@ export class FilterStore {
 
   /** Keeps the filter alive (eth_getFilterLogs counts as a poll). */
   async touch(id: string): Promise<void> {
-    await this.db.run((k) => k(this.table).where({ id }).update({ last_poll_at: k.raw('now()') }));
+    await this.db.query('rpc.filter_touch', (k) => k(this.table).where({ id }).update({ last_poll_at: k.raw('now()') }));
   }
 
   async remove(id: string): Promise<boolean> {
     const key = id.toLowerCase();
-    const n = await this.db.run((k) =>
+    const n = await this.db.query('rpc.filter_remove', (k) =>
       k(this.table).where({ id: key }).andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete(),
     );
     // An expired row is gone for the caller already; clean it up too.
-    const expired = await this.db.run((k) => k(this.table).where({ id: key }).delete());
+    const expired = await this.db.query('rpc.filter_remove_expired', (k) => k(this.table).where({ id: key }).delete());
     // Every process forgets it now (this one directly, others through LISTEN: memo.ts).
     this.memo.forget(key);
-    if (this.db.kind !== 'pglite') await this.db.run((k) => k.raw('select pg_notify(?, ?)', [channelFor(this.table), key]));
+    if (this.db.kind !== 'pglite') await this.db.query('rpc.filter_notify_removed', (k) => k.raw('select pg_notify(?, ?)', [channelFor(this.table), key]));
     this.uninstalled += affected(n) + affected(expired);
     return affected(n) === 1;
   }
@@ -134,7 +134,7 @@ export class FilterStore {
   async recordPending(hashes: readonly string[] | null): Promise<void> {
     const rows = hashes === null ? [{ hash: null }] : hashes.map((hash) => ({ hash: hash.toLowerCase() }));
     if (rows.length === 0) return;
-    await this.db.run((k) =>
+    await this.db.query('rpc.filter_record_pending', (k) =>
       k.transaction(async (trx) => {
         await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [this.pendingTable]);
         await trx(this.pendingTable).insert(rows).onConflict('hash').ignore();
@@ -144,7 +144,7 @@ export class FilterStore {
 
   /** A replica's watch is alive (filters/pending.ts). */
   async beatPending(watcher: string): Promise<void> {
-    await this.db.run((k) => k(this.watchersTable).insert({ id: watcher, beat_at: k.raw('now()') }).onConflict('id').merge());
+    await this.db.query('rpc.filter_beat_pending', (k) => k(this.watchersTable).insert({ id: watcher, beat_at: k.raw('now()') }).onConflict('id').merge());
   }
 
   /**
@@ -152,7 +152,7 @@ export class FilterStore {
    * then hashes may have reached the node unseen (every watching replica died) and a gap must be recorded.
    */
   async pendingUnwatched(watcher: string, withinMs: number): Promise<boolean> {
-    const row = (await this.db.run((k) =>
+    const row = (await this.db.query('rpc.filter_pending_unwatched', (k) =>
       k
         .select(
           k.raw(`exists (select 1 from ${this.table} where kind = 'pending' and last_poll_at > now() - make_interval(secs => ?)) as waiting`, [this.ttlSeconds]),
@@ -165,13 +165,13 @@ export class FilterStore {
 
   /** The seq a pending-transaction filter made now starts from (the next one to be recorded). */
   async pendingCursor(): Promise<bigint> {
-    const row = (await this.db.run((k) => k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')))) as { top: string | number };
+    const row = (await this.db.query('rpc.filter_pending_cursor', (k) => k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')))) as { top: string | number };
     return BigInt(row.top) + 1n;
   }
 
   /** Recorded hashes from seq `from` on, oldest first (hash null: a gap). */
   async pendingFrom(from: bigint, limit: number): Promise<{ seq: bigint; hash: string | null }[]> {
-    const rows = (await this.db.run((k) => k(this.pendingTable).where('seq', '>=', from.toString()).orderBy('seq').limit(limit).select('seq', 'hash'))) as { seq: string; hash: string | null }[];
+    const rows = (await this.db.query('rpc.filter_pending_from', (k) => k(this.pendingTable).where('seq', '>=', from.toString()).orderBy('seq').limit(limit).select('seq', 'hash'))) as { seq: string; hash: string | null }[];
     return rows.map((r) => ({ seq: BigInt(r.seq), hash: r.hash }));
   }
 
@@ -183,13 +183,13 @@ export class FilterStore {
    * WAL be recycled; with both, rounds stay flat. Postgres's own background workers do this there.
    */
   async sweep(): Promise<number> {
-    const n = affected(await this.db.run((k) => k(this.table).where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete()));
+    const n = affected(await this.db.query('rpc.filter_sweep', (k) => k(this.table).where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete()));
     // A live filter was polled within the TTL, and got every hash recorded before that poll.
-    await this.db.run((k) => k(this.pendingTable).where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
-    await this.db.run((k) => k(this.watchersTable).where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
+    await this.db.query('rpc.filter_sweep_pending', (k) => k(this.pendingTable).where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
+    await this.db.query('rpc.filter_sweep_watchers', (k) => k(this.watchersTable).where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
     if (this.db.kind === 'pglite' && n + this.uninstalled > 0) {
       this.uninstalled = 0;
-      await this.db.run(async (k) => {
+      await this.db.query('rpc.filter_vacuum', async (k) => {
         await k.raw(`vacuum ${this.table}`);
         await k.raw('checkpoint');
       });

@@ -63,7 +63,7 @@ export class ApiKeyStore {
     if (limits.methods !== undefined && limits.methods.length === 0) throw new Error('a key with an allow-list needs at least one method');
     const key = generateApiKey();
     const id = `k_${randomBytes(6).toString('hex')}`;
-    const rows = await this.db.run(async (k) => {
+    const rows = await this.db.query('rpc.key_create', async (k) => {
       const existing = await k(this.table).where({ name }).first('id');
       if (existing) throw new Error(`a key named "${name}" already exists (${(existing as { id: string }).id}); revoke it or pick another name`);
       return (await k(this.table)
@@ -82,13 +82,13 @@ export class ApiKeyStore {
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const rows = (await this.db.run((k) => k(this.table).select('*').orderBy('created_at'))) as Row[];
+    const rows = (await this.db.query('rpc.key_list', (k) => k(this.table).select('*').orderBy('created_at'))) as Row[];
     return rows.map(toRecord);
   }
 
   /** Revokes by id or name; resolves the revoked record, or undefined when there is no such live key. */
   async revoke(idOrName: string): Promise<ApiKeyRecord | undefined> {
-    const rows = (await this.db.run((k) =>
+    const rows = (await this.db.query('rpc.key_revoke', (k) =>
       k(this.table)
         .where((q) => q.where({ id: idOrName }).orWhere({ name: idOrName }))
         .whereNull('revoked_at')
@@ -100,7 +100,7 @@ export class ApiKeyStore {
 
   /** The key whose secret hashes to `hash`, revoked or not (the registry tells the two apart). */
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = (await this.db.run((k) => k(this.table).where({ key_hash: hash }).first())) as Row | undefined;
+    const row = (await this.db.query('rpc.key_find_by_hash', (k) => k(this.table).where({ key_hash: hash }).first())) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 }

@@ -1,5 +1,5 @@
 import type { JsonRpcProvider, Log } from 'ethers';
-import type { Knex } from 'knex';
+import type { Queries } from '../../common/db/queries.js';
 import type { TokenIndexerConfig } from '../config.js';
 import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.js';
 import { readTokenMetadata } from './metadata.js';
@@ -54,7 +54,7 @@ export class IndexerEngine {
     readonly config: TokenIndexerConfig,
     readonly provider: JsonRpcProvider,
     readonly store: IndexerStore,
-    private readonly knex: Knex,
+    private readonly db: Queries,
   ) {
     for (const f of config.v2Factories) this.v2.add(f.toLowerCase());
     for (const f of config.v3Factories) this.v3.add(f.toLowerCase());
@@ -68,12 +68,12 @@ export class IndexerEngine {
     this.poolsByToken.clear();
     this.decimals.clear();
     this.symbols.clear();
-    for (const t of await this.store.loadTokens(this.knex)) {
+    for (const t of await this.db.query('token_api.load_tokens', (knex) => this.store.loadTokens(knex))) {
       this.decimals.set(t.address, t.decimals);
       this.symbols.set(t.address, t.symbol);
     }
     let latest = 0;
-    for (const p of await this.store.loadPools(this.knex)) {
+    for (const p of await this.db.query('token_api.load_pools', (knex) => this.store.loadPools(knex))) {
       this.addPool(p);
       latest = Math.max(latest, p.stateTimeMs ?? 0);
     }
@@ -253,7 +253,8 @@ export class IndexerEngine {
       if (touched.size) observations.push(...this.reprice(touched, at, blockNumber));
     }
 
-    await this.knex.transaction(async (trx) => {
+    // Not retried here: a failed batch reloads the view and indexes the blocks again (index.ts).
+    await this.db.transaction('token_api.index_batch', async (trx) => {
       await this.store.insertTokens(trx, newTokens);
       await this.store.insertPools(trx, usable);
       await this.store.savePoolStates(trx, [...changed].map((a) => this.pools.get(a)!));
@@ -264,7 +265,7 @@ export class IndexerEngine {
       await recordCandles(trx, this.store.schema, observations, swapVolumesUsd(fresh, observations));
       await recordSources(trx, this.store.schema, observations, this.oracle.settings);
       await this.store.setCursor(trx, to);
-    });
+    }, { retries: 0 });
     return { logs: factoryLogs.length + poolLogs.length, newPools: usable.length, newTokens: newTokens.length, swaps: swaps.length, observations: observations.length };
   }
 }

@@ -49,10 +49,10 @@ export async function startTokenIndexer(options: {
   const config = normalizeIndexerConfig(options.config);
   const schema = options.schema ?? TOKEN_API_SCHEMA;
   const logger = common.logger.child({ module: 'token-indexer' });
-  await db.run((knex) => migrate(knex, schema, tokenApiMigrations));
+  await db.query('token_api.migrate_indexer', (knex) => migrate(knex, schema, tokenApiMigrations));
   const provider = createProvider(config.rpcUrl, config.chainId);
   const store = new IndexerStore(schema);
-  const engine = new IndexerEngine(config, provider, store, db.knex);
+  const engine = new IndexerEngine(config, provider, store, db);
 
   const m = {
     indexed: gauge(common.metrics, 'l2stack_token_indexer_indexed_block', 'Last block the token indexer has committed'),
@@ -79,7 +79,7 @@ export async function startTokenIndexer(options: {
   };
 
   const refreshDerived = async () => {
-    await db.run((knex) => store.refreshDerived(knex, new Date(), config.secureMinMarketCapUsd));
+    await db.query('token_api.refresh_derived', (knex) => store.refreshDerived(knex, new Date(), config.secureMinMarketCapUsd));
     lastDerived = Date.now();
     options.onCommit?.();
   };
@@ -91,10 +91,10 @@ export async function startTokenIndexer(options: {
     // Listed tokens are indexed even before they trade.
     const fresh = await engine.newTokens(engine.listed.keys());
     if (fresh.length) {
-      await db.run((knex) => store.insertTokens(knex, fresh));
+      await db.query('token_api.insert_listed_tokens', (knex) => store.insertTokens(knex, fresh));
       engine.rememberTokens(fresh);
     }
-    const rows = (await db.run((knex) => store.listingInputs(knex))).map((t) => {
+    const rows = (await db.query('token_api.listing_inputs', (knex) => store.listingInputs(knex))).map((t) => {
       const listing = engine.listed.get(t.address);
       return {
         address: t.address,
@@ -103,17 +103,17 @@ export async function startTokenIndexer(options: {
         spam: isPossibleSpam({ name: t.name, symbol: t.symbol, metadataComplete: t.metadata_ok, listed: listing !== undefined, listedSymbols: engine.listedSymbolsExcept(t.address) }),
       };
     });
-    await db.run((knex) => store.applyListing(knex, rows));
+    await db.query('token_api.apply_listing', (knex) => store.applyListing(knex, rows));
     logger.info({ listed: engine.listed.size }, 'token list applied');
   };
 
   const refreshSupplies = async (all = false) => {
     const olderThan = all ? new Date(Date.now() + 1_000) : new Date(Date.now() - config.metadataRefreshMs);
     for (;;) {
-      const due = await db.run((knex) => store.tokensDueForSupply(knex, olderThan, 200));
+      const due = await db.query('token_api.tokens_due_for_supply', (knex) => store.tokensDueForSupply(knex, olderThan, 200));
       if (due.length === 0) break;
       const read = await mapLimit(due, 8, async (t) => ({ address: t.address, decimals: t.decimals, raw: (await readTotalSupply(provider, t.address)) ?? 0n }));
-      await db.run((knex) => store.updateSupplies(knex, read));
+      await db.query('token_api.update_supplies', (knex) => store.updateSupplies(knex, read));
       if (due.length < 200) break;
     }
   };
@@ -177,11 +177,11 @@ export async function startTokenIndexer(options: {
     }
     chainId = actual;
     await engine.load();
-    const stored = await db.run((knex) => store.cursor(knex));
+    const stored = await db.query('token_api.read_cursor', (knex) => store.cursor(knex));
     cursor = stored ?? config.startBlock - 1;
     const seeds = await engine.newTokens([config.nativeToken, ...config.stableTokens, ...config.quoteTokens].filter((a): a is string => a !== undefined));
     if (seeds.length) {
-      await db.run((knex) => store.insertTokens(knex, seeds));
+      await db.query('token_api.insert_seed_tokens', (knex) => store.insertTokens(knex, seeds));
       engine.rememberTokens(seeds);
     }
     await refreshTokenList().catch((err) => logger.warn({ err: errorMessage(err) }, 'token list not loaded; retrying later'));

@@ -29,56 +29,21 @@ export interface FollowOptions {
 type Unsubscribe = () => Promise<void>;
 
 /**
- * Subscribes to the schema's change notifications: LISTEN on a dedicated PostgreSQL connection (not one
- * of the pool's), or PGlite's in-process listen (its one connection is the writer's too, so the indexer's
- * commits notify this process directly). Reconnects after a lost connection and then reloads.
+ * Subscribes to the schema's change notifications (the database's listen: a dedicated PostgreSQL
+ * connection, or PGlite's in-process listen, whose one connection is the writer's too, so the indexer's
+ * commits notify this process directly). After a lost connection is back, one load picks up what changed
+ * while it was gone.
  */
 async function subscribe(options: FollowOptions, onNotify: () => void): Promise<Unsubscribe> {
-  const { db, schema, logger, signal } = options;
-  const wanted = (payload: string | undefined) => payload === schema && onNotify();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- knex's client internals are untyped
-  const client = db.knex.client as any;
-  if (db.kind === 'pglite') {
-    const pglite = (client.config.connection as () => { pglite: { listen(c: string, cb: (p: string) => void): Promise<Unsubscribe> } })().pglite;
-    return pglite.listen(READ_MODEL_CHANNEL, wanted);
-  }
-  type PgConnection = {
-    query(sql: string): Promise<unknown>;
-    on(event: 'notification', cb: (m: { payload?: string }) => void): void;
-    on(event: 'error' | 'end', cb: () => void): void;
-  };
-  let conn: PgConnection | undefined;
-  let closing = false;
-  const connect = async (): Promise<void> => {
-    for (let attempt = 0; !signal.aborted && !closing; attempt++) {
-      try {
-        const c = (await client.acquireRawConnection()) as PgConnection;
-        let lost = false;
-        const onLost = () => {
-          if (lost || closing) return;
-          lost = true;
-          logger.warn('read model: notification connection lost; reconnecting');
-          void client.destroyRawConnection(c).catch(() => undefined);
-          void connect();
-        };
-        c.on('error', onLost);
-        c.on('end', onLost);
-        c.on('notification', (m) => wanted(m.payload));
-        await c.query(`LISTEN ${READ_MODEL_CHANNEL}`);
-        conn = c;
-        if (attempt > 0) onNotify(); // changes made while disconnected
-        return;
-      } catch (err) {
-        logger.warn({ err: errorMessage(err), attempt }, 'read model: cannot LISTEN; retrying');
-        if (!(await sleep(Math.min(500 * 2 ** attempt, 10_000), signal))) return;
-      }
-    }
-  };
-  await connect();
-  return async () => {
-    closing = true;
-    if (conn) await client.destroyRawConnection(conn).catch(() => undefined);
-  };
+  const { db, schema, logger } = options;
+  let lost = false;
+  return db.listen(READ_MODEL_CHANNEL, (payload) => payload === schema && onNotify(), {
+    logger,
+    onListening: (listening) => {
+      if (!listening) lost = true;
+      else if (lost) onNotify();
+    },
+  });
 }
 
 /**

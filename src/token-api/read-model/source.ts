@@ -38,7 +38,7 @@ const TOKEN_SELECT = `address, name, symbol, decimals, total_supply, current_pri
  * so "newer than the highest number held" is exactly "not held yet".
  */
 export async function readDelta(db: DbClient, schema: string, since: number): Promise<Delta> {
-  return db.run((knex) =>
+  return db.query('token_api.read_delta', (knex) =>
     knex.transaction(
       async (trx) => {
         // A delta is a few rows of big tables: use the change_seq indexes even when statistics are stale
@@ -90,7 +90,7 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
  */
 export async function readHead(db: DbClient, schema: string): Promise<number> {
   const row = (
-    await db.run((knex) =>
+    await db.query('token_api.read_head', (knex) =>
       knex.raw(
         `select greatest((select max(change_seq) from ??.tokens), (select max(change_seq) from ??.prices),
            (select max(change_seq) from ??.price_sources), (select max(change_seq) from ??.candles), 0) as head`,

@@ -102,7 +102,7 @@ export interface Claimed { status: string; pendings: number; claim_tx_hash: stri
 
 /** Statuses of the given messages (L1 hashes are L1_TO_L2, L2 hashes L2_TO_L1) in the relayer's tables, by "direction:hash". */
 export async function statuses(db: DbClient, schema: string, sent: Sent): Promise<Map<string, Claimed>> {
-  const rows = await db.run((knex) =>
+  const rows = await db.query('test.shared_devnet', (knex) =>
     knex(`${schema}.message as m`)
       .where((w) => w.where('m.direction', 'L1_TO_L2').whereIn('m.message_hash', sent.l1))
       .orWhere((w) => w.where('m.direction', 'L2_TO_L1').whereIn('m.message_hash', sent.l2))
