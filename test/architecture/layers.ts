@@ -68,9 +68,7 @@ export const EXCEPTIONS: {
   longFunctions: Record<string, string>;
   longFiles: Record<string, string>;
 } = {
-  cycles: {
-    'src/token-api/indexer/candles-store.ts src/token-api/indexer/store.ts': 'token-api',
-  },
+  cycles: {},
   upward: {},
   longFunctions: {
     'src/rpc/index.ts#startRpc': 'rpc',

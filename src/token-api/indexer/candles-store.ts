@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { HOUR_MS, windowHours } from '../read-model/series.js';
 import type { PricingSettings } from './sources.js';
-import type { Observation } from './store.js';
+import type { Observation } from './pricing.js';
 import type { SwapVolume } from './volumes.js';
 
 /**

@@ -3,12 +3,12 @@ import type { Queries } from '../../common/db/queries.js';
 import type { TokenIndexerConfig } from '../config.js';
 import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.js';
 import { readTokenMetadata } from './metadata.js';
-import { PriceOracle, type PoolState, type PricingInput, type QuoteBook } from './pricing.js';
+import { PriceOracle, type Observation, type PoolState, type PricingInput, type QuoteBook } from './pricing.js';
 import { DEFAULT_PRICING } from './sources.js';
 import { poolLogVolumes, type SwapVolume } from './volumes.js';
 import { isPossibleSpam } from './spam.js';
 import type { ListedToken } from './token-list.js';
-import { IndexerStore, type NewPool, type NewToken, type Observation, type SwapRow } from './store.js';
+import { IndexerStore, type NewPool, type NewToken, type SwapRow } from './store.js';
 import { recordCandles, recordSources, swapVolumesUsd } from './candles-store.js';
 
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -144,3 +144,13 @@ export class PriceOracle {
     return judged && { price: judged.price, basis: 'pools', used: judged.used, excluded: judged.excluded };
   }
 }
+
+/** A token's price at a time, as the indexer stores it (prices, candles and price_sources). */
+export interface Observation {
+  token: string;
+  price: number;
+  at: Date;
+  /** The block priced, and what made the price (written to price_sources). */
+  block?: number;
+  explained?: Explained;
+}

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
 import { windowHours } from '../read-model/series.js';
-import type { Explained, PoolState } from './pricing.js';
+import type { Observation, PoolState } from './pricing.js';
 import { pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
@@ -32,15 +32,6 @@ export interface SwapRow {
   pool: string;
   token_sold: string;
   token_bought: string;
-}
-
-export interface Observation {
-  token: string;
-  price: number;
-  at: Date;
-  /** The block priced, and what made the price (written to price_sources). */
-  block?: number;
-  explained?: Explained;
 }
 
 const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
