@@ -9,7 +9,7 @@ import { ResponseCache } from './http/representation.js';
 import type { HandlerContext } from './http/context.js';
 import { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
-import { followReadModel } from './read-model/follower.js';
+import { followReadModel, type ReadModelHandle } from './read-model/follower.js';
 import { createReadiness } from './readiness.js';
 import { TokenRepository } from './repository.js';
 import { createTokenApiApp } from './server.js';
@@ -82,45 +82,15 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   };
   // The indexer starts after the server; readiness reads it through this slot.
   const running: { indexer?: TokenIndexerHandle } = {};
-  const supplyRuns = config.nativeToken !== undefined && config.rpcUrl !== undefined;
-  const ready = createReadiness({
-    pingDatabase: () => ctx.repo.ping(),
-    rpcUrl: config.indexer?.rpcUrl ?? config.rpcUrl,
-    timeoutMs: config.readiness?.timeoutMs ?? 3_000,
-    maxStallMs: config.readiness?.maxStallMs ?? 120_000,
-    indexer: config.indexer ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined } : undefined,
-    readModel: follower.health,
-    supply: supplyRuns ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs } : undefined,
-  });
+  const ready = readinessOf(config, ctx, follower, supplyCache, running);
   const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready });
   const server = await listen(app, config.host, config.port, 'token-api', { limits: config.http ?? DEFAULT_HTTP_LIMITS, logger });
   const url = (bound.url = server.url);
   logger.info({ url }, 'token API listening');
 
-  let supply: ReturnType<typeof startSupplyJob> | undefined;
-  if (supplyRuns && config.rpcUrl !== undefined && config.nativeToken !== undefined) {
-    supply = startSupplyJob({
-      common,
-      provider: createProvider(config.rpcUrl),
-      token: config.nativeToken,
-      wallets: config.excludedWallets,
-      intervalMs: config.supplyRefreshMs,
-      cache: supplyCache,
-      onUpdate: () => cache.clear(),
-    });
-  }
+  const supply = startNativeSupply(common, config, supplyCache, cache);
   const started = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema }) : undefined;
-  // The in-process indexer's operations resolve once this replica serves what they wrote.
-  const indexer: TokenIndexerHandle | undefined = started && {
-    ...started,
-    syncToHead: async () => {
-      const cursor = await started.syncToHead();
-      await follower.sync();
-      return cursor;
-    },
-    refreshTokenList: () => started.refreshTokenList().then(follower.sync),
-    refreshSupplies: (all) => started.refreshSupplies(all).then(follower.sync),
-  };
+  const indexer = started && servedAfterWrites(started, follower);
   running.indexer = indexer;
 
   let stopped: Promise<void> | undefined;
@@ -133,4 +103,47 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     })());
   common.shutdown.add('token-api', stop);
   return { url, port: server.port, supply, indexer, invalidate: () => cache.clear(), sync: follower.sync, stop };
+}
+
+const supplyRuns = (config: TokenApiConfig): config is TokenApiConfig & { rpcUrl: string; nativeToken: string } =>
+  config.nativeToken !== undefined && config.rpcUrl !== undefined;
+
+function readinessOf(config: TokenApiConfig, ctx: HandlerContext, follower: ReadModelHandle, supplyCache: SupplyCache, running: { indexer?: TokenIndexerHandle }) {
+  return createReadiness({
+    pingDatabase: () => ctx.repo.ping(),
+    rpcUrl: config.indexer?.rpcUrl ?? config.rpcUrl,
+    timeoutMs: config.readiness?.timeoutMs ?? 3_000,
+    maxStallMs: config.readiness?.maxStallMs ?? 120_000,
+    indexer: config.indexer ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined } : undefined,
+    readModel: follower.health,
+    supply: supplyRuns(config) ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs } : undefined,
+  });
+}
+
+/** The native token's supply job, when the token and a node are configured; each update drops the response cache. */
+function startNativeSupply(common: Common, config: TokenApiConfig, supplyCache: SupplyCache, cache: ResponseCache): ReturnType<typeof startSupplyJob> | undefined {
+  if (!supplyRuns(config)) return undefined;
+  return startSupplyJob({
+    common,
+    provider: createProvider(config.rpcUrl),
+    token: config.nativeToken,
+    wallets: config.excludedWallets,
+    intervalMs: config.supplyRefreshMs,
+    cache: supplyCache,
+    onUpdate: () => cache.clear(),
+  });
+}
+
+/** The in-process indexer whose operations resolve once this replica serves what they wrote. */
+function servedAfterWrites(started: TokenIndexerHandle, follower: ReadModelHandle): TokenIndexerHandle {
+  return {
+    ...started,
+    syncToHead: async () => {
+      const cursor = await started.syncToHead();
+      await follower.sync();
+      return cursor;
+    },
+    refreshTokenList: () => started.refreshTokenList().then(follower.sync),
+    refreshSupplies: (all) => started.refreshSupplies(all).then(follower.sync),
+  };
 }

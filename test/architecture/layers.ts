@@ -74,8 +74,6 @@ export const EXCEPTIONS: {
     'src/rpc/index.ts#startRpc': 'rpc',
     'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
     'src/rpc/ws/socket-server.ts#serve': 'rpc',
-    'src/token-api/index.ts#startTokenApi': 'token-api',
-    'src/token-api/indexer/index.ts#startTokenIndexer': 'token-api',
   },
   longFiles: {
     'src/relayer/config.ts': 'relayer',
