@@ -3,6 +3,8 @@ import { migrate } from '../common/db/migrations.js';
 import type { Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
+import type { Logger } from '../common/log.js';
+import type { Registry } from '../common/metrics.js';
 import { BundlerClient } from './upstream/bundler-client.js';
 import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';
@@ -13,7 +15,7 @@ import { closePendingWatch } from './filters/pending.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
-import { memoryRateLimiter, postgresRateLimiter, type RateLimiter } from './ratelimit.js';
+import { memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
 import { createRpcApp, createRpcOperatorApp, type ReadinessView } from './server.js';
 import { loadRpcSpec } from './spec.js';
@@ -67,19 +69,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   }
   const spec = await loadRpcSpec();
 
-  const upstream = new UpstreamPool({
-    urls: config.upstreamUrls,
-    timeoutMs: config.upstreamTimeoutMs,
-    headPollMs: config.headPollMs,
-    maxLagBlocks: config.maxLagBlocks,
-    chainId: config.chainId,
-    limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
-    wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
-    headDepth: config.headDepth,
-    compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
-    logger,
-    metrics: common.metrics,
-  });
+  const upstream = createUpstreamPool(config, logger, common.metrics);
   const cache = new AnswerCache(config.cacheBytes, common.metrics);
   // Answers true only at the previous head go with every move of it (new block or reorg).
   upstream.tracker.subscribe(() => cache.headMoved());
@@ -93,46 +83,10 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
-  const limiter =
-    config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, config.rateLimit) : memoryRateLimiter(config.rateLimit);
-  // API keys: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/.
-  const keyLimiters: (RateLimiter & { sweep(): unknown })[] = [];
-  const access = new KeyAccess(
-    new KeyRegistry(new ApiKeyStore(db, config.dbSchema), { metrics: common.metrics }),
-    limiter,
-    config.rateLimit,
-    (settings) => {
-      const made = config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
-      keyLimiters.push(made);
-      return made;
-    },
-    new KeyFailureLimiter({ perMinute: config.keyFailuresPerMinute }),
-  );
-  // Expired filters and idle rate-limit buckets: swept in the background, every replica may do it.
-  const sweeper = setInterval(() => {
-    void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
-    for (const l of [limiter, ...keyLimiters]) void Promise.resolve(l.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
-  }, Math.min(60_000, config.filterTtlSeconds * 500));
-  sweeper.unref();
+  const { limiter, keyLimiters, access } = createAccess(db, config, common.metrics);
+  const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
-  // A stuck node still has a head: readiness also asks it for state (node-readiness.ts).
-  const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
-  // The public view never names a host: upstreams are numbered, driver messages (which carry host:port) left out.
-  const readiness = async (view: ReadinessView): Promise<Check[]> => {
-    const database: Check = await db.query('rpc.ready_probe', (k) => k.raw('select 1'), { retries: 0 }).then(
-      () => ({ name: 'database', ok: true }),
-      (err: Error) => ({ name: 'database', ok: false, detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable' }),
-    );
-    // One check for the pool: reads fail over, so one healthy upstream is enough; the detail names each.
-    const upstreams = upstream.status();
-    const detail = upstreams
-      .map((u, i) => {
-        const state = u.healthy ? `healthy at head ${u.head ?? '?'}` : view === 'operator' ? `down: ${u.lastError ?? 'no head yet'}` : 'down';
-        return view === 'operator' ? `${u.id} ${u.url} ${state}` : `upstream ${i + 1} ${state}`;
-      })
-      .join('; ');
-    return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }, await nodeState()];
-  };
+  const readiness = readinessOf(db, upstream, config);
   const app = createRpcApp({
     dispatcher,
     limiter,
@@ -156,19 +110,8 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
   const ws =
     config.ws.maxSockets > 0
-      ? startWebSocket({
-          server: server.server,
-          config,
-          limits: config.ws,
-          dispatcher,
-          limiter,
-          access,
-          feed: upstream.tracker,
-          upstream: (method, params) => upstream.request(method, params),
-          headDepth: config.headDepth,
-          metrics: common.metrics,
-          logger,
-        })
+      ? startWebSocket({ server: server.server, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
+          upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
   logger.info({ url: server.url, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
@@ -189,4 +132,76 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   common.shutdown.add('rpc', stop);
   if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
   return { url: server.url, port: server.port, operatorUrl: operator?.url, stop };
+}
+
+function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry): UpstreamPool {
+  return new UpstreamPool({
+    urls: config.upstreamUrls,
+    timeoutMs: config.upstreamTimeoutMs,
+    headPollMs: config.headPollMs,
+    maxLagBlocks: config.maxLagBlocks,
+    chainId: config.chainId,
+    limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
+    wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
+    headDepth: config.headDepth,
+    compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
+    logger,
+    metrics,
+  });
+}
+
+/** The public rate limiter and API-key access: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/. */
+function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
+  const limiterFor = (settings: RateLimitSettings) =>
+    config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
+  const limiter = limiterFor(config.rateLimit);
+  const keyLimiters: (RateLimiter & { sweep(): unknown })[] = [];
+  const access = new KeyAccess(
+    new KeyRegistry(new ApiKeyStore(db, config.dbSchema), { metrics }),
+    limiter,
+    config.rateLimit,
+    (settings) => {
+      const made = limiterFor(settings);
+      keyLimiters.push(made);
+      return made;
+    },
+    new KeyFailureLimiter({ perMinute: config.keyFailuresPerMinute }),
+  );
+  return { limiter, keyLimiters, access };
+}
+
+/**
+ * The database, the pool (one healthy upstream is enough: reads fail over; the detail names each) and the
+ * node's state (a stuck node still has a head: node-readiness.ts). The public view never names a host:
+ * upstreams are numbered, driver messages (which carry host:port) left out.
+ */
+function readinessOf(db: DbClient, upstream: UpstreamPool, config: RpcConfig): (view: ReadinessView) => Promise<Check[]> {
+  const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
+  return async (view) => {
+    const database: Check = await db.query('rpc.ready_probe', (k) => k.raw('select 1'), { retries: 0 }).then(
+      () => ({ name: 'database', ok: true }),
+      (err: Error) => ({ name: 'database', ok: false, detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable' }),
+    );
+    const upstreams = upstream.status();
+    const detail = upstreams
+      .map((u, i) => {
+        const state = u.healthy ? `healthy at head ${u.head ?? '?'}` : view === 'operator' ? `down: ${u.lastError ?? 'no head yet'}` : 'down';
+        return view === 'operator' ? `${u.id} ${u.url} ${state}` : `upstream ${i + 1} ${state}`;
+      })
+      .join('; ');
+    return [database, { name: 'upstreams', ok: upstreams.some((u) => u.healthy), detail }, await nodeState()];
+  };
+}
+
+/**
+ * Expired filters and idle rate-limit buckets (asked each time: key limiters are made on first use),
+ * swept in the background; every replica may do it.
+ */
+function startSweeper(filters: FilterStore, limiters: () => readonly (RateLimiter & { sweep(): unknown })[], config: RpcConfig, logger: Logger): NodeJS.Timeout {
+  const sweeper = setInterval(() => {
+    void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
+    for (const l of limiters()) void Promise.resolve(l.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
+  }, Math.min(60_000, config.filterTtlSeconds * 500));
+  sweeper.unref();
+  return sweeper;
 }

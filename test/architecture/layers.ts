@@ -71,9 +71,6 @@ export const EXCEPTIONS: {
   cycles: {},
   upward: {},
   longFunctions: {
-    'src/rpc/index.ts#startRpc': 'rpc',
-    'src/rpc/ws/socket-server.ts#attachWebSocket': 'rpc',
-    'src/rpc/ws/socket-server.ts#serve': 'rpc',
   },
   longFiles: {
     'src/relayer/config.ts': 'relayer',

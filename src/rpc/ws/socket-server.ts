@@ -42,6 +42,43 @@ const GOING_AWAY = 1001;
 /** While a socket is not read (RPC_WS_MAX_INFLIGHT calls running), how often it is probed for a closed peer. */
 const PAUSED_PROBE_MS = 250;
 
+type WsMetrics = ReturnType<typeof wsMetrics>;
+type CutOff = (code: number, reason: string, label: string) => void;
+
+function wsMetrics(registry: Registry) {
+  return {
+    sockets: gauge(registry, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
+    refused: counter(registry, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
+    closed: counter(registry, 'l2stack_rpc_ws_closed_total', 'WebSocket connections closed by the server, by reason', ['reason'] as const),
+    messages: counter(registry, 'l2stack_rpc_ws_messages_total', 'JSON-RPC messages received over WebSocket'),
+  };
+}
+
+/** An upgrade refused as a plain HTTP answer (the client sees the status and why). */
+function refuseUpgrade(m: WsMetrics, socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number): void {
+  m.refused.inc({ reason });
+  const body = JSON.stringify({ error: message });
+  const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
+}
+
+/** Every 250 ms: when all sockets together queue more than the limit, the heaviest are cut off first. */
+function watchTotalBuffered(wss: WebSocketServer, limit: number, cutOffs: Map<WebSocket, CutOff>): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    let total = 0;
+    for (const ws of wss.clients) total += ws.bufferedAmount;
+    if (total <= limit) return;
+    const heaviest = [...wss.clients].sort((a, b) => b.bufferedAmount - a.bufferedAmount);
+    for (const ws of heaviest) {
+      if (total <= limit || ws.bufferedAmount === 0) break;
+      total -= ws.bufferedAmount;
+      cutOffs.get(ws)?.(POLICY_VIOLATION, `too slow: all sockets' queue over ${limit} bytes (RPC_WS_MAX_TOTAL_BUFFERED_BYTES), this one held most`, 'total');
+    }
+  }, 250);
+  timer.unref();
+  return timer;
+}
+
 /**
  * JSON-RPC over WebSocket on the HTTP port (upgrade on `/`): each text message is answered like a POST
  * body (same validation, allow-list, rate limit, batch and byte limits), and subscriptions push
@@ -50,34 +87,12 @@ const PAUSED_PROBE_MS = 250;
  */
 export function attachWebSocket(server: Server, o: WsServerOptions): { close(): Promise<void>; sockets(): number } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: true });
-  const m = {
-    sockets: gauge(o.metrics, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
-    refused: counter(o.metrics, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
-    closed: counter(o.metrics, 'l2stack_rpc_ws_closed_total', 'WebSocket connections closed by the server, by reason', ['reason'] as const),
-    messages: counter(o.metrics, 'l2stack_rpc_ws_messages_total', 'JSON-RPC messages received over WebSocket'),
-  };
-
-  const refuse = (socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number) => {
-    m.refused.inc({ reason });
-    const body = JSON.stringify({ error: message });
-    const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
-    socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
-  };
-
-  // Every socket's cut-off, so the total check below can close the heaviest ones.
-  const cutOffs = new Map<WebSocket, (code: number, reason: string, label: string) => void>();
-  const totalCheck = setInterval(() => {
-    let total = 0;
-    for (const ws of wss.clients) total += ws.bufferedAmount;
-    if (total <= o.limits.maxTotalBufferedBytes) return;
-    const heaviest = [...wss.clients].sort((a, b) => b.bufferedAmount - a.bufferedAmount);
-    for (const ws of heaviest) {
-      if (total <= o.limits.maxTotalBufferedBytes || ws.bufferedAmount === 0) break;
-      total -= ws.bufferedAmount;
-      cutOffs.get(ws)?.(POLICY_VIOLATION, `too slow: all sockets' queue over ${o.limits.maxTotalBufferedBytes} bytes (RPC_WS_MAX_TOTAL_BUFFERED_BYTES), this one held most`, 'total');
-    }
-  }, 250);
-  totalCheck.unref();
+  const m = wsMetrics(o.metrics);
+  const refuse = (socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number) =>
+    refuseUpgrade(m, socket, status, reason, message, retryAfterSeconds);
+  // Every socket's cut-off, so the total check can close the heaviest ones.
+  const cutOffs = new Map<WebSocket, CutOff>();
+  const totalCheck = watchTotalBuffered(wss, o.limits.maxTotalBufferedBytes, cutOffs);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
@@ -88,7 +103,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     o.admit(req).then(
       (decision) => {
         if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
-        wss.handleUpgrade(req, socket, head, (ws) => serve(ws, decision.access));
+        wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, decision.access, { o, m, wss, cutOffs }));
       },
       (err: unknown) => {
         o.logger.error({ err }, 'websocket admission failed');
@@ -97,96 +112,6 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     );
   };
   server.on('upgrade', onUpgrade);
-
-  function serve(ws: WebSocket, access: Access): void {
-    m.sockets.set(wss.clients.size);
-    let cut = false;
-    const cutOff = (code: number, reason: string, label: string) => {
-      if (cut) return;
-      cut = true;
-      m.closed.inc({ reason: label });
-      // A close frame's reason is at most 123 bytes.
-      ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
-      // A client that does not read will not finish the closing handshake either.
-      setTimeout(() => ws.terminate(), 1_000).unref();
-    };
-    cutOffs.set(ws, cutOff);
-    const sink: NotificationSink = {
-      send(text) {
-        if (cut || ws.readyState !== ws.OPEN) return false;
-        if (ws.bufferedAmount + text.length > o.limits.maxBufferedBytes) {
-          cutOff(POLICY_VIOLATION, `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`, 'slow');
-          return false;
-        }
-        ws.send(text);
-        return true;
-      },
-    };
-    const life = new AbortController();
-    // One listener per subscription of this socket (hub.ts): RPC_WS_MAX_SUBSCRIPTIONS bounds them, not Node's default 10.
-    setMaxListeners(0, life.signal);
-    const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), closed: life.signal };
-
-    let lastActive = Date.now();
-    let alive = true;
-    ws.on('pong', () => {
-      alive = true;
-    });
-    const timer = setInterval(() => {
-      if (!alive) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
-      if (session.subscriptions.size === 0 && Date.now() - lastActive > o.limits.idleTimeoutMs) {
-        return cutOff(1000, `idle for ${o.limits.idleTimeoutMs} ms with no subscription (RPC_WS_IDLE_TIMEOUT_MS)`, 'idle');
-      }
-      alive = false;
-      ws.ping();
-    }, Math.min(o.limits.pingMs, o.limits.idleTimeoutMs));
-    timer.unref();
-
-    let inflight = 0;
-    const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
-    // A paused socket reads nothing, its peer's close included: a client that sent many slow calls (resumes)
-    // and went away would hold them, and what they read from the node, until they all finished. Pings
-    // written meanwhile meet the closed peer's reset, which closes this side and cancels its work.
-    let probe: NodeJS.Timeout | undefined;
-    const pause = () => {
-      raw?.pause();
-      probe ??= setInterval(() => {
-        if (ws.readyState === ws.OPEN) ws.ping();
-      }, PAUSED_PROBE_MS);
-      probe.unref();
-    };
-    const resume = () => {
-      clearInterval(probe);
-      probe = undefined;
-      raw?.resume();
-    };
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      lastActive = Date.now();
-      m.messages.inc();
-      const text = isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString();
-      inflight++;
-      if (inflight >= o.limits.maxInflight) pause();
-      o.answer(text, session)
-        .then((reply) => {
-          if (reply !== undefined) sink.send(reply);
-        })
-        .catch((err: unknown) => o.logger.error({ err }, 'websocket message failed'))
-        .finally(() => {
-          inflight--;
-          if (inflight === o.limits.maxInflight - 1) resume();
-        });
-    });
-    ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
-    ws.on('close', () => {
-      clearInterval(timer);
-      clearInterval(probe);
-      cutOffs.delete(ws);
-      life.abort();
-      for (const id of session.subscriptions) o.unsubscribe(id);
-      session.subscriptions.clear();
-      m.sockets.set(wss.clients.size);
-    });
-  }
 
   return {
     sockets: () => wss.clients.size,
@@ -201,4 +126,112 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
         wss.close(() => resolve());
       }),
   };
+}
+
+interface ServeContext {
+  o: WsServerOptions;
+  m: WsMetrics;
+  wss: WebSocketServer;
+  cutOffs: Map<WebSocket, CutOff>;
+}
+
+/** One accepted socket: its session, its cut-off, its keep-alive and its reading, until it closes. */
+function serveSocket(ws: WebSocket, access: Access, { o, m, wss, cutOffs }: ServeContext): void {
+  m.sockets.set(wss.clients.size);
+  let cut = false;
+  const cutOff: CutOff = (code, reason, label) => {
+    if (cut) return;
+    cut = true;
+    m.closed.inc({ reason: label });
+    // A close frame's reason is at most 123 bytes.
+    ws.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    // A client that does not read will not finish the closing handshake either.
+    setTimeout(() => ws.terminate(), 1_000).unref();
+  };
+  cutOffs.set(ws, cutOff);
+  const sink: NotificationSink = {
+    send(text) {
+      if (cut || ws.readyState !== ws.OPEN) return false;
+      if (ws.bufferedAmount + text.length > o.limits.maxBufferedBytes) {
+        cutOff(POLICY_VIOLATION, `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`, 'slow');
+        return false;
+      }
+      ws.send(text);
+      return true;
+    },
+  };
+  const life = new AbortController();
+  // One listener per subscription of this socket (hub.ts): RPC_WS_MAX_SUBSCRIPTIONS bounds them, not Node's default 10.
+  setMaxListeners(0, life.signal);
+  const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), closed: life.signal };
+  const activity = { lastActive: Date.now() };
+  const timer = keepAlive(ws, session, o.limits, cutOff, activity);
+  const reading = readMessages(ws, session, o, m, activity);
+  ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
+  ws.on('close', () => {
+    clearInterval(timer);
+    reading.stop();
+    cutOffs.delete(ws);
+    life.abort();
+    for (const id of session.subscriptions) o.unsubscribe(id);
+    session.subscriptions.clear();
+    m.sockets.set(wss.clients.size);
+  });
+}
+
+/** Pings the peer (cut off when it does not answer) and closes a socket idle with no subscription. */
+function keepAlive(ws: WebSocket, session: SocketSession, limits: WsLimits, cutOff: CutOff, activity: { lastActive: number }): NodeJS.Timeout {
+  let alive = true;
+  ws.on('pong', () => {
+    alive = true;
+  });
+  const timer = setInterval(() => {
+    if (!alive) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
+    if (session.subscriptions.size === 0 && Date.now() - activity.lastActive > limits.idleTimeoutMs) {
+      return cutOff(1000, `idle for ${limits.idleTimeoutMs} ms with no subscription (RPC_WS_IDLE_TIMEOUT_MS)`, 'idle');
+    }
+    alive = false;
+    ws.ping();
+  }, Math.min(limits.pingMs, limits.idleTimeoutMs));
+  timer.unref();
+  return timer;
+}
+
+/** Answers each message; reading pauses while RPC_WS_MAX_INFLIGHT calls of this socket run. */
+function readMessages(ws: WebSocket, session: SocketSession, o: WsServerOptions, m: WsMetrics, activity: { lastActive: number }): { stop(): void } {
+  let inflight = 0;
+  const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+  // A paused socket reads nothing, its peer's close included: a client that sent many slow calls (resumes)
+  // and went away would hold them, and what they read from the node, until they all finished. Pings
+  // written meanwhile meet the closed peer's reset, which closes this side and cancels its work.
+  let probe: NodeJS.Timeout | undefined;
+  const pause = () => {
+    raw?.pause();
+    probe ??= setInterval(() => {
+      if (ws.readyState === ws.OPEN) ws.ping();
+    }, PAUSED_PROBE_MS);
+    probe.unref();
+  };
+  const resume = () => {
+    clearInterval(probe);
+    probe = undefined;
+    raw?.resume();
+  };
+  ws.on('message', (data: RawData, isBinary: boolean) => {
+    activity.lastActive = Date.now();
+    m.messages.inc();
+    const text = isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString();
+    inflight++;
+    if (inflight >= o.limits.maxInflight) pause();
+    o.answer(text, session)
+      .then((reply) => {
+        if (reply !== undefined) session.sink.send(reply);
+      })
+      .catch((err: unknown) => o.logger.error({ err }, 'websocket message failed'))
+      .finally(() => {
+        inflight--;
+        if (inflight === o.limits.maxInflight - 1) resume();
+      });
+  });
+  return { stop: () => clearInterval(probe) };
 }
