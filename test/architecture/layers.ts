@@ -72,7 +72,5 @@ export const EXCEPTIONS: {
   upward: {},
   longFunctions: {
   },
-  longFiles: {
-    'src/relayer/config.ts': 'relayer',
-  },
+  longFiles: {},
 };
