@@ -1,3 +1,4 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace } from './upstream/raw-json.js';
 /**
  * One pass over a request body's text, before JSON.parse, for the two things the parsed value cannot tell:
  * - how deep it nests ([ and { outside strings): everything after JSON.parse that walks a value recurses once
@@ -15,18 +16,8 @@ export interface BodyScan {
   numericIds: (string | undefined)[];
 }
 
-const OPEN_SQUARE = 0x5b;
-const OPEN_CURLY = 0x7b;
-const CLOSE_SQUARE = 0x5d;
-const CLOSE_CURLY = 0x7d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 /** A character that ends a number token. */
-const endsNumber = (c: number) => c === COMMA || c === CLOSE_CURLY || c === CLOSE_SQUARE || isSpace(c);
+const endsNumber = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c);
 
 /** Index of the quote closing the string that opens at `i` (one not preceded by an odd number of backslashes), or -1. */
 function stringEnd(text: string, i: number): number {
@@ -66,7 +57,7 @@ export function scanBody(text: string): BodyScan {
   let i = 0;
   while (i < text.length && isSpace(text.charCodeAt(i))) i++;
   // The objects whose members are read: the body itself (depth 1) or a batch's elements (depth 2).
-  const target = text.charCodeAt(i) === OPEN_SQUARE ? 2 : 1;
+  const target = text.charCodeAt(i) === OPEN_ARRAY ? 2 : 1;
   const numericIds: (string | undefined)[] = [];
   let element = 0;
   let depth = 0;
@@ -85,14 +76,14 @@ export function scanBody(text: string): BodyScan {
         expectKey = false;
       }
       i = end;
-    } else if (c === OPEN_SQUARE || c === OPEN_CURLY) {
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       depth++;
       if (depth > max) max = depth;
       if (depth === target) {
-        inTarget = c === OPEN_CURLY;
+        inTarget = c === OPEN_OBJECT;
         expectKey = inTarget;
       }
-    } else if (c === CLOSE_SQUARE || c === CLOSE_CURLY) {
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
       if (depth === target) inTarget = false;
       depth--;
     } else if (c === COMMA) {

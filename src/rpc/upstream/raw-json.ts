@@ -76,16 +76,18 @@ export class RawJson<T = unknown> {
   }
 }
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const OPEN_OBJECT = 123;
-const CLOSE_OBJECT = 125;
-const OPEN_ARRAY = 91;
-const CLOSE_ARRAY = 93;
-const COMMA = 44;
-const COLON = 58;
+/** JSON's structural characters as char codes, for the scanners over raw text (here and raw-ids.ts). */
+export const QUOTE = 34;
+export const BACKSLASH = 92;
+export const OPEN_OBJECT = 123;
+export const CLOSE_OBJECT = 125;
+export const OPEN_ARRAY = 91;
+export const CLOSE_ARRAY = 93;
+export const COMMA = 44;
+export const COLON = 58;
 
-const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+/** JSON's insignificant whitespace: space, line feed, carriage return, tab. */
+export const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 
 function skipSpace(s: string, i: number, end = s.length): number {
   while (i < end && isSpace(s.charCodeAt(i))) i++;
