@@ -43,9 +43,14 @@ function errorKind(err: unknown): string {
 
 export function createQueries(knex: Knex): Queries {
   let metrics: QueryMetrics | undefined;
+  // Labels are constants in code: each is checked once, not on every query of a hot path (proof reads).
+  const checked = new Set<string>();
 
   const query: Queries['query'] = async (label, fn, { retries = 3, signal } = {}) => {
-    if (!LABEL.test(label)) throw new Error(`database query label "${label}" is not of the form area.what (lowercase, dots)`);
+    if (!checked.has(label)) {
+      if (!LABEL.test(label)) throw new Error(`database query label "${label}" is not of the form area.what (lowercase, dots)`);
+      checked.add(label);
+    }
     const end = metrics?.seconds.startTimer({ label });
     try {
       for (let attempt = 0; ; attempt++) {
