@@ -4,7 +4,7 @@ import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
 import type { CallScope } from './types.js';
-import { computeResult } from './evm-bounds.js';
+import { capGas, computeResult } from './evm-bounds.js';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -62,12 +62,14 @@ export async function estimateGas(ctx: RpcContext, call: CallObject, block: stri
   if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
     throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', { param: 'transaction' });
   }
+  // Every refusal of ours comes before the first node read: a refused estimate costs the node nothing.
+  const bounded = capGas(call, ctx.config.evm.gasCap);
   const tag = block ?? 'latest';
   const nonce = call.nonce !== undefined ? Promise.resolve(call.nonce) : call.from ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest']) : Promise.resolve('0x0');
   // All four settle before the call answers (not Promise.all's first rejection): no node request of this
   // call outlives it, so a refused estimate leaves no reads behind that the next caller would wait on.
   const settled = await Promise.allSettled([
-    computeResult(ctx, 'eth_estimateGas', [call, tag], scope),
+    computeResult(ctx, 'eth_estimateGas', [bounded, tag], scope),
     ctx.upstream.request('eth_getBlockByNumber', ['latest', false]),
     ctx.upstream.request('eth_chainId', []),
     nonce,

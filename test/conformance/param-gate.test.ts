@@ -43,6 +43,13 @@ const refused: [string, string, unknown[], RegExp][] = [
   ['state-override key that is not an address', 'eth_call', [{ to: TO }, 'latest', { '0x01': {} }], /param 2 \(stateOverride\).*0x01/],
   ['override slot that is not 32 bytes', 'eth_call', [{ to: TO }, 'latest', { [A]: { stateDiff: { '0x1': word(1) } } }], /param 2 \(stateOverride\).*0x1/],
   ['state and stateDiff together', 'eth_call', [{ to: TO }, 'latest', { [A]: { state: {}, stateDiff: {} } }], /param 2 \(stateOverride\) at stateOverride\.0x8ba1.*: state and stateDiff are both set/],
+  // The gas cap (RPC_GAS_CAP, 50,000,000 here) is ours: refused before any node read, also by the methods
+  // that read the nonce, the head and the chain id alongside the estimate (svc_estimateGas).
+  ['gas above the cap, svc_estimateGas with a sender', 'svc_estimateGas', [{ from: A, to: null, gas: '0xd142a561c1604' }, '0x0'], /param 0 \(transaction\): gas 3681346763101700 is above this endpoint's gas cap/],
+  ['gas above the cap, eth_estimateGas', 'eth_estimateGas', [{ from: A, to: TO, gas: '0x2faf081' }], /gas 50000001 is above this endpoint's gas cap of 50000000 \(RPC_GAS_CAP\)/],
+  ['gas above the cap, eth_call', 'eth_call', [{ to: TO, gas: '0xffffffffffffffff' }, 'latest'], /gas cap of 50000000 \(RPC_GAS_CAP\)/],
+  ['gas above the cap, debug_traceCall', 'debug_traceCall', [{ to: TO, gas: '0x2faf081' }, 'latest', { tracer: 'callTracer' }], /gas cap of 50000000/],
+  ['gas above the cap, vendor_simulateAssetChanges', 'vendor_simulateAssetChanges', [{ from: A, to: TO, gas: '0x2faf081' }], /gas cap of 50000000/],
   ['fee history of 2^64 blocks (anvil panics on it)', 'eth_feeHistory', ['0x10000000000000000', 'latest', []], /param 0 \(blockCount\)/],
   ['percentiles out of order', 'eth_feeHistory', ['0x1', 'latest', [50, 10]], /param 2 \(rewardPercentiles\) at rewardPercentiles\.1: 10 is below 50/],
   ['bytes that are not a signed transaction', 'eth_sendRawTransaction', ['0x01'], /param 0 \(signedTransaction\): not a signed transaction/],
