@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { RpcError, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
-import { counter, histogram } from '../common/metrics.js';
+import { slotCounter, slotHistogram } from '../common/metric-slots.js';
 import type { RpcContext, RpcMethod } from './context.js';
 import { RpcCodes, toWireError, type WireError } from './errors.js';
 import { compileParamChecks, type ParamChecks } from './param-checks.js';
@@ -15,7 +15,7 @@ import { RawJson } from './upstream/raw-json.js';
 interface Served {
   handler: RpcMethod['handler'];
   params: ParamChecks;
-  /** Bound once (prom-client hashes the labels on every labelled call). */
+  /** Bound once: a slot each (metric-slots.ts), so a call's metrics are two additions. */
   ok: { inc(): void };
   duration: { observe(seconds: number): void };
 }
@@ -38,8 +38,8 @@ export class Dispatcher implements CallTarget {
     private readonly logger: Logger,
   ) {
     this.metrics = {
-      calls: counter(metrics, 'l2stack_rpc_calls_total', 'JSON-RPC calls by method and outcome (ok or the error code)', ['method', 'outcome']),
-      duration: histogram(metrics, 'l2stack_rpc_call_duration_seconds', 'Time to answer one JSON-RPC call', ['method'], [
+      calls: slotCounter(metrics, 'l2stack_rpc_calls_total', 'JSON-RPC calls by method and outcome (ok or the error code)', ['method', 'outcome']),
+      duration: slotHistogram(metrics, 'l2stack_rpc_call_duration_seconds', 'Time to answer one JSON-RPC call', ['method'], [
         0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
       ]),
     };
@@ -48,7 +48,7 @@ export class Dispatcher implements CallTarget {
       const params = checks.get(m.name);
       if (!params) throw new Error(`handler ${m.name} matches no method of specs/rpc.openrpc.json`);
       if (this.served.has(m.name)) throw new Error(`handler ${m.name} is registered twice`);
-      this.served.set(m.name, { handler: m.handler, params, ok: this.metrics.calls.labels(m.name, 'ok'), duration: this.metrics.duration.labels(m.name) });
+      this.served.set(m.name, { handler: m.handler, params, ok: this.metrics.calls.child(m.name, 'ok'), duration: this.metrics.duration.child(m.name) });
     }
     const missing = [...checks.keys()].filter((name) => !this.served.has(name));
     if (missing.length > 0) throw new Error(`no handler for ${missing.join(', ')} (specs/rpc.openrpc.json)`);
@@ -76,8 +76,8 @@ export class Dispatcher implements CallTarget {
       served.duration.observe(seconds);
     } else {
       const label = this.isServed(method) ? method : 'other';
-      this.metrics.calls.inc({ method: label, outcome: 'error' in out ? String(out.error.code) : 'ok' });
-      this.metrics.duration.observe({ method: label }, seconds);
+      this.metrics.calls.inc([label, 'error' in out ? String(out.error.code) : 'ok']);
+      this.metrics.duration.observe([label], seconds);
     }
     return out;
   }

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { clientAddress } from '../common/http/client-address.js';
 import type { Logger } from '../common/log.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
-import { counter } from '../common/metrics.js';
+import { slotCounter } from '../common/metric-slots.js';
 import type { CallTarget } from './types.js';
 import { errorBody, handleBody, type Reply } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
@@ -103,10 +103,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
 type Send = (req: IncomingMessage, res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => void;
 
 function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => string[]): Send {
-  const http = counter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
-  const ok = http.labels({ status: '200' });
+  const http = slotCounter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
+  const ok = http.child('200');
   return (req, res, status, text, headers) => {
-    (status === 200 ? ok : http.labels({ status: String(status) })).inc();
+    if (status === 200) ok.inc();
+    else http.inc([String(status)]);
     // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
     // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
     const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
