@@ -59,7 +59,7 @@ export function slotHistogram(registry: Registry, name: string, help: string, la
         let cumulative = 0;
         for (let i = 0; i <= bounds.length; i++) {
           cumulative += slot.counts[i]!;
-          values.push({ labels: { ...slot.labels, le: i < bounds.length ? bounds[i]! : '+Inf' }, value: cumulative, metricName: `${name}_bucket` });
+          values.push({ labels: { le: i < bounds.length ? bounds[i]! : '+Inf', ...slot.labels }, value: cumulative, metricName: `${name}_bucket` });
         }
         values.push({ labels: slot.labels, value: slot.sum, metricName: `${name}_sum` });
         values.push({ labels: slot.labels, value: slot.count, metricName: `${name}_count` });
