@@ -5,6 +5,7 @@ import type { StatusChange } from '../db/transitions.js';
 import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
+import { Sweep } from './sweep.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
 
@@ -142,8 +143,10 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
  * message, so claiming needs no further lookups.
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
+  const sweep = new Sweep(ctx.config.maxFetchMessagesFromDb);
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const page = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const { batch: rows, more } = sweep.next(page);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // A finalization covers a range of blocks: one lookup serves every message of the range.
     const known: FinalizationRow[] = [];
@@ -189,6 +192,6 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
     // One statement for every message anchored this tick.
     await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED');
     if (firstError) throw firstError;
-    return false;
+    return more;
   };
 }
