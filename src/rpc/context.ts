@@ -7,7 +7,7 @@ import type { BundlerClient } from './upstream/bundler-client.js';
 import type { AnswerCache } from './cache/answer-cache.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RawJson } from './upstream/raw-json.js';
-import type { CallScope, MethodAnswer, MethodParams, MethodResult } from './types.js';
+import type { Awaitable, CallScope, MethodAnswer, MethodParams, MethodResult } from './types.js';
 import type { RpcMethodName } from '../../generated/rpc/methods.js';
 
 /*
@@ -28,14 +28,14 @@ export interface RpcContext {
 }
 
 /** A handler typed by the spec: a result shape the spec does not allow fails `npm run typecheck`. */
-export type MethodHandler<N extends RpcMethodName> = (ctx: RpcContext, params: MethodParams<N>, call: CallScope) => Promise<MethodAnswer<N>>;
+export type MethodHandler<N extends RpcMethodName> = (ctx: RpcContext, params: MethodParams<N>, call: CallScope) => Awaitable<MethodAnswer<N>>;
 
 /** A served method as the dispatcher holds it: one list of every method, so the types are erased here. */
 export interface RpcMethod {
   /** Exactly the method name in specs/rpc.openrpc.json. */
   name: RpcMethodName;
   /** Receives the positional params after the spec validated them. */
-  handler(ctx: RpcContext, params: readonly unknown[], call: CallScope): Promise<unknown>;
+  handler(ctx: RpcContext, params: readonly unknown[], call: CallScope): Awaitable<unknown>;
 }
 
 /**
@@ -54,19 +54,17 @@ export const defineMethod = <N extends RpcMethodName>(name: N, handler: MethodHa
  * it. Reads come from the answer cache when they cannot have changed; writes are never cached and never
  * resent (pool.ts).
  */
-export async function upstreamAnswer<N extends RpcMethodName>(
+export function upstreamAnswer<N extends RpcMethodName>(
   ctx: RpcContext,
   name: N,
   params: readonly unknown[],
   call: CallScope,
   options: { write?: boolean; blockAt?: number; uncached?: boolean } = {},
-): Promise<RawJson<MethodResult<N>>> {
+): Awaitable<RawJson<MethodResult<N>>> {
   const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
-  const raw =
-    options.write || options.uncached
-      ? await ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget })
-      : await cachedRequest(ctx, name, filled, call.budget);
-  return raw as RawJson<MethodResult<N>>;
+  // A cache hit is answered now, without a promise (types.ts, Awaitable).
+  const raw = options.write || options.uncached ? ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget }) : cachedRequest(ctx, name, filled, call.budget);
+  return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
 /**

@@ -8,7 +8,7 @@ import { compileParamChecks, type ParamChecks } from './param-checks.js';
 import { checkParamRules } from './params/rules.js';
 import { responseTooLarge, type ResponseBudget } from './response-budget.js';
 import type { RpcSpec } from './spec.js';
-import type { CallResult, CallScope, CallTarget } from './types.js';
+import type { Awaitable, CallResult, CallScope, CallTarget } from './types.js';
 import { RawJson } from './upstream/raw-json.js';
 
 /** A served method, resolved once at start: its handler, its compiled param checks, its metric children. */
@@ -59,17 +59,30 @@ export class Dispatcher implements CallTarget {
     return method === 'rpc.discover' || this.served.has(method);
   }
 
-  async call(method: string, params: unknown, scope: CallScope = {}): Promise<CallResult> {
+  /** A promise only when the handler waits on something (the node, the database); else the answer now. */
+  call(method: string, params: unknown, scope: CallScope = {}): Awaitable<CallResult> {
     const started = performance.now();
     const served = this.served.get(method);
-    let out: CallResult;
+    let out: Awaitable<CallResult>;
     try {
-      out = served !== undefined ? await this.run(method, served, params, scope) : this.unserved(method, params);
+      out = served !== undefined ? this.run(method, served, params, scope) : this.unserved(method, params);
     } catch (err) {
-      this.logger.error({ err, method }, 'dispatch failed');
-      out = { error: toWireError(err) };
+      out = this.failed(method, err);
     }
-    out = chargeAnswer(out, scope.budget);
+    if (out instanceof Promise) {
+      return out.catch((err: unknown) => this.failed(method, err)).then((o) => this.finish(method, served, o, scope, started));
+    }
+    return this.finish(method, served, out, scope, started);
+  }
+
+  private failed(method: string, err: unknown): CallResult {
+    this.logger.error({ err, method }, 'dispatch failed');
+    return { error: toWireError(err) };
+  }
+
+  /** The answer charged to the reply's budget, and the call's metrics. */
+  private finish(method: string, served: Served | undefined, answer: CallResult, scope: CallScope, started: number): CallResult {
+    const out = chargeAnswer(answer, scope.budget);
     const seconds = (performance.now() - started) / 1000;
     if (served !== undefined && !('error' in out)) {
       served.ok.inc();
@@ -83,7 +96,7 @@ export class Dispatcher implements CallTarget {
   }
 
   /** A served method: params by position, each valid by its schema and the rules, then the handler. */
-  private async run(method: string, served: Served, params: unknown, scope: CallScope): Promise<CallResult> {
+  private run(method: string, served: Served, params: unknown, scope: CallScope): Awaitable<CallResult> {
     if (params !== undefined && !Array.isArray(params)) {
       return { error: { code: RpcCodes.InvalidParams, message: `invalid params: ${method} takes its params by position (a JSON array), got an object` } };
     }
@@ -95,14 +108,16 @@ export class Dispatcher implements CallTarget {
     }
     const invalid = served.params.check(list);
     if (invalid) return { error: toWireError(invalid) };
+    let result: Awaitable<unknown>;
     try {
       // Each param has passed its schema; the rules across members come next.
       checkParamRules(method, names, list);
-      const result = await served.handler(this.ctx, list, scope);
-      return { result: result === undefined ? null : result };
+      result = served.handler(this.ctx, list, scope);
     } catch (err) {
       return { error: this.handlerError(method, err) };
     }
+    if (!(result instanceof Promise)) return answered(result);
+    return result.then(answered, (err: unknown): CallResult => ({ error: this.handlerError(method, err) }));
   }
 
   /** rpc.discover, or a method the spec does not have. */
@@ -120,6 +135,8 @@ export class Dispatcher implements CallTarget {
     return toWireError(err);
   }
 }
+
+const answered = (result: unknown): CallResult => ({ result: result === undefined ? null : result });
 
 /** Counts one call's answer against the reply's budget: the answer, or the -32005 error replacing it. */
 function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): CallResult {

@@ -1,5 +1,5 @@
 import { RpcCodes, type WireError } from './errors.js';
-import type { CallResult, CallTarget } from './types.js';
+import { andThen, type Awaitable, type CallResult, type CallTarget } from './types.js';
 import type { ResponseBudget } from './response-budget.js';
 import { scanBody } from './raw-ids.js';
 import type { RateDecision, RateLimiter } from './ratelimit.js';
@@ -110,16 +110,17 @@ export interface EnvelopeOptions {
   client?: string;
   /** The byte budget of this reply (response-budget.ts). */
   budget?: ResponseBudget;
-  /** Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to wait. */
+  /** Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to wait. A memory bucket answers now. */
   limiter: Pick<RateLimiter, 'take'>;
 }
 
 /**
  * JSON-RPC 2.0 envelope handling for one HTTP body: parse errors, invalid requests, notifications,
  * ordered batches and the batch limit are decided here, before any method runs. HTTP status is 200 for
- * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent.
+ * every JSON-RPC answer except rate limiting (429); 204 when only notifications were sent. A single call
+ * answered without waiting (the head, a cache hit) is answered now, not through a promise (types.ts, Awaitable).
  */
-export async function handleBody(text: string, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
+export function handleBody(text: string, dispatcher: CallTarget, options: EnvelopeOptions): Awaitable<HttpAnswer> {
   // Measured on the raw text before anything walks the value (JSON.parse does not recurse; what follows does),
   // in the one pass that also keeps the numeric ids as written.
   const maxDepth = options.maxJsonDepth ?? 64;
@@ -133,15 +134,17 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
   }
   const batch = Array.isArray(parsed);
   if (!batch) return handleSingle(scan.numericIds[0], parsed, tooDeep, maxDepth, dispatcher, options);
-  const items = parsed as unknown[];
-  if (batch && items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
+  return handleBatch(parsed as unknown[], scan.numericIds, tooDeep, maxDepth, dispatcher, options);
+}
+
+async function handleBatch(items: unknown[], raws: (string | undefined)[], tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
+  if (items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
   if (items.length > options.maxBatch) {
     return {
       status: 200,
       body: errorBody(RpcCodes.InvalidRequest, `invalid request: a batch may hold at most ${options.maxBatch} calls (RPC_MAX_BATCH), this one has ${items.length}`, { limit: options.maxBatch, received: items.length }),
     };
   }
-  const raws = scan.numericIds;
   const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]));
 
   const decision = await options.limiter.take(options.client ?? '', items.length);
@@ -161,16 +164,18 @@ export async function handleBody(text: string, dispatcher: CallTarget, options: 
  * One call that is not a batch (nearly every request): the same steps as a batch of one, without the
  * arrays, the Promise.all and the join a batch needs.
  */
-async function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
+function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Awaitable<HttpAnswer> {
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
-  const decision = await options.limiter.take(options.client ?? '', 1);
-  if (!decision.ok) {
-    const error = rateLimitError(decision);
-    return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
-  }
-  const reply = await answer(entry, dispatcher, options);
-  return reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply };
+  return andThen(options.limiter.take(options.client ?? '', 1), (decision) => {
+    if (!decision.ok) {
+      const error = rateLimitError(decision);
+      return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
+    }
+    return andThen(answer(entry, dispatcher, options), singleAnswer);
+  });
 }
+
+const singleAnswer = (reply: Reply | undefined): HttpAnswer => (reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply });
 
 function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireError {
   return {
@@ -181,13 +186,13 @@ function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireErr
 }
 
 /** The encoded answer to one entry; undefined for a notification. */
-async function answer(e: Entry, dispatcher: CallTarget, options: EnvelopeOptions): Promise<Reply | undefined> {
+function answer(e: Entry, dispatcher: CallTarget, options: EnvelopeOptions): Awaitable<Reply | undefined> {
   if (e.invalid !== undefined) {
     const error: WireError = { code: RpcCodes.InvalidRequest, message: `invalid request: ${e.invalid}` };
     if (e.invalidData !== undefined) error.data = e.invalidData;
     return encodeError(e.idText ?? 'null', error);
   }
   if (e.refused !== undefined) return e.idText === undefined ? undefined : encodeError(e.idText, e.refused);
-  const out = await dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget });
-  return e.idText === undefined ? undefined : encode(e.idText, out);
+  const idText = e.idText;
+  return andThen(dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget }), (out) => (idText === undefined ? undefined : encode(idText, out)));
 }

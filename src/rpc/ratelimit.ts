@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
+import type { Awaitable } from './types.js';
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
 
@@ -12,7 +13,8 @@ export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number
  * costs 4 more units at the default 10 ms per unit, one cut at the 5 s budget 500.
  */
 export interface RateLimiter {
-  take(client: string, cost: number): Promise<RateDecision>;
+  /** A decision now (the memory bucket) or once the shared bucket answered (PostgreSQL). */
+  take(client: string, cost: number): Awaitable<RateDecision>;
   /** Debits units already consumed (the size of an answer sent); never refuses. */
   charge(client: string, cost: number): Promise<void>;
 }
@@ -46,7 +48,7 @@ function refused(s: RateLimitSettings, tokens: number, cost: number): RateDecisi
 export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep(): void } {
   const buckets = new Map<string, { tokens: number; at: number }>();
   return {
-    async take(client, cost) {
+    take(client, cost) {
       if (s.perSecond === 0) return allow;
       const now = performance.now();
       const b = buckets.get(client) ?? { tokens: s.burst, at: now };

@@ -5,7 +5,7 @@ import { clientAddress } from '../common/http/client-address.js';
 import type { Logger } from '../common/log.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
 import { slotCounter } from '../common/metric-slots.js';
-import type { CallTarget } from './types.js';
+import { andThen, type Awaitable, type CallTarget } from './types.js';
 import { errorBody, handleBody, type Reply } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
 import { RpcCodes } from './errors.js';
@@ -72,30 +72,38 @@ const publicReadiness = (readiness: (view: ReadinessView) => Promise<Check[]>) =
 export const createRpcOperatorApp = (o: Pick<RpcAppOptions, 'metrics' | 'readiness'>): RequestListener =>
   operatorListener({ metrics: o.metrics, readiness: () => o.readiness('operator') });
 
-/** Reads the body up to `limit` bytes; undefined when it is larger (the caller answers 413). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+/**
+ * Reads the body up to `limit` bytes and hands it to `done` (undefined when it is larger: the caller answers
+ * 413) in the stream's own event, not through a promise (types.ts, Awaitable); `failed` on a stream error.
+ */
+function readBody(req: IncomingMessage, limit: number, done: (text: string | undefined) => void, failed: (err: unknown) => void): void {
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      // A small body comes in one chunk: decoded as it is, without a copy.
-      if (!over) resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
-    });
-    req.on('error', reject);
+  if (Number.isFinite(declared) && declared > limit) return done(undefined);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Once the body is handed on (or refused), a later stream error is the client's leaving, not a failure.
+  let settled = false;
+  req.on('data', (c: Buffer) => {
+    if (settled) return;
+    size += c.length;
+    if (size > limit) {
+      settled = true;
+      chunks.length = 0;
+      done(undefined);
+      return;
+    }
+    chunks.push(c);
+  });
+  req.on('end', () => {
+    if (settled) return;
+    settled = true;
+    // A small body comes in one chunk: decoded as it is, without a copy.
+    done((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+  });
+  req.on('error', (err) => {
+    if (settled) return;
+    settled = true;
+    failed(err);
   });
 }
 
@@ -126,38 +134,67 @@ function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => str
   };
 }
 
-/** POST / and /v1/<key>: the body, who sends it (its key, if any), the envelope, the reply's charge, the reply. */
-function postHandler(o: RpcAppOptions, send: Send): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+type PostHandler = (req: IncomingMessage, res: ServerResponse, failed: (err: unknown) => void) => void;
+
+/**
+ * POST / and /v1/<key>: the body, who sends it (its key, if any), the envelope, the reply's charge, the reply.
+ * An anonymous call answered without waiting (the head, a cache hit) is written in the body's own `end`
+ * event; `failed` gets anything thrown or rejected on the way.
+ */
+function postHandler(o: RpcAppOptions, send: Send): PostHandler {
   const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
   const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
-  return async (req, res) => {
-    const text = await readBody(req, o.maxBodyBytes);
+
+  const reply = (req: IncomingMessage, res: ServerResponse, text: string, client: string, limiter: RateLimiter, target: CallTarget): Awaitable<void> => {
+    const budget = new ResponseBudget(maxResponseBytes);
+    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter }), (answer) => {
+      // Charged before the reply leaves, so this client's next request already sees the cost of this one.
+      const extra = replyCost(budget, costs);
+      if (extra === 0) return send(req, res, answer.status, answer.body, answer.headers);
+      return limiter
+        .charge(client, extra)
+        .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
+        .then(() => send(req, res, answer.status, answer.body, answer.headers));
+    });
+  };
+
+  /** A request naming a key: the key's lookup (access.ts), then its client, limiter and allow-list. */
+  const replyWithKey = async (req: IncomingMessage, res: ServerResponse, text: string, address: string, access: KeyAccess): Promise<void> => {
+    const decision = await access.resolve(req, address);
+    if (!decision.ok) {
+      const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
+      send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
+      return;
+    }
+    const { client, limiter, allowed, keyId } = decision.access;
+    await reply(req, res, text, client, limiter, allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher);
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, text: string | undefined): Awaitable<void> => {
     if (text === undefined) {
       send(req, res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
       return;
     }
-    let client = clientAddress(req, o.trustedProxyHops);
-    let limiter = o.limiter;
-    let target: CallTarget = o.dispatcher;
+    const address = clientAddress(req, o.trustedProxyHops);
     // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
-    if (o.access && requestKey(req).kind !== 'none') {
-      const decision = await o.access.resolve(req, client);
-      if (!decision.ok) {
-        const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
-        send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
-        return;
-      }
-      ({ client, limiter } = decision.access);
-      const { allowed, keyId } = decision.access;
-      if (allowed) target = allowListCalls(allowed, keyId!, o.dispatcher);
-    }
-    const budget = new ResponseBudget(maxResponseBytes);
-    const answer = await handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter });
-    // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-    const extra = replyCost(budget, costs);
-    if (extra > 0) await limiter.charge(client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
-    send(req, res, answer.status, answer.body, answer.headers);
+    if (o.access && requestKey(req).kind !== 'none') return replyWithKey(req, res, text, address, o.access);
+    return reply(req, res, text, address, o.limiter, o.dispatcher);
   };
+
+  return (req, res, failed) =>
+    readBody(
+      req,
+      o.maxBodyBytes,
+      (text) => {
+        try {
+          const done = respond(req, res, text);
+          if (done instanceof Promise) done.catch(failed);
+        } catch (err) {
+          failed(err);
+        }
+      },
+      failed,
+    );
 }
 
 /** Everything but POST /: CORS preflight, the operator routes (unless on their own port), JSON 404/405. */
@@ -204,7 +241,7 @@ export function createRpcApp(o: RpcAppOptions): RequestListener {
   const handlePost = postHandler(o, replySender(o, cors));
   return (req, res) => {
     if (req.method === 'POST' && isRpcPath(req.url)) {
-      handlePost(req, res).catch((err: unknown) => {
+      handlePost(req, res, (err: unknown) => {
         o.logger.error({ err }, 'request failed');
         if (!res.headersSent) {
           res.statusCode = 500;

@@ -8,6 +8,18 @@ import type { WireError } from './errors.js';
 import type { ResponseBudget } from './response-budget.js';
 import type { RawJson } from './upstream/raw-json.js';
 
+/**
+ * A value now, or a promise of it. The hot path (a head-served or cached call) is answered without an await
+ * where nothing waits: each await costs a microtask, a promise and its garbage, ~0.5 µs per level, and a small
+ * call went through eight of them (docs/figures.md, "The hot path without awaits").
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/** `next` applied to `value` now when it is a value, once it settles when it is a promise. */
+export function andThen<T, U>(value: Awaitable<T>, next: (v: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
+
 /** One call's outcome as the envelope encodes it: a result (parsed, or the node's text as RawJson) or an error object. */
 export type CallResult = { result: unknown } | { error: WireError };
 
@@ -34,7 +46,7 @@ export interface CallScope {
  * allow-list, a socket's scope). The envelope knows nothing else of what answers.
  */
 export interface CallTarget {
-  call(method: string, params: unknown, scope?: CallScope): Promise<CallResult>;
+  call(method: string, params: unknown, scope?: CallScope): Awaitable<CallResult>;
 }
 
 /** Positional params of method N as specs/rpc.openrpc.json declares them (a labelled tuple). */

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
-import { counter, gauge } from '../../common/metrics.js';
+import { gauge } from '../../common/metrics.js';
+import { slotCounter } from '../../common/metric-slots.js';
 import { LARGE_ANSWER_CHARS, type RawJson } from '../upstream/raw-json.js';
 
 /** How long an answer stays true: for good, or until the head moves (any new block or reorg). */
@@ -32,9 +33,10 @@ export class AnswerCache {
     readonly maxBytes: number,
     metrics: Registry,
   ) {
-    const lookups = counter(metrics, 'l2stack_rpc_cache_lookups_total', 'Answer cache lookups by outcome (hit or miss)', ['outcome']);
-    this.hit = lookups.labels('hit');
-    this.miss = lookups.labels('miss');
+    // Slots (metric-slots.ts): a lookup is on the path of every cached call.
+    const lookups = slotCounter(metrics, 'l2stack_rpc_cache_lookups_total', 'Answer cache lookups by outcome (hit or miss)', ['outcome']);
+    this.hit = lookups.child('hit');
+    this.miss = lookups.child('miss');
     this.size = gauge(metrics, 'l2stack_rpc_cache_bytes', 'Bytes held by the answer cache (RPC_CACHE_BYTES bounds it)');
   }
 

@@ -2,21 +2,22 @@ import type { ResponseBudget } from '../response-budget.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { RawJson } from '../upstream/raw-json.js';
 import type { AnswerCache } from './answer-cache.js';
+import type { Awaitable } from '../types.js';
 import { answerLifetime, lifetimeOf } from './policy.js';
 
 /**
  * A pass-through read served from the answer cache when the answer cannot have changed (policy.ts),
  * else from the upstream, keeping the answer when it may be kept. An answer fetched while the head moved
  * is not kept at `head` lifetime: it may belong to either head. `fetch`: how a miss asks the node (the
- * compute gate for calls that execute, evm-bounds.ts).
+ * compute gate for calls that execute, evm-bounds.ts). A hit is answered now, not through a promise.
  */
-export async function cachedRequest(
+export function cachedRequest(
   ctx: { cache: AnswerCache; upstream: UpstreamPool },
   method: string,
   params: readonly unknown[],
   budget: ResponseBudget | undefined,
   fetch: (method: string, params: readonly unknown[]) => Promise<RawJson> = (m, p) => ctx.upstream.requestRaw(m, p, { budget }),
-): Promise<RawJson> {
+): Awaitable<RawJson> {
   const { cache, upstream } = ctx;
   if (!cache.enabled) return fetch(method, params);
   const tracker = upstream.tracker;
@@ -26,9 +27,10 @@ export async function cachedRequest(
   const hit = cache.get(key);
   if (hit) return hit;
   const version = tracker.version;
-  const answer = await fetch(method, params);
-  const live = upstream.headIsLive;
-  const lifetime = answerLifetime(decided, answer, tracker, live);
-  if (lifetime === 'final' || (lifetime === 'head' && live && tracker.version === version)) cache.set(key, answer, lifetime);
-  return answer;
+  return fetch(method, params).then((answer) => {
+    const live = upstream.headIsLive;
+    const lifetime = answerLifetime(decided, answer, tracker, live);
+    if (lifetime === 'final' || (lifetime === 'head' && live && tracker.version === version)) cache.set(key, answer, lifetime);
+    return answer;
+  });
 }
