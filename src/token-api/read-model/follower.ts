@@ -31,18 +31,16 @@ type Unsubscribe = () => Promise<void>;
 /**
  * Subscribes to the schema's change notifications (the database's listen: a dedicated PostgreSQL
  * connection, or PGlite's in-process listen, whose one connection is the writer's too, so the indexer's
- * commits notify this process directly). After a lost connection is back, one load picks up what changed
- * while it was gone.
+ * commits notify this process directly). Each time LISTEN holds, the first time too, one load picks up
+ * what changed before: on PostgreSQL it holds only some time after db.listen has returned, often after
+ * the first load, and a change committed in between would otherwise wait for the fallback poll (a replica
+ * started while the indexer writes served it pollMs late).
  */
 async function subscribe(options: FollowOptions, onNotify: () => void): Promise<Unsubscribe> {
   const { db, schema, logger } = options;
-  let lost = false;
   return db.listen(READ_MODEL_CHANNEL, (payload) => payload === schema && onNotify(), {
     logger,
-    onListening: (listening) => {
-      if (!listening) lost = true;
-      else if (lost) onNotify();
-    },
+    onListening: (listening) => listening && onNotify(),
   });
 }
 
@@ -93,7 +91,8 @@ export async function followReadModel(options: FollowOptions): Promise<ReadModel
   };
   const kick = () => void load().catch(() => undefined);
 
-  // Subscribe first: a change committed during the first load then still triggers a load after it.
+  // Subscribe first: a change committed during the first load then still triggers a load after it (a
+  // notification, or the load once LISTEN holds).
   const unsubscribe = await subscribe(options, kick);
   for (let attempt = 0; ; attempt++) {
     try {
