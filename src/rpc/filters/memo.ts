@@ -84,6 +84,11 @@ export class FilterMemo {
     }
   }
 
+  /** Whether a poll of this filter is in flight in this process. */
+  polling(id: string): boolean {
+    return this.polls.has(id);
+  }
+
   /**
    * Runs `poll` after every poll of the same filter this process started before it. Two polls of one
    * filter at once would both fetch the same entries and race for the compare-and-set, and the loser

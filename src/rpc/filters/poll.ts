@@ -1,6 +1,6 @@
 import { RpcError } from '../../common/errors.js';
 import { upstreamCall, type RpcContext } from '../context.js';
-import type { MethodAnswer, MethodResult } from '../types.js';
+import type { Awaitable, MethodAnswer, MethodResult } from '../types.js';
 import { RpcCodes } from '../errors.js';
 import { currentHead, logsOf, resultCapError } from '../logs.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
@@ -33,9 +33,29 @@ const NOTHING: Changes = new RawJson<BlockHashes>('[]');
  * read. With new blocks: one node call (eth_getLogs, or none for block filters whose hashes the tracker
  * remembers) and one compare-and-set.
  */
-export function pollFilterChanges(ctx: RpcContext, id: string): Promise<Changes> {
+export function pollFilterChanges(ctx: RpcContext, id: string): Awaitable<Changes> {
   const key = id.toLowerCase();
+  // The commonest poll of all (nothing new since the last one) is answered now: the same decision as
+  // poll() makes for a filter the memo knows at a live head, without its promises.
+  if (!ctx.filters.memo.polling(key) && nothingDue(ctx, key)) return NOTHING;
   return ctx.filters.memo.oneAtATime(key, () => poll(ctx, id, key));
+}
+
+/** Whether a filter this process knows is past the live head: nothing is due, no read of any kind needed. */
+function nothingDue(ctx: RpcContext, key: string): boolean {
+  const head = ctx.upstream.tracker.head?.number;
+  if (head === undefined || !ctx.upstream.headIsLive) return false;
+  const f = ctx.filters.memo.get(key);
+  if (f === undefined || f.kind === 'pending') return false;
+  return f.kind === 'block' ? f.nextBlock > head : logRange(f, head) === undefined;
+}
+
+/** The blocks a log filter is due from its cursor to the head (within its own from/to), or undefined when none. */
+function logRange(f: KnownFilter, head: bigint): { lower: bigint; upper: bigint } | undefined {
+  const c = f.criteria;
+  const lower = c.fromBlock !== undefined && c.fromBlock !== 'latest' ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock)) : f.nextBlock;
+  const upper = c.toBlock !== undefined && c.toBlock !== 'latest' ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock)) : head;
+  return lower <= upper ? { lower, upper } : undefined;
 }
 
 async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> {
@@ -61,9 +81,9 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
       }
     } else {
       const c = f.criteria;
-      const lower = c.fromBlock !== undefined && c.fromBlock !== 'latest' ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock)) : f.nextBlock;
-      const upper = c.toBlock !== undefined && c.toBlock !== 'latest' ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock)) : head;
-      if (lower <= upper) {
+      const range = logRange(f, head);
+      if (range !== undefined) {
+        const { lower, upper } = range;
         let to = min(upper, lower + BigInt(ctx.config.maxLogsBlockRange) - 1n);
         for (;;) {
           const query: Filter = { fromBlock: hex(lower), toBlock: hex(to) };
