@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { clientAddress } from '../common/http/client-address.js';
+import { rawHeader } from '../common/http/raw-header.js';
 import type { Logger } from '../common/log.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
 import { slotCounter } from '../common/metric-slots.js';
@@ -77,7 +78,7 @@ export const createRpcOperatorApp = (o: Pick<RpcAppOptions, 'metrics' | 'readine
  * 413) in the stream's own event, not through a promise (types.ts, Awaitable); `failed` on a stream error.
  */
 function readBody(req: IncomingMessage, limit: number, done: (text: string | undefined) => void, failed: (err: unknown) => void): void {
-  const declared = Number(req.headers['content-length'] ?? NaN);
+  const declared = Number(rawHeader(req, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) return done(undefined);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -119,7 +120,7 @@ function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => str
     // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
     // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
     const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
-    const flat = cors(req.headers.origin).slice();
+    const flat = cors(rawHeader(req, 'origin')).slice();
     if (body !== undefined) {
       const length = typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? body.reduce((n, c) => n + c.length, 0) : body.length;
       flat.push('content-type', JSON_TYPE, 'content-length', String(length));
