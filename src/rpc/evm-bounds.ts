@@ -2,7 +2,7 @@ import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallObject } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RpcContext } from './context.js';
-import type { CallScope, MethodResult } from './types.js';
+import type { Awaitable, CallScope, MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
 import type { RpcMethodName } from '../../generated/rpc/methods.js';
 
@@ -43,19 +43,20 @@ export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'para
  * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
  * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
  */
-export async function computeAnswer<N extends RpcMethodName>(
+export function computeAnswer<N extends RpcMethodName>(
   ctx: RpcContext,
   name: N,
   params: readonly unknown[],
   scope: CallScope,
   options: { callAt?: number; blockAt?: number } = {},
-): Promise<RawJson<MethodResult<N>>> {
+): Awaitable<RawJson<MethodResult<N>>> {
   const callAt = options.callAt ?? 0;
   const bounded = [...params];
   bounded[callAt] = capGas(params[callAt] as CallObject, ctx.config.evm.gasCap, `param ${callAt} (transaction)`);
   if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
-  const raw = await cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget }));
-  return raw as RawJson<MethodResult<N>>;
+  // A cached answer is answered now (types.ts, Awaitable); a refusal of capGas is thrown to the dispatcher.
+  const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget }));
+  return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
 /** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
