@@ -544,8 +544,13 @@ export interface components {
             parameters?: components["schemas"]["PricingParameters"];
             /** @description The pools that made the price, deepest first. */
             sources: components["schemas"]["PoolSource"][];
-            /** @description The pools left out, deepest first, each with its `reason`. */
+            /** @description The pools left out, deepest first, each with its `reason`: at most the 50 deepest (anyone can open thin pools of a token for little money, so their number has no natural bound); `excludedCount` is how many there were. */
             excluded: components["schemas"]["PoolSource"][];
+            /**
+             * @description How many pools were left out, listed in `excluded` or not.
+             * @example 1
+             */
+            excludedCount: number;
         };
         /** @description The indexer's settings when it made the price (environment variables in parentheses). Absent from `PriceSources` when no explanation is recorded (`basis` `none` or `unrecorded`). */
         PricingParameters: {

@@ -96,6 +96,7 @@ describe('price manipulation on the devnet DEX', () => {
     expect(byPool(s.sources)[pools.deep]!.route).toEqual([w.tokens.USDS]);
     expect(s.sources.reduce((sum, x) => sum + x.weight * x.spotPrice, 0)).toBeCloseTo(baseline, 12);
     expect(s.excluded).toEqual([expect.objectContaining({ pool: pools.thin, reason: 'belowMinLiquidity', weight: 0 })]);
+    expect(s.excludedCount).toBe(1);
     // confidence = depth × agreement × freshness, each recomputable from the answer.
     expect(s.parameters).toEqual({ minLiquidityUsd: 5_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 });
     expect(s.factors!.depth).toBe(1); // $280k used against a $100k reference
@@ -237,7 +238,7 @@ describe('stale pools', () => {
       expect(s.price).toBeCloseTo(s.sources[0]!.spotPrice, 12);
       // Stablecoins are pegged, with full confidence and nothing to list.
       const usds = (await expectSpecResponse('getTokenPriceSources', await fetch(`${other.url}/tokens/${w.tokens.USDS}/price-sources`))) as Sources;
-      expect(usds).toMatchObject({ price: 1, basis: 'peg', confidence: 1, factors: null, sources: [], excluded: [] });
+      expect(usds).toMatchObject({ price: 1, basis: 'peg', confidence: 1, factors: null, sources: [], excluded: [], excludedCount: 0 });
     } finally {
       await other.close();
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judge, weightedMedian, type Candidate } from '../../src/token-api/indexer/sources.js';
+import { MAX_EXCLUDED_LISTED, storedExplanation } from '../../src/token-api/read-model/sources-json.js';
 
 /** The rules of getTokenPriceSources on hand-made pools: the edges the devnet tests do not reach. */
 const settings = { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 3_600, referenceLiquidityUsd: 100_000 };
@@ -42,5 +43,19 @@ describe('price sources rules', () => {
     expect(j.price).toBe(2);
     expect(reasons(j)).toEqual({ thin: 'belowMinLiquidity' });
     expect(j.used[0]!.weight).toBe(1);
+  });
+});
+
+describe('price sources answer bounds', () => {
+  it('behavior: an explanation lists the 50 deepest pools left out and counts them all, so a flood of thin pools cannot grow it', () => {
+    const thin = Array.from({ length: 5_000 }, (_, i) => pool(`thin${String(i).padStart(4, '0')}`, 9, 1 + i / 10));
+    const j = judge([pool('deep', 2, 100_000), ...thin], T, settings)!;
+    expect(j.price).toBe(2);
+    const stored = storedExplanation(j.price, { ...j, basis: 'pools' }, settings);
+    expect(stored.excluded).toHaveLength(MAX_EXCLUDED_LISTED);
+    expect(stored.excludedCount).toBe(5_000);
+    // Deepest first: the last thin pool holds the most.
+    expect(stored.excluded[0]!.pool).toBe('thin4999');
+    expect(JSON.stringify(stored).length).toBeLessThan(40_000);
   });
 });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { HOUR_MS, windowHours } from '../read-model/series.js';
+import { storedExplanation } from '../read-model/sources-json.js';
 import type { PricingSettings } from './sources.js';
 import type { Observation } from './pricing.js';
 import type { SwapVolume } from './volumes.js';
@@ -149,7 +150,7 @@ export async function recordSources(knex: Knex, schema: string, observations: Ob
     token: o.token,
     observed_at: o.at,
     block_number: o.block ?? null,
-    detail: JSON.stringify({ price: o.price, basis: o.explained!.basis, params: settings, used: o.explained!.used, excluded: o.explained!.excluded }),
+    detail: JSON.stringify(storedExplanation(o.price, o.explained!, settings)),
   }));
   for (let i = 0; i < rows.length; i += 500) {
     await knex(`${schema}.price_sources`)

@@ -18,7 +18,21 @@ export interface StoredExplanation {
   basis: Explained['basis'];
   params: PricingSettings;
   used: Judged[];
+  /** The deepest MAX_EXCLUDED_LISTED of the pools left out. */
   excluded: Judged[];
+  /** How many were left out; absent from rows stored before the cap (then `excluded` is all of them). */
+  excludedCount?: number;
+}
+
+/**
+ * Pools left out that an explanation lists: anyone can open thin pools of a token for little money, so
+ * their number has no natural bound, and every pricing of the token stores its explanation.
+ */
+export const MAX_EXCLUDED_LISTED = 50;
+
+/** The explanation as stored: the pools left out cut to the deepest MAX_EXCLUDED_LISTED (they come deepest first), with their count. */
+export function storedExplanation(price: number, e: Explained, params: PricingSettings): StoredExplanation {
+  return { price, basis: e.basis, params, used: e.used, excluded: e.excluded.slice(0, MAX_EXCLUDED_LISTED), excludedCount: e.excluded.length };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -60,6 +74,7 @@ export function priceSources(rec: TokenRecord, stored: StoredExplanation | undef
     evaluatedAt: iso(evaluatedAt),
     sources: [],
     excluded: [],
+    excludedCount: 0,
   };
   if (rec.currentPrice === null || stored === undefined) return base;
   const { minLiquidityUsd, outlierShare, staleAfterSeconds, referenceLiquidityUsd } = stored.params;
@@ -72,6 +87,7 @@ export function priceSources(rec: TokenRecord, stored: StoredExplanation | undef
     factors,
     liquidityUsd: stored.used.reduce((s, u) => s + u.liquidityUsd, 0),
     sources: stored.used.map(poolSource),
-    excluded: stored.excluded.map(poolSource),
+    excluded: stored.excluded.slice(0, MAX_EXCLUDED_LISTED).map(poolSource),
+    excludedCount: stored.excludedCount ?? stored.excluded.length,
   };
 }
