@@ -4,6 +4,7 @@ import type { NewMessage } from '../db/repository.js';
 import { directionPrefix, type DirectionContext } from './context.js';
 import { decodeMessageSent, type MessageSentFields, type RawLog } from '../message-sent.js';
 import { FIRST_BATCH } from './sweep.js';
+import { wake } from './wake.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
 export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) => `listener:${ctx.direction}:${ctx.origin.contract}`;
@@ -121,7 +122,10 @@ export function createListener(ctx: DirectionContext) {
       throw err;
     }
     for (const m of messages) ctx.metrics.messagesSeen.inc({ direction: ctx.direction, status: m.status });
-    if (inserted > 0) ctx.logger.info({ direction: ctx.direction, from: nextFrom, to: lastBlock, stored: inserted }, 'messages stored');
+    if (inserted > 0) {
+      ctx.logger.info({ direction: ctx.direction, from: nextFrom, to: lastBlock, stored: inserted }, 'messages stored');
+      wake(ctx, ctx.direction === 'L1_TO_L2' ? 'transaction-size' : 'anchoring');
+    }
     w.logs = rest;
     w.chunk = Math.min(w.chunk * 2, MAX_STORE_CHUNK);
     nextFrom = lastBlock + 1;
