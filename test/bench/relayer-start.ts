@@ -52,6 +52,8 @@ const SENDER = 10;
 const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['database opened', 'database opened'], ['API started', 'relayer started'], ['directions started', 'direction started']];
 
 const COMPARE = process.env.BENCH_START_COMPARE;
+/** The loops' intervals (both listeners); unset: the test settings' 200 ms. The relayer's default is 4000. */
+const INTERVAL_MS = process.env.BENCH_START_INTERVAL_MS;
 
 interface Variant { label: string; migrated: boolean; history: boolean; bin?: string }
 interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number; cpuPerClaimMs: number }
@@ -122,7 +124,11 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const port = await reservePort('127.0.0.1', 0, 'relayer API');
     const env = {
       PATH: process.env.PATH ?? '', API_PORT: String(port), LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info', ...database.env,
-      ...relayerEnv(d, { L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1), L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2) }),
+      ...relayerEnv(d, {
+        L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
+        L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
+        ...(INTERVAL_MS ? { L1_LISTENER_INTERVAL: INTERVAL_MS, L2_LISTENER_INTERVAL: INTERVAL_MS } : {}),
+      }),
     };
     const url = `http://127.0.0.1:${port}`;
     const lines: string[] = [];
@@ -157,6 +163,11 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     await db.close();
     const t = (x: Date | null) => (x ? new Date(x).getTime() - spawned : NaN);
     const claimed = rows.filter((r) => r.status === 'CLAIMED_SUCCESS');
+    if (claimed.length < 2 * N) {
+      const byStatus = new Map<string, number>();
+      for (const r of rows) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+      console.log(`  not every message claimed at the stop: ${[...byStatus].map(([s, n]) => `${s} ${n}`).join(', ')}`);
+    }
     const firstClaimMs = Math.min(...rows.map((r) => t(r.claim_tx_created_at)).filter(Number.isFinite));
     const lastMs = Math.max(...claimed.map((r) => t(r.claimed_at)).filter(Number.isFinite));
     const cpuToFirstClaimMs = cpu.at(spawned + firstClaimMs);
