@@ -10,8 +10,9 @@ import { LOCK_FILE } from './pglite-lock.js';
  * against 1.2 s for loading the same empty cluster from a tarball: most of a relayer's first start, and of
  * every in-memory database (`l2stack dev`, tests). The first new database of a PGlite version is made by
  * initdb and saved, before anything is written to it, as node_modules/.cache/l2stack/pglite-<version>.tar.gz;
- * every later one loads that file. Where node_modules is not writable (the container image) nothing is saved
- * and every new database runs initdb, as before.
+ * every later one loads that file. Where node_modules is not writable nothing is saved and every new database
+ * runs initdb, as before; the container image saves it at build time (docker/Dockerfile runs `migrate` on an
+ * in-memory database before it drops root).
  */
 export interface PgliteStart {
   /** The empty cluster to load instead of running initdb. */
