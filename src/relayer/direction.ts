@@ -12,7 +12,6 @@ import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
 import { createListener } from './pipeline/listener.js';
 import { runLoop } from './pipeline/loop.js';
-import { Wake, type Stage } from './pipeline/wake.js';
 import { createReceiptPersister } from './pipeline/persister.js';
 import { createResimulationProcessor } from './pipeline/resimulation.js';
 import { createStuckWatcher } from './pipeline/stuck.js';
@@ -69,7 +68,6 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
     const ctx: DirectionContext = {
       direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
       origin, originConfig, destination, destinationConfig, repo: run.repo, metrics: run.metrics, logger: logger.child({ direction: d }), sender: senders[0]!, senders, health: h, signal: s, funds,
-      wakes: { 'transaction-size': new Wake(), anchoring: new Wake(), claiming: new Wake() },
     };
     logger.info({ direction: d, signer: signers[0]!.address, signers: signers.map((sg: TxSigner) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
     await Promise.all(startLoops(run, ctx, s));
@@ -82,7 +80,7 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
 function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal): Promise<void>[] {
   const d = ctx.direction;
   const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
-    runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick, wake: ctx.wakes?.[name as Stage] });
+    runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick });
   const di = ctx.destinationConfig.listener;
   const loops = [loop('listener', ctx.originConfig.listener.intervalMs, createListener(ctx))];
   if (d === 'L1_TO_L2') {

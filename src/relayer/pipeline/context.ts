@@ -6,7 +6,6 @@ import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../sender.js';
 import type { SignerFunds } from '../funds.js';
-import type { Stage, Wake } from './wake.js';
 
 /** Everything one direction's processors share. */
 export interface DirectionContext {
@@ -32,8 +31,6 @@ export interface DirectionContext {
   funds?: SignerFunds[];
   /** Aborted when the direction stops (shutdown, lost leadership): no new claim is started after it. */
   signal?: AbortSignal;
-  /** The loops of the stages, rung when a stage hands the next one messages (wake.ts); absent: loops pause their interval. */
-  wakes?: Partial<Record<Stage, Wake>>;
 }
 
 /** L1_L2 / L2_L1: the prefix of this direction's variables, for messages to operators. */

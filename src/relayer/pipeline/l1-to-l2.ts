@@ -11,7 +11,6 @@ import { claimFeeRecipient, claimTarget, type DirectionContext } from './context
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
 import { Sweep } from './sweep.js';
-import { wake } from './wake.js';
 
 /** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
 export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
@@ -29,7 +28,7 @@ export function createSizeProcessor(ctx: DirectionContext) {
     const page = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const { batch: rows, more } = sweep.next(page);
     const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
-    if ((await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED')).size > 0) wake(ctx, 'anchoring');
+    await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
     return more || page.length === ctx.config.maxFetchMessagesFromDb;
   };
 }
@@ -137,7 +136,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
       else if (r.value === 2) claimed.push({ id: m.id, patch: { claimed_at: now } });
     }
     // One statement per outcome for the whole tick.
-    if ((await ctx.repo.transitionMany(anchored, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED')).size > 0) wake(ctx, 'claiming');
+    await ctx.repo.transitionMany(anchored, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED');
     await ctx.repo.transitionMany(claimed, ['TRANSACTION_SIZE_COMPUTED'], 'CLAIMED_SUCCESS', 'already claimed on L2; no transaction sent');
     if (firstError) throw firstError;
     return more;

@@ -6,7 +6,6 @@ import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
 import { Sweep } from './sweep.js';
-import { wake } from './wake.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
 
@@ -72,10 +71,7 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
       }
     }
     await ctx.repo.storeFinalizations(rows, { name: cursorName, lastBlock: to });
-    if (rows.length > 0) {
-      ctx.logger.debug({ count: rows.length, l1Block: to }, 'finalizations indexed');
-      wake(ctx, 'anchoring');
-    }
+    if (rows.length > 0) ctx.logger.debug({ count: rows.length, l1Block: to }, 'finalizations indexed');
     nextFrom = to + 1;
     return to < safe;
   };
@@ -194,7 +190,7 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
       }
     }
     // One statement for every message anchored this tick.
-    if ((await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED')).size > 0) wake(ctx, 'claiming');
+    await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED');
     if (firstError) throw firstError;
     return more;
   };

@@ -4,7 +4,6 @@ import type { NewMessage } from '../db/repository.js';
 import { directionPrefix, type DirectionContext } from './context.js';
 import { decodeMessageSent, type MessageSentFields, type RawLog } from '../message-sent.js';
 import { FIRST_BATCH } from './sweep.js';
-import { wake } from './wake.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
 export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) => `listener:${ctx.direction}:${ctx.origin.contract}`;
@@ -122,10 +121,7 @@ export function createListener(ctx: DirectionContext) {
       throw err;
     }
     for (const m of messages) ctx.metrics.messagesSeen.inc({ direction: ctx.direction, status: m.status });
-    if (inserted > 0) {
-      ctx.logger.info({ direction: ctx.direction, from: nextFrom, to: lastBlock, stored: inserted }, 'messages stored');
-      wake(ctx, ctx.direction === 'L1_TO_L2' ? 'transaction-size' : 'anchoring');
-    }
+    if (inserted > 0) ctx.logger.info({ direction: ctx.direction, from: nextFrom, to: lastBlock, stored: inserted }, 'messages stored');
     w.logs = rest;
     w.chunk = Math.min(w.chunk * 2, MAX_STORE_CHUNK);
     nextFrom = lastBlock + 1;

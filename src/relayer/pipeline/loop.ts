@@ -2,7 +2,6 @@ import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
 import { errorMessage } from '../../common/errors.js';
 import type { RelayerMetrics } from '../metrics.js';
-import type { Wake } from './wake.js';
 
 /**
  * How long a loop may work from the rows of its last read while nothing was written since (see
@@ -19,8 +18,6 @@ export interface LoopOptions {
   metrics: RelayerMetrics;
   /** One iteration; resolves true when there is more work right away (no pause before the next). */
   tick: () => Promise<boolean>;
-  /** Ends the pause early when the stage before hands this loop work (wake.ts). */
-  wake?: Wake;
 }
 
 /**
@@ -44,6 +41,6 @@ export async function runLoop(o: LoopOptions): Promise<void> {
       if (failures === 1) o.logger.warn({ err, poller: o.name }, `${o.name} iteration failed; retrying`);
       else o.logger.debug({ poller: o.name, failures, error: errorMessage(err) }, `${o.name} still failing`);
     }
-    if (!more && !(await (o.wake ? o.wake.pause(o.intervalMs, o.signal) : sleep(o.intervalMs, o.signal)))) break;
+    if (!more && !(await sleep(o.intervalMs, o.signal))) break;
   }
 }
