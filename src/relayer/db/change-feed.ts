@@ -9,7 +9,7 @@ const MAX_FEED_ROWS = 2_000;
 /** Orders non-negative integers given as decimal strings without leading zeros (bigint and numeric columns). */
 const compareDecimal = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 /** The pipeline's order: block, then message nonce (as the page query orders). */
-export const compareRows = (a: MessageRow, b: MessageRow) =>
+const compareRows = (a: MessageRow, b: MessageRow) =>
   compareDecimal(String(a.sent_block_number), String(b.sent_block_number)) || compareDecimal(String(a.message_nonce), String(b.message_nonce)) || compareDecimal(String(a.id), String(b.id));
 
 /**

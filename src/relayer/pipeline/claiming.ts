@@ -7,7 +7,6 @@ import { claimGasLimit, claimRules, fitRateLimit, planClaim, type ClaimDecision,
 import { claimTarget, sendersOf, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { estimateFees, type FeeEstimate } from './fees.js';
-import { Sweep } from './sweep.js';
 
 export { encodeClaim, isClaimedOnChain } from './claim-facts.js';
 
@@ -165,12 +164,10 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   const checkClaimVia = createClaimViaCheck(ctx);
   const senders = sendersOf(ctx);
   const fundsOf = ctx.funds ?? senders.map((s) => new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: s.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics }));
-  const sweep = new Sweep(ctx.config.maxFetchMessagesFromDb);
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
-    const page = await ctx.repo.dueChanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const { batch: rows, more } = sweep.next(page);
+    const rows = await ctx.repo.dueChanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (rows.length === 0) {
       for (const k of live(keys)) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;
@@ -188,6 +185,6 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     if (live(keys).length === 0) round.paused = true;
     if (round.paused) return false;
     if (round.firstError) throw round.firstError;
-    return more || page.length === ctx.config.maxFetchMessagesFromDb;
+    return rows.length === ctx.config.maxFetchMessagesFromDb;
   };
 }

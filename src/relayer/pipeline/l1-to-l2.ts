@@ -10,7 +10,6 @@ import type { StatusChange } from '../db/transitions.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
-import { Sweep } from './sweep.js';
 
 /** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
 export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
@@ -23,13 +22,11 @@ export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | '
  * signed with placeholder nonce and gas and compressed with DEFLATE, a stand-in for the chain's compressor.
  */
 export function createSizeProcessor(ctx: DirectionContext) {
-  const sweep = new Sweep(ctx.config.maxFetchMessagesFromDb);
   return async function tick(): Promise<boolean> {
-    const page = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const { batch: rows, more } = sweep.next(page);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
     await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
-    return more || page.length === ctx.config.maxFetchMessagesFromDb;
+    return rows.length === ctx.config.maxFetchMessagesFromDb;
   };
 }
 
@@ -112,10 +109,8 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     }
   }
 
-  const sweep = new Sweep(ctx.config.maxFetchMessagesFromDb);
   return async function tick(): Promise<boolean> {
-    const page = await ctx.repo.dueChanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const { batch: rows, more } = sweep.next(page);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const results = await inboxStatuses(ctx, rows.map((m) => m.message_hash));
     let firstError: unknown;
     const now = new Date();
@@ -139,6 +134,6 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     await ctx.repo.transitionMany(anchored, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED');
     await ctx.repo.transitionMany(claimed, ['TRANSACTION_SIZE_COMPUTED'], 'CLAIMED_SUCCESS', 'already claimed on L2; no transaction sent');
     if (firstError) throw firstError;
-    return more;
+    return false;
   };
 }

@@ -5,7 +5,6 @@ import type { StatusChange } from '../db/transitions.js';
 import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
-import { Sweep } from './sweep.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
 
@@ -143,10 +142,8 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
  * message, so claiming needs no further lookups.
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
-  const sweep = new Sweep(ctx.config.maxFetchMessagesFromDb);
   return async function tick(): Promise<boolean> {
-    const page = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const { batch: rows, more } = sweep.next(page);
+    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // A finalization covers a range of blocks: one lookup serves every message of the range.
     const known: FinalizationRow[] = [];
@@ -192,6 +189,6 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
     // One statement for every message anchored this tick.
     await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED');
     if (firstError) throw firstError;
-    return more;
+    return false;
   };
 }
