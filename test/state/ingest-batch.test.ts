@@ -176,7 +176,10 @@ describe('batched state ingest', () => {
     // Step errors are allowed here (a trace asked by the hash of a block the reorg removed is refused); the result must be exact.
     const errors = await follow(ing, store);
     // Replays by number in flight at the reorg see the new branch's blocks under old headers: refused, not applied.
-    if (traceMethod) expect(errors.map(String).join('\n')).toMatch(/L2 block \d+ was replaced while it was replayed/);
+    // Under load the replay can also reach the node before the new branch has that block, and anvil refuses it
+    // ("Resource not found", seen once in CI): refused as well. Either way a step failed at the reorg, and the
+    // exact comparison below is what shows nothing of the old branch was kept.
+    if (traceMethod) expect(errors.map(String).join('\n')).toMatch(/L2 block \d+ was replaced while it was replayed|Resource not found/);
     // The ingestor may have caught up with the new branch while it was still growing: follow it to its end.
     for (let i = 0; i < 600 && !fired; i++) await new Promise((r) => setTimeout(r, 50));
     expect(fired).toBe(true);
