@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import type { Common } from '../common/kernel.js';
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
-import { deferredApp } from '../common/http/deferred-app.js';
 import { listen, type RunningServer } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
+import { createRelayerApp } from './api/app.js';
 import type { Chain } from './chain.js';
 import { DEFAULT_OPERATIONS, type Direction, type RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
@@ -71,20 +71,11 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
 
   const readiness = relayerReadiness(run);
   registerReadinessGauge(common.metrics, readiness);
-  // The spec and its validators (and their modules) are built once the process has time: a restart's first claims
-  // do not wait for them, and probes and scrapes are answered meanwhile (deferred-app.ts).
-  const api = deferredApp({
-    build: async () => (await import('./api/app.js')).createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit, admin: { token: config.api.adminToken } }),
-    operator: { metrics: common.metrics, readiness },
-    logger,
-  });
   let server: RunningServer;
   try {
-    // Tests check every response against the spec, the probes' too: built before the first request.
-    if (validateResponses) await api.build();
-    server = await listen(api.handler, config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
+    const app = createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit, admin: { token: config.api.adminToken } });
+    server = await listen(app, config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
   } catch (err) {
-    api.stop();
     controller.abort();
     await Promise.allSettled(tasks);
     throw err;
@@ -95,7 +86,6 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   const stop = () =>
     (stopping ??= (async () => {
       controller.abort();
-      api.stop();
       await server.close();
       await Promise.allSettled(tasks);
       chains.l1?.provider.destroy();
