@@ -125,7 +125,8 @@ export interface MessageRecord {
 export async function records(url: string): Promise<MessageRecord[]> {
   const out: MessageRecord[] = [];
   for (let page = 1; ; page++) {
-    const body = (await (await fetch(`${url}/messages?limit=100&page=${page}`)).json()) as { data: MessageRecord[]; meta: { totalItemsCount: number } };
+    // Bounded: a request that hangs fails (and the caller's poll retries) instead of holding the test to its timeout.
+    const body = (await (await fetch(`${url}/messages?limit=100&page=${page}`, { signal: AbortSignal.timeout(15_000) })).json()) as { data: MessageRecord[]; meta: { totalItemsCount: number } };
     out.push(...body.data);
     if (out.length >= body.meta.totalItemsCount || body.data.length === 0) return out;
   }
