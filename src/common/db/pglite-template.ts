@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLITE_MEMORY } from './config.js';
 import { LOCK_FILE } from './pglite-lock.js';
@@ -51,9 +50,7 @@ export function pgliteStart(dataDir: string): PgliteStart {
   try {
     const lock = join(dataDir, LOCK_FILE);
     const ours = dataDir === PGLITE_MEMORY ? undefined : readFileSync(lock);
-    // Unzipped here by node's zlib (~80 ms for the 40 MB cluster) rather than by PGlite, which took 160-280 ms
-    // more to open from the gzip: a container's first start is timed from this.
-    return { loadDataDir: new Blob([gunzipSync(readFileSync(file))]), relock: () => ours && writeFileSync(lock, ours) };
+    return { loadDataDir: new Blob([readFileSync(file)]), relock: () => ours && writeFileSync(lock, ours) };
   } catch {
     return {};
   }
