@@ -23,20 +23,26 @@ interface Slot {
   count: number;
 }
 
-export function slotHistogram(registry: Registry, name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): SlotHistogram {
-  const existing = registry.getSingleMetric(name) as unknown as SlotHistogram | undefined;
-  if (existing) return existing;
-  const bounds = [...buckets].sort((a, b) => a - b);
-  const slots = new Map<string, Slot>();
-  const slotOf = (values: readonly string[]): Slot => {
+/** The slots of one metric by label values, each made by `make` on first use (one place for both kinds). */
+function slotTable<S>(labelNames: readonly string[], make: (labels: Record<string, string>) => S): { slots: Map<string, S>; slotOf(values: readonly string[]): S } {
+  const slots = new Map<string, S>();
+  const slotOf = (values: readonly string[]): S => {
     const key = values.join('\u0000');
     let slot = slots.get(key);
     if (!slot) {
-      slot = { labels: Object.fromEntries(labelNames.map((l, i) => [l, values[i] ?? ''])), counts: new Float64Array(bounds.length + 1), sum: 0, count: 0 };
+      slot = make(Object.fromEntries(labelNames.map((l, i) => [l, values[i] ?? ''])));
       slots.set(key, slot);
     }
     return slot;
   };
+  return { slots, slotOf };
+}
+
+export function slotHistogram(registry: Registry, name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): SlotHistogram {
+  const existing = registry.getSingleMetric(name) as unknown as SlotHistogram | undefined;
+  if (existing) return existing;
+  const bounds = [...buckets].sort((a, b) => a - b);
+  const { slots, slotOf } = slotTable(labelNames, (labels): Slot => ({ labels, counts: new Float64Array(bounds.length + 1), sum: 0, count: 0 }));
   const record = (slot: Slot, value: number) => {
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
@@ -91,16 +97,7 @@ export interface SlotCounter {
 export function slotCounter(registry: Registry, name: string, help: string, labelNames: readonly string[]): SlotCounter {
   const existing = registry.getSingleMetric(name) as unknown as SlotCounter | undefined;
   if (existing) return existing;
-  const slots = new Map<string, { labels: Record<string, string>; value: number; touched: boolean }>();
-  const slotOf = (values: readonly string[]) => {
-    const key = values.join('\u0000');
-    let slot = slots.get(key);
-    if (!slot) {
-      slot = { labels: Object.fromEntries(labelNames.map((l, i) => [l, values[i] ?? ''])), value: 0, touched: false };
-      slots.set(key, slot);
-    }
-    return slot;
-  };
+  const { slots, slotOf } = slotTable(labelNames, (labels) => ({ labels, value: 0, touched: false }));
   const add = (slot: { value: number; touched: boolean }, by: number) => {
     slot.value += by;
     slot.touched = true;
