@@ -1,4 +1,4 @@
-import { Wallet, keccak256, type JsonRpcProvider } from 'ethers';
+import { Transaction, Wallet, keccak256, type JsonRpcProvider, type TransactionRequest, type TransactionResponse } from 'ethers';
 import { createProvider } from '../../src/common/chain/provider.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 
@@ -56,4 +56,39 @@ export async function sendRawBurst(
     await Promise.all(raws.slice(Math.max(0, mined - firstNonce)).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)));
     return undefined;
   }, options.timeoutMs ?? 120_000, 1_000);
+}
+
+/**
+ * A wallet whose sendTransaction returns only once its transaction is mined, broadcasting the same signed
+ * bytes again every `resendEveryMs` while the node has no receipt, and failing after `timeoutMs` naming the
+ * transaction. Under CI's load anvil has acknowledged a send and kept nothing (see sendRawBurst); a signer
+ * that sends once (and ethers' JsonRpcSigner, which then polls for the transaction with no bound) waits for
+ * ever on it.
+ */
+export class ResendingWallet extends Wallet {
+  constructor(privateKey: string, provider: JsonRpcProvider, private readonly bounds = { resendEveryMs: 2_000, timeoutMs: 60_000 }) {
+    super(privateKey, provider);
+  }
+
+  override async sendTransaction(request: TransactionRequest): Promise<TransactionResponse> {
+    const provider = this.provider as JsonRpcProvider;
+    const populated = await this.populateTransaction(request);
+    delete populated.from;
+    const raw = await this.signTransaction(Transaction.from(populated));
+    const response = await provider.broadcastTransaction(raw);
+    const started = Date.now();
+    let sentAt = started;
+    for (;;) {
+      if (await provider.send('eth_getTransactionReceipt', [response.hash])) return response;
+      const now = Date.now();
+      if (now - started > this.bounds.timeoutMs) {
+        throw new Error(`transaction ${response.hash} (nonce ${response.nonce}) not mined after ${this.bounds.timeoutMs} ms`);
+      }
+      if (now - sentAt >= this.bounds.resendEveryMs) {
+        sentAt = now;
+        await provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined); // "already known" is fine
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }

@@ -3,7 +3,9 @@ import {
   Bytes32MetadataToken__factory, DexFactory__factory, DexPair__factory, DexRouter__factory, RevertingMetadataToken__factory, TestToken__factory,
   type DexRouter,
 } from '../../generated/contracts/types/index.js';
+import { devAccounts } from '../../src/devnet/accounts.js';
 import { TOPICS } from '../../src/token-api/indexer/abi.js';
+import { ResendingWallet } from '../helpers/chain.js';
 
 /**
  * A small DEX world on a bare anvil for indexer tests: a stablecoin, WETH, ordinary and awkward tokens,
@@ -30,7 +32,8 @@ export interface World {
 const MAX = 2n ** 256n - 1n;
 
 export async function buildWorld(provider: JsonRpcProvider): Promise<World> {
-  const deployer = await provider.getSigner(0);
+  // Signs locally and sends again while unmined: anvil under load has dropped an acknowledged send.
+  const deployer = new ResendingWallet(devAccounts(1)[0]!.privateKey, provider);
   const owner = await deployer.getAddress();
   const deploy = async (p: Promise<{ waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>) => {
     const c = await p;
