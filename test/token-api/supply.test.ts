@@ -5,6 +5,8 @@ import { createProvider } from '../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { formatDecimal } from '../../src/token-api/decimal.js';
 import { addr, expectSpecResponse, startTestApi, type TestApi } from './helpers.js';
+import { devAccounts } from '../../src/devnet/accounts.js';
+import { ResendingWallet } from '../helpers/chain.js';
 
 /**
  * The supply endpoints against a real chain: totalSupply() of the native token and the balances of the
@@ -22,7 +24,7 @@ const INITIAL = parseEther('1000000000') + 1n;
 beforeAll(async () => {
   anvil = await startAnvil({ port: 0, chainId: 31_337 });
   const provider = createProvider(anvil.url, 31_337);
-  const deployer = await provider.getSigner(0);
+  const deployer = new ResendingWallet(devAccounts(1)[0]!.privateKey, provider);
   token = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), INITIAL);
   await token.waitForDeployment();
   native = (await token.getAddress()).toLowerCase();
