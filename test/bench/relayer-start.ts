@@ -23,7 +23,9 @@
  * appends every process's output there (BENCH_START_LOG_LEVEL, default info); BENCH_START_FRESH=0 skips the fresh run.
  * BENCH_START_COMPARE=<another checkout's bin/l2stack.js> (e.g. an older commit unpacked with `git archive`, its
  * node_modules linked to this one's) adds that command's fresh run and, each round, its restart with history,
- * interleaved with ours: a before/after under the same load.
+ * interleaved with ours: a before/after under the same load. BENCH_START_COMPARE_ENV="NAME=value …" gives the
+ * compared runs those variables too (alone, it compares this checkout with itself under them, e.g.
+ * DATABASE_PGLITE_SHARED_BUFFERS_MB=128).
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -51,11 +53,14 @@ const SENDER = 10;
 /** Log lines whose time the timeline prints (the last such line): [label, text the line contains]. */
 const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['database opened', 'database opened'], ['API started', 'relayer started'], ['directions started', 'direction started']];
 
-const COMPARE = process.env.BENCH_START_COMPARE;
+const COMPARE_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_START_COMPARE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? BIN : undefined);
 /** The loops' intervals (both listeners); unset: the test settings' 200 ms. The relayer's default is 4000. */
 const INTERVAL_MS = process.env.BENCH_START_INTERVAL_MS;
 
-interface Variant { label: string; migrated: boolean; history: boolean; bin?: string }
+interface Variant { label: string; migrated: boolean; history: boolean; bin?: string; env?: Record<string, string>; compared?: boolean }
 interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number; cpuPerClaimMs: number }
 
 /**
@@ -123,7 +128,7 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     if (variant.migrated) await prepare(database.config, variant.history);
     const port = await reservePort('127.0.0.1', 0, 'relayer API');
     const env = {
-      PATH: process.env.PATH ?? '', API_PORT: String(port), LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info', ...database.env,
+      PATH: process.env.PATH ?? '', API_PORT: String(port), LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info', ...database.env, ...variant.env,
       ...relayerEnv(d, {
         L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
         L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
@@ -211,13 +216,13 @@ export async function main(): Promise<void> {
   try {
     console.log(`${N} messages each way sent before the relayer starts; database ${db.client.kind}; ${ROUNDS} rounds of history on/off; load average ${loadavg()}`);
     const results: RunResult[] = [];
-    const compared = (v: Variant): Variant[] => (COMPARE ? [v, { ...v, label: `compared: ${v.label}`, bin: COMPARE }] : [v]);
+    const compared = (v: Variant): Variant[] => (COMPARE ? [v, { ...v, label: `compared: ${v.label}`, bin: COMPARE, env: COMPARE_ENV, compared: true }] : [v]);
     if (FRESH) for (const v of compared({ label: 'fresh database', migrated: false, history: true })) results.push(await run(d, db.client, v));
     for (let r = 0; r < ROUNDS; r++) {
       for (const v of [...compared({ label: 'restart, history on', migrated: true, history: true }), { label: 'restart, history off', migrated: true, history: false }]) results.push(await run(d, db.client, v));
     }
-    summarize(results.filter((x) => !x.variant.bin), db.client.kind);
-    if (COMPARE) summarize(results.filter((x) => x.variant.bin), `${db.client.kind}, compared: ${COMPARE}`);
+    summarize(results.filter((x) => !x.variant.compared), db.client.kind);
+    if (COMPARE) summarize(results.filter((x) => x.variant.compared), `${db.client.kind}, compared: ${COMPARE} ${process.env.BENCH_START_COMPARE_ENV ?? ''}`);
   } finally {
     await d.stop();
     await db.close();

@@ -79,7 +79,13 @@ describe('parseEnv', () => {
 
 describe('database config', () => {
   it('behavior: no DATABASE_HOST selects embedded PGlite', () => {
-    expect(loadDatabaseConfig({})).toEqual({ kind: 'pglite', dataDir: undefined });
+    expect(loadDatabaseConfig({})).toEqual({ kind: 'pglite', dataDir: undefined, sharedBuffersMb: 16 });
+  });
+
+  it('error: DATABASE_PGLITE_SHARED_BUFFERS_MB outside 1-1024 is named', () => {
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '64' })).toMatchObject({ kind: 'pglite', sharedBuffersMb: 64 });
+    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '0' })).toThrow(/DATABASE_PGLITE_SHARED_BUFFERS_MB: expected an integer from 1 to 1024/);
+    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '16MB' })).toThrow(/DATABASE_PGLITE_SHARED_BUFFERS_MB/);
   });
 
   it('behavior: DATABASE_HOST selects Postgres; SSL settings only when DATABASE_SSL is true', () => {

@@ -56,9 +56,9 @@ describe('PGlite directory lock', () => {
 
 describe('embedded database location', () => {
   it('behavior: DATABASE_PGLITE_DIR unset leaves the choice to the command; memory:// is memory; a path is made absolute', () => {
-    expect(loadDatabaseConfig({})).toEqual({ kind: 'pglite', dataDir: undefined });
-    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'memory://' })).toEqual({ kind: 'pglite', dataDir: PGLITE_MEMORY });
-    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'x/y' })).toEqual({ kind: 'pglite', dataDir: join(process.cwd(), 'x/y') });
+    expect(loadDatabaseConfig({})).toEqual({ kind: 'pglite', dataDir: undefined, sharedBuffersMb: 16 });
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'memory://' })).toEqual({ kind: 'pglite', dataDir: PGLITE_MEMORY, sharedBuffersMb: 16 });
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'x/y' })).toEqual({ kind: 'pglite', dataDir: join(process.cwd(), 'x/y'), sharedBuffersMb: 16 });
     expect(defaultPgliteDir('relayer')).toBe(join(process.cwd(), '.l2stack', 'pglite', 'relayer'));
     expect(describeDatabase({ kind: 'pglite', dataDir: undefined })).toBe('embedded PGlite in memory');
     expect(describeDatabase({ kind: 'pglite', dataDir: undefined }, '/d')).toBe('embedded PGlite in /d');

@@ -36,3 +36,18 @@ describe('a new embedded database from the saved empty cluster', () => {
     await reopened.close();
   });
 });
+
+describe('PGlite settings', () => {
+  it('behavior: shared_buffers is DATABASE_PGLITE_SHARED_BUFFERS_MB (default 16 MB, not PostgreSQL\'s 128 MB)', async () => {
+    const setting = async (db: Awaited<ReturnType<typeof createDbClient>>) =>
+      ((await db.knex.raw("select current_setting('shared_buffers') as v")) as { rows: { v: string }[] }).rows[0]!.v;
+    const byDefault = await createDbClient({ kind: 'pglite', dataDir: undefined });
+    const chosen = await createDbClient({ kind: 'pglite', dataDir: undefined, sharedBuffersMb: 48 });
+    try {
+      expect(await setting(byDefault)).toBe('16MB');
+      expect(await setting(chosen)).toBe('48MB');
+    } finally {
+      await Promise.all([byDefault.close(), chosen.close()]);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
-import { PGLITE_MEMORY, describeDatabase, type DatabaseConfig } from './config.js';
+import { PGLITE_MEMORY, PGLITE_SHARED_BUFFERS_MB, describeDatabase, type DatabaseConfig } from './config.js';
 import { lockPgliteDir } from './pglite-lock.js';
 import { startPgliteMaintenance, type PgliteMaintenance } from './pglite-maintenance.js';
 import { dropTemplate, pgliteStart, saveTemplate } from './pglite-template.js';
@@ -73,7 +73,12 @@ export async function createDbClient(
       const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
       // Options object form: `new PGlite(undefined, options)` silently ignores the options.
       const start = pgliteStart(dataDir);
-      const pglite = new PGlite({ dataDir, loadDataDir: start.loadDataDir, parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v } });
+      const pglite = new PGlite({
+        dataDir,
+        loadDataDir: start.loadDataDir,
+        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${config.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB}MB`],
+        parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v },
+      });
       await pglite.waitReady.catch((err: unknown) => {
         if (start.loadDataDir) dropTemplate();
         throw err;

@@ -4,6 +4,9 @@ import { env, parseEnv } from '../config/env.js';
 /** DATABASE_PGLITE_DIR value for an embedded database in memory, gone when the process ends (PGlite's own spelling). */
 export const PGLITE_MEMORY = 'memory://';
 
+/** DATABASE_PGLITE_SHARED_BUFFERS_MB's default. */
+export const PGLITE_SHARED_BUFFERS_MB = 16;
+
 /** The DATABASE_* variables (interface area C, shared by every service). */
 export const databaseEnv = {
   DATABASE_HOST: env.string(),
@@ -19,6 +22,12 @@ export const databaseEnv = {
    * (`.l2stack/pglite/<command>` for services, memory for `l2stack dev`/`devnet`); `memory://` = in memory.
    */
   DATABASE_PGLITE_DIR: env.string(),
+  /**
+   * Ours: PGlite's shared_buffers in MB. Postgres' default (128) cost ~0.5 s at every open here (its buffer
+   * pool is set up in WebAssembly, ~4 ms per MB) for a working set that is a few MB; a page outside the pool
+   * is one read from the page cache (or memory) away.
+   */
+  DATABASE_PGLITE_SHARED_BUFFERS_MB: env.integer({ min: 1, max: 1024, default: PGLITE_SHARED_BUFFERS_MB }),
 };
 
 export type DatabaseConfig =
@@ -26,6 +35,8 @@ export type DatabaseConfig =
       kind: 'pglite';
       /** An absolute directory, PGLITE_MEMORY, or undefined: not chosen, the opener's default applies. */
       dataDir: string | undefined;
+      /** DATABASE_PGLITE_SHARED_BUFFERS_MB; undefined: PGLITE_SHARED_BUFFERS_MB. */
+      sharedBuffersMb?: number;
     }
   | {
       kind: 'postgres';
@@ -42,7 +53,9 @@ type DatabaseValues = ReturnType<typeof parseEnv<typeof databaseEnv>>['values'];
 
 /** The one place that picks the database kind; everything downstream branches on `kind`. */
 export function databaseConfigFrom(values: DatabaseValues): DatabaseConfig {
-  if (values.DATABASE_HOST === undefined) return { kind: 'pglite', dataDir: pgliteDir(values.DATABASE_PGLITE_DIR) };
+  if (values.DATABASE_HOST === undefined) {
+    return { kind: 'pglite', dataDir: pgliteDir(values.DATABASE_PGLITE_DIR), sharedBuffersMb: values.DATABASE_PGLITE_SHARED_BUFFERS_MB };
+  }
   return {
     kind: 'postgres',
     host: values.DATABASE_HOST,
