@@ -39,6 +39,13 @@ describe('l2stack CLI', () => {
     expect(r.stderr).toContain('unknown command "frobnicate"');
   });
 
+  it('behavior: migrate takes several services and migrates each (in one database when DATABASE_PGLITE_DIR names it)', () => {
+    const r = spawnSync(process.execPath, [bin, 'migrate', 'relayer', 'rpc'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, DATABASE_HOST: '', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'info' } });
+    expect(r.status, r.stderr).toBe(0);
+    const migrated = r.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { service?: string }).service).filter(Boolean);
+    expect(migrated).toEqual(['relayer', 'rpc']);
+  });
+
   it('error: migrate of an unknown service exits 2 naming it', () => {
     const r = run('migrate', 'nosuch');
     expect(r.status).toBe(2);

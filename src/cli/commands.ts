@@ -25,7 +25,7 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'migrate',
-    summary: 'apply database migrations (all services, or one)',
+    summary: 'apply database migrations (all services, or the ones named)',
     load: async () => (await import('./migrate.js')).migrateCommand,
   },
   {

@@ -11,9 +11,9 @@ import { createLogger } from '../common/log.js';
 const COMMAND_OF_SCHEMA: Record<string, string> = { state: 'rpc' };
 
 export const migrateCommand: CommandBody = {
-  usage: '[service]',
-  maxPositionals: 1,
-  optionHelp: [`service: one of ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none yet)'}`],
+  usage: '[service ...]',
+  maxPositionals: Object.keys(SERVICE_SCHEMAS).length,
+  optionHelp: [`service: one or more of ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none yet)'}`],
   async run({ positionals }) {
     const names = positionals.length > 0 ? positionals : Object.keys(SERVICE_SCHEMAS);
     for (const name of names) {

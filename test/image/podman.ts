@@ -85,6 +85,8 @@ function npmCache(): string | undefined {
  */
 export async function buildTarget(target: string, tag: string): Promise<Result> {
   const cache = npmCache();
+  // A failed build must not leave an older image under the tag for the tests after it to run.
+  await podman(['untag', tag], 60_000).catch(() => undefined);
   const args = ['build', '--format', 'docker', '--pull=never', '--jobs', '2', ...(cache ? ['--volume', `${cache}:/root/.npm`] : []), '-f', 'docker/Dockerfile', '--target', target, '-t', tag, '.'];
   return podman(args, 600_000);
 }

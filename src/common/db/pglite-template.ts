@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PGLITE_MEMORY } from './config.js';
 import { LOCK_FILE } from './pglite-lock.js';
+import { l2stackCacheDir } from '../cache-dir.js';
 
 /**
  * A new embedded database starts from a copy of an empty one. PGlite's initdb (WebAssembly) took 5.5 s of CPU,
@@ -28,14 +28,12 @@ export interface PgliteStart {
 }
 
 function templateFile(): string | undefined {
+  const dir = l2stackCacheDir();
+  if (!dir) return undefined;
   try {
-    const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
-    const marker = '/node_modules/@electric-sql/pglite/';
-    const at = entry.lastIndexOf(marker);
-    if (at < 0) return undefined;
-    const modules = entry.slice(0, at + '/node_modules'.length);
-    const { version } = JSON.parse(readFileSync(join(modules, '@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
-    return join(modules, '.cache', 'l2stack', `pglite-${version}.tar.gz`);
+    // The cache is node_modules/.cache/l2stack, so the package's own package.json is two levels up from it.
+    const { version } = JSON.parse(readFileSync(join(dir, '..', '..', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string };
+    return join(dir, `pglite-${version}.tar.gz`);
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { parseYamlCached } from './spec-cache.js';
 
 export interface OpenApiOperation {
   operationId: string;
@@ -21,7 +21,7 @@ export function specPath(name: string): string {
 }
 
 export function loadOpenApi(name: string): OpenApiDocument {
-  return parse(readFileSync(specPath(name), 'utf8')) as OpenApiDocument;
+  return parseYamlCached(name, readFileSync(specPath(name), 'utf8')) as OpenApiDocument;
 }
 
 /**
