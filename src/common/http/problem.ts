@@ -18,9 +18,16 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
-export function sendProblem(res: Response, problem: Omit<Problem, 'type' | 'title'> & { title?: string; type?: string }): void {
+type ProblemInput = Omit<Problem, 'type' | 'title'> & { title?: string; type?: string };
+
+/** The problem+json text of `problem`, its title from the status unless given (for raw node:http answers too). */
+export function problemText(problem: ProblemInput): string {
   const body: Problem = { type: 'about:blank', title: problem.title ?? TITLES[problem.status] ?? 'Error', ...problem };
-  res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
+  return JSON.stringify(body);
+}
+
+export function sendProblem(res: Response, problem: ProblemInput): void {
+  res.status(problem.status).type('application/problem+json').send(problemText(problem));
 }
 
 interface ValidatorError {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { problemText } from '../../common/http/problem.js';
 
 export interface DeferredApiOptions {
   /** Builds the API (loads express, the validator and the spec, compiles the validators): ~0.75 s of CPU. */
@@ -23,10 +24,10 @@ export interface DeferredApi {
   cancel(): void;
 }
 
+// operator.ts's livenessHandler answers the same; it is not imported here because that module loads express.
 const LIVE_BODY = JSON.stringify({ status: 'ok' });
-const problem = (status: number, title: string, detail: string) => ({ status, body: JSON.stringify({ type: 'about:blank', title, status, detail }) });
-const FAILED = problem(500, 'Internal Server Error', 'the relayer API could not be built');
-const STOPPING = problem(503, 'Service Unavailable', 'the relayer is stopping');
+const FAILED = { status: 500, body: problemText({ status: 500, detail: 'the relayer API could not be built' }) };
+const STOPPING = { status: 503, body: problemText({ status: 503, detail: 'the relayer is stopping' }) };
 
 /**
  * The relayer's API built once the start's first round of work is out of the way. Building it took ~0.75 s of
