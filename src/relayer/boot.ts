@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { sleep } from '../common/shutdown.js';
 import { connectChain, rawRpc, type Chain } from './chain.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
-import { runDirection, type RelayerRun } from './direction.js';
+import { directionSigners, runDirection, type RelayerRun } from './direction.js';
 
 /** The chains a relayer connected to (destroyed on stop) and how to report that it cannot run at all. */
 export interface BootHooks {
@@ -27,10 +27,17 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   Object.assign(hooks.chains, { l1, l2 });
   // Before any direction starts: a database of other chains holds signed claims, nonces and cursors that must
   // never reach these chains (a reset testnet keeps its contract addresses and often its chain id).
-  const identities = await Promise.all([l1, l2].map((c) => chainIdentity(run, c)));
+  const identitiesRead = Promise.all([l1, l2].map((c) => chainIdentity(run, c)));
+  // The signers are made while the chains answer (their requests are written first, in this turn's ticks): a
+  // local key's first use builds the curve's signing tables, ~0.1 s of CPU that was on the way to the first claim,
+  // and a remote signer or KMS is asked for its address over the network. A failure is reported by its direction.
+  await new Promise((resolve) => setImmediate(resolve));
+  const signers = new Map(run.enabled.map((d) => [d, directionSigners(run.config, d)]));
+  for (const made of signers.values()) made.catch(() => undefined);
+  const identities = await identitiesRead;
   if (identities.some((i) => i === undefined)) return;
   if (!(await pinChains(run, identities as ChainIdentity[], hooks.fail))) return;
-  await Promise.all(run.enabled.map((d) => runDirection(run, d, l1, l2).catch((err) => {
+  await Promise.all(run.enabled.map((d) => runDirection(run, d, l1, l2, signers.get(d)).catch((err) => {
     run.health[d]!.state = `stopped: ${(err as Error).message}`;
     logger.error({ err, direction: d }, 'direction stopped');
   })));

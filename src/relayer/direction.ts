@@ -3,6 +3,7 @@ import { acquireLeadership } from '../common/db/lock.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
 import type { Direction, OperationsConfig, RelayerConfig } from './config.js';
+import type { MessageStatus } from './db/migrations.js';
 import type { RelayerRepository } from './db/repository.js';
 import { SignerFunds } from './funds.js';
 import type { RelayerMetrics } from './metrics.js';
@@ -12,6 +13,7 @@ import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
 import { createListener } from './pipeline/listener.js';
 import { runLoop } from './pipeline/loop.js';
+import { Waker } from './pipeline/waker.js';
 import { createReceiptPersister } from './pipeline/persister.js';
 import { createResimulationProcessor } from './pipeline/resimulation.js';
 import { createStuckWatcher } from './pipeline/stuck.js';
@@ -46,16 +48,24 @@ export interface RelayerRun {
 }
 
 /**
- * One direction for as long as the relayer runs: its signers, then, each time this instance holds the
+ * The signers of a direction (claims go to its destination): the primary first, then the extra keys
+ * (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.
+ */
+export function directionSigners(config: RelayerConfig, d: Direction): Promise<TxSigner[]> {
+  const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
+  return Promise.all([destinationConfig.signer!, ...destinationConfig.extraSigners].map((sc) => createSigner(sc)));
+}
+
+/**
+ * One direction for as long as the relayer runs: its signers (`made`, or made here), then, each time this instance holds the
  * direction's leadership lock, its loops until they stop (shutdown, or the lock lost: then it waits for the
  * lock again).
  */
-export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2: Chain): Promise<void> {
+export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2: Chain, made: Promise<TxSigner[]> = directionSigners(run.config, d)): Promise<void> {
   const { config, logger, signal } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
   const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
-  // The primary signer first, then the extra keys (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.
-  const signers = await Promise.all([destinationConfig.signer!, ...destinationConfig.extraSigners].map((sc) => createSigner(sc)));
+  const signers = await made;
   const h = run.health[d]!;
   const funds = (run.funds[d] = signers.map((sg) => new SignerFunds({ direction: d, chain: destination, address: sg.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics: run.metrics })));
   while (!signal.aborted) {
@@ -79,16 +89,28 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
 /** The direction's loops, each at its own interval: listener, anchoring, claiming, receipts, re-simulation, stuck. */
 function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal): Promise<void>[] {
   const d = ctx.direction;
-  const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>) =>
-    runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick });
+  // The loops that read messages of a status are woken when this process moves messages into it (waker.ts).
+  const wakers = new Map<MessageStatus, Waker[]>();
+  const unsubscribe = run.repo.onEntered((status) => {
+    for (const w of wakers.get(status) ?? []) w.wake();
+  });
+  signal.addEventListener('abort', unsubscribe, { once: true });
+  const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>, wakeOn: readonly MessageStatus[] = []) => {
+    const waker = new Waker();
+    for (const status of wakeOn) wakers.set(status, [...(wakers.get(status) ?? []), waker]);
+    return runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick, waker });
+  };
   const di = ctx.destinationConfig.listener;
   const loops = [loop('listener', ctx.originConfig.listener.intervalMs, createListener(ctx))];
   if (d === 'L1_TO_L2') {
-    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx)), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx)));
+    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx), ['SENT']), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx), ['TRANSACTION_SIZE_COMPUTED']));
   } else {
-    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx)));
+    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx), ['SENT']));
   }
-  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx)), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+  // Claiming wakes on ANCHORED only: FEE_UNDERPRICED is entered by claiming itself, and a claim given back after a
+  // failed broadcast is retried at the next interval on purpose. Receipts are not woken by new claims: they are
+  // looked for at RECEIPT_POLLING_INTERVAL whatever happens.
+  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx), ['ANCHORED']), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
   // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
   if (run.ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
   // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.

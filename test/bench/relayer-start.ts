@@ -38,6 +38,7 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { RELAYER_SCHEMA, relayerMigrations } from '../../src/relayer/index.js';
 import { reservePort } from '../../src/devnet/anvil.js';
+import { rawRpc } from '../../src/relayer/chain.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
 import { loadavg } from './relayer-profile.js';
 import { allAnchored, openBenchDb, retried, sendMany, sleep } from './_relayer-backlog.js';
@@ -57,6 +58,9 @@ const COMPARE_ENV: Record<string, string> = Object.fromEntries(
   (process.env.BENCH_START_COMPARE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? BIN : undefined);
+/** How long a run may take to resolve every claim (BENCH_START_DEADLINE_S, default 300) before it is stopped and the stall described. */
+const DEADLINE_MS = Number(process.env.BENCH_START_DEADLINE_S ?? 300) * 1_000;
+
 /** The loops' intervals (both listeners); unset: the test settings' 200 ms. The relayer's default is 4000. */
 const INTERVAL_MS = process.env.BENCH_START_INTERVAL_MS;
 
@@ -152,8 +156,9 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
       }
       await sleep(20);
     }
-    const deadline = Date.now() + 300_000;
+    const deadline = Date.now() + DEADLINE_MS;
     while (child.exitCode === null && Date.now() < deadline && (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N) await sleep(250);
+    const stalled = (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N;
     child.kill('SIGTERM');
     const code = await exited;
     cpu.stop();
@@ -165,8 +170,16 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     }).join(', ');
     const db = await createDbClient(database.config);
     const rows = (await db.knex(`${RELAYER_SCHEMA}.message`).select('status', 'claim_tx_created_at', 'claimed_at')) as { status: string; claim_tx_created_at: Date | null; claimed_at: Date | null }[];
+    if (stalled) await describeStall(db, env);
+    // When each direction first reached each status (the history's times): where the first round's time goes.
+    const reached = variant.history
+      ? ((await db.knex.raw(
+          `select m.direction, h.status, min(h.at) as first from ${RELAYER_SCHEMA}.message_status_history h join ${RELAYER_SCHEMA}.message m on m.id = h.message_id group by 1, 2 order by 3`,
+        )) as { rows: { direction: string; status: string; first: Date }[] }).rows
+      : [];
     await db.close();
     const t = (x: Date | null) => (x ? new Date(x).getTime() - spawned : NaN);
+    const stages = reached.map((r) => `${r.direction === 'L1_TO_L2' ? 'L1→L2' : 'L2→L1'} ${r.status} ${t(r.first)} ms`).join(', ');
     const claimed = rows.filter((r) => r.status === 'CLAIMED_SUCCESS');
     if (claimed.length < 2 * N) {
       const byStatus = new Map<string, number>();
@@ -182,11 +195,37 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const result = { variant, liveMs, firstClaimMs, lastMs, claims: claimed.length, fromStart: (1000 * claimed.length) / lastMs, steady: (1000 * claimed.length) / (lastMs - firstClaimMs), marks, cpuToFirstClaimMs, cpuPerClaimMs };
     console.log(
       `${variant.label.padEnd(28)} start→live ${liveMs} ms, start→first claim ${firstClaimMs} ms (CPU ${cpuToFirstClaimMs} ms), last receipt ${lastMs} ms; ${claimed.length}/${2 * N} claimed; ` +
-        `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s (CPU ${cpuPerClaimMs.toFixed(2)} ms per claim); load average ${load}\n  timeline: ${marks}`,
+        `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s (CPU ${cpuPerClaimMs.toFixed(2)} ms per claim); load average ${load}\n  timeline: ${marks}${stages ? `\n  first reached (message history): ${stages}` : ''}`,
     );
     return result;
   } finally {
     await database.drop();
+  }
+}
+
+/**
+ * What the destination node says of the lowest unmined claim of each direction when a run did not resolve every
+ * claim in time: whether it knows the transaction, the signer's latest and pending nonces, its pool's counts.
+ */
+async function describeStall(db: DbClient, env: Record<string, string>): Promise<void> {
+  const lowest = (await db.knex(`${RELAYER_SCHEMA}.message`).where({ status: 'PENDING' }).select('direction', 'claim_tx_hash', 'claim_tx_nonce', 'claim_signer', 'claim_tx_created_at').orderByRaw('claim_tx_nonce::bigint')) as { direction: string; claim_tx_hash: string; claim_tx_nonce: string; claim_signer: string; claim_tx_created_at: Date }[];
+  for (const direction of ['L1_TO_L2', 'L2_TO_L1']) {
+    const pending = lowest.filter((r) => r.direction === direction);
+    if (pending.length === 0) continue;
+    const first = pending[0]!;
+    const rpcUrl = direction === 'L1_TO_L2' ? env.L2_RPC_URL! : env.L1_RPC_URL!;
+    const ask = async (method: string, params: unknown[]) => {
+      try {
+        return JSON.stringify(await rawRpc(rpcUrl, method, params));
+      } catch (err) {
+        return `error: ${(err as Error).message}`;
+      }
+    };
+    console.log(
+      `  stalled ${direction}: ${pending.length} PENDING, lowest nonce ${first.claim_tx_nonce} (${first.claim_tx_hash}, recorded ${first.claim_tx_created_at.toISOString()}); ` +
+        `node: transaction ${(await ask('eth_getTransactionByHash', [first.claim_tx_hash])).slice(0, 160)}, latest nonce ${await ask('eth_getTransactionCount', [first.claim_signer, 'latest'])}, ` +
+        `pending nonce ${await ask('eth_getTransactionCount', [first.claim_signer, 'pending'])}, pool ${await ask('txpool_status', [])}`,
+    );
   }
 }
 

@@ -77,7 +77,7 @@ export async function applyAdminAction(
     if ('kind' in plan) return plan;
     const moved = await repo.db
       .query('relayer.admin_transition', (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor: options.actor ?? ADMIN_ACTOR }))
-      .finally(() => repo.noteWrite());
+      .finally(() => repo.noteWrite([plan.to]));
     if (moved) return { kind: 'changed', from: m.status, to: plan.to };
     const [fresh] = (await repo.findByHash(m.message_hash, m.direction)) as [MessageRow | undefined];
     if (!fresh) throw new Error(`message ${m.message_hash} (${m.direction}) disappeared during ${action}`);

@@ -31,16 +31,31 @@ export class RelayerRepository extends RelayerReads {
     this.feed = new ChangeFeed(db, schema);
   }
 
-  /** Every write through this repository (or a caller's own transaction on its tables) calls this once done. */
-  noteWrite(): void {
-    this.writes++;
+  private readonly enteredListeners = new Set<(status: MessageStatus) => void>();
+
+  /**
+   * Calls `listener` with each status a write of this process moved messages into, once the write settled (the
+   * pipeline's hand-offs: src/relayer/pipeline/waker.ts). Returns the unsubscribe.
+   */
+  onEntered(listener: (status: MessageStatus) => void): () => void {
+    this.enteredListeners.add(listener);
+    return () => this.enteredListeners.delete(listener);
   }
 
-  private async write<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Every write through this repository (or a caller's own transaction on its tables) calls this once done,
+   * naming the statuses it moved messages into.
+   */
+  noteWrite(entered: readonly MessageStatus[] = []): void {
+    this.writes++;
+    for (const status of entered) for (const listener of this.enteredListeners) listener(status);
+  }
+
+  private async write<T>(fn: () => Promise<T>, entered: readonly MessageStatus[] = []): Promise<T> {
     try {
       return await fn();
     } finally {
-      this.noteWrite();
+      this.noteWrite(entered);
     }
   }
 
@@ -53,13 +68,16 @@ export class RelayerRepository extends RelayerReads {
       await this.db.query('relayer.set_cursor', (knex) => this.setCursorIn(knex, cursor.name, cursor.lastBlock));
       return 0;
     }
-    return this.write(() => this.db.query('relayer.store_messages', (knex) =>
-      knex.transaction(async (trx) => {
-        const inserted = await enterMessages(trx, this.schema, messages, this.actor);
-        await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
-        return inserted;
-      }),
-    ));
+    return this.write(
+      () => this.db.query('relayer.store_messages', (knex) =>
+        knex.transaction(async (trx) => {
+          const inserted = await enterMessages(trx, this.schema, messages, this.actor);
+          await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
+          return inserted;
+        }),
+      ),
+      [...new Set(messages.map((m) => m.status))],
+    );
   }
 
   /** The due rows of a pipeline loop, read from the change feed (see ChangeFeed.due). */
@@ -83,13 +101,13 @@ export class RelayerRepository extends RelayerReads {
   }
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
-    return this.write(() => this.db.query('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason)));
+    return this.write(() => this.db.query('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason)), [to]);
   }
 
   /** transition() of many messages in one statement; returns the ids moved. */
   transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write(() => this.db.query('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason)));
+    return this.write(() => this.db.query('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason)), [to]);
   }
 
   /** transitionMany() in the caller's transaction (which counts its write with noteWrite once settled). */

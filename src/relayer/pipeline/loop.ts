@@ -2,6 +2,7 @@ import type { Logger } from '../../common/log.js';
 import { sleep } from '../../common/shutdown.js';
 import { errorMessage } from '../../common/errors.js';
 import type { RelayerMetrics } from '../metrics.js';
+import type { Waker } from './waker.js';
 
 /**
  * How long a loop may work from the rows of its last read while nothing was written since (see
@@ -18,11 +19,13 @@ export interface LoopOptions {
   metrics: RelayerMetrics;
   /** One iteration; resolves true when there is more work right away (no pause before the next). */
   tick: () => Promise<boolean>;
+  /** Ends the pause early when another loop hands this one work (waker.ts). */
+  waker?: Waker;
 }
 
 /**
  * A cancellable background loop: an iteration that fails is logged and counted, never fatal, and the
- * loop pauses `intervalMs` between idle iterations. Resolves once the signal aborts and the current
+ * loop pauses `intervalMs` between idle iterations (less when its waker is woken). Resolves once the signal aborts and the current
  * iteration has finished (so shutdown drains in-flight work before the database closes).
  */
 export async function runLoop(o: LoopOptions): Promise<void> {
@@ -41,6 +44,6 @@ export async function runLoop(o: LoopOptions): Promise<void> {
       if (failures === 1) o.logger.warn({ err, poller: o.name }, `${o.name} iteration failed; retrying`);
       else o.logger.debug({ poller: o.name, failures, error: errorMessage(err) }, `${o.name} still failing`);
     }
-    if (!more && !(await sleep(o.intervalMs, o.signal))) break;
+    if (!more && !(await (o.waker ? o.waker.pause(o.intervalMs, o.signal) : sleep(o.intervalMs, o.signal)))) break;
   }
 }
