@@ -21,6 +21,8 @@
  * PL/pgSQL call per history row, so both figures slightly understate the history's cost.
  * BENCH_START_CPU_PROF=<dir> runs every relayer process with --cpu-prof into that directory; BENCH_START_LOG=<file>
  * appends every process's output there (BENCH_START_LOG_LEVEL, default info); BENCH_START_FRESH=0 skips the fresh run.
+ * With the history on, each run also prints when each direction first reached each status. A run that has not
+ * resolved every claim after BENCH_START_DEADLINE_S (default 300) is stopped and its stall described (describeStall).
  * BENCH_START_COMPARE=<another checkout's bin/l2stack.js> (e.g. an older commit unpacked with `git archive`, its
  * node_modules linked to this one's) adds that command's fresh run and, each round, its restart with history,
  * interleaved with ours: a before/after under the same load. BENCH_START_COMPARE_ENV="NAME=value …" gives the
