@@ -2,6 +2,7 @@ import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../db/transitions.js';
+import { decodeMessageSent } from '../message-sent.js';
 import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
@@ -103,8 +104,8 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
       const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics: [topic], fromBlock: from, toBlock: Math.min(from + step - 1, range.to) });
       for (const log of logs) {
         if (!blocks.has(log.blockNumber) || log.removed) continue;
-        const p = ctx.origin.iface.parseLog(log)!;
-        found.push({ nonce: p.args._nonce as bigint, hash: String(p.args._messageHash).toLowerCase() });
+        const m = decodeMessageSent(log);
+        found.push({ nonce: m.nonce, hash: m.messageHash });
       }
     }
     leaves = found.sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)).map((f) => f.hash);

@@ -1,6 +1,7 @@
 import type { Log } from 'ethers';
 import { createCalldataFilter, type CalldataFilter } from '../calldata-filter.js';
 import type { NewMessage } from '../db/repository.js';
+import { decodeMessageSent } from '../message-sent.js';
 import { directionPrefix, type DirectionContext } from './context.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
@@ -35,17 +36,16 @@ export function classify(
 }
 
 export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'direction'>, log: Log) {
-  const parsed = ctx.origin.iface.parseLog(log)!;
-  const a = parsed.args;
+  const m = decodeMessageSent(log);
   return {
-    message_hash: String(a._messageHash).toLowerCase(),
+    message_hash: m.messageHash,
     direction: ctx.direction,
-    message_sender: String(a._from).toLowerCase(),
-    destination: String(a._to).toLowerCase(),
-    fee: (a._fee as bigint).toString(),
-    value: (a._value as bigint).toString(),
-    message_nonce: (a._nonce as bigint).toString(),
-    calldata: String(a._calldata).toLowerCase(),
+    message_sender: m.from,
+    destination: m.to,
+    fee: m.fee.toString(),
+    value: m.value.toString(),
+    message_nonce: m.nonce.toString(),
+    calldata: m.calldata,
     contract_address: ctx.origin.contract,
     sent_block_number: log.blockNumber,
     sent_tx_hash: log.transactionHash.toLowerCase(),
