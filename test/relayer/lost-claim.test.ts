@@ -3,6 +3,8 @@ import { id } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
 import { startTxProxy } from './tx-proxy.js';
 import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/persister.js';
+import { STRANDED_CLAIM_MS } from '../../src/relayer/pipeline/receipt-plan.js';
+import { rawRpc } from '../../src/relayer/chain.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';
 
 /**
@@ -214,5 +216,48 @@ describe('a claim transaction lost before the node', () => {
     expect(now.map((r) => [r.status, r.claim_tx_hash, r.bumps, r.retries])).toEqual(sent.map((r) => ['CLAIMED_SUCCESS', r.claim_tx_hash, 0, 1]));
     for (const r of now) expect(await claimedEvents(r.message_hash)).toBe(1);
     expect(await counted('relayer_claim_rebroadcasts_total', 'trigger', 'lowest_nonce')).toBe(lowest);
+  });
+  it('behavior: a claim the node holds but would not execute (its pending nonce stays at the claim\'s) is replaced by a fee bump after STRANDED_CLAIM_MS, not at MESSAGE_SUBMISSION_TIMEOUT; one that merely waits for a block is not', { timeout: 60_000 }, async () => {
+    // The node's state is made by a proxy that answers the pending nonce with the mined one: anvil was seen in
+    // it under load (a re-sent claim known and never mined), but cannot be put in it on purpose.
+    let stranding = false;
+    const strander = await startTxProxy(c.anvil.url, () => false, (method, params) =>
+      stranding && method === 'eth_getTransactionCount' && params[1] === 'pending' ? rawRpc(c.anvil.url, method, [params[0], 'latest']) : undefined,
+    );
+    try {
+      const p = await c.pipeline({ L2_RPC_URL: strander.url, ...NO_TIMEOUT });
+      const [m] = await c.addMessages(1);
+      const bumpsBefore = await counted('relayer_claim_replacements_total', 'kind', 'bump');
+      await c.rpc('evm_setAutomine', [false]);
+      try {
+        await p.claim();
+        const sent = await c.row(m!.id);
+        expect(sent.status).toBe('PENDING');
+        await wait(STRANDED_CLAIM_MS + 200);
+        // Unmined, but in the node's pending nonce (executable, waiting for a block): nothing is replaced.
+        await p.receipts();
+        await wait(LOST_CLAIM_GRACE_MS + 100);
+        await p.receipts();
+        expect([(await c.row(m!.id)).bumps, await counted('relayer_claim_replacements_total', 'kind', 'bump')]).toEqual([0, bumpsBefore]);
+        stranding = true;
+        await wait(LOST_CLAIM_GRACE_MS + 100);
+        await p.receipts();
+        const bumped = await c.row(m!.id);
+        expect([bumped.status, bumped.bumps, bumped.claim_tx_nonce]).toEqual(['PENDING', 1, sent.claim_tx_nonce]);
+        expect(bumped.claim_tx_hash).not.toBe(sent.claim_tx_hash);
+        expect(bumped.failure_reason).toMatch(/the node holds the claim but its pending nonce stays at \d+ \(it would not execute it\)/);
+        expect(await counted('relayer_claim_replacements_total', 'kind', 'bump')).toBe(bumpsBefore + 1);
+        stranding = false;
+        await c.rpc('evm_mine');
+        await p.receipts();
+        const done = await c.row(m!.id);
+        expect([done.status, done.claim_tx_hash]).toEqual(['CLAIMED_SUCCESS', bumped.claim_tx_hash]);
+        expect(await claimedEvents(m!.message_hash)).toBe(1);
+      } finally {
+        await c.rpc('evm_setAutomine', [true]);
+      }
+    } finally {
+      await strander.close();
+    }
   });
 });

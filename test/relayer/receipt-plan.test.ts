@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLEARED_CLAIM, LOST_CLAIM_GRACE_MS, REBROADCAST_AFTER_MS, bumped, planCycleEnd, planReceipt, planReplacement, type ReceiptFacts, type ReceiptRules } from '../../src/relayer/pipeline/receipt-plan.js';
+import { CLEARED_CLAIM, LOST_CLAIM_GRACE_MS, REBROADCAST_AFTER_MS, STRANDED_CLAIM_MS, bumped, planCycleEnd, planReceipt, planReplacement, type ReceiptFacts, type ReceiptRules } from '../../src/relayer/pipeline/receipt-plan.js';
 
 /**
  * The receipt persister's decisions alone (src/relayer/pipeline/receipt-plan.ts): no chain, no database. The
@@ -74,6 +74,14 @@ describe('planReceipt', () => {
     expect(unmined(LOST_CLAIM_GRACE_MS + 1, { lowestResent: true })).toEqual({ kind: 'chase' });
     expect(unmined(LOST_CLAIM_GRACE_MS + 1, { lowestResent: false })).toEqual({ kind: 'none' });
     expect(unmined(30_001, { lowestResent: false })).toEqual({ kind: 'replace' });
+    // Held by the node but not executable there (its pending nonce stays at the claim's): replaced early, once
+    // STRANDED_CLAIM_MS old, and only the lowest claim, only when it was not just sent again.
+    expect(unmined(STRANDED_CLAIM_MS, { lowestResent: false })).toEqual({ kind: 'none' });
+    expect(unmined(STRANDED_CLAIM_MS + 1, { lowestResent: false })).toEqual({ kind: 'need', fact: 'stranded' });
+    expect(unmined(STRANDED_CLAIM_MS + 1, { lowestResent: false, stranded: false })).toEqual({ kind: 'none' });
+    expect(unmined(STRANDED_CLAIM_MS + 1, { lowestResent: false, stranded: true })).toEqual({ kind: 'replace', stranded: true });
+    expect(unmined(STRANDED_CLAIM_MS + 1, { lowestResent: true })).toEqual({ kind: 'chase' });
+    expect(unmined(STRANDED_CLAIM_MS + 1, { behindLower: true }, 7)).toEqual({ kind: 'recheck' });
     expect(unmined(30_001, { queued: true })).toEqual({ kind: 'none' });
     // Behind a lower unmined nonce: never bumped, only looked up once old.
     expect(unmined(30_001, { behindLower: true }, 7)).toEqual({ kind: 'recheck' });
@@ -106,6 +114,9 @@ describe('planReplacement', () => {
     });
     expect(planReplacement(row({ bumps: 2 }), old, fresh, true, rules)).toMatchObject({ kind: 'cancel', reason: 'no receipt after MESSAGE_SUBMISSION_TIMEOUT (30000 ms): cycle 1 cancelled at nonce 5' });
     expect(planReplacement(row({ kind: 'cancel' }), old, fresh, true, rules)).toMatchObject({ kind: 'cancel' });
+    expect(planReplacement(row(), old, fresh, true, rules, true)).toMatchObject({
+      kind: 'bump', reason: `the node holds the claim but its pending nonce stays at 5 (it would not execute it) after ${STRANDED_CLAIM_MS} ms: fee bump 1 of 2 in cycle 1, nonce 5`,
+    });
     expect(bumped(0n)).toBe(1n);
     expect(bumped(10n)).toBe(11n);
     expect(bumped(11n)).toBe(13n);

@@ -12,9 +12,15 @@ export interface TxProxy {
 /**
  * A JSON-RPC proxy in front of `upstream` for the relayer's tests: every eth_sendRawTransaction is shown to
  * `swallow`, and when it says so the proxy answers with the transaction's hash and never forwards it, as a
- * node (or a path to it) that dropped the transaction would look. Everything else is piped through.
+ * node (or a path to it) that dropped the transaction would look. `answer` may answer other calls itself.
+ * Everything else is piped through.
  */
-export async function startTxProxy(upstream: string, swallow: (tx: Transaction) => boolean): Promise<TxProxy> {
+export async function startTxProxy(
+  upstream: string,
+  swallow: (tx: Transaction) => boolean,
+  /** Answers a single call itself when it returns a promise (of the result), as a node in some state would. */
+  answer: (method: string, params: unknown[]) => Promise<unknown> | undefined = () => undefined,
+): Promise<TxProxy> {
   const target = new URL(upstream);
   const calls = new Map<string, number>();
   const body = async (req: IncomingMessage) => {
@@ -27,6 +33,14 @@ export async function startTxProxy(upstream: string, swallow: (tx: Transaction) 
       const parsed = JSON.parse(raw.toString('utf8')) as { id: unknown; method: string; params?: unknown[] } | unknown[];
       if (!Array.isArray(parsed)) {
         calls.set(parsed.method, (calls.get(parsed.method) ?? 0) + 1);
+        const own = answer(parsed.method, parsed.params ?? []);
+        if (own) {
+          void own.then(
+            (result) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result })),
+            () => res.destroy(),
+          );
+          return;
+        }
         if (parsed.method === 'eth_sendRawTransaction') {
           const tx = Transaction.from(String(parsed.params?.[0]));
           if (swallow(tx)) {

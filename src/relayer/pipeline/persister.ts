@@ -65,6 +65,8 @@ class ReceiptPersister {
   private readonly blocks: ReturnType<typeof createBlockReceipts>;
   private readonly rules: ReceiptRules;
   private readonly lowestChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  /** The same bound for the stranded check (STRANDED_CLAIM_MS): its two lookups at most once per grace per signer. */
+  private readonly strandedChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
   /** Claims already reported as signed for another chain: one error line each, not one per iteration. */
   private readonly foreignReported = new Set<string>();
   /** When each claim (by hash) past REBROADCAST_AFTER_MS was last looked up; only claims still PENDING are kept. */
@@ -139,7 +141,14 @@ class ReceiptPersister {
     else if (fact === 'receiptAgain') facts.receiptAgain = await this.receiptByHash(hash);
     else if (fact === 'revertReason') facts.revertReason = await this.revertReason(m, facts.receipt!);
     else if (fact === 'claimedOnChain') facts.claimedOnChain = await isClaimedOnChain(this.ctx, m);
-    else facts.lowestResent = this.lowestChecks.due(this.signerAddress(m), facts.mined) && (await this.rebroadcastIfUnknown(m, sender, 'lowest_nonce'));
+    else if (fact === 'lowestResent') facts.lowestResent = this.lowestChecks.due(this.signerAddress(m), facts.mined) && (await this.rebroadcastIfUnknown(m, sender, 'lowest_nonce'));
+    else facts.stranded = this.strandedChecks.due(this.signerAddress(m), facts.mined) && (await this.isStranded(m));
+  }
+
+  /** Whether the node holds the claim while its pending nonce stays at the claim's nonce (STRANDED_CLAIM_MS). */
+  private async isStranded(m: MessageRow): Promise<boolean> {
+    if (!(await this.chain.provider.getTransaction(m.claim_tx_hash!))) return false;
+    return (await this.chain.provider.getTransactionCount(this.signerAddress(m), 'pending')) === Number(m.claim_tx_nonce);
   }
 
   private async apply(m: MessageRow, d: Exclude<ReceiptDecision, { kind: 'need' }>, sender: ClaimSender | undefined, mined: number, successes: Success[], signerRows: Map<number, MessageRow>): Promise<void> {
@@ -147,7 +156,7 @@ class ReceiptPersister {
     else if (d.kind === 'success') successes.push({ m, receipt: d.receipt });
     else if (d.kind === 'move') await this.move(m, d);
     else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), mined, sender, signerRows);
-    else if (d.kind === 'replace') await this.replace(m, sender);
+    else if (d.kind === 'replace') await this.replace(m, sender, d.stranded === true);
     else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!)) await this.rebroadcastIfUnknown(m, sender, 'age');
   }
 
@@ -175,16 +184,16 @@ class ReceiptPersister {
   }
 
   /**
-   * Replaces a claim past MESSAGE_SUBMISSION_TIMEOUT as planReplacement says (a fee bump or a cancellation at the
+   * Replaces a claim past MESSAGE_SUBMISSION_TIMEOUT (or stranded: STRANDED_CLAIM_MS) as planReplacement says (a fee bump or a cancellation at the
    * same nonce). The replacement is broadcast before it is recorded: if we crash in between, whichever version
    * is mined uses the nonce and the next iteration sorts it out.
    */
-  private async replace(m: MessageRow, sender: ClaimSender | undefined): Promise<void> {
+  private async replace(m: MessageRow, sender: ClaimSender | undefined, stranded: boolean): Promise<void> {
     const c = this.ctx.config.claiming;
     const old = sender ? Transaction.from(m.claim_tx_raw!) : undefined;
     const oldFees = { maxFeePerGas: old?.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old?.maxPriorityFeePerGas ?? 0n };
-    let plan = planReplacement(m, oldFees, undefined, sender !== undefined, this.rules);
-    if (plan.kind === 'need') plan = planReplacement(m, oldFees, await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap), true, this.rules);
+    let plan = planReplacement(m, oldFees, undefined, sender !== undefined, this.rules, stranded);
+    if (plan.kind === 'need') plan = planReplacement(m, oldFees, await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap), true, this.rules, stranded);
     if (plan.kind === 'need' || plan.kind === 'wait') {
       if (plan.kind === 'wait' && m.failure_reason !== plan.reason) await this.ctx.repo.annotate(m.id, 'PENDING', { failure_reason: plan.reason });
       return;

@@ -24,6 +24,18 @@ export const REBROADCAST_AFTER_MS = 10_000;
  */
 export const LOST_CLAIM_GRACE_MS = 1_000;
 
+/**
+ * A claim at the signer's lowest unmined nonce that the node holds (eth_getTransactionByHash finds it) while its
+ * pending nonce stays at that very nonce is replaced (a fee bump at the same nonce) once it is this old, rather
+ * than at MESSAGE_SUBMISSION_TIMEOUT. The node reports no executable transaction at that nonce although it has
+ * ours: sending the same bytes again is answered "already known" and changes nothing, and every later claim of
+ * the signer waits behind it. A node whose pool has it executable counts it in the pending nonce (geth, anvil
+ * with or without automine), so an unmined claim that merely waits for a block is never bumped by this rule.
+ * Seen on anvil under load: a claim re-sent after a drop stayed known and unmined until the 300 s timeout with
+ * 225 claims behind it.
+ */
+export const STRANDED_CLAIM_MS = 10_000;
+
 /** What a row's claim transaction is cleared to when its message leaves PENDING without a claim. */
 export const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null } as const;
 
@@ -55,20 +67,24 @@ export interface ReceiptFacts {
   claimedOnChain?: boolean;
   /** The claim at the signer's lowest nonce was unknown to the node and sent again (its lookup was due). */
   lowestResent?: boolean;
+  /** The lowest claim is held by the node while its pending nonce stays at the claim's nonce (STRANDED_CLAIM_MS; its lookup was due). */
+  stranded?: boolean;
 }
 
 /**
  * `need`: gather this fact and plan again; `foreign`: never sent (the reason is reported once); `success`:
  * recorded with the tick's other successes; `move`: a transition from PENDING; `chase`: the lowest claim was sent
- * again, look for the next gap; `replace`: MESSAGE_SUBMISSION_TIMEOUT passed (see planReplacement); `recheck`:
+ * again, look for the next gap; `replace`: MESSAGE_SUBMISSION_TIMEOUT passed, or the claim is stranded
+ * (STRANDED_CLAIM_MS; see planReplacement); `recheck`:
  * look the claim up at the node (age rule); `none`: wait.
  */
 export type ReceiptDecision =
-  | { kind: 'need'; fact: 'receipt' | 'receiptAgain' | 'revertReason' | 'claimedOnChain' | 'lowestResent' }
+  | { kind: 'need'; fact: 'receipt' | 'receiptAgain' | 'revertReason' | 'claimedOnChain' | 'lowestResent' | 'stranded' }
   | { kind: 'foreign'; reason: string }
   | { kind: 'success'; receipt: Receipt }
   | { kind: 'move'; to: MessageStatus; patch: MessagePatch; reason: string }
-  | { kind: 'chase' | 'replace' | 'recheck' | 'none' };
+  | { kind: 'replace'; stranded?: true }
+  | { kind: 'chase' | 'recheck' | 'none' };
 
 /**
  * A PENDING claim: success → CLAIMED_SUCCESS (with the tick's others); a revert on the L1 rate limit → SENT (the
@@ -117,6 +133,10 @@ function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptD
     if (facts.lowestResent) return { kind: 'chase' };
   }
   if (age > rules.claiming.messageSubmissionTimeoutMs && !facts.behindLower && !facts.queued) return { kind: 'replace' };
+  if (lowest && !facts.queued && age > STRANDED_CLAIM_MS && facts.lowestResent === false) {
+    if (facts.stranded === undefined) return { kind: 'need', fact: 'stranded' };
+    if (facts.stranded) return { kind: 'replace', stranded: true };
+  }
   if (!facts.queued && !lowest && age > REBROADCAST_AFTER_MS) return { kind: 'recheck' };
   return { kind: 'none' };
 }
@@ -150,7 +170,7 @@ export type Replacement =
   | { kind: 'bump' | 'cancel'; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; reason: string };
 
 /**
- * MESSAGE_SUBMISSION_TIMEOUT passed without a receipt: re-send at the same nonce with fees raised by at least
+ * MESSAGE_SUBMISSION_TIMEOUT passed without a receipt (or the claim is `stranded`: STRANDED_CLAIM_MS): re-send at the same nonce with fees raised by at least
  * 10 % and at least today's (a fee bump, MAX_BUMPS_PER_CYCLE per cycle while MAX_NUMBER_OF_RETRIES allows), else
  * cancel with a zero-value transaction to ourselves. Waits when the fees would pass MAX_FEE_PER_GAS_CAP, or when
  * the key that signed it is no longer configured (`signerKnown`: only that key can replace its nonce).
@@ -159,9 +179,12 @@ export type Replacement =
  */
 export function planReplacement(
   m: Row & Pick<MessageRow, 'claim_signer'>, old: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, fresh: FeeEstimate | undefined, signerKnown: boolean, rules: ReceiptRules,
+  stranded = false,
 ): Replacement {
   const c = rules.claiming;
-  const timeout = `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${c.messageSubmissionTimeoutMs} ms)`;
+  const timeout = stranded
+    ? `the node holds the claim but its pending nonce stays at ${m.claim_tx_nonce} (it would not execute it) after ${STRANDED_CLAIM_MS} ms`
+    : `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${c.messageSubmissionTimeoutMs} ms)`;
   if (!signerKnown) {
     return { kind: 'wait', reason: `${timeout}; signed by ${m.claim_signer}, which is no longer among the ${rules.destination} signer keys: add it back (${rules.destination}_SIGNER_PRIVATE_KEYS) to bump or cancel it` };
   }
