@@ -159,6 +159,26 @@ describe('JSON-RPC over WebSocket', () => {
     second.ws.close();
   }, 120_000);
 
+  it('behavior: a resume from a block this endpoint has not reached yet (another replica behind the load balancer was ahead) waits for it, then goes on live', async () => {
+    const address = await outer.getAddress();
+    const c = await rawClient();
+    // 500 blocks at once, straight at the node: the endpoint takes them in turn (each block's logs read), so the
+    // newest is ahead of it for a moment, as it is when another replica sent it first.
+    await provider.send('anvil_mine', ['0x1f4']);
+    const head = (await provider.getBlock('latest'))!;
+    const resumed = await c.call('eth_subscribe', ['logs', { address, topics: [NOTED] }, { resumeAfter: { blockNumber: ethers.toQuantity(head.number), blockHash: head.hash, logIndex: '0x0' } }]);
+    expect(resumed.error).toBeUndefined();
+    const sub = resumed.result as string;
+    await note(8100);
+    await waitFor('the live log', async () => (c.notes(sub).length >= 1 ? true : undefined), 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.notes(sub).map((l) => Number(BigInt((l.topics as string[])[1]!)))).toEqual([8100]);
+    // A block that does not exist anywhere yet is still refused, once the wait is over.
+    const ahead = await c.call('eth_subscribe', ['logs', { address }, { resumeAfter: { blockNumber: ethers.toQuantity(head.number + 1000), blockHash: head.hash, logIndex: '0x0' } }]);
+    expect(ahead.error).toMatchObject({ code: -32602, message: expect.stringMatching(/is ahead of the endpoint's head \d+ \(waited 5000 ms for it\)/) });
+    c.ws.close();
+  }, 60_000);
+
   it('error: bad subscriptions, the per-socket cap and a wrong path are refused naming the problem', async () => {
     const c = await rawClient();
     expect((await c.call('eth_subscribe', ['pendingLogs'])).error).toMatchObject({ code: -32602, message: expect.stringContaining('kind') });

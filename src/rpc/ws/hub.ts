@@ -64,8 +64,15 @@ const notification = (id: string, resultText: string) => `{"jsonrpc":"2.0","meth
  * node keeps failing delays only logs, never heads; once given up, the logs subscriptions that needed it
  * are told so and ended (docs/rpc.md, "When logs cannot be read"), and the hub goes on.
  */
+/** How long a resume from a block this replica has not reached yet waits for it (see subscribe). */
+export const RESUME_CATCH_UP_MS = 5_000;
+/** Resumes waiting that way at once in this process; past it a resume ahead of the replica is refused at once. */
+const MAX_CATCH_UP_WAITS = 1_000;
+
 export class SubscriptionHub {
   private readonly subs = new Map<string, Subscription>();
+  /** Resumes waiting for this replica to reach their block (reach). */
+  private readonly catchUps = new Set<() => void>();
   private logsQueue: Promise<void> = Promise.resolve();
   /** Last block whose heads went out: a newHeads resume replays up to it, live takes over after. */
   private headsSent: bigint | undefined;
@@ -94,6 +101,7 @@ export class SubscriptionHub {
     this.stopped = true;
     this.unsubscribeFeed?.();
     this.pending.stop();
+    this.progressed();
   }
 
   /** Resolves when every head event so far has been processed (tests). */
@@ -128,11 +136,17 @@ export class SubscriptionHub {
       if (kind === 'newPendingTransactions') this.ensurePendingPoll();
       return id;
     }
-    // Live notifications after `upTo` are held while the history up to it is replayed.
-    const upTo = (kind === 'logs' ? this.logsSent : this.headsSent) ?? this.o.feed.head?.number;
-    if (upTo === undefined) throw new SubscribeError('the endpoint has not seen a block yet; retry shortly', -32000);
     const from = options.resumeAfter.blockNumber;
-    if (from > upTo) throw new SubscribeError(`resumeAfter block ${from} is ahead of the endpoint's head ${upTo}`, -32602);
+    const position = () => (kind === 'logs' ? this.logsSent : this.headsSent) ?? this.o.feed.head?.number;
+    // Behind a load balancer the client may have had this block from another replica that is a moment ahead of
+    // this one (its head, or its logs, came first): wait for this replica to get there, bounded, rather than
+    // refuse a valid resume. Nothing is added meanwhile, so the replay below starts from where this one stands.
+    await this.reach(from, position, signal);
+    if (signal?.aborted) throw new SubscribeError('the socket closed', -32000);
+    // Live notifications after `upTo` are held while the history up to it is replayed.
+    const upTo = position();
+    if (upTo === undefined) throw new SubscribeError('the endpoint has not seen a block yet; retry shortly', -32000);
+    if (from > upTo) throw new SubscribeError(`resumeAfter block ${from} is ahead of the endpoint's head ${upTo} (waited ${RESUME_CATCH_UP_MS} ms for it)`, -32602);
     if (upTo - from > BigInt(this.o.maxResumeBlocks)) {
       throw new SubscribeError(`resumeAfter block ${from} is ${upTo - from} blocks behind the head; a resume reaches back at most ${this.o.maxResumeBlocks} blocks (RPC_WS_MAX_RESUME_BLOCKS)`, -32005, { limit: this.o.maxResumeBlocks });
     }
@@ -148,6 +162,33 @@ export class SubscriptionHub {
       this.unsubscribe(id);
       throw err;
     }
+  }
+
+  /**
+   * Waits until `position()` reaches `from`, at most RESUME_CATCH_UP_MS (woken by this replica's progress, not
+   * polled), or returns at once when MAX_CATCH_UP_WAITS resumes already wait.
+   */
+  private async reach(from: bigint, position: () => bigint | undefined, signal: AbortSignal | undefined): Promise<void> {
+    if (this.catchUps.size >= MAX_CATCH_UP_WAITS) return;
+    const until = Date.now() + RESUME_CATCH_UP_MS;
+    while ((position() ?? -1n) < from && !this.stopped && !signal?.aborted && Date.now() < until) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.catchUps.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, until - Date.now());
+        this.catchUps.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** Wakes the resumes waiting for this replica to reach their block (reach). */
+  private progressed(): void {
+    for (const done of [...this.catchUps]) done();
   }
 
   unsubscribe(id: string): boolean {
@@ -192,6 +233,7 @@ export class SubscriptionHub {
     }
     if (sent > 0) this.o.onNotification?.('newHeads', sent);
     this.headsSent = event.head.number;
+    this.progressed();
   }
 
   private logsSubs(): Subscription[] {
@@ -222,6 +264,7 @@ export class SubscriptionHub {
     for (const [hash, r] of added) this.logsByBlock.set(hash, r.logs);
     while (this.logsByBlock.size > this.o.logMemoryBlocks) this.logsByBlock.delete(this.logsByBlock.keys().next().value!);
     this.logsSent = event.head.number;
+    this.progressed();
   }
 
   private leftChain(b: FeedBlock): boolean {
