@@ -1,4 +1,5 @@
 import { id } from 'ethers';
+import type { MessageFields } from '../common/chain/messages.js';
 
 /**
  * `MessageSent(address indexed _from, address indexed _to, uint256 _fee, uint256 _value, uint256 _nonce,
@@ -8,30 +9,29 @@ import { id } from 'ethers';
  * a keccak per address for the checksum we then lower-case), ~0.4 s of the first round over a backlog of 600
  * messages and ~10 % of the relayer's CPU per claim. This reads the same fields in a few microseconds and refuses
  * what ethers refuses (where ethers defers the error to the first read of a field, this throws at once), naming
- * the problem. test/relayer/message-sent.test.ts compares
- * it with ethers on real logs and on random ones.
+ * the problem. test/relayer/message-sent.test.ts compares it with ethers on real logs and on random ones.
  */
 export const MESSAGE_SENT_TOPIC = id('MessageSent(address,address,uint256,uint256,uint256,bytes,bytes32)');
 
-export interface MessageSentFields {
-  /** Lower-case 0x addresses, hash and calldata. */
-  from: string;
-  to: string;
-  fee: bigint;
-  value: bigint;
-  nonce: bigint;
-  calldata: string;
+/** The message's fields (addresses and calldata lower-case) and its hash, lower-case. */
+export interface MessageSentFields extends MessageFields {
   messageHash: string;
 }
 
 const WORD = 64; // hex digits in a 32-byte word
 const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
 
+/** A topic that must be one 32-byte word, lower-case. */
+function topicWord(topic: string | undefined, name: string): string {
+  if (topic === undefined || topic.length !== 2 + WORD || !HEX.test(topic)) throw new Error(`MessageSent log: topic ${name} is not a 32-byte word`);
+  return topic.toLowerCase();
+}
+
 /** An indexed address topic: 12 zero bytes, then the address. */
 function addressTopic(topic: string | undefined, name: string): string {
-  if (topic === undefined || topic.length !== 2 + WORD || !HEX.test(topic)) throw new Error(`MessageSent log: topic ${name} is not a 32-byte word`);
-  if (!/^0x0{24}/.test(topic)) throw new Error(`MessageSent log: topic ${name} is not an address (its first 12 bytes are not zero)`);
-  return `0x${topic.slice(2 + 24).toLowerCase()}`;
+  const word = topicWord(topic, name);
+  if (!word.startsWith('0x000000000000000000000000')) throw new Error(`MessageSent log: topic ${name} is not an address (its first 12 bytes are not zero)`);
+  return `0x${word.slice(2 + 24)}`;
 }
 
 /** The 32-byte word at byte `at` of the data's hex (without 0x) as a number that must be a safe integer (an offset or a length). */
@@ -45,8 +45,7 @@ export function decodeMessageSent(log: { topics: readonly string[]; data: string
   const { topics, data } = log;
   if (topics.length !== 4) throw new Error(`MessageSent log: expected 4 topics, got ${topics.length}`);
   if (topics[0]!.toLowerCase() !== MESSAGE_SENT_TOPIC) throw new Error(`MessageSent log: topic 0 ${topics[0]} is not MessageSent's`);
-  const messageHash = topics[3]!;
-  if (messageHash.length !== 2 + WORD || !HEX.test(messageHash)) throw new Error('MessageSent log: topic _messageHash is not a 32-byte word');
+  const messageHash = topicWord(topics[3], '_messageHash');
   if (!HEX.test(data)) throw new Error('MessageSent log: data is not 0x-prefixed hex of whole bytes');
   const hex = data.slice(2);
   const size = hex.length / 2;
@@ -64,6 +63,6 @@ export function decodeMessageSent(log: { topics: readonly string[]; data: string
     value: word(1),
     nonce: word(2),
     calldata: `0x${hex.slice(start, start + length * 2).toLowerCase()}`,
-    messageHash: messageHash.toLowerCase(),
+    messageHash,
   };
 }
