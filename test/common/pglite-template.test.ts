@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDbClient } from '../../src/common/db/client.js';
 import { LOCK_FILE } from '../../src/common/db/pglite-lock.js';
+import { PGLITE_MEMORY } from '../../src/common/db/config.js';
 import { pgliteStart } from '../../src/common/db/pglite-template.js';
 
 const freshDir = () => join(mkdtempSync(join(tmpdir(), 'l2s-template-')), 'pglite');
@@ -17,12 +18,17 @@ describe('a new embedded database from the saved empty cluster', () => {
     await first.knex.raw('create table written_after (v text)');
     await first.close();
     const dir = freshDir();
+    mkdirSync(dir);
     const start = pgliteStart(dir);
-    if (!start.loadDataDir) {
+    if (!start.unpacked) {
       // node_modules not writable here: nothing is saved and every new database runs initdb, as before.
       expect(start.saveTo === undefined || !existsSync(start.saveTo)).toBe(true);
       return;
     }
+    // On disk the template is unpacked by cluster-tarball.ts, not loaded through PGlite: a cluster is there already.
+    expect(start.loadDataDir).toBeUndefined();
+    expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
     const db = await createDbClient({ kind: 'pglite', dataDir: dir });
     try {
       expect(await tables(db)).toEqual([]);
@@ -34,6 +40,17 @@ describe('a new embedded database from the saved empty cluster', () => {
     const reopened = await createDbClient({ kind: 'pglite', dataDir: dir });
     expect(await tables(reopened)).toEqual([]);
     await reopened.close();
+  });
+
+  it('behavior: a database in memory still gets the template through PGlite (nothing to unpack into)', async () => {
+    await (await createDbClient({ kind: 'pglite', dataDir: freshDir() })).close();
+    const start = pgliteStart(PGLITE_MEMORY);
+    if (start.saveTo) return; // node_modules not writable: no template
+    expect(start.loadDataDir).toBeInstanceOf(Blob);
+    expect(start.unpacked).toBeUndefined();
+    const db = await createDbClient({ kind: 'pglite', dataDir: undefined });
+    expect(await tables(db)).toEqual([]);
+    await db.close();
   });
 });
 

@@ -8,6 +8,7 @@ import { migrate } from '../../src/common/db/migrations.js';
 import { relayerMigrations } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository, type NewMessage } from '../../src/relayer/db/repository.js';
 import { ClaimSender } from '../../src/relayer/sender.js';
+import { finalizationFor } from '../../src/relayer/pipeline/l2-to-l1.js';
 import { createSigner } from '../../src/relayer/signer.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { connectChain } from '../../src/relayer/chain.js';
@@ -59,6 +60,24 @@ describe('relayer database', () => {
     const history = await testDb.client.knex.withSchema(testDb.schema('relayer')).from('message_status_history as h')
       .join('message as m', 'm.id', 'h.message_id').whereIn('m.message_hash', hashes).count<{ n: string }[]>({ n: '*' });
     expect(Number(history[0]!.n)).toBe(5_000);
+  });
+
+  it('behavior: the finalizations covering a page of blocks come in one read, each once, and a block picks the first recorded of those covering it', async () => {
+    const contract = '0x00000000000000000000000000000000000000f1';
+    const fin = (tx: number, first: number, last: number, contract_address = contract) => ({
+      contract_address, l1_tx_hash: `0x${tx.toString(16).padStart(64, '0')}`, l1_block_number: String(tx), first_l2_block: String(first), final_l2_block: String(last),
+      tree_depth: 5, merkle_roots: [`0x${'ab'.repeat(32)}`], messaging_blocks: [first],
+    });
+    // A covers 10..20; B (recorded later, as after a reorg on L1) 15..30; C 40..50; D covers 45 on another contract.
+    await repo.storeFinalizations([fin(1, 10, 20), fin(2, 15, 30)], { name: 'fins', lastBlock: 2 });
+    await repo.storeFinalizations([fin(3, 40, 50), fin(4, 45, 45, '0x00000000000000000000000000000000000000f2')], { name: 'fins', lastBlock: 4 });
+    const blocks = [12, 16, 16, 25, 35, 45, 9];
+    const found = await repo.finalizationsCovering(contract, blocks);
+    expect(found.map((f) => Number(f.l1_block_number))).toEqual([1, 2, 3]);
+    expect(found[0]!.merkle_roots).toEqual([`0x${'ab'.repeat(32)}`]);
+    expect(blocks.map((b) => finalizationFor(found, b)?.l1_block_number ?? null)).toEqual(['1', '1', '1', '2', null, '3', null]);
+    expect(await repo.finalizationsCovering(contract, [])).toEqual([]);
+    expect(await repo.finalizationsCovering(contract, [1_000])).toEqual([]);
   });
 
   it('behavior: a transition applies only from the expected status and is recorded once in the history', async () => {

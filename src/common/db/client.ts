@@ -80,7 +80,8 @@ export async function createDbClient(
         parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v },
       });
       await pglite.waitReady.catch((err: unknown) => {
-        if (start.loadDataDir) dropTemplate();
+        start.unpacked?.();
+        if (start.loadDataDir || start.unpacked) dropTemplate();
         throw err;
       });
       start.relock?.();

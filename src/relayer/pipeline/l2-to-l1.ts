@@ -138,6 +138,13 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
 }
 
 /**
+ * The finalization that proves a message of `block`: the first recorded (lowest id) of those covering it, as
+ * finalizationsCovering returns them in id order.
+ */
+export const finalizationFor = (byId: readonly FinalizationRow[], block: number): FinalizationRow | undefined =>
+  byId.find((f) => Number(f.first_l2_block) <= block && block <= Number(f.final_l2_block));
+
+/**
  * L2→L1, SENT → ANCHORED once an indexed finalization covers the message's block: the proof (root, leaf
  * index, siblings) is built here, once, from the finalization's verified leaves and stored with the
  * message, so claiming needs no further lookups.
@@ -146,16 +153,11 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
-    // A finalization covers a range of blocks: one lookup serves every message of the range.
-    const known: FinalizationRow[] = [];
+    // One read for the whole page; a message whose block no finalization covers yet waits for the next tick.
+    const known = await ctx.repo.finalizationsCovering(ctx.destination.contract, rows.map((m) => Number(m.sent_block_number)));
     for (const m of rows) {
-      const block = Number(m.sent_block_number);
-      let fin = known.find((f) => Number(f.first_l2_block) <= block && block <= Number(f.final_l2_block));
-      if (!fin) {
-        fin = await ctx.repo.finalizationCovering(ctx.destination.contract, block);
-        if (!fin) continue;
-        known.push(fin);
-      }
+      const fin = finalizationFor(known, Number(m.sent_block_number));
+      if (!fin) continue;
       const g = groups.get(fin.id) ?? { fin, messages: [] };
       g.messages.push(m);
       groups.set(fin.id, g);
