@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { FetchRequest } from 'ethers';
+import { gunzipSync } from 'node:zlib';
+import { FetchRequest, makeError, type FetchGetUrlFunc, type GetUrlResponse } from 'ethers';
 
 /**
  * Outgoing JSON-RPC connections to nodes, pooled: at most MAX_SOCKETS_PER_NODE sockets per node
@@ -33,10 +34,59 @@ export function pooledSocketCount(): { active: number; idle: number } {
   };
 }
 
+/**
+ * ethers' transport over the pool, in place of its own Node one (FetchRequest.createGetUrlFunc), which bounds a
+ * call only by the socket's idle timeout: that timer starts once a socket is assigned, so a call queued behind a
+ * full pool waited without limit; and on a timeout or a cancel it rejected without destroying the request, so a
+ * node that accepts and never answers kept each such socket taken from the pool (its abort signal went to an
+ * option Node does not read), until after MAX_SOCKETS_PER_NODE of them every call to that node hung. Here the
+ * request's `timeout` counts from the call, and a timeout, a cancel or a failed response destroys the request,
+ * which frees its socket.
+ */
+const pooledGetUrl = (agent: HttpAgent): FetchGetUrlFunc => (req, signal) =>
+  new Promise<GetUrlResponse>((resolve, reject) => {
+    if (signal?.cancelled) return reject(makeError('request cancelled before sending', 'CANCELLED'));
+    const url = new URL(req.url);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(makeError(`unsupported protocol ${url.protocol}`, 'UNSUPPORTED_OPERATION', { operation: 'request' }));
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: req.method, headers: { ...req.headers }, agent });
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(makeError(`request timeout: no answer within ${req.timeout} ms`, 'TIMEOUT')), req.timeout);
+    signal?.addListener(() => fail(makeError('request cancelled', 'CANCELLED')));
+    request.on('error', fail);
+    request.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', fail);
+      res.on('end', () => {
+        if (settled) return;
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
+        let body: Uint8Array | null = chunks.length === 0 ? null : Buffer.concat(chunks);
+        try {
+          if (body && headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+        } catch (err) {
+          return fail(makeError('bad response data', 'SERVER_ERROR', { request: req, info: { error: err } }));
+        }
+        settled = true;
+        clearTimeout(timer);
+        resolve({ statusCode: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers, body });
+      });
+    });
+    request.end(req.body ? Buffer.from(req.body) : undefined);
+  });
+
 /** An ethers FetchRequest whose calls go through the pool (clones, which ethers makes per call, keep it). */
 export function pooledFetchRequest(url: string): FetchRequest {
   const request = new FetchRequest(url);
-  request.getUrlFunc = FetchRequest.createGetUrlFunc({ agent: agentFor(url) });
+  request.getUrlFunc = pooledGetUrl(agentFor(url));
   return request;
 }
 
