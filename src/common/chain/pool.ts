@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { gunzipSync } from 'node:zlib';
-import { FetchRequest, makeError, type FetchGetUrlFunc, type GetUrlResponse } from 'ethers';
+import { FetchRequest, makeError, type FetchGetUrlFunc } from 'ethers';
 
 /**
  * Outgoing JSON-RPC connections to nodes, pooled: at most MAX_SOCKETS_PER_NODE sockets per node
@@ -34,22 +34,29 @@ export function pooledSocketCount(): { active: number; idle: number } {
   };
 }
 
+/** A whole HTTP answer read over the pool. */
+interface PooledAnswer {
+  statusCode: number;
+  statusMessage: string;
+  headers: NodeJS.Dict<string | string[]>;
+  body: Buffer;
+}
+
 /**
- * ethers' transport over the pool, in place of its own Node one (FetchRequest.createGetUrlFunc), which bounds a
- * call only by the socket's idle timeout: that timer starts once a socket is assigned, so a call queued behind a
- * full pool waited without limit; and on a timeout or a cancel it rejected without destroying the request, so a
- * node that accepts and never answers kept each such socket taken from the pool (its abort signal went to an
- * option Node does not read), until after MAX_SOCKETS_PER_NODE of them every call to that node hung. Here the
- * request's `timeout` counts from the call, and a timeout, a cancel or a failed response destroys the request,
- * which frees its socket.
+ * One HTTP request over the pool, bounded by `timeoutMs` from the call (queueing for a socket included: Node's
+ * req.setTimeout starts only once a socket is assigned). A timeout, `cancel` or a stream error destroys the
+ * request, which frees its socket; the promise rejects with `timedOut()` on the timeout.
  */
-const pooledGetUrl = (agent: HttpAgent): FetchGetUrlFunc => (req, signal) =>
-  new Promise<GetUrlResponse>((resolve, reject) => {
-    if (signal?.cancelled) return reject(makeError('request cancelled before sending', 'CANCELLED'));
-    const url = new URL(req.url);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(makeError(`unsupported protocol ${url.protocol}`, 'UNSUPPORTED_OPERATION', { operation: 'request' }));
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(url, { method: req.method, headers: { ...req.headers }, agent });
+function pooledRequest(
+  url: URL,
+  options: { method: string; headers: Record<string, string | number>; body?: Uint8Array | string },
+  timeoutMs: number,
+  timedOut: () => Error,
+  cancel?: (abort: (err: Error) => void) => void,
+): Promise<PooledAnswer> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<PooledAnswer>((resolve, reject) => {
+    const request = send(url, { method: options.method, headers: options.headers, agent: agentFor(url.href) });
     let settled = false;
     const fail = (err: Error) => {
       if (settled) return;
@@ -58,8 +65,8 @@ const pooledGetUrl = (agent: HttpAgent): FetchGetUrlFunc => (req, signal) =>
       request.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(makeError(`request timeout: no answer within ${req.timeout} ms`, 'TIMEOUT')), req.timeout);
-    signal?.addListener(() => fail(makeError('request cancelled', 'CANCELLED')));
+    const timer = setTimeout(() => fail(timedOut()), timeoutMs);
+    cancel?.(fail);
     request.on('error', fail);
     request.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -67,62 +74,59 @@ const pooledGetUrl = (agent: HttpAgent): FetchGetUrlFunc => (req, signal) =>
       res.on('error', fail);
       res.on('end', () => {
         if (settled) return;
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
-        let body: Uint8Array | null = chunks.length === 0 ? null : Buffer.concat(chunks);
-        try {
-          if (body && headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-        } catch (err) {
-          return fail(makeError('bad response data', 'SERVER_ERROR', { request: req, info: { error: err } }));
-        }
         settled = true;
         clearTimeout(timer);
-        resolve({ statusCode: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers, body });
+        resolve({ statusCode: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers: res.headers, body: Buffer.concat(chunks) });
       });
     });
-    request.end(req.body ? Buffer.from(req.body) : undefined);
+    request.end(options.body);
   });
+}
+
+/**
+ * ethers' transport over the pool, in place of its own Node one (FetchRequest.createGetUrlFunc), which bounds a
+ * call only by the socket's idle timeout: that timer starts once a socket is assigned, so a call queued behind a
+ * full pool waited without limit; and on a timeout or a cancel it rejected without destroying the request, so a
+ * node that accepts and never answers kept each such socket taken from the pool (its abort signal went to an
+ * option Node does not read), until after MAX_SOCKETS_PER_NODE of them every call to that node hung. Through
+ * pooledRequest the request's `timeout` counts from the call, and a timeout or a cancel frees the socket.
+ */
+const pooledGetUrl: FetchGetUrlFunc = async (req, signal) => {
+  if (signal?.cancelled) throw makeError('request cancelled before sending', 'CANCELLED');
+  const url = new URL(req.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw makeError(`unsupported protocol ${url.protocol}`, 'UNSUPPORTED_OPERATION', { operation: 'request' });
+  const answer = await pooledRequest(
+    url,
+    { method: req.method, headers: { ...req.headers }, body: req.body ?? undefined },
+    req.timeout,
+    () => makeError(`request timeout: no answer within ${req.timeout} ms`, 'TIMEOUT'),
+    signal && ((abort) => signal.addListener(() => abort(makeError('request cancelled', 'CANCELLED')))),
+  );
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(answer.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
+  let body: Uint8Array | null = answer.body.length === 0 ? null : answer.body;
+  try {
+    if (body && headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+  } catch (err) {
+    throw makeError('bad response data', 'SERVER_ERROR', { request: req, info: { error: err } });
+  }
+  return { statusCode: answer.statusCode, statusMessage: answer.statusMessage, headers, body };
+};
 
 /** An ethers FetchRequest whose calls go through the pool (clones, which ethers makes per call, keep it). */
 export function pooledFetchRequest(url: string): FetchRequest {
   const request = new FetchRequest(url);
-  request.getUrlFunc = pooledGetUrl(agentFor(url));
+  request.getUrlFunc = pooledGetUrl;
   return request;
 }
 
 /** One JSON-RPC call over the pool, bounded by `timeoutMs` from the start (queueing for a socket included). */
-export function pooledRpc<T>(url: string, method: string, params: unknown[], timeoutMs: number): Promise<T> {
+export async function pooledRpc<T>(url: string, method: string, params: unknown[], timeoutMs: number): Promise<T> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-  const u = new URL(url);
-  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<T>((resolve, reject) => {
-    const req = send(
-      u,
-      { method: 'POST', agent: agentFor(url), headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          clearTimeout(timer);
-          if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return reject(new Error(`HTTP ${res.statusCode}`));
-          try {
-            const parsed = JSON.parse(Buffer.concat(chunks).toString()) as { result?: T; error?: { message: string } };
-            if (parsed.error) reject(new Error(parsed.error.message));
-            else resolve(parsed.result as T);
-          } catch (err) {
-            reject(err as Error);
-          }
-        });
-      },
-    );
-    // A timer rather than req.setTimeout: the latter starts only once a socket is assigned, so a call
-    // queued behind a full pool would otherwise wait unbounded.
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.end(body);
-  });
+  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  const answer = await pooledRequest(new URL(url), { method: 'POST', headers, body }, timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
+  if (answer.statusCode < 200 || answer.statusCode >= 300) throw new Error(`HTTP ${answer.statusCode}`);
+  const parsed = JSON.parse(answer.body.toString()) as { result?: T; error?: { message: string } };
+  if (parsed.error) throw new Error(parsed.error.message);
+  return parsed.result as T;
 }
