@@ -26,14 +26,21 @@ export class NativeJsonRpcProvider extends JsonRpcProvider {
   }
 }
 
+/** One call's bound unless the caller gives its own (createProvider's timeoutMs). */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
 /**
  * An ethers provider for a node whose chain id is known: no network auto-detection round trips and no
  * response caching (anvil and our own endpoint answer fast, and cached block numbers cause stale reads).
  * Its connections come from the process's bounded pool (./pool.ts).
  */
-export function createProvider(url: string, chainId?: number, options: { pollingInterval?: number } = {}): JsonRpcProvider {
+export function createProvider(url: string, chainId?: number, options: { pollingInterval?: number; timeoutMs?: number } = {}): JsonRpcProvider {
   const network = chainId !== undefined ? Network.from(chainId) : undefined;
-  const provider = new NativeJsonRpcProvider(pooledFetchRequest(url), network, { staticNetwork: network ?? true, cacheTimeout: -1, batchMaxCount: 1 });
+  const request = pooledFetchRequest(url);
+  // ethers' default is 300 s per call: a node that stops answering would hold its caller (a coordinator round,
+  // an indexer tick) for five minutes before the caller's own retry could run.
+  request.timeout = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const provider = new NativeJsonRpcProvider(request, network, { staticNetwork: network ?? true, cacheTimeout: -1, batchMaxCount: 1 });
   provider.pollingInterval = options.pollingInterval ?? 250;
   return provider;
 }

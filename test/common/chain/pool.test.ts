@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SOCKETS_PER_NODE, pooledFetchRequest, pooledRpc, pooledSocketCount } from '../../../src/common/chain/pool.js';
-import { createProvider } from '../../../src/common/chain/provider.js';
+import { DEFAULT_CALL_TIMEOUT_MS, createProvider } from '../../../src/common/chain/provider.js';
 import { rawRpc } from '../../../src/relayer/chain.js';
 
 /**
@@ -133,6 +133,26 @@ describe('outgoing connection pool', () => {
       for (let i = 0; i < 50 && hungOpen > 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(hungOpen).toBe(0);
     } finally {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    }
+  });
+
+  it('error: createProvider bounds every call (ethers would wait 300 s): its default, and a timeout of the caller\'s own', async () => {
+    const hung = createServer(() => undefined);
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const defaulted = createProvider(hungUrl, 31_337);
+    const own = createProvider(hungUrl, 31_337, { timeoutMs: 300 });
+    try {
+      expect(defaulted._getConnection().timeout).toBe(DEFAULT_CALL_TIMEOUT_MS);
+      expect(DEFAULT_CALL_TIMEOUT_MS).toBeLessThanOrEqual(60_000);
+      const started = Date.now();
+      await expect(own.getBlockNumber()).rejects.toMatchObject({ code: 'TIMEOUT' });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      defaulted.destroy();
+      own.destroy();
       hung.closeAllConnections();
       await new Promise((resolve) => hung.close(resolve));
     }

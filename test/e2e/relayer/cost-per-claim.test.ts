@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { openTestDb } from '../../helpers/db.js';
 import { loadRelayerConfig } from '../../../src/relayer/config.js';
 import { startRelayer } from '../../../src/relayer/index.js';
 import { countStatements } from '../../relayer/statement-counter.js';
+import { within } from '../../helpers/within.js';
 import { testCommon } from './harness.js';
 import { keys, useSharedDevnet, waitClaimed, type SharedRelayerDevnet } from './shared-devnet.js';
 
@@ -34,21 +35,25 @@ afterAll(async () => {
 });
 
 describe('relayer cost per claim', () => {
-  it(`behavior: ${COUNT} messages each way are claimed with at most 8 SQL statements and 3 per-message RPC calls (estimate, send, status) per claim`, { timeout: 120_000 }, async () => {
-    d = await useSharedDevnet(state, 'random');
+  it(`behavior: ${COUNT} messages each way are claimed with at most 8 SQL statements and 3 per-message RPC calls (estimate, send, status) per claim`, { timeout: 300_000 }, async () => {
+    d = await within('the test accounts to be funded', 20_000, useSharedDevnet(state, 'random'));
     const sent = { l1: await d.send('l1', COUNT), l2: await d.send('l2', COUNT) };
     const schema = testDb.schema('relayer_cost');
-    const common = testCommon();
+    // The relayer's own lines (debug included) are kept, and printed if the test fails: they say where it stood.
+    const common = testCommon('debug');
+    onTestFailed(() => console.log(`relayer log (last 80 lines):\n${common.logs.slice(-80).join('')}`));
     const statements = countStatements(testDb.client.knex, schema);
     const loaded = loadRelayerConfig(d.env());
-    const relayer = await startRelayer({ common, db: testDb.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema });
+    const relayer = await within('the relayer to start', 30_000, startRelayer({ common, db: testDb.client, config: { ...loaded, api: { ...loaded.api, port: 0 } }, schema }));
     let claimed;
     try {
-      claimed = await waitClaimed(testDb.client, schema, sent);
+      claimed = await within('the claims (or waitClaimed giving up)', 100_000, waitClaimed(testDb.client, schema, sent, 80_000));
     } finally {
       statements.stop();
-      await relayer.stop();
+      await within('the relayer to stop', 15_000, relayer.stop());
     }
+    const unclaimed = [...claimed.entries()].filter(([, c]) => c.status !== 'CLAIMED_SUCCESS');
+    expect(unclaimed, `${claimed.size} of ${keys(sent).length} messages stored`).toEqual([]);
     expect([...claimed.values()].filter((c) => c.status === 'CLAIMED_SUCCESS')).toHaveLength(keys(sent).length);
     const claims = keys(sent).length;
     const rpcValues = (await common.metrics.getSingleMetric('relayer_rpc_calls_total')!.get()).values;

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFailed } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Wallet, parseEther } from 'ethers';
 import { openTestDb } from '../../helpers/db.js';
+import { within } from '../../helpers/within.js';
 import { useSharedDevnet, type SharedRelayerDevnet } from './shared-devnet.js';
 import { deadPendingClaims, pendingFromApi } from './exactly-once.js';
 import { metricSum, processDatabase, records, spawnRelayer, until, type MessageRecord, type ProcessDatabase } from './process.js';
@@ -62,6 +63,8 @@ function killPoint(sent: number | undefined, resolved: number | undefined): stri
  * the run is claimed exactly once and nothing is left PENDING without a transaction the node knows.
  */
 async function killRounds(rounds: number, extra: Record<string, string> = {}): Promise<void> {
+  // The processes' last lines say where a failed run stood (each process logs at debug).
+  onTestFailed(() => console.log(`relayer output (last 60 chunks):\n${output.slice(-60).join('')}`));
   const sent = { l1: [] as string[], l2: [] as string[] };
   const landed: Record<string, number> = {};
   const startUps: number[] = [];
@@ -82,10 +85,10 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
     const [claims, resolved] = await Promise.all([metricSum(p.url, 'relayer_claims_sent_total'), metricSum(p.url, 'relayer_claims_resolved_total')]);
     p.child.kill('SIGKILL');
-    await p.exited;
+    await within(`round ${round}: the killed process to exit`, 10_000, p.exited);
     const point = killPoint(claims, resolved);
     landed[point] = (landed[point] ?? 0) + 1;
-    const [l1, l2] = await sending;
+    const [l1, l2] = await within(`round ${round}: its messages to be sent`, 120_000, sending);
     sent.l1.push(...l1);
     sent.l2.push(...l2);
   }
@@ -110,7 +113,7 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
     expect(sent[layer].map((h) => events.get(h))).toEqual(sent[layer].map(() => 1));
   }
   p.child.kill('SIGTERM');
-  expect(await p.exited).toBe(0);
+  expect(await within('the clean run to exit on SIGTERM', 30_000, p.exited)).toBe(0);
 }
 
 describe('relayer process under faults', () => {

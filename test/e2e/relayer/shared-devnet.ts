@@ -4,6 +4,10 @@ import type { DbClient } from '../../../src/common/db/client.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../../generated/contracts/types/index.js';
 import { FAST_LISTENER } from './harness.js';
+import { mined } from '../../../src/common/chain/mined.js';
+
+/** How long a sent message's transaction may take to be mined: anvil mines each at once; a loaded CI machine took seconds. */
+const SEND_RECEIPT_MS = 60_000;
 
 /**
  * Relayer tests on the shared e2e devnet (inject('devnet')). Each file uses its own test account as
@@ -72,7 +76,9 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
       const txs = await Promise.all(Array.from({ length: count }, (_, i) => contract.sendMessage(user, fee, '0x', { value: fee + BigInt(layer === 'l1' ? 1_000 + i : 2_000 + i), nonce: nonce + i })));
       const hashes: string[] = [];
       for (const tx of txs) {
-        const receipt = (await tx.wait())!;
+        // Not tx.wait(): it can miss a transaction mined while it subscribes and then waits without end
+        // (src/common/chain/mined.ts). mined() asks for the receipt itself and fails naming the transaction.
+        const receipt = await mined(tx, SEND_RECEIPT_MS);
         for (const log of receipt.logs) {
           const parsed = contract.interface.parseLog(log);
           if (parsed?.name === 'MessageSent') hashes.push(String(parsed.args._messageHash).toLowerCase());
