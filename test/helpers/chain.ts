@@ -50,10 +50,15 @@ export async function sendRawBurst(
     if (options.pauseMs && i + perBatch < raws.length) await new Promise((r) => setTimeout(r, options.pauseMs));
   }
   const lastHash = keccak256(raws.at(-1)!);
+  let minedBefore = -1;
   await waitFor(`the last of ${raws.length} transactions to be mined`, async () => {
     if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
     const mined = await provider.getTransactionCount(sender, 'latest');
     await Promise.all(raws.slice(Math.max(0, mined - firstNonce)).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)));
+    // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
+    // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
+    if (mined === minedBefore) await provider.send('evm_mine', []).catch(() => undefined);
+    minedBefore = mined;
     return undefined;
   }, options.timeoutMs ?? 120_000, 1_000);
 }
