@@ -9,6 +9,7 @@ import { ethers } from 'ethers';
 import WebSocket from 'ws';
 import { databaseKind } from '../../helpers/db.js';
 import { sendRawBurst, waitFor } from '../../helpers/chain.js';
+import { within } from '../../helpers/within.js';
 import { chain, deployOuter, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
 
@@ -89,10 +90,6 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
     await anvil?.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
-
-  /** Rejects after `ms` naming `what`: no step of this test may hang it until the test's own timeout. */
-  const within = <T>(what: string, ms: number, p: Promise<T>): Promise<T> =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms).unref())]);
 
   async function subscriber(params: unknown[]) {
     const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/`);
