@@ -822,6 +822,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description This client address sent more requests than the rate limit allows (`TOKEN_API_RATE_LIMIT_PER_SECOND` a second, bursts of `TOKEN_API_RATE_LIMIT_BURST`; 100 and 200 by default). Retry after the number of seconds in `Retry-After`. The limit is per address (the connection's, or the client named by `X-Forwarded-For` behind `TOKEN_API_TRUSTED_PROXY_HOPS` trusted proxies), so one client's flood does not slow the others. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds until this client may send again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "rate limit of 100 requests per second (burst 200) exceeded for this client (TOKEN_API_RATE_LIMIT_PER_SECOND / TOKEN_API_RATE_LIMIT_BURST); retry after 1 s",
+                 *       "instance": "/tokens"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected server-side failure. The detail is generic and never contains a stack trace. */
         InternalError: {
             headers: {
@@ -994,6 +1014,7 @@ export interface operations {
             };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -1032,6 +1053,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["TokenNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -1070,6 +1092,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["TokenNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -1118,6 +1141,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["NotNativeToken"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["SupplyNotReady"];
         };
@@ -1167,6 +1191,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["NotNativeToken"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["SupplyNotReady"];
         };
@@ -1222,6 +1247,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["TokenNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -1260,6 +1286,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadAddress"];
             404: components["responses"]["TokenNotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -1297,6 +1324,7 @@ export interface operations {
             };
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { env, parseEnv, type VarSpec } from '../common/config/env.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
+import type { HttpRateLimit } from '../common/http/rate-limit.js';
 
 /**
  * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
@@ -82,6 +83,11 @@ export interface TokenApiConfig {
    * behind when a notification is lost with its connection. Default 5,000 when absent.
    */
   readModelPollMs?: number;
+  /**
+   * Per-address rate limit of the token and price routes (TOKEN_API_RATE_LIMIT_*; perSecond 0: off). Absent
+   * (a config built in code, as tests and benches do): no limit.
+   */
+  rateLimit?: Omit<HttpRateLimit, 'variable'>;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -174,6 +180,12 @@ export const tokenApiEnv = {
   TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }),
   TOKEN_API_READY_TIMEOUT_MS: env.integer({ min: 100, max: 60_000, default: 3_000 }),
   TOKEN_API_READY_MAX_STALL_MS: env.integer({ min: 1_000, default: 120_000 }),
+  /** Ours: requests a second one client address may send to the token and price routes; 0 turns the limit off. */
+  TOKEN_API_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, max: 1_000_000, default: 100 }),
+  /** Ours: the requests one address may send at once; unset = 2 × TOKEN_API_RATE_LIMIT_PER_SECOND. */
+  TOKEN_API_RATE_LIMIT_BURST: env.integer({ min: 1, max: 10_000_000 }),
+  /** Ours: proxies in front of the API whose X-Forwarded-For names the client (0: the socket address does). */
+  TOKEN_API_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
   TOKEN_API_READ_MODEL_POLL_MS: env.integer({ min: 100, max: 600_000, default: 5_000 }),
   ...httpEnv,
 };
@@ -237,6 +249,11 @@ export function loadTokenApiConfig(
     http: httpLimitsFrom(v),
     readiness: { timeoutMs: v.TOKEN_API_READY_TIMEOUT_MS, maxStallMs: v.TOKEN_API_READY_MAX_STALL_MS },
     readModelPollMs: v.TOKEN_API_READ_MODEL_POLL_MS,
+    rateLimit: {
+      perSecond: v.TOKEN_API_RATE_LIMIT_PER_SECOND,
+      burst: v.TOKEN_API_RATE_LIMIT_BURST ?? Math.max(1, v.TOKEN_API_RATE_LIMIT_PER_SECOND * 2),
+      trustedProxyHops: v.TOKEN_API_TRUSTED_PROXY_HOPS,
+    },
   });
   return { config, effective };
 }

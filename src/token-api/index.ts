@@ -83,7 +83,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   // The indexer starts after the server; readiness reads it through this slot.
   const running: { indexer?: TokenIndexerHandle } = {};
   const ready = readinessOf(config, ctx, follower, supplyCache, running);
-  const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready });
+  const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready, rateLimit: config.rateLimit });
   const server = await listen(app, config.host, config.port, 'token-api', { limits: config.http ?? DEFAULT_HTTP_LIMITS, logger });
   const url = (bound.url = server.url);
   logger.info({ url }, 'token API listening');

@@ -5,6 +5,7 @@ import type { Common } from '../common/kernel.js';
 import { createHttpApp } from '../common/http/app.js';
 import { mountOperatorRoutes } from '../common/http/operator.js';
 import { sendProblem } from '../common/http/problem.js';
+import { rateLimitMiddleware, type HttpRateLimit } from '../common/http/rate-limit.js';
 import { loadOpenApi, type OpenApiDocument } from '../common/http/spec.js';
 import { counter, histogram } from '../common/metrics.js';
 import { mountDocs } from './http/docs.js';
@@ -33,6 +34,8 @@ export function createTokenApiApp(options: {
   ctx: HandlerContext;
   ready: () => Promise<ReadinessReport>;
   publicUrl: () => string | undefined;
+  /** Per-address limit of the token and price routes (before the caches: a flood of cached answers still takes the thread). */
+  rateLimit?: Omit<HttpRateLimit, 'variable'>;
 }): Express {
   const { common, ctx } = options;
   const spec = loadOpenApi(TOKEN_API_SPEC_FILE);
@@ -63,6 +66,9 @@ export function createTokenApiApp(options: {
         });
         next();
       });
+      if (options.rateLimit && options.rateLimit.perSecond > 0) {
+        app.use(['/tokens', '/prices'], rateLimitMiddleware({ ...options.rateLimit, variable: 'TOKEN_API_RATE_LIMIT_PER_SECOND / TOKEN_API_RATE_LIMIT_BURST' }));
+      }
       // Fast path: a URL answered successfully within the cache TTL is answered again before routing and
       // validation (it passed both the first time, and the answer depends on nothing else).
       if (ctx.cache.enabled && !ctx.validateResponses) {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, Agent } from 'node:http';
 import { openTestDb } from '../helpers/db.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { listen, type RunningServer } from '../../src/common/http/server.js';
@@ -9,6 +8,7 @@ import { RelayerRepository } from '../../src/relayer/db/repository.js';
 import { loadRelayerConfig } from '../../src/relayer/config.js';
 import { testCommon } from '../helpers/common.js';
 import { startCanary } from './canary.js';
+import { floodGet } from './flood.js';
 
 /**
  * Issue 23 item 8: one address floods the relayer API (`/messages` topped out at 400 req/s and the canary in the
@@ -42,39 +42,12 @@ afterAll(async () => {
   await testDb?.close();
 });
 
-/** `concurrency` keep-alive loops sending GET /messages as 10.0.0.1 for `ms`; statuses counted, one 429 kept. */
-async function flood(url: string, concurrency: number, ms: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const counts = new Map<number, number>();
-  let sample: { retryAfter?: string; type?: string; body: string } | undefined;
-  const end = Date.now() + ms;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const r = request(`${url}/messages?limit=5`, { agent, headers: { 'x-forwarded-for': '10.0.0.1' } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => {
-          counts.set(res.statusCode!, (counts.get(res.statusCode!) ?? 0) + 1);
-          if (res.statusCode === 429) sample ??= { retryAfter: res.headers['retry-after'] as string | undefined, type: res.headers['content-type'], body };
-          resolve();
-        });
-      });
-      r.on('error', () => (counts.set(0, (counts.get(0) ?? 0) + 1), resolve()));
-      r.end();
-    });
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) await one();
-  }));
-  agent.destroy();
-  return { counts, sample };
-}
-
 describe('adversarial: relayer API flood from one address', () => {
   it('behavior: the flood gets 429 with Retry-After naming the limit; another address stays served', { timeout: 60_000 }, async () => {
     expect(config.api.rateLimit).toEqual({ perSecond: 20, burst: 40, trustedProxyHops: 1 });
     const canary = startCanary('relayer-api-other-address', { url: `${server.url}/messages?limit=5`, headers: { 'x-forwarded-for': '10.0.0.2' } }, { intervalMs: 100 });
     const started = Date.now();
-    const { counts, sample } = await flood(server.url, 16, 4_000);
+    const { counts, sample } = await floodGet(`${server.url}/messages?limit=5`, { 'x-forwarded-for': '10.0.0.1' }, 16, 4_000);
     const seconds = (Date.now() - started) / 1000;
     const report = await canary.stop();
     const served = counts.get(200) ?? 0;

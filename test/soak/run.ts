@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     API_PORT: String(apiPort),
     // The soak measures memory under load, not the public rate limit.
     RPC_RATE_LIMIT_PER_SECOND: '0',
+    TOKEN_API_RATE_LIMIT_PER_SECOND: '0',
     RPC_FILTER_TTL_SECONDS: '20',
   };
   delete env.DATABASE_HOST; // the embedded database lives in this process: its memory is part of the reading
