@@ -51,16 +51,31 @@ export async function sendRawBurst(
   }
   const lastHash = keccak256(raws.at(-1)!);
   let minedBefore = -1;
+  // What the node said to the re-sends and the mining, kept for the timeout's message (distinct answers only).
+  const answers = new Set<string>();
+  const note = (what: string) => (err: unknown) => void answers.add(`${what}: ${(err as Error).message.slice(0, 160)}`);
   await waitFor(`the last of ${raws.length} transactions to be mined`, async () => {
     if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
     const mined = await provider.getTransactionCount(sender, 'latest');
-    await Promise.all(raws.slice(Math.max(0, mined - firstNonce)).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch(() => undefined)));
+    const missing = raws.slice(Math.max(0, mined - firstNonce));
+    await Promise.all(missing.map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
+      if (!/already known|already imported/i.test((err as Error).message)) note('eth_sendRawTransaction')(err);
+    })));
     // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
     // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
-    if (mined === minedBefore) await provider.send('evm_mine', []).catch(() => undefined);
+    if (mined === minedBefore) await provider.send('evm_mine', []).catch(note('evm_mine'));
     minedBefore = mined;
     return undefined;
-  }, options.timeoutMs ?? 120_000, 1_000);
+  }, options.timeoutMs ?? 120_000, 1_000).catch(async (err: Error) => {
+    // Say how far it got and what the node holds, so a stall can be told from a lost transaction.
+    const state = await Promise.all([
+      provider.getTransactionCount(sender, 'latest'),
+      provider.getTransactionCount(sender, 'pending'),
+      provider.getBlockNumber(),
+      provider.send('txpool_status', []).catch((e: Error) => e.message),
+    ]).then(([latest, pending, head, pool]) => `${latest - firstNonce} of ${raws.length} mined, ${pending - latest} pending at the node, head ${head}, txpool ${JSON.stringify(pool)}`, (e: Error) => `the node did not answer: ${e.message}`);
+    throw new Error(`${err.message}: ${state}; node answers: ${[...answers].join(' | ') || 'none'}`, { cause: err });
+  });
 }
 
 /**
