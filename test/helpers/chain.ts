@@ -33,7 +33,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 
 /**
  * Sends one sender's signed transactions (consecutive nonces from `firstNonce`) as raw bytes, `perBatch` at a
- * time `pauseMs` apart, then waits up to `timeoutMs` for the last one's receipt, sending again whatever the
+ * time `pauseMs` apart (each batch mined by evm_mine with `mineEachBatch`), then waits up to `timeoutMs` for the last one's receipt, sending again whatever the
  * node lacks meanwhile (its "already known" answers are ignored): under CI's load anvil has answered a send
  * and kept no such transaction, and every later nonce then waited behind the gap for ever.
  */
@@ -42,11 +42,13 @@ export async function sendRawBurst(
   sender: string,
   firstNonce: number,
   raws: string[],
-  options: { perBatch?: number; pauseMs?: number; timeoutMs?: number } = {},
+  options: { perBatch?: number; pauseMs?: number; timeoutMs?: number; mineEachBatch?: boolean } = {},
 ): Promise<void> {
   const perBatch = options.perBatch ?? raws.length;
   for (let i = 0; i < raws.length; i += perBatch) {
     await Promise.all(raws.slice(i, i + perBatch).map((raw) => provider.send('eth_sendRawTransaction', [raw])));
+    // A node with automine off (evm_setAutomine false) gets one block per batch, mined here.
+    if (options.mineEachBatch) await provider.send('evm_mine', []);
     if (options.pauseMs && i + perBatch < raws.length) await new Promise((r) => setTimeout(r, options.pauseMs));
   }
   const lastHash = keccak256(raws.at(-1)!);

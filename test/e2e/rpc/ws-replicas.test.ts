@@ -125,7 +125,10 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
       type: 2, chainId, nonce: nonce + i, to: address, gasLimit: 60_000, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       data: outer.interface.encodeFunctionData('note', [i, ethers.ZeroHash, 1]),
     })));
-    const burst = sendRawBurst(provider, signer.address, nonce, raws, { perBatch: 20, pauseMs: 50 });
+    // Blocks mined by the burst, one per batch, not by anvil's automine: under CI's load that has stopped twice
+    // with the burst half sent (6 of 200 mined once, and once short of 200 with evm_mine tried on every stall).
+    await provider.send('evm_setAutomine', [false]);
+    const burst = sendRawBurst(provider, signer.address, nonce, raws, { perBatch: 20, pauseMs: 50, mineEachBatch: true });
     // A send that failed ends the wait at once with its own error, not with the subscriber's timeout.
     let burstError: unknown;
     burst.catch((err: unknown) => (burstError = err));
