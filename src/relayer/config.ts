@@ -2,6 +2,7 @@ import { FunctionFragment } from 'ethers';
 import { ConfigError, env, parseEnv, type EnvValues } from '../common/config/env.js';
 import { databaseEnv, databaseConfigFrom, type DatabaseConfig } from '../common/db/config.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
+import { rateLimitFrom } from '../common/http/rate-limit.js';
 import { LOG_LEVELS } from '../common/log.js';
 import { compileCalldataFilter } from './calldata-filter.js';
 import { MAX_EXTRA_SIGNER_KEYS, parseExtraKeys, signerProblems } from './signer-config.js';
@@ -331,11 +332,7 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
     cleaner: { enabled: values.DB_CLEANER_ENABLED, intervalMs: values.DB_CLEANING_INTERVAL, daysBeforeNowToDelete: values.DB_DAYS_BEFORE_NOW_TO_DELETE },
     api: {
       port: values.API_PORT, host: values.API_HOST, http: httpLimitsFrom(values),
-      rateLimit: {
-        perSecond: values.API_RATE_LIMIT_PER_SECOND,
-        burst: values.API_RATE_LIMIT_BURST ?? Math.max(1, values.API_RATE_LIMIT_PER_SECOND * 2),
-        trustedProxyHops: values.API_TRUSTED_PROXY_HOPS,
-      },
+      rateLimit: rateLimitFrom(values.API_RATE_LIMIT_PER_SECOND, values.API_RATE_LIMIT_BURST, values.API_TRUSTED_PROXY_HOPS),
       adminToken: values.API_ADMIN_TOKEN,
     },
     operations: {

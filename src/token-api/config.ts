@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { env, parseEnv, type VarSpec } from '../common/config/env.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
-import type { HttpRateLimit } from '../common/http/rate-limit.js';
+import { rateLimitFrom, type HttpRateLimit } from '../common/http/rate-limit.js';
 
 /**
  * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
@@ -249,11 +249,7 @@ export function loadTokenApiConfig(
     http: httpLimitsFrom(v),
     readiness: { timeoutMs: v.TOKEN_API_READY_TIMEOUT_MS, maxStallMs: v.TOKEN_API_READY_MAX_STALL_MS },
     readModelPollMs: v.TOKEN_API_READ_MODEL_POLL_MS,
-    rateLimit: {
-      perSecond: v.TOKEN_API_RATE_LIMIT_PER_SECOND,
-      burst: v.TOKEN_API_RATE_LIMIT_BURST ?? Math.max(1, v.TOKEN_API_RATE_LIMIT_PER_SECOND * 2),
-      trustedProxyHops: v.TOKEN_API_TRUSTED_PROXY_HOPS,
-    },
+    rateLimit: rateLimitFrom(v.TOKEN_API_RATE_LIMIT_PER_SECOND, v.TOKEN_API_RATE_LIMIT_BURST, v.TOKEN_API_TRUSTED_PROXY_HOPS),
   });
   return { config, effective };
 }

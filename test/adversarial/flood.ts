@@ -1,10 +1,13 @@
 import { request, Agent } from 'node:http';
+import { expect } from 'vitest';
 
 export interface FloodResult {
   /** Answers by HTTP status (0: the request failed at the socket). */
   counts: Map<number, number>;
   /** The first 429 seen: its Retry-After, content type and body. */
   sample: { retryAfter?: string; type?: string; body: string } | undefined;
+  /** How long the flood took, start to last answer. */
+  seconds: number;
 }
 
 /**
@@ -15,7 +18,8 @@ export async function floodGet(url: string, headers: Record<string, string>, con
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const counts = new Map<number, number>();
   let sample: FloodResult['sample'];
-  const end = Date.now() + ms;
+  const started = Date.now();
+  const end = started + ms;
   const one = () =>
     new Promise<void>((resolve) => {
       const r = request(url, { agent, headers }, (res) => {
@@ -34,5 +38,24 @@ export async function floodGet(url: string, headers: Record<string, string>, con
     while (Date.now() < end) await one();
   }));
   agent.destroy();
-  return { counts, sample };
+  return { counts, sample, seconds: (Date.now() - started) / 1000 };
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/**
+ * What every flood of a per-address limit must show: only 200s and 429s; no more served than the bucket allows
+ * (the burst plus the rate for the time elapsed, one second of slack), not the flood; the 429 a problem+json with
+ * Retry-After whose detail names the limit and the variables that set it.
+ */
+export function expectRefusedPastLimit(result: FloodResult, limit: { perSecond: number; burst: number; variables: string }): void {
+  const { counts, sample, seconds } = result;
+  expect([...counts.keys()].sort()).toEqual([200, 429]);
+  expect(counts.get(200) ?? 0).toBeLessThanOrEqual(limit.burst + limit.perSecond * Math.ceil(seconds + 1));
+  expect(sample!.type).toMatch(/^application\/problem\+json/);
+  expect(Number(sample!.retryAfter)).toBeGreaterThanOrEqual(1);
+  const problem = JSON.parse(sample!.body) as { status: number; detail: string };
+  expect(problem.status).toBe(429);
+  const detail = `rate limit of ${limit.perSecond} requests per second (burst ${limit.burst}) exceeded for this client (${limit.variables}); retry after `;
+  expect(problem.detail).toMatch(new RegExp(`^${escapeRegExp(detail)}\\d+ s$`));
 }

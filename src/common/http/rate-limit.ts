@@ -13,6 +13,13 @@ export interface HttpRateLimit {
   variable: string;
 }
 
+/** A service's limit from its variables: `burst` unset is twice the rate (at least 1). */
+export const rateLimitFrom = (perSecond: number, burst: number | undefined, trustedProxyHops: number): Omit<HttpRateLimit, 'variable'> => ({
+  perSecond,
+  burst: burst ?? Math.max(1, perSecond * 2),
+  trustedProxyHops,
+});
+
 /** Buckets kept at most; past it the full ones are dropped first (they carry no information). */
 const MAX_CLIENTS = 100_000;
 
