@@ -1,9 +1,10 @@
 /**
  * `npm run bench -- token-api`: the token API under autocannon with 10,000 tokens and 24 h of hourly
  * prices, candles and a price explanation each, case by case against a bare express handler that returns a precomputed body of the same
- * size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
- * serve the same schema, one with the response cache off (the read model alone) and one with it on; each
- * case is measured on both, side by side. Most cases send a different URL with every request (random
+ * size and type: the ratio is our throughput over the bare one, measured in the same run. Three replicas
+ * serve the same schema: the response cache off (the read model alone), on, and on with the per-address rate
+ * limit checked on every request (a limit nothing reaches: the check's cost); each case is measured on all,
+ * side by side. Most cases send a different URL with every request (random
  * pages, orders, addresses), as wallets and explorers do, so a URL cache cannot carry them.
  * The servers run in a child process so the load generator does not share their event loop; CPU per
  * request is that process's CPU time (utime + stime from /proc) over the requests answered in a run.
@@ -63,6 +64,8 @@ function cases(native: string): Case[] {
 interface Served {
   uncached: string;
   cached: string;
+  /** The cached replica with the per-address rate limit on, set so high that nothing is refused: what the check costs. */
+  limited: string;
   bare: string;
   backend: string;
   native: string;
@@ -135,6 +138,8 @@ async function serve(): Promise<void> {
   const cached = await startTokenApi({ common, db, schema, config: config(2_000) });
   await cached.supply!.refresh();
   gc();
+  const limited = await startTokenApi({ common, db, schema, config: { ...config(2_000), rateLimit: { perSecond: 1e9, burst: 1e9, trustedProxyHops: 0 } } });
+  await limited.supply!.refresh();
   const mem = process.memoryUsage();
   const rowCount = Number(((await db.knex(`${schema}.prices`).count({ c: '*' })) as { c: string }[])[0]!.c);
 
@@ -154,7 +159,7 @@ async function serve(): Promise<void> {
   }
   const bareServer = await listen(bare, '127.0.0.1', 0, 'bare');
   const served: Served = {
-    uncached: uncached.url, cached: cached.url, bare: bareServer.url, backend: db.kind, native, bytes,
+    uncached: uncached.url, cached: cached.url, limited: limited.url, bare: bareServer.url, backend: db.kind, native, bytes,
     memory: {
       rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, replicaHeapMb: (mem.heapUsed - heapBefore) / 2 ** 20, tokens: TOKENS, pricePoints: rowCount,
     },
@@ -236,12 +241,12 @@ async function run(pid: number, base: string, c: Case, bareIndex: number | undef
     return bareIndex === undefined ? p : `${prefix}/x${p.replace(/^\/[a-z]+/, '')}`;
   };
   const cpu0 = cpuSeconds(pid);
+  // A fixed path is one static request (autocannon builds it once); a path per request costs the generator its
+  // setupRequest call each time, which caps it near 16k req/s (below what the bare server answers).
+  const request = typeof c.path === 'string' ? { method: 'GET' as const, path: next() } : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: next() }) };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     autocannon(
-      {
-        url: base, connections, duration, pipelining: 1,
-        requests: [{ method: 'GET', setupRequest: (req: autocannon.Request) => ({ ...req, path: next() }) }],
-      },
+      { url: base, connections, duration, pipelining: 1, requests: [request] },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
@@ -273,7 +278,7 @@ export async function main(): Promise<void> {
   );
   const m = served.memory;
   console.log(
-    `memory: process RSS ${m.rssMb.toFixed(0)} MB (2 replicas${served.backend === 'pglite' ? ' + the embedded database' : ''}), heap ${m.heapMb.toFixed(0)} MB; ` +
+    `memory: process RSS ${m.rssMb.toFixed(0)} MB (3 replicas${served.backend === 'pglite' ? ' + the embedded database' : ''}), heap ${m.heapMb.toFixed(0)} MB; ` +
       `one replica's read model (${m.tokens} tokens, ${m.pricePoints} price rows): +${m.replicaHeapMb.toFixed(1)} MB heap`,
   );
   const list = cases(served.native);
@@ -284,16 +289,19 @@ export async function main(): Promise<void> {
     if (only && !only.split('|').some((part) => c.name.includes(part))) continue;
     await run(pid, served.uncached, c, undefined, 99, CONNECTIONS, 2); // warm-up: JIT, lazy indexes and series
     await run(pid, served.cached, c, undefined, 99, CONNECTIONS, 2);
+    await run(pid, served.limited, c, undefined, 99, CONNECTIONS, 2);
     // Alternate short runs and take medians: on a shared machine the load drifts between runs.
     const ours: Run[] = [];
     const cachedRuns: Run[] = [];
+    const limitedRuns: Run[] = [];
     const bare: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       ours.push(await run(pid, served.uncached, c, undefined, 1_000 + round));
       cachedRuns.push(await run(pid, served.cached, c, undefined, 1_000 + round));
+      limitedRuns.push(await run(pid, served.limited, c, undefined, 1_000 + round));
       bare.push(await run(pid, served.bare, c, i, 1_000 + round));
     }
-    const bad = [...ours, ...cachedRuns].reduce((n, r) => n + r.bad, 0);
+    const bad = [...ours, ...cachedRuns, ...limitedRuns].reduce((n, r) => n + r.bad, 0);
     if (bad > 0) console.log(`warning: ${c.name}: ${bad} non-2xx, failed or timed-out requests`);
     const med = (rs: Run[], k: keyof Run) => median(rs.map((r) => r[k]));
     rows.push([
@@ -301,10 +309,11 @@ export async function main(): Promise<void> {
       med(ours, 'rps').toFixed(0), String(med(ours, 'p50')), String(med(ours, 'p99')), med(ours, 'cpuUsPerReq').toFixed(0),
       (med(ours, 'rps') / med(bare, 'rps')).toFixed(2),
       med(cachedRuns, 'rps').toFixed(0), String(med(cachedRuns, 'p99')), (med(cachedRuns, 'rps') / med(bare, 'rps')).toFixed(2),
+      med(limitedRuns, 'rps').toFixed(0), (med(limitedRuns, 'rps') / med(cachedRuns, 'rps')).toFixed(2), `${med(cachedRuns, 'cpuUsPerReq').toFixed(1)} / ${med(limitedRuns, 'cpuUsPerReq').toFixed(1)}`,
       med(bare, 'rps').toFixed(0), String(med(bare, 'p99')), med(bare, 'cpuUsPerReq').toFixed(0),
     ]);
   }
-  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'cached req/s', 'cached p99', 'cached ratio', 'bare req/s', 'bare p99', 'bare µs/req'];
+  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'cached req/s', 'cached p99', 'cached ratio', 'limited req/s', 'limited ÷ cached', 'cpu µs/req cached / limited', 'bare req/s', 'bare p99', 'bare µs/req'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(fmt(head));
