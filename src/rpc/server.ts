@@ -1,35 +1,15 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Registry } from 'prom-client';
-import { clientAddress } from '../common/http/client-address.js';
 import { rawHeader } from '../common/http/raw-header.js';
-import type { Logger } from '../common/log.js';
+import { nodeRequestHead } from '../common/http/request-head.js';
 import { mountOperatorRoutes, operatorListener, redactHosts, type Check } from '../common/http/operator.js';
-import { slotCounter } from '../common/metric-slots.js';
-import { andThen, type Awaitable, type CallTarget } from './types.js';
-import { errorBody, handleBody, type Reply } from './envelope.js';
+import { errorBody } from './envelope.js';
 import { LARGE_ANSWER_CHARS } from './upstream/raw-json.js';
 import { RpcCodes } from './errors.js';
-import { allowListCalls, isRpcPath, requestKey, type KeyAccess } from './keys/access.js';
-import { replyCost, type RateLimiter } from './ratelimit.js';
-import { ResponseBudget } from './response-budget.js';
+import { isRpcPath } from './keys/access.js';
+import { postCore, type PostOptions, type ReplySink } from './http/post.js';
 
-export interface RpcAppOptions {
-  dispatcher: CallTarget;
-  limiter: RateLimiter;
-  maxBatch: number;
-  maxBodyBytes: number;
-  /** RPC_MAX_RESPONSE_BYTES: byte budget of one reply (response-budget.ts). */
-  maxResponseBytes?: number;
-  /** RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts). */
-  rateLimitBytesPerUnit?: number;
-  /** RPC_RATE_LIMIT_MS_PER_UNIT: and so is the time its calls kept the node executing (evm-bounds.ts). */
-  rateLimitMsPerUnit?: number;
-  trustedProxyHops: number;
-  /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
-  maxJsonDepth?: number;
-  metrics: Registry;
-  logger: Logger;
+export interface RpcAppOptions extends PostOptions {
   /**
    * The checks of /health/ready (src/common/http/operator.ts), in a fixed order. `public`: what anyone may
    * read (no internal host, URL or driver message); `operator`: full detail, for the operator port only.
@@ -42,8 +22,6 @@ export interface RpcAppOptions {
   operatorRoutes?: boolean;
   /** RPC_CORS_ORIGINS: '*' (default), or the origins echoed back (empty: no CORS headers at all). */
   corsOrigins?: '*' | readonly string[];
-  /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
-  access?: KeyAccess;
 }
 
 const JSON_TYPE = 'application/json';
@@ -65,8 +43,19 @@ export function corsPolicy(origins: '*' | readonly string[]): (origin: string | 
   return (origin) => (origin !== undefined && allowed.has(origin) ? ['access-control-allow-origin', origin, 'vary', 'Origin'] : vary);
 }
 
+/** The extra headers of a CORS preflight answer (OPTIONS) when the origin is allowed. */
+export const PREFLIGHT_HEADERS: readonly [string, string][] = [
+  ['access-control-allow-methods', 'POST, GET, OPTIONS'],
+  ['access-control-allow-headers', 'content-type, x-api-key'],
+  ['access-control-max-age', '86400'],
+];
+
+/** What a GET (or any other method) on a path the endpoint does not serve gets: status and JSON body. */
+export const noRoute = (method: string, path: string): { status: number; body: { error: string } } =>
+  path === '/' ? { status: 405, body: { error: 'JSON-RPC is served by POST /' } } : { status: 404, body: { error: `no route for ${method} ${path}` } };
+
 /** The public port's readiness: the service's public view, with any host or URL a check let slip cut out. */
-const publicReadiness = (readiness: (view: ReadinessView) => Promise<Check[]>) => async () =>
+export const publicReadiness = (readiness: (view: ReadinessView) => Promise<Check[]>) => async () =>
   (await readiness('public')).map((c) => (c.detail === undefined ? c : { ...c, detail: redactHosts(c.detail) }));
 
 /** The operator port's listener: /metrics and /health/* with full detail, nothing else, no CORS. */
@@ -108,15 +97,12 @@ function readBody(req: IncomingMessage, limit: number, done: (text: string | und
   });
 }
 
-/** Writes one JSON-RPC reply: headers as a flat list in one writeHead (no per-header setHeader bookkeeping), the body in the same write. */
-type Send = (req: IncomingMessage, res: ServerResponse, status: number, text: Reply | undefined, headers?: Record<string, string>) => void;
-
-function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => string[]): Send {
-  const http = slotCounter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
-  const ok = http.child('200');
-  return (req, res, status, text, headers) => {
-    if (status === 200) ok.inc();
-    else http.inc([String(status)]);
+/**
+ * Writes one JSON-RPC reply on a node:http response: headers as a flat list in one writeHead (no per-header
+ * setHeader bookkeeping), the body in the same write.
+ */
+function nodeReplySink(req: IncomingMessage, res: ServerResponse, cors: (origin: string | undefined) => string[]): ReplySink {
+  return (status, text, headers) => {
     // A large body is encoded once: measuring a string and then writing it walks (and flattens) it twice,
     // ~0.5 ms more for 600 KB. A node's large answer comes as bytes already (envelope.ts).
     const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
@@ -137,58 +123,16 @@ function replySender(o: RpcAppOptions, cors: (origin: string | undefined) => str
 
 type PostHandler = (req: IncomingMessage, res: ServerResponse, failed: (err: unknown) => void) => void;
 
-/**
- * POST / and /v1/<key>: the body, who sends it (its key, if any), the envelope, the reply's charge, the reply.
- * An anonymous call answered without waiting (the head, a cache hit) is written in the body's own `end`
- * event; `failed` gets anything thrown or rejected on the way.
- */
-function postHandler(o: RpcAppOptions, send: Send): PostHandler {
-  const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
-  const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
-
-  const reply = (req: IncomingMessage, res: ServerResponse, text: string, client: string, limiter: RateLimiter, target: CallTarget): Awaitable<void> => {
-    const budget = new ResponseBudget(maxResponseBytes);
-    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter }), (answer) => {
-      // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-      const extra = replyCost(budget, costs);
-      if (extra === 0) return send(req, res, answer.status, answer.body, answer.headers);
-      return limiter
-        .charge(client, extra)
-        .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
-        .then(() => send(req, res, answer.status, answer.body, answer.headers));
-    });
-  };
-
-  /** A request naming a key: the key's lookup (access.ts), then its client, limiter and allow-list. */
-  const replyWithKey = async (req: IncomingMessage, res: ServerResponse, text: string, address: string, access: KeyAccess): Promise<void> => {
-    const decision = await access.resolve(req, address);
-    if (!decision.ok) {
-      const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
-      send(req, res, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
-      return;
-    }
-    const { client, limiter, allowed, keyId } = decision.access;
-    await reply(req, res, text, client, limiter, allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher);
-  };
-
-  const respond = (req: IncomingMessage, res: ServerResponse, text: string | undefined): Awaitable<void> => {
-    if (text === undefined) {
-      send(req, res, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
-      return;
-    }
-    const address = clientAddress(req, o.trustedProxyHops);
-    // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
-    if (o.access && requestKey(req).kind !== 'none') return replyWithKey(req, res, text, address, o.access);
-    return reply(req, res, text, address, o.limiter, o.dispatcher);
-  };
-
+/** POST / on node:http: the body read in its stream's events, then the transport-neutral core (http/post.ts). */
+function postHandler(o: RpcAppOptions, cors: (origin: string | undefined) => string[]): PostHandler {
+  const core = postCore(o);
   return (req, res, failed) =>
     readBody(
       req,
       o.maxBodyBytes,
       (text) => {
         try {
-          const done = respond(req, res, text);
+          const done = core(nodeRequestHead(req), text, nodeReplySink(req, res, cors));
           if (done instanceof Promise) done.catch(failed);
         } catch (err) {
           failed(err);
@@ -209,11 +153,7 @@ function otherRoutes(o: RpcAppOptions, cors: (origin: string | undefined) => str
     const headers = cors(req.headers.origin);
     for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
     if (req.method === 'OPTIONS') {
-      if (headers.includes('access-control-allow-origin')) {
-        res.setHeader('access-control-allow-methods', 'POST, GET, OPTIONS');
-        res.setHeader('access-control-allow-headers', 'content-type, x-api-key');
-        res.setHeader('access-control-max-age', '86400');
-      }
+      if (headers.includes('access-control-allow-origin')) for (const [name, value] of PREFLIGHT_HEADERS) res.setHeader(name, value);
       res.status(204).end();
       return;
     }
@@ -221,7 +161,8 @@ function otherRoutes(o: RpcAppOptions, cors: (origin: string | undefined) => str
   });
   if (o.operatorRoutes !== false) mountOperatorRoutes(app, { metrics: o.metrics, readiness: publicReadiness(o.readiness) });
   app.use((req, res) => {
-    res.status(req.path === '/' ? 405 : 404).json({ error: req.path === '/' ? 'JSON-RPC is served by POST /' : `no route for ${req.method} ${req.path}` });
+    const answer = noRoute(req.method, req.path);
+    res.status(answer.status).json(answer.body);
   });
   app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
     o.logger.error({ err }, 'request failed');
@@ -239,7 +180,7 @@ function otherRoutes(o: RpcAppOptions, cors: (origin: string | undefined) => str
 export function createRpcApp(o: RpcAppOptions): RequestListener {
   const cors = corsPolicy(o.corsOrigins ?? '*');
   const others = otherRoutes(o, cors);
-  const handlePost = postHandler(o, replySender(o, cors));
+  const handlePost = postHandler(o, cors);
   return (req, res) => {
     if (req.method === 'POST' && isRpcPath(req.url)) {
       handlePost(req, res, (err: unknown) => {

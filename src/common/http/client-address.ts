@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from './request-head.js';
 
 /**
  * The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back in
@@ -6,10 +7,17 @@ import type { IncomingMessage } from 'node:http';
  * a trusted proxy wrote; anything before it is the client's own claim and is not believed).
  */
 export function clientAddress(req: IncomingMessage, hops: number): string {
-  const socket = req.socket.remoteAddress ?? 'unknown';
+  const header = hops === 0 ? undefined : req.headers['x-forwarded-for'];
+  return forwardedClient(req.socket.remoteAddress ?? 'unknown', Array.isArray(header) ? header.join(',') : header, hops);
+}
+
+/** clientAddress of a RequestHead (request-head.ts): any HTTP stack's request. */
+export const headClientAddress = (head: RequestHead, hops: number): string =>
+  forwardedClient(head.remoteAddress, hops === 0 ? undefined : head.header('x-forwarded-for'), hops);
+
+function forwardedClient(socket: string, forwardedFor: string | undefined, hops: number): string {
   if (hops === 0) return socket;
-  const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((s) => s.trim()).filter(Boolean);
+  const forwarded = (forwardedFor ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const chain = [...forwarded, socket];
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }

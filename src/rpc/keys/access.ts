@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from '../../common/http/request-head.js';
 import type { CallResult, CallTarget } from '../types.js';
 import { RpcCodes } from '../errors.js';
 import type { RateLimiter, RateLimitSettings } from '../ratelimit.js';
@@ -28,8 +28,8 @@ const MAX_KEY_CHARS = 256;
 export type PresentedKey = { kind: 'none' } | { kind: 'key'; key: string } | { kind: 'malformed'; reason: string };
 
 /** The key a request carries: `POST /v1/<key>` (or ws://host/v1/<key>) or the x-api-key header. */
-export function requestKey(req: IncomingMessage): PresentedKey {
-  const fromPath = KEY_PATH.exec(req.url ?? '')?.[1];
+export function requestKey(req: Pick<RequestHead, 'url' | 'header'>): PresentedKey {
+  const fromPath = KEY_PATH.exec(req.url)?.[1];
   if (fromPath !== undefined) {
     if (fromPath.length > MAX_KEY_CHARS) return { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` };
     // A client's bad percent-encoding (/v1/%ZZ) is its mistake, not ours: 401, never a thrown URIError.
@@ -39,8 +39,8 @@ export function requestKey(req: IncomingMessage): PresentedKey {
       return { kind: 'malformed', reason: 'not valid percent-encoding' };
     }
   }
-  const header = req.headers['x-api-key'];
-  if (typeof header !== 'string' || header === '') return { kind: 'none' };
+  const header = req.header('x-api-key');
+  if (header === undefined || header === '') return { kind: 'none' };
   return header.length > MAX_KEY_CHARS ? { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` } : { kind: 'key', key: header };
 }
 
@@ -67,7 +67,7 @@ export class KeyAccess {
     private readonly failures: KeyFailureLimiter = new KeyFailureLimiter({ perMinute: 30 }),
   ) {}
 
-  async resolve(req: IncomingMessage, address: string): Promise<AccessDecision> {
+  async resolve(req: Pick<RequestHead, 'url' | 'header'>, address: string): Promise<AccessDecision> {
     const presented = requestKey(req);
     if (presented.kind === 'none') return { ok: true, access: { client: address, limiter: this.publicLimiter } };
     const remembered = presented.kind === 'key' ? this.registry.cached(presented.key) : undefined;

@@ -13,6 +13,7 @@ import { socketCalls, socketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
 import { ClientLedger } from './ledger.js';
+import { nodeRequestHead } from '../../common/http/request-head.js';
 import { attachWebSocket, type SocketSession } from './socket-server.js';
 
 export interface StartWebSocketOptions {
@@ -64,7 +65,7 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     maxMessageBytes: o.config.maxBodyBytes,
     admit: async (req) => {
       const address = clientAddress(req, o.config.trustedProxyHops);
-      return o.access ? o.access.resolve(req, address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
+      return o.access ? o.access.resolve(nodeRequestHead(req), address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
     },
     unsubscribe: (id) => hub.unsubscribe(id),
     metrics: o.metrics,

@@ -1,0 +1,23 @@
+import type { IncomingMessage } from 'node:http';
+import { rawHeader } from './raw-header.js';
+
+/**
+ * What the JSON-RPC endpoint reads of a request before its body (the rate-limit identity, the API key, CORS),
+ * whichever HTTP stack carried it: node:http (nodeRequestHead) or uWebSockets.js (src/rpc/http/uws-server.ts),
+ * whose request object is gone by the time the body has arrived.
+ */
+export interface RequestHead {
+  /** The path and query as sent. */
+  readonly url: string;
+  /** The socket's peer address. */
+  readonly remoteAddress: string;
+  /** The first header of that name (lower case), or undefined. */
+  header(name: string): string | undefined;
+}
+
+/** A node:http request's head, read lazily from `rawHeaders` (see raw-header.ts). */
+export const nodeRequestHead = (req: IncomingMessage): RequestHead => ({
+  url: req.url ?? '',
+  remoteAddress: req.socket.remoteAddress ?? 'unknown',
+  header: (name) => rawHeader(req, name),
+});

@@ -1,0 +1,93 @@
+import type { Registry } from 'prom-client';
+import { headClientAddress } from '../../common/http/client-address.js';
+import type { RequestHead } from '../../common/http/request-head.js';
+import type { Logger } from '../../common/log.js';
+import { slotCounter } from '../../common/metric-slots.js';
+import { andThen, type Awaitable, type CallTarget } from '../types.js';
+import { errorBody, handleBody, type Reply } from '../envelope.js';
+import { RpcCodes } from '../errors.js';
+import { allowListCalls, requestKey, type KeyAccess } from '../keys/access.js';
+import { replyCost, type RateLimiter } from '../ratelimit.js';
+import { ResponseBudget } from '../response-budget.js';
+
+/** What POST / needs, whichever HTTP stack carries it (server.ts: node:http; uws-server.ts: uWebSockets.js). */
+export interface PostOptions {
+  dispatcher: CallTarget;
+  limiter: RateLimiter;
+  maxBatch: number;
+  maxBodyBytes: number;
+  /** RPC_MAX_RESPONSE_BYTES: byte budget of one reply (response-budget.ts). */
+  maxResponseBytes?: number;
+  /** RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts). */
+  rateLimitBytesPerUnit?: number;
+  /** RPC_RATE_LIMIT_MS_PER_UNIT: and so is the time its calls kept the node executing (evm-bounds.ts). */
+  rateLimitMsPerUnit?: number;
+  trustedProxyHops: number;
+  /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
+  maxJsonDepth?: number;
+  metrics: Registry;
+  logger: Logger;
+  /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
+  access?: KeyAccess;
+}
+
+/** Writes one reply on the transport: status, body (undefined: none) and any extra headers. */
+export type ReplySink = (status: number, body: Reply | undefined, headers?: Record<string, string>) => void;
+
+/**
+ * POST / and /v1/<key> once the body is read (undefined: it was over RPC_MAX_BODY_BYTES): who sends it (its
+ * key, if any), the envelope, the reply's charge, the reply. An anonymous call answered without waiting (the
+ * head, a cache hit) is written before this returns; otherwise the returned promise settles after the reply.
+ */
+export type PostCore = (head: RequestHead, text: string | undefined, send: ReplySink) => Awaitable<void>;
+
+export function postCore(o: PostOptions): PostCore {
+  const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
+  const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
+  const http = slotCounter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
+  const ok = http.child('200');
+  const counted =
+    (send: ReplySink): ReplySink =>
+    (status, body, headers) => {
+      if (status === 200) ok.inc();
+      else http.inc([String(status)]);
+      send(status, body, headers);
+    };
+
+  const reply = (text: string, client: string, limiter: RateLimiter, target: CallTarget, send: ReplySink): Awaitable<void> => {
+    const budget = new ResponseBudget(maxResponseBytes);
+    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter }), (answer) => {
+      // Charged before the reply leaves, so this client's next request already sees the cost of this one.
+      const extra = replyCost(budget, costs);
+      if (extra === 0) return send(answer.status, answer.body, answer.headers);
+      return limiter
+        .charge(client, extra)
+        .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
+        .then(() => send(answer.status, answer.body, answer.headers));
+    });
+  };
+
+  /** A request naming a key: the key's lookup (access.ts), then its client, limiter and allow-list. */
+  const replyWithKey = async (head: RequestHead, text: string, address: string, access: KeyAccess, send: ReplySink): Promise<void> => {
+    const decision = await access.resolve(head, address);
+    if (!decision.ok) {
+      const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
+      send(decision.status, errorBody(decision.code, decision.message, decision.data), retry);
+      return;
+    }
+    const { client, limiter, allowed, keyId } = decision.access;
+    await reply(text, client, limiter, allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher, send);
+  };
+
+  return (head, text, sendOnTransport) => {
+    const send = counted(sendOnTransport);
+    if (text === undefined) {
+      send(413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
+      return;
+    }
+    const address = headClientAddress(head, o.trustedProxyHops);
+    // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
+    if (o.access && requestKey(head).kind !== 'none') return replyWithKey(head, text, address, o.access, send);
+    return reply(text, address, o.limiter, o.dispatcher, send);
+  };
+}
