@@ -25,6 +25,7 @@ export const rpcEnv = {
   RPC_HEAD_DEPTH: env.integer({ min: 8, max: 10_000, default: 128 }),
   RPC_CACHE_BYTES: env.integer({ min: 0, default: 67_108_864 }),
   RPC_WORKERS: env.integer({ min: 1, max: 64, default: 1 }),
+  RPC_TRANSPORT: env.oneOf(['node', 'uws'] as const, { default: 'node' }),
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
@@ -97,6 +98,12 @@ export interface RpcConfig {
   cacheBytes: number;
   /** RPC_WORKERS: processes serving the port (node:cluster) under `l2stack rpc`; more than 1 needs PostgreSQL. */
   workers: number;
+  /**
+   * RPC_TRANSPORT: the HTTP and WebSocket stack of the public port. `node` (node:http and ws): every HTTP_*
+   * limit applies. `uws` (uWebSockets.js): about half the CPU per small call; HTTP_MAX_CONNECTIONS,
+   * HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap, 10 s, 10 s); docs/rpc.md.
+   */
+  transport: 'node' | 'uws';
   /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
   upstreamMaxBatchBytes: number;
   /** Connections per upstream node at most (keep-alive pool). */
@@ -171,6 +178,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     headDepth: v.RPC_HEAD_DEPTH,
     cacheBytes: v.RPC_CACHE_BYTES,
     workers: v.RPC_WORKERS,
+    transport: v.RPC_TRANSPORT,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
     upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
     maxBatch: v.RPC_MAX_BATCH,

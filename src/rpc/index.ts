@@ -17,11 +17,15 @@ import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
 import { memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
-import { createRpcApp, createRpcOperatorApp, type ReadinessView } from './server.js';
+import { createRpcApp, createRpcOperatorApp, type ReadinessView, type RpcAppOptions } from './server.js';
+import { listenUws } from './http/uws-server.js';
+import { attachUwsWebSocket } from './ws/uws-sockets.js';
+import { attachWebSocket } from './ws/socket-server.js';
+import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { AnswerCache } from './cache/answer-cache.js';
-import { startWebSocket } from './ws/index.js';
+import { startWebSocket, type StartWebSocketOptions } from './ws/index.js';
 import { KeyAccess } from './keys/access.js';
 import { KeyFailureLimiter } from './keys/failures.js';
 import { KeyRegistry } from './keys/registry.js';
@@ -87,7 +91,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
   const readiness = readinessOf(db, upstream, config);
-  const app = createRpcApp({
+  const appOptions: RpcAppOptions = {
     dispatcher,
     limiter,
     maxBatch: config.maxBatch,
@@ -103,17 +107,27 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     corsOrigins: config.corsOrigins,
     operatorRoutes: config.operator === undefined,
     readiness,
-  });
-  const server = await listen(app, config.host, config.port, 'rpc', { limits: config.http, logger });
-  // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
-  const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
+  };
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
-  const ws =
+  const startSockets = (attach: StartWebSocketOptions['attach']) =>
     config.ws.maxSockets > 0
-      ? startWebSocket({ server: server.server, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
+      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
-  logger.info({ url: server.url, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
+  let ws: ReturnType<typeof startSockets>;
+  let server: { url: string; port: number; close(): Promise<void> };
+  if (config.transport === 'uws') {
+    server = await listenUws(appOptions, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (app) => {
+      ws = startSockets((o) => attachUwsWebSocket(app, o));
+    });
+  } else {
+    const listening = await listen(createRpcApp(appOptions), config.host, config.port, 'rpc', { limits: config.http, logger });
+    ws = startSockets((o) => attachWebSocket(listening.server, o));
+    server = listening;
+  }
+  // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
+  const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
+  logger.info({ url: server.url, transport: config.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
   const stop = () => {

@@ -20,6 +20,7 @@ import type { RpcConfig } from './config.js';
 export function checkWorkers(config: RpcConfig, db: Pick<DbClient | DatabaseConfig, 'kind'>): void {
   if (config.workers <= 1) return;
   const problems: string[] = [];
+  if (config.transport === 'uws') problems.push(`RPC_WORKERS=${config.workers} needs RPC_TRANSPORT=node: workers share one port through node:cluster, which uWebSockets.js's sockets do not use; run one uws process per core behind a balancer instead`);
   if (db.kind === 'pglite') problems.push(`RPC_WORKERS=${config.workers} needs PostgreSQL (DATABASE_HOST): PGlite is embedded in one process and cannot be shared by workers; use RPC_WORKERS=1`);
   if (config.rateLimit.perSecond > 0 && config.rateLimit.store !== 'postgres') {
     problems.push(`RPC_WORKERS=${config.workers} with RPC_RATE_LIMIT_PER_SECOND=${config.rateLimit.perSecond} needs RPC_RATE_LIMIT_STORE=postgres: a memory bucket per worker would allow ${config.workers} times the limit`);

@@ -8,6 +8,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
 import { chain } from '../rpc/helpers.js';
 import { startCanary, type Canary } from './canary.js';
+import { transportFromEnv } from '../helpers/transport.js';
 
 /** One pino line as the endpoint wrote it. */
 export interface LogLine {
@@ -39,7 +40,7 @@ export async function startRpcUnderTest(options: { db: Awaited<ReturnType<typeof
   const logger = createLogger({ level: 'info', destination: sink });
   const common = { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger) };
   const config = loadRpcConfig(
-    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...options.env },
+    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...transportFromEnv(), ...options.env },
     { dbSchema: options.schema },
   );
   const running = await startRpc({ common, db: options.db.client, config });

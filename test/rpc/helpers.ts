@@ -7,6 +7,7 @@ import { loadRpcConfig, startRpc, type ProofBackend, type RpcConfig } from '../.
 import type { DbClient } from '../../src/common/db/client.js';
 import type { Common } from '../../src/common/kernel.js';
 import { testCommon } from '../helpers/common.js';
+import { transportFromEnv } from '../helpers/transport.js';
 
 export const MNEMONIC = 'test test test test test test test test test test test junk';
 export const wallet = (i: number, provider?: ethers.Provider) =>
@@ -142,7 +143,7 @@ export async function startTestRpc(options: {
   proofBackend?: ProofBackend;
 }): Promise<{ url: string; common: Common; config: RpcConfig; stop(): Promise<void> }> {
   const config = loadRpcConfig(
-    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.upstreams.join(','), RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...options.env },
+    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.upstreams.join(','), RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...transportFromEnv(), ...options.env },
     { dbSchema: options.schema, ...options.config },
   );
   const common = testCommon();

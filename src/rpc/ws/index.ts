@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
@@ -7,17 +6,17 @@ import { handleBody, replyText } from '../envelope.js';
 import { allowListCalls, type KeyAccess } from '../keys/access.js';
 import { replyCost, type RateLimiter } from '../ratelimit.js';
 import { ResponseBudget } from '../response-budget.js';
-import { clientAddress } from '../../common/http/client-address.js';
+import { headClientAddress } from '../../common/http/client-address.js';
 import type { CallTarget, SocketSubscriptions } from '../types.js';
 import { socketCalls, socketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
 import { ClientLedger } from './ledger.js';
-import { nodeRequestHead } from '../../common/http/request-head.js';
-import { attachWebSocket, type SocketSession } from './socket-server.js';
+import type { SocketServer, SocketSession, WsServerOptions } from './socket-server.js';
 
 export interface StartWebSocketOptions {
-  server: Server;
+  /** Serves sockets on the endpoint's HTTP port: attachWebSocket (node:http) or attachUwsWebSocket (RPC_TRANSPORT=uws). */
+  attach(options: WsServerOptions): SocketServer;
   config: RpcConfig;
   limits: WsLimits;
   dispatcher: CallTarget;
@@ -60,12 +59,12 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
   const bySession = new WeakMap<SocketSession, SocketSubscriptions>();
   const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics, bytesPerUnit: o.config.rateLimit.bytesPerUnit };
   const ledger = new ClientLedger({ maxSubscriptions: o.limits.maxSubscriptions, maxAddressesPerSocket: o.limits.maxAddressesPerSocket, maxAddressesPerClient: o.limits.maxAddressesPerClient });
-  const sockets = attachWebSocket(o.server, {
+  const sockets = o.attach({
     limits: o.limits,
     maxMessageBytes: o.config.maxBodyBytes,
-    admit: async (req) => {
-      const address = clientAddress(req, o.config.trustedProxyHops);
-      return o.access ? o.access.resolve(nodeRequestHead(req), address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
+    admit: async (head) => {
+      const address = headClientAddress(head, o.config.trustedProxyHops);
+      return o.access ? o.access.resolve(head, address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
     },
     unsubscribe: (id) => hub.unsubscribe(id),
     metrics: o.metrics,

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
+import { nodeRequestHead, type RequestHead } from '../../common/http/request-head.js';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -29,23 +30,64 @@ export interface WsServerOptions {
   /** Answers one JSON-RPC message as POST / would; undefined when it held only notifications. */
   answer(text: string, session: SocketSession): Promise<string | undefined>;
   /** Who the connecting client is (its API key when the URL or x-api-key names one); refusals are HTTP answers. */
-  admit(req: IncomingMessage): Promise<AccessDecision>;
+  admit(head: RequestHead): Promise<AccessDecision>;
   /** Called for every subscription of a closing socket. */
   unsubscribe(id: string): void;
   metrics: Registry;
   logger: Logger;
 }
 
-const POLICY_VIOLATION = 1008;
+/**
+ * One accepted WebSocket as serveSocket drives it, whichever library carries it: `ws` on node:http (wsPeer
+ * below) or uWebSockets.js (uws-sockets.ts).
+ */
+export interface PeerSocket {
+  readonly open: boolean;
+  /** Bytes sent but not yet taken by the client's socket. */
+  readonly bufferedAmount: number;
+  send(text: string): void;
+  /** Starts the closing handshake with a code and reason. */
+  close(code: number, reason: string): void;
+  /** Drops the connection at once. */
+  terminate(): void;
+  ping(): void;
+  /** Stops reading the client's messages while RPC_WS_MAX_INFLIGHT of its calls run, and starts again. */
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+/** What the carrying library reports to serveSocket about one socket. */
+export interface PeerEvents {
+  message(text: string): void;
+  pong(): void;
+  closed(): void;
+  /** The library could not hold the client's messages while reading was paused (uws-sockets.ts). */
+  overflow(reason: string): void;
+}
+
+/** The sockets of one server: their count, and each one's cut-off (the total-buffered check closes the heaviest). */
+export interface SocketRegistry {
+  o: WsServerOptions;
+  m: WsMetrics;
+  cutOffs: Map<PeerSocket, CutOff>;
+}
+
+/** A server's handle: its open sockets, and closing every one of them. */
+export interface SocketServer {
+  close(): Promise<void>;
+  sockets(): number;
+}
+
+export const POLICY_VIOLATION = 1008;
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
-const GOING_AWAY = 1001;
+export const GOING_AWAY = 1001;
 /** While a socket is not read (RPC_WS_MAX_INFLIGHT calls running), how often it is probed for a closed peer. */
 const PAUSED_PROBE_MS = 250;
 
-type WsMetrics = ReturnType<typeof wsMetrics>;
-type CutOff = (code: number, reason: string, label: string) => void;
+export type WsMetrics = ReturnType<typeof wsMetrics>;
+export type CutOff = (code: number, reason: string, label: string) => void;
 
-function wsMetrics(registry: Registry) {
+export function wsMetrics(registry: Registry) {
   return {
     sockets: gauge(registry, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
     refused: counter(registry, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
@@ -63,12 +105,12 @@ function refuseUpgrade(m: WsMetrics, socket: Duplex, status: number, reason: str
 }
 
 /** Every 250 ms: when all sockets together queue more than the limit, the heaviest are cut off first. */
-function watchTotalBuffered(wss: WebSocketServer, limit: number, cutOffs: Map<WebSocket, CutOff>): NodeJS.Timeout {
+export function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): NodeJS.Timeout {
   const timer = setInterval(() => {
     let total = 0;
-    for (const ws of wss.clients) total += ws.bufferedAmount;
+    for (const ws of cutOffs.keys()) total += ws.bufferedAmount;
     if (total <= limit) return;
-    const heaviest = [...wss.clients].sort((a, b) => b.bufferedAmount - a.bufferedAmount);
+    const heaviest = [...cutOffs.keys()].sort((a, b) => b.bufferedAmount - a.bufferedAmount);
     for (const ws of heaviest) {
       if (total <= limit || ws.bufferedAmount === 0) break;
       total -= ws.bufferedAmount;
@@ -85,14 +127,15 @@ function watchTotalBuffered(wss: WebSocketServer, limit: number, cutOffs: Map<We
  * notifications. Bounded per socket: calls in flight (reading pauses), subscriptions, bytes queued for a
  * client that does not read (it is cut off with 1008 and the reason), idle time, dead peers (ping).
  */
-export function attachWebSocket(server: Server, o: WsServerOptions): { close(): Promise<void>; sockets(): number } {
+export function attachWebSocket(server: Server, o: WsServerOptions): SocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: true });
   const m = wsMetrics(o.metrics);
   const refuse = (socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number) =>
     refuseUpgrade(m, socket, status, reason, message, retryAfterSeconds);
   // Every socket's cut-off, so the total check can close the heaviest ones.
-  const cutOffs = new Map<WebSocket, CutOff>();
-  const totalCheck = watchTotalBuffered(wss, o.limits.maxTotalBufferedBytes, cutOffs);
+  const cutOffs = new Map<PeerSocket, CutOff>();
+  const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, cutOffs);
+  const registry: SocketRegistry = { o, m, cutOffs };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
@@ -100,10 +143,10 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
     if (wss.clients.size >= o.limits.maxSockets) {
       return refuse(socket, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
     }
-    o.admit(req).then(
+    o.admit(nodeRequestHead(req)).then(
       (decision) => {
         if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
-        wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, decision.access, { o, m, wss, cutOffs }));
+        wss.handleUpgrade(req, socket, head, (ws) => serveWs(ws, decision.access, registry));
       },
       (err: unknown) => {
         o.logger.error({ err }, 'websocket admission failed');
@@ -128,16 +171,34 @@ export function attachWebSocket(server: Server, o: WsServerOptions): { close(): 
   };
 }
 
-interface ServeContext {
-  o: WsServerOptions;
-  m: WsMetrics;
-  wss: WebSocketServer;
-  cutOffs: Map<WebSocket, CutOff>;
+/** A `ws` socket as a PeerSocket, its events handed to serveSocket. */
+function serveWs(ws: WebSocket, access: Access, registry: SocketRegistry): void {
+  const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+  const peer: PeerSocket = {
+    get open() {
+      return ws.readyState === ws.OPEN;
+    },
+    get bufferedAmount() {
+      return ws.bufferedAmount;
+    },
+    send: (text) => ws.send(text),
+    close: (code, reason) => ws.close(code, reason),
+    terminate: () => ws.terminate(),
+    ping: () => ws.ping(),
+    pauseReading: () => raw?.pause(),
+    resumeReading: () => raw?.resume(),
+  };
+  const events = serveSocket(peer, access, registry);
+  ws.on('message', (data: RawData, isBinary: boolean) =>
+    events.message(isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString()),
+  );
+  ws.on('pong', events.pong);
+  ws.on('error', (err) => registry.o.logger.debug({ err }, 'websocket error'));
+  ws.on('close', events.closed);
 }
 
 /** One accepted socket: its session, its cut-off, its keep-alive and its reading, until it closes. */
-function serveSocket(ws: WebSocket, access: Access, { o, m, wss, cutOffs }: ServeContext): void {
-  m.sockets.set(wss.clients.size);
+export function serveSocket(ws: PeerSocket, access: Access, { o, m, cutOffs }: SocketRegistry): PeerEvents {
   let cut = false;
   const cutOff: CutOff = (code, reason, label) => {
     if (cut) return;
@@ -149,9 +210,10 @@ function serveSocket(ws: WebSocket, access: Access, { o, m, wss, cutOffs }: Serv
     setTimeout(() => ws.terminate(), 1_000).unref();
   };
   cutOffs.set(ws, cutOff);
+  m.sockets.set(cutOffs.size);
   const sink: NotificationSink = {
     send(text) {
-      if (cut || ws.readyState !== ws.OPEN) return false;
+      if (cut || !ws.open) return false;
       if (ws.bufferedAmount + text.length > o.limits.maxBufferedBytes) {
         cutOff(POLICY_VIOLATION, `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`, 'slow');
         return false;
@@ -165,32 +227,41 @@ function serveSocket(ws: WebSocket, access: Access, { o, m, wss, cutOffs }: Serv
   setMaxListeners(0, life.signal);
   const session: SocketSession = { access, client: access.client, sink, subscriptions: new Set(), closed: life.signal };
   const activity = { lastActive: Date.now() };
-  const timer = keepAlive(ws, session, o.limits, cutOff, activity);
-  const reading = readMessages(ws, session, o, m, activity);
-  ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
-  ws.on('close', () => {
-    clearInterval(timer);
-    reading.stop();
-    cutOffs.delete(ws);
-    life.abort();
-    for (const id of session.subscriptions) o.unsubscribe(id);
-    session.subscriptions.clear();
-    m.sockets.set(wss.clients.size);
+  let alive = true;
+  const timer = keepAlive(ws, session, o.limits, cutOff, activity, () => {
+    const was = alive;
+    alive = false;
+    return was;
   });
+  const reading = readMessages(ws, session, o, m, activity);
+  return {
+    message: reading.message,
+    pong: () => {
+      alive = true;
+    },
+    overflow: (reason) => cutOff(POLICY_VIOLATION, reason, 'queued'),
+    closed: () => {
+      clearInterval(timer);
+      reading.stop();
+      cutOffs.delete(ws);
+      life.abort();
+      for (const id of session.subscriptions) o.unsubscribe(id);
+      session.subscriptions.clear();
+      m.sockets.set(cutOffs.size);
+    },
+  };
 }
 
-/** Pings the peer (cut off when it does not answer) and closes a socket idle with no subscription. */
-function keepAlive(ws: WebSocket, session: SocketSession, limits: WsLimits, cutOff: CutOff, activity: { lastActive: number }): NodeJS.Timeout {
-  let alive = true;
-  ws.on('pong', () => {
-    alive = true;
-  });
+/**
+ * Pings the peer (cut off when it did not answer the last ping: `answered` reports and resets that) and
+ * closes a socket idle with no subscription.
+ */
+function keepAlive(ws: PeerSocket, session: SocketSession, limits: WsLimits, cutOff: CutOff, activity: { lastActive: number }, answered: () => boolean): NodeJS.Timeout {
   const timer = setInterval(() => {
-    if (!alive) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
+    if (!answered()) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
     if (session.subscriptions.size === 0 && Date.now() - activity.lastActive > limits.idleTimeoutMs) {
       return cutOff(1000, `idle for ${limits.idleTimeoutMs} ms with no subscription (RPC_WS_IDLE_TIMEOUT_MS)`, 'idle');
     }
-    alive = false;
     ws.ping();
   }, Math.min(limits.pingMs, limits.idleTimeoutMs));
   timer.unref();
@@ -198,29 +269,27 @@ function keepAlive(ws: WebSocket, session: SocketSession, limits: WsLimits, cutO
 }
 
 /** Answers each message; reading pauses while RPC_WS_MAX_INFLIGHT calls of this socket run. */
-function readMessages(ws: WebSocket, session: SocketSession, o: WsServerOptions, m: WsMetrics, activity: { lastActive: number }): { stop(): void } {
+function readMessages(ws: PeerSocket, session: SocketSession, o: WsServerOptions, m: WsMetrics, activity: { lastActive: number }): { message(text: string): void; stop(): void } {
   let inflight = 0;
-  const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
   // A paused socket reads nothing, its peer's close included: a client that sent many slow calls (resumes)
   // and went away would hold them, and what they read from the node, until they all finished. Pings
   // written meanwhile meet the closed peer's reset, which closes this side and cancels its work.
   let probe: NodeJS.Timeout | undefined;
   const pause = () => {
-    raw?.pause();
+    ws.pauseReading();
     probe ??= setInterval(() => {
-      if (ws.readyState === ws.OPEN) ws.ping();
+      if (ws.open) ws.ping();
     }, PAUSED_PROBE_MS);
     probe.unref();
   };
   const resume = () => {
     clearInterval(probe);
     probe = undefined;
-    raw?.resume();
+    ws.resumeReading();
   };
-  ws.on('message', (data: RawData, isBinary: boolean) => {
+  const message = (text: string) => {
     activity.lastActive = Date.now();
     m.messages.inc();
-    const text = isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString();
     inflight++;
     if (inflight >= o.limits.maxInflight) pause();
     o.answer(text, session)
@@ -232,6 +301,6 @@ function readMessages(ws: WebSocket, session: SocketSession, o: WsServerOptions,
         inflight--;
         if (inflight === o.limits.maxInflight - 1) resume();
       });
-  });
-  return { stop: () => clearInterval(probe) };
+  };
+  return { message, stop: () => clearInterval(probe) };
 }
