@@ -109,22 +109,12 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     readiness,
   };
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
-  const startSockets = (attach: StartWebSocketOptions['attach']) =>
+  const sockets = (attach: StartWebSocketOptions['attach']) =>
     config.ws.maxSockets > 0
       ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
-  let ws: ReturnType<typeof startSockets>;
-  let server: { url: string; port: number; close(): Promise<void> };
-  if (config.transport === 'uws') {
-    server = await listenUws(appOptions, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (app) => {
-      ws = startSockets((o) => attachUwsWebSocket(app, o));
-    });
-  } else {
-    const listening = await listen(createRpcApp(appOptions), config.host, config.port, 'rpc', { limits: config.http, logger });
-    ws = startSockets((o) => attachWebSocket(listening.server, o));
-    server = listening;
-  }
+  const { server, ws } = await listenPublic(config, appOptions, sockets);
   // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
   const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
   logger.info({ url: server.url, transport: config.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
@@ -146,6 +136,22 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   common.shutdown.add('rpc', stop);
   if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
   return { url: server.url, port: server.port, operatorUrl: operator?.url, stop };
+}
+
+type PublicServer = { url: string; port: number; close(): Promise<void> };
+type Sockets = { stop(): Promise<void> } | undefined;
+
+/** The public port on RPC_TRANSPORT's stack (node:http, or uWebSockets.js), its WebSocket side attached to it. */
+async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach']) => Sockets): Promise<{ server: PublicServer; ws: Sockets }> {
+  if (config.transport === 'uws') {
+    let ws: Sockets;
+    const server = await listenUws(app, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp) => {
+      ws = sockets((o) => attachUwsWebSocket(uwsApp, o));
+    });
+    return { server, ws };
+  }
+  const server = await listen(createRpcApp(app), config.host, config.port, 'rpc', { limits: config.http, logger: app.logger });
+  return { server, ws: sockets((o) => attachWebSocket(server.server, o)) };
 }
 
 function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry): UpstreamPool {

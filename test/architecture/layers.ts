@@ -40,7 +40,7 @@ export const RPC_LAYERS: readonly { name: string; paths: readonly string[] }[] =
   },
   { name: 'methods', paths: ['methods/'] },
   { name: 'dispatch', paths: ['dispatcher.ts', 'envelope.ts'] },
-  { name: 'transports', paths: ['server.ts', 'ws/'] },
+  { name: 'transports', paths: ['server.ts', 'http/', 'ws/'] },
   { name: 'wiring', paths: ['index.ts', 'workers.ts', 'cluster-operator.ts'] },
 ];
 

@@ -5,7 +5,7 @@
 import { Agent, request } from 'node:http';
 import type { Target } from './_load.js';
 
-const PROBES = Number(process.env.BENCH_PROBE ?? 500);
+export const PROBES = Number(process.env.BENCH_PROBE ?? 500);
 
 /** One POST over `agent`, resolving with the microseconds until the whole answer was read. */
 function timedPost(url: URL, agent: Agent, body: string): Promise<number> {

@@ -7,7 +7,8 @@
  * - floor node:http: a bare node:http server that parses the body and answers a constant (_floor-server.mjs):
  *   the floor of any Node endpoint, so "x floor" is the share of the transport's best our code leaves;
  * - floor uWS: the same on uWebSockets.js (@trufflesuite/uws-js-unofficial), a second calibrator;
- * - on / off: the endpoint with the answer cache on (RPC_CACHE_BYTES default) and off (RPC_CACHE_BYTES=0).
+ * - on / off: the endpoint with the answer cache on (RPC_CACHE_BYTES default) and off (RPC_CACHE_BYTES=0);
+ * - on uWS: the endpoint with the cache on and RPC_TRANSPORT=uws (its public port on uWebSockets.js).
  * Cases: eth_blockNumber (served from the head), eth_getBalance (the cache), eth_call, eth_getLogs (one block
  * of 1,000 logs), eth_getFilterChanges with nothing new and while blocks with logs arrive (a filter per
  * connection: 32 autocannon instances of one connection, one static body each), a finalized
@@ -15,7 +16,7 @@
  * Printed per case and side: requests/s, the ratio to anvil and to the node:http floor, p50/p99, the CPU the
  * side's process used per request (/proc) and the cores it kept busy, the cores autocannon used and the
  * machine's idle share, and what bounds the figure. The cache-off endpoint runs with --cpu-prof (BENCH_PROFILE=on:
- * the cache-on one) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex>
+ * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex>
  * runs only the matching cases. Then a latency probe (test/bench/_probe.ts).
  * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts). BENCH_RPC_BASELINE=<checkout>
  * adds a sixth side, "before": the cache-on endpoint of another checkout (its dist/ built there beforehand, e.g.
@@ -28,7 +29,7 @@ import { join } from 'node:path';
 import { ethers } from 'ethers';
 import { chain, deployOuter, result, wallet } from '../rpc/helpers.js';
 import { CONNECTIONS, load, startCalibrator, type Side, type Target } from './_load.js';
-import { latencyProbe } from './_probe.js';
+import { latencyProbe, PROBES } from './_probe.js';
 import { nowUs, summarizeProfile } from './_profile.js';
 import { builtEntry, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 import { scaling } from './_rpc-scale.js';
@@ -67,18 +68,21 @@ export async function main(): Promise<void> {
   // Enough blocks on top that the logs block is final for anvil (its finalized tag trails the head).
   await provider.send('anvil_mine', ['0x80']);
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));
-  const profileOn = process.env.BENCH_PROFILE === 'on';
+  // Which endpoint runs under --cpu-prof: cache off (default), on (BENCH_PROFILE=on) or on uWS (BENCH_PROFILE=uws).
+  const profiled = process.env.BENCH_PROFILE === 'on' ? 'on' : process.env.BENCH_PROFILE === 'uws' ? 'uws' : 'off';
   const profileFlags = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   // The floor is profiled too, so the endpoint's profile can be read as what it costs beyond the floor.
   const floorProfileDir = mkdtempSync(join(tmpdir(), 'l2stack-floor-prof-'));
   const direct: Target = { name: 'anvil', url: anvil.url, pid: anvil.process.pid };
   const floor = await startCalibrator('node', ['--cpu-prof', `--cpu-prof-dir=${floorProfileDir}`]);
   const uws = await startCalibrator('uws');
-  const on = await startBenchEndpoint('on', anvil.url, {}, profileOn ? profileFlags : []);
-  const off = await startBenchEndpoint('off', anvil.url, { RPC_CACHE_BYTES: '0' }, profileOn ? [] : profileFlags);
+  const on = await startBenchEndpoint('on', anvil.url, {}, profiled === 'on' ? profileFlags : []);
+  const off = await startBenchEndpoint('off', anvil.url, { RPC_CACHE_BYTES: '0' }, profiled === 'off' ? profileFlags : []);
+  const onUws = await startBenchEndpoint('on uWS', anvil.url, { RPC_TRANSPORT: 'uws' }, profiled === 'uws' ? profileFlags : []);
+  const profiledSide = { on, off, uws: onUws }[profiled];
   const baseline = process.env.BENCH_RPC_BASELINE;
   const before = baseline ? await startBenchEndpoint('before (on)', anvil.url, {}, [], join(baseline, 'dist/src/cli.js')) : undefined;
-  const sides: Target[] = [direct, floor, uws, on, off, ...(before ? [before] : [])];
+  const sides: Target[] = [direct, floor, uws, on, off, onUws, ...(before ? [before] : [])];
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;
   let floorRequests = 0;
@@ -138,7 +142,7 @@ export async function main(): Promise<void> {
       for (const t of sides) {
         const began = nowUs();
         r.set(t, await load(t, c.bodies(t), SECONDS));
-        if (t === (profileOn ? on : off)) {
+        if (t === profiledSide) {
           windows.push([began, nowUs()]);
           profiledRequests += r.get(t)!.total;
         }
@@ -162,22 +166,22 @@ export async function main(): Promise<void> {
     }
     const [a1] = loadavg();
     console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are to anvil and to the node:http floor in the same run; answers checked before each run and sampled every 100 ms during it.`);
-    const probed = [direct, floor, on, off];
-    console.log(`\nlatency probe: one request at a time over one kept-alive connection per side, sides taking turns (µs): ${probed.map((t) => t.name).join(' | ')}`);
-    for (const c of cases.filter((x) => x.probe !== false && (!only || only.test(x.name)))) {
+    const probed = [direct, floor, on, off, onUws];
+    if (PROBES > 0) console.log(`\nlatency probe: one request at a time over one kept-alive connection per side, sides taking turns (µs): ${probed.map((t) => t.name).join(' | ')}`);
+    for (const c of cases.filter((x) => PROBES > 0 && x.probe !== false && (!only || only.test(x.name)))) {
       const times = await latencyProbe(probed, c.bodies(direct)[0]!);
       console.log(`${c.name.padEnd(31)} ${times.map((s) => `p50 ${fmt(s.p50, 0).padStart(5)} p99 ${fmt(s.p99, 0).padStart(5)}`).join(' | ')}`);
     }
   } finally {
     clearInterval(miner);
-    await Promise.all([on.stop(), off.stop(), floor.stop(), uws.stop(), before?.stop()]);
+    await Promise.all([on.stop(), off.stop(), onUws.stop(), floor.stop(), uws.stop(), before?.stop()]);
     await anvil.stop();
   }
   const profile = summarizeProfile(profileDir, windows);
   const floorProfile = summarizeProfile(floorProfileDir, floorWindows);
   if (profile) {
     const perReq = (us: number) => fmt(us / Math.max(1, profiledRequests), 1).padStart(6);
-    console.log(`\n${profileOn ? 'cache-on' : 'cache-off'} endpoint, --cpu-prof during its measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${perReq(profile.busyUs)} µs/request; heaviest self time:`);
+    console.log(`\n${{ on: 'cache-on', off: 'cache-off', uws: 'uWS (cache-on)' }[profiled]} endpoint, --cpu-prof during its measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${perReq(profile.busyUs)} µs/request; heaviest self time:`);
     for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
     console.log('heaviest inclusive time (% of busy, µs per request):');
     for (const [fn, us] of profile.inclusive) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { PortInUseError } from '../../common/http/server.js';
 import type { RequestHead } from '../../common/http/request-head.js';
+import { formatPeerAddress } from '../../common/http/peer-address.js';
 import { toReadiness } from '../../common/http/operator.js';
 import type { HttpLimits } from '../../common/config/http-env.js';
 import { errorBody, type Reply } from '../envelope.js';
@@ -40,9 +41,9 @@ const statusLine = (status: number) => STATUS_LINES[status] ?? String(status);
 const JSON_TYPE = 'application/json';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
-/** What a response writer needs to know of one request: whether the client left (no write may follow). */
+/** What a response writer needs to know of one request: whether it was answered or the client left (no write may follow). */
 interface Exchange {
-  res: HttpResponse;
+  readonly res: HttpResponse;
   aborted: boolean;
 }
 
@@ -52,40 +53,41 @@ const header = (req: HttpRequest, name: string): string | undefined => {
   return value === '' ? undefined : value;
 };
 
-/** The peer's address as text (uWS writes IPv4 peers of an IPv4 listener as dotted quads). */
-const peerAddress = (res: HttpResponse): string => Buffer.from(res.getRemoteAddressAsText()).toString() || 'unknown';
+/** The peer's address as Node writes it (peer-address.ts): from uWS's binary form, cheaper than its text. */
+const peerAddress = (res: HttpResponse): string => formatPeerAddress(new Uint8Array(res.getRemoteAddress()));
 
-/**
- * The request's head, read while the request object lives (uWS frees it when the handler returns, before the
- * body arrives): the path and query, the peer, and the only headers the endpoint reads.
- */
-function captureHead(res: HttpResponse, req: HttpRequest, hops: number): RequestHead {
-  const query = req.getQuery();
-  const url = query ? `${req.getUrl()}?${query}` : req.getUrl();
-  const origin = header(req, 'origin');
-  const apiKey = header(req, 'x-api-key');
-  const forwarded = hops > 0 ? header(req, 'x-forwarded-for') : undefined;
-  const remoteAddress = peerAddress(res);
-  return {
-    url,
-    remoteAddress,
-    header: (name) => (name === 'origin' ? origin : name === 'x-api-key' ? apiKey : name === 'x-forwarded-for' ? forwarded : undefined),
-  };
-}
+type Cors = (origin: string | undefined) => string[];
+type Handler = (res: HttpResponse, req: HttpRequest) => void;
+
+/** Bodies above this go out as the socket takes them (streamEnd), not copied whole into uWS's buffer. */
+const STREAM_BYTES = 65_536;
 
 /** One corked write of status, headers and body; nothing once the client has gone. */
 function write(x: Exchange, status: number, headers: readonly string[], body: Reply | undefined, close = false): void {
   if (x.aborted) return;
   x.aborted = true; // answered: a later write (a timeout racing the answer) must not touch the freed response
+  // A node's large answer comes as chunks (envelope.ts): one buffer for uWS, one copy of the answer.
+  const bytes = Array.isArray(body) ? Buffer.concat(body) : body !== undefined && body.length > STREAM_BYTES / 3 ? Buffer.from(body) : body;
   x.res.cork(() => {
     x.res.writeStatus(statusLine(status));
     for (let i = 0; i < headers.length; i += 2) x.res.writeHeader(headers[i]!, headers[i + 1]!);
     // Without arguments: endWithoutBody(undefined, …) leaves the response open, which uWS treats as a fatal error.
-    if (body === undefined && status === 204) return void x.res.endWithoutBody();
-    // A node's large answer comes as chunks (envelope.ts); uWS sends written chunks without a content-length
-    // (chunked), so they go as one buffer: one copy of the answer, ~0.1 ms for 600 KB.
-    x.res.end(Array.isArray(body) ? Buffer.concat(body) : body, close);
+    if (bytes === undefined && status === 204) return void x.res.endWithoutBody();
+    if (typeof bytes === 'object' && bytes.length > STREAM_BYTES && !close) return streamEnd(x.res, bytes);
+    x.res.end(bytes, close);
   });
+}
+
+/**
+ * A large body handed over as the client's socket takes it: tryEnd writes what fits (with the full
+ * content-length), onWritable the rest from where the socket stopped. end() would copy what did not fit into
+ * uWS's own buffer first. The body stays referenced only until it is sent or the client leaves.
+ */
+function streamEnd(res: HttpResponse, body: Buffer): void {
+  const start = res.getWriteOffset();
+  const [ok, done] = res.tryEnd(body, body.length);
+  if (ok || done) return;
+  res.onWritable((offset) => res.tryEnd(body.subarray(offset - start), body.length)[0]);
 }
 
 /** How much of a body over the limit is read (and dropped) before the 413, so the client is done sending and reads it. */
@@ -138,68 +140,100 @@ export interface UwsListening {
 }
 
 /**
- * The endpoint's HTTP side on uWebSockets.js (RPC_TRANSPORT=uws): the same routes and answers as server.ts
- * on node:http — POST / and /v1/<key> through the same core (http/post.ts), CORS and its preflight, the
- * operator routes (unless on RPC_OPERATOR_PORT), JSON 404/405 — on uWS's C++ HTTP parser and socket layer,
- * which cost about half of node:http's CPU per small call (docs/rpc.md, "Transport"). `addRoutes` registers
- * routes that must come before the catch-all (the WebSocket upgrade, ws/uws-sockets.ts).
+ * One POST: its head, read while uWS's request object lives (it is freed when the handler returns, before the
+ * body arrives) — the path and query, the peer, and the only headers the endpoint reads — and its reply.
+ * One object per request, its methods shared, where closures would be made per request.
  */
-export async function listenUws(o: RpcAppOptions, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
-  const uws = loadUws();
-  const app = uws.App();
-  const cors = corsPolicy(o.corsOrigins ?? '*');
-  const core = postCore(o);
+class PostExchange implements Exchange, RequestHead {
+  aborted = false;
+  readonly url: string;
+  readonly remoteAddress: string;
+  private readonly origin: string | undefined;
+  private readonly apiKey: string | undefined;
+  private readonly forwarded: string | undefined;
 
-  const post = (res: HttpResponse, req: HttpRequest) => {
-    const x: Exchange = { res, aborted: false };
-    res.onAborted(() => (x.aborted = true));
-    const head = captureHead(res, req, o.trustedProxyHops);
-    const length = header(req, 'content-length');
-    const send: ReplySink = (status, body, extra) => {
-      const headers = cors(head.header('origin')).slice();
-      if (body !== undefined) headers.push('content-type', JSON_TYPE);
-      let close = false;
-      // uWS writes its own connection header: a close is asked of end() instead.
-      for (const k in extra) {
-        if (k === 'connection') close = extra[k] === 'close';
-        else headers.push(k, extra[k]!);
-      }
-      write(x, status, headers, body, close);
-    };
-    const failed = (err: unknown) => {
-      o.logger.error({ err }, 'request failed');
-      write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
-    };
-    readBody(
-      x,
-      length,
-      o.maxBodyBytes,
-      limits.requestTimeoutMs,
-      (text) => {
-        try {
-          const done = core(head, text, send);
-          if (done instanceof Promise) done.catch(failed);
-        } catch (err) {
-          failed(err);
-        }
-      },
-      () => write(x, 408, ['content-type', JSON_TYPE], JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` }), true),
-    );
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    hops: number,
+    private readonly cors: Cors,
+  ) {
+    const query = req.getQuery();
+    this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
+    this.origin = header(req, 'origin');
+    this.apiKey = header(req, 'x-api-key');
+    this.forwarded = hops > 0 ? header(req, 'x-forwarded-for') : undefined;
+    this.remoteAddress = peerAddress(res);
+  }
+
+  header(name: string): string | undefined {
+    return name === 'origin' ? this.origin : name === 'x-api-key' ? this.apiKey : name === 'x-forwarded-for' ? this.forwarded : undefined;
+  }
+
+  /** The ReplySink of http/post.ts. */
+  readonly send: ReplySink = (status, body, extra) => {
+    const headers = this.cors(this.origin).slice();
+    if (body !== undefined) headers.push('content-type', JSON_TYPE);
+    let close = false;
+    // uWS writes its own connection header: a close is asked of end() instead.
+    for (const k in extra) {
+      if (k === 'connection') close = extra[k] === 'close';
+      else headers.push(k, extra[k]!);
+    }
+    write(this, status, headers, body, close);
   };
+}
 
-  /** Anything but POST on the JSON-RPC path: CORS preflight, the operator routes, JSON 404/405. */
-  const other = (res: HttpResponse, req: HttpRequest) => {
+/** POST / and /v1/<key>: the head captured, the body read, then the transport-neutral core (http/post.ts). */
+function postHandler(o: RpcAppOptions, cors: Cors, limits: HttpLimits): Handler {
+  const core = postCore(o);
+  const failed = (x: Exchange, err: unknown) => {
+    o.logger.error({ err }, 'request failed');
+    write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
+  };
+  const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
+  return (res, req) => {
+    const x = new PostExchange(res, req, o.trustedProxyHops, cors);
+    res.onAborted(() => (x.aborted = true));
+    readBody(x, header(req, 'content-length'), o.maxBodyBytes, limits.requestTimeoutMs, (text) => {
+      try {
+        const done = core(x, text, x.send);
+        if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
+      } catch (err) {
+        failed(x, err);
+      }
+    }, () => write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true));
+  };
+}
+
+/** /health/live, /health/ready (the public view) and /metrics, as operator.ts serves them on express. */
+function operatorAnswers(o: RpcAppOptions): (path: string) => Promise<{ status: number; type: string; body: string }> {
+  const readiness = publicReadiness(o.readiness);
+  return async (path) => {
+    if (path === '/health/live') return { status: 200, type: JSON_UTF8, body: JSON.stringify({ status: 'ok' }) };
+    if (path === '/metrics') return { status: 200, type: o.metrics.contentType, body: await o.metrics.metrics() };
+    const body = toReadiness(await readiness());
+    return { status: body.status === 'ok' ? 200 : 503, type: JSON_UTF8, body: JSON.stringify(body) };
+  };
+}
+
+const OPERATOR_PATHS = new Set(['/health/live', '/health/ready', '/metrics']);
+
+/** Every request: POST on the JSON-RPC path to `post`; CORS preflight, the operator routes, JSON 404/405. */
+function routeHandler(o: RpcAppOptions, cors: Cors, post: Handler): Handler {
+  const operatorAnswer = operatorAnswers(o);
+  return (res, req) => {
     const x: Exchange = { res, aborted: false };
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
     const rpcPath = isRpcPath(path);
-    const corsHeaders = rpcPath ? cors(header(req, 'origin')) : [];
     if (method === 'POST' && rpcPath) return post(res, req);
+    const corsHeaders = rpcPath ? cors(header(req, 'origin')) : [];
     if (method === 'OPTIONS' && rpcPath) {
       const allowed = corsHeaders.includes('access-control-allow-origin');
       return write(x, 204, allowed ? [...corsHeaders, ...PREFLIGHT_HEADERS.flat()] : corsHeaders, undefined);
     }
-    if (method === 'GET' && o.operatorRoutes !== false && (path === '/health/live' || path === '/health/ready' || path === '/metrics')) {
+    if (method === 'GET' && o.operatorRoutes !== false && OPERATOR_PATHS.has(path)) {
       res.onAborted(() => (x.aborted = true));
       return void operatorAnswer(path).then(
         (a) => write(x, a.status, ['content-type', a.type], a.body),
@@ -212,16 +246,24 @@ export async function listenUws(o: RpcAppOptions, host: string, port: number, li
     const answer = noRoute(method, path);
     write(x, answer.status, [...corsHeaders, 'content-type', JSON_UTF8], JSON.stringify(answer.body));
   };
+}
 
-  const readiness = publicReadiness(o.readiness);
-  const operatorAnswer = async (path: string): Promise<{ status: number; type: string; body: string }> => {
-    if (path === '/health/live') return { status: 200, type: JSON_UTF8, body: JSON.stringify({ status: 'ok' }) };
-    if (path === '/metrics') return { status: 200, type: o.metrics.contentType, body: await o.metrics.metrics() };
-    const body = toReadiness(await readiness());
-    return { status: body.status === 'ok' ? 200 : 503, type: JSON_UTF8, body: JSON.stringify(body) };
-  };
-
+/**
+ * The endpoint's HTTP side on uWebSockets.js (RPC_TRANSPORT=uws): the same routes and answers as server.ts
+ * on node:http — POST / and /v1/<key> through the same core (http/post.ts), CORS and its preflight, the
+ * operator routes (unless on RPC_OPERATOR_PORT), JSON 404/405 — on uWS's C++ HTTP parser and socket layer,
+ * which cost about half of node:http's CPU per small call (docs/rpc.md, "Transport"). `addRoutes` registers
+ * routes that must come before the catch-all (the WebSocket upgrade, ws/uws-sockets.ts).
+ */
+export async function listenUws(o: RpcAppOptions, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
+  const uws = loadUws();
+  const app = uws.App();
+  const cors = corsPolicy(o.corsOrigins ?? '*');
   addRoutes(app);
+  const post = postHandler(o, cors, limits);
+  const other = routeHandler(o, cors, post);
+  // POST straight to the JSON-RPC route when the path is one (nearly every request); the rest to the router.
+  app.post('/*', (res, req) => (isRpcPath(req.getUrl()) ? post(res, req) : other(res, req)));
   app.any('/*', other);
 
   const token = await new Promise<us_listen_socket | false>((resolve) => app.listen(host, port, resolve));
