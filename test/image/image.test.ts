@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { ROLES } from '../../src/devnet/accounts.js';
 import { reservePort } from '../../src/devnet/anvil.js';
 import { SERVICES, composeStack, failedCommands, waitHealthy, type ComposeStack } from './compose.js';
@@ -170,6 +171,33 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
       await until('new messages claimed after the restart', () => allClaimed(api, fresh), 180_000);
       await stopRelayer(containers.at(-1)!);
     });
+  });
+
+  it('behavior: the rpc image serves on uWebSockets.js (RPC_TRANSPORT=uws): the native build it kept loads, HTTP and WebSocket answer', async () => {
+    const devnet = await devnetStarting;
+    const port = await reservePort('127.0.0.1', 0, 'rpc on uWS');
+    const name = `l2stack-image-rpc-uws-${id}`;
+    containers.push(name);
+    const env = ['RPC_TRANSPORT=uws', `RPC_PORT=${port}`, `RPC_UPSTREAM_URLS=${devnet.state.l2.upstreamRpcUrl}`, 'DATABASE_PGLITE_DIR=memory://'];
+    await podman(['run', '--detach', '--name', name, '--network', 'host', ...env.flatMap((e) => ['--env', e]), tag('rpc')]);
+    const url = `http://127.0.0.1:${port}`;
+    const chainId = await until('rpc on uWS: eth_chainId', async () => {
+      const r = await fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }).catch(() => undefined);
+      return r?.ok ? ((await r.json()) as { result: string }).result : undefined;
+    }, 120_000);
+    expect(chainId).toBe(`0x${devnet.state.l2.chainId.toString(16)}`);
+    const ws = new WebSocket(url.replace('http', 'ws'));
+    const answer = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send('{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}'));
+      ws.once('message', (m) => resolve(m.toString()));
+      ws.once('error', reject);
+    });
+    ws.close();
+    expect(JSON.parse(answer)).toEqual({ jsonrpc: '2.0', id: 2, result: chainId });
+    const logs = await podman(['logs', name]);
+    expect(logs.stdout + logs.stderr).toContain('"transport":"uws"');
+    expect(logs.stdout + logs.stderr, 'the package\'s slow pure-JS fallback must never load').not.toMatch(/fallback/i);
+    await podman(['stop', '--time', '10', name], 60_000);
   });
 
   it('behavior: docker/compose.yaml comes up with podman-compose, every service healthy and published, then down', async () => {
