@@ -59,35 +59,50 @@ const peerAddress = (res: HttpResponse): string => formatPeerAddress(new Uint8Ar
 type Cors = (origin: string | undefined) => string[];
 type Handler = (res: HttpResponse, req: HttpRequest) => void;
 
-/** Bodies above this go out as the socket takes them (streamEnd), not copied whole into uWS's buffer. */
+/** Bodies above this go out as the socket takes them (streamEnd), never copied. */
 const STREAM_BYTES = 65_536;
 
 /** One corked write of status, headers and body; nothing once the client has gone. */
 function write(x: Exchange, status: number, headers: readonly string[], body: Reply | undefined, close = false): void {
   if (x.aborted) return;
   x.aborted = true; // answered: a later write (a timeout racing the answer) must not touch the freed response
-  // A node's large answer comes as chunks (envelope.ts): one buffer for uWS, one copy of the answer.
-  const bytes = Array.isArray(body) ? Buffer.concat(body) : body !== undefined && body.length > STREAM_BYTES / 3 ? Buffer.from(body) : body;
+  // A node's large answer comes as chunks (envelope.ts: the cached bytes with this call's id spliced around them).
+  const chunks = Array.isArray(body) ? body : typeof body === 'string' && body.length > STREAM_BYTES / 3 ? [Buffer.from(body)] : undefined;
+  const total = chunks?.reduce((n, c) => n + c.length, 0) ?? 0;
   x.res.cork(() => {
     x.res.writeStatus(statusLine(status));
     for (let i = 0; i < headers.length; i += 2) x.res.writeHeader(headers[i]!, headers[i + 1]!);
     // Without arguments: endWithoutBody(undefined, …) leaves the response open, which uWS treats as a fatal error.
-    if (bytes === undefined && status === 204) return void x.res.endWithoutBody();
-    if (typeof bytes === 'object' && bytes.length > STREAM_BYTES && !close) return streamEnd(x.res, bytes);
-    x.res.end(bytes, close);
+    if (body === undefined && status === 204) return void x.res.endWithoutBody();
+    if (chunks === undefined) return void x.res.end(body as string | undefined, close);
+    if (total > STREAM_BYTES && !close) return streamEnd(x.res, chunks, total);
+    x.res.end(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), close);
   });
 }
 
 /**
- * A large body handed over as the client's socket takes it: tryEnd writes what fits (with the full
- * content-length), onWritable the rest from where the socket stopped. end() would copy what did not fit into
- * uWS's own buffer first. The body stays referenced only until it is sent or the client leaves.
+ * A large body handed over chunk by chunk as the client's socket takes it: tryEnd writes what fits (with the
+ * whole content-length), onWritable goes on from where the socket stopped. Nothing is copied: end() would
+ * copy what did not fit into uWS's own buffer, and joining the chunks would copy the cached answer for every
+ * reply (600 KB of garbage per call: the collector then took ~0.5 ms per 1,000-log answer).
  */
-function streamEnd(res: HttpResponse, body: Buffer): void {
-  const start = res.getWriteOffset();
-  const [ok, done] = res.tryEnd(body, body.length);
-  if (ok || done) return;
-  res.onWritable((offset) => res.tryEnd(body.subarray(offset - start), body.length)[0]);
+function streamEnd(res: HttpResponse, chunks: readonly Buffer[], total: number): void {
+  let next = 0;
+  // The response's write offset where chunks[next] begins.
+  let chunkStart = res.getWriteOffset();
+  const pump = (): boolean => {
+    while (next < chunks.length) {
+      const chunk = chunks[next]!;
+      const written = res.getWriteOffset() - chunkStart;
+      const [ok, done] = res.tryEnd(written === 0 ? chunk : chunk.subarray(written), total);
+      if (done) return true;
+      if (!ok) return false;
+      chunkStart += chunk.length;
+      next++;
+    }
+    return true;
+  };
+  if (!pump()) res.onWritable(pump);
 }
 
 /** How much of a body over the limit is read (and dropped) before the 413, so the client is done sending and reads it. */
