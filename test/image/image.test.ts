@@ -91,9 +91,10 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     expect(installed.length).toBeGreaterThan(100);
     expect(installed.filter((p) => lock.packages[p]?.dev === true), 'dev-only packages in the image').toEqual([]);
     expect(Number(sources!.trim()), 'TypeScript sources or source maps in node_modules').toBe(0);
-    // What we add to the base: dependencies (~64 MB measured), dist/ (~3 MB), specs/. A guard against a dev
-    // dependency or a build tree slipping in again (a plain `npm ci --omit=dev` alone is 142 MB).
-    expect(image.Size - base.Size).toBeLessThan(120e6);
+    // What we add to the base: dependencies (~64 MB measured, and since RPC_TRANSPORT=uws the one uWebSockets.js
+    // build the Dockerfile keeps, 6.8 MB: 122 MB in all in CI), dist/ (~3 MB), specs/. A guard against a dev
+    // dependency, a build tree or uWS's other 17 builds (113 MB with them) slipping in again (a plain `npm ci --omit=dev` was 142 MB without uWS).
+    expect(image.Size - base.Size).toBeLessThan(130e6);
   });
 
   it('behavior: the entrypoint is l2stack (--version, --help, exit 2 on an unknown flag)', async () => {
