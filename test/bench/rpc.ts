@@ -16,7 +16,8 @@
  * Printed per case and side: requests/s, the ratio to anvil and to the node:http floor, p50/p99, the CPU the
  * side's process used per request (/proc) and the cores it kept busy, the cores autocannon used and the
  * machine's idle share, and what bounds the figure. The cache-off endpoint runs with --cpu-prof (BENCH_PROFILE=on:
- * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run; BENCH_ONLY=<regex>
+ * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run;
+ * BENCH_ROUNDS (default 1) rounds of every side per case, taking turns (the median and the spread of the ratios); BENCH_ONLY=<regex>
  * runs only the matching cases. Then a latency probe (test/bench/_probe.ts).
  * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts). BENCH_RPC_BASELINE=<checkout>
  * adds a sixth side, "before": the cache-on endpoint of another checkout (its dist/ built there beforehand, e.g.
@@ -55,6 +56,24 @@ export function bound(s: Side, singleThreaded: boolean): string {
   if (singleThreaded && (s.cores ?? 0) >= 0.85) return 'its one thread';
   if (s.idle < 0.08) return `the machine (no idle CPU; autocannon ${fmt(s.loaderCores)} cores)`;
   return `neither (${fmt(100 * s.idle, 0)} % idle: waits)`;
+}
+
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** One side's line: its median round (by req/s), and its ratios to anvil and the floor of the same round. */
+function printSide(t: Target, rounds: Map<Target, Side>[], direct: Target, floor: Target): void {
+  const ofSide = rounds.map((r) => r.get(t)!);
+  const s = [...ofSide].sort((a, b) => a.rps - b.rps)[Math.floor(ofSide.length / 2)]!;
+  const toAnvil = rounds.map((r) => r.get(t)!.rps / r.get(direct)!.rps);
+  const toFloor = rounds.map((r) => r.get(t)!.rps / r.get(floor)!.rps);
+  const spread = (xs: number[]) => (xs.length > 1 ? ` (${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))})` : '');
+  const bad = ofSide.reduce((n, x) => n + x.bad, 0);
+  console.log(
+    `  ${t.name.padEnd(16)} ${fmt(s.rps, 0).padStart(6)} req/s ${fmt(median(toAnvil)).padStart(5)}x anvil ${fmt(median(toFloor)).padStart(5)}x floor${spread(toFloor)}  p50 ${fmt(s.p50)} p99 ${fmt(s.p99)} ms  ` +
+      `cpu ${fmt(s.cpuUsPerReq ?? NaN, 1).padStart(5)} µs/req (${fmt(s.cores ?? NaN)} cores)  idle ${fmt(100 * s.idle, 0).padStart(2)} %  bound: ${bound(s, t !== direct)}` +
+      `${bad > 0 ? `  BAD ${bad} (${ofSide.reduce((n, x) => n + x.sampled, 0)} sampled of ${ofSide.reduce((n, x) => n + x.total, 0)})` : ''}`,
+  );
 }
 
 export async function main(): Promise<void> {
@@ -138,31 +157,27 @@ export async function main(): Promise<void> {
     const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
     for (const c of cases.filter((x) => !only || only.test(x.name))) {
       await c.before?.();
-      const r = new Map<Target, Side>();
-      for (const t of sides) {
-        const began = nowUs();
-        r.set(t, await load(t, c.bodies(t), SECONDS));
-        if (t === profiledSide) {
-          windows.push([began, nowUs()]);
-          profiledRequests += r.get(t)!.total;
+      // BENCH_ROUNDS: the sides take turns that many times; each round's ratios are to that round's anvil and floor.
+      const rounds: Map<Target, Side>[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const r = new Map<Target, Side>();
+        for (const t of sides) {
+          const began = nowUs();
+          r.set(t, await load(t, c.bodies(t), SECONDS));
+          if (t === profiledSide) {
+            windows.push([began, nowUs()]);
+            profiledRequests += r.get(t)!.total;
+          }
+          if (t === floor) {
+            floorWindows.push([began, nowUs()]);
+            floorRequests += r.get(t)!.total;
+          }
         }
-        if (t === floor) {
-          floorWindows.push([began, nowUs()]);
-          floorRequests += r.get(t)!.total;
-        }
+        rounds.push(r);
       }
       await c.after?.();
-      const a = r.get(direct)!;
-      const f = r.get(floor)!;
-      console.log(c.name);
-      for (const t of sides) {
-        const s = r.get(t)!;
-        console.log(
-          `  ${t.name.padEnd(16)} ${fmt(s.rps, 0).padStart(6)} req/s ${fmt(s.rps / a.rps).padStart(5)}x anvil ${fmt(s.rps / f.rps).padStart(5)}x floor  p50 ${fmt(s.p50)} p99 ${fmt(s.p99)} ms  ` +
-            `cpu ${fmt(s.cpuUsPerReq ?? NaN, 1).padStart(5)} µs/req (${fmt(s.cores ?? NaN)} cores)  idle ${fmt(100 * s.idle, 0).padStart(2)} %  bound: ${bound(s, t !== direct)}` +
-            `${s.bad > 0 ? `  BAD ${s.bad} (${s.sampled} sampled of ${s.total})` : ''}`,
-        );
-      }
+      console.log(ROUNDS > 1 ? `${c.name} (median of ${ROUNDS} rounds; ratios: median, min-max)` : c.name);
+      for (const t of sides) printSide(t, rounds, direct, floor);
     }
     const [a1] = loadavg();
     console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are to anvil and to the node:http floor in the same run; answers checked before each run and sampled every 100 ms during it.`);
