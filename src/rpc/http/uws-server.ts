@@ -5,6 +5,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { PortInUseError } from '../../common/http/server.js';
 import type { RequestHead } from '../../common/http/request-head.js';
 import { formatPeerAddress } from '../../common/http/peer-address.js';
+import { statusLine } from '../../common/http/status-line.js';
 import { toReadiness } from '../../common/http/operator.js';
 import type { HttpLimits } from '../../common/config/http-env.js';
 import { errorBody, type Reply } from '../envelope.js';
@@ -33,11 +34,6 @@ export function loadUws(): Uws {
   return require(path) as Uws;
 }
 
-const STATUS_LINES: Record<number, string> = {
-  200: '200 OK', 204: '204 No Content', 401: '401 Unauthorized', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout',
-  413: '413 Payload Too Large', 429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
-};
-const statusLine = (status: number) => STATUS_LINES[status] ?? String(status);
 const JSON_TYPE = 'application/json';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 

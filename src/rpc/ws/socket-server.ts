@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import { nodeRequestHead, type RequestHead } from '../../common/http/request-head.js';
+import { statusLine } from '../../common/http/status-line.js';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
@@ -79,7 +80,6 @@ export interface SocketServer {
 }
 
 export const POLICY_VIOLATION = 1008;
-const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 export const GOING_AWAY = 1001;
 /** While a socket is not read (RPC_WS_MAX_INFLIGHT calls running), how often it is probed for a closed peer. */
 const PAUSED_PROBE_MS = 250;
@@ -101,7 +101,7 @@ function refuseUpgrade(m: WsMetrics, socket: Duplex, status: number, reason: str
   m.refused.inc({ reason });
   const body = JSON.stringify({ error: message });
   const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
 }
 
 /** Every 250 ms: when all sockets together queue more than the limit, the heaviest are cut off first. */

@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
 import type { RequestHead } from '../../common/http/request-head.js';
+import { statusLine } from '../../common/http/status-line.js';
 import type { Access } from '../keys/access.js';
 import { isRpcPath } from '../keys/access.js';
 import { GOING_AWAY, serveSocket, watchTotalBuffered, wsMetrics, type CutOff, type PeerEvents, type PeerSocket, type SocketRegistry, type SocketServer, type WsServerOptions } from './socket-server.js';
@@ -10,8 +11,6 @@ interface SocketData {
   peer?: UwsPeer;
   events?: PeerEvents;
 }
-
-const STATUS_LINES: Record<number, string> = { 401: '401 Unauthorized', 404: '404 Not Found', 429: '429 Too Many Requests', 503: '503 Service Unavailable' };
 
 /**
  * A uWS socket as serveSocket's PeerSocket. uWS cannot stop reading one WebSocket, so "paused" means
@@ -86,7 +85,7 @@ class UwsPeer implements PeerSocket {
 function refuse(registry: SocketRegistry, res: HttpResponse, status: number, reason: string, message: string, retryAfterSeconds?: number): void {
   registry.m.refused.inc({ reason });
   res.cork(() => {
-    res.writeStatus(STATUS_LINES[status] ?? String(status)).writeHeader('content-type', 'application/json');
+    res.writeStatus(statusLine(status)).writeHeader('content-type', 'application/json');
     if (retryAfterSeconds !== undefined) res.writeHeader('retry-after', String(retryAfterSeconds));
     res.end(JSON.stringify({ error: message }), true);
   });
