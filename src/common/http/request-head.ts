@@ -3,7 +3,7 @@ import { rawHeader } from './raw-header.js';
 
 /**
  * What the JSON-RPC endpoint reads of a request before its body (the rate-limit identity, the API key, CORS),
- * whichever HTTP stack carried it: node:http (nodeRequestHead) or uWebSockets.js (src/rpc/http/uws-server.ts),
+ * whichever HTTP stack carried it: node:http (NodeRequestHead) or uWebSockets.js (src/rpc/http/uws-server.ts),
  * whose request object is gone by the time the body has arrived.
  */
 export interface RequestHead {
@@ -15,9 +15,19 @@ export interface RequestHead {
   header(name: string): string | undefined;
 }
 
-/** A node:http request's head, read lazily from `rawHeaders` (see raw-header.ts). */
-export const nodeRequestHead = (req: IncomingMessage): RequestHead => ({
-  url: req.url ?? '',
-  remoteAddress: req.socket.remoteAddress ?? 'unknown',
-  header: (name) => rawHeader(req, name),
-});
+/** A node:http request's head, its headers read from `rawHeaders` when asked (see raw-header.ts). */
+export class NodeRequestHead implements RequestHead {
+  constructor(readonly req: IncomingMessage) {}
+
+  get url(): string {
+    return this.req.url ?? '';
+  }
+
+  get remoteAddress(): string {
+    return this.req.socket.remoteAddress ?? 'unknown';
+  }
+
+  header(name: string): string | undefined {
+    return rawHeader(this.req, name);
+  }
+}

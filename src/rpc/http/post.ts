@@ -31,63 +31,65 @@ export interface PostOptions {
   access?: KeyAccess;
 }
 
-/** Writes one reply on the transport: status, body (undefined: none) and any extra headers. */
-export type ReplySink = (status: number, body: Reply | undefined, headers?: Record<string, string>) => void;
+/**
+ * Writes one reply on the transport: to the request `x` (its head and whatever the transport needs to answer
+ * it), status, body (undefined: none) and any extra headers. Made once per server: a request carries its own
+ * state in `x`, so nothing is allocated per request to answer it.
+ */
+export type ReplySink<X> = (x: X, status: number, body: Reply | undefined, headers?: Record<string, string>) => void;
 
 /**
  * POST / and /v1/<key> once the body is read (undefined: it was over RPC_MAX_BODY_BYTES): who sends it (its
  * key, if any), the envelope, the reply's charge, the reply. An anonymous call answered without waiting (the
  * head, a cache hit) is written before this returns; otherwise the returned promise settles after the reply.
  */
-export type PostCore = (head: RequestHead, text: string | undefined, send: ReplySink) => Awaitable<void>;
+export type PostCore<X extends RequestHead> = (x: X, text: string | undefined) => Awaitable<void>;
 
-export function postCore(o: PostOptions): PostCore {
+export function postCore<X extends RequestHead>(o: PostOptions, sink: ReplySink<X>): PostCore<X> {
   const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
   const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
   const http = slotCounter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
   const ok = http.child('200');
-  const counted =
-    (send: ReplySink): ReplySink =>
-    (status, body, headers) => {
-      if (status === 200) ok.inc();
-      else http.inc([String(status)]);
-      send(status, body, headers);
-    };
+  /** The sink, each reply counted by its status. */
+  const send: ReplySink<X> = (x, status, body, headers) => {
+    if (status === 200) ok.inc();
+    else http.inc([String(status)]);
+    sink(x, status, body, headers);
+  };
 
-  const reply = (text: string, client: string, limiter: RateLimiter, target: CallTarget, send: ReplySink): Awaitable<void> => {
+  const reply = (x: X, text: string, client: string, limiter: RateLimiter, target: CallTarget): Awaitable<void> => {
     const budget = new ResponseBudget(maxResponseBytes);
     return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter }), (answer) => {
       // Charged before the reply leaves, so this client's next request already sees the cost of this one.
       const extra = replyCost(budget, costs);
-      if (extra === 0) return send(answer.status, answer.body, answer.headers);
+      if (extra === 0) return send(x, answer.status, answer.body, answer.headers);
       return limiter
         .charge(client, extra)
         .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
-        .then(() => send(answer.status, answer.body, answer.headers));
+        .then(() => send(x, answer.status, answer.body, answer.headers));
     });
   };
 
   /** A request naming a key: the key's lookup (access.ts), then its client, limiter and allow-list. */
-  const replyWithKey = async (head: RequestHead, text: string, address: string, access: KeyAccess, send: ReplySink): Promise<void> => {
-    const decision = await access.resolve(head, address);
+  const replyWithKey = async (x: X, text: string, address: string, access: KeyAccess): Promise<void> => {
+    const decision = await access.resolve(x, address);
     if (!decision.ok) {
       const retry = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
-      send(decision.status, errorBody(decision.code, decision.message, decision.data), retry);
+      send(x, decision.status, errorBody(decision.code, decision.message, decision.data), retry);
       return;
     }
     const { client, limiter, allowed, keyId } = decision.access;
-    await reply(text, client, limiter, allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher, send);
+    await reply(x, text, client, limiter, allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher);
   };
 
-  return (head, text, sendOnTransport) => {
-    const send = counted(sendOnTransport);
+  return (x, text) => {
     if (text === undefined) {
-      send(413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
+      send(x, 413, errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes }), { connection: 'close' });
       return;
     }
-    const address = headClientAddress(head, o.trustedProxyHops);
+    const address = headClientAddress(x, o.trustedProxyHops);
     // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
-    if (o.access && requestKey(head).kind !== 'none') return replyWithKey(head, text, address, o.access, send);
-    return reply(text, address, o.limiter, o.dispatcher, send);
+    if (o.access && requestKey(x).kind !== 'none') return replyWithKey(x, text, address, o.access);
+    return reply(x, text, address, o.limiter, o.dispatcher);
   };
 }

@@ -63,7 +63,7 @@ function write(x: Exchange, status: number, headers: readonly string[], body: Re
   if (x.aborted) return;
   x.aborted = true; // answered: a later write (a timeout racing the answer) must not touch the freed response
   // A node's large answer comes as chunks (envelope.ts: the cached bytes with this call's id spliced around them).
-  const chunks = Array.isArray(body) ? body : typeof body === 'string' && body.length > STREAM_BYTES / 3 ? [Buffer.from(body)] : undefined;
+  const chunks = Array.isArray(body) ? body : typeof body === 'string' && body.length > STREAM_BYTES ? [Buffer.from(body)] : undefined;
   const total = chunks?.reduce((n, c) => n + c.length, 0) ?? 0;
   x.res.cork(() => {
     x.res.writeStatus(statusLine(status));
@@ -153,7 +153,7 @@ export interface UwsListening {
 /**
  * One POST: its head, read while uWS's request object lives (it is freed when the handler returns, before the
  * body arrives) — the path and query, the peer, and the only headers the endpoint reads — and its reply.
- * One object per request, its methods shared, where closures would be made per request.
+ * One object per request, its methods shared: nothing else is allocated to answer it (uwsReplySink).
  */
 class PostExchange implements Exchange, RequestHead {
   aborted = false;
@@ -167,7 +167,7 @@ class PostExchange implements Exchange, RequestHead {
     readonly res: HttpResponse,
     req: HttpRequest,
     hops: number,
-    private readonly cors: Cors,
+    readonly cors: Cors,
   ) {
     const query = req.getQuery();
     this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
@@ -180,24 +180,24 @@ class PostExchange implements Exchange, RequestHead {
   header(name: string): string | undefined {
     return name === 'origin' ? this.origin : name === 'x-api-key' ? this.apiKey : name === 'x-forwarded-for' ? this.forwarded : undefined;
   }
-
-  /** The ReplySink of http/post.ts. */
-  readonly send: ReplySink = (status, body, extra) => {
-    const headers = this.cors(this.origin).slice();
-    if (body !== undefined) headers.push('content-type', JSON_TYPE);
-    let close = false;
-    // uWS writes its own connection header: a close is asked of end() instead.
-    for (const k in extra) {
-      if (k === 'connection') close = extra[k] === 'close';
-      else headers.push(k, extra[k]!);
-    }
-    write(this, status, headers, body, close);
-  };
 }
+
+/** The ReplySink of http/post.ts on uWS. */
+const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
+  const headers = x.cors(x.header('origin')).slice();
+  if (body !== undefined) headers.push('content-type', JSON_TYPE);
+  let close = false;
+  // uWS writes its own connection header: a close is asked of end() instead.
+  for (const k in extra) {
+    if (k === 'connection') close = extra[k] === 'close';
+    else headers.push(k, extra[k]!);
+  }
+  write(x, status, headers, body, close);
+};
 
 /** POST / and /v1/<key>: the head captured, the body read, then the transport-neutral core (http/post.ts). */
 function postHandler(o: RpcAppOptions, cors: Cors, limits: HttpLimits): Handler {
-  const core = postCore(o);
+  const core = postCore(o, uwsReplySink);
   const failed = (x: Exchange, err: unknown) => {
     o.logger.error({ err }, 'request failed');
     write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
@@ -208,7 +208,7 @@ function postHandler(o: RpcAppOptions, cors: Cors, limits: HttpLimits): Handler 
     res.onAborted(() => (x.aborted = true));
     readBody(x, header(req, 'content-length'), o.maxBodyBytes, limits.requestTimeoutMs, (text) => {
       try {
-        const done = core(x, text, x.send);
+        const done = core(x, text);
         if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
       } catch (err) {
         failed(x, err);

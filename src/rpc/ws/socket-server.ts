@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
-import { nodeRequestHead, type RequestHead } from '../../common/http/request-head.js';
+import { NodeRequestHead, type RequestHead } from '../../common/http/request-head.js';
 import { statusLine } from '../../common/http/status-line.js';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
@@ -143,7 +143,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): SocketServe
     if (wss.clients.size >= o.limits.maxSockets) {
       return refuse(socket, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
     }
-    o.admit(nodeRequestHead(req)).then(
+    o.admit(new NodeRequestHead(req)).then(
       (decision) => {
         if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
         wss.handleUpgrade(req, socket, head, (ws) => serveWs(ws, decision.access, registry));
