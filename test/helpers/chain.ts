@@ -53,7 +53,6 @@ export async function sendRawBurst(
   }
   const lastHash = keccak256(raws.at(-1)!);
   let minedBefore = -1;
-  let stalls = 0;
   // What the node said to the re-sends and the mining, kept for the timeout's message (distinct answers only).
   const answers = new Set<string>();
   const note = (what: string) => (err: unknown) => void answers.add(`${what}: ${(err as Error).message.slice(0, 160)}`);
@@ -66,17 +65,7 @@ export async function sendRawBurst(
     })));
     // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
     // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
-    if (mined === minedBefore) {
-      stalls++;
-      // Three seconds without progress: anvil has also kept the next nonce's transaction as "queued" for good (CI:
-      // txpool_status {pending 0, queued 1}, the re-send "already known", every mined block empty). Dropped from
-      // its pool and sent again, in nonce order, it is pending once more.
-      if (stalls % 3 === 0) {
-        for (const raw of missing) await provider.send('anvil_dropTransaction', [keccak256(raw)]).catch(note('anvil_dropTransaction'));
-        for (const raw of missing) await provider.send('eth_sendRawTransaction', [raw]).catch(note('eth_sendRawTransaction after a drop'));
-      }
-      await provider.send('evm_mine', []).catch(note('evm_mine'));
-    } else stalls = 0;
+    if (mined === minedBefore) await provider.send('evm_mine', []).catch(note('evm_mine'));
     minedBefore = mined;
     return undefined;
   }, options.timeoutMs ?? 120_000, 1_000).catch(async (err: Error) => {
