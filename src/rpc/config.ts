@@ -71,6 +71,8 @@ export const rpcEnv = {
   RPC_ESTIMATE_GAS_MARGIN: env.decimal({ min: 1, max: 100, default: '1.2' }),
   RPC_ESTIMATE_GAS_FIXED_COST_WEI: env.bigint({ min: 0n, default: 30_000_000n }),
   RPC_ESTIMATE_GAS_VARIABLE_COST_WEI: env.bigint({ min: 0n, default: 1_000_000_000n }),
+  RPC_MAX_RAW_TX_BYTES: env.integer({ min: 1_024, default: 131_072 }),
+  RPC_SEND_SYNC_TIMEOUT_MS: env.integer({ min: 1, max: 60_000, default: 2_000 }),
   RPC_TRACE_TRANSACTION_SOURCE: env.oneOf(['auto', 'upstream', 'callTracer'] as const, { default: 'auto' }),
   /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
   ...wsEnv,
@@ -144,6 +146,12 @@ export interface RpcConfig {
   bundler: { url: string | undefined; vendorPrefix: string };
   estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
   traceTransactionSource: TraceTransactionSource;
+  /**
+   * eth_sendRawTransaction(Sync) (params/raw-transaction.ts): RPC_MAX_RAW_TX_BYTES, the largest transaction
+   * decoded and forwarded (geth's txpool limit, 128 KiB); RPC_SEND_SYNC_TIMEOUT_MS, the longest wait for a
+   * receipt, also the wait when none or 0 is asked (EIP-7966's recommended 2 s).
+   */
+  sends: { maxRawTxBytes: number; syncTimeoutMs: number };
   /** RPC_WS_*: the WebSocket side (src/rpc/ws/config.ts). */
   ws: WsLimits;
   /** Connection limits of the HTTP server (HTTP_* variables); the shared defaults when absent. */
@@ -212,6 +220,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       variableCostWei: v.RPC_ESTIMATE_GAS_VARIABLE_COST_WEI,
     },
     traceTransactionSource: v.RPC_TRACE_TRANSACTION_SOURCE,
+    sends: { maxRawTxBytes: v.RPC_MAX_RAW_TX_BYTES, syncTimeoutMs: v.RPC_SEND_SYNC_TIMEOUT_MS },
     ws: wsLimitsFrom(v),
     http: httpLimitsFrom(v),
     dbSchema: 'rpc',

@@ -92,6 +92,8 @@ describe('every method of the spec over HTTP', () => {
       eth_getFilterLogs: [filterId],
       eth_uninstallFilter: [blockFilterId],
       eth_sendRawTransaction: [signed],
+      // The same transaction again: the node already has it, so the re-send answers its receipt (idempotent).
+      eth_sendRawTransactionSync: [signed, 5000],
       eth_getProof: [to, [ZERO_HASH], 'latest'],
       eth_syncing: [],
       net_version: [],

@@ -40,6 +40,7 @@ import eth_newBlockFilter from './eth_newBlockFilter.js';
 import eth_newFilter from './eth_newFilter.js';
 import eth_newPendingTransactionFilter from './eth_newPendingTransactionFilter.js';
 import eth_sendRawTransaction from './eth_sendRawTransaction.js';
+import eth_sendRawTransactionSync from './eth_sendRawTransactionSync.js';
 import eth_sendUserOperation from './eth_sendUserOperation.js';
 import eth_simulateV1 from './eth_simulateV1.js';
 import eth_subscribe from './eth_subscribe.js';
@@ -99,6 +100,7 @@ export const METHODS: readonly RpcMethod[] = [
   eth_newFilter,
   eth_newPendingTransactionFilter,
   eth_sendRawTransaction,
+  eth_sendRawTransactionSync,
   eth_sendUserOperation,
   eth_simulateV1,
   eth_supportedEntryPoints,
