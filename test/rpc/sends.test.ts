@@ -91,19 +91,37 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     expect(sends() - before).toBe(0);
   });
 
-  it("behavior: a raw transaction's decode is charged, so a client that sends a large one waits before its next call", async () => {
+  it("behavior: a raw transaction is charged by its size (1 unit per RPC_RATE_LIMIT_BYTES_PER_UNIT), refused or not, so a client sending large ones waits", async () => {
     const limited = await startTestRpc({
       db: db.client,
       schema: db.schema('rpc'),
       upstreams: [anvil.url],
-      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_RATE_LIMIT_MS_PER_UNIT: '1' },
+      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3' },
     });
     stops.push(limited.stop);
-    // ~120 KB decodes in tens of ms: at 1 ms a unit far more than the 2 units left after the call itself.
-    const big = await call(limited.url, 'eth_sendRawTransaction', [await signed(ethers.Wallet.createRandom(), 0, 120_000)]);
+    const chainId = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] });
+    // 1 unit for the call, 3 for ~96 KB at 32 KiB a unit: past the 3 of the burst, the next call waits.
+    const big = await call(limited.url, 'eth_sendRawTransaction', [await signed(ethers.Wallet.createRandom(), 0, 100_000)]);
     expect(big.error?.message).toMatch(/insufficient funds/i);
-    const next = await post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }));
-    expect(next.status).toBe(429);
+    expect((await post(limited.url, chainId)).status).toBe(429);
+  });
+
+  it('behavior: an oversized transaction is charged by its size too, and a small one costs its unit only', async () => {
+    const limited = await startTestRpc({
+      db: db.client,
+      schema: db.schema('rpc'),
+      upstreams: [anvil.url],
+      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_TRUSTED_PROXY_HOPS: '1' },
+    });
+    stops.push(limited.stop);
+    const send = (raw: string, from: string) => post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }), { 'x-forwarded-for': from });
+    const chainId = (from: string) => post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }), { 'x-forwarded-for': from });
+    const oversized = await send(await signed(ethers.Wallet.createRandom(), 0, 300_000), '10.5.0.1');
+    expect(oversized.text).toContain('oversized data');
+    expect((await chainId('10.5.0.1')).status).toBe(429);
+    const small = await send(await signed(ethers.Wallet.createRandom(), 0, 100), '10.5.0.2');
+    expect(small.text).toMatch(/insufficient funds/i);
+    expect((await chainId('10.5.0.2')).status).toBe(200);
   });
 });
 
@@ -147,14 +165,14 @@ describe('eth_sendRawTransaction: a re-send answers the hash', () => {
 
 describe('eth_sendRawTransactionSync (EIP-7966)', () => {
   it('behavior: viem sendRawTransactionSync answers the receipt, over HTTP and over a WebSocket', async () => {
-    for (const transport of [http(rpc.url), webSocket(rpc.url.replace('http://', 'ws://'))]) {
+    for (const transport of [http(rpc.url), webSocket(rpc.url.replace('http://', 'ws://'), { reconnect: false })]) {
       const client = createPublicClient({ transport });
       const signer = wallet(6, provider);
       const raw = (await signed(signer, await provider.getTransactionCount(signer.address))) as Hex;
       const receipt = await sendRawTransactionSync(client, { serializedTransaction: raw, timeout: 5_000 });
       expect(receipt.transactionHash).toBe(ethers.keccak256(raw));
       expect(receipt.status).toBe('success');
-      await client.transport.close?.();
+      if (client.transport.type === 'webSocket') (await (client.transport as unknown as { getRpcClient(): Promise<{ close(): void }> }).getRpcClient()).close();
     }
   });
 

@@ -7,9 +7,9 @@ import { RpcCodes } from '../errors.js';
  * large input is decoded before its size is known:
  * 1. `rawTransactionProblem` (params/rules.ts, before the handler): what needs no decoding.
  * 2. `decodeRawTransaction` (the handlers, which know RPC_MAX_RAW_TX_BYTES): the size first, counted from the
- *    hex length without reading the bytes, then the full decode (ethers `Transaction.from`), whose time is
- *    returned so the caller can charge it. The decode costs ~0.35 ms per KiB here (43 ms at 128 KiB, 287 ms
- *    at 500 KB), which is why the size comes first.
+ *    hex length without reading the bytes (`rawTransactionSize`), then the full decode (ethers
+ *    `Transaction.from`). The decode costs ~0.35 ms per KiB here (43 ms at 128 KiB, 287 ms at 500 KB), which
+ *    is why the size comes first, and why the handlers charge by size.
  */
 
 /** What can be refused without decoding (undefined when nothing is wrong so far). */
@@ -51,12 +51,6 @@ export function oversizedTransaction(size: number, limit: number): RpcError {
   });
 }
 
-/** A decoded signed transaction: its hash, and how long the decode took (ms), for the rate limiter. */
-export interface DecodedTransaction {
-  hash: string;
-  decodeMs: number;
-}
-
 /**
  * The transaction's hash, after refusing what a node refuses: more than `maxBytes` (RPC_MAX_RAW_TX_BYTES;
  * -32000 as geth words it, before any decode), or bytes that are not a legacy RLP list or an EIP-2718 typed
@@ -64,27 +58,17 @@ export interface DecodedTransaction {
  * (-32602 naming param 0, as the other param rules; a node answers "Failed to decode transaction").
  * Whether the transaction is acceptable (nonce, funds, fees, chain id) is still the node's decision.
  */
-export function decodeRawTransaction(raw: string, maxBytes: number): DecodedTransaction {
+export function decodeRawTransaction(raw: string, maxBytes: number): string {
   const size = rawTransactionSize(raw);
   if (size > maxBytes) throw oversizedTransaction(size, maxBytes);
-  const started = performance.now();
-  let problem: string | undefined;
-  let hash: string | null = null;
+  let problem: string;
   try {
     const tx = Transaction.from(raw);
-    if (tx.signature) hash = tx.hash;
-    else problem = 'not a signed transaction (no signature)';
+    if (tx.signature && tx.hash) return tx.hash;
+    problem = 'not a signed transaction (no signature)';
   } catch (err) {
     const short = (err as { shortMessage?: string }).shortMessage ?? (err as Error).message;
     problem = `not a signed transaction (${short.slice(0, 120)})`;
   }
-  const decodeMs = performance.now() - started;
-  if (problem !== undefined || hash === null) {
-    throw new RpcError(RpcCodes.InvalidParams, `invalid params: param 0 (signedTransaction): ${problem ?? 'not a signed transaction'}`, {
-      param: 'signedTransaction',
-      index: 0,
-      path: 'signedTransaction',
-    });
-  }
-  return { hash, decodeMs };
+  throw new RpcError(RpcCodes.InvalidParams, `invalid params: param 0 (signedTransaction): ${problem}`, { param: 'signedTransaction', index: 0, path: 'signedTransaction' });
 }
