@@ -40,7 +40,7 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   if (identities.some((i) => i === undefined)) return;
   if (!(await pinChains(run, identities as ChainIdentity[], hooks.fail))) return;
   // From here on the pin is read again while running (pin-watch.ts): a chain reset under us stops the directions.
-  const pin = (run.pin = new ChainPinWatch({ pinned: identities as ChainIdentity[], chains: [l1, l2], logger, registry: hooks.registry, intervalMs: run.ops.pinCheckIntervalMs }));
+  const pin = (run.pin = new ChainPinWatch({ pinned: identities as ChainIdentity[], chains: [l1, l2], logger, metrics: run.metrics, intervalMs: run.ops.pinCheckIntervalMs }));
   const pinLoop = runLoop({
     name: 'chain-pin', direction: 'all', intervalMs: run.ops.pinCheckIntervalMs, signal, logger, metrics: run.metrics,
     tick: async () => (await pin.check(), false),

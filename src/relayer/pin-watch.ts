@@ -1,9 +1,8 @@
-import type { Registry } from 'prom-client';
 import type { Logger } from '../common/log.js';
-import { gauge } from '../common/metrics.js';
 import { sleep } from '../common/shutdown.js';
 import { rawRpc, type Chain } from './chain.js';
 import { pinDifferences, type ChainIdentity } from './db/chain-pin.js';
+import type { RelayerMetrics } from './metrics.js';
 
 type Layer = ChainIdentity['layer'];
 
@@ -22,7 +21,7 @@ export interface PinWatchOptions {
   pinned: readonly ChainIdentity[];
   chains: readonly Pick<Chain, 'name' | 'url' | 'contract'>[];
   logger: Logger;
-  registry: Registry;
+  metrics: Pick<RelayerMetrics, 'chainPinMismatch'>;
   /** RELAYER_PIN_CHECK_INTERVAL_MS: how often a stopped direction looks whether the chains match again. */
   intervalMs: number;
 }
@@ -41,11 +40,9 @@ export class ChainPinWatch {
   private readonly highest = new Map<Layer, number>();
   private readonly onMismatch = new Set<() => void>();
   private checking: Promise<boolean> | undefined;
-  private readonly metric;
 
   constructor(private readonly o: PinWatchOptions) {
-    this.metric = gauge(o.registry, 'relayer_chain_pin_mismatch', '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.', ['chain']);
-    for (const c of o.chains) this.metric.set({ chain: c.name }, 0);
+    for (const c of o.chains) o.metrics.chainPinMismatch.set({ chain: c.name }, 0);
   }
 
   /** What differs from the pin ("L1 genesis block hash stored 0x…, now 0x…"), or undefined while all matches. */
@@ -94,7 +91,7 @@ export class ChainPinWatch {
 
   private record(layer: Layer, differences: string[]): void {
     const had = this.mismatches.has(layer);
-    this.metric.set({ chain: layer }, differences.length > 0 ? 1 : 0);
+    this.o.metrics.chainPinMismatch.set({ chain: layer }, differences.length > 0 ? 1 : 0);
     if (differences.length === 0) {
       if (!had) return;
       this.mismatches.delete(layer);

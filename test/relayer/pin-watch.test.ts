@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/log.js';
-import { createMetrics } from '../../src/common/metrics.js';
+import { createMetrics, gauge } from '../../src/common/metrics.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { ChainPinWatch, readIdentity } from '../../src/relayer/pin-watch.js';
 
@@ -34,7 +34,8 @@ describe('the chain pin while running', () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'info', destination: new Writable({ write: (chunk, _e, cb) => (lines.push(String(chunk)), cb()) }) });
     const registry = createMetrics({ defaultMetrics: false });
-    const watch = new ChainPinWatch({ pinned: [pinned], chains: [chain], logger, registry, intervalMs: 100 });
+    const chainPinMismatch = gauge(registry, 'relayer_chain_pin_mismatch', 'as in src/relayer/metrics.ts', ['chain']);
+    const watch = new ChainPinWatch({ pinned: [pinned], chains: [chain], logger, metrics: { chainPinMismatch }, intervalMs: 100 });
     const metric = async () => (await registry.getSingleMetricAsString('relayer_chain_pin_mismatch')).split('\n').find((l) => l.startsWith('relayer_chain_pin_mismatch{'));
     let stopped = 0;
     watch.whenMismatched(() => stopped++);
