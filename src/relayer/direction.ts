@@ -97,13 +97,14 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
 }
 
 /**
- * Whether the direction may run: at once while the chains match their pin; else its state names the mismatch
- * (readiness) and this waits until they match again (true) or the direction stops (false).
+ * Whether the direction may run: at once while the chains match their pin as last read (the start's check, then
+ * every RELAYER_PIN_CHECK_INTERVAL_MS: no round trip before the first claim); else its state names the mismatch
+ * and this waits until they match again (true) or the direction stops (false).
  */
 async function pinHolds(run: RelayerRun, d: Direction, signal: AbortSignal): Promise<boolean> {
   const pin = run.pin;
-  if (!pin || (pin.mismatch === undefined && (await pin.check()))) return !signal.aborted;
-  run.health[d]!.state = `stopped: chain pin mismatch (${pin.mismatch ?? 'unknown'}): nothing is claimed`;
+  if (pin?.mismatch === undefined) return !signal.aborted;
+  run.health[d]!.state = `stopped: chain pin mismatch (${pin.mismatch}): nothing is claimed`;
   return pin.cleared(signal);
 }
 

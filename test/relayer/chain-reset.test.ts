@@ -13,10 +13,12 @@ import { metricSum, processDatabase, records, spawnRelayer, until, type MessageR
  * Issue 35 item 7: a chain reset under a running relayer. Devnet A (two anvils and the message services) gets two
  * messages claimed and a third sent but not anchored. Then both anvils are replaced on the same ports by devnet B:
  * same chain ids, same contract addresses (same deployer, same nonces), another genesis block; the same three
- * messages are sent there, so their hashes are A's, and all three are anchored on B. Without the running pin
- * check the relayer would find A's third message anchored on B and claim it there (a claim on the new chain from
- * old state), and readiness would stay 200. It must turn readiness 503 naming both chains, log one error per
- * chain, set the metric, send nothing on B and keep A's rows as they were.
+ * messages are sent there, so their hashes are A's. Readiness must turn 503 naming both chains (L1 found at the
+ * listener's first read of B, its head ~50 blocks back; L2 at the next interval); then all three are anchored on
+ * B, where a running direction would find A's third message claimable and claim it (a claim on the new chain from
+ * old state). Nothing may be sent on B, one error per chain logged, the metric set, A's rows kept as they were.
+ * (Anchoring only after the 503 keeps the test deterministic: before detection the directions still run, see
+ * docs/relayer.md, "Chain pin".)
  */
 const L1_ID = 59_300 + (process.pid % 100) * 2;
 const L2_ID = L1_ID + 1;
@@ -117,7 +119,10 @@ describe('a chain reset under a running relayer', () => {
     await until('both messages claimed on A', async () => (await records(url).catch(() => [])).filter((r) => r.status === 'CLAIMED_SUCCESS').length === 2, 90_000);
     hashes.push(...(await send(a, 1))); // sent, never anchored on A: it waits for anchoring
     await a.p1.send('anvil_mine', ['0x32']); // A's L1 head well above what B will have: the head goes back at the reset
+    const aHead = await a.p1.getBlockNumber();
     await until('the third message stored', async () => (await records(url)).length === 3, 60_000);
+    // The listener has seen A's last head (one confirmation): B's heads are ~50 blocks below it.
+    await until(`the listener at A's head ${aHead}`, async () => ((await metricSum(url, 'relayer_listener_last_block')) ?? 0) >= aHead - 1, 60_000);
     expect((await ready(url)).status).toBe(200);
     const before = byHash(await records(url));
     expect(before[hashes[2]!]!.status).not.toMatch(/ANCHORED|PENDING|CLAIMED/);
@@ -129,7 +134,6 @@ describe('a chain reset under a running relayer', () => {
     b = await startPair(now, ports); // the reset: same ports, ids and addresses, another genesis
     const again = await send(b, 3);
     expect(again).toEqual(hashes);
-    await anchor(b, again, 1, '0x' + '00'.repeat(32));
 
     let detail = '';
     await until('readiness 503 naming both chains', async () => {
@@ -138,10 +142,14 @@ describe('a chain reset under a running relayer', () => {
       return r.status === 503 && detail.includes('L1 genesis') && detail.includes('L2 genesis');
     }, 60_000);
     console.log(`chain reset: readiness 503 naming both chains ${Date.now() - resetAt} ms after the old chains stopped (RELAYER_PIN_CHECK_INTERVAL_MS ${PIN_CHECK_MS}; B's deployment and sends in between)`);
+    // L1 found by its head going back (at the listener's first read of B), L2 (no listener here) by the interval.
+    expect(relayer.lines.some((l) => l.includes(`L1 head went back from ${aHead} to `))).toBe(true);
+    // Only now are A's three hashes anchored on B: the third, unfinished on A, is claimable there.
+    await anchor(b, again, 1, '0x' + '00'.repeat(32));
     expect(detail).toMatch(/^L1 genesis block hash stored 0x[0-9a-f]{64}, now 0x[0-9a-f]{64}; L2 genesis block hash stored 0x[0-9a-f]{64}, now 0x[0-9a-f]{64}; claiming stopped on L1_TO_L2$/);
     expect(await metricSum(url, 'relayer_chain_pin_mismatch')).toBe(2);
 
-    // Three more pin checks on the relayer's own clock, with B's messages anchored all along: a claim would be out.
+    // Three more pin checks on the relayer's own clock with B's messages anchored: a running direction would have claimed.
     const pinRuns = async () => Number(/relayer_poller_runs_total\{direction="all",poller="chain-pin"\} (\d+)/.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? 0);
     const start = await pinRuns();
     await until('three more pin checks', async () => (await pinRuns()) >= start + 3, 60_000);
