@@ -14,7 +14,7 @@ import { metricSum, processDatabase, records, spawnRelayer, until, type MessageR
  * messages claimed and a third sent but not anchored. Then both anvils are replaced on the same ports by devnet B:
  * same chain ids, same contract addresses (same deployer, same nonces), another genesis block; the same three
  * messages are sent there, so their hashes are A's. Readiness must turn 503 naming both chains (L1 found at the
- * listener's first read of B, its head ~50 blocks back; L2 at the next interval); then all three are anchored on
+ * listener's first read of B, its head ~50 blocks back, or at the next interval; L2 at the interval); then all three are anchored on
  * B, where a running direction would find A's third message claimable and claim it (a claim on the new chain from
  * old state). Nothing may be sent on B, one error per chain logged, the metric set, A's rows kept as they were.
  * (Anchoring only after the 503 keeps the test deterministic: before detection the directions still run, see
@@ -142,8 +142,10 @@ describe('a chain reset under a running relayer', () => {
       return r.status === 503 && detail.includes('L1 genesis') && detail.includes('L2 genesis');
     }, 60_000);
     console.log(`chain reset: readiness 503 naming both chains ${Date.now() - resetAt} ms after the old chains stopped (RELAYER_PIN_CHECK_INTERVAL_MS ${PIN_CHECK_MS}; B's deployment and sends in between)`);
-    // L1 found by its head going back (at the listener's first read of B), L2 (no listener here) by the interval.
-    expect(relayer.lines.some((l) => l.includes(`L1 head went back from ${aHead} to `))).toBe(true);
+    // L1 is found by whichever comes first, the listener's first read of B (its head ~50 blocks back) or the interval;
+    // L2 (no listener of its own here) by the interval. The head path alone: test/relayer/pin-watch.test.ts.
+    const headPath = relayer.lines.some((l) => l.includes(`L1 head went back from ${aHead} to `));
+    console.log(`chain reset: L1 found by ${headPath ? 'its head going back' : 'the interval check'}`);
     // Only now are A's three hashes anchored on B: the third, unfinished on A, is claimable there.
     await anchor(b, again, 1, '0x' + '00'.repeat(32));
     expect(detail).toMatch(/^L1 genesis block hash stored 0x[0-9a-f]{64}, now 0x[0-9a-f]{64}; L2 genesis block hash stored 0x[0-9a-f]{64}, now 0x[0-9a-f]{64}; claiming stopped on L1_TO_L2$/);
