@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './generate.js';
@@ -18,12 +19,25 @@ export function docSnippets(): Map<string, string> {
 }
 
 /**
- * A fresh directory holding every snippet of the page as its own file, with `links` (name → directory) beside them,
- * so `import … from './token-api-client'` resolves to a generated client as it does for an integrator.
+ * A directory holding every snippet of the page as its own file, with `links` (name → directory) beside them, so
+ * `import … from './token-api-client'` resolves to a generated client as it does for an integrator. Kept in the
+ * system temp directory keyed on the page and the links (one per change, not one per run), written beside and
+ * renamed into place like the generated clients (./generate.ts).
  */
 export function writeSnippets(links: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'l2stack-snippets-'));
-  for (const [name, code] of docSnippets()) writeFileSync(join(dir, name), code);
-  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(dir, name), 'dir');
+  const snippets = docSnippets();
+  const key = createHash('sha256').update(JSON.stringify([[...snippets], Object.entries(links).sort()])).digest('hex').slice(0, 16);
+  const dir = join(tmpdir(), 'l2stack-snippets', key);
+  if (existsSync(dir)) return dir;
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  for (const [name, code] of snippets) writeFileSync(join(tmp, name), code);
+  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(tmp, name), 'dir');
+  try {
+    renameSync(tmp, dir);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true }); // another test file wrote the same one first
+  }
   return dir;
 }
