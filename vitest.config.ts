@@ -11,6 +11,7 @@ const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
  * them. A new file that starts chains, spawns `l2stack`, or runs for more than a few seconds belongs here.
  */
 const SLOW = [
+  'test/relayer/chain-reset.test.ts', // spawns a relayer, replaces its two anvils under it
   'test/adversarial/**', // hostile recipes against whole services, each with a canary (~330 s)
   'test/clients/**', // generated TypeScript and Python clients driven against real APIs
   'test/contract/openapi-generator.test.ts', // openapi-generator (Java) generates and compiles clients

@@ -3,6 +3,8 @@ import { sleep } from '../common/shutdown.js';
 import { connectChain, rawRpc, type Chain } from './chain.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
 import { directionSigners, runDirection, type RelayerRun } from './direction.js';
+import { runLoop } from './pipeline/loop.js';
+import { ChainPinWatch } from './pin-watch.js';
 
 /** The chains a relayer connected to (destroyed on stop) and how to report that it cannot run at all. */
 export interface BootHooks {
@@ -37,10 +39,16 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   const identities = await identitiesRead;
   if (identities.some((i) => i === undefined)) return;
   if (!(await pinChains(run, identities as ChainIdentity[], hooks.fail))) return;
-  await Promise.all(run.enabled.map((d) => runDirection(run, d, l1, l2, signers.get(d)).catch((err) => {
+  // From here on the pin is read again while running (pin-watch.ts): a chain reset under us stops the directions.
+  const pin = (run.pin = new ChainPinWatch({ pinned: identities as ChainIdentity[], chains: [l1, l2], logger, metrics: run.metrics, intervalMs: run.ops.pinCheckIntervalMs }));
+  const pinLoop = runLoop({
+    name: 'chain-pin', direction: 'all', intervalMs: run.ops.pinCheckIntervalMs, signal, logger, metrics: run.metrics,
+    tick: async () => (await pin.check(), false),
+  });
+  await Promise.all([pinLoop, ...run.enabled.map((d) => runDirection(run, d, l1, l2, signers.get(d)).catch((err) => {
     run.health[d]!.state = `stopped: ${(err as Error).message}`;
     logger.error({ err, direction: d }, 'direction stopped');
-  })));
+  }))]);
 }
 
 /** The chain's id, its block 0 hash and our contract there; read until the node answers (or we stop). */

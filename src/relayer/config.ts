@@ -105,6 +105,11 @@ export const relayerEnv = {
   // Operations (ours)
   /** A message claimable on its destination this long without a claim counts in relayer_messages_stuck. */
   RELAYER_STUCK_AFTER_SECONDS: env.integer({ min: 1, default: 600 }),
+  /**
+   * The chain pin (chain id, genesis block hash) is read again from both nodes this often while running (and at once
+   * when a listener sees its head go back by more than its confirmations): a chain reset under a running relayer.
+   */
+  RELAYER_PIN_CHECK_INTERVAL_MS: env.integer({ min: 100, max: 3_600_000, default: 30_000 }),
   /** NON_EXECUTABLE claims are estimated again on a backoff (false: NON_EXECUTABLE is final, as before). */
   RELAYER_RESIMULATE_NON_EXECUTABLE: env.boolean({ default: true }),
   /** First wait before a NON_EXECUTABLE claim is estimated again; doubles with each attempt. */
@@ -205,10 +210,12 @@ export interface RelayerConfig {
 
 export interface OperationsConfig {
   stuckAfterSeconds: number;
+  /** RELAYER_PIN_CHECK_INTERVAL_MS: how often the running relayer reads its chains' identities again. */
+  pinCheckIntervalMs: number;
   resimulate: { enabled: boolean; delaySeconds: number; maxDelaySeconds: number; perIteration: number };
 }
 
-export const DEFAULT_OPERATIONS: OperationsConfig = { stuckAfterSeconds: 600, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } };
+export const DEFAULT_OPERATIONS: OperationsConfig = { stuckAfterSeconds: 600, pinCheckIntervalMs: 30_000, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } };
 
 const DEFAULT_CONFIRMATIONS = 4;
 function extraChecks(values: Values): string[] {
@@ -337,6 +344,7 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
     },
     operations: {
       stuckAfterSeconds: values.RELAYER_STUCK_AFTER_SECONDS,
+      pinCheckIntervalMs: values.RELAYER_PIN_CHECK_INTERVAL_MS,
       resimulate: {
         enabled: values.RELAYER_RESIMULATE_NON_EXECUTABLE,
         delaySeconds: values.RELAYER_RESIMULATE_DELAY_SECONDS,

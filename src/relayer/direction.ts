@@ -18,6 +18,7 @@ import { createReceiptPersister } from './pipeline/persister.js';
 import { createResimulationProcessor } from './pipeline/resimulation.js';
 import { createStuckWatcher } from './pipeline/stuck.js';
 import { ClaimSender } from './sender.js';
+import type { ChainPinWatch } from './pin-watch.js';
 import { createSigner, type TxSigner } from './signer.js';
 
 /** The readiness detail of a direction whose leadership lock another instance holds. */
@@ -45,6 +46,8 @@ export interface RelayerRun {
   health: Record<string, DirectionHealth>;
   /** Each leading direction's signers' funds, for readiness. */
   funds: Partial<Record<Direction, SignerFunds[]>>;
+  /** The chain pin as re-read while running (set once the start's check passed). */
+  pin?: ChainPinWatch;
 }
 
 /**
@@ -72,18 +75,37 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
     h.state = 'waiting for leadership';
     const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
     if (!lead) return;
-    h.state = 'running';
-    const s = AbortSignal.any([signal, lead.signal]);
-    const senders = signers.map((sg, i) => new ClaimSender(run.repo, destination, sg, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics: run.metrics, direction: d, primary: i === 0 }));
-    const ctx: DirectionContext = {
-      direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-      origin, originConfig, destination, destinationConfig, repo: run.repo, metrics: run.metrics, logger: logger.child({ direction: d }), sender: senders[0]!, senders, health: h, signal: s, funds,
-    };
-    logger.info({ direction: d, signer: signers[0]!.address, signers: signers.map((sg: TxSigner) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
-    await Promise.all(startLoops(run, ctx, s));
+    const led = AbortSignal.any([signal, lead.signal]);
+    // The lock is kept while the chains do not match their pin, so a standby cannot take over on them either.
+    while (!led.aborted && (await pinHolds(run, d, led))) {
+      h.state = 'running';
+      const halt = new AbortController();
+      const unsubscribe = run.pin?.whenMismatched(() => halt.abort()) ?? (() => true);
+      const s = AbortSignal.any([led, halt.signal]);
+      const senders = signers.map((sg, i) => new ClaimSender(run.repo, destination, sg, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics: run.metrics, direction: d, primary: i === 0 }));
+      const ctx: DirectionContext = {
+        direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+        origin, originConfig, destination, destinationConfig, repo: run.repo, metrics: run.metrics, logger: logger.child({ direction: d }), sender: senders[0]!, senders, health: h, signal: s, funds, pin: run.pin,
+      };
+      logger.info({ direction: d, signer: signers[0]!.address, signers: signers.map((sg: TxSigner) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
+      await Promise.all(startLoops(run, ctx, s));
+      unsubscribe();
+    }
     if (signal.aborted) await logDrained(run, d);
     await lead.release();
   }
+}
+
+/**
+ * Whether the direction may run: at once while the chains match their pin as last read (the start's check, then
+ * every RELAYER_PIN_CHECK_INTERVAL_MS: no round trip before the first claim); else its state names the mismatch
+ * and this waits until they match again (true) or the direction stops (false).
+ */
+async function pinHolds(run: RelayerRun, d: Direction, signal: AbortSignal): Promise<boolean> {
+  const pin = run.pin;
+  if (pin?.mismatch === undefined) return !signal.aborted;
+  run.health[d]!.state = `stopped: chain pin mismatch (${pin.mismatch}): nothing is claimed`;
+  return pin.cleared(signal);
 }
 
 /** The direction's loops, each at its own interval: listener, anchoring, claiming, receipts, re-simulation, stuck. */

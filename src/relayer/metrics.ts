@@ -58,6 +58,7 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
     sponsoredWei: counter(registry, 'relayer_sponsored_spend_wei_total', 'Gas paid for sponsored claims, in wei.', ['direction']),
     pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', ['direction', 'poller']),
     pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', ['direction', 'poller']),
+    chainPinMismatch: gauge(registry, 'relayer_chain_pin_mismatch', '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.', ['chain']),
   };
 }
 

@@ -29,7 +29,8 @@ async function probe(name: string, fn: () => Promise<unknown>): Promise<Check> {
 const blockNumber = (url: string) => rawRpc(url, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)));
 
 /**
- * The relayer's readiness: the database and both nodes answer, each enabled direction's listener progresses
+ * The relayer's readiness: the database and both nodes answer, both chains still match the database's pin, each
+ * enabled direction's listener progresses
  * (or the direction stands by for another instance), and each leading direction's signers can pay a claim.
  */
 export function relayerReadiness(run: RelayerRun): () => Promise<Check[]> {
@@ -40,6 +41,10 @@ export function relayerReadiness(run: RelayerRun): () => Promise<Check[]> {
       probe('l1Rpc', () => blockNumber(config.l1.rpcUrl)),
       probe('l2Rpc', () => blockNumber(config.l2.rpcUrl)),
     ]);
+    // A chain that no longer matches the database's pin (reset under the running relayer): named first, as the
+    // cause of the stopped directions below.
+    const mismatch = run.pin?.mismatch;
+    if (mismatch !== undefined) checks.push({ name: 'chainPin', ok: false, detail: `${mismatch}; claiming stopped on ${run.enabled.join(', ')}` });
     for (const d of run.enabled) {
       const h = run.health[d]!;
       const interval = (d === 'L1_TO_L2' ? config.l1 : config.l2).listener.intervalMs;

@@ -1,8 +1,9 @@
 """Drives every operation of an openapi-generator Python client of the relayer API against a live server.
 
-Usage: drive_relayer_api.py <client dir> <base url> <json: {both, one, unknown}>
+Usage: drive_relayer_api.py <client dir> <base url> <json: {both, one, unknown, token, snippets}>
 Prints one JSON object with what the client returned for each call; test/clients/relayer-api.test.ts
-compares it with the messages it stored.
+compares it with the messages it stored. Configurations come from the snippet of docs/clients.md (the directory
+`snippets` holds it as written there); what an admin call does on a default Configuration is recorded too.
 """
 import json
 import sys
@@ -12,11 +13,11 @@ import relayer_api_client  # noqa: E402
 from relayer_api_client.rest import ApiException  # noqa: E402
 
 base, args = sys.argv[2], json.loads(sys.argv[3])
-config = relayer_api_client.Configuration(host=base)
+sys.path.insert(0, args["snippets"])
+from relayer_client_snippets import relayer_configuration  # noqa: E402
+
+config = relayer_configuration(base)
 config.client_side_validation = False  # the server's own 400s are what is exercised
-# openapi-generator 4.3.1's Python Configuration reads access_token for a bearer scheme but never sets it in
-# __init__: without a token it must be set to None by hand (with one, as below, the client sends it itself).
-config.access_token = None
 api_client = relayer_api_client.ApiClient(config)
 apis = {name: getattr(relayer_api_client, name)(api_client) for name in dir(relayer_api_client) if name.endswith("Api") and name != "ApiClient"}
 out = {"apis": sorted(apis)}
@@ -70,10 +71,15 @@ h = op("get_message_history")(args["one"])
 out["history"] = {"cls": type(h).__name__, "status": h.status, "lines": [{"cls": type(e).__name__, "from": getattr(e, "_from", None), "to": e.to} for e in h.history]}
 out["retry401"] = error(lambda: op("retry_message")(args["one"]))
 # The bearer token through the generated client's own security handling (access_token).
-admin_config = relayer_api_client.Configuration(host=base)
-admin_config.access_token = args["token"]
-admin_client = relayer_api_client.ApiClient(admin_config)
+admin_client = relayer_api_client.ApiClient(relayer_configuration(base, args["token"]))
 admin_apis = [getattr(relayer_api_client, name)(admin_client) for name in apis]
+default_client = relayer_api_client.ApiClient(relayer_api_client.Configuration(host=base))
+default_retry = next(getattr(getattr(relayer_api_client, name)(default_client), "retry_message") for name in apis if hasattr(getattr(relayer_api_client, name), "retry_message"))
+try:
+    default_retry(args["one"])
+    out["retryDefaultConfiguration"] = None
+except Exception as e:  # noqa: BLE001 -- whatever the generated code raises is the finding
+    out["retryDefaultConfiguration"] = f"{type(e).__name__}: {e}"
 
 
 def admin_op(name):

@@ -1,9 +1,11 @@
 """Drives every operation of an openapi-generator Python client of the token API against a live server.
 
-Usage: drive_token_api.py <client dir> <base url> <json: {native, known, unknown, unpriced}>
+Usage: drive_token_api.py <client dir> <base url> <json: {native, known, unknown, unpriced, snippets}>
 Prints one JSON object: what the client returned (types and values) for each call, for the vitest test
 (test/clients/token-api.test.ts) to compare with the data it seeded. Nothing is asserted here, so a
-client that raises or mis-types shows up in the test's diff, not as a Python traceback alone.
+client that raises or mis-types shows up in the test's diff, not as a Python traceback alone. The plain-text
+supply and the 304s go through the snippets of docs/clients.md (the directory `snippets` holds them as written
+there); what the generated methods do without them is recorded too (`…Unaided`).
 """
 import json
 import sys
@@ -13,6 +15,8 @@ import token_api_client  # noqa: E402
 from token_api_client.rest import ApiException  # noqa: E402
 
 base, args = sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, args["snippets"])
+from token_client_snippets import fetch_if_changed, total_supply_text  # noqa: E402
 config = token_api_client.Configuration(host=base)
 # The client checks patterns and bounds itself; off, so the server's own 400s are what is exercised.
 config.client_side_validation = False
@@ -30,6 +34,15 @@ def error(call):
     except ApiException as e:
         body = json.loads(e.body) if e.body else None
         return {"status": e.status, "type": (e.headers or {}).get("Content-Type"), "body": body}
+    return None
+
+
+def raised(call):
+    """The exception a call raises, as "Type: message" (None when it returns)."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 -- whatever the generated code raises is the finding
+        return f"{type(e).__name__}: {e}"
     return None
 
 
@@ -57,8 +70,11 @@ out["listBadLimit"] = error(lambda: tokens.list_tokens(limit=500))
 
 data, status, headers = tokens.get_token_with_http_info(args["known"][0])
 out["getToken"] = {"status": status, "token": token(data), "etag": headers.get("ETag")}
-# A matching If-None-Match: the server answers 304; the 4.3.1 client raises on any non-2xx status.
-out["getToken304"] = error(lambda: tokens.get_token(args["known"][0], if_none_match=headers.get("ETag")))
+# A matching If-None-Match: the server answers 304; the generated client raises on any non-2xx status.
+out["getToken304Unaided"] = error(lambda: tokens.get_token(args["known"][0], if_none_match=headers.get("ETag")))
+first, etag = fetch_if_changed(tokens.get_token_with_http_info, args["known"][0])
+again, etag_again = fetch_if_changed(tokens.get_token_with_http_info, args["known"][0], etag=etag, cached=first)
+out["getTokenIfChanged"] = {"token": token(first), "etag": etag, "cachedKept": again is first, "etagAgain": etag_again}
 out["getToken404"] = error(lambda: tokens.get_token(args["unknown"]))
 out["getToken400"] = error(lambda: tokens.get_token("0x12"))
 
@@ -66,10 +82,13 @@ total = supply.get_total_supply(args["native"])
 out["totalDefault"] = {"cls": type(total).__name__, "total": total.total_supply, "lastUpdated": total.last_updated.isoformat()}
 total = supply.get_total_supply(args["native"], format="json")
 out["totalJson"] = {"cls": type(total).__name__, "total": total.total_supply}
-raw = supply.get_total_supply(args["native"], format="raw", _preload_content=False)
-out["totalRaw"] = {"status": raw.status, "type": raw.getheader("Content-Type"), "text": raw.data.decode()}
+out["totalRawUnaided"] = raised(lambda: supply.get_total_supply(args["native"], format="raw"))
+out["totalRaw"] = total_supply_text(supply, args["native"])
 _, _, headers = supply.get_total_supply_with_http_info(args["native"])
-out["total304"] = error(lambda: supply.get_total_supply(args["native"], if_none_match=headers.get("ETag")))
+out["total304Unaided"] = error(lambda: supply.get_total_supply(args["native"], if_none_match=headers.get("ETag")))
+first, etag = fetch_if_changed(supply.get_total_supply_with_http_info, args["native"])
+again, etag_again = fetch_if_changed(supply.get_total_supply_with_http_info, args["native"], etag=etag, cached=first)
+out["totalIfChanged"] = {"total": first.total_supply, "etag": etag, "cachedKept": again is first, "etagAgain": etag_again}
 out["total404"] = error(lambda: supply.get_total_supply(args["unknown"]))
 circ = supply.get_circulating_supply(args["native"])
 out["circulating"] = {

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Clients generated from our OpenAPI documents with openapi-generator, the way integrators make theirs.
- * The only JAR reachable offline is 4.3.1, shipped inside @openapitools/openapi-generator-cli.
+ * The only JAR reachable offline is the one shipped inside @openapitools/openapi-generator-cli; its version is
+ * what the JAR reports (`generatorVersion()`), not the one in the package's name or package.json's range.
  *
  * A generation takes seconds of JVM start-up, so its output is kept in the system temp directory (never in
  * the repository) keyed on the spec's bytes, the generator, its options and the JAR: test files that need the same
@@ -27,6 +28,15 @@ export const javaMissing = javaCheck.error !== undefined || javaCheck.status !==
 export const python = process.env.PYTHON ?? 'python3';
 const pythonCheck = spawnSync(python, ['--version'], { encoding: 'utf8' });
 export const pythonMissing = pythonCheck.error !== undefined || pythonCheck.status !== 0 ? `no ${python} on this machine (CI installs python3 from Debian)` : undefined;
+
+let version: string | undefined;
+/** The version the JAR reports (`java -jar openapi-generator.jar version`), read once; needs Java. */
+export function generatorVersion(): string {
+  if (version !== undefined) return version;
+  const r = spawnSync('java', ['-jar', jar, 'version'], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`openapi-generator.jar version failed (exit ${r.status}): ${r.stdout}${r.stderr}`);
+  return (version = r.stdout.trim());
+}
 
 export interface Generated {
   dir: string;

@@ -10,12 +10,14 @@ import { RelayerRepository, type NewMessage } from '../../src/relayer/db/reposit
 import { openTestDb } from '../helpers/db.js';
 import { testCommon } from '../helpers/common.js';
 import { generateClient, javaMissing, pythonMissing, root, runPython } from './generate.js';
+import { writeSnippets } from './snippets.js';
 
 /**
  * Issue 14, item 4, for specs/relayer-api.openapi.yaml: openapi-generator clients in TypeScript and
  * Python drive every operation against the relayer's HTTP API on a real socket over a real database
  * holding stored messages: typed records, the operator routes, and problem+json 400/404/409. (This API
- * has no conditional requests: no ETag, so no 304.)
+ * has no conditional requests: no ETag, so no 304.) Issue 36 item 5: both clients are configured by the snippets of
+ * docs/clients.md, run as the page shows them; what an admin call does on a default Python Configuration is pinned.
  */
 const BOTH = `0x${'ab'.repeat(32)}`; // stored in both directions: ambiguous without `direction` (409)
 const ONE = `0x${'cd'.repeat(32)}`;
@@ -74,7 +76,9 @@ describe.skipIf(javaMissing !== undefined)('relayer API: TypeScript client (open
     const { dir } = generateClient('relayer-api.openapi.yaml', 'typescript-fetch', { typescriptThreePlus: 'true' });
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the client is generated at test time; its types do not exist at compile time
     const c: any = await import(pathToFileURL(join(dir, 'index.ts')).href);
-    const config = new c.Configuration({ basePath: server.url, fetchApi: fetch });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the snippets import the generated client
+    const snippets: any = await import(pathToFileURL(join(writeSnippets({ 'relayer-api-client': dir }), 'relayer-client-snippets.ts')).href);
+    const config = new c.Configuration(snippets.relayerApiParameters(server.url));
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const apis: any[] = Object.keys(c).filter((k) => /^[A-Z]\w*Api$/.test(k)).map((k) => new c[k](config));
     const op = (name: string) => {
@@ -123,7 +127,7 @@ describe.skipIf(javaMissing !== undefined)('relayer API: TypeScript client (open
     expect(history.history[0].at).toBeInstanceOf(Date);
     expect(await failure(() => op('getMessageHistory')({ messageHash: BOTH }))).toEqual(problem(409));
     // The bearer token through the generated client's own security handling (accessToken).
-    const admin = new c.Configuration({ basePath: server.url, fetchApi: fetch, accessToken: ADMIN_TOKEN });
+    const admin = new c.Configuration(snippets.relayerApiParameters(server.url, ADMIN_TOKEN));
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const adminOp = (name: string) => (...args: unknown[]) => (Object.keys(c).filter((k) => /^[A-Z]\w*Api$/.test(k)).map((k) => new c[k](admin)).find((a: any) => typeof a[name] === 'function') as any)[name](...args);
     const same = await adminOp('retryMessage')({ messageHash: BOTH, direction: 'L1_TO_L2' });
@@ -138,7 +142,7 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relay
 
   it('behavior: every operation returns typed models; errors raise ApiException with the problem+json body', async () => {
     const { dir } = generateClient('relayer-api.openapi.yaml', 'python', { packageName: 'relayer_api_client' });
-    const out = await runPython(join(root, 'test/clients/drive_relayer_api.py'), [dir, server.url, JSON.stringify({ both: BOTH, one: ONE, unknown: UNKNOWN, token: ADMIN_TOKEN })]);
+    const out = await runPython(join(root, 'test/clients/drive_relayer_api.py'), [dir, server.url, JSON.stringify({ both: BOTH, one: ONE, unknown: UNKNOWN, token: ADMIN_TOKEN, snippets: writeSnippets() })]);
     const problem = (status: number) => ({ status, type: expect.stringMatching(/^application\/problem\+json/), body: expect.objectContaining({ status }) });
 
     expect(out.metrics).toMatchObject({ status: 200, type: expect.stringMatching(/^text\/plain/), text: expect.stringMatching(/^# HELP /m) });
@@ -162,5 +166,7 @@ describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('relay
     expect(out.retrySame).toEqual({ cls: 'AdminActionResult', action: 'retry', changed: false, status: 'SENT' });
     expect(out.abandon409).toEqual(problem(409));
     expect(out.retry401).toEqual(problem(401));
+    // The generator's: a default Configuration never sets access_token, which every admin call reads.
+    expect(out.retryDefaultConfiguration).toBe("AttributeError: 'Configuration' object has no attribute 'access_token'");
   }, GENERATION_TIMEOUT);
 });

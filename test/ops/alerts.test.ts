@@ -52,7 +52,7 @@ describe('alert rules and dashboards (docker/)', () => {
 
   it('behavior: the issue\'s alerts are all there', () => {
     const exprs = alertRules().map((r) => r.expr).join('\n');
-    for (const needle of ['relayer_ready', 'relayer_claiming_paused_funds', 'predict_linear(relayer_signer_balance_wei', 'relayer_messages_stuck', 'CLAIMED_REVERTED', 'relayer_listener_lag_blocks', 'l2stack_rpc_upstream_up', 'l2stack_rpc_calls_total', 'l2stack_token_indexer_indexed_block']) {
+    for (const needle of ['relayer_ready', 'relayer_chain_pin_mismatch', 'relayer_claiming_paused_funds', 'predict_linear(relayer_signer_balance_wei', 'relayer_messages_stuck', 'CLAIMED_REVERTED', 'relayer_listener_lag_blocks', 'l2stack_rpc_upstream_up', 'l2stack_rpc_calls_total', 'l2stack_token_indexer_indexed_block']) {
       expect(exprs).toContain(needle);
     }
   });

@@ -57,7 +57,7 @@ describe('relayer config', () => {
     const { config, effective } = parseRelayerEnv({ ...base, API_ADMIN_TOKEN: `${token}zz` });
     expect([config.api.adminToken, effective.API_ADMIN_TOKEN]).toEqual([`${token}zz`, '[redacted]']);
     expect(loadRelayerConfig(base).api.adminToken).toBeUndefined();
-    expect(loadRelayerConfig(base).operations).toEqual({ stuckAfterSeconds: 600, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } });
+    expect(loadRelayerConfig(base).operations).toEqual({ stuckAfterSeconds: 600, pinCheckIntervalMs: 30_000, resimulate: { enabled: true, delaySeconds: 60, maxDelaySeconds: 3_600, perIteration: 20 } });
   });
 
   it('args: LISTENER_BLOCK_CONFIRMATION and LISTENER_INITIAL_FROM_BLOCK are used only when >= 0', () => {

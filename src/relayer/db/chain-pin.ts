@@ -38,18 +38,27 @@ export async function checkChainPin(repo: RelayerRepository, now: readonly Chain
       .returning<{ layer: string }[]>('layer'),
   );
   const stored = await repo.db.query('relayer.read_chain_pins', (knex) => repo.t(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
-  const differences: string[] = [];
-  for (const c of now) {
-    const s = stored.find((r) => r.layer === c.layer);
-    if (!s) continue;
-    if (s.chain_id !== c.chainId) differences.push(`${c.layer} chain id stored ${s.chain_id}, now ${c.chainId}`);
-    if (s.genesis_hash !== c.genesisHash.toLowerCase()) differences.push(`${c.layer} genesis block hash stored ${s.genesis_hash}, now ${c.genesisHash.toLowerCase()}`);
-    if (s.contract_address !== c.contractAddress.toLowerCase()) {
-      differences.push(`${c.layer}_CONTRACT_ADDRESS stored ${s.contract_address}, now ${c.contractAddress.toLowerCase()}`);
-    }
-  }
+  const differences = pinDifferences(stored.map((r) => ({ layer: r.layer as ChainIdentity['layer'], chainId: r.chain_id, genesisHash: r.genesis_hash, contractAddress: r.contract_address })), now);
   if (differences.length > 0) throw new ChainPinMismatchError(differences);
   return { pinnedNow: inserted.map((r) => r.layer) };
+}
+
+/**
+ * Each way `now` differs from the `pinned` identity of its layer ("L1 chain id stored 1, now 2"); a layer with no
+ * pin yet differs in nothing. The one comparison of the start's check and of the running relayer's (pin-watch.ts).
+ */
+export function pinDifferences(pinned: readonly ChainIdentity[], now: readonly ChainIdentity[]): string[] {
+  const differences: string[] = [];
+  for (const c of now) {
+    const s = pinned.find((r) => r.layer === c.layer);
+    if (!s) continue;
+    if (s.chainId !== c.chainId) differences.push(`${c.layer} chain id stored ${s.chainId}, now ${c.chainId}`);
+    if (s.genesisHash.toLowerCase() !== c.genesisHash.toLowerCase()) differences.push(`${c.layer} genesis block hash stored ${s.genesisHash.toLowerCase()}, now ${c.genesisHash.toLowerCase()}`);
+    if (s.contractAddress.toLowerCase() !== c.contractAddress.toLowerCase()) {
+      differences.push(`${c.layer}_CONTRACT_ADDRESS stored ${s.contractAddress.toLowerCase()}, now ${c.contractAddress.toLowerCase()}`);
+    }
+  }
+  return differences;
 }
 
 /** Statuses the relayer still works on: what a reset would leave aimed at chains that are gone. */

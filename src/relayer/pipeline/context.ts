@@ -6,6 +6,7 @@ import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../sender.js';
 import type { SignerFunds } from '../funds.js';
+import type { ChainPinWatch } from '../pin-watch.js';
 
 /** Everything one direction's processors share. */
 export interface DirectionContext {
@@ -29,8 +30,10 @@ export interface DirectionContext {
   health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
   /** Whether each signer (in the order of `senders`) can pay its next claim (shared with readiness); claiming makes its own when absent. */
   funds?: SignerFunds[];
-  /** Aborted when the direction stops (shutdown, lost leadership): no new claim is started after it. */
+  /** Aborted when the direction stops (shutdown, lost leadership, the chain pin no longer matching): no new claim is started after it. */
   signal?: AbortSignal;
+  /** The running chain pin check: the listener reports each head it reads (a head far back means a reset chain). */
+  pin?: Pick<ChainPinWatch, 'sawHead'>;
 }
 
 /** L1_L2 / L2_L1: the prefix of this direction's variables, for messages to operators. */

@@ -77,6 +77,9 @@ export function createListener(ctx: DirectionContext) {
 
   return async function tick(): Promise<boolean> {
     const head = await ctx.origin.provider.getBlockNumber();
+    // A head far behind the highest seen: the chain may have been reset under us; nothing is read or stored
+    // from it until its pin is checked (and not at all if it no longer matches: the direction stops).
+    if (ctx.pin && !(await ctx.pin.sawHead(ctx.origin.name, head, cfg.blockConfirmation))) return false;
     const safe = head - cfg.blockConfirmation;
     nextFrom ??= await startBlock(safe);
     const labels = { direction: ctx.direction };
