@@ -96,7 +96,7 @@ const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   svc_estimateGas: [[0, callObject]],
   vendor_simulateAssetChanges: [[0, callObject]],
   eth_sendUserOperation: [[0, userOperationProblem]],
-  eth_estimateUserOperationGas: [[0, userOperationProblem], [2, stateOverride]],
+  eth_estimateUserOperationGas: [[2, stateOverride]],
   eth_feeHistory: [[2, ascendingPercentiles]],
   eth_sendRawTransaction: [[0, rawTransaction]],
 };

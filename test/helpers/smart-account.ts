@@ -1,0 +1,53 @@
+import { createPublicClient, createWalletClient, defineChain, http, type Chain, type Hex, type PublicClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { formatUserOperationRequest, type UserOperation } from 'viem/account-abstraction';
+import { toSimpleSmartAccount } from 'permissionless/accounts';
+import { createSmartAccountClient } from 'permissionless';
+import type { DevnetState } from '../../src/devnet/state-file.js';
+
+/**
+ * The ERC-4337 SDK as integrators use it: permissionless 0.2.57 (toSimpleSmartAccount, createSmartAccountClient)
+ * on viem 2.57.20, both pinned in package.json; tests assert these versions so a move of either says so.
+ */
+export const SDK_VERSIONS = { permissionless: '0.2.57', viem: '2.57.20' } as const;
+
+/** The devnet's L2 as a viem chain. */
+export function devnetChain(state: DevnetState): Chain {
+  const url = state.l2.upstreamRpcUrl;
+  return defineChain({ id: state.l2.chainId, name: 'l2stack devnet L2', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
+}
+
+/** A node client straight to the devnet's L2 (anvil). */
+export const nodeClient = (state: DevnetState): PublicClient => createPublicClient({ chain: devnetChain(state), transport: http(state.l2.upstreamRpcUrl) });
+
+/** The SimpleAccount (EntryPoint v0.7, the devnet's SimpleAccountFactory) owned by devnet accounts[index]. */
+export function simpleAccount(state: DevnetState, index: number) {
+  return toSimpleSmartAccount({
+    client: nodeClient(state),
+    owner: privateKeyToAccount(state.accounts[index]!.privateKey as Hex),
+    entryPoint: { address: state.entryPoint! as Hex, version: '0.7' },
+    factoryAddress: state.accountFactory! as Hex,
+  });
+}
+
+export type SimpleAccount = Awaited<ReturnType<typeof simpleAccount>>;
+
+/**
+ * A smart account client with `bundlerUrl` as its bundler transport. Our endpoint answers the node's methods
+ * too, so the SDK needs nothing else; a bare bundler (Alto) serves no eth_getBlockByNumber, so straight to it
+ * the SDK reads fees from the node (`client`), as an integrator of a bare bundler sets it up.
+ */
+export function smartAccountClient(state: DevnetState, account: SimpleAccount, bundlerUrl: string, bundlerIsBare: boolean) {
+  return createSmartAccountClient({ account, chain: devnetChain(state), bundlerTransport: http(bundlerUrl), ...(bundlerIsBare ? { client: nodeClient(state) } : {}) });
+}
+
+/** Sends `wei` from devnet accounts[0] to `to` and waits for its receipt. */
+export async function fund(state: DevnetState, to: Hex, wei: bigint): Promise<void> {
+  const chain = devnetChain(state);
+  const wallet = createWalletClient({ chain, transport: http(state.l2.upstreamRpcUrl), account: privateKeyToAccount(state.accounts[0]!.privateKey as Hex) });
+  const hash = await wallet.sendTransaction({ to, value: wei });
+  await nodeClient(state).waitForTransactionReceipt({ hash, timeout: 60_000 });
+}
+
+/** An operation in JSON-RPC form (hex quantities), as the SDK puts it on the wire. */
+export const wire = (op: UserOperation<'0.7'>) => formatUserOperationRequest(op) as unknown as Record<string, unknown>;
