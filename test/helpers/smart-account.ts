@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { createPublicClient, createWalletClient, defineChain, http, type Chain, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { formatUserOperationRequest, type UserOperation } from 'viem/account-abstraction';
@@ -6,10 +9,24 @@ import { createSmartAccountClient } from 'permissionless';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 
 /**
- * The ERC-4337 SDK as integrators use it: permissionless 0.2.57 (toSimpleSmartAccount, createSmartAccountClient)
- * on viem 2.57.20, both pinned in package.json; tests assert these versions so a move of either says so.
+ * The SDKs as integrators use them: permissionless 0.2.57 (toSimpleSmartAccount, createSmartAccountClient) on
+ * viem 2.57.20, and ethers 6.17.0; the flows assert these are the installed versions, so a move of one says so.
  */
-export const SDK_VERSIONS = { permissionless: '0.2.57', viem: '2.57.20' } as const;
+export const SDK_VERSIONS = { permissionless: '0.2.57', viem: '2.57.20', ethers: '6.17.0' } as const;
+
+/** The version of the installed package `name` (its package.json, found above its entry point). */
+export function installedVersion(name: keyof typeof SDK_VERSIONS): string {
+  const entry = createRequire(import.meta.url).resolve(name);
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === name) return pkg.version;
+    } catch {
+      // no package.json at this level
+    }
+  }
+  throw new Error(`no package.json found for ${name}`);
+}
 
 /** The devnet's L2 as a viem chain. */
 export function devnetChain(state: DevnetState): Chain {
