@@ -61,7 +61,7 @@ export const USER_OPERATION_RULES: { name: string; protects?: true; applies(meth
     applies: (_m, [op, entryPoint]) => String(entryPoint).toLowerCase() === CANONICAL_ENTRY_POINTS[isV07(op as Op) ? '0.6' : '0.7'],
   },
   {
-    name: 'stateOverride with state and stateDiff for one account',
+    name: 'stateOverride with state and stateDiff for one account (refused where state has slots)',
     protects: true,
     applies: (m, params) =>
       m === 'eth_estimateUserOperationGas' && Object.values((params[2] ?? {}) as Record<string, Op>).some((a) => a !== null && typeof a === 'object' && a.state !== undefined && a.stateDiff !== undefined),
