@@ -5,7 +5,7 @@ import { toHex, type Hex } from 'viem';
 import type { UserOperation } from 'viem/account-abstraction';
 import { openTestDb } from '../helpers/db.js';
 import { call, startTestRpc, testCommon } from '../rpc/helpers.js';
-import { fund, simpleAccount, smartAccountClient, wire, type SimpleAccount } from '../helpers/smart-account.js';
+import { deployPaymaster, fund, simpleAccount, smartAccountClient, wire, type SimpleAccount } from '../helpers/smart-account.js';
 import { isShapeRefusal, report, trial, type Trial } from './user-operation-verdicts.js';
 import { loadRpcSpec } from '../../src/rpc/spec.js';
 import { startDevnet, type Devnet } from '../../src/devnet/devnet.js';
@@ -33,6 +33,7 @@ let db: Awaited<ReturnType<typeof openTestDb>>;
 let rpc: Awaited<ReturnType<typeof startTestRpc>>;
 let entryPoint: string;
 let account: SimpleAccount;
+let paymaster: Hex;
 const trials: Trial[] = [];
 const silent = { onBegin() {}, onTestBegin() {}, onTestEnd() {}, onEnd() {} };
 const ask = { ours: (m: string, p: unknown[]) => call(rpc.url, m, p), theirs: (m: string, p: unknown[]) => call(devnet.state.bundler!.url, m, p) };
@@ -56,6 +57,8 @@ beforeAll(async () => {
   const client = smartAccountClient(devnet.state, account, devnet.state.bundler!.url, true);
   const hash = await client.sendUserOperation({ calls: [{ to: DEAD, value: 0n, data: '0x' }] });
   expect((await client.waitForUserOperationReceipt({ hash, timeout: 60_000 })).success).toBe(true);
+  // A paymaster that sponsors everything (the devnet has none), so generated operations with one can pass.
+  paymaster = await deployPaymaster(devnet.state, 10n ** 19n);
 }, 240_000);
 
 afterAll(async () => {
@@ -136,7 +139,7 @@ describe('user operations: our verdict is the bundler\'s', () => {
       {
         factory: absentOrNull(fc.constant(devnet.state.accountFactory!)),
         factoryData: absentOrNull(bytes),
-        paymaster: absentOrNull(address),
+        paymaster: absentOrNull(fc.oneof(address, fc.constant(paymaster))),
         paymasterVerificationGasLimit: absentOrNull(gas),
         paymasterPostOpGasLimit: absentOrNull(gas),
         paymasterData: absentOrNull(bytes),

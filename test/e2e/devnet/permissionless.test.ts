@@ -4,7 +4,7 @@ import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { devnetBundlerEnv } from '../../../src/devnet/services/rpc.js';
 import { openTestDb } from '../../helpers/db.js';
-import { SDK_VERSIONS, fund, installedVersion, nodeClient, simpleAccount, smartAccountClient } from '../../helpers/smart-account.js';
+import { SDK_VERSIONS, deployPaymaster, fund, installedVersion, nodeClient, simpleAccount, smartAccountClient } from '../../helpers/smart-account.js';
 import { startTestRpc, testCommon } from '../../rpc/helpers.js';
 
 /**
@@ -12,7 +12,7 @@ import { startTestRpc, testCommon } from '../../rpc/helpers.js';
  * v0.7, the devnet's SimpleAccountFactory) and `createSmartAccountClient`, estimate → send → receipt, with our
  * endpoint as the bundler transport and, the same flow, straight to the devnet's Alto. A devnet of its own,
  * as test/e2e/devnet/aa.test.ts: the shared e2e devnet runs without a bundler. The devnet deploys no
- * paymaster, so the flows pay their own gas.
+ * paymaster: the flows pay their own gas, and once more sponsored by a paymaster this file deploys.
  */
 
 let devnet: Devnet;
@@ -35,20 +35,22 @@ afterAll(async () => {
  * One user's first two operations: the first deploys the counterfactual SimpleAccount (factory, factoryData)
  * and pays 1,000 wei, the second pays 2,000 more; each estimated by the SDK, sent, and waited for (bounded).
  */
-async function userFlow(ownerIndex: number, bundlerUrl: string, bundlerIsBare: boolean) {
+async function userFlow(ownerIndex: number, bundlerUrl: string, bundlerIsBare: boolean, paymaster?: Hex) {
   const state = devnet.state;
   const node = nodeClient(state);
   const account = await simpleAccount(state, ownerIndex);
-  await fund(state, account.address, parseEther('1'));
+  // A sponsored account holds only what it sends on.
+  await fund(state, account.address, paymaster ? 3_000n : parseEther('1'));
   const recipient = privateKeyToAddress(generatePrivateKey());
-  const client = smartAccountClient(state, account, bundlerUrl, bundlerIsBare);
+  const client = smartAccountClient(state, account, bundlerUrl, bundlerIsBare, paymaster);
   expect(await node.getCode({ address: account.address })).toBeUndefined();
 
   const estimate = await client.estimateUserOperationGas({ calls: [{ to: recipient, value: 1_000n, data: '0x' }] });
   expect(estimate.callGasLimit).toBeGreaterThan(0n);
   expect(estimate.verificationGasLimit).toBeGreaterThan(0n);
-  // The estimate's paymaster gas limits are 0x0, and the SDK copies them into the send (issue 36).
-  expect([estimate.paymasterVerificationGasLimit, estimate.paymasterPostOpGasLimit]).toEqual([0n, 0n]);
+  // Without a paymaster the estimate's paymaster gas limits are 0x0, and the SDK copies them into the send (issue 36).
+  if (!paymaster) expect([estimate.paymasterVerificationGasLimit, estimate.paymasterPostOpGasLimit]).toEqual([0n, 0n]);
+  else expect(estimate.paymasterVerificationGasLimit).toBeGreaterThan(0n);
 
   const receipts: { hash: Hex; nonce: bigint }[] = [];
   for (const value of [1_000n, 2_000n]) {
@@ -60,6 +62,8 @@ async function userFlow(ownerIndex: number, bundlerUrl: string, bundlerIsBare: b
   }
   expect(await node.getCode({ address: account.address })).toMatch(/^0x[0-9a-f]+$/);
   expect(await node.getBalance({ address: recipient })).toBe(3_000n);
+  // Sponsored: the account paid no gas, the paymaster's deposit did.
+  if (paymaster) expect(await node.getBalance({ address: account.address })).toBe(0n);
   // The operation as the bundler holds it, read back through the same transport (the SDK draws a nonce key per operation).
   const byHash = await client.getUserOperation({ hash: receipts[1]!.hash });
   expect(byHash.userOperation.sender.toLowerCase()).toBe(account.address.toLowerCase());
@@ -77,5 +81,11 @@ describe('permissionless SimpleAccount on EntryPoint v0.7', () => {
 
   it('behavior: the same flow straight to the devnet\'s Alto (fees and nonce from the node)', async () => {
     await userFlow(14, devnet.state.bundler!.url, true);
+  });
+
+  it('behavior: sponsored by a paymaster (deployed here, deposit at the EntryPoint), the account holding no gas money: through the endpoint and straight to Alto', async () => {
+    const paymaster = await deployPaymaster(devnet.state, parseEther('10'));
+    await userFlow(15, rpc.url, false, paymaster);
+    await userFlow(16, devnet.state.bundler!.url, true, paymaster);
   });
 });
