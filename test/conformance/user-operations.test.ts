@@ -164,7 +164,7 @@ describe('user operations: our verdict is the bundler\'s', () => {
       { numRuns: 60 },
     );
     const accepted = (side: 'ours' | 'theirs') => mine.filter((t) => t[side] === 'accepted').length;
-    console.info(`user operations: ${mine.length} generated operations, accepted by Alto ${accepted('theirs')}, through the endpoint ${accepted('ours')}`);
+    console.info(`user operations: ${mine.length} generated operations (fast-check seed ${run.seed}), accepted by Alto ${accepted('theirs')}, through the endpoint ${accepted('ours')}`);
     expectAgreement(mine);
     expect(run.failed, `seed ${run.seed}: ${String(run.errorInstance)}`).toBe(false);
     // Each rule met inputs, and some operations were accepted both ways.
