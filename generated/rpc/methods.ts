@@ -270,7 +270,7 @@ export type String1HxVKWuV = string;
 export type StringYma5KtwE = string;
 /**
  *
- * EIP-7702 authorization of a user operation's sender (eip7702Auth), as the bundler reads it: chainId and nonce at most 2^53 - 1, yParity 0x0 or 0x1. A signature (r, s, yParity) that recovers to no address is refused with -32602.
+ * EIP-7702 authorization of a user operation's sender (eip7702Auth), as the bundler reads it: chainId and nonce at most 2^53 - 1, yParity 0x0 or 0x1. On eth_sendUserOperation a signature (r, s, yParity) that recovers to no address is refused with -32602 (the bundler fails on it with an exception of its own); an estimate passes it to the bundler, which does not recover it there.
  *
  */
 export interface UserOperationAuthorization {
@@ -310,7 +310,7 @@ export type DataOrNull = Data | NullQu0Arl1F;
 export type OneOfUint128NullQu0Arl1FNdFRzFKS = Uint128 | NullQu0Arl1F;
 /**
  *
- * ERC-4337 user operation for EntryPoint v0.7 (canonical address 0x0000000071727De22E5E9d8BAf0edAc6f37da032; the devnet deploys its own v0.7 EntryPoint at a CREATE2 address, see docs/devnet.md): factory/factoryData and paymaster fields (optional, null when unused) instead of initCode and paymasterAndData, every gas and fee field required; the EntryPoint packs the gas limits and fees in pairs of 128-bit halves, so those are at most 128 bits. No other member is accepted (the bundler refuses unknown members). factoryData without a factory, or paymasterVerificationGasLimit, paymasterPostOpGasLimit or paymasterData without a paymaster, is refused with -32602 (the EntryPoint packs each after its address).
+ * ERC-4337 user operation for EntryPoint v0.7 (canonical address 0x0000000071727De22E5E9d8BAf0edAc6f37da032; the devnet deploys its own v0.7 EntryPoint at a CREATE2 address, see docs/devnet.md): factory/factoryData and paymaster fields (optional, null when unused) instead of initCode and paymasterAndData, every gas and fee field required; the EntryPoint packs the gas limits and fees in pairs of 128-bit halves, so those are at most 128 bits. No other member is accepted (the bundler refuses unknown members). factoryData without a factory, or paymaster gas limits or paymasterData without a paymaster, are passed to the bundler as sent (Alto leaves them out of the packed operation, as the SDKs send the estimate's paymaster gas limits of 0x0 without a paymaster).
  *
  */
 export interface UserOperationV07 {
@@ -352,7 +352,7 @@ export interface UserOperationV06ToEstimate {
 }
 /**
  *
- * An EntryPoint v0.7 user operation to estimate: as UserOperationV07, the gas and fee fields optional (the bundler estimates the gas). Gas limits and fees at most 128 bits, as in UserOperationV07. factoryData without a factory, or paymasterVerificationGasLimit, paymasterPostOpGasLimit or paymasterData without a paymaster, is refused with -32602 (the EntryPoint packs each after its address).
+ * An EntryPoint v0.7 user operation to estimate: as UserOperationV07, the gas and fee fields optional (the bundler estimates the gas). Gas limits and fees at most 128 bits, as in UserOperationV07. factoryData without a factory, or paymaster gas limits or paymasterData without a paymaster, are passed to the bundler as sent (Alto leaves them out of the packed operation, as the SDKs send the estimate's paymaster gas limits of 0x0 without a paymaster).
  *
  */
 export interface UserOperationV07ToEstimate {

@@ -1,7 +1,7 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
 import { rawTransactionProblem } from './raw-transaction.js';
-import { userOperationProblem } from './user-operation.js';
+import { userOperationProblem, userOperationStateOverrideProblem } from './user-operation.js';
 
 /**
  * Param rules that JSON Schema cannot state (a relation between members, or a decoding), checked after the
@@ -96,7 +96,7 @@ const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   svc_estimateGas: [[0, callObject]],
   vendor_simulateAssetChanges: [[0, callObject]],
   eth_sendUserOperation: [[0, userOperationProblem]],
-  eth_estimateUserOperationGas: [[0, userOperationProblem], [2, stateOverride]],
+  eth_estimateUserOperationGas: [[2, userOperationStateOverrideProblem]],
   eth_feeHistory: [[2, ascendingPercentiles]],
   eth_sendRawTransaction: [[0, rawTransaction]],
 };
