@@ -15,7 +15,7 @@ import { closePendingWatch } from './filters/pending.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
-import { memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
+import { ClientSlots, memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
 import { createRpcApp, createRpcOperatorApp, type ReadinessView, type RpcAppOptions } from './server.js';
 import { listenUws } from './http/uws-server.js';
@@ -84,7 +84,8 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
-  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache };
+  const quotas = { traces: new ClientSlots(config.traceMaxPerClient), wideLogs: new ClientSlots(config.logs.wideMaxPerClient) };
+  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
   const { limiter, keyLimiters, access } = createAccess(db, config, common.metrics);

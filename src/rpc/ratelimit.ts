@@ -1,3 +1,4 @@
+import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Awaitable } from './types.js';
@@ -34,9 +35,47 @@ export const answerCost = (bytes: number, bytesPerUnit: number): number => (byte
  */
 export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
 
-/** What one reply costs after it is known: its bytes and its execution time (see answerCost, computeCost). */
-export const replyCost = (reply: { used: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
-  answerCost(reply.used, s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
+/**
+ * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned
+ * for a call then refused over the response budget: `dropped`) and its execution time (see answerCost,
+ * computeCost).
+ */
+export const replyCost = (reply: { used: number; dropped?: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
+  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
+
+/**
+ * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process: a call past
+ * the quota is refused at once (-32005 naming the variable), never queued, so one client cannot fill the
+ * shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own work. Keyed by the rate limiter's client;
+ * a call without one (the endpoint's own) is not counted. Only clients with a call in flight are held, so
+ * the map is bounded by the calls in flight.
+ */
+export class ClientSlots {
+  private readonly held = new Map<string, number>();
+
+  constructor(readonly perClient: number) {}
+
+  /** A release function, or undefined when `client` already holds its quota. */
+  take(client: string | undefined): (() => void) | undefined {
+    if (client === undefined) return () => undefined;
+    const n = this.held.get(client) ?? 0;
+    if (n >= this.perClient) return undefined;
+    this.held.set(client, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(client) ?? 1) - 1;
+      if (left <= 0) this.held.delete(client);
+      else this.held.set(client, left);
+    };
+  }
+
+  /** Clients holding at least one slot (for the metric and tests). */
+  get clients(): number {
+    return this.held.size;
+  }
+}
 
 const allow: RateDecision = { ok: true };
 
@@ -118,4 +157,12 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
       await db.query('rpc.rate_sweep', (k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
     },
   };
+}
+
+/** -32005 naming a per-client quota of calls in flight (ClientSlots) and its variable. */
+export function quotaExceeded(what: string, limit: number, variable: string): RpcError {
+  return rpcErrors.limitExceeded(
+    `too many ${what} in flight: this client already has ${limit} (${variable} = ${limit}); wait for an answer before sending the next.`,
+    { cap: variable, limit },
+  );
 }
