@@ -2,6 +2,7 @@ import { ethers } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { countingUpstream, deployOuter, post, wallet, type CountingUpstream, type RpcReply } from '../rpc/helpers.js';
+import { waitFor } from '../helpers/chain.js';
 import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 
 /**
@@ -20,6 +21,8 @@ let outer: ethers.Contract;
 let first = 0;
 let last = 0;
 const stops: (() => Promise<unknown>)[] = [];
+/** The receipt once anvil mined the transaction (a bounded poll). */
+const receiptOf = (hash: string) => waitFor(`receipt of ${hash}`, async () => (await provider.getTransactionReceipt(hash)) ?? undefined, 20_000, 20);
 
 const BLOCKS = 20;
 const PER_BLOCK = 250;
@@ -53,7 +56,8 @@ beforeAll(async () => {
   outer = await deployOuter(wallet(0, provider));
   // BLOCKS blocks of PER_BLOCK logs each (~140 KB of eth_getLogs answer per block).
   for (let i = 0; i < BLOCKS; i++) {
-    const receipt = await ((await outer.getFunction('note')(BigInt(i), ethers.id('flood'), BigInt(PER_BLOCK))) as ethers.TransactionResponse).wait();
+    const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('flood'), BigInt(PER_BLOCK))) as ethers.TransactionResponse;
+    const receipt = await receiptOf(tx.hash);
     if (i === 0) first = receipt!.blockNumber;
     last = receipt!.blockNumber;
   }
@@ -146,7 +150,7 @@ describe('adversarial: wide eth_getLogs', () => {
     const raw = await signer.signTransaction(await signer.populateTransaction({ to: wallet(2).address, value: 1n }));
     const sent = await send(r.url, 'eth_sendRawTransaction', [raw], '10.8.4.3');
     expect(sent.reply.error).toBeUndefined();
-    const receipt = await provider.waitForTransaction(sent.reply.result as string, 1, 20_000);
+    const receipt = await receiptOf(sent.reply.result as string);
     await Promise.all(lanes);
     const report = await canary.stop();
     const built = nodeAnswers().slice(before).reduce((a, b) => a + b, 0);
