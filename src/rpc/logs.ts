@@ -57,31 +57,32 @@ export async function getLogs(ctx: RpcContext, filter: Filter, scope: CallScope 
   const criteria: Filter = {};
   if (filter.address !== undefined) criteria.address = filter.address;
   if (filter.topics !== undefined) criteria.topics = filter.topics;
-  if (filter.blockHash !== undefined) return capped(ctx, await logsOf(ctx, { blockHash: filter.blockHash, ...criteria }, false, scope.budget));
+  if (filter.blockHash !== undefined) return capped(ctx, await logsOf(ctx, { blockHash: filter.blockHash, ...criteria }, false, scope.budget), scope.budget);
   const needHead = [filter.fromBlock, filter.toBlock].some((b) => b === undefined || b === 'latest');
   const head = needHead ? await currentHead(ctx) : 0n;
   const from = resolveBound(filter.fromBlock, head);
   const to = resolveBound(filter.toBlock, head);
   if (to >= from && to - from + 1n > BigInt(ctx.config.maxLogsBlockRange)) throw rangeCapError(ctx, from, to);
   const forwarded: Filter = { fromBlock: filter.fromBlock ?? 'latest', toBlock: filter.toBlock ?? 'latest', ...criteria };
-  if (to < from || to - from + 1n <= BigInt(ctx.config.logs.chunkBlocks)) return capped(ctx, await logsOf(ctx, forwarded, true, scope.budget));
+  if (to < from || to - from + 1n <= BigInt(ctx.config.logs.chunkBlocks)) return capped(ctx, await logsOf(ctx, forwarded, true, scope.budget), scope.budget);
   const release = ctx.quotas.wideLogs.take(scope.client);
   if (!release) throw quotaExceeded(`eth_getLogs over ${ctx.config.logs.chunkBlocks} blocks (RPC_LOGS_CHUNK_BLOCKS)`, ctx.config.logs.wideMaxPerClient, 'RPC_LOGS_WIDE_MAX_PER_CLIENT');
   try {
-    const counted = (n: number) => {
-      if (n > ctx.config.maxLogsResults) throw resultCapError(ctx, n);
-    };
-    return await chunkedLogs(ctx, { filter: forwarded, from, to, fetch: (chunk) => logsOf(ctx, chunk, true, scope.budget), counted }, scope.budget);
+    return await chunkedLogs(ctx, forwarded, from, to, scope.budget);
   } finally {
     release();
   }
 }
 
-/** The node's text, counted but not parsed (a 1,000-log answer is ~600 KB): trusted to be the standard method's Log[]. */
-function capped(ctx: RpcContext, logs: RawJson<Log[]>): RawJson<Log[]> {
+/**
+ * The node's text, counted but not parsed (a 1,000-log answer is ~600 KB): trusted to be the standard method's
+ * Log[]. Refused past the result cap, its bytes charged all the same (the node returned them).
+ */
+function capped(ctx: RpcContext, logs: RawJson<Log[]>, budget: ResponseBudget | undefined): RawJson<Log[]> {
   const { over, count } = arrayLongerThan(logs, ctx.config.maxLogsResults);
-  if (over) throw resultCapError(ctx, count!);
-  return logs;
+  if (!over) return logs;
+  if (budget) budget.dropped += logs.length;
+  throw resultCapError(ctx, count!);
 }
 
 /**
@@ -139,29 +140,22 @@ function objectsIn(inner: Buffer): number {
   return n;
 }
 
-export interface ChunkedQuery {
-  /** The forwarded filter (its own fromBlock and toBlock are the client's tags or numbers). */
-  filter: Filter;
-  from: bigint;
-  to: bigint;
-  /** One chunk's answer (logs.ts logsOf: the answer cache, then the node). */
-  fetch: (chunk: Filter) => Promise<RawJson>;
-  /** Called with the logs so far, to refuse past the result cap (RPC_MAX_LOGS_RESULTS) without asking more. */
-  counted: (count: number) => void;
-}
-
-/** The whole range's logs, or -32005 naming RPC_MAX_RESPONSE_BYTES once the chunks so far pass what is left of the budget. */
-export async function chunkedLogs(ctx: RpcContext, q: ChunkedQuery, budget: ResponseBudget | undefined): Promise<RawJson<Log[]>> {
+/**
+ * The whole range's logs, or -32005 naming RPC_MAX_RESPONSE_BYTES once the chunks so far pass what is left of
+ * the budget (RPC_MAX_LOGS_RESULTS once they hold more logs than that).
+ */
+async function chunkedLogs(ctx: RpcContext, filter: Filter, from: bigint, to: bigint, budget: ResponseBudget | undefined): Promise<RawJson<Log[]>> {
   const limit = budget ? budget.left : ctx.config.maxResponseBytes;
   const maxChunk = BigInt(ctx.config.maxLogsBlockRange);
   const parts: Buffer[] = [];
   let bytes = 2;
   let count = 0;
   let size = BigInt(ctx.config.logs.chunkBlocks);
-  for (let start = q.from; start <= q.to; ) {
-    const end = start + size - 1n < q.to ? start + size - 1n : q.to;
-    // The last chunk keeps the client's own upper bound (`latest` stays the node's latest).
-    const inner = innerOf(await q.fetch({ ...q.filter, fromBlock: hex(start), toBlock: end === q.to ? q.filter.toBlock : hex(end) }));
+  for (let start = from; start <= to; ) {
+    const end = start + size - 1n < to ? start + size - 1n : to;
+    // The last chunk keeps the client's own upper bound (`latest` stays the node's latest). Each chunk goes
+    // through the answer cache like any logs answer.
+    const inner = innerOf(await logsOf(ctx, { ...filter, fromBlock: hex(start), toBlock: end === to ? filter.toBlock : hex(end) }, true, budget));
     if (inner.length > 0) {
       bytes += inner.length + (parts.length > 0 ? 1 : 0);
       parts.push(inner);
@@ -175,8 +169,12 @@ export async function chunkedLogs(ctx: RpcContext, q: ChunkedQuery, budget: Resp
       }
       throw responseTooLarge(budget?.limit ?? ctx.config.maxResponseBytes);
     }
-    q.counted(count);
-    const done = end - q.from + 1n;
+    // Past the result cap nothing more is asked: refused as a whole answer over it would be, the bytes charged.
+    if (count > ctx.config.maxLogsResults) {
+      if (budget) budget.dropped += bytes;
+      throw resultCapError(ctx, count);
+    }
+    const done = end - from + 1n;
     const perBlock = BigInt(Math.ceil(bytes / Number(done)));
     const fitting = perBlock > 0n ? BigInt(limit - bytes) / perBlock : maxChunk;
     size = [2n * size, fitting, maxChunk].reduce((a, b) => (b < a ? b : a));

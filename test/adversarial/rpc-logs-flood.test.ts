@@ -115,6 +115,16 @@ describe('adversarial: wide eth_getLogs', () => {
     expect((await send(r.url, 'eth_blockNumber', [], '10.8.2.2')).status).toBe(200);
   });
 
+  it('error: past RPC_MAX_LOGS_RESULTS the chunks stop: -32005 naming it, the node asked for no more than the chunk that passed it', async () => {
+    const r = await rpc({ RPC_MAX_LOGS_RESULTS: '600', RPC_RATE_LIMIT_PER_SECOND: '0' });
+    const before = nodeAnswers().length;
+    const refused = await send(r.url, 'eth_getLogs', [{ fromBlock: hex(first), toBlock: hex(last) }], '10.8.5.1');
+    expect(refused.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_MAX_LOGS_RESULTS', limit: 600 } });
+    // 2 blocks (500 logs), then 4 (1,000 more): past 600 after the second chunk, the 14 blocks after it never asked.
+    expect(nodeAnswers().length - before).toBe(2);
+    expect(refused.reply.error!.message).toMatchInlineSnapshot(`"query returned more than 600 results (RPC_MAX_LOGS_RESULTS: 600); got 1500. Narrow the range and retry."`);
+  });
+
   it('error: past RPC_LOGS_WIDE_MAX_PER_CLIENT wide queries in flight, the next of that client is -32005 naming it at once', async () => {
     const r = await rpc({ RPC_LOGS_WIDE_MAX_PER_CLIENT: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
     // Topics that match nothing: cheap for the node, and still wide. One batch: every call starts at once.
