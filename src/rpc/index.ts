@@ -4,7 +4,7 @@ import type { Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
 import type { Logger } from '../common/log.js';
-import type { Registry } from '../common/metrics.js';
+import { counter, type Registry } from '../common/metrics.js';
 import { BundlerClient } from './upstream/bundler-client.js';
 import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';
@@ -84,7 +84,11 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
-  const quotas = { traces: new ClientSlots(config.traceMaxPerClient), wideLogs: new ClientSlots(config.logs.wideMaxPerClient) };
+  const refusals = counter(common.metrics, 'l2stack_rpc_node_quota_refusals_total', 'Calls refused by a per-client quota of node work in flight, by its variable', ['variable']);
+  const quotas = {
+    traces: new ClientSlots(config.traceMaxPerClient, () => refusals.inc({ variable: 'RPC_TRACE_MAX_PER_CLIENT' })),
+    wideLogs: new ClientSlots(config.logs.wideMaxPerClient, () => refusals.inc({ variable: 'RPC_LOGS_WIDE_MAX_PER_CLIENT' })),
+  };
   const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 

@@ -53,13 +53,20 @@ export const replyCost = (reply: { used: number; dropped?: number; computeMs: nu
 export class ClientSlots {
   private readonly held = new Map<string, number>();
 
-  constructor(readonly perClient: number) {}
+  /** `refused`: counts each call refused (the quota's metric). */
+  constructor(
+    readonly perClient: number,
+    private readonly refused: () => void = () => undefined,
+  ) {}
 
   /** A release function, or undefined when `client` already holds its quota. */
   take(client: string | undefined): (() => void) | undefined {
     if (client === undefined) return () => undefined;
     const n = this.held.get(client) ?? 0;
-    if (n >= this.perClient) return undefined;
+    if (n >= this.perClient) {
+      this.refused();
+      return undefined;
+    }
     this.held.set(client, n + 1);
     let released = false;
     return () => {

@@ -95,6 +95,7 @@ describe('adversarial: traces', () => {
     for (const x of refused) expect(x.error).toMatchObject({ code: -32005, data: { cap: 'RPC_TRACE_MAX_PER_CLIENT', limit: 2 } });
     expect(refused[0]!.error!.message).toMatchInlineSnapshot(`"too many traces in flight: this client already has 2 (RPC_TRACE_MAX_PER_CLIENT = 2); wait for an answer before sending the next."`);
     expect((proxy.counts.get('debug_traceTransaction') ?? 0) - before).toBe(2);
+    expect(await (await fetch(`${r.url}/metrics`)).text()).toContain('l2stack_rpc_node_quota_refusals_total{variable="RPC_TRACE_MAX_PER_CLIENT"} 3');
     // Another client is not affected.
     expect((await send(r.url, 'debug_traceTransaction', [heavy[0]!.hash, { tracer: 'callTracer' }], '10.7.1.2')).reply.result).toMatchObject({ gasUsed: hex(Number(GAS)) });
   });
