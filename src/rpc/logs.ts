@@ -50,7 +50,7 @@ export function resultCapError(ctx: RpcContext, count: number) {
  * `latest` means the upstream's latest; the range check resolves it against the tracked head. Addresses
  * and topics are capped like a filter's (RPC_MAX_FILTER_ADDRESSES, RPC_MAX_FILTER_TOPICS). A range wider
  * than RPC_LOGS_CHUNK_BLOCKS goes to the node in chunks under the reply's byte budget (chunkedLogs below),
- * at most RPC_LOGS_WIDE_MAX_PER_CLIENT such queries per client at once.
+ * at most RPC_LOGS_WIDE_MAX_PER_CLIENT such queries per client at once (more wait up to RPC_EVM_TIMEOUT_MS).
  */
 export async function getLogs(ctx: RpcContext, filter: Filter, scope: CallScope = {}): Promise<RawJson<Log[]>> {
   checkCriteria(ctx.config, filter);
@@ -65,8 +65,8 @@ export async function getLogs(ctx: RpcContext, filter: Filter, scope: CallScope 
   if (to >= from && to - from + 1n > BigInt(ctx.config.maxLogsBlockRange)) throw rangeCapError(ctx, from, to);
   const forwarded: Filter = { fromBlock: filter.fromBlock ?? 'latest', toBlock: filter.toBlock ?? 'latest', ...criteria };
   if (to < from || to - from + 1n <= BigInt(ctx.config.logs.chunkBlocks)) return capped(ctx, await logsOf(ctx, forwarded, true, scope.budget), scope.budget);
-  const release = ctx.quotas.wideLogs.take(scope.client);
-  if (!release) throw quotaExceeded(`eth_getLogs over ${ctx.config.logs.chunkBlocks} blocks (RPC_LOGS_CHUNK_BLOCKS)`, ctx.config.logs.wideMaxPerClient, 'RPC_LOGS_WIDE_MAX_PER_CLIENT');
+  const release = await ctx.quotas.wideLogs.take(scope.client);
+  if (!release) throw quotaExceeded(`eth_getLogs over ${ctx.config.logs.chunkBlocks} blocks (RPC_LOGS_CHUNK_BLOCKS)`, ctx.config.logs.wideMaxPerClient, 'RPC_LOGS_WIDE_MAX_PER_CLIENT', ctx.config.evm.timeoutMs);
   try {
     return await chunkedLogs(ctx, forwarded, from, to, scope.budget);
   } finally {

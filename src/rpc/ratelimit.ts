@@ -1,4 +1,5 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
+import { ComputeGate } from './upstream/gate.js';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Awaitable } from './types.js';
@@ -44,43 +45,43 @@ export const replyCost = (reply: { used: number; dropped?: number; computeMs: nu
   answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
 
 /**
- * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process: a call past
- * the quota is refused at once (-32005 naming the variable), never queued, so one client cannot fill the
- * shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own work. Keyed by the rate limiter's client;
- * a call without one (the endpoint's own) is not counted. Only clients with a call in flight are held, so
- * the map is bounded by the calls in flight.
+ * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for
+ * one of the client's slots, first come first served, at most `waitMs` from their arrival (then -32005 naming
+ * the variable), as calls wait for the node's execution slots (upstream/gate.ts, whose semaphore this reuses,
+ * one per client): one client cannot fill the shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own
+ * work, and a client sending several at once (a batch, a pipelined socket) is served one slot at a time
+ * instead of refused. Keyed by the rate limiter's client; a call without one (the endpoint's own) is not
+ * counted. Only clients with a call in flight or waiting are held, so the map is bounded by the calls in flight.
  */
 export class ClientSlots {
-  private readonly held = new Map<string, number>();
+  private readonly gates = new Map<string, ComputeGate>();
 
   /** `refused`: counts each call refused (the quota's metric). */
   constructor(
     readonly perClient: number,
+    readonly waitMs: number,
     private readonly refused: () => void = () => undefined,
   ) {}
 
-  /** A release function, or undefined when `client` already holds its quota. */
-  take(client: string | undefined): (() => void) | undefined {
+  /** A release function once `client` holds a slot, or undefined when `waitMs` passed first. */
+  async take(client: string | undefined, waitMs = this.waitMs): Promise<(() => void) | undefined> {
     if (client === undefined) return () => undefined;
-    const n = this.held.get(client) ?? 0;
-    if (n >= this.perClient) {
+    let gate = this.gates.get(client);
+    if (!gate) this.gates.set(client, (gate = new ComputeGate(this.perClient)));
+    const release = await gate.enter(waitMs);
+    if (!release) {
       this.refused();
+      this.forget(client, gate);
       return undefined;
     }
-    this.held.set(client, n + 1);
-    let released = false;
     return () => {
-      if (released) return;
-      released = true;
-      const left = (this.held.get(client) ?? 1) - 1;
-      if (left <= 0) this.held.delete(client);
-      else this.held.set(client, left);
+      release();
+      this.forget(client, gate);
     };
   }
 
-  /** Clients holding at least one slot (for the metric and tests). */
-  get clients(): number {
-    return this.held.size;
+  private forget(client: string, gate: ComputeGate): void {
+    if (gate.inflight === 0 && gate.queued === 0 && this.gates.get(client) === gate) this.gates.delete(client);
   }
 }
 
@@ -166,10 +167,10 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
   };
 }
 
-/** -32005 naming a per-client quota of calls in flight (ClientSlots) and its variable. */
-export function quotaExceeded(what: string, limit: number, variable: string): RpcError {
+/** -32005 naming a per-client quota of calls in flight (ClientSlots), its variable and the wait. */
+export function quotaExceeded(what: string, limit: number, variable: string, waitedMs: number): RpcError {
   return rpcErrors.limitExceeded(
-    `too many ${what} in flight: this client already has ${limit} (${variable} = ${limit}); wait for an answer before sending the next.`,
+    `too many ${what} in flight: this client already has ${limit} (${variable} = ${limit}), and none finished within ${waitedMs} ms (RPC_EVM_TIMEOUT_MS); wait for an answer before sending the next.`,
     { cap: variable, limit },
   );
 }

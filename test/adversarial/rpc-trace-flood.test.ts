@@ -83,21 +83,21 @@ describe('adversarial: traces', () => {
     expect(boundTracerTimeout({ tracer: 'prestateTracer' }, 5_000)).toEqual({ tracer: 'prestateTracer' });
   });
 
-  it('error: past RPC_TRACE_MAX_PER_CLIENT traces in flight, the next of that client is -32005 naming it, and the node is not asked', async () => {
-    const r = await rpc({ RPC_TRACE_MAX_PER_CLIENT: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
+  it('behavior: past RPC_TRACE_MAX_PER_CLIENT traces in flight, the next of that client wait for its slots, not for the node; past the budget they get -32005', async () => {
+    const r = await rpc({ RPC_TRACE_MAX_PER_CLIENT: '2', RPC_EVM_TIMEOUT_MS: '1000', RPC_RATE_LIMIT_PER_SECOND: '0' });
+    // One batch of five, every call started at once, and a node that never finishes a trace: four execution
+    // slots (RPC_EVM_MAX_CONCURRENT) are free, but only the client's two traces may reach the node.
+    proxy.hold.add('debug_traceTransaction');
     const before = proxy.counts.get('debug_traceTransaction') ?? 0;
-    // One batch: every call starts at once.
     const batch = JSON.stringify(heavy.slice(0, 5).map(({ hash }, i) => ({ jsonrpc: '2.0', id: i, method: 'debug_traceTransaction', params: [hash, { tracer: 'callTracer' }] })));
     const replies = JSON.parse((await post(r.url, batch, { 'x-forwarded-for': '10.7.1.1' })).text) as RpcReply[];
-    expect(replies.filter((x) => x.result !== undefined)).toHaveLength(2);
-    const refused = replies.filter((x) => x.error);
-    expect(refused).toHaveLength(3);
-    for (const x of refused) expect(x.error).toMatchObject({ code: -32005, data: { cap: 'RPC_TRACE_MAX_PER_CLIENT', limit: 2 } });
-    expect(refused[0]!.error!.message).toMatchInlineSnapshot(`"too many traces in flight: this client already has 2 (RPC_TRACE_MAX_PER_CLIENT = 2); wait for an answer before sending the next."`);
+    proxy.hold.delete('debug_traceTransaction');
     expect((proxy.counts.get('debug_traceTransaction') ?? 0) - before).toBe(2);
-    expect(await (await fetch(`${r.url}/metrics`)).text()).toContain('l2stack_rpc_node_quota_refusals_total{variable="RPC_TRACE_MAX_PER_CLIENT"} 3');
-    // Another client is not affected.
-    expect((await send(r.url, 'debug_traceTransaction', [heavy[0]!.hash, { tracer: 'callTracer' }], '10.7.1.2')).reply.result).toMatchObject({ gasUsed: hex(Number(GAS)) });
+    for (const x of replies) expect(x.error).toMatchObject({ code: -32005, data: { cap: expect.stringMatching(/^(RPC_EVM_TIMEOUT_MS|RPC_TRACE_MAX_PER_CLIENT)$/) } });
+    // Without a held node and at the default budget, the five are all answered, two at a time.
+    const easy = await rpc({ RPC_TRACE_MAX_PER_CLIENT: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
+    const served = JSON.parse((await post(easy.url, batch, { 'x-forwarded-for': '10.7.1.2' })).text) as RpcReply[];
+    for (const x of served) expect(x.result).toMatchObject({ gasUsed: hex(Number(GAS)) });
   });
 
   it('behavior: a trace is charged by the time the node spent on it, so the next call of that client is refused', async () => {
@@ -111,7 +111,7 @@ describe('adversarial: traces', () => {
     expect((await send(r.url, 'eth_blockNumber', [], '10.7.2.2')).status).toBe(200);
   });
 
-  it('behavior: clients tracing 27M-gas transactions in a tight loop are refused and throttled; a canary from another address is served and the chain keeps mining', async () => {
+  it('behavior: clients tracing 27M-gas transactions in a tight loop are throttled; a canary from another address is served and the chain keeps mining', async () => {
     const r = await rpc();
     const canary = nodeCanary('trace flood', r.url, { headers: { 'x-forwarded-for': '10.7.3.200' } });
     const startBlock = await provider.getBlockNumber();
@@ -144,7 +144,6 @@ describe('adversarial: traces', () => {
     expect(await provider.getBlockNumber()).toBeGreaterThan(startBlock);
     for (const k of outcomes.keys()) expect(k).toMatch(/^(ok|429|-32005 RPC_TRACE_MAX_PER_CLIENT|-32005 RPC_EVM_TIMEOUT_MS)$/);
     expect(outcomes.get('ok') ?? 0).toBeGreaterThan(0);
-    expect(outcomes.get('-32005 RPC_TRACE_MAX_PER_CLIENT') ?? 0).toBeGreaterThan(0);
     expect(outcomes.get('429') ?? 0).toBeGreaterThan(0);
     expect(r.logs.filter((l) => l.msg === 'upstream is not answering')).toEqual([]);
   }, 60_000);

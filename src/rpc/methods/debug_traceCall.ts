@@ -10,5 +10,5 @@ import { boundTracerTimeout, inTraceSlot } from '../trace/gate.js';
  */
 export default defineMethod('debug_traceCall', (ctx, [tx, block, options], call) => {
   const params = [tx, block, boundTracerTimeout(options, ctx.config.evm.timeoutMs)];
-  return inTraceSlot(ctx, call, () => computeAnswer(ctx, 'debug_traceCall', params, call));
+  return inTraceSlot(ctx, call, (arrived) => computeAnswer(ctx, 'debug_traceCall', params, call, { arrived }));
 });

@@ -18,12 +18,12 @@ const parsed = <T>(raw: RawJson): T => JSON.parse(raw.text) as T;
  * whole call, the node's traces through the compute gate, kept once their block is final.
  */
 export default defineMethod('trace_transaction', (ctx, [hash], call) =>
-  inTraceSlot(ctx, call, async () => {
+  inTraceSlot(ctx, call, async (arrived) => {
     const lifetime = await txTraceLifetime(ctx, hash);
     const source = ctx.config.traceTransactionSource;
     if (source === 'upstream' || (source === 'auto' && ctx.upstream.isSupported('trace_transaction'))) {
       try {
-        const traces = parsed<ParityTrace[] | null>(await tracedRaw(ctx, 'trace_transaction', [hash], call, lifetime));
+        const traces = parsed<ParityTrace[] | null>(await tracedRaw(ctx, 'trace_transaction', [hash], call, lifetime, arrived));
         if (traces && traces.length > 0) return traces;
         const tx = await ctx.upstream.request('eth_getTransactionByHash', [hash]);
         return tx === null ? null : (traces ?? null);
@@ -35,7 +35,7 @@ export default defineMethod('trace_transaction', (ctx, [hash], call) =>
     }
     const tx = (await ctx.upstream.request('eth_getTransactionByHash', [hash])) as TxInfo | null;
     if (tx === null || tx.blockNumber === null) return null;
-    const trace = parsed<CallFrame>(await tracedRaw(ctx, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }], call, lifetime));
+    const trace = parsed<CallFrame>(await tracedRaw(ctx, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }], call, lifetime, arrived));
     return parityFromCallTrace(trace, tx);
   }),
 );

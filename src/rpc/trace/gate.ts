@@ -12,9 +12,10 @@ import type { RawJson } from '../upstream/raw-json.js';
  * trace_transaction). A trace re-executes a transaction or a whole block: one of a 27M-gas transaction keeps
  * the node busy for as long as the transaction took to mine, so traces are bounded like eth_call
  * (evm-bounds.ts), not like reads:
- *   - per client: at most RPC_TRACE_MAX_PER_CLIENT in flight in this process; one more is -32005 at once;
- *   - on the node: the pool's compute gate (RPC_EVM_MAX_CONCURRENT slots shared with eth_call, each call
- *     answered within RPC_EVM_TIMEOUT_MS or -32005), and a tracer `timeout` above that budget is lowered to it;
+ *   - per client: at most RPC_TRACE_MAX_PER_CLIENT in flight in this process; more wait for one of them;
+ *   - on the node: the pool's compute gate (RPC_EVM_MAX_CONCURRENT slots shared with eth_call); the call is
+ *     answered within RPC_EVM_TIMEOUT_MS of its arrival, both waits included, or -32005; a tracer `timeout`
+ *     above that budget is lowered to it;
  *   - cost: the time the node spent is added to the reply's charge (RPC_RATE_LIMIT_MS_PER_UNIT);
  *   - cache: a trace of a block that cannot change any more (by hash, or at or below the finalized block;
  *     of a transaction mined in such a block) is kept in the answer cache and costs the node nothing again.
@@ -40,22 +41,21 @@ export function boundTracerTimeout(options: TraceOptions, limitMs: number): Trac
 }
 
 /** -32005 naming RPC_TRACE_MAX_PER_CLIENT. */
-const tooManyTraces = (ctx: RpcContext) => quotaExceeded('traces', ctx.config.traceMaxPerClient, 'RPC_TRACE_MAX_PER_CLIENT');
+const tooManyTraces = (ctx: RpcContext) => quotaExceeded('traces', ctx.config.traceMaxPerClient, 'RPC_TRACE_MAX_PER_CLIENT', ctx.config.evm.timeoutMs);
 
-/** `run` within one of the client's trace slots: refused at once when it holds them all. */
-export function inTraceSlot<T>(ctx: RpcContext, scope: CallScope, run: () => Awaitable<T>): Awaitable<T> {
-  const release = ctx.quotas.traces.take(scope.client);
+/**
+ * `run` within one of the client's trace slots, waited for at most RPC_EVM_TIMEOUT_MS. `run` gets the call's
+ * arrival: the node's execution slots and the time on the node count from it too (one budget, waits included).
+ */
+export async function inTraceSlot<T>(ctx: RpcContext, scope: CallScope, run: (arrived: number) => Awaitable<T>): Promise<T> {
+  const arrived = performance.now();
+  const release = await ctx.quotas.traces.take(scope.client);
   if (!release) throw tooManyTraces(ctx);
-  let out: Awaitable<T>;
   try {
-    out = run();
-  } catch (err) {
+    return await run(arrived);
+  } finally {
     release();
-    throw err;
   }
-  if (out instanceof Promise) return out.finally(release);
-  release();
-  return out;
 }
 
 /**
@@ -71,24 +71,24 @@ export async function txTraceLifetime(ctx: RpcContext, hash: string): Promise<Li
 const keyOf = (ctx: RpcContext, method: string, params: readonly unknown[], lifetime: Lifetime | undefined) =>
   lifetime && ctx.cache.enabled ? `${method}${JSON.stringify(params)}` : undefined;
 
-/** The trace from the node through the compute gate (time budget, time charged), kept when `lifetime` allows. */
-async function fetchTrace(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined): Promise<RawJson> {
+/** The trace from the node through the compute gate (time budget from `arrived`, time charged), kept when `lifetime` allows. */
+async function fetchTrace(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined, arrived: number): Promise<RawJson> {
   const { cache, upstream } = ctx;
   const key = keyOf(ctx, method, params, lifetime);
   const version = upstream.tracker.version;
-  const raw = await upstream.compute(method, params, { budget: scope.budget });
+  const raw = await upstream.compute(method, params, { budget: scope.budget, arrived });
   if (key !== undefined && (lifetime === 'final' || (upstream.headIsLive && upstream.tracker.version === version))) cache.set(key, raw, lifetime!);
   return raw;
 }
 
 /** The node's trace as it wrote it, from the answer cache when `lifetime` allows, else fetchTrace. Call it within inTraceSlot. */
-export function tracedRaw(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined): Awaitable<RawJson> {
+export function tracedRaw(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined, arrived: number): Awaitable<RawJson> {
   const key = keyOf(ctx, method, params, lifetime);
-  return (key === undefined ? undefined : ctx.cache.get(key)) ?? fetchTrace(ctx, method, params, scope, lifetime);
+  return (key === undefined ? undefined : ctx.cache.get(key)) ?? fetchTrace(ctx, method, params, scope, lifetime, arrived);
 }
 
 /** A cached trace is answered without taking a slot; a miss takes one of the client's slots, then asks the node. */
 export function gatedTrace(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined): Awaitable<RawJson> {
   const key = keyOf(ctx, method, params, lifetime);
-  return (key === undefined ? undefined : ctx.cache.get(key)) ?? inTraceSlot(ctx, scope, () => fetchTrace(ctx, method, params, scope, lifetime));
+  return (key === undefined ? undefined : ctx.cache.get(key)) ?? inTraceSlot(ctx, scope, (arrived) => fetchTrace(ctx, method, params, scope, lifetime, arrived));
 }
