@@ -33,6 +33,8 @@ export const rpcEnv = {
   RPC_MAX_RESPONSE_BYTES: env.integer({ min: 1_024, default: 10_485_760 }),
   RPC_MAX_LOGS_BLOCK_RANGE: env.integer({ min: 1, default: 10_000 }),
   RPC_MAX_LOGS_RESULTS: env.integer({ min: 1, default: 10_000 }),
+  RPC_LOGS_CHUNK_BLOCKS: env.integer({ min: 1, default: 8 }),
+  RPC_LOGS_WIDE_MAX_PER_CLIENT: env.integer({ min: 1, max: 1_000, default: 2 }),
   RPC_FILTER_TTL_SECONDS: env.integer({ min: 1, default: 300 }),
   RPC_MAX_FILTER_ADDRESSES: env.integer({ min: 1, default: 1_000 }),
   RPC_MAX_FILTER_TOPICS: env.integer({ min: 1, default: 1_000 }),
@@ -47,6 +49,7 @@ export const rpcEnv = {
   RPC_GAS_CAP: env.bigint({ min: 21_000n, default: 50_000_000n }),
   RPC_EVM_TIMEOUT_MS: env.integer({ min: 50, default: 5_000 }),
   RPC_EVM_MAX_CONCURRENT: env.integer({ min: 1, max: 1_000, default: 4 }),
+  RPC_TRACE_MAX_PER_CLIENT: env.integer({ min: 1, max: 1_000, default: 2 }),
   RPC_SIMULATE_MAX_BLOCKS: env.integer({ min: 1, max: 256, default: 16 }),
   RPC_SIMULATE_MAX_CALLS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }),
@@ -116,6 +119,12 @@ export interface RpcConfig {
   maxResponseBytes: number;
   maxLogsBlockRange: number;
   maxLogsResults: number;
+  /**
+   * RPC_LOGS_CHUNK_BLOCKS: a range wider than this goes to the node in chunks, the first of this many
+   * blocks, the next sized by the bytes per block seen so far (logs.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
+   * queries one client may have in flight per process.
+   */
+  logs: { chunkBlocks: number; wideMaxPerClient: number };
   filterTtlSeconds: number;
   /** Filter criteria caps (eth_newFilter and eth_getLogs): src/rpc/filters/caps.ts. */
   maxFilterAddresses: number;
@@ -134,6 +143,8 @@ export interface RpcConfig {
    * is refused), RPC_EVM_TIMEOUT_MS (arrival to answer) and RPC_EVM_MAX_CONCURRENT (running at once).
    */
   evm: { gasCap: bigint; timeoutMs: number; maxConcurrent: number };
+  /** RPC_TRACE_MAX_PER_CLIENT: traces one client may have in flight per process (trace/gate.ts). */
+  traceMaxPerClient: number;
   /** RPC_SIMULATE_MAX_BLOCKS and RPC_SIMULATE_MAX_CALLS: the size of one eth_simulateV1 (methods/eth_simulateV1.ts). */
   simulate: { maxBlocks: number; maxCalls: number };
   trustedProxyHops: number;
@@ -194,6 +205,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     maxResponseBytes: v.RPC_MAX_RESPONSE_BYTES,
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
     maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
+    logs: { chunkBlocks: v.RPC_LOGS_CHUNK_BLOCKS, wideMaxPerClient: v.RPC_LOGS_WIDE_MAX_PER_CLIENT },
     filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
     maxFilterAddresses: v.RPC_MAX_FILTER_ADDRESSES,
     maxFilterTopics: v.RPC_MAX_FILTER_TOPICS,
@@ -208,6 +220,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       msPerUnit: v.RPC_RATE_LIMIT_MS_PER_UNIT,
     },
     evm: { gasCap: v.RPC_GAS_CAP, timeoutMs: v.RPC_EVM_TIMEOUT_MS, maxConcurrent: v.RPC_EVM_MAX_CONCURRENT },
+    traceMaxPerClient: v.RPC_TRACE_MAX_PER_CLIENT,
     simulate: { maxBlocks: v.RPC_SIMULATE_MAX_BLOCKS, maxCalls: v.RPC_SIMULATE_MAX_CALLS },
     trustedProxyHops: v.RPC_TRUSTED_PROXY_HOPS,
     keyFailuresPerMinute: v.RPC_KEY_FAILURES_PER_MINUTE,

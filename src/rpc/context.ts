@@ -5,6 +5,7 @@ import type { FilterStore } from './filters/store.js';
 import type { ProofBackend } from './proof.js';
 import type { BundlerClient } from './upstream/bundler-client.js';
 import type { AnswerCache } from './cache/answer-cache.js';
+import type { ClientSlots } from './ratelimit.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RawJson } from './upstream/raw-json.js';
 import type { Awaitable, CallScope, MethodAnswer, MethodParams, MethodResult } from './types.js';
@@ -25,6 +26,8 @@ export interface RpcContext {
   proofBackend: ProofBackend | undefined;
   /** Answers that cannot have changed (RPC_CACHE_BYTES; cache/policy.ts decides what and how long). */
   cache: AnswerCache;
+  /** Per-client quotas of calls in flight: traces (RPC_TRACE_MAX_PER_CLIENT), wide eth_getLogs (RPC_LOGS_WIDE_MAX_PER_CLIENT). */
+  quotas: { traces: ClientSlots; wideLogs: ClientSlots };
 }
 
 /** A handler typed by the spec: a result shape the spec does not allow fails `npm run typecheck`. */

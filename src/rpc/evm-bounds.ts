@@ -42,20 +42,21 @@ export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'para
  * gas bounded (capGas), an optional block param at `blockAt` defaults to latest (anvil insists on it), and
  * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
  * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
+ * `arrived`: the call's arrival when it waited before (debug_traceCall, for its client's trace slot).
  */
 export function computeAnswer<N extends RpcMethodName>(
   ctx: RpcContext,
   name: N,
   params: readonly unknown[],
   scope: CallScope,
-  options: { callAt?: number; blockAt?: number } = {},
+  options: { callAt?: number; blockAt?: number; arrived?: number } = {},
 ): Awaitable<RawJson<MethodResult<N>>> {
   const callAt = options.callAt ?? 0;
   const bounded = [...params];
   bounded[callAt] = capGas(params[callAt] as CallObject, ctx.config.evm.gasCap, `param ${callAt} (transaction)`);
   if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
   // A cached answer is answered now (types.ts, Awaitable); a refusal of capGas is thrown to the dispatcher.
-  const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget }));
+  const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget, arrived: options.arrived }));
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 

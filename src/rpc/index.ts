@@ -4,7 +4,7 @@ import type { Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
 import type { Logger } from '../common/log.js';
-import type { Registry } from '../common/metrics.js';
+import { counter, type Registry } from '../common/metrics.js';
 import { BundlerClient } from './upstream/bundler-client.js';
 import type { RpcConfig } from './config.js';
 import type { RpcContext } from './context.js';
@@ -15,7 +15,7 @@ import { closePendingWatch } from './filters/pending.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
-import { memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
+import { ClientSlots, memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
 import { createRpcApp, createRpcOperatorApp, type ReadinessView, type RpcAppOptions } from './server.js';
 import { listenUws } from './http/uws-server.js';
@@ -58,6 +58,15 @@ export interface RunningRpc {
   stop(): Promise<void>;
 }
 
+/** The per-client quotas of node work in flight (traces, wide eth_getLogs), each refusal counted by its variable. */
+function nodeQuotas(config: RpcConfig, metrics: Registry): RpcContext['quotas'] {
+  const refusals = counter(metrics, 'l2stack_rpc_node_quota_refusals_total', 'Calls refused by a per-client quota of node work in flight, by its variable', ['variable']);
+  return {
+    traces: new ClientSlots(config.traceMaxPerClient, config.evm.timeoutMs, () => refusals.inc({ variable: 'RPC_TRACE_MAX_PER_CLIENT' })),
+    wideLogs: new ClientSlots(config.logs.wideMaxPerClient, config.evm.timeoutMs, () => refusals.inc({ variable: 'RPC_LOGS_WIDE_MAX_PER_CLIENT' })),
+  };
+}
+
 /** Starts the public JSON-RPC endpoint (see docs/rpc.md). */
 export async function startRpc({ common, db, config, proofBackend, workers }: StartRpcOptions): Promise<RunningRpc> {
   const logger = common.logger.child({ module: 'rpc' });
@@ -84,7 +93,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
-  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache };
+  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas: nodeQuotas(config, common.metrics) };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
   const { limiter, keyLimiters, access } = createAccess(db, config, common.metrics);

@@ -1,3 +1,5 @@
+import { rpcErrors, type RpcError } from '../common/errors.js';
+import { ComputeGate } from './upstream/gate.js';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Awaitable } from './types.js';
@@ -34,9 +36,54 @@ export const answerCost = (bytes: number, bytesPerUnit: number): number => (byte
  */
 export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
 
-/** What one reply costs after it is known: its bytes and its execution time (see answerCost, computeCost). */
-export const replyCost = (reply: { used: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
-  answerCost(reply.used, s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
+/**
+ * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned
+ * for a call then refused over the response budget: `dropped`) and its execution time (see answerCost,
+ * computeCost).
+ */
+export const replyCost = (reply: { used: number; dropped?: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
+  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
+
+/**
+ * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for
+ * one of the client's slots, first come first served, at most `waitMs` from their arrival (then -32005 naming
+ * the variable), as calls wait for the node's execution slots (upstream/gate.ts, whose semaphore this reuses,
+ * one per client): one client cannot fill the shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own
+ * work, and a client sending several at once (a batch, a pipelined socket) is served one slot at a time
+ * instead of refused. Keyed by the rate limiter's client; a call without one (the endpoint's own) is not
+ * counted. Only clients with a call in flight or waiting are held, so the map is bounded by the calls in flight.
+ */
+export class ClientSlots {
+  private readonly gates = new Map<string, ComputeGate>();
+
+  /** `refused`: counts each call refused (the quota's metric). */
+  constructor(
+    readonly perClient: number,
+    readonly waitMs: number,
+    private readonly refused: () => void = () => undefined,
+  ) {}
+
+  /** A release function once `client` holds a slot, or undefined when `waitMs` passed first. */
+  async take(client: string | undefined, waitMs = this.waitMs): Promise<(() => void) | undefined> {
+    if (client === undefined) return () => undefined;
+    let gate = this.gates.get(client);
+    if (!gate) this.gates.set(client, (gate = new ComputeGate(this.perClient)));
+    const release = await gate.enter(waitMs);
+    if (!release) {
+      this.refused();
+      this.forget(client, gate);
+      return undefined;
+    }
+    return () => {
+      release();
+      this.forget(client, gate);
+    };
+  }
+
+  private forget(client: string, gate: ComputeGate): void {
+    if (gate.inflight === 0 && gate.queued === 0 && this.gates.get(client) === gate) this.gates.delete(client);
+  }
+}
 
 const allow: RateDecision = { ok: true };
 
@@ -118,4 +165,12 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
       await db.query('rpc.rate_sweep', (k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
     },
   };
+}
+
+/** -32005 naming a per-client quota of calls in flight (ClientSlots), its variable and the wait. */
+export function quotaExceeded(what: string, limit: number, variable: string, waitedMs: number): RpcError {
+  return rpcErrors.limitExceeded(
+    `too many ${what} in flight: this client already has ${limit} (${variable} = ${limit}), and none finished within ${waitedMs} ms (RPC_EVM_TIMEOUT_MS); wait for an answer before sending the next.`,
+    { cap: variable, limit },
+  );
 }

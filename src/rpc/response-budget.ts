@@ -14,6 +14,11 @@ export class ResponseBudget {
   /** Bytes of the answers that fit: what the rate limiter charges for after the reply. */
   used = 0;
   full = false;
+  /**
+   * Bytes the node returned for calls then refused over this budget (a chunked eth_getLogs, logs.ts): the
+   * node built and sent them, so they are charged like the answered bytes, though the client got none.
+   */
+  dropped = 0;
   /** Milliseconds the reply's calls kept the node executing (pool.ts `compute`): charged like the bytes. */
   computeMs = 0;
   constructor(readonly limit: number) {}
@@ -30,6 +35,11 @@ export class ResponseBudget {
     }
     this.used += size;
     return true;
+  }
+
+  /** Bytes still free in this reply. */
+  get left(): number {
+    return this.full ? 0 : this.limit - this.used;
   }
 }
 

@@ -39,9 +39,14 @@ export async function result(url: string, method: string, params: unknown[] = []
 }
 
 /** Sends a JSON-RPC body on to the node at `target` and pipes its answer back as it is (test proxies). */
-export function forwardTo(target: URL, body: string | Buffer, res: ServerResponse): void {
+export function forwardTo(target: URL, body: string | Buffer, res: ServerResponse, answered?: (bytes: number) => void): void {
   const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
     res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
+    if (answered) {
+      let bytes = 0;
+      r.on('data', (c: Buffer) => (bytes += c.length));
+      r.on('end', () => answered(bytes));
+    }
     r.pipe(res);
   });
   up.on('error', () => res.destroy());
@@ -66,6 +71,8 @@ export interface CountingUpstream {
   failNext: Map<string, ('http' | 'rpc')[]>;
   /** Failures served so far, as `method:how`. */
   failed: string[];
+  /** Bytes of every answer the node wrote, by the method of the request's first call, in order. */
+  answers: Map<string, number[]>;
   close(): Promise<void>;
 }
 
@@ -75,6 +82,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
   const refuse = new Set<string>();
   const failNext = new Map<string, ('http' | 'rpc')[]>();
   const failed: string[] = [];
+  const answers = new Map<string, number[]>();
   const target = new URL(targetUrl);
   const server: Server = createServer((req: IncomingMessage, res) => {
     // The endpoint tries a newHeads WebSocket on every upstream; these plain HTTP nodes refuse it.
@@ -111,7 +119,8 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
         res.end(JSON.stringify({ jsonrpc: '2.0', id: refused.id, error: { code: -32601, message: 'Method not found' } }));
         return;
       }
-      forwardTo(target, body, res);
+      const first = calls[0]?.method ?? '';
+      forwardTo(target, body, res, (bytes) => (answers.get(first) ?? answers.set(first, []).get(first)!).push(bytes));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -123,6 +132,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
     refuse,
     failNext,
     failed,
+    answers,
     close: () =>
       new Promise((r) => {
         server.close(() => r());

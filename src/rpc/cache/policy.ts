@@ -22,6 +22,7 @@ const RULES: Record<string, Rule> = {
   eth_getCode: { kind: 'block', at: 1 },
   eth_getTransactionCount: { kind: 'block', at: 1 },
   eth_call: { kind: 'block', at: 1 },
+  debug_traceCall: { kind: 'block', at: 1 },
   eth_getStorageAt: { kind: 'block', at: 2 },
   eth_getProof: { kind: 'block', at: 2 },
   eth_feeHistory: { kind: 'block', at: 1 },

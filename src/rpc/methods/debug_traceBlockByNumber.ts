@@ -1,26 +1,11 @@
-import type { TraceResult } from '../../../generated/rpc/methods.js';
-import { RpcError } from '../../common/errors.js';
-import { defineMethod, upstreamCall } from '../context.js';
-import { RpcCodes } from '../errors.js';
-
-/** An entry as some nodes write it: the spec's BlockTraceEntry, but txHash may be missing. */
-interface NodeEntry {
-  txHash?: string;
-  result: TraceResult;
-}
+import { blockLifetime } from '../cache/policy.js';
+import { defineMethod } from '../context.js';
+import { blockTraces } from '../trace/block.js';
 
 /**
- * debug_traceBlockByNumber: every entry is {txHash, result}. Some nodes (older anvil) leave txHash out;
- * it is filled from the block's transaction list, which has the same order.
+ * debug_traceBlockByNumber: gated as every trace is (trace/gate.ts); the trace of a block at or below the
+ * finalized one is kept in the answer cache, one of a recent block until the head moves.
  */
-export default defineMethod('debug_traceBlockByNumber', async (ctx, params) => {
-  const entries = (await ctx.upstream.request('debug_traceBlockByNumber', params)) as NodeEntry[];
-  const block = entries.every((e) => typeof e.txHash === 'string') ? null : await upstreamCall(ctx, 'eth_getBlockByNumber', [params[0], false]);
-  const hashes = (block?.transactions ?? []).map((t) => (typeof t === 'string' ? t : t.hash));
-  return entries.map((e, i) => {
-    const txHash = e.txHash ?? hashes[i];
-    // More traces than transactions: the node's two answers disagree (a reorg in between); the caller retries.
-    if (txHash === undefined) throw new RpcError(RpcCodes.ResourceUnavailable, `the node traced ${entries.length} transactions but its block lists ${hashes.length}; try again`);
-    return { txHash, result: e.result };
-  });
-});
+export default defineMethod('debug_traceBlockByNumber', (ctx, params, call) =>
+  blockTraces(ctx, 'debug_traceBlockByNumber', params, call, blockLifetime(params[0], ctx.upstream.tracker, ctx.upstream.headIsLive)),
+);

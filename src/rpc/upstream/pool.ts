@@ -258,14 +258,16 @@ export class UpstreamPool {
    * of RPC_EVM_MAX_CONCURRENT slots and must be answered within RPC_EVM_TIMEOUT_MS of its arrival, else
    * -32005 naming the budget. Its time on the node is added to the reply's `computeMs` (rate units,
    * ratelimit.ts). A timeout is the call's cost, not the node's fault: the node is not marked down and the
-   * call is not sent to another node (that would only spend a second node on it).
+   * call is not sent to another node (that would only spend a second node on it). `arrived`: the call's
+   * arrival, when it waited before (trace/gate.ts): the budget counts from it.
    */
-  async compute(method: string, params: readonly unknown[], options: { budget?: ResponseBudget } = {}): Promise<RawJson> {
+  async compute(method: string, params: readonly unknown[], options: { budget?: ResponseBudget; arrived?: number } = {}): Promise<RawJson> {
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
     const { timeoutMs } = this.computeLimits;
-    const arrived = performance.now();
-    const release = await this.gate.enter(timeoutMs);
+    // `arrived`: when the call reached the endpoint, if it waited before this (a trace for its client's slot).
+    const arrived = options.arrived ?? performance.now();
+    const release = await this.gate.enter(timeoutMs - (performance.now() - arrived));
     this.noteGate();
     if (!release) {
       this.metrics.evmTimeouts.inc({ stage: 'queued' });
