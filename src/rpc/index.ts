@@ -22,6 +22,7 @@ import { listenUws } from './http/uws-server.js';
 import { attachUwsWebSocket } from './ws/uws-sockets.js';
 import { attachWebSocket } from './ws/socket-server.js';
 import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
+import { ClientQuota } from '../common/http/client-quota.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { AnswerCache } from './cache/answer-cache.js';
@@ -91,9 +92,12 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
   const readiness = readinessOf(db, upstream, config);
+  // One count of each client's calls in flight, over HTTP and WebSocket alike.
+  const inflight = new ClientQuota(config.maxInflightPerClient);
   const appOptions: RpcAppOptions = {
     dispatcher,
     limiter,
+    inflight,
     maxBatch: config.maxBatch,
     maxBodyBytes: config.maxBodyBytes,
     maxResponseBytes: config.maxResponseBytes,
@@ -111,7 +115,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
   const sockets = (attach: StartWebSocketOptions['attach']) =>
     config.ws.maxSockets > 0
-      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
+      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, inflight, access, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
   const { server, ws } = await listenPublic(config, appOptions, sockets);

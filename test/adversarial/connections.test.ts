@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_HTTP_LIMITS } from '../../src/common/config/http-env.js';
 import type { RunningServer } from '../../src/common/http/server.js';
 import { startTestApi, type TestApi } from '../token-api/helpers.js';
 import { startCanary, type Canary } from './canary.js';
@@ -17,7 +18,7 @@ import { onUws } from '../helpers/transport.js';
 
 const LIMIT = 200;
 const FLOOD = 1_000;
-const limits = { maxConnections: LIMIT, headersTimeoutMs: 20_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
+const limits = { ...DEFAULT_HTTP_LIMITS, maxConnections: LIMIT, maxConnectionsPerClient: 0 };
 
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let anvil: Awaited<ReturnType<typeof chain>>['anvil'];
@@ -29,7 +30,7 @@ let relayer: RunningServer;
 beforeAll(async () => {
   db = await openTestDb();
   anvil = (await chain()).anvil;
-  const limitEnv = { HTTP_MAX_CONNECTIONS: String(LIMIT) };
+  const limitEnv = { HTTP_MAX_CONNECTIONS: String(LIMIT), HTTP_MAX_CONNECTIONS_PER_CLIENT: '0' };
   [token, rpc, rpcTrickle, relayer] = await Promise.all([
     startTestApi({ http: limits }, db, { validateResponses: false }),
     startRpcUnderTest({ db, schema: db.schema('rpc_flood'), anvil, env: limitEnv }),

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { PortInUseError } from '../../common/http/server.js';
+import { PortInUseError, reportDescriptors } from '../../common/http/server.js';
 import type { RequestHead } from '../../common/http/request-head.js';
 import { formatPeerAddress } from '../../common/http/peer-address.js';
 import { statusLine } from '../../common/http/status-line.js';
@@ -268,6 +268,8 @@ function routeHandler(o: RpcAppOptions, cors: Cors, post: Handler): Handler {
  */
 export async function listenUws(o: RpcAppOptions, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
   const uws = loadUws();
+  // uWS has no accept hook: the reserve bounds its WebSocket sockets only (ws/uws-sockets.ts), not its HTTP connections.
+  reportDescriptors('rpc (uws)', limits, o.logger);
   const app = uws.App();
   const cors = corsPolicy(o.corsOrigins ?? '*');
   addRoutes(app);

@@ -3,11 +3,14 @@ import type { RequestHead } from '../../common/http/request-head.js';
 import { statusLine } from '../../common/http/status-line.js';
 import type { Access } from '../keys/access.js';
 import { isRpcPath } from '../keys/access.js';
-import { GOING_AWAY, serveSocket, watchTotalBuffered, wsMetrics, type CutOff, type PeerEvents, type PeerSocket, type SocketRegistry, type SocketServer, type WsServerOptions } from './socket-server.js';
+import { descriptors } from '../../common/http/descriptors.js';
+import { GOING_AWAY, perClientRefusal, serveSocket, socketQuota, watchTotalBuffered, wsMetrics, type CutOff, type PeerEvents, type PeerSocket, type SocketRegistry, type SocketServer, type WsServerOptions } from './socket-server.js';
 
 /** What uWS keeps for one socket: its access (set at upgrade), then its peer and serveSocket's events. */
 interface SocketData {
   access: Access;
+  /** Holds a slot of RPC_WS_MAX_SOCKETS_PER_CLIENT and of the process's descriptors until the socket closes. */
+  holding: boolean;
   peer?: UwsPeer;
   events?: PeerEvents;
 }
@@ -104,6 +107,14 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
   const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, cutOffs);
   const open = new Set<UwsPeer>();
   let upgrading = 0;
+  const perClient = socketQuota(o.limits);
+  /** A slot per client and a descriptor of the process (uWS has no accept hook: a socket is counted once upgraded). */
+  const hold = (client: string): { status: number; reason: string; message: string } | undefined => {
+    if (!perClient.take(client)) return { status: 429, reason: 'client_sockets', message: perClientRefusal(o.limits) };
+    if (descriptors.take()) return undefined;
+    perClient.release(client);
+    return { status: 503, reason: 'descriptors', message: `too many connections to this process: ${descriptors.clientCap} (ulimit -n less HTTP_FD_RESERVE); retry later` };
+  };
 
   app.ws<SocketData>('/*', {
     maxPayloadLength: o.maxMessageBytes,
@@ -136,7 +147,9 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
           (decision) => {
             if (aborted) return;
             if (!decision.ok) return refuse(registry, res, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
-            res.cork(() => res.upgrade<SocketData>({ access: decision.access }, key, protocol, extensions, context));
+            const over = hold(decision.access.client);
+            if (over) return refuse(registry, res, over.status, over.reason, over.message, 1);
+            res.cork(() => res.upgrade<SocketData>({ access: decision.access, holding: true }, key, protocol, extensions, context));
           },
           (err: unknown) => {
             o.logger.error({ err }, 'websocket admission failed');
@@ -158,7 +171,13 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
     },
     pong: (ws) => ws.getUserData().peer?.events?.pong(),
     close: (ws) => {
-      const peer = ws.getUserData().peer;
+      const data = ws.getUserData();
+      if (data.holding) {
+        data.holding = false;
+        perClient.release(data.access.client);
+        descriptors.release();
+      }
+      const peer = data.peer;
       if (!peer) return;
       peer.closed = true;
       open.delete(peer);
