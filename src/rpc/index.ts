@@ -88,12 +88,10 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
-  const { limiter, keyLimiters, access } = createAccess(db, config, common.metrics);
+  const { limiter, keyLimiters, access, inflight } = createAccess(db, config, common.metrics);
   const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
   const readiness = readinessOf(db, upstream, config);
-  // One count of each client's calls in flight, over HTTP and WebSocket alike.
-  const inflight = new ClientQuota(config.maxInflightPerClient);
   const appOptions: RpcAppOptions = {
     dispatcher,
     limiter,
@@ -174,7 +172,10 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
   });
 }
 
-/** The public rate limiter and API-key access: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/. */
+/**
+ * The public rate limiter and API-key access: a key's own bucket (shared by replicas like the public ones) and
+ * allow-list (keys/); and one count of each client's calls in flight, over HTTP and WebSocket alike.
+ */
 function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
   const limiterFor = (settings: RateLimitSettings) =>
     config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
@@ -191,7 +192,7 @@ function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
     },
     new KeyFailureLimiter({ perMinute: config.keyFailuresPerMinute }),
   );
-  return { limiter, keyLimiters, access };
+  return { limiter, keyLimiters, access, inflight: new ClientQuota(config.maxInflightPerClient) };
 }
 
 /**
