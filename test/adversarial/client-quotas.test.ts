@@ -170,6 +170,10 @@ describe('per-client quotas on the RPC endpoint', () => {
       attackerWs = await wsClient(wsUrl, undefined, ATTACKER);
       const overWs = await attackerWs.call('eth_call', [{ to: `0x${'22'.repeat(20)}`, data: '0x' }, 'latest']);
       expect(overWs.error).toMatchObject({ code: -32005, data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT } });
+      // A batch while the quota is full: one -32005 per call.
+      const batch = await postFrom(rpc.url, `[${chainIds(2)}]`, ATTACKER);
+      expect(batch.status).toBe(429);
+      expect((JSON.parse(batch.body) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32005, -32005]);
       await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the calls are held
       expect(gate.held()).toBe(INFLIGHT_PER_CLIENT);
     } finally {
@@ -181,11 +185,17 @@ describe('per-client quotas on the RPC endpoint', () => {
     expect(over).toHaveLength(6 - INFLIGHT_PER_CLIENT);
     expect((JSON.parse(over[0]!.body) as { error: { message: string } }).error.message).toContain(`at most ${INFLIGHT_PER_CLIENT} of one client at once`);
     await expectServed(canary!);
-    // The slots came back: the attacker's next call is served.
+    // The slots came back: the attacker's next call is served, and a batch larger than the quota runs alone.
     expect((await attackerWs!.call('eth_chainId')).result).toBe('0x539');
+    const batch = await postFrom(rpc.url, `[${chainIds(5)}]`, ATTACKER);
+    expect(batch.status).toBe(200);
+    expect((JSON.parse(batch.body) as { result: string }[]).map((a) => a.result)).toEqual(Array(5).fill('0x539'));
     await attackerWs!.close();
   });
 });
+
+/** `n` eth_chainId calls, comma-separated (a batch's members). */
+const chainIds = (n: number) => Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"eth_chainId"}`).join(',');
 
 /** POST `body` from `localAddress` on a connection of its own. */
 function postFrom(url: string, body: string, localAddress: string): Promise<{ status: number; body: string }> {
@@ -228,6 +238,8 @@ describe(`per-client TCP connections (HTTP_MAX_CONNECTIONS_PER_CLIENT=${TCP_PER_
     await holdsItsQuota('rpc', rpc.url, nodeCanary('rpc-tcp', rpc.url, { localAddress: CANARY }), () =>
       freshRequest(rpc.url, { method: 'POST', body, headers: { 'content-type': 'application/json' }, localAddress: CANARY }),
     );
+    // The refusal is told to the operator, naming the variable (a closed connection carries no message).
+    expect(rpc.logs.some((l) => l.level === 40 && l.msg.includes('(HTTP_MAX_CONNECTIONS_PER_CLIENT)'))).toBe(true);
   });
 
   it('behavior: token API — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served', async () => {
