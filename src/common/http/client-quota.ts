@@ -23,14 +23,4 @@ export class ClientQuota {
     if (left > 0) this.held.set(client, left);
     else this.held.delete(client);
   }
-
-  /** What `client` holds now. */
-  count(client: string): number {
-    return this.held.get(client) ?? 0;
-  }
-
-  /** Clients holding anything. */
-  clients(): number {
-    return this.held.size;
-  }
 }
