@@ -1,5 +1,5 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_HTTP_LIMITS } from '../../src/common/config/http-env.js';
@@ -191,6 +191,28 @@ describe('per-client quotas on the RPC endpoint', () => {
     expect(batch.status).toBe(200);
     expect((JSON.parse(batch.body) as { result: string }[]).map((a) => a.result)).toEqual(Array(5).fill('0x539'));
     await attackerWs!.close();
+  });
+  // uWS has no connection cap: a body being received counts as in flight there (on node the connection quota bounds them).
+  it.runIf(onUws)(`behavior: uws — one address keeps ${INFLIGHT_PER_CLIENT} bodies half-sent; its next request gets 429 naming RPC_MAX_INFLIGHT_PER_CLIENT; another address is served; closed, the slots come back`, async () => {
+    const { hostname, port } = new URL(rpc.url);
+    const canary = nodeCanary('uws-bodies', rpc.url, { localAddress: CANARY });
+    const trickles = Array.from({ length: INFLIGHT_PER_CLIENT }, () => {
+      const s = connect({ host: hostname, port: Number(port), localAddress: ATTACKER });
+      s.on('error', () => undefined);
+      s.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"jsonrpc":"2.0",`);
+      return s;
+    });
+    try {
+      await expect.poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 }).toBe(429);
+      const refused = await postFrom(rpc.url, chainIds(1), ATTACKER);
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: -32005, data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT } } });
+      expect((await postFrom(rpc.url, chainIds(1), CANARY)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the bodies are held
+    } finally {
+      trickles.forEach((s) => s.destroy());
+    }
+    await expectServed(canary);
+    await expect.poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 }).toBe(200);
   });
 });
 
