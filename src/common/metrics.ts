@@ -1,4 +1,5 @@
 import { Registry, collectDefaultMetrics, Counter, Gauge, Histogram } from 'prom-client';
+import { descriptors } from './http/descriptors.js';
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -9,7 +10,26 @@ export { Counter, Gauge, Histogram, Registry };
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'l2stack_' });
+  descriptorMetrics(registry);
   return registry;
+}
+
+/** The process's descriptor budget (src/common/http/descriptors.ts), read when scraped. */
+function descriptorMetrics(registry: Registry): void {
+  const read = (name: string, help: string, value: () => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const v = value();
+        if (v !== undefined && Number.isFinite(v)) this.set(v);
+      },
+    });
+  read('l2stack_fd_limit', 'Open file descriptors the process may hold (ulimit -n); absent when unlimited', () => descriptors.limit);
+  read('l2stack_fd_reserve', 'Descriptors kept free of client connections for our own database and chain connections (HTTP_FD_RESERVE)', () => descriptors.reserve);
+  read('l2stack_client_connections_max', 'Client connections all servers of the process accept at once: the limit less the reserve', () => descriptors.clientCap);
+  read('l2stack_client_connections', 'Client connections open now, all servers of the process together', () => descriptors.open);
 }
 
 /** Returns the metric of that name when already registered (services sharing a registry), else creates it. */

@@ -29,6 +29,7 @@ export const rpcEnv = {
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
+  RPC_MAX_INFLIGHT_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: 128 }),
   RPC_MAX_BODY_BYTES: env.integer({ min: 1_024, default: 1_048_576 }),
   RPC_MAX_RESPONSE_BYTES: env.integer({ min: 1_024, default: 10_485_760 }),
   RPC_MAX_LOGS_BLOCK_RANGE: env.integer({ min: 1, default: 10_000 }),
@@ -114,6 +115,8 @@ export interface RpcConfig {
   /** Connections per upstream node at most (keep-alive pool). */
   upstreamMaxSockets: number;
   maxBatch: number;
+  /** Calls of one client running at once, HTTP and WebSocket together (0: no cap); envelope.ts. */
+  maxInflightPerClient: number;
   maxBodyBytes: number;
   /** Byte budget of one reply (and of one upstream answer): calls past it get -32005 (response-budget.ts). */
   maxResponseBytes: number;
@@ -201,6 +204,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
     upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
     maxBatch: v.RPC_MAX_BATCH,
+    maxInflightPerClient: v.RPC_MAX_INFLIGHT_PER_CLIENT,
     maxBodyBytes: v.RPC_MAX_BODY_BYTES,
     maxResponseBytes: v.RPC_MAX_RESPONSE_BYTES,
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,

@@ -5,6 +5,7 @@ import { scanBody } from './raw-ids.js';
 import type { RateDecision, RateLimiter } from './ratelimit.js';
 import { depthMessage, valueDepth } from './json-depth.js';
 import { LARGE_ANSWER_CHARS, RawJson } from './upstream/raw-json.js';
+import type { ClientQuota } from '../common/http/client-quota.js';
 
 /**
  * One encoded reply: a string, or chunks of bytes when it carries a large answer of a node (see encode),
@@ -112,6 +113,11 @@ export interface EnvelopeOptions {
   budget?: ResponseBudget;
   /** Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to wait. A memory bucket answers now. */
   limiter: Pick<RateLimiter, 'take'>;
+  /**
+   * RPC_MAX_INFLIGHT_PER_CLIENT: calls of `client` running at once, over HTTP and WebSocket together (a batch
+   * counts its calls, at most the whole quota, so it can always run alone); past it HTTP 429, -32005.
+   */
+  inflight?: ClientQuota;
 }
 
 /**
@@ -154,7 +160,18 @@ async function handleBatch(items: unknown[], raws: (string | undefined)[], tooDe
     return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': String(decision.retryAfterSeconds) } };
   }
 
-  const answers = await Promise.all(entries.map((e) => answer(e, dispatcher, options)));
+  const held = Math.min(items.length, options.inflight?.perClient || items.length);
+  if (options.inflight && !options.inflight.take(options.client ?? '', held)) {
+    const error = inflightError(options.inflight.perClient);
+    const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
+    return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': '1' } };
+  }
+  let answers: (Reply | undefined)[];
+  try {
+    answers = await Promise.all(entries.map((e) => answer(e, dispatcher, options)));
+  } finally {
+    options.inflight?.release(options.client ?? '', held);
+  }
   const replies = answers.filter((a): a is Reply => a !== undefined);
   if (replies.length === 0) return { status: 204, body: undefined };
   return { status: 200, body: joinReplies(replies) };
@@ -171,8 +188,34 @@ function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, 
       const error = rateLimitError(decision);
       return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
     }
-    return andThen(answer(entry, dispatcher, options), singleAnswer);
+    const quota = options.inflight;
+    if (quota === undefined) return andThen(answer(entry, dispatcher, options), singleAnswer);
+    const client = options.client ?? '';
+    if (!quota.take(client)) return { status: 429, body: encodeError(entry.idText ?? 'null', inflightError(quota.perClient)), headers: { 'retry-after': '1' } };
+    return andThen(holding(() => answer(entry, dispatcher, options), () => quota.release(client)), singleAnswer);
   });
+}
+
+/** Runs `run`, then `release` once what it answered has settled (now, for an answer given without waiting). */
+function holding<T>(run: () => Awaitable<T>, release: () => void): Awaitable<T> {
+  let out: Awaitable<T>;
+  try {
+    out = run();
+  } catch (err) {
+    release();
+    throw err;
+  }
+  if (out instanceof Promise) return out.finally(release);
+  release();
+  return out;
+}
+
+function inflightError(perClient: number): WireError {
+  return {
+    code: RpcCodes.LimitExceeded,
+    message: `too many calls in flight: at most ${perClient} of one client at once, over HTTP and WebSocket together (RPC_MAX_INFLIGHT_PER_CLIENT); wait for an answer, then retry`,
+    data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: perClient, retryAfterSeconds: 1 },
+  };
 }
 
 const singleAnswer = (reply: Reply | undefined): HttpAnswer => (reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply });

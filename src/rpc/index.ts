@@ -22,6 +22,7 @@ import { listenUws } from './http/uws-server.js';
 import { attachUwsWebSocket } from './ws/uws-sockets.js';
 import { attachWebSocket } from './ws/socket-server.js';
 import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
+import { ClientQuota } from '../common/http/client-quota.js';
 import { loadRpcSpec } from './spec.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { AnswerCache } from './cache/answer-cache.js';
@@ -96,13 +97,14 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas: nodeQuotas(config, common.metrics) };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
-  const { limiter, keyLimiters, access } = createAccess(db, config, common.metrics);
+  const { limiter, keyLimiters, access, inflight } = createAccess(db, config, common.metrics);
   const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
   const readiness = readinessOf(db, upstream, config);
   const appOptions: RpcAppOptions = {
     dispatcher,
     limiter,
+    inflight,
     maxBatch: config.maxBatch,
     maxBodyBytes: config.maxBodyBytes,
     maxResponseBytes: config.maxResponseBytes,
@@ -120,7 +122,7 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
   const sockets = (attach: StartWebSocketOptions['attach']) =>
     config.ws.maxSockets > 0
-      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, access, feed: upstream.tracker,
+      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, inflight, access, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
   const { server, ws } = await listenPublic(config, appOptions, sockets);
@@ -179,7 +181,10 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
   });
 }
 
-/** The public rate limiter and API-key access: a key's own bucket (shared by replicas like the public ones) and allow-list; see keys/. */
+/**
+ * The public rate limiter and API-key access: a key's own bucket (shared by replicas like the public ones) and
+ * allow-list (keys/); and one count of each client's calls in flight, over HTTP and WebSocket alike.
+ */
 function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
   const limiterFor = (settings: RateLimitSettings) =>
     config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
@@ -196,7 +201,7 @@ function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
     },
     new KeyFailureLimiter({ perMinute: config.keyFailuresPerMinute }),
   );
-  return { limiter, keyLimiters, access };
+  return { limiter, keyLimiters, access, inflight: new ClientQuota(config.maxInflightPerClient) };
 }
 
 /**

@@ -11,6 +11,8 @@ export interface CanaryRequest {
   /** A fixed body, or one made per request (a fresh address, so no cache can answer for the node). */
   body?: string | (() => string);
   headers?: Record<string, string>;
+  /** The canary's own source address (e.g. 127.0.0.2: another client than an attacker on 127.0.0.1). */
+  localAddress?: string;
   /** Decides whether an answer counts as served (default: HTTP 200). */
   ok?: (status: number, body: string) => boolean;
 }
@@ -45,7 +47,7 @@ export function startCanary(name: string, req: CanaryRequest, options: { interva
       const url = new URL(req.url);
       const r = httpRequest(
         url,
-        { method: req.method ?? 'GET', agent, timeout: timeoutMs, headers: { 'content-type': 'application/json', ...req.headers } },
+        { method: req.method ?? 'GET', agent, localAddress: req.localAddress, timeout: timeoutMs, headers: { 'content-type': 'application/json', ...req.headers } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,8 +1,10 @@
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_HTTP_LIMITS } from '../../src/common/config/http-env.js';
 import type { RunningServer } from '../../src/common/http/server.js';
 import { startTestApi, type TestApi } from '../token-api/helpers.js';
 import { startCanary, type Canary } from './canary.js';
+import { freshRequest, idleFlood as flood } from './flood.js';
 import { blockNumberCanary, chain, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 import { startRelayerApi } from './servers.js';
 import { onUws } from '../helpers/transport.js';
@@ -17,7 +19,7 @@ import { onUws } from '../helpers/transport.js';
 
 const LIMIT = 200;
 const FLOOD = 1_000;
-const limits = { maxConnections: LIMIT, headersTimeoutMs: 20_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
+const limits = { ...DEFAULT_HTTP_LIMITS, maxConnections: LIMIT, maxConnectionsPerClient: 0 };
 
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let anvil: Awaited<ReturnType<typeof chain>>['anvil'];
@@ -29,7 +31,7 @@ let relayer: RunningServer;
 beforeAll(async () => {
   db = await openTestDb();
   anvil = (await chain()).anvil;
-  const limitEnv = { HTTP_MAX_CONNECTIONS: String(LIMIT) };
+  const limitEnv = { HTTP_MAX_CONNECTIONS: String(LIMIT), HTTP_MAX_CONNECTIONS_PER_CLIENT: '0' };
   [token, rpc, rpcTrickle, relayer] = await Promise.all([
     startTestApi({ http: limits }, db, { validateResponses: false }),
     startRpcUnderTest({ db, schema: db.schema('rpc_flood'), anvil, env: limitEnv }),
@@ -43,48 +45,6 @@ afterAll(async () => {
   await anvil?.stop();
   await db?.close();
 });
-
-interface Flood {
-  /** Sockets still open (held by the server). */
-  open(): number;
-  release(): void;
-}
-
-/** Opens `count` idle TCP connections (no byte sent) and resolves once each has connected or failed. */
-async function flood(url: string, count: number): Promise<Flood> {
-  const { hostname, port } = new URL(url);
-  const sockets: Socket[] = [];
-  const closed = new Set<Socket>();
-  await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<void>((resolve) => {
-        const s = connect(Number(port), hostname);
-        sockets.push(s);
-        s.on('error', () => undefined);
-        s.once('close', () => {
-          closed.add(s);
-          resolve();
-        });
-        s.once('connect', () => resolve());
-      }),
-    ),
-  );
-  return {
-    open: () => sockets.length - closed.size,
-    release: () => sockets.forEach((s) => s.destroy()),
-  };
-}
-
-/** A brand-new client's request: its status, or the error when the connection was refused. */
-async function freshRequest(url: string, init?: RequestInit): Promise<number | string> {
-  try {
-    const res = await fetch(url, { ...init, headers: { connection: 'close', ...init?.headers }, signal: AbortSignal.timeout(10_000) });
-    await res.text();
-    return res.status;
-  } catch (err) {
-    return String((err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
-  }
-}
 
 async function underFlood(name: string, url: string, canary: Canary, probe: () => Promise<number | string>): Promise<void> {
   await new Promise((r) => setTimeout(r, 300)); // the canary's keep-alive socket is open before the flood

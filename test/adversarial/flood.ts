@@ -1,4 +1,5 @@
 import { request, Agent } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { expect } from 'vitest';
 
 export interface FloodResult {
@@ -58,4 +59,56 @@ export function expectRefusedPastLimit(result: FloodResult, limit: { perSecond: 
   expect(problem.status).toBe(429);
   const detail = `rate limit of ${limit.perSecond} requests per second (burst ${limit.burst}) exceeded for this client (${limit.variables}); retry after `;
   expect(problem.detail).toMatch(new RegExp(`^${escapeRegExp(detail)}\\d+ s$`));
+}
+
+export interface IdleFlood {
+  /** Sockets still open (held by the server). */
+  open(): number;
+  release(): void;
+}
+
+/**
+ * Opens `count` idle TCP connections (no byte sent) from `localAddress` (default: the system's choice, 127.0.0.1
+ * on loopback) and resolves once each has connected or failed.
+ */
+export async function idleFlood(url: string, count: number, localAddress?: string): Promise<IdleFlood> {
+  const { hostname, port } = new URL(url);
+  const sockets: Socket[] = [];
+  const closed = new Set<Socket>();
+  await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<void>((resolve) => {
+        const s = connect({ port: Number(port), host: hostname, localAddress });
+        sockets.push(s);
+        s.on('error', () => undefined);
+        s.once('close', () => {
+          closed.add(s);
+          resolve();
+        });
+        s.once('connect', () => resolve());
+      }),
+    ),
+  );
+  return {
+    open: () => sockets.length - closed.size,
+    release: () => sockets.forEach((s) => s.destroy()),
+  };
+}
+
+/**
+ * A brand-new client's request on its own connection (from `localAddress` when given, e.g. 127.0.0.2: Linux routes
+ * all of 127/8 to loopback, so it is another client address): its status, or the error when the connection was
+ * refused or reset.
+ */
+export function freshRequest(url: string, init: { method?: string; body?: string; headers?: Record<string, string>; localAddress?: string } = {}): Promise<number | string> {
+  return new Promise((resolve) => {
+    const r = request(url, { method: init.method ?? 'GET', agent: false, localAddress: init.localAddress, timeout: 10_000, headers: { connection: 'close', ...init.headers } }, (res) => {
+      res.on('data', () => undefined);
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', (err) => resolve(err.message));
+    });
+    r.on('timeout', () => r.destroy(new Error('no answer within 10 s')));
+    r.on('error', (err) => resolve(err.message));
+    r.end(init.body);
+  });
 }

@@ -62,13 +62,14 @@ export function blockNumberCanary(name: string, url: string): Canary {
  * tracker) and eth_getBalance of a fresh random address at latest (no cache holds it), so a node that still
  * answers heads but no longer serves state reads fails the canary.
  */
-export function nodeCanary(name: string, url: string, options: { headers?: Record<string, string> } = {}): Canary {
+export function nodeCanary(name: string, url: string, options: { headers?: Record<string, string>; localAddress?: string } = {}): Canary {
   return startCanary(
     name,
     {
       method: 'POST',
       url,
       headers: options.headers,
+      localAddress: options.localAddress,
       body: () =>
         `[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x${randomBytes(20).toString('hex')}","latest"]}]`,
       ok: (status, body) => {

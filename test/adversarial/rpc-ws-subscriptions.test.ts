@@ -26,7 +26,9 @@ beforeAll(async () => {
   db = await openTestDb();
   node = await recordingNode(anvil.url, NODE_LIMIT);
   // Behind one trusted proxy: X-Forwarded-For names the client, so one test plays several clients.
-  rpc = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil, env: { RPC_UPSTREAM_URLS: node.url, RPC_TRUSTED_PROXY_HOPS: '1' } });
+  // 300 subscribes sent at once all run (ws parses a burst before the socket pauses): the per-client in-flight
+  // quota (client-quotas.test.ts) is raised past them so the race tested here is the subscription cap's alone.
+  rpc = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil, env: { RPC_UPSTREAM_URLS: node.url, RPC_TRUSTED_PROXY_HOPS: '1', RPC_MAX_INFLIGHT_PER_CLIENT: '1000' } });
   wsUrl = rpc.url.replace('http://', 'ws://');
   traffic = await logTraffic(provider, 1);
 }, 120_000);

@@ -14,10 +14,11 @@ export interface WsAnswer {
 /**
  * A raw WebSocket client (the `ws` package, as a script would use): calls by id, notifications by
  * subscription id, and the `error` a subscription may end with. `forwardedFor` sets X-Forwarded-For, so
- * behind RPC_TRUSTED_PROXY_HOPS=1 each value is another client of the rate limit and the caps.
+ * behind RPC_TRUSTED_PROXY_HOPS=1 each value is another client of the rate limit and the caps; `localAddress`
+ * (e.g. 127.0.0.2) makes it another client without a proxy.
  */
-export async function wsClient(url: string, forwardedFor?: string) {
-  const ws = new WebSocket(url, { headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}, maxPayload: 256 * 1024 * 1024 });
+export async function wsClient(url: string, forwardedFor?: string, localAddress?: string) {
+  const ws = new WebSocket(url, { headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}, maxPayload: 256 * 1024 * 1024, localAddress });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);

@@ -108,7 +108,7 @@ function httpCaller(url: string): () => Promise<void> {
 
 export async function main(): Promise<void> {
   const { anvil, provider } = await chain();
-  const endpoint = await startEndpoint(anvil.url, { RPC_WS_MAX_SOCKETS: '5000', HTTP_MAX_CONNECTIONS: '8000', RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024) });
+  const endpoint = await startEndpoint(anvil.url, { RPC_WS_MAX_SOCKETS: '5000', RPC_WS_MAX_SOCKETS_PER_CLIENT: '0', HTTP_MAX_CONNECTIONS: '8000', HTTP_MAX_CONNECTIONS_PER_CLIENT: '0', RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024) });
   const outer = await deployOuter(wallet(0, provider));
   const address = await outer.getAddress();
   const sides = [

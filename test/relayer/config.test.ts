@@ -36,7 +36,7 @@ describe('relayer config', () => {
     expect(c.l1.listener).toEqual({ blockConfirmation: 4, initialFromBlock: undefined, intervalMs: 4000, receiptPollingIntervalMs: 4000, maxBlocksToFetchLogs: 1000, eventFilters: undefined });
     expect(c.l1ToL2).toEqual({ autoClaimEnabled: true, calldataEnabled: false, eoaEnabled: false, sponsoringEnabled: false });
     expect(c.claiming).toMatchObject({ maxClaimGasLimit: 500_000n, maxFeePerGasCap: 100_000_000_000n, profitMargin: '1', retryDelaySeconds: 30, gasEstimationPercentile: 20 });
-    expect(c.api).toEqual({ port: 9090, host: '127.0.0.1', http: { maxConnections: 4096, headersTimeoutMs: 20_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 }, rateLimit: { perSecond: 20, burst: 40, trustedProxyHops: 0 } });
+    expect(c.api).toEqual({ port: 9090, host: '127.0.0.1', http: { maxConnections: 4096, maxConnectionsPerClient: 256, fdReserve: 1_024, headersTimeoutMs: 20_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 }, rateLimit: { perSecond: 20, burst: 40, trustedProxyHops: 0 } });
     expect(c.cleaner).toEqual({ enabled: false, intervalMs: 43_200_000, daysBeforeNowToDelete: 14 });
     expect(c.database).toEqual({ kind: 'pglite', dataDir: undefined, sharedBuffersMb: 16 });
     expect(c.l1.signer).toEqual({ type: 'private-key', privateKey: KEY });

@@ -11,6 +11,8 @@ import { env, parseEnv } from './env.js';
  */
 export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
   maxConnections: 4_096,
+  maxConnectionsPerClient: 256,
+  fdReserve: 1_024,
   headersTimeoutMs: 20_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
@@ -19,6 +21,16 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 export const httpEnv = {
   /** Open sockets per server; beyond it new connections are closed at once, existing ones keep working. */
   HTTP_MAX_CONNECTIONS: env.integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections }),
+  /**
+   * Open sockets of one client address (WebSocket sockets included) per server; its newest beyond it is closed at
+   * once. 0: no per-client cap. Behind a proxy every client shares the proxy's address: raise it or set 0 there.
+   */
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient }),
+  /**
+   * File descriptors no client connection may take (kept for our database, chain and upstream connections): all
+   * servers of the process together accept at most `ulimit -n` minus this many connections.
+   */
+  HTTP_FD_RESERVE: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve }),
   /** Time for a client to send the complete request headers. */
   HTTP_HEADERS_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs }),
   /** Time for a client to send the complete request, body included (a trickled body is cut with 408). */
@@ -29,6 +41,10 @@ export const httpEnv = {
 
 export interface HttpLimits {
   maxConnections: number;
+  /** HTTP_MAX_CONNECTIONS_PER_CLIENT (0: off). */
+  maxConnectionsPerClient: number;
+  /** HTTP_FD_RESERVE: descriptors kept out of the clients' reach (src/common/http/descriptors.ts). */
+  fdReserve: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
@@ -39,6 +55,8 @@ type HttpValues = ReturnType<typeof parseEnv<typeof httpEnv>>['values'];
 export function httpLimitsFrom(values: HttpValues): HttpLimits {
   return Object.freeze({
     maxConnections: values.HTTP_MAX_CONNECTIONS,
+    maxConnectionsPerClient: values.HTTP_MAX_CONNECTIONS_PER_CLIENT,
+    fdReserve: values.HTTP_FD_RESERVE,
     // Node requires headersTimeout <= requestTimeout; a smaller request timeout bounds the headers too.
     headersTimeoutMs: Math.min(values.HTTP_HEADERS_TIMEOUT_MS, values.HTTP_REQUEST_TIMEOUT_MS),
     requestTimeoutMs: values.HTTP_REQUEST_TIMEOUT_MS,

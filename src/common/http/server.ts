@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { BaseError } from '../errors.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/http-env.js';
 import type { Logger } from '../log.js';
+import { ClientQuota } from './client-quota.js';
+import { descriptors } from './descriptors.js';
 
 export class PortInUseError extends BaseError {
   override name = 'PortInUseError';
@@ -43,22 +44,22 @@ export function listen(handler: RequestListener, host: string, port: number, wha
   server.headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  const fdLimit = openFilesLimit();
-  if (fdLimit !== undefined && limits.maxConnections > fdLimit / 2) {
-    options.logger?.warn(
-      { server: what, maxConnections: limits.maxConnections, openFilesLimit: fdLimit },
-      'HTTP_MAX_CONNECTIONS is above half the process descriptor limit (ulimit -n): a connection flood can still exhaust descriptors; lower it or raise the limit',
-    );
-  }
-  let dropped = 0;
-  let lastWarnAt = 0;
-  server.on('drop', () => {
-    dropped++;
-    const now = Date.now();
-    if (options.logger && now - lastWarnAt >= 60_000) {
-      lastWarnAt = now;
-      options.logger.warn({ server: what, maxConnections: limits.maxConnections, droppedSinceStart: dropped }, 'connection limit reached: new connections are refused (HTTP_MAX_CONNECTIONS)');
+  reportDescriptors(what, limits, options.logger);
+  const refusals = refusalLog(what, limits, options.logger);
+  server.on('drop', () => refusals('server'));
+  const perClient = new ClientQuota(limits.maxConnectionsPerClient);
+  server.on('connection', (socket: Socket) => {
+    const client = socket.remoteAddress ?? 'unknown';
+    // Over a quota: closed at once (its descriptor freed), the client's other connections untouched.
+    if (!descriptors.take()) return void (refusals('process'), socket.destroy());
+    if (!perClient.take(client)) {
+      descriptors.release();
+      return void (refusals('client'), socket.destroy());
     }
+    socket.once('close', () => {
+      perClient.release(client);
+      descriptors.release();
+    });
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -84,12 +85,42 @@ export function listen(handler: RequestListener, host: string, port: number, wha
   });
 }
 
-/** The soft limit on open descriptors (Linux; undefined elsewhere or when unlimited). */
-function openFilesLimit(): number | undefined {
-  try {
-    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
+type Refused = 'server' | 'client' | 'process';
+
+/** Counts refused connections by which limit refused them; tells the log at most once a minute, naming the variable. */
+function refusalLog(what: string, limits: HttpLimits, logger: Logger | undefined): (by: Refused) => void {
+  const dropped: Record<Refused, number> = { server: 0, client: 0, process: 0 };
+  const why: Record<Refused, () => string> = {
+    server: () => `open connections of this server at ${limits.maxConnections} (HTTP_MAX_CONNECTIONS)`,
+    client: () => `one client address at ${limits.maxConnectionsPerClient} open connections (HTTP_MAX_CONNECTIONS_PER_CLIENT): its newest are closed`,
+    process: () => `client connections of the process at ${descriptors.clientCap}: ulimit -n ${descriptors.limit} less ${descriptors.reserve} kept for our own connections (HTTP_FD_RESERVE)`,
+  };
+  let lastWarnAt = 0;
+  return (by) => {
+    dropped[by]++;
+    const now = Date.now();
+    if (logger && now - lastWarnAt >= 60_000) {
+      lastWarnAt = now;
+      logger.warn({ server: what, refused: by, droppedSinceStart: { ...dropped } }, `connection limit reached: new connections are refused (${why[by]()})`);
+    }
+  };
+}
+
+/**
+ * Keeps HTTP_FD_RESERVE out of the clients' reach, and says in one line at start the descriptor limit, the reserve
+ * and how many client connections the process accepts (a warning when the limit is too low for the caps).
+ */
+export function reportDescriptors(what: string, limits: HttpLimits, logger: Logger | undefined): void {
+  descriptors.keep(limits.fdReserve);
+  if (!logger) return;
+  const { limit, reserve, clientCap, reserveCut } = descriptors;
+  const cap = Number.isFinite(clientCap) ? clientCap : 'unbounded';
+  const fields = { server: what, openFilesLimit: limit ?? 'unlimited', fdReserve: reserve, clientConnectionsMax: cap, maxConnections: limits.maxConnections, maxConnectionsPerClient: limits.maxConnectionsPerClient };
+  const line = `file descriptors: ${limit ?? 'no'} limit (ulimit -n), ${reserve} kept for our own database and chain connections (HTTP_FD_RESERVE), client connections of the process at most ${cap}`;
+  const problems = [
+    ...(reserveCut ? [`HTTP_FD_RESERVE (${limits.fdReserve}) cut to half the limit`] : []),
+    ...(clientCap < limits.maxConnections ? [`fewer than HTTP_MAX_CONNECTIONS (${limits.maxConnections})`] : []),
+  ];
+  if (problems.length > 0) logger.warn(fields, `${line}; ${problems.join(', ')}: raise ulimit -n`);
+  else logger.info(fields, line);
 }

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import { headClientAddress } from '../../common/http/client-address.js';
 import type { RequestHead } from '../../common/http/request-head.js';
 import type { Logger } from '../../common/log.js';
+import type { ClientQuota } from '../../common/http/client-quota.js';
 import { slotCounter } from '../../common/metric-slots.js';
 import { andThen, type Awaitable, type CallTarget } from '../types.js';
 import { errorBody, handleBody, type Reply } from '../envelope.js';
@@ -27,6 +28,8 @@ export interface PostOptions {
   maxJsonDepth?: number;
   metrics: Registry;
   logger: Logger;
+  /** RPC_MAX_INFLIGHT_PER_CLIENT, shared with the WebSocket side (envelope.ts); absent: no per-client cap. */
+  inflight?: ClientQuota;
   /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
   access?: KeyAccess;
 }
@@ -59,7 +62,7 @@ export function postCore<X extends RequestHead>(o: PostOptions, sink: ReplySink<
 
   const reply = (x: X, text: string, client: string, limiter: RateLimiter, target: CallTarget): Awaitable<void> => {
     const budget = new ResponseBudget(maxResponseBytes);
-    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter }), (answer) => {
+    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter, inflight: o.inflight }), (answer) => {
       // Charged before the reply leaves, so this client's next request already sees the cost of this one.
       const extra = replyCost(budget, costs);
       if (extra === 0) return send(x, answer.status, answer.body, answer.headers);

@@ -2,9 +2,11 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { PortInUseError } from '../../common/http/server.js';
+import { PortInUseError, reportDescriptors } from '../../common/http/server.js';
 import type { RequestHead } from '../../common/http/request-head.js';
 import { formatPeerAddress } from '../../common/http/peer-address.js';
+import { headClientAddress } from '../../common/http/client-address.js';
+import { ClientQuota } from '../../common/http/client-quota.js';
 import { statusLine } from '../../common/http/status-line.js';
 import { toReadiness } from '../../common/http/operator.js';
 import type { HttpLimits } from '../../common/config/http-env.js';
@@ -195,6 +197,31 @@ const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
   write(x, status, headers, body, close);
 };
 
+/**
+ * uWS has no connection cap, so the bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too
+ * (counted apart from its calls, which the envelope counts): a trickled 1 MiB body costs its memory until it is
+ * whole, and one address cannot keep more than the quota of them. `take` answers the release (once, whatever
+ * ends the body), or undefined when the quota is full.
+ */
+function bodySlots(o: RpcAppOptions): { take(x: PostExchange): (() => void) | undefined; refusal: string } {
+  const perClient = o.inflight?.perClient ?? 0;
+  const quota = new ClientQuota(perClient);
+  const none = () => undefined;
+  return {
+    take(x) {
+      if (perClient === 0) return none;
+      const client = headClientAddress(x, o.trustedProxyHops);
+      if (!quota.take(client)) return undefined;
+      let held = true;
+      return () => {
+        if (held) quota.release(client);
+        held = false;
+      };
+    },
+    refusal: errorBody(RpcCodes.LimitExceeded, `too many request bodies in flight: at most ${perClient} of one client being received at once (RPC_MAX_INFLIGHT_PER_CLIENT); send them whole, then retry`, { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: perClient, retryAfterSeconds: 1 }),
+  };
+}
+
 /** POST / and /v1/<key>: the head captured, the body read, then the transport-neutral core (http/post.ts). */
 function postHandler(o: RpcAppOptions, cors: Cors, limits: HttpLimits): Handler {
   const core = postCore(o, uwsReplySink);
@@ -203,17 +230,27 @@ function postHandler(o: RpcAppOptions, cors: Cors, limits: HttpLimits): Handler 
     write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
   };
   const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
+  const slots = bodySlots(o);
   return (res, req) => {
     const x = new PostExchange(res, req, o.trustedProxyHops, cors);
-    res.onAborted(() => (x.aborted = true));
+    const release = slots.take(x);
+    if (!release) return write(x, 429, ['content-type', JSON_TYPE, 'retry-after', '1'], slots.refusal, true);
+    res.onAborted(() => {
+      x.aborted = true;
+      release();
+    });
     readBody(x, header(req, 'content-length'), o.maxBodyBytes, limits.requestTimeoutMs, (text) => {
+      release();
       try {
         const done = core(x, text);
         if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
       } catch (err) {
         failed(x, err);
       }
-    }, () => write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true));
+    }, () => {
+      release();
+      write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true);
+    });
   };
 }
 
@@ -268,6 +305,8 @@ function routeHandler(o: RpcAppOptions, cors: Cors, post: Handler): Handler {
  */
 export async function listenUws(o: RpcAppOptions, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
   const uws = loadUws();
+  // uWS has no accept hook: the reserve bounds its WebSocket sockets only (ws/uws-sockets.ts), not its HTTP connections.
+  reportDescriptors('rpc (uws)', limits, o.logger);
   const app = uws.App();
   const cors = corsPolicy(o.corsOrigins ?? '*');
   addRoutes(app);

@@ -3,13 +3,14 @@ import { env } from '../../common/config/env.js';
 /** WebSocket side of `l2stack rpc` (same port as HTTP). Documented in .env.example, section "RPC endpoint". */
 export const wsEnv = {
   RPC_WS_MAX_SOCKETS: env.integer({ min: 0, max: 1_000_000, default: 2_048 }),
+  RPC_WS_MAX_SOCKETS_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: 64 }),
   RPC_WS_MAX_SUBSCRIPTIONS: env.integer({ min: 1, max: 10_000, default: 100 }),
   RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET: env.integer({ min: 1, default: 10_000 }),
   RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT: env.integer({ min: 1, default: 20_000 }),
   RPC_WS_MAX_BUFFERED_BYTES: env.integer({ min: 65_536, default: 4_194_304 }),
   RPC_WS_MAX_TOTAL_BUFFERED_BYTES: env.integer({ min: 1_048_576, default: 268_435_456 }),
   RPC_WS_MAX_INFLIGHT: env.integer({ min: 1, max: 1_000, default: 32 }),
-  RPC_WS_IDLE_TIMEOUT_MS: env.integer({ min: 1_000, default: 300_000 }),
+  RPC_WS_IDLE_TIMEOUT_MS: env.integer({ min: 1_000, default: 60_000 }),
   RPC_WS_PING_MS: env.integer({ min: 1_000, default: 30_000 }),
   RPC_WS_MAX_RESUME_BLOCKS: env.integer({ min: 0, default: 10_000 }),
   RPC_WS_PENDING_POLL_MS: env.integer({ min: 50, default: 1_000 }),
@@ -18,6 +19,11 @@ export const wsEnv = {
 export interface WsLimits {
   /** Open sockets at most (0: WebSocket off); more upgrades get HTTP 503 naming the limit. */
   maxSockets: number;
+  /**
+   * Open sockets of one client (the rate limit's identity: its address, or its API key) at most, subscribed or
+   * not (0: no per-client cap); more upgrades get HTTP 429 naming the limit.
+   */
+  maxSocketsPerClient: number;
   /** Subscriptions one socket may hold (a resume counts from the moment it is asked for). */
   maxSubscriptions: number;
   /** Addresses in the logs filters of all subscriptions of one socket, and of one client on all its sockets. */
@@ -32,7 +38,7 @@ export interface WsLimits {
   maxTotalBufferedBytes: number;
   /** Calls of one socket running at once: past it the socket is not read until one finishes. */
   maxInflight: number;
-  /** A socket with no subscription that sends nothing for this long is closed (1000). */
+  /** A socket with no subscription that sends nothing for this long is closed (1000); checked every quarter of it. */
   idleTimeoutMs: number;
   /** Ping period; a socket that did not answer the previous ping is dropped as dead. */
   pingMs: number;
@@ -46,6 +52,7 @@ type WsValues = { [K in keyof typeof wsEnv]: number };
 export function wsLimitsFrom(v: WsValues): WsLimits {
   return Object.freeze({
     maxSockets: v.RPC_WS_MAX_SOCKETS,
+    maxSocketsPerClient: v.RPC_WS_MAX_SOCKETS_PER_CLIENT,
     maxSubscriptions: v.RPC_WS_MAX_SUBSCRIPTIONS,
     maxAddressesPerSocket: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET,
     maxAddressesPerClient: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT,

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../common/log.js';
+import type { ClientQuota } from '../../common/http/client-quota.js';
 import { counter, gauge } from '../../common/metrics.js';
 import type { RpcConfig } from '../config.js';
 import { handleBody, replyText } from '../envelope.js';
@@ -21,6 +22,8 @@ export interface StartWebSocketOptions {
   limits: WsLimits;
   dispatcher: CallTarget;
   limiter: RateLimiter;
+  /** RPC_MAX_INFLIGHT_PER_CLIENT, the same count as POST's (envelope.ts). */
+  inflight?: ClientQuota;
   /** API keys (ws://host/v1/<key> or x-api-key); without it every socket is anonymous. */
   access?: KeyAccess;
   feed: HeadFeed;
@@ -81,6 +84,7 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
         client: session.client,
         budget,
         limiter,
+        inflight: o.inflight,
       });
       const extra = replyCost(budget, o.config.rateLimit);
       if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));

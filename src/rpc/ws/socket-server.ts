@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
+import { ClientQuota } from '../../common/http/client-quota.js';
 import type { WsLimits } from './config.js';
 import type { Access, AccessDecision } from '../keys/access.js';
 import { isRpcPath } from '../keys/access.js';
@@ -104,6 +105,13 @@ function refuseUpgrade(m: WsMetrics, socket: Duplex, status: number, reason: str
   socket.end(`HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
 }
 
+/** RPC_WS_MAX_SOCKETS_PER_CLIENT as both transports count it: a slot per open socket of a client (its access.client). */
+export const socketQuota = (limits: WsLimits): ClientQuota => new ClientQuota(limits.maxSocketsPerClient);
+
+/** The refusal of an upgrade past RPC_WS_MAX_SOCKETS_PER_CLIENT (HTTP 429, retry after 1 s). */
+export const perClientRefusal = (limits: WsLimits): string =>
+  `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;
+
 /** Every 250 ms: when all sockets together queue more than the limit, the heaviest are cut off first. */
 export function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): NodeJS.Timeout {
   const timer = setInterval(() => {
@@ -136,6 +144,7 @@ export function attachWebSocket(server: Server, o: WsServerOptions): SocketServe
   const cutOffs = new Map<PeerSocket, CutOff>();
   const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, cutOffs);
   const registry: SocketRegistry = { o, m, cutOffs };
+  const perClient = socketQuota(o.limits);
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
@@ -146,6 +155,10 @@ export function attachWebSocket(server: Server, o: WsServerOptions): SocketServe
     o.admit(new NodeRequestHead(req)).then(
       (decision) => {
         if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
+        const { client } = decision.access;
+        if (!perClient.take(client)) return refuse(socket, 429, 'client_sockets', perClientRefusal(o.limits), 1);
+        // The raw socket closes whatever happens (handshake failed, socket served and closed): the slot goes with it.
+        socket.once('close', () => perClient.release(client));
         wss.handleUpgrade(req, socket, head, (ws) => serveWs(ws, decision.access, registry));
       },
       (err: unknown) => {
@@ -257,13 +270,19 @@ export function serveSocket(ws: PeerSocket, access: Access, { o, m, cutOffs }: S
  * closes a socket idle with no subscription.
  */
 function keepAlive(ws: PeerSocket, session: SocketSession, limits: WsLimits, cutOff: CutOff, activity: { lastActive: number }, answered: () => boolean): NodeJS.Timeout {
+  // The idle bound is checked every quarter of it, so a socket is cut within 1.25x RPC_WS_IDLE_TIMEOUT_MS.
+  const tick = Math.max(250, Math.min(limits.pingMs, Math.floor(limits.idleTimeoutMs / 4)));
+  let pingedAt = Date.now();
   const timer = setInterval(() => {
-    if (!answered()) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
-    if (session.subscriptions.size === 0 && Date.now() - activity.lastActive > limits.idleTimeoutMs) {
+    const now = Date.now();
+    if (session.subscriptions.size === 0 && now - activity.lastActive > limits.idleTimeoutMs) {
       return cutOff(1000, `idle for ${limits.idleTimeoutMs} ms with no subscription (RPC_WS_IDLE_TIMEOUT_MS)`, 'idle');
     }
+    if (now - pingedAt < limits.pingMs) return;
+    pingedAt = now;
+    if (!answered()) return cutOff(GOING_AWAY, 'no answer to ping', 'dead');
     ws.ping();
-  }, Math.min(limits.pingMs, limits.idleTimeoutMs));
+  }, tick);
   timer.unref();
   return timer;
 }

@@ -3,11 +3,14 @@ import type { RequestHead } from '../../common/http/request-head.js';
 import { statusLine } from '../../common/http/status-line.js';
 import type { Access } from '../keys/access.js';
 import { isRpcPath } from '../keys/access.js';
-import { GOING_AWAY, serveSocket, watchTotalBuffered, wsMetrics, type CutOff, type PeerEvents, type PeerSocket, type SocketRegistry, type SocketServer, type WsServerOptions } from './socket-server.js';
+import { descriptors } from '../../common/http/descriptors.js';
+import { GOING_AWAY, perClientRefusal, serveSocket, socketQuota, watchTotalBuffered, wsMetrics, type CutOff, type PeerEvents, type PeerSocket, type SocketRegistry, type SocketServer, type WsServerOptions } from './socket-server.js';
 
 /** What uWS keeps for one socket: its access (set at upgrade), then its peer and serveSocket's events. */
 interface SocketData {
   access: Access;
+  /** Holds a slot of RPC_WS_MAX_SOCKETS_PER_CLIENT and of the process's descriptors until the socket closes. */
+  holding: boolean;
   peer?: UwsPeer;
   events?: PeerEvents;
 }
@@ -91,9 +94,43 @@ function refuse(registry: SocketRegistry, res: HttpResponse, status: number, rea
   });
 }
 
+/** What an upgrade needs of uWS's request, read while it lives (it is freed when the handler returns). */
+function upgradeHead(res: HttpResponse, req: HttpRequest) {
+  const query = req.getQuery();
+  const url = query ? `${req.getUrl()}?${query}` : req.getUrl();
+  const apiKey = req.getHeader('x-api-key');
+  const forwarded = req.getHeader('x-forwarded-for');
+  const head: RequestHead = {
+    url,
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() || 'unknown',
+    header: (name) => (name === 'x-api-key' ? apiKey || undefined : name === 'x-forwarded-for' ? forwarded || undefined : undefined),
+  };
+  return { head, url, key: req.getHeader('sec-websocket-key'), protocol: req.getHeader('sec-websocket-protocol'), extensions: req.getHeader('sec-websocket-extensions') };
+}
+
+/**
+ * A socket's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT and its descriptor of the process (uWS has no accept hook: a
+ * socket is counted once upgraded): `hold` answers the refusal when either is full, `release` gives both back.
+ */
+function socketSlots(limits: WsServerOptions['limits']) {
+  const perClient = socketQuota(limits);
+  return {
+    hold(client: string): { status: number; reason: string; message: string } | undefined {
+      if (!perClient.take(client)) return { status: 429, reason: 'client_sockets', message: perClientRefusal(limits) };
+      if (descriptors.take()) return undefined;
+      perClient.release(client);
+      return { status: 503, reason: 'descriptors', message: `too many connections to this process: ${descriptors.clientCap} (ulimit -n less HTTP_FD_RESERVE); retry later` };
+    },
+    release(client: string): void {
+      perClient.release(client);
+      descriptors.release();
+    },
+  };
+}
+
 /**
  * JSON-RPC over WebSocket on uWebSockets.js (RPC_TRANSPORT=uws), on the endpoint's HTTP port like
- * attachWebSocket on node:http: the same admission (path, RPC_WS_MAX_SOCKETS, API key), the same session,
+ * attachWebSocket on node:http: the same admission (path, RPC_WS_MAX_SOCKETS, API key, RPC_WS_MAX_SOCKETS_PER_CLIENT), the same session,
  * limits and keep-alive (serveSocket). uWS's own idle timeout and automatic pings are off: serveSocket's
  * RPC_WS_PING_MS and RPC_WS_IDLE_TIMEOUT_MS apply.
  */
@@ -104,6 +141,7 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
   const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, cutOffs);
   const open = new Set<UwsPeer>();
   let upgrading = 0;
+  const slots = socketSlots(o.limits);
 
   app.ws<SocketData>('/*', {
     maxPayloadLength: o.maxMessageBytes,
@@ -112,18 +150,7 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
     // serveSocket cuts a slow reader off at RPC_WS_MAX_BUFFERED_BYTES before sending; uWS must never drop a message silently below that.
     maxBackpressure: o.limits.maxBufferedBytes + o.maxMessageBytes,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-      const query = req.getQuery();
-      const url = query ? `${req.getUrl()}?${query}` : req.getUrl();
-      const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
-      const extensions = req.getHeader('sec-websocket-extensions');
-      const apiKey = req.getHeader('x-api-key');
-      const forwarded = req.getHeader('x-forwarded-for');
-      const head: RequestHead = {
-        url,
-        remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() || 'unknown',
-        header: (name) => (name === 'x-api-key' ? apiKey || undefined : name === 'x-forwarded-for' ? forwarded || undefined : undefined),
-      };
+      const { head, url, key, protocol, extensions } = upgradeHead(res, req);
       if (!isRpcPath(url)) return refuse(registry, res, 404, 'path', `WebSocket is served on / (or /v1/<key>) only, not ${req.getUrl()}`);
       if (open.size + upgrading >= o.limits.maxSockets) {
         return refuse(registry, res, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
@@ -136,7 +163,9 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
           (decision) => {
             if (aborted) return;
             if (!decision.ok) return refuse(registry, res, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
-            res.cork(() => res.upgrade<SocketData>({ access: decision.access }, key, protocol, extensions, context));
+            const over = slots.hold(decision.access.client);
+            if (over) return refuse(registry, res, over.status, over.reason, over.message, 1);
+            res.cork(() => res.upgrade<SocketData>({ access: decision.access, holding: true }, key, protocol, extensions, context));
           },
           (err: unknown) => {
             o.logger.error({ err }, 'websocket admission failed');
@@ -158,7 +187,12 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): Socke
     },
     pong: (ws) => ws.getUserData().peer?.events?.pong(),
     close: (ws) => {
-      const peer = ws.getUserData().peer;
+      const data = ws.getUserData();
+      if (data.holding) {
+        data.holding = false;
+        slots.release(data.access.client);
+      }
+      const peer = data.peer;
       if (!peer) return;
       peer.closed = true;
       open.delete(peer);
