@@ -107,4 +107,17 @@ describe('eth_simulateV1 gas as the node fills it', () => {
     const filled = gasAsTheNodeFills(payload, measured, 50_000_000n);
     expect(filled.blockStateCalls[0]!.calls!.map((c) => c.gas)).toEqual(['0x30d40', '0xc350', `0x${(200_000n - 42_000n).toString(16)}`]);
   });
+
+  it('behavior: the empty blocks a node puts in where a block number skips ahead are not taken for requested blocks', () => {
+    const payload = { blockStateCalls: [{ blockOverrides: { number: '0x5' }, calls: [transfer()] }, { calls: [transfer()] }] };
+    // As geth answers it: blocks 0x3 and 0x4 are put in, empty, before the requested 0x5.
+    const measured = [
+      { number: '0x3', gasLimit: '0x1', calls: [] },
+      { number: '0x4', gasLimit: '0x1', calls: [] },
+      { number: '0x5', gasLimit: '0x30d40', calls: [{ gasUsed: '0x5208' }] },
+      { number: '0x6', gasLimit: '0x186a0', calls: [{ gasUsed: '0x5208' }] },
+    ];
+    const filled = gasAsTheNodeFills(payload, measured, 50_000_000n);
+    expect(filled.blockStateCalls.map((b) => b.calls![0]!.gas)).toEqual(['0x30d40', '0x186a0']);
+  });
 });

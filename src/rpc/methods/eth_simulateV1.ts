@@ -50,10 +50,25 @@ export function boundSimulation(payload: SimulatePayload, limits: { maxBlocks: n
   return { ...payload, blockStateCalls: blocks.map((b) => (b.calls ? { ...b, calls: b.calls.map(withGas) } : b)) };
 }
 
-/** What gasAsTheNodeFills reads of a run: each block's gas limit and each call's gas used. */
+/** What gasAsTheNodeFills reads of a run: each block's number, gas limit and each call's gas used. */
 export interface MeasuredBlock {
+  number?: string;
   gasLimit: string;
   calls: { gasUsed: string }[];
+}
+
+/**
+ * The answered block of each requested block. geth answers the empty blocks it puts in where a
+ * blockOverrides.number skips ahead (anvil 1.7.1 does not), so a requested block with a number is the
+ * answered block of that number, and one without is the next.
+ */
+function answeredBlocks(payload: SimulatePayload, measured: readonly MeasuredBlock[]): (MeasuredBlock | undefined)[] {
+  let k = 0;
+  return payload.blockStateCalls.map((b) => {
+    const wanted = b.blockOverrides?.number;
+    if (wanted !== undefined) while (k < measured.length && BigInt(measured[k]!.number ?? wanted) < BigInt(wanted)) k++;
+    return measured[k++];
+  });
 }
 
 const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigint) =>
@@ -74,8 +89,9 @@ const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigin
  */
 export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly MeasuredBlock[], gasCap: bigint): SimulatePayload {
   let budget = gasCap;
+  const answered = answeredBlocks(payload, measured);
   const blockStateCalls = payload.blockStateCalls.map((b, i) => {
-    const limit = BigInt(measured[i]?.gasLimit ?? '0x0');
+    const limit = BigInt(answered[i]?.gasLimit ?? '0x0');
     let used = 0n;
     const calls = b.calls?.map((c, j) => {
       const left = limit - used;
@@ -83,7 +99,7 @@ export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly M
       if (c.gas === undefined && left <= 0n) throw blockFull(i, j, used, 1n, limit);
       if (c.gas !== undefined && BigInt(c.gas) > left) throw blockFull(i, j, used, BigInt(c.gas), limit);
       const gas = min(c.gas === undefined ? left : BigInt(c.gas), budget);
-      const spent = BigInt(measured[i]?.calls[j]?.gasUsed ?? hex(gas));
+      const spent = BigInt(answered[i]?.calls[j]?.gasUsed ?? hex(gas));
       used += spent;
       budget -= spent;
       return c.gas !== undefined && BigInt(c.gas) === gas ? c : { ...c, gas: hex(gas) };
@@ -107,7 +123,9 @@ export default defineMethod('eth_simulateV1', async (ctx, [payload, block], call
   let sent = boundSimulation(payload, { ...ctx.config.simulate, gasCap });
   for (let pass = 1; ; pass++) {
     const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], { budget: call.budget });
-    const next = gasAsTheNodeFills(payload, raw.value as MeasuredBlock[], gasCap);
+    const measured = raw.value;
+    if (!Array.isArray(measured)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
+    const next = gasAsTheNodeFills(payload, measured as MeasuredBlock[], gasCap);
     if (pass === MAX_PASSES || JSON.stringify(next) === JSON.stringify(sent)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
     sent = next;
   }
