@@ -215,7 +215,7 @@ export interface ObjectOfQuantityQuantityBytes32PP4NK9KA {
 export type IntegerBYHjKfUA = number;
 /**
  *
- * Storage key of eth_getProof: 0x-prefixed hexadecimal of at most 64 digits (at most 32 bytes; a shorter key is left-padded with zeros to 32 bytes, as the execution-apis bytesMax32 type and geth read it).
+ * Storage key of eth_getProof: 0x-prefixed hexadecimal of at most 64 digits (at most 32 bytes; a shorter key is left-padded with zeros to 32 bytes, as the execution-apis bytesMax32 type and geth read it). The answer's storage proof carries the key as geth writes it back: a 32-byte key as its lower-case word, a shorter one as a quantity (0x0 stays 0x0, 0x00ab becomes 0xab).
  *
  */
 export type ProofStorageKey = string;
@@ -876,6 +876,28 @@ export interface AssetChange {
   delta: DecimalInteger;
 }
 export type UnorderedSetOfAssetChangeAQrITSyQ = AssetChange[];
+/**
+ *
+ * The transaction as the node filled it, unsigned (execution-apis FilledTransaction: one of the unsigned transaction types). Other members the node adds are passed on.
+ *
+ */
+export interface FilledTransaction {
+  type: Quantity;
+  nonce: Quantity;
+  gas: Quantity;
+  value: Quantity;
+  input: Data;
+  to?: AddressOrNull;
+  chainId: Quantity;
+  gasPrice?: Quantity;
+  maxFeePerGas?: Quantity;
+  maxPriorityFeePerGas?: Quantity;
+  maxFeePerBlobGas?: Quantity;
+  accessList?: AccessList;
+  blobVersionedHashes?: UnorderedSetOfBytes32QncR3GTp;
+  authorizationList?: AuthorizationList;
+  [k: string]: any;
+}
 export type String2RyeV2Vt = "0x0" | "0x1";
 export interface ObjectOfUnorderedSetOfBytes32QncR3GTpDataAddressLHlZ5JC7 {
   address: Address;
@@ -988,7 +1010,7 @@ export interface ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 {
  */
 export type String6V8G3Q6M = string;
 export type AnyOfUint64IntegerBYHjKfUAHk4BltYR = Uint64 | IntegerBYHjKfUA;
-export type UnorderedSetOfProofStorageKeyKmEws0Kw = ProofStorageKey[];
+export type UnorderedSetOfProofStorageKeyleHhvLgF = ProofStorageKey[];
 /**
  *
  * Tracing options. tracer is required and must be callTracer or prestateTracer; the default (struct log) tracer, flatCallTracer and JavaScript tracers are not served.
@@ -1113,13 +1135,23 @@ export interface AccessListResult {
   gasUsed: Quantity;
   error?: StringDoaGddGA;
 }
+/**
+ *
+ * eth_fillTransaction's answer: tx, the filled unsigned transaction; raw, when the node adds it, its encoding.
+ *
+ */
+export interface FillTransactionResult {
+  tx: FilledTransaction;
+  raw?: Data;
+  [k: string]: any;
+}
 export type UnorderedSetOfSimulatedBlockCqwYnc4O = SimulatedBlock[];
 /**
  *
  * Generated! Represents an alias to any of the provided schemas
  *
  */
-export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdStringTLl3HDCfOneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0String6V8G3Q6MDataDataAnyOfUint64IntegerBYHjKfUAHk4BltYRAddressUnorderedSetOfProofStorageKeyKmEws0KwBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationToEstimateAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterCallObjectBlockNumberOrTagOrHashSimulatePayloadBlockNumberOrTagOrHashBytes32TraceOptionsBlockParameterBytes32BlockParameterUint64Bytes32Uint64DataQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRViaI6MKYUnorderedSetOfLogwxQg34NRBooleanVyG3AEThString6V8G3Q6MBooleanVyG3AEThBytes32ReceiptAccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChangesAccessListResultUnorderedSetOfSimulatedBlockCqwYnc4OQuantityFilterIdUnorderedSetOfBlockTraceEntryiQJEmrAyQuantityOrNullQuantityOrNullBlockOrNullBlockOrNullBytes32BooleanVyG3AEThQuantity = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | StringTLl3HDCf | OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 | ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 | String6V8G3Q6M | Data | AnyOfUint64IntegerBYHjKfUAHk4BltYR | UnorderedSetOfProofStorageKeyKmEws0Kw | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | UserOperationToEstimate | SimulatePayload | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRViaI6MKY | Receipt | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges | AccessListResult | UnorderedSetOfSimulatedBlockCqwYnc4O;
+export type AnyOfAddressBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashAddressStorageKeyBlockNumberOrTagOrHashAddressBlockNumberOrTagOrHashCallObjectBlockNumberOrTagOrHashStateOverrideCallObjectBlockNumberOrTagOrHashStateOverrideAnyOfUint64Integer5XMCtXE535RQNtcRBlockParameterUnorderedSetOfNumberCMA79ZnfZz3QuMMQBlockParameterBooleanVyG3AEThBytes32BooleanVyG3AEThBlockParameterBytes32Bytes32BlockParameterUint64Bytes32Uint64Bytes32BlockNumberOrTagOrHashFilterNewFilterFilterIdFilterIdFilterIdStringTLl3HDCfOneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0String6V8G3Q6MDataDataAnyOfUint64IntegerBYHjKfUAHk4BltYRAddressUnorderedSetOfProofStorageKeyleHhvLgFBlockNumberOrTagOrHashBytes32TraceOptionsCallObjectBlockParameterTraceOptionsBlockParameterTraceOptionsBytes32AddressUnorderedSetOfBytes32QncR3GTpFinalizedBlockParameterCallObjectBlockParameterUserOperationAddressUserOperationToEstimateAddressStateOverrideBytes32Bytes32Bytes32CallObjectBlockParameterCallObjectBlockNumberOrTagOrHashCallObjectSimulatePayloadBlockNumberOrTagOrHashBytes32TraceOptionsBlockParameterBytes32BlockParameterUint64Bytes32Uint64DataQuantityQuantityQuantityDataBytes32QuantityDataQuantityQuantityQuantityFeeHistoryBlockOrNullBlockOrNullQuantityOrNullQuantityOrNullTransactionOrNullTransactionOrNullTransactionOrNullReceiptOrNullOneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2UnorderedSetOfLogwxQg34NRFilterIdFilterIdAnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRViaI6MKYUnorderedSetOfLogwxQg34NRBooleanVyG3AEThString6V8G3Q6MBooleanVyG3AEThBytes32ReceiptAccountProofSyncingStatusStringBjCBbhuUStringDoaGddGATraceResultTraceResultUnorderedSetOfBlockTraceEntryiQJEmrAyOneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5WStateProofGasEstimateBytes32UserOperationGasEstimateUnorderedSetOfAddresskLf0NZ15OneOfUserOperationByHashNullQu0Arl1F4B3EFFasOneOfUserOperationReceiptNullQu0Arl1FAFdVvtSoUserOperationGasPriceUserOperationStatusAssetChangesAccessListResultFillTransactionResultUnorderedSetOfSimulatedBlockCqwYnc4OQuantityQuantityFilterIdUnorderedSetOfBlockTraceEntryiQJEmrAyQuantityOrNullQuantityOrNullBlockOrNullBlockOrNullBytes32BooleanVyG3AEThQuantity = Address | BlockNumberOrTagOrHash | StorageKey | CallObject | StateOverride | AnyOfUint64Integer5XMCtXE535RQNtcR | BlockParameter | UnorderedSetOfNumberCMA79ZnfZz3QuMMQ | BooleanVyG3AETh | Bytes32 | Uint64 | Filter | NewFilter | FilterId | StringTLl3HDCf | OneOfNullQu0Arl1FObjectOfFilterTopicsFilterAddressYbSV7ClfGq0Dktu4 | ObjectOfObjectOfQuantityQuantityBytes32PP4NK9KAHzwK8QL0 | String6V8G3Q6M | Data | AnyOfUint64IntegerBYHjKfUAHk4BltYR | UnorderedSetOfProofStorageKeyleHhvLgF | TraceOptions | UnorderedSetOfBytes32QncR3GTp | FinalizedBlockParameter | UserOperation | UserOperationToEstimate | SimulatePayload | Quantity | FeeHistory | BlockOrNull | QuantityOrNull | TransactionOrNull | ReceiptOrNull | OneOfNullQu0Arl1FUnorderedSetOfReceiptujUbejx76FLn3TT2 | UnorderedSetOfLogwxQg34NR | AnyOfUnorderedSetOfBytes32QncR3GTpUnorderedSetOfLogwxQg34NRViaI6MKY | Receipt | AccountProof | SyncingStatus | StringBjCBbhuU | StringDoaGddGA | TraceResult | UnorderedSetOfBlockTraceEntryiQJEmrAy | OneOfNullQu0Arl1FUnorderedSetOfParityTracefWlZacKiVi8Zdv5W | StateProof | GasEstimate | UserOperationGasEstimate | UnorderedSetOfAddresskLf0NZ15 | OneOfUserOperationByHashNullQu0Arl1F4B3EFFas | OneOfUserOperationReceiptNullQu0Arl1FAFdVvtSo | UserOperationGasPrice | UserOperationStatus | AssetChanges | AccessListResult | FillTransactionResult | UnorderedSetOfSimulatedBlockCqwYnc4O;
 export type EthChainId = () => Promise<Quantity>;
 export type EthBlockNumber = () => Promise<Quantity>;
 export type EthGetBalance = (address: Address, block?: BlockNumberOrTagOrHash) => Promise<Quantity>;
@@ -1150,7 +1182,7 @@ export type EthSubscribe = (kind: StringTLl3HDCf, filter?: OneOfNullQu0Arl1FObje
 export type EthUnsubscribe = (subscriptionId: String6V8G3Q6M) => Promise<BooleanVyG3AETh>;
 export type EthSendRawTransaction = (signedTransaction: Data) => Promise<Bytes32>;
 export type EthSendRawTransactionSync = (signedTransaction: Data, timeoutMs?: AnyOfUint64IntegerBYHjKfUAHk4BltYR) => Promise<Receipt>;
-export type EthGetProof = (address: Address, storageKeys: UnorderedSetOfProofStorageKeyKmEws0Kw, block?: BlockNumberOrTagOrHash) => Promise<AccountProof>;
+export type EthGetProof = (address: Address, storageKeys: UnorderedSetOfProofStorageKeyleHhvLgF, block?: BlockNumberOrTagOrHash) => Promise<AccountProof>;
 export type EthSyncing = () => Promise<SyncingStatus>;
 export type NetVersion = () => Promise<StringBjCBbhuU>;
 export type Web3ClientVersion = () => Promise<StringDoaGddGA>;
@@ -1169,7 +1201,9 @@ export type VendorGetUserOperationGasPrice = () => Promise<UserOperationGasPrice
 export type VendorGetUserOperationStatus = (userOperationHash: Bytes32) => Promise<UserOperationStatus>;
 export type VendorSimulateAssetChanges = (transaction: CallObject, block?: BlockParameter) => Promise<AssetChanges>;
 export type EthCreateAccessList = (transaction: CallObject, block?: BlockNumberOrTagOrHash) => Promise<AccessListResult>;
+export type EthFillTransaction = (transaction: CallObject) => Promise<FillTransactionResult>;
 export type EthSimulateV1 = (payload: SimulatePayload, block?: BlockNumberOrTagOrHash) => Promise<UnorderedSetOfSimulatedBlockCqwYnc4O>;
+export type EthBaseFee = () => Promise<Quantity>;
 export type EthBlobBaseFee = () => Promise<Quantity>;
 export type EthNewPendingTransactionFilter = () => Promise<FilterId>;
 export type DebugTraceBlockByHash = (blockHash: Bytes32, options: TraceOptions) => Promise<UnorderedSetOfBlockTraceEntryiQJEmrAy>;
@@ -1231,7 +1265,9 @@ export interface RpcMethodMap {
   vendor_getUserOperationStatus: { params: Parameters<VendorGetUserOperationStatus>; result: Awaited<ReturnType<VendorGetUserOperationStatus>> };
   vendor_simulateAssetChanges: { params: Parameters<VendorSimulateAssetChanges>; result: Awaited<ReturnType<VendorSimulateAssetChanges>> };
   eth_createAccessList: { params: Parameters<EthCreateAccessList>; result: Awaited<ReturnType<EthCreateAccessList>> };
+  eth_fillTransaction: { params: Parameters<EthFillTransaction>; result: Awaited<ReturnType<EthFillTransaction>> };
   eth_simulateV1: { params: Parameters<EthSimulateV1>; result: Awaited<ReturnType<EthSimulateV1>> };
+  eth_baseFee: { params: Parameters<EthBaseFee>; result: Awaited<ReturnType<EthBaseFee>> };
   eth_blobBaseFee: { params: Parameters<EthBlobBaseFee>; result: Awaited<ReturnType<EthBlobBaseFee>> };
   eth_newPendingTransactionFilter: { params: Parameters<EthNewPendingTransactionFilter>; result: Awaited<ReturnType<EthNewPendingTransactionFilter>> };
   debug_traceBlockByHash: { params: Parameters<DebugTraceBlockByHash>; result: Awaited<ReturnType<DebugTraceBlockByHash>> };

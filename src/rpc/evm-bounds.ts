@@ -8,7 +8,9 @@ import type { RpcMethodName } from '../../generated/rpc/methods.js';
 
 /**
  * Bounds of every call that makes the node execute code: eth_call, eth_estimateGas, debug_traceCall,
- * svc_estimateGas, vendor_simulateAssetChanges (and eth_createAccessList, eth_simulateV1 when served).
+ * svc_estimateGas, vendor_simulateAssetChanges, eth_createAccessList, and eth_simulateV1 (capGas per given
+ * gas; its omitted gas is filled as geth's simulator fills it, methods/eth_simulateV1.ts).
+ * eth_fillTransaction takes the time budget only: a given gas is copied into its answer, never run.
  *   - gas: RPC_GAS_CAP (geth's RPCGasCap, 50,000,000). An omitted gas is set to the cap on what goes
  *     upstream (anvil has no cap of its own: an endless loop with gas 2^64-1 held it for good); more is
  *     refused with -32602 naming the cap.
@@ -27,8 +29,8 @@ export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
 /**
  * The call object with its gas bounded: an omitted gas becomes `cap` (so the node never chooses its own,
  * unbounded, allowance), a gas up to the cap is kept as sent, a gas above it is refused. Pure: the
- * caller's object is not changed. Exported for every method that runs a call (eth_createAccessList and
- * eth_simulateV1 bound each of their calls with it).
+ * caller's object is not changed. Exported for every method that runs a call (eth_simulateV1 bounds each
+ * given gas with it).
  */
 export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'param 0 (transaction)'): T & { gas: string } {
   if (call.gas === undefined) return { ...call, gas: `0x${cap.toString(16)}` };

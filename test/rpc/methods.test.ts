@@ -104,6 +104,8 @@ describe('every method of the spec over HTTP', () => {
       eth_createAccessList: [callObj, 'latest'],
       eth_simulateV1: [{ blockStateCalls: [{ calls: [callObj] }] }, 'latest'],
       eth_blobBaseFee: [],
+      eth_baseFee: [],
+      eth_fillTransaction: [callObj],
       eth_newPendingTransactionFilter: [],
       debug_traceBlockByHash: [go.blockHash, { tracer: 'prestateTracer' }],
       eth_getUncleCountByBlockNumber: [block],

@@ -1,11 +1,18 @@
 import type { CallObject, SimulatePayload } from '../../../generated/rpc/methods.js';
-import { rpcErrors } from '../../common/errors.js';
+import { RpcError, rpcErrors } from '../../common/errors.js';
 import { defineMethod } from '../context.js';
 import type { MethodResult } from '../types.js';
 import { capGas } from '../evm-bounds.js';
 import type { RawJson } from '../upstream/raw-json.js';
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** execution-apis' code for a simulated block whose calls ask more gas than the block has left. */
+export const BLOCK_GAS_LIMIT_REACHED = -38015;
+
+/** Runs of one simulation at most: the first measures, the next fill as the node does (see below). */
+const MAX_PASSES = 3;
 
 /** -32005 naming the bound and its variable, as the other limits say it (data: {cap, limit}). */
 const tooBig = (what: string, count: number | bigint, limit: number | bigint, variable: string) =>
@@ -15,12 +22,12 @@ const tooBig = (what: string, count: number | bigint, limit: number | bigint, va
   });
 
 /**
- * The payload with its size and gas bounded. Blocks and calls are counted first (RPC_SIMULATE_MAX_BLOCKS,
- * RPC_SIMULATE_MAX_CALLS). Gas follows geth's rule for simulations: RPC_GAS_CAP is the budget of the whole
- * simulation, not of each call, since the calls run one after the other on one node. A call's own gas is
- * bounded as eth_call's (capGas: above the cap is -32602); the given gases together may not pass the cap
- * (-32005); calls without gas get equal shares of what is left, so the node never picks an unbounded
- * allowance (anvil has none of its own: it ran a 2,000,000,000 block gas limit as asked).
+ * The payload with its size and gas bounded, as first sent. Blocks and calls are counted first
+ * (RPC_SIMULATE_MAX_BLOCKS, RPC_SIMULATE_MAX_CALLS). A call's own gas is bounded as eth_call's (capGas:
+ * above the cap is -32602); the given gases together may not pass RPC_GAS_CAP (-32005), the budget of the
+ * whole simulation in geth. Calls without gas get equal shares of what is left for this first run, so the
+ * node never picks an unbounded allowance (anvil has none: it ran a 2,000,000,000 block gas limit as
+ * asked); what they use there is what gasAsTheNodeFills needs.
  */
 export function boundSimulation(payload: SimulatePayload, limits: { maxBlocks: number; maxCalls: number; gasCap: bigint }): SimulatePayload {
   const blocks = payload.blockStateCalls;
@@ -43,12 +50,83 @@ export function boundSimulation(payload: SimulatePayload, limits: { maxBlocks: n
   return { ...payload, blockStateCalls: blocks.map((b) => (b.calls ? { ...b, calls: b.calls.map(withGas) } : b)) };
 }
 
+/** What gasAsTheNodeFills reads of a run: each block's number, gas limit and each call's gas used. */
+export interface MeasuredBlock {
+  number?: string;
+  gasLimit: string;
+  calls: { gasUsed: string }[];
+}
+
 /**
- * eth_simulateV1: bounded (boundSimulation), then run through the pool's compute gate (RPC_EVM_TIMEOUT_MS,
- * RPC_EVM_MAX_CONCURRENT, time charged in rate units) and answered as the node wrote it.
+ * The answered block of each requested block. geth answers the empty blocks it puts in where a
+ * blockOverrides.number skips ahead (anvil 1.7.1 does not), so a requested block with a number is the
+ * answered block of that number, and one without is the next.
+ */
+function answeredBlocks(payload: SimulatePayload, measured: readonly MeasuredBlock[]): (MeasuredBlock | undefined)[] {
+  let k = 0;
+  return payload.blockStateCalls.map((b) => {
+    const wanted = b.blockOverrides?.number;
+    if (wanted !== undefined) while (k < measured.length && BigInt(measured[k]!.number ?? wanted) < BigInt(wanted)) k++;
+    return measured[k++];
+  });
+}
+
+const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigint) =>
+  new RpcError(BLOCK_GAS_LIMIT_REACHED, `block gas limit reached: blockStateCalls[${i}].calls[${j}] needs ${gas} gas, ${used} of the block's ${limit} are used`, {
+    block: i,
+    call: j,
+    gasUsed: hex(used),
+    gasLimit: hex(limit),
+  });
+
+/**
+ * The client's payload with each call's gas as geth's simulator sets it (internal/ethapi/simulate.go),
+ * given what the calls used in a run (`measured`): in call order, a call without gas gets what its block
+ * has left (the block's gas limit, a lowered blockOverrides.gasLimit included, less the gas the block's
+ * earlier calls used), at most what RPC_GAS_CAP has left over the whole simulation; a given gas is kept,
+ * lowered to what the budget has left. A call that needs more than its block has left is -38015, as the
+ * node answers it; an exhausted budget is -32005 naming RPC_GAS_CAP.
+ */
+export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly MeasuredBlock[], gasCap: bigint): SimulatePayload {
+  let budget = gasCap;
+  const answered = answeredBlocks(payload, measured);
+  const blockStateCalls = payload.blockStateCalls.map((b, i) => {
+    const limit = BigInt(answered[i]?.gasLimit ?? '0x0');
+    let used = 0n;
+    const calls = b.calls?.map((c, j) => {
+      const left = limit - used;
+      if (budget <= 0n) throw tooBig(`the gas used before blockStateCalls[${i}].calls[${j}]`, gasCap - budget, gasCap, 'RPC_GAS_CAP');
+      if (c.gas === undefined && left <= 0n) throw blockFull(i, j, used, 1n, limit);
+      if (c.gas !== undefined && BigInt(c.gas) > left) throw blockFull(i, j, used, BigInt(c.gas), limit);
+      const gas = min(c.gas === undefined ? left : BigInt(c.gas), budget);
+      const spent = BigInt(answered[i]?.calls[j]?.gasUsed ?? hex(gas));
+      used += spent;
+      budget -= spent;
+      return c.gas !== undefined && BigInt(c.gas) === gas ? c : { ...c, gas: hex(gas) };
+    });
+    return calls ? { ...b, calls } : b;
+  });
+  return { ...payload, blockStateCalls };
+}
+
+/**
+ * eth_simulateV1: bounded (boundSimulation), run through the pool's compute gate (each run within
+ * RPC_EVM_TIMEOUT_MS, RPC_EVM_MAX_CONCURRENT slots, the time of every run charged in rate units), then run again with
+ * each call's gas as the node fills it (gasAsTheNodeFills, from what the calls used) until the gas sent is
+ * the gas the node would have set: one run when every call gives its gas and fits, two when calls without
+ * gas used less than their first share (the usual case), at most MAX_PASSES. The last run is answered as
+ * the node wrote it. anvil 1.7.1 fills nothing itself (an omitted gas is 0x0 in its transactions, and it
+ * runs past the block gas limit), so what it is sent decides the simulated blocks' hashes and roots.
  */
 export default defineMethod('eth_simulateV1', async (ctx, [payload, block], call) => {
-  const bounded = boundSimulation(payload, { ...ctx.config.simulate, gasCap: ctx.config.evm.gasCap });
-  const raw = await ctx.upstream.compute('eth_simulateV1', [bounded, block ?? 'latest'], { budget: call.budget });
-  return raw as RawJson<MethodResult<'eth_simulateV1'>>;
+  const gasCap = ctx.config.evm.gasCap;
+  let sent = boundSimulation(payload, { ...ctx.config.simulate, gasCap });
+  for (let pass = 1; ; pass++) {
+    const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], { budget: call.budget });
+    const measured = raw.value;
+    if (!Array.isArray(measured)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
+    const next = gasAsTheNodeFills(payload, measured as MeasuredBlock[], gasCap);
+    if (pass === MAX_PASSES || JSON.stringify(next) === JSON.stringify(sent)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
+    sent = next;
+  }
 });

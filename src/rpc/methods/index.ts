@@ -3,6 +3,7 @@ import debug_traceBlockByHash from './debug_traceBlockByHash.js';
 import debug_traceBlockByNumber from './debug_traceBlockByNumber.js';
 import debug_traceCall from './debug_traceCall.js';
 import debug_traceTransaction from './debug_traceTransaction.js';
+import eth_baseFee from './eth_baseFee.js';
 import eth_blobBaseFee from './eth_blobBaseFee.js';
 import eth_blockNumber from './eth_blockNumber.js';
 import eth_call from './eth_call.js';
@@ -11,6 +12,7 @@ import eth_createAccessList from './eth_createAccessList.js';
 import eth_estimateGas from './eth_estimateGas.js';
 import eth_estimateUserOperationGas from './eth_estimateUserOperationGas.js';
 import eth_feeHistory from './eth_feeHistory.js';
+import eth_fillTransaction from './eth_fillTransaction.js';
 import eth_gasPrice from './eth_gasPrice.js';
 import eth_getBalance from './eth_getBalance.js';
 import eth_getBlockByHash from './eth_getBlockByHash.js';
@@ -64,6 +66,7 @@ import web3_sha3 from './web3_sha3.js';
 export const METHODS: readonly RpcMethod[] = [
   // eth_
   eth_blockNumber,
+  eth_baseFee,
   eth_blobBaseFee,
   eth_call,
   eth_chainId,
@@ -71,6 +74,7 @@ export const METHODS: readonly RpcMethod[] = [
   eth_estimateGas,
   eth_estimateUserOperationGas,
   eth_feeHistory,
+  eth_fillTransaction,
   eth_gasPrice,
   eth_getBalance,
   eth_getBlockByHash,

@@ -72,6 +72,24 @@ const simulatePayload: Rule = (payload) => {
   return undefined;
 };
 
+/**
+ * eth_fillTransaction: what anvil 1.7.1 cannot fill. maxFeePerBlobGas without blobVersionedHashes makes it
+ * panic and exit (a rule that protects the node); with them it answers -32602 "Failed to decode
+ * transaction", so blob fees and hashes are refused (blobs alone it fills). An authorization list needs a
+ * `to` (EIP-7702 cannot create; anvil: -32602 "missing keys"), and type 0x7e is an OP deposit it cannot build.
+ */
+const fillableTransaction: Rule = (tx) => {
+  if (!isObject(tx)) return undefined;
+  for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
+    if (tx[member] !== undefined) return { at: member, reason: `${member} is not filled by this endpoint's node (anvil 1.7.1 exits or refuses it); send blobs, or sign the blob transaction yourself` };
+  }
+  if ((count(tx.authorizationList) ?? 0) > 0 && (tx.to === undefined || tx.to === null)) {
+    return { at: 'to', reason: 'an authorization list needs a to address (an EIP-7702 transaction cannot create a contract)' };
+  }
+  if (typeof tx.type === 'string' && BigInt(tx.type) === 0x7en) return { at: 'type', reason: 'type 0x7e is a deposit transaction, which a user cannot send' };
+  return undefined;
+};
+
 /** eth_feeHistory: percentiles in ascending order (geth refuses them otherwise). */
 const ascendingPercentiles: Rule = (list) => {
   if (!Array.isArray(list)) return undefined;
@@ -91,6 +109,7 @@ const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   eth_call: [[0, callObject], [2, stateOverride]],
   eth_estimateGas: [[0, callObject], [2, stateOverride]],
   eth_createAccessList: [[0, callObject]],
+  eth_fillTransaction: [[0, fillableTransaction]],
   eth_simulateV1: [[0, simulatePayload]],
   debug_traceCall: [[0, callObject]],
   svc_estimateGas: [[0, callObject]],
