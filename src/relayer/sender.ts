@@ -5,7 +5,7 @@ import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
 import { leaseClaims, returnClaim, type SignerKey } from './db/claim-lease.js';
 import type { MessagePatch, MessageRow, RelayerRepository } from './db/repository.js';
-import type { MessageStatus } from './db/migrations.js';
+import type { MessageStatus } from './message/status.js';
 import type { TxSigner, UnsignedTx } from './signer.js';
 import type { Direction } from './config.js';
 import type { RelayerMetrics } from './metrics.js';

@@ -1,4 +1,6 @@
 import type { MessageRow } from '../db/rows.js';
+import { Status } from '../message/status.js';
+import { CLAIMABLE } from '../message/transitions.js';
 import { SignerFunds } from '../funds.js';
 import { BroadcastRefusedError } from '../broadcast-errors.js';
 import { createClaimViaCheck, encodeClaim, gasEstimate, isClaimedOnChain, rateLimitRoom, type SvcEstimateState } from './claim-facts.js';
@@ -10,7 +12,6 @@ import { estimateFees, type FeeEstimate } from './fees.js';
 
 export { encodeClaim, isClaimedOnChain } from './claim-facts.js';
 
-const CLAIMABLE = ['ANCHORED', 'FEE_UNDERPRICED'] as const;
 const PLAN_CONCURRENCY = 16;
 /** Claims leased, signed and recorded per database transaction. */
 const SUBMIT_CHUNK = 32;
@@ -43,7 +44,7 @@ async function settle(ctx: DirectionContext, m: MessageRow, d: Extract<ClaimDeci
     return;
   }
   const moved = await ctx.repo.transition(m.id, [m.status], d.to, d.patch, d.reason);
-  if (moved && d.to === 'NEEDS_MANUAL_INTERVENTION') {
+  if (moved && d.to === Status.NEEDS_MANUAL_INTERVENTION) {
     ctx.logger.error({ message: m.message_hash, direction: ctx.direction, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${d.reason}`);
   }
 }

@@ -1,3 +1,4 @@
+import { Status } from '../message/status.js';
 import { deflateRawSync } from 'node:zlib';
 import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
 import { bytesToHex } from '../../common/eth/hex.js';
@@ -6,7 +7,7 @@ import { batchViewCalls } from '../batch-call.js';
 import { encodeClaimMessageCall } from '../claim-calldata.js';
 import { toEip1559Fields } from '../signer.js';
 import type { MessageRow } from '../db/repository.js';
-import type { StatusChange } from '../db/transitions.js';
+import type { StatusChange } from '../message/writer.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
@@ -23,9 +24,9 @@ export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | '
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.SENT], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
-    await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
+    await ctx.repo.transitionMany(changes, [Status.SENT], Status.TRANSACTION_SIZE_COMPUTED);
     return rows.length === ctx.config.maxFetchMessagesFromDb;
   };
 }
@@ -105,7 +106,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (last === undefined) return;
     if ((await locateSource(ctx, m)).found !== false) return;
     lastSourceCheck.delete(m.id);
-    if (await ctx.repo.transition(m.id, ['TRANSACTION_SIZE_COMPUTED'], 'NON_EXECUTABLE', {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
+    if (await ctx.repo.transition(m.id, [Status.TRANSACTION_SIZE_COMPUTED], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
       ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L1 by a reorg; it is never claimed');
     }
   }
@@ -124,7 +125,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.TRANSACTION_SIZE_COMPUTED], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const results = await statuses(rows);
     let firstError: unknown;
     const now = new Date();
@@ -145,8 +146,8 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
       else if (r.value === 2) claimed.push({ id: m.id, patch: { claimed_at: now } });
     }
     // One statement per outcome for the whole tick.
-    await ctx.repo.transitionMany(anchored, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED');
-    await ctx.repo.transitionMany(claimed, ['TRANSACTION_SIZE_COMPUTED'], 'CLAIMED_SUCCESS', 'already claimed on L2; no transaction sent');
+    await ctx.repo.transitionMany(anchored, [Status.TRANSACTION_SIZE_COMPUTED], Status.ANCHORED);
+    await ctx.repo.transitionMany(claimed, [Status.TRANSACTION_SIZE_COMPUTED], Status.CLAIMED_SUCCESS, 'already claimed on L2; no transaction sent');
     if (firstError) throw firstError;
     return false;
   };
