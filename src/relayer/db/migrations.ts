@@ -205,7 +205,7 @@ export const relayerMigrations: Migration[] = [
         t.text('signer');
         t.text('actor');
       });
-      // Re-simulations of a NON_EXECUTABLE claim so far: its backoff doubles with each (src/relayer/pipeline/claiming.ts).
+      // Re-simulations of a NON_EXECUTABLE claim so far: its backoff doubles with each (src/relayer/claim/claiming.ts).
       await knex.schema.withSchema(schema).alterTable('message', (t) => {
         t.integer('resimulations').notNullable().defaultTo(0);
       });

@@ -31,7 +31,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: S.TRANSACTION_SIZE_COMPUTED, to: S.NON_EXECUTABLE, step: 'anchoring', why: 'L1→L2: a reorg deeper than the confirmations removed the message' },
   { from: S.SENT, to: S.ANCHORED, step: 'anchoring', why: 'L2→L1: the L2 block is finalized on L1 and the proof is built' },
   { from: S.SENT, to: S.NON_EXECUTABLE, step: 'anchoring', why: 'L2→L1: a reorg deeper than the confirmations removed the message' },
-  // Claiming (src/relayer/pipeline/claiming.ts, src/relayer/sender.ts): from every status the claiming loop reads.
+  // Claiming (src/relayer/claim/): from every status the claiming loop reads.
   ...[S.ANCHORED, S.FEE_UNDERPRICED].flatMap((from) => [
     { from, to: S.PENDING, step: 'claiming' as const, why: 'a claim transaction was signed and recorded with its nonce' },
     { from, to: S.CLAIMED_SUCCESS, step: 'claiming' as const, why: 'the estimate reverted because someone already claimed it' },

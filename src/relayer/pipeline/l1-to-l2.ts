@@ -4,18 +4,13 @@ import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559
 import { bytesToHex } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
 import { batchViewCalls } from '../batch-call.js';
-import { encodeClaimMessageCall } from '../claim-calldata.js';
 import { toEip1559Fields } from '../signer.js';
+import { encodeClaimMessage } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
-import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
+import { claimTarget, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
-
-/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
-export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
-  return encodeClaimMessageCall({ from: m.message_sender, to: m.destination, fee: m.fee, value: m.value, feeRecipient: claimFeeRecipient(ctx), calldata: m.calldata, nonce: m.message_nonce });
-}
 
 /**
  * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an
@@ -63,14 +58,10 @@ export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 
   return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 }
 
-/** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
-export async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
-  const iface = ctx.destination.iface;
-  const data = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) });
-  return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
-}
-
-/** inboxStatus of many hashes in JSON-RPC batches (one request per hundred): each settles on its own. */
+/**
+ * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
+ * request per hundred): each settles on its own.
+ */
 export async function inboxStatuses(ctx: Pick<DirectionContext, 'destination'>, hashes: readonly string[]): Promise<PromiseSettledResult<number>[]> {
   const iface = ctx.destination.iface;
   const calls = hashes.map((hash) => ({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) }));

@@ -1,7 +1,7 @@
 import { Status } from '../message/status.js';
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import { encodeClaim, isClaimedOnChain } from './claim-facts.js';
+import { encodeClaim, isClaimedOnChain } from '../claim/facts.js';
 import { claimTarget, resimulationOf, type DirectionContext } from './context.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Direction } from '../config.js';
 import { Status, type MessageStatus } from '../message/status.js';
-import type { RelayerRepository } from './repository.js';
-import type { MessagePatch, MessageRow } from './rows.js';
+import type { RelayerRepository } from '../db/repository.js';
+import type { MessagePatch, MessageRow } from '../db/rows.js';
 
 /** One signer's nonce sequence: its `signer_nonce` row and the PENDING claims that hold its nonces. */
 export interface SignerKey {

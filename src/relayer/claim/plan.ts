@@ -1,8 +1,8 @@
 import type { RelayerConfig } from '../config.js';
 import { Status, type MessageStatus } from '../message/status.js';
 import type { MessagePatch, MessageRow } from '../db/rows.js';
-import { directionPrefix, resimulationOf, type DirectionContext } from './context.js';
-import { coversCost, type FeeEstimate } from './fees.js';
+import { directionPrefix, resimulationOf, type DirectionContext } from '../pipeline/context.js';
+import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
 
 /**
  * What the claiming loop decides about one due message, as pure functions of the message and the facts the
