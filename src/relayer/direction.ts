@@ -3,11 +3,11 @@ import { acquireLeadership } from '../common/db/lock.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
 import type { Direction, OperationsConfig, RelayerConfig } from './config.js';
-import type { MessageStatus } from './db/migrations.js';
+import { Status, type MessageStatus } from './message/status.js';
 import type { RelayerRepository } from './db/repository.js';
-import { SignerFunds } from './funds.js';
+import { SignerFunds } from './claim/funds.js';
 import type { RelayerMetrics } from './metrics.js';
-import { createClaimingProcessor } from './pipeline/claiming.js';
+import { createClaimingProcessor } from './claim/claiming.js';
 import type { DirectionContext } from './pipeline/context.js';
 import { createL1L2AnchoringProcessor, createSizeProcessor } from './pipeline/l1-to-l2.js';
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from './pipeline/l2-to-l1.js';
@@ -17,7 +17,7 @@ import { Waker } from './pipeline/waker.js';
 import { createReceiptPersister } from './pipeline/persister.js';
 import { createResimulationProcessor } from './pipeline/resimulation.js';
 import { createStuckWatcher } from './pipeline/stuck.js';
-import { ClaimSender } from './sender.js';
+import { ClaimSender } from './claim/sender.js';
 import type { ChainPinWatch } from './pin-watch.js';
 import { createSigner, type TxSigner } from './signer.js';
 
@@ -125,14 +125,14 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
   const di = ctx.destinationConfig.listener;
   const loops = [loop('listener', ctx.originConfig.listener.intervalMs, createListener(ctx))];
   if (d === 'L1_TO_L2') {
-    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx), ['SENT']), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx), ['TRANSACTION_SIZE_COMPUTED']));
+    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx), [Status.SENT]), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx), [Status.TRANSACTION_SIZE_COMPUTED]));
   } else {
-    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx), ['SENT']));
+    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx), [Status.SENT]));
   }
   // Claiming wakes on ANCHORED only: FEE_UNDERPRICED is entered by claiming itself, and a claim given back after a
   // failed broadcast is retried at the next interval on purpose. Receipts are not woken by new claims: they are
   // looked for at RECEIPT_POLLING_INTERVAL whatever happens.
-  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx), ['ANCHORED']), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx), [Status.ANCHORED]), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
   // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
   if (run.ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
   // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
@@ -148,6 +148,6 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
  */
 async function logDrained(run: RelayerRun, d: Direction): Promise<void> {
   const counts = await run.repo.countsByStatus().catch(() => undefined);
-  const inFlight = counts ? (counts.find((c) => c.direction === d && c.status === 'PENDING')?.count ?? 0) : 'unknown (database unreachable)';
+  const inFlight = counts ? (counts.find((c) => c.direction === d && c.status === Status.PENDING)?.count ?? 0) : 'unknown (database unreachable)';
   run.logger.info({ direction: d, inFlight }, `direction drained: ${inFlight} claim(s) in flight stay PENDING with their signed transactions and are resolved by the next run`);
 }

@@ -18,7 +18,8 @@ import { relayerReadiness } from './readiness.js';
 
 export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
 export type { RelayerConfig, Direction } from './config.js';
-export { RELAYER_SCHEMA, relayerMigrations, MESSAGE_STATUSES, type MessageStatus } from './db/migrations.js';
+export { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
+export { MESSAGE_STATUSES, type MessageStatus } from './message/status.js';
 export { STANDING_BY } from './direction.js';
 
 /** The longest the API's build waits for the start's first round (./api/deferred.ts). */

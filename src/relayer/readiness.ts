@@ -1,7 +1,7 @@
 import { rawRpc } from './chain.js';
 import type { Check } from './api/context.js';
 import { STANDING_BY, type RelayerRun } from './direction.js';
-import type { SignerFunds } from './funds.js';
+import type { SignerFunds } from './claim/funds.js';
 
 /**
  * The readiness check of a direction's signers: failing while none of them can pay its next claim (claiming

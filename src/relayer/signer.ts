@@ -4,7 +4,7 @@ import { serializeSigned, signingHash, type Eip1559Fields } from '../common/eth/
 import { bytesToHex, hexToBytes, isHexOfLength } from '../common/eth/hex.js';
 import { keccak256 } from '../common/eth/keccak.js';
 import type { SignerConfig } from './config.js';
-import type { BackendSigner } from './signers/index-remote.js';
+import type { BackendSigner } from './signers/backends.js';
 
 /** An EIP-1559 transaction the relayer asks a signer to sign (all fields explicit, nothing filled in). */
 export interface UnsignedTx {
@@ -137,7 +137,7 @@ class BackendTxSigner implements TxSigner {
 export async function createSigner(config: SignerConfig): Promise<TxSigner> {
   if (config.type === 'private-key') return new PrivateKeySigner(config.privateKey);
   // Loaded only for these backends: the AWS SDK and node-forge cost a private-key relayer ~0.2 s of CPU at start.
-  const { createKmsSigner, createRemoteSigner } = await import('./signers/index-remote.js');
+  const { createKmsSigner, createRemoteSigner } = await import('./signers/backends.js');
   switch (config.type) {
     case 'remote-signer': {
       const signer = createRemoteSigner({ endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls }, null);

@@ -67,8 +67,13 @@ function readSource(path: string): SourceFile {
   return { path, lines, imports: [...imports], functions };
 }
 
+/** The paths of src/'s TypeScript files from the repository root, sorted. */
+export function sourcePaths(): string[] {
+  return listTs('src').sort();
+}
+
 export function readSources(): SourceFile[] {
-  return listTs('src').sort().map(readSource);
+  return sourcePaths().map(readSource);
 }
 
 /** Every import cycle: the strongly connected components of more than one file (Tarjan), each sorted. */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- relayer-history`: what the message history (issue 25: a line per status change, written by
- * the same statement that moves the status, src/relayer/db/transitions.ts) costs the database per claimed
+ * the same statement that moves the status, src/relayer/message/writer.ts) costs the database per claimed
  * message. The relayer's own rate is too noisy on a shared machine to bound a 5 % cost (±15 % run to run), so
  * this measures the database work alone, which is where the history's cost is: BENCH_HISTORY_MESSAGES
  * (default 3,000) L1→L2 messages stored and moved along a claim's path (SENT → TRANSACTION_SIZE_COMPUTED →
@@ -13,9 +13,10 @@
 import { createDbClient } from '../../src/common/db/client.js';
 import { loadDatabaseConfig } from '../../src/common/db/config.js';
 import { migrate } from '../../src/common/db/migrations.js';
-import { relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
+import { relayerMigrations } from '../../src/relayer/db/migrations.js';
+import type { MessageStatus } from '../../src/relayer/message/status.js';
 import { RelayerRepository } from '../../src/relayer/db/repository.js';
-import { applyTransition } from '../../src/relayer/db/transitions.js';
+import { applyTransition } from '../../src/relayer/message/writer.js';
 import { newMessage } from '../relayer/new-message.js';
 
 const MESSAGES = Number(process.env.BENCH_HISTORY_MESSAGES ?? 3_000);

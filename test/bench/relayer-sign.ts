@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- relayer-sign`: the CPU the relayer spends building one claim transaction, ethers
- * against src/common/eth + src/relayer/claim-calldata.ts (issue 12, item 3), in the same process and run:
+ * against src/common/eth + src/relayer/claim/calldata.ts (issue 12, item 3), in the same process and run:
  *  - calldata: claimMessage and claimMessageWithProof (a 20-entry proof) of random rows, ethers' Interface
  *    against the hand encoder;
  *  - sign: sign + serialize + transaction hash of a claim, ethers' Wallet (Transaction object, keccak256
@@ -15,7 +15,7 @@ import { Wallet, keccak256 as ethersKeccak } from 'ethers';
 import { L1MessageServiceInterface, L2MessageServiceInterface } from '../../generated/contracts/abi/index.js';
 import { bytesToHex, hexToBytes } from '../../src/common/eth/hex.js';
 import { keccak256 } from '../../src/common/eth/keccak.js';
-import { encodeClaimMessageCall, encodeClaimMessageWithProofCall, type ProvenMessage } from '../../src/relayer/claim-calldata.js';
+import { encodeClaimMessageCall, encodeClaimMessageWithProofCall, type ProvenMessage } from '../../src/relayer/claim/calldata.js';
 import { createSigner, toTransaction, type UnsignedTx } from '../../src/relayer/signer.js';
 
 const ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 5);

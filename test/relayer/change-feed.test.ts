@@ -4,8 +4,9 @@ import type { Knex } from 'knex';
 import { openTestDb } from '../helpers/db.js';
 import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
-import { relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
-import { isAllowed } from '../../src/relayer/db/transitions.js';
+import { relayerMigrations } from '../../src/relayer/db/migrations.js';
+import type { MessageStatus } from '../../src/relayer/message/status.js';
+import { isAllowed } from '../../src/relayer/message/transitions.js';
 import { RelayerRepository, type MessageRow, type NewMessage } from '../../src/relayer/db/repository.js';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { claimGasLimit, fitRateLimit, planClaim, type ClaimFacts, type ClaimRules } from '../../src/relayer/pipeline/claim-plan.js';
+import { claimGasLimit, fitRateLimit, planClaim, type ClaimFacts, type ClaimRules } from '../../src/relayer/claim/plan.js';
 
 /**
- * The claiming loop's decisions alone (src/relayer/pipeline/claim-plan.ts): no chain, no database. The loop
+ * The claiming loop's decisions alone (src/relayer/claim/plan.ts): no chain, no database. The loop
  * that gathers these facts and writes these decisions is covered on anvil (economics, rate-limit, funds tests).
  */
 const gwei = (n: number) => BigInt(Math.round(n * 1e9));

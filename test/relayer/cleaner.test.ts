@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../helpers/db.js';
 import { migrate } from '../../src/common/db/migrations.js';
-import { MESSAGE_STATUSES, relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
+import { relayerMigrations } from '../../src/relayer/db/migrations.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../src/relayer/message/status.js';
 import { RelayerRepository } from '../../src/relayer/db/repository.js';
 
 /** The cleaner deletes old messages in final statuses only: never one that still needs work. */

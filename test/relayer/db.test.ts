@@ -7,7 +7,7 @@ import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { relayerMigrations } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository, type NewMessage } from '../../src/relayer/db/repository.js';
-import { ClaimSender } from '../../src/relayer/sender.js';
+import { ClaimSender } from '../../src/relayer/claim/sender.js';
 import { finalizationFor } from '../../src/relayer/pipeline/l2-to-l1.js';
 import { createSigner } from '../../src/relayer/signer.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';

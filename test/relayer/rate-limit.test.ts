@@ -17,11 +17,11 @@ import { relayerMigrations } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository, type MessageRow } from '../../src/relayer/db/repository.js';
 import { createRelayerMetrics } from '../../src/relayer/metrics.js';
 import { createSigner } from '../../src/relayer/signer.js';
-import { ClaimSender } from '../../src/relayer/sender.js';
+import { ClaimSender } from '../../src/relayer/claim/sender.js';
 import type { DirectionContext } from '../../src/relayer/pipeline/context.js';
 import { createListener } from '../../src/relayer/pipeline/listener.js';
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from '../../src/relayer/pipeline/l2-to-l1.js';
-import { createClaimingProcessor } from '../../src/relayer/pipeline/claiming.js';
+import { createClaimingProcessor } from '../../src/relayer/claim/claiming.js';
 import { createReceiptPersister } from '../../src/relayer/pipeline/persister.js';
 
 /**

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../helpers/db.js';
 import { newMessage } from './new-message.js';
 import { migrate } from '../../src/common/db/migrations.js';
-import { MESSAGE_STATUSES, relayerMigrations, type MessageStatus } from '../../src/relayer/db/migrations.js';
+import { relayerMigrations } from '../../src/relayer/db/migrations.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../src/relayer/message/status.js';
 import { RelayerRepository } from '../../src/relayer/db/repository.js';
-import { ENTRY_STATUSES, TRANSITIONS, TransitionNotAllowedError, applyTransition, isAllowed } from '../../src/relayer/db/transitions.js';
+import { ENTRY_STATUSES, TRANSITIONS, isAllowed } from '../../src/relayer/message/transitions.js';
+import { TransitionNotAllowedError, applyTransition } from '../../src/relayer/message/writer.js';
 
 /**
  * The state machine in one table (src/relayer/db/transitions.ts): every (from, to) pair of statuses is tried

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { relayerMigrations } from '../../src/relayer/db/migrations.js';
 import { RelayerRepository } from '../../src/relayer/db/repository.js';
-import type { MessageStatus } from '../../src/relayer/db/migrations.js';
+import type { MessageStatus } from '../../src/relayer/message/status.js';
 import { createRelayerMetrics } from '../../src/relayer/metrics.js';
 import { runLoop } from '../../src/relayer/pipeline/loop.js';
 import { Waker } from '../../src/relayer/pipeline/waker.js';

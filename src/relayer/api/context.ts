@@ -6,7 +6,7 @@ import type { operations } from '../../../generated/relayer-api/schema.js';
 import type { OperationHandler } from '../../common/http/app.js';
 import { HttpError, notFound } from '../../common/errors.js';
 import { applyAdminAction, type AdminAction } from '../db/admin.js';
-import type { MessageStatus } from '../db/migrations.js';
+import type { MessageStatus } from '../message/status.js';
 import type { Check } from '../../common/http/operator.js';
 
 export type { Check };

@@ -1,26 +1,9 @@
-import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
+import { Status, type MessageStatus } from '../message/status.js';
+import { ABANDONABLE, IN_CLAIMING, RETRYABLE, retryTarget } from '../message/transitions.js';
 import type { MessagePatch, MessageRow, RelayerRepository } from './repository.js';
 
-/** The actor of every operator action in the history (API and `l2stack relayer-requeue` alike). */
+/** The actor of every operator action in the history (API and `l2stack relayer requeue` alike). */
 export const ADMIN_ACTOR = 'admin';
-
-/** Statuses `retry` moves back into claiming: the ones the relayer does not leave by itself (or not soon). */
-export const RETRYABLE = ['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'FEE_UNDERPRICED', 'ZERO_FEE'] as const satisfies readonly MessageStatus[];
-/** Already on the way to a claim: a retry there is answered as done, with nothing written (idempotent). */
-export const IN_CLAIMING: readonly MessageStatus[] = ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING'];
-/**
- * Statuses `abandon` refuses: PENDING has a claim in flight (its receipt decides), CLAIMED_SUCCESS is done and
- * EXCLUDED is the operator's own filter. ABANDONED itself is answered as done.
- */
-export const NOT_ABANDONABLE: readonly MessageStatus[] = ['PENDING', 'CLAIMED_SUCCESS', 'EXCLUDED'];
-
-/**
- * Where a retried message restarts: the anchoring check of its direction, so whatever may have changed since it
- * stopped (claimed by someone else, a reorg, a new finalization) is looked at again before any claim is sent.
- * L1→L2: TRANSACTION_SIZE_COMPUTED (L2's inbox is asked); L2→L1: SENT (the proof is rebuilt).
- */
-export const retryTarget = (d: Direction): MessageStatus => (d === 'L1_TO_L2' ? 'TRANSACTION_SIZE_COMPUTED' : 'SENT');
 
 /** A fresh start: no claim transaction, no counted submissions, cycles, bumps or re-simulations. */
 const RESET: MessagePatch = {
@@ -48,17 +31,17 @@ function planAction(action: AdminAction, m: MessageRow, reasonPrefix: string): P
   const was = `was ${m.status}${m.failure_reason ? `: ${m.failure_reason}` : ''}`;
   if (action === 'retry') {
     if (IN_CLAIMING.includes(m.status)) return { kind: 'unchanged', status: m.status };
-    if (!(RETRYABLE as readonly string[]).includes(m.status)) return { kind: 'refused', status: m.status };
+    if (!RETRYABLE.includes(m.status)) return { kind: 'refused', status: m.status };
     const patch = m.direction === 'L2_TO_L1' ? { ...RESET, ...NO_PROOF } : RESET;
     return { to: retryTarget(m.direction), patch, reason: `${reasonPrefix} (${was})` };
   }
-  if (m.status === 'ABANDONED') return { kind: 'unchanged', status: m.status };
-  if (NOT_ABANDONABLE.includes(m.status)) return { kind: 'refused', status: m.status };
-  return { to: 'ABANDONED', patch: { retry_after: null }, reason: `${reasonPrefix} (${was})` };
+  if (m.status === Status.ABANDONED) return { kind: 'unchanged', status: m.status };
+  if (!ABANDONABLE.includes(m.status)) return { kind: 'refused', status: m.status };
+  return { to: Status.ABANDONED, patch: { retry_after: null }, reason: `${reasonPrefix} (${was})` };
 }
 
 /**
- * The operators' one way to act on a message (the API's retry and abandon, `l2stack relayer-requeue`): one
+ * The operators' one way to act on a message (the API's retry and abandon, `l2stack relayer requeue`): one
  * status transition through the transition table, recorded in the history with `actor` in the same
  * transaction. It is a plain database write, so whichever relayer instance (or CLI) makes it, the instance
  * leading the direction sees it through its change feed. A message that moved meanwhile (a running relayer got
@@ -75,9 +58,8 @@ export async function applyAdminAction(
   for (let attempt = 0; attempt < 5; attempt++) {
     const plan = planAction(action, m, prefix);
     if ('kind' in plan) return plan;
-    const moved = await repo.db
-      .query('relayer.admin_transition', (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor: options.actor ?? ADMIN_ACTOR }))
-      .finally(() => repo.noteWrite([plan.to]));
+    const actor = options.actor ?? ADMIN_ACTOR;
+    const moved = await repo.write('relayer.admin_transition', (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor }), [plan.to]);
     if (moved) return { kind: 'changed', from: m.status, to: plan.to };
     const [fresh] = (await repo.findByHash(m.message_hash, m.direction)) as [MessageRow | undefined];
     if (!fresh) throw new Error(`message ${m.message_hash} (${m.direction}) disappeared during ${action}`);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { MessageStatus } from './migrations.js';
+import { Status, type MessageStatus } from '../message/status.js';
+import { UNFINISHED } from '../message/transitions.js';
 import type { RelayerRepository } from './repository.js';
 import { ADMIN_ACTOR } from './admin.js';
 
@@ -31,13 +32,13 @@ export class ChainPinMismatchError extends Error {
  * read: two replicas starting together on an empty database agree on one pin.
  */
 export async function checkChainPin(repo: RelayerRepository, now: readonly ChainIdentity[]): Promise<{ pinnedNow: string[] }> {
-  const inserted = await repo.db.query('relayer.pin_chains', (knex) =>
-    repo.t(knex, 'chain_pin')
+  const inserted = await repo.write('relayer.pin_chains', (knex) =>
+    repo.table(knex, 'chain_pin')
       .insert(now.map((c) => ({ layer: c.layer, chain_id: c.chainId, genesis_hash: c.genesisHash.toLowerCase(), contract_address: c.contractAddress.toLowerCase() })))
       .onConflict('layer').ignore()
       .returning<{ layer: string }[]>('layer'),
   );
-  const stored = await repo.db.query('relayer.read_chain_pins', (knex) => repo.t(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
+  const stored = await repo.read('relayer.read_chain_pins', (knex) => repo.table(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
   const differences = pinDifferences(stored.map((r) => ({ layer: r.layer as ChainIdentity['layer'], chainId: r.chain_id, genesisHash: r.genesis_hash, contractAddress: r.contract_address })), now);
   if (differences.length > 0) throw new ChainPinMismatchError(differences);
   return { pinnedNow: inserted.map((r) => r.layer) };
@@ -61,9 +62,6 @@ export function pinDifferences(pinned: readonly ChainIdentity[], now: readonly C
   return differences;
 }
 
-/** Statuses the relayer still works on: what a reset would leave aimed at chains that are gone. */
-export const UNFINISHED: readonly MessageStatus[] = ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED'];
-
 export interface ResetOutcome {
   dropped: { layer: string; chainId: string; genesisHash: string; contractAddress: string }[];
   /** Unfinished messages by status (when refused), or moved to NEEDS_MANUAL_INTERVENTION (when abandoned). */
@@ -82,24 +80,24 @@ export interface ResetOutcome {
  * One transaction: either all of it or nothing.
  */
 export async function resetChainPin(repo: RelayerRepository, options: { abandon: boolean }): Promise<ResetOutcome> {
-  return repo.db.query('relayer.reset_chain_pin', (knex) =>
+  return repo.write('relayer.reset_chain_pin', (knex) =>
     knex.transaction(async (trx: Knex.Transaction): Promise<ResetOutcome> => {
-      const pins = await repo.t(trx, 'chain_pin').forUpdate().select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
+      const pins = await repo.table(trx, 'chain_pin').forUpdate().select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
       const dropped = pins.map((p) => ({ layer: p.layer, chainId: p.chain_id, genesisHash: p.genesis_hash, contractAddress: p.contract_address }));
-      const counts = await repo.t(trx, 'message').whereIn('status', UNFINISHED).groupBy('status').select<{ status: string; n: string }[]>('status', trx.raw('count(*) as n'));
+      const counts = await repo.table(trx, 'message').whereIn('status', UNFINISHED).groupBy('status').select<{ status: string; n: string }[]>('status', trx.raw('count(*) as n'));
       const unfinished = Object.fromEntries(counts.map((c) => [c.status, Number(c.n)]));
       if (counts.length > 0 && !options.abandon) return { dropped, unfinished, abandoned: 0, refused: true };
       let abandoned = 0;
       if (counts.length > 0) {
         const pinText = dropped.map((p) => `${p.layer} chain ${p.chainId} genesis ${p.genesisHash}`).join(', ') || 'no pin recorded';
-        const rows = await repo.t(trx, 'message').whereIn('status', UNFINISHED).select<{ id: string; status: string }[]>('id', 'status');
+        const rows = await repo.table(trx, 'message').whereIn('status', UNFINISHED).select<{ id: string; status: string }[]>('id', 'status');
         for (const r of rows) {
           const reason = `abandoned by operator at reset-chain-pin (was ${r.status}; it belonged to ${pinText}): never sent again`;
-          await repo.transitionIn(trx, r.id, [r.status as MessageStatus], 'NEEDS_MANUAL_INTERVENTION', {}, reason, { actor: ADMIN_ACTOR });
+          await repo.transitionIn(trx, r.id, [r.status as MessageStatus], Status.NEEDS_MANUAL_INTERVENTION, {}, reason, { actor: ADMIN_ACTOR });
           abandoned++;
         }
       }
-      for (const table of ['cursor', 'signer_nonce', 'finalization', 'chain_pin']) await repo.t(trx, table).delete();
+      for (const table of ['cursor', 'signer_nonce', 'finalization', 'chain_pin']) await repo.table(trx, table).delete();
       return { dropped, unfinished, abandoned, refused: false };
     }),
   );

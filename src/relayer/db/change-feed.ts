@@ -1,6 +1,6 @@
 import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
+import type { MessageStatus } from '../message/status.js';
 import type { MessageRow } from './rows.js';
 
 /** Rows read from the change feed at once; more (a burst, or a horizon held back) and the page is read in full. */

@@ -1,30 +1,8 @@
 import type { Knex } from 'knex';
 import type { Migration } from '../../common/db/migrations.js';
-import type { components } from '../../../generated/relayer-api/schema.js';
+import { MESSAGE_STATUSES, Status } from '../message/status.js';
 
 export const RELAYER_SCHEMA = 'relayer';
-
-/** A message's status, as the relayer API spec defines it (`MessageStatus`): one source of truth. */
-export type MessageStatus = components['schemas']['MessageStatus'];
-
-/** The same statuses as values (the table's check constraint lists them); checked against the spec both ways. */
-export const MESSAGE_STATUSES = [
-  'SENT',
-  'TRANSACTION_SIZE_COMPUTED',
-  'ANCHORED',
-  'PENDING',
-  'CLAIMED_SUCCESS',
-  'CLAIMED_REVERTED',
-  'NON_EXECUTABLE',
-  'ZERO_FEE',
-  'FEE_UNDERPRICED',
-  'EXCLUDED',
-  'NEEDS_MANUAL_INTERVENTION',
-  'ABANDONED',
-] as const satisfies readonly MessageStatus[];
-type MustBeNever<T extends never> = T;
-/** Fails `npm run typecheck` when the spec gains a status this list lacks. */
-export type EveryStatusListed = MustBeNever<Exclude<MessageStatus, (typeof MESSAGE_STATUSES)[number]>>;
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
@@ -227,7 +205,7 @@ export const relayerMigrations: Migration[] = [
         t.text('signer');
         t.text('actor');
       });
-      // Re-simulations of a NON_EXECUTABLE claim so far: its backoff doubles with each (src/relayer/pipeline/claiming.ts).
+      // Re-simulations of a NON_EXECUTABLE claim so far: its backoff doubles with each (src/relayer/claim/claiming.ts).
       await knex.schema.withSchema(schema).alterTable('message', (t) => {
         t.integer('resimulations').notNullable().defaultTo(0);
       });
@@ -239,7 +217,7 @@ export const relayerMigrations: Migration[] = [
     async down(knex, schema) {
       const m = `${schema}.message`;
       await knex.raw(`alter table ${m} drop constraint message_status_check`);
-      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES.filter((s) => s !== 'ABANDONED'))}))`);
+      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES.filter((s) => s !== Status.ABANDONED))}))`);
       await knex.schema.withSchema(schema).alterTable('message', (t) => t.dropColumn('resimulations'));
       await knex.schema.withSchema(schema).alterTable('message_status_history', (t) => {
         for (const c of ['from_status', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor']) t.dropColumn(c);

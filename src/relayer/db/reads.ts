@@ -1,38 +1,43 @@
 import type { Knex } from 'knex';
 import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
+import { Status, type MessageStatus } from '../message/status.js';
+import { STUCK } from '../message/transitions.js';
 import type { FinalizationRow, HistoryRow, MessageRow } from './rows.js';
 
-/** Claimable on the destination and not yet claimed: what counts as stuck once it lasts. */
-export const STUCK_STATUSES: readonly MessageStatus[] = ['ANCHORED', 'FEE_UNDERPRICED', 'PENDING'];
 
 /**
  * What the relayer reads from its tables: the pipeline's lookups, the API's and the metrics'. Nothing here writes;
  * RelayerRepository adds the writes (and the change feed, which follows them).
  */
 export class RelayerReads {
-  constructor(readonly db: DbClient, readonly schema: string) {}
+  constructor(protected readonly db: DbClient, readonly schema: string) {}
 
-  t(knex: Knex, table: string) {
-    return knex(`${this.schema}.${table}`);
+  /** A table of the relayer's schema, in a read()'s or a write()'s query. */
+  table(knex: Knex, name: string) {
+    return knex(`${this.schema}.${name}`);
+  }
+
+  /** Runs `fn` as the read-only query `name` (a write goes through RelayerRepository.write, which wakes the loops). */
+  read<T>(name: string, fn: (knex: Knex) => Promise<T>): Promise<T> {
+    return this.db.query(name, fn);
   }
 
   async getCursor(name: string): Promise<number | undefined> {
-    const row = await this.db.query('relayer.get_cursor', (knex) => this.t(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
+    const row = await this.db.query('relayer.get_cursor', (knex) => this.table(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
     return row ? Number(row.last_block) : undefined;
   }
 
   /** Whether the message is still PENDING with this claim transaction (nothing replaced or undid it since a read). */
   async isPendingWith(id: string, claimTxHash: string): Promise<boolean> {
-    const row = await this.db.query('relayer.is_pending_with', (knex) => this.t(knex, 'message').where({ id, status: 'PENDING', claim_tx_hash: claimTxHash }).first('id'));
+    const row = await this.db.query('relayer.is_pending_with', (knex) => this.table(knex, 'message').where({ id, status: Status.PENDING, claim_tx_hash: claimTxHash }).first('id'));
     return row !== undefined;
   }
 
   /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
   async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, options: { maxRetries?: number } = {}): Promise<MessageRow[]> {
     return this.db.query('relayer.due', (knex) => {
-      const q = this.t(knex, 'message')
+      const q = this.table(knex, 'message')
         .where({ direction })
         .whereIn('status', statuses as MessageStatus[])
         .where((w) => w.whereNull('retry_after').orWhere('retry_after', '<=', knex.fn.now()))
@@ -45,7 +50,7 @@ export class RelayerReads {
 
   async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
     return this.db.query('relayer.by_hashes', (knex) =>
-      this.t(knex, 'message')
+      this.table(knex, 'message')
         .where({ direction, contract_address: contractAddress })
         .whereBetween('sent_block_number', [blocks.from, blocks.to])
         .orderBy('message_nonce')
@@ -78,7 +83,7 @@ export class RelayerReads {
 
   async findByHash(hash: string, direction?: Direction): Promise<MessageRow[]> {
     return this.db.query('relayer.find_by_hash', (knex) => {
-      const q = this.t(knex, 'message').where({ message_hash: hash.toLowerCase() });
+      const q = this.table(knex, 'message').where({ message_hash: hash.toLowerCase() });
       if (direction) q.where({ direction });
       return q.orderBy('direction').select<MessageRow[]>('*');
     });
@@ -91,8 +96,8 @@ export class RelayerReads {
         if (filter.direction) q.where('direction', filter.direction);
         return q;
       };
-      const [{ count }] = (await where(this.t(knex, 'message')).count({ count: '*' })) as [{ count: string | number }];
-      const rows = await where(this.t(knex, 'message'))
+      const [{ count }] = (await where(this.table(knex, 'message')).count({ count: '*' })) as [{ count: string | number }];
+      const rows = await where(this.table(knex, 'message'))
         .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'message_hash' }, { column: 'direction' }])
         .offset((page - 1) * limit)
         .limit(limit)
@@ -105,7 +110,7 @@ export class RelayerReads {
     const out = new Map<string, HistoryRow[]>();
     if (ids.length === 0) return out;
     const rows = await this.db.query('relayer.history', (knex) =>
-      this.t(knex, 'message_status_history')
+      this.table(knex, 'message_status_history')
         .whereIn('message_id', ids)
         .orderBy([{ column: 'message_id' }, { column: 'id' }])
         .select<HistoryRow[]>('message_id', 'from_status', 'status', 'at', 'reason', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor'),
@@ -125,9 +130,9 @@ export class RelayerReads {
   async stuck(seconds: number, limit: number, direction?: Direction): Promise<{ counts: Map<Direction, number>; oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[] }> {
     return this.db.query('relayer.stuck', async (knex) => {
       const where = (q: Knex.QueryBuilder) =>
-        (direction ? q.where({ direction }) : q).whereIn('status', STUCK_STATUSES as MessageStatus[]).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
-      const rows = (await where(this.t(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
-      const oldest = limit === 0 ? [] : await where(this.t(knex, 'message')).orderBy('anchored_at').limit(limit).select('id', 'message_hash', 'direction', 'status', 'anchored_at');
+        (direction ? q.where({ direction }) : q).whereIn('status', STUCK).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
+      const rows = (await where(this.table(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
+      const oldest = limit === 0 ? [] : await where(this.table(knex, 'message')).orderBy('anchored_at').limit(limit).select('id', 'message_hash', 'direction', 'status', 'anchored_at');
       return { counts: new Map(rows.map((r) => [r.direction, Number(r.count)])), oldest };
     });
   }
@@ -135,8 +140,8 @@ export class RelayerReads {
   /** NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first. */
   async dueResimulations(direction: Direction, limit: number): Promise<MessageRow[]> {
     return this.db.query('relayer.due_resimulations', (knex) =>
-      this.t(knex, 'message')
-        .where({ direction, status: 'NON_EXECUTABLE' })
+      this.table(knex, 'message')
+        .where({ direction, status: Status.NON_EXECUTABLE })
         .whereNotNull('retry_after')
         .where('retry_after', '<=', knex.fn.now())
         .orderBy('retry_after')
@@ -146,7 +151,7 @@ export class RelayerReads {
   }
 
   async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
-    const rows = await this.db.query('relayer.counts_by_status', (knex) => this.t(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
+    const rows = await this.db.query('relayer.counts_by_status', (knex) => this.table(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
     return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({ ...r, count: Number(r.count) }));
   }
 }

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import type { DbClient } from '../../common/db/client.js';
 import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
 import { hostname } from 'node:os';
 import { ChangeFeed } from './change-feed.js';
 import { RelayerReads } from './reads.js';
 import type { FinalizationRow, MessagePatch, MessageRow, NewMessage } from './rows.js';
-import { applyTransition, enterMessages, type StatusChange, type StatusChangeOptions } from './transitions.js';
+import { Status, type MessageStatus } from '../message/status.js';
+import { FINAL } from '../message/transitions.js';
+import { applyTransition, enterMessages, type StatusChange, type StatusChangeOptions } from '../message/writer.js';
 
 export type { FinalizationRow, HistoryRow, MessagePatch, MessageRow, NewMessage } from './rows.js';
 
@@ -15,7 +16,8 @@ const json = (v: unknown) => JSON.stringify(v);
 /**
  * Data access of the relayer; every table qualified with the relayer's schema. The reads are RelayerReads'; this
  * class adds the writes, counts them (the change feed's reads skip the database while nothing was written), and
- * writes every status through the transition table (transitions.ts).
+ * writes every status through the one writer (src/relayer/message/writer.ts). Nothing else holds the database
+ * handle: every write goes through write(), so none can forget to wake the loops that wait for it.
  */
 export class RelayerRepository extends RelayerReads {
   /** Writes this repository made (counted once each settled, committed or not). */
@@ -43,19 +45,21 @@ export class RelayerRepository extends RelayerReads {
   }
 
   /**
-   * Every write through this repository (or a caller's own transaction on its tables) calls this once done,
-   * naming the statuses it moved messages into.
+   * The one way anything writes to the relayer's tables: runs `fn` as the query `name` and, once it settled
+   * (committed or not), counts the write for the change feed and wakes the loops waiting for the statuses it
+   * `entered` (pass the statuses its transitions moved messages into, when a loop reads them). The database
+   * handle itself stays inside this class.
    */
-  noteWrite(entered: readonly MessageStatus[] = []): void {
-    this.writes++;
-    for (const status of entered) for (const listener of this.enteredListeners) listener(status);
+  write<T>(name: string, fn: (knex: Knex) => Promise<T>, entered: readonly MessageStatus[] = []): Promise<T> {
+    return this.settled(() => this.db.query(name, fn), entered);
   }
 
-  private async write<T>(fn: () => Promise<T>, entered: readonly MessageStatus[] = []): Promise<T> {
+  private async settled<T>(fn: () => Promise<T>, entered: readonly MessageStatus[]): Promise<T> {
     try {
       return await fn();
     } finally {
-      this.noteWrite(entered);
+      this.writes++;
+      for (const status of entered) for (const listener of this.enteredListeners) listener(status);
     }
   }
 
@@ -69,13 +73,13 @@ export class RelayerRepository extends RelayerReads {
       return 0;
     }
     return this.write(
-      () => this.db.query('relayer.store_messages', (knex) =>
+      'relayer.store_messages',
+      (knex) =>
         knex.transaction(async (trx) => {
           const inserted = await enterMessages(trx, this.schema, messages, this.actor);
           await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
           return inserted;
         }),
-      ),
       [...new Set(messages.map((m) => m.status))],
     );
   }
@@ -86,7 +90,7 @@ export class RelayerRepository extends RelayerReads {
   }
 
   async setCursorIn(knex: Knex, name: string, lastBlock: number): Promise<void> {
-    await this.t(knex, 'cursor')
+    await this.table(knex, 'cursor')
       .insert({ name, last_block: lastBlock, updated_at: knex.fn.now() })
       .onConflict('name')
       .merge(['last_block', 'updated_at']);
@@ -101,16 +105,16 @@ export class RelayerRepository extends RelayerReads {
   }
 
   transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
-    return this.write(() => this.db.query('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason)), [to]);
+    return this.write('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason), [to]);
   }
 
   /** transition() of many messages in one statement; returns the ids moved. */
   transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write(() => this.db.query('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason)), [to]);
+    return this.write('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason), [to]);
   }
 
-  /** transitionMany() in the caller's transaction (which counts its write with noteWrite once settled). */
+  /** transitionMany() in the caller's transaction (a write(), which counts it and wakes once settled). */
   transitionManyIn(knex: Knex, changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null, options: StatusChangeOptions = {}): Promise<Set<string>> {
     return applyTransition(knex, this.schema, changes, from, to, reason, { actor: this.actor, ...options });
   }
@@ -120,9 +124,9 @@ export class RelayerRepository extends RelayerReads {
    * is still the message's current one.
    */
   async replaceClaimTx(id: string, previousHash: string, patch: MessagePatch & { failure_reason: string }, counts: { bump: boolean }): Promise<boolean> {
-    return this.write(() => this.db.query('relayer.replace_claim_tx', async (knex) => {
-      const n: unknown = await this.t(knex, 'message')
-        .where({ id, status: 'PENDING', claim_tx_hash: previousHash })
+    return this.write('relayer.replace_claim_tx', async (knex) => {
+      const n: unknown = await this.table(knex, 'message')
+        .where({ id, status: Status.PENDING, claim_tx_hash: previousHash })
         .update({
           ...patch,
           bumps: counts.bump ? knex.raw('bumps + 1') : knex.raw('bumps'),
@@ -131,43 +135,43 @@ export class RelayerRepository extends RelayerReads {
           updated_at: knex.fn.now(),
         });
       return Number(n) > 0;
-    }));
+    });
   }
 
   /** Updates fields without changing the status (failure reason, retry time). */
   async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
-    await this.write(() => this.db.query('relayer.annotate', (knex) => this.t(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() })));
+    await this.write('relayer.annotate', (knex) => this.table(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() }));
   }
 
   // --- finalizations (L2→L1 anchoring) -----------------------------------------------------------------
 
   async storeFinalizations(rows: Omit<FinalizationRow, 'id' | 'leaves'>[], cursor: { name: string; lastBlock: number }): Promise<void> {
-    await this.write(() => this.db.query('relayer.store_finalizations', (knex) =>
+    await this.write('relayer.store_finalizations', (knex) =>
       knex.transaction(async (trx) => {
         if (rows.length > 0) {
-          await this.t(trx, 'finalization')
+          await this.table(trx, 'finalization')
             .insert(rows.map((r) => ({ ...r, merkle_roots: json(r.merkle_roots), messaging_blocks: json(r.messaging_blocks) })))
             .onConflict(['contract_address', 'l1_tx_hash'])
             .ignore();
         }
         await this.setCursorIn(trx, cursor.name, cursor.lastBlock);
       }),
-    ));
+    );
   }
 
   async saveLeaves(id: string, leaves: string[]): Promise<void> {
-    await this.write(() => this.db.query('relayer.save_leaves', (knex) => this.t(knex, 'finalization').where({ id }).update({ leaves: json(leaves) })));
+    await this.write('relayer.save_leaves', (knex) => this.table(knex, 'finalization').where({ id }).update({ leaves: json(leaves) }));
   }
 
   /** The cleaner: final-status messages older than `days` (never one that still needs work). */
   async deleteFinalOlderThan(days: number): Promise<number> {
     // `returning` gives the deleted rows on both drivers (a bare delete's result differs between them).
-    const rows = await this.write(() => this.db.query('relayer.delete_final_older_than', (knex) =>
-      this.t(knex, 'message')
-        .whereIn('status', ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'EXCLUDED', 'ZERO_FEE', 'NEEDS_MANUAL_INTERVENTION', 'ABANDONED'])
+    const rows = await this.write('relayer.delete_final_older_than', (knex) =>
+      this.table(knex, 'message')
+        .whereIn('status', FINAL)
         .where('updated_at', '<', knex.raw(`now() - make_interval(days => ?)`, [days]))
         .delete(['id']),
-    ));
+    );
     return (rows as unknown[]).length;
   }
 }

@@ -1,17 +1,15 @@
 import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
+import type { MessageStatus } from '../message/status.js';
 import type { MessageRow, RelayerRepository } from './repository.js';
-import { applyAdminAction, retryTarget } from './admin.js';
+import { REQUEUEABLE } from '../message/transitions.js';
+import { applyAdminAction } from './admin.js';
 
 /**
  * Statuses an operator may put back into the pipeline: the ones the relayer never leaves by itself.
  * FEE_UNDERPRICED is retried every RETRY_DELAY_IN_SECONDS anyway; EXCLUDED is the operator's own filter.
  */
-export const REQUEUEABLE = ['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'ZERO_FEE'] as const satisfies readonly MessageStatus[];
-export type RequeueableStatus = (typeof REQUEUEABLE)[number];
-
-/** Where a requeued message restarts (the same as the API's retry). */
-export const requeueTarget = retryTarget;
+export { REQUEUEABLE };
+export type RequeueableStatus = MessageStatus;
 
 export interface Requeued {
   hash: string;
@@ -34,8 +32,8 @@ export interface RequeueOutcome {
  * it was read in moves, so a running relayer (or a second operator) never races it.
  */
 export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: RequeueableStatus; direction?: Direction }): Promise<RequeueOutcome> {
-  const rows = await repo.db.query('relayer.requeue', (knex) => {
-    const q = repo.t(knex, 'message');
+  const rows = await repo.read('relayer.requeue', (knex) => {
+    const q = repo.table(knex, 'message');
     if (select.hash !== undefined) q.where({ message_hash: select.hash.toLowerCase() });
     if (select.status !== undefined) q.where({ status: select.status });
     if (select.direction !== undefined) q.where({ direction: select.direction });
@@ -43,7 +41,7 @@ export async function requeueMessages(repo: RelayerRepository, select: { hash?: 
   });
   const outcome: RequeueOutcome = { requeued: [], refused: [] };
   for (const m of rows) {
-    if (!(REQUEUEABLE as readonly string[]).includes(m.status)) {
+    if (!REQUEUEABLE.includes(m.status)) {
       outcome.refused.push({ hash: m.message_hash, direction: m.direction, status: m.status });
       continue;
     }

@@ -1,5 +1,6 @@
 import type { Direction } from '../config.js';
-import type { MessageStatus } from './migrations.js';
+import type { MessageStatus } from '../message/status.js';
+import type { ENTRY_STATUSES } from '../message/transitions.js';
 
 /**
  * The shapes of the relayer's rows, at the bottom of its database layer: the transition table, the change feed
@@ -65,7 +66,7 @@ export interface NewMessage {
   sent_block_number: number;
   sent_tx_hash: string;
   sent_log_index: number;
-  status: 'SENT' | 'EXCLUDED';
+  status: (typeof ENTRY_STATUSES)[number];
   failure_reason: string | null;
 }
 

@@ -4,8 +4,8 @@ import type { Chain } from '../chain.js';
 import { DEFAULT_OPERATIONS, type ChainConfig, type Direction, type DirectionConfig, type RelayerConfig } from '../config.js';
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
-import type { ClaimSender } from '../sender.js';
-import type { SignerFunds } from '../funds.js';
+import type { ClaimSender } from '../claim/sender.js';
+import type { SignerFunds } from '../claim/funds.js';
 import type { ChainPinWatch } from '../pin-watch.js';
 
 /** Everything one direction's processors share. */

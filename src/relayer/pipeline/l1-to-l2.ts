@@ -1,20 +1,16 @@
+import { Status } from '../message/status.js';
 import { deflateRawSync } from 'node:zlib';
 import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
 import { bytesToHex } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
 import { batchViewCalls } from '../batch-call.js';
-import { encodeClaimMessageCall } from '../claim-calldata.js';
 import { toEip1559Fields } from '../signer.js';
+import { encodeClaimMessage } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
-import type { StatusChange } from '../db/transitions.js';
-import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
+import type { StatusChange } from '../message/writer.js';
+import { claimTarget, type DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
-
-/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
-export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
-  return encodeClaimMessageCall({ from: m.message_sender, to: m.destination, fee: m.fee, value: m.value, feeRecipient: claimFeeRecipient(ctx), calldata: m.calldata, nonce: m.message_nonce });
-}
 
 /**
  * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an
@@ -23,9 +19,9 @@ export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | '
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.SENT], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
-    await ctx.repo.transitionMany(changes, ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
+    await ctx.repo.transitionMany(changes, [Status.SENT], Status.TRANSACTION_SIZE_COMPUTED);
     return rows.length === ctx.config.maxFetchMessagesFromDb;
   };
 }
@@ -62,14 +58,10 @@ export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 
   return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 }
 
-/** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
-export async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
-  const iface = ctx.destination.iface;
-  const data = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) });
-  return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
-}
-
-/** inboxStatus of many hashes in JSON-RPC batches (one request per hundred): each settles on its own. */
+/**
+ * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
+ * request per hundred): each settles on its own.
+ */
 export async function inboxStatuses(ctx: Pick<DirectionContext, 'destination'>, hashes: readonly string[]): Promise<PromiseSettledResult<number>[]> {
   const iface = ctx.destination.iface;
   const calls = hashes.map((hash) => ({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) }));
@@ -105,7 +97,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (last === undefined) return;
     if ((await locateSource(ctx, m)).found !== false) return;
     lastSourceCheck.delete(m.id);
-    if (await ctx.repo.transition(m.id, ['TRANSACTION_SIZE_COMPUTED'], 'NON_EXECUTABLE', {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
+    if (await ctx.repo.transition(m.id, [Status.TRANSACTION_SIZE_COMPUTED], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
       ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L1 by a reorg; it is never claimed');
     }
   }
@@ -124,7 +116,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['TRANSACTION_SIZE_COMPUTED'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.TRANSACTION_SIZE_COMPUTED], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const results = await statuses(rows);
     let firstError: unknown;
     const now = new Date();
@@ -145,8 +137,8 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
       else if (r.value === 2) claimed.push({ id: m.id, patch: { claimed_at: now } });
     }
     // One statement per outcome for the whole tick.
-    await ctx.repo.transitionMany(anchored, ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED');
-    await ctx.repo.transitionMany(claimed, ['TRANSACTION_SIZE_COMPUTED'], 'CLAIMED_SUCCESS', 'already claimed on L2; no transaction sent');
+    await ctx.repo.transitionMany(anchored, [Status.TRANSACTION_SIZE_COMPUTED], Status.ANCHORED);
+    await ctx.repo.transitionMany(claimed, [Status.TRANSACTION_SIZE_COMPUTED], Status.CLAIMED_SUCCESS, 'already claimed on L2; no transaction sent');
     if (firstError) throw firstError;
     return false;
   };

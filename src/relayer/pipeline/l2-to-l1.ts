@@ -1,7 +1,8 @@
+import { Status } from '../message/status.js';
 import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
-import type { StatusChange } from '../db/transitions.js';
+import type { StatusChange } from '../message/writer.js';
 import { decodeMessageSent } from '../message-sent.js';
 import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
@@ -126,14 +127,14 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
 async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: string): Promise<void> {
   const source = await locateSource(ctx, m);
   if (source.found === false) {
-    if (await ctx.repo.transition(m.id, ['SENT'], 'NON_EXECUTABLE', {}, reorgedReason(ctx, m, evidence))) {
+    if (await ctx.repo.transition(m.id, [Status.SENT], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, evidence))) {
       ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L2 by a reorg; it is never claimed');
     }
   } else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
     const moved = { sent_block_number: String(source.blockNumber), sent_tx_hash: source.txHash, sent_log_index: source.logIndex };
-    await ctx.repo.annotate(m.id, 'SENT', { ...moved, failure_reason: `moved to L2 block ${source.blockNumber} by a reorg` });
+    await ctx.repo.annotate(m.id, Status.SENT, { ...moved, failure_reason: `moved to L2 block ${source.blockNumber} by a reorg` });
   } else {
-    await ctx.repo.annotate(m.id, 'SENT', { failure_reason: evidence });
+    await ctx.repo.annotate(m.id, Status.SENT, { failure_reason: evidence });
   }
 }
 
@@ -151,7 +152,7 @@ export const finalizationFor = (byId: readonly FinalizationRow[], block: number)
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, ['SENT'], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.SENT], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // One read for the whole page; a message whose block no finalization covers yet waits for the next tick.
     const known = await ctx.repo.finalizationsCovering(ctx.destination.contract, rows.map((m) => Number(m.sent_block_number)));
@@ -190,7 +191,7 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
       }
     }
     // One statement for every message anchored this tick.
-    await ctx.repo.transitionMany(anchored, ['SENT'], 'ANCHORED');
+    await ctx.repo.transitionMany(anchored, [Status.SENT], Status.ANCHORED);
     if (firstError) throw firstError;
     return false;
   };

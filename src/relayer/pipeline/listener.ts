@@ -1,3 +1,4 @@
+import { Status } from '../message/status.js';
 import type { Log } from 'ethers';
 import { createCalldataFilter, type CalldataFilter } from '../calldata-filter.js';
 import type { NewMessage } from '../db/repository.js';
@@ -16,23 +17,23 @@ export function classify(
   ctx: Pick<DirectionContext, 'direction' | 'dir' | 'originConfig' | 'origin'>,
   m: { from: string; to: string; calldata: string },
   calldataFilter: CalldataFilter | undefined,
-): { status: 'SENT' | 'EXCLUDED'; reason: string | null } {
+): { status: NewMessage['status']; reason: string | null } {
   const p = ctx.origin.name;
   const f = ctx.originConfig.listener.eventFilters;
-  const excluded = (reason: string) => ({ status: 'EXCLUDED' as const, reason });
+  const excluded = (reason: string) => ({ status: Status.EXCLUDED, reason });
   if (f?.fromAddress && m.from !== f.fromAddress) return excluded(`sender ${m.from} is not ${p}_EVENT_FILTER_FROM_ADDRESS ${f.fromAddress}`);
   if (f?.toAddress && m.to !== f.toAddress) return excluded(`destination ${m.to} is not ${p}_EVENT_FILTER_TO_ADDRESS ${f.toAddress}`);
   const prefix = directionPrefix(ctx.direction);
   if (m.calldata === '0x') {
     if (!ctx.dir.eoaEnabled) return excluded(`message without calldata and ${prefix}_EOA_ENABLED is false`);
-    return { status: 'SENT', reason: null };
+    return { status: Status.SENT, reason: null };
   }
   if (!ctx.dir.calldataEnabled) return excluded(`message with calldata and ${prefix}_CALLDATA_ENABLED is false`);
   if (calldataFilter) {
     const r = calldataFilter.test(m.calldata);
     if (!r.pass) return excluded(`${r.reason} (${p}_EVENT_FILTER_CALLDATA)`);
   }
-  return { status: 'SENT', reason: null };
+  return { status: Status.SENT, reason: null };
 }
 
 export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'direction'>, log: Log) {

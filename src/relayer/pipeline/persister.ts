@@ -1,10 +1,11 @@
+import { Status } from '../message/status.js';
 import { Transaction } from 'ethers';
 import { describeRevert, type Chain } from '../chain.js';
 import type { MessageRow } from '../db/rows.js';
 import { senderOf, sendersOf, type DirectionContext } from './context.js';
-import type { ClaimSender } from '../sender.js';
+import type { ClaimSender } from '../claim/sender.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
-import { isClaimedOnChain } from './claim-facts.js';
+import { isClaimedOnChain } from '../claim/facts.js';
 import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
 import { LOST_CLAIM_GRACE_MS, REBROADCAST_AFTER_MS, planReceipt, planReplacement, type ReceiptDecision, type ReceiptFacts, type ReceiptRules } from './receipt-plan.js';
@@ -169,16 +170,16 @@ class ReceiptPersister {
     if (this.foreignReported.has(m.claim_tx_hash!)) return;
     this.foreignReported.add(m.claim_tx_hash!);
     this.ctx.logger.error({ message: m.message_hash, tx: m.claim_tx_hash, direction: this.ctx.direction }, reason);
-    if (m.failure_reason !== reason) await this.ctx.repo.annotate(m.id, 'PENDING', { failure_reason: reason });
+    if (m.failure_reason !== reason) await this.ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: reason });
   }
 
   /** A transition from PENDING, counted in relayer_claims_resolved_total where it resolves the claim. */
   private async move(m: MessageRow, d: Extract<ReceiptDecision, { kind: 'move' }>): Promise<void> {
-    const moved = await this.ctx.repo.transition(m.id, ['PENDING'], d.to, d.patch, d.reason);
+    const moved = await this.ctx.repo.transition(m.id, [Status.PENDING], d.to, d.patch, d.reason);
     const labels = { direction: this.ctx.direction };
-    if (d.to === 'CLAIMED_REVERTED') this.ctx.metrics.claimsResolved.inc({ ...labels, status: 'CLAIMED_REVERTED' });
-    if (moved && d.to === 'NEEDS_MANUAL_INTERVENTION') {
-      this.ctx.metrics.claimsResolved.inc({ ...labels, status: 'NEEDS_MANUAL_INTERVENTION' });
+    if (d.to === Status.CLAIMED_REVERTED) this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.CLAIMED_REVERTED });
+    if (moved && d.to === Status.NEEDS_MANUAL_INTERVENTION) {
+      this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.NEEDS_MANUAL_INTERVENTION });
       this.ctx.logger.error({ message: m.message_hash, direction: this.ctx.direction, cycles: d.patch.cycles, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${d.reason}`);
     }
   }
@@ -195,7 +196,7 @@ class ReceiptPersister {
     let plan = planReplacement(m, oldFees, undefined, sender !== undefined, this.rules, stranded);
     if (plan.kind === 'need') plan = planReplacement(m, oldFees, await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap), true, this.rules, stranded);
     if (plan.kind === 'need' || plan.kind === 'wait') {
-      if (plan.kind === 'wait' && m.failure_reason !== plan.reason) await this.ctx.repo.annotate(m.id, 'PENDING', { failure_reason: plan.reason });
+      if (plan.kind === 'wait' && m.failure_reason !== plan.reason) await this.ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
       return;
     }
     const { maxFeePerGas, maxPriorityFeePerGas } = plan;
@@ -261,18 +262,18 @@ class ReceiptPersister {
   /** Successful claims of one tick, recorded together in one statement. */
   private async recordSuccesses(successes: Success[]): Promise<void> {
     const now = new Date();
-    const moved = await this.ctx.repo.transitionMany(successes.map(({ m }) => ({ id: m.id, patch: { claimed_at: now } })), ['PENDING'], 'CLAIMED_SUCCESS');
+    const moved = await this.ctx.repo.transitionMany(successes.map(({ m }) => ({ id: m.id, patch: { claimed_at: now } })), [Status.PENDING], Status.CLAIMED_SUCCESS);
     const labels = { direction: this.ctx.direction };
     for (const { m, receipt } of successes) {
       if (!moved.has(String(m.id))) continue;
       if (m.anchored_at) this.ctx.metrics.claimLatency.observe(labels, Math.max(Date.now() - new Date(m.anchored_at).getTime(), 0) / 1_000);
-      this.ctx.metrics.claimsResolved.inc({ ...labels, status: 'CLAIMED_SUCCESS' });
+      this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.CLAIMED_SUCCESS });
       if (m.is_sponsored) this.ctx.metrics.sponsoredWei.inc(labels, Number(receipt.gasUsed * receipt.gasPrice));
     }
   }
 
   async tick(): Promise<boolean> {
-    const rows = await this.ctx.repo.dueChanged(this.ctx.direction, ['PENDING'], this.ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await this.ctx.repo.dueChanged(this.ctx.direction, [Status.PENDING], this.ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
     if (this.ageChecks.size > 0) {
       const pending = new Set(rows.map((m) => m.claim_tx_hash));
       for (const hash of this.ageChecks.keys()) if (!pending.has(hash)) this.ageChecks.delete(hash);

@@ -1,5 +1,5 @@
 import type { RelayerConfig } from '../config.js';
-import type { MessageStatus } from '../db/migrations.js';
+import { Status, type MessageStatus } from '../message/status.js';
 import type { MessagePatch, MessageRow } from '../db/rows.js';
 import type { FeeEstimate } from './fees.js';
 import type { Receipt } from './receipts.js';
@@ -103,11 +103,11 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     if (receipt.status === 1) return { kind: 'success', receipt };
     if (facts.revertReason === undefined) return { kind: 'need', fact: 'revertReason' };
     if (facts.revertReason.startsWith('RateLimitExceeded')) {
-      return { kind: 'move', to: 'SENT', patch: { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null }, reason: `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later` };
+      return { kind: 'move', to: Status.SENT, patch: { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null }, reason: `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later` };
     }
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-    if (facts.claimedOnChain) return { kind: 'move', to: 'CLAIMED_SUCCESS', patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; our claim ${m.claim_tx_hash} reverted` };
-    return { kind: 'move', to: 'CLAIMED_REVERTED', patch: { claimed_at: new Date(facts.now) }, reason: `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}` };
+    if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; our claim ${m.claim_tx_hash} reverted` };
+    return { kind: 'move', to: Status.CLAIMED_REVERTED, patch: { claimed_at: new Date(facts.now) }, reason: `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}` };
   }
   // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
   // Look again first: it may have been mined between the two reads.
@@ -115,8 +115,8 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
   if (facts.receiptAgain) return { kind: 'none' };
   if (m.claim_tx_kind === 'cancel') return planCycleEnd(m, facts, rules, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain) return { kind: 'move', to: 'CLAIMED_SUCCESS', patch: { claimed_at: new Date(facts.now) }, reason: 'claimed by another transaction' };
-  return { kind: 'move', to: 'ANCHORED', patch: CLEARED_CLAIM, reason: `claim transaction ${m.claim_tx_hash} was replaced; claiming again` };
+  if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: 'claimed by another transaction' };
+  return { kind: 'move', to: Status.ANCHORED, patch: CLEARED_CLAIM, reason: `claim transaction ${m.claim_tx_hash} was replaced; claiming again` };
 }
 
 /**
@@ -148,16 +148,16 @@ function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptD
  */
 export function planCycleEnd(m: Row, facts: Pick<ReceiptFacts, 'now' | 'claimedOnChain'>, rules: ReceiptRules, what: string): ReceiptDecision {
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain) return { kind: 'move', to: 'CLAIMED_SUCCESS', patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; ${what}` };
+  if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; ${what}` };
   const c = rules.claiming;
   const cycles = m.cycles + 1;
   const reset = { ...CLEARED_CLAIM, cycles, bumps: 0, claim_tx_kind: 'claim' as const };
   if (cycles >= c.maxRetryCycles || m.retries >= c.maxNumberOfRetries) {
     const limit = cycles >= c.maxRetryCycles ? `MAX_RETRY_CYCLES (${c.maxRetryCycles})` : `MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries})`;
     const reason = `${what}; ${cycles} submission cycle(s) and ${m.retries} submission(s) without a receipt: ${limit} reached`;
-    return { kind: 'move', to: 'NEEDS_MANUAL_INTERVENTION', patch: reset, reason };
+    return { kind: 'move', to: Status.NEEDS_MANUAL_INTERVENTION, patch: reset, reason };
   }
-  return { kind: 'move', to: 'ANCHORED', patch: reset, reason: `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again` };
+  return { kind: 'move', to: Status.ANCHORED, patch: reset, reason: `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again` };
 }
 
 /** ⌈x × 1.1⌉ (at least x + 1): the smallest fee a node accepts for a replacement at the same nonce. */

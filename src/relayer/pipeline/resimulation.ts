@@ -1,6 +1,7 @@
+import { Status } from '../message/status.js';
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import { encodeClaim, isClaimedOnChain } from './claim-facts.js';
+import { encodeClaim, isClaimedOnChain } from '../claim/facts.js';
 import { claimTarget, resimulationOf, type DirectionContext } from './context.js';
 
 /**
@@ -22,7 +23,7 @@ export function createResimulationProcessor(ctx: DirectionContext) {
       const gas = await ctx.destination.provider.estimateGas({ from: ctx.sender.signer.address, to: claimTarget(ctx), data: encodeClaim(ctx, m) });
       if (gas <= maxGas) {
         const reason = `re-simulation ${n}: the destination accepts the claim now (${gas} gas); claiming again`;
-        if (await ctx.repo.transition(m.id, ['NON_EXECUTABLE'], 'ANCHORED', { retry_after: null, resimulations: 0 }, reason)) {
+        if (await ctx.repo.transition(m.id, [Status.NON_EXECUTABLE], Status.ANCHORED, { retry_after: null, resimulations: 0 }, reason)) {
           ctx.logger.info({ message: m.message_hash, direction: ctx.direction, resimulations: n }, `NON_EXECUTABLE message ${m.message_hash} is claimable again`);
         }
         return;
@@ -31,13 +32,13 @@ export function createResimulationProcessor(ctx: DirectionContext) {
     } catch (err) {
       if (!isRevert(err)) throw err;
       if (await isClaimedOnChain(ctx, m)) {
-        await ctx.repo.transition(m.id, ['NON_EXECUTABLE'], 'CLAIMED_SUCCESS', { retry_after: null, claimed_at: new Date() }, `claimed on ${ctx.destination.name} by someone else; no transaction sent`);
+        await ctx.repo.transition(m.id, [Status.NON_EXECUTABLE], Status.CLAIMED_SUCCESS, { retry_after: null, claimed_at: new Date() }, `claimed on ${ctx.destination.name} by someone else; no transaction sent`);
         return;
       }
       why = `claim reverts in gas estimation: ${describeRevert(ctx.destination.iface, err)}`;
     }
     const delay = Math.min(r.maxDelaySeconds, r.delaySeconds * 2 ** n);
-    await ctx.repo.annotate(m.id, 'NON_EXECUTABLE', {
+    await ctx.repo.annotate(m.id, Status.NON_EXECUTABLE, {
       failure_reason: `${why} (re-simulated ${n} time${n === 1 ? '' : 's'}; next in ${delay} s)`,
       retry_after: new Date(Date.now() + delay * 1_000),
       resimulations: n,

@@ -2,7 +2,7 @@ import { SigningKey, Transaction, Wallet, toBeHex, verifyMessage, verifyTypedDat
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../../src/devnet/anvil.js';
-import { createKmsSigner, KmsSignerError, type KmsSigner, type KmsSignerOptions } from '../../../src/relayer/signers/index-remote.js';
+import { createKmsSigner, KmsSignerError, type KmsSigner, type KmsSignerOptions } from '../../../src/relayer/signers/backends.js';
 import { SECP256K1_N } from '../../../src/relayer/signers/der.js';
 import { startFakeKms, type FakeKms } from './kms-server.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { RetryableError } from '../../../src/common/errors.js';
 import { startAnvil, type Anvil } from '../../../src/devnet/anvil.js';
-import { createRemoteSigner, Pkcs12Error, RemoteSignerError, SignatureMismatchError } from '../../../src/relayer/signers/index-remote.js';
+import { createRemoteSigner, Pkcs12Error, RemoteSignerError, SignatureMismatchError } from '../../../src/relayer/signers/backends.js';
 import type { RemoteSigner } from '../../../src/relayer/signers/remote-signer.js';
 import { createTlsFixture, type TlsFixture } from './tls-fixtures.js';
 import { startFakeWeb3Signer, web3SignerIdentifier, type FakeWeb3Signer } from './web3signer-server.js';

@@ -1,64 +1,13 @@
 import type { Knex } from 'knex';
-import type { MessageStatus } from './migrations.js';
-import type { MessagePatch, NewMessage } from './rows.js';
+import type { MessagePatch, NewMessage } from '../db/rows.js';
+import type { MessageStatus } from './status.js';
+import { isAllowed } from './transitions.js';
 
 /**
- * The relayer's state machine: every status move a message may make, and why. applyTransition refuses any
- * other, so a new move is a new line here (with its reason), never a quiet write somewhere in the pipeline.
- * A message enters the machine as one of ENTRY_STATUSES (enterMessages); the statuses with no line leaving them
- * other than the operator's are where the relayer stops by itself. These two functions are the only writers of
- * a message's status and of its history.
+ * The one writer of a message's status and of its history: applyTransition moves messages along the transition
+ * table (transitions.ts), enterMessages stores new ones in an entry status. The repository (db/repository.ts)
+ * calls them inside its writes, which wake the pipeline stage waiting for the statuses entered.
  */
-export const TRANSITIONS: readonly { from: MessageStatus; to: MessageStatus; why: string }[] = [
-  // Anchoring (src/relayer/pipeline/l1-to-l2.ts, l2-to-l1.ts)
-  { from: 'SENT', to: 'TRANSACTION_SIZE_COMPUTED', why: 'L1→L2: the claim transaction size is known' },
-  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'ANCHORED', why: 'L1→L2: L2 anchored the message hash' },
-  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'CLAIMED_SUCCESS', why: 'L1→L2: already claimed on L2, nothing to send' },
-  { from: 'TRANSACTION_SIZE_COMPUTED', to: 'NON_EXECUTABLE', why: 'L1→L2: a reorg deeper than the confirmations removed the message' },
-  { from: 'SENT', to: 'ANCHORED', why: 'L2→L1: the L2 block is finalized on L1 and the proof is built' },
-  { from: 'SENT', to: 'NON_EXECUTABLE', why: 'L2→L1: a reorg deeper than the confirmations removed the message' },
-  // Claiming (src/relayer/pipeline/claiming.ts, src/relayer/sender.ts): from every status the claiming loop reads.
-  ...(['ANCHORED', 'FEE_UNDERPRICED'] as const).flatMap((from) => [
-    { from, to: 'PENDING' as const, why: 'a claim transaction was signed and recorded with its nonce' },
-    { from, to: 'CLAIMED_SUCCESS' as const, why: 'the estimate reverted because someone already claimed it' },
-    { from, to: 'NON_EXECUTABLE' as const, why: 'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT' },
-    { from, to: 'FEE_UNDERPRICED' as const, why: 'the fee does not cover the cost, or the fee cap is exceeded' },
-    { from, to: 'ZERO_FEE' as const, why: 'no fee and sponsoring off (or the claim is above the sponsor gas limit)' },
-    { from, to: 'NEEDS_MANUAL_INTERVENTION' as const, why: 'MAX_NUMBER_OF_RETRIES submissions without success' },
-  ]),
-  // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (sender.undo)
-  { from: 'PENDING', to: 'CLAIMED_SUCCESS', why: 'the claim (or another transaction) claimed it' },
-  { from: 'PENDING', to: 'CLAIMED_REVERTED', why: 'the claim transaction was mined and reverted' },
-  { from: 'PENDING', to: 'ANCHORED', why: 'a submission cycle ended (cancelled) or the claim was replaced: claim again' },
-  { from: 'PENDING', to: 'SENT', why: 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later' },
-  { from: 'PENDING', to: 'NEEDS_MANUAL_INTERVENTION', why: 'MAX_RETRY_CYCLES cycles without success' },
-  { from: 'PENDING', to: 'FEE_UNDERPRICED', why: 'the broadcast failed: back to the status it was claimed from' },
-  // Re-simulation of NON_EXECUTABLE claims (src/relayer/pipeline/resimulation.ts)
-  { from: 'NON_EXECUTABLE', to: 'ANCHORED', why: 'the destination accepts the claim now: claim it again' },
-  { from: 'NON_EXECUTABLE', to: 'CLAIMED_SUCCESS', why: 'someone else claimed it meanwhile' },
-  // Chain pin reset (src/relayer/db/chain-pin.ts): unfinished messages of the old chains are parked.
-  ...(['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'PENDING', 'FEE_UNDERPRICED'] as const).map((from) => ({
-    from, to: 'NEEDS_MANUAL_INTERVENTION' as const, why: 'reset-chain-pin: the message belongs to the old chains',
-  })),
-  // Operators (src/relayer/db/admin.ts: the API's retry and abandon, `l2stack relayer-requeue`)
-  ...(['NEEDS_MANUAL_INTERVENTION', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'FEE_UNDERPRICED', 'ZERO_FEE'] as const).flatMap((from) => [
-    { from, to: 'TRANSACTION_SIZE_COMPUTED' as const, why: 'retry (L1→L2): back to the anchoring check with fresh counters' },
-    { from, to: 'SENT' as const, why: 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters' },
-  ]),
-  ...(['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 'FEE_UNDERPRICED', 'ZERO_FEE', 'NON_EXECUTABLE', 'CLAIMED_REVERTED', 'NEEDS_MANUAL_INTERVENTION'] as const).map((from) => ({
-    from, to: 'ABANDONED' as const, why: 'abandon: an operator gave the message up; it is never claimed',
-  })),
-];
-
-const ALLOWED = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));
-
-/**
- * Whether a message in `from` may be written with status `to`. Staying in a status is allowed only where the
- * table lists it (FEE_UNDERPRICED re-evaluated by the claiming loop); it writes no history line.
- */
-export function isAllowed(from: MessageStatus, to: MessageStatus): boolean {
-  return ALLOWED.has(`${from}>${to}`);
-}
 
 /** SQL types of the message columns a status change may set (bound values are cast to them). */
 const COLUMN_TYPES: Record<string, string> = {
@@ -170,9 +119,6 @@ export async function applyTransition(
   }
   return moved;
 }
-
-/** The statuses a message is first stored in: SENT, or EXCLUDED by the operator's filters (NewMessage's type holds it). */
-export const ENTRY_STATUSES = ['SENT', 'EXCLUDED'] as const satisfies readonly MessageStatus[] & readonly NewMessage['status'][];
 
 /** Rows per INSERT of new messages: 2,000 × 14 columns stays well under PostgreSQL's 65,535 bind parameters. */
 const MESSAGES_PER_INSERT = 2_000;

@@ -1,14 +1,25 @@
 import { describeRevert, isRevert } from '../chain.js';
-import { encodeClaimMessageWithProofCall } from '../claim-calldata.js';
+import { encodeClaimMessageCall, encodeClaimMessageWithProofCall } from './calldata.js';
 import type { MessageRow } from '../db/rows.js';
-import type { GasEstimate } from './claim-plan.js';
-import { claimFeeRecipient, claimTarget, type DirectionContext } from './context.js';
-import type { FeeEstimate } from './fees.js';
-import { encodeClaimMessage, inboxStatus } from './l1-to-l2.js';
+import type { GasEstimate } from './plan.js';
+import { claimFeeRecipient, claimTarget, type DirectionContext } from '../pipeline/context.js';
+import type { FeeEstimate } from '../pipeline/fees.js';
 
 /** What the claiming loop (and the receipt and re-simulation loops) ask the destination chain about a claim. */
 
-/** The claim's calldata (hand-encoded, see src/relayer/claim-calldata.ts). */
+/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
+export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
+  return encodeClaimMessageCall({ from: m.message_sender, to: m.destination, fee: m.fee, value: m.value, feeRecipient: claimFeeRecipient(ctx), calldata: m.calldata, nonce: m.message_nonce });
+}
+
+/** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
+async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
+  const iface = ctx.destination.iface;
+  const data = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) });
+  return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
+}
+
+/** The claim's calldata (hand-encoded, see calldata.ts). */
 export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
   if (ctx.direction === 'L1_TO_L2') return encodeClaimMessage(ctx, m);
   if (m.proof === null || m.leaf_index === null || m.merkle_root === null) {

@@ -1,16 +1,25 @@
+/*
+ * The claim step, read top to bottom in this folder: claiming.ts (the loop: due ANCHORED and FEE_UNDERPRICED
+ * messages, planned concurrently, handed to signers), plan.ts (what to do with one message: a pure function of
+ * the facts), facts.ts (what the destination chain is asked: estimate, already claimed, rate limit), calldata.ts
+ * (the claim's calldata), keys.ts and funds.ts (which signer pays, and the pause when none can), sender.ts (sign,
+ * record and broadcast), lease.ts (nonces leased and messages moved to PENDING in one transaction). A status
+ * moves only through ../message/ (the transition table and its one writer).
+ */
 import type { MessageRow } from '../db/rows.js';
-import { SignerFunds } from '../funds.js';
+import { Status } from '../message/status.js';
+import { CLAIMABLE } from '../message/transitions.js';
+import { SignerFunds } from './funds.js';
 import { BroadcastRefusedError } from '../broadcast-errors.js';
-import { createClaimViaCheck, encodeClaim, gasEstimate, isClaimedOnChain, rateLimitRoom, type SvcEstimateState } from './claim-facts.js';
-import { flushKey, leaveOutUnpaid, live, pickKey, readKeys, type Key } from './claim-keys.js';
-import { claimGasLimit, claimRules, fitRateLimit, planClaim, type ClaimDecision, type ClaimFacts, type ClaimRules } from './claim-plan.js';
-import { claimTarget, sendersOf, type DirectionContext } from './context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
-import { estimateFees, type FeeEstimate } from './fees.js';
+import { createClaimViaCheck, encodeClaim, gasEstimate, isClaimedOnChain, rateLimitRoom, type SvcEstimateState } from './facts.js';
+import { flushKey, leaveOutUnpaid, live, pickKey, readKeys, type Key } from './keys.js';
+import { claimGasLimit, claimRules, fitRateLimit, planClaim, type ClaimDecision, type ClaimFacts, type ClaimRules } from './plan.js';
+import { claimTarget, sendersOf, type DirectionContext } from '../pipeline/context.js';
+import { UNCHANGED_ROWS_MAX_AGE_MS } from '../pipeline/loop.js';
+import { estimateFees, type FeeEstimate } from '../pipeline/fees.js';
 
-export { encodeClaim, isClaimedOnChain } from './claim-facts.js';
+export { encodeClaim, isClaimedOnChain } from './facts.js';
 
-const CLAIMABLE = ['ANCHORED', 'FEE_UNDERPRICED'] as const;
 const PLAN_CONCURRENCY = 16;
 /** Claims leased, signed and recorded per database transaction. */
 const SUBMIT_CHUNK = 32;
@@ -43,7 +52,7 @@ async function settle(ctx: DirectionContext, m: MessageRow, d: Extract<ClaimDeci
     return;
   }
   const moved = await ctx.repo.transition(m.id, [m.status], d.to, d.patch, d.reason);
-  if (moved && d.to === 'NEEDS_MANUAL_INTERVENTION') {
+  if (moved && d.to === Status.NEEDS_MANUAL_INTERVENTION) {
     ctx.logger.error({ message: m.message_hash, direction: ctx.direction, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${d.reason}`);
   }
 }
@@ -155,7 +164,7 @@ async function claimAll(ctx: DirectionContext, rules: ClaimRules, rows: readonly
  * Claims due messages of one direction on the destination chain. Each message is checked (already
  * claimed? executable within MAX_CLAIM_GAS_LIMIT? fee worth it or sponsored? L1 rate limit?) and sent
  * without waiting for receipts, so one slow message never holds back the next; the receipt persister
- * resolves them. The checks are planClaim's (claim-plan.ts); this loop gathers facts and applies decisions.
+ * resolves them. The checks are planClaim's (plan.ts); this loop gathers facts and applies decisions.
  */
 export function createClaimingProcessor(ctx: DirectionContext) {
   const c = ctx.config.claiming;

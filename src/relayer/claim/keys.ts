@@ -1,8 +1,8 @@
 import { BroadcastRefusedError, NonceGapError } from '../broadcast-errors.js';
-import type { SignerFunds } from '../funds.js';
-import type { ClaimSender, PlannedClaim } from '../sender.js';
-import type { DirectionContext } from './context.js';
-import type { FeeEstimate } from './fees.js';
+import type { SignerFunds } from './funds.js';
+import type { ClaimSender, PlannedClaim } from './sender.js';
+import type { DirectionContext } from '../pipeline/context.js';
+import type { FeeEstimate } from '../pipeline/fees.js';
 
 /** One signer's share of a claiming iteration: its balance, what is left of it, and the claims gathered for it. */
 export interface Key {

@@ -5,14 +5,14 @@
  * are checked at module load, so an ABI change that this encoder does not follow fails at startup rather
  * than sending wrong calldata. Checked against ethers' encodeFunctionData in test/relayer/claim-calldata.test.ts.
  */
-import { L1MessageServiceInterface, L2MessageServiceInterface } from '../../generated/contracts/abi/index.js';
-import { isHexOfLength } from '../common/eth/hex.js';
+import { L1MessageServiceInterface, L2MessageServiceInterface } from '../../../generated/contracts/abi/index.js';
+import { isHexOfLength } from '../../common/eth/hex.js';
 
 /** The selector of `name`, after checking its signature is the one this module encodes. */
 function selectorOf(iface: typeof L1MessageServiceInterface, name: string, signature: string): string {
   const fragment = iface.getFunction(name);
   if (!fragment || fragment.format('sighash') !== signature) {
-    throw new Error(`the ABI's ${name} is ${fragment?.format('sighash') ?? 'missing'}, the claim encoder writes ${signature}: update src/relayer/claim-calldata.ts`);
+    throw new Error(`the ABI's ${name} is ${fragment?.format('sighash') ?? 'missing'}, the claim encoder writes ${signature}: update src/relayer/claim/calldata.ts`);
   }
   return fragment.selector;
 }

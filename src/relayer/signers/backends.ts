@@ -2,6 +2,12 @@ import type { Provider } from 'ethers';
 import { KmsSigner, type KmsSignerOptions } from './kms-signer.js';
 import { RemoteSigner, type RemoteSignerOptions } from './remote-signer.js';
 
+/*
+ * The signers whose key a backend holds (Web3Signer, AWS KMS), as createSigner (../signer.ts) loads them: by a
+ * dynamic import, only when the relayer is configured for one, so a private-key relayer never loads the AWS SDK
+ * nor node-forge.
+ */
+
 export { BackendSigner, SignatureMismatchError, type SigningBackend } from './base.js';
 export { KmsSigner, KmsSignerError, KmsSignerUnavailableError, type KmsSignerOptions } from './kms-signer.js';
 export { Pkcs12Error } from './pkcs12.js';

@@ -1,8 +1,8 @@
-import type { Logger } from '../common/log.js';
-import type { Check } from './api/context.js';
-import type { Chain } from './chain.js';
-import type { Direction } from './config.js';
-import type { RelayerMetrics } from './metrics.js';
+import type { Logger } from '../../common/log.js';
+import type { Check } from '../api/context.js';
+import type { Chain } from '../chain.js';
+import type { Direction } from '../config.js';
+import type { RelayerMetrics } from '../metrics.js';
 
 export interface FundsPause {
   detail: string;

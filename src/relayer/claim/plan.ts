@@ -1,8 +1,8 @@
 import type { RelayerConfig } from '../config.js';
-import type { MessageStatus } from '../db/migrations.js';
+import { Status, type MessageStatus } from '../message/status.js';
 import type { MessagePatch, MessageRow } from '../db/rows.js';
-import { directionPrefix, resimulationOf, type DirectionContext } from './context.js';
-import { coversCost, type FeeEstimate } from './fees.js';
+import { directionPrefix, resimulationOf, type DirectionContext } from '../pipeline/context.js';
+import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
 
 /**
  * What the claiming loop decides about one due message, as pure functions of the message and the facts the
@@ -76,7 +76,7 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
   const c = rules.claiming;
   if (m.retries >= c.maxNumberOfRetries) {
     const reason = `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`;
-    return { kind: 'move', to: 'NEEDS_MANUAL_INTERVENTION', patch: {}, reason };
+    return { kind: 'move', to: Status.NEEDS_MANUAL_INTERVENTION, patch: {}, reason };
   }
   const estimate = facts.estimate;
   if (!estimate) return { kind: 'need', fact: 'estimate' };
@@ -84,18 +84,18 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
     // No separate "already claimed?" call per message: a claimed message makes the estimate revert, and
     // only then is its status read.
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-    if (facts.claimedOnChain) return { kind: 'move', to: 'CLAIMED_SUCCESS', patch: { claimed_at: new Date(facts.now) }, reason: `already claimed on ${rules.destination}; no transaction sent` };
+    if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `already claimed on ${rules.destination}; no transaction sent` };
     if (estimate.revert.startsWith('RateLimitExceeded')) return { kind: 'wait', patch: { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAt(facts, rules) } };
-    return { kind: 'move', to: 'NON_EXECUTABLE', patch: nonExecutable(facts, rules), reason: `claim reverts in gas estimation: ${estimate.revert}` };
+    return { kind: 'move', to: Status.NON_EXECUTABLE, patch: nonExecutable(facts, rules), reason: `claim reverts in gas estimation: ${estimate.revert}` };
   }
   const gas = estimate.gas;
   const f = estimate.fees ?? facts.fees;
   if (gas > c.maxClaimGasLimit) {
-    return { kind: 'move', to: 'NON_EXECUTABLE', patch: nonExecutable(facts, rules), reason: `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}` };
+    return { kind: 'move', to: Status.NON_EXECUTABLE, patch: nonExecutable(facts, rules), reason: `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}` };
   }
   if (rules.maxGasFeeEnforced && f.uncappedMaxFeePerGas > c.maxFeePerGasCap) {
     const reason = `estimated max fee per gas ${f.uncappedMaxFeePerGas} wei above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap} (${rules.destination}_MAX_GAS_FEE_ENFORCED)`;
-    return { kind: 'move', to: 'FEE_UNDERPRICED', patch: { retry_after: retryAt(facts, rules) }, reason };
+    return { kind: 'move', to: Status.FEE_UNDERPRICED, patch: { retry_after: retryAt(facts, rules) }, reason };
   }
   return planFee(BigInt(m.fee), gas, f, facts, rules);
 }
@@ -109,12 +109,12 @@ function planFee(fee: bigint, gas: bigint, f: FeeEstimate, facts: ClaimFacts, ru
     const reason = rules.sponsoringEnabled
       ? `zero-fee message needs ${gas} gas, above MAX_RELAYER_SPONSOR_GAS_LIMIT ${c.maxRelayerSponsorGasLimit}`
       : `zero-fee message and ${rules.prefix}_ENABLE_RELAYER_SPONSORING is false`;
-    return { kind: 'move', to: 'ZERO_FEE', patch: {}, reason };
+    return { kind: 'move', to: Status.ZERO_FEE, patch: {}, reason };
   }
   if (coversCost(fee, gas, f.maxFeePerGas, c.profitMargin)) return { kind: 'send', gas, fees: f, sponsored: false };
   if (sponsorable) return { kind: 'send', gas, fees: f, sponsored: true };
   const reason = `fee ${fee} wei below estimated cost ${gas * f.maxFeePerGas} wei x PROFIT_MARGIN ${c.profitMargin}`;
-  return { kind: 'move', to: 'FEE_UNDERPRICED', patch: { retry_after: retryAt(facts, rules) }, reason };
+  return { kind: 'move', to: Status.FEE_UNDERPRICED, patch: { retry_after: retryAt(facts, rules) }, reason };
 }
 
 /** The gas limit a claim is sent with: headroom over the estimate (the 63/64 rule, state changing before inclusion). */

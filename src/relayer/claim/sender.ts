@@ -1,17 +1,17 @@
-import { bytesToHex, hexToBytes } from '../common/eth/hex.js';
-import { keccak256 } from '../common/eth/keccak.js';
-import { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from './broadcast-errors.js';
-import type { Logger } from '../common/log.js';
-import type { Chain } from './chain.js';
-import { leaseClaims, returnClaim, type SignerKey } from './db/claim-lease.js';
-import type { MessagePatch, MessageRow, RelayerRepository } from './db/repository.js';
-import type { MessageStatus } from './db/migrations.js';
-import type { TxSigner, UnsignedTx } from './signer.js';
-import type { Direction } from './config.js';
-import type { RelayerMetrics } from './metrics.js';
-import { foreignChainReason } from './tx-chain-id.js';
+import { bytesToHex, hexToBytes } from '../../common/eth/hex.js';
+import { keccak256 } from '../../common/eth/keccak.js';
+import { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
+import type { Logger } from '../../common/log.js';
+import type { Chain } from '../chain.js';
+import { leaseClaims, returnClaim, type SignerKey } from './lease.js';
+import type { MessagePatch, MessageRow, RelayerRepository } from '../db/repository.js';
+import type { MessageStatus } from '../message/status.js';
+import type { TxSigner, UnsignedTx } from '../signer.js';
+import type { Direction } from '../config.js';
+import type { RelayerMetrics } from '../metrics.js';
+import { foreignChainReason } from '../tx-chain-id.js';
 
-export { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from './broadcast-errors.js';
+export { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
 
 export interface PlannedClaim {
   message: MessageRow;
@@ -161,7 +161,7 @@ export class ClaimSender {
     return this.broadcastInOrder(leased);
   }
 
-  /** The signer's nonce row and the PENDING claims that hold its nonces (db/claim-lease.ts). */
+  /** The signer's nonce row and the PENDING claims that hold its nonces (lease.ts). */
   private get key(): SignerKey {
     return { chainId: this.chain.chainId.toString(), address: this.signer.address, direction: this.options.direction, primary: this.primary };
   }
