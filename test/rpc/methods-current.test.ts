@@ -139,6 +139,8 @@ describe('eth_fillTransaction', () => {
       [{ from, to, maxFeePerBlobGas: '0x1', blobVersionedHashes: [h] }, 'maxFeePerBlobGas'],
       [{ from, authorizationList: auth }, 'to'],
       [{ from, to: null, authorizationList: auth }, 'to'],
+      // An empty list with a gas too: anvil still builds an EIP-7702 transaction (found by test-coverage's random calls).
+      [{ from, to: null, gas: '0x98404', authorizationList: [] }, 'to'],
       [{ from, to, type: '0x7e' }, 'type'],
     ];
     const before = node.counts.get('eth_fillTransaction') ?? 0;
@@ -159,7 +161,9 @@ describe('eth_fillTransaction', () => {
     }
     expect(node.counts.get('eth_fillTransaction') ?? 0).toBe(before);
     // An empty authorization list, and blobs without hashes, are the node's to judge.
-    expect((await call(counted.url, 'eth_fillTransaction', [{ from, to, authorizationList: [] }])).error).toEqual((await call(anvil.url, 'eth_fillTransaction', [{ from, to, authorizationList: [] }])).error);
+    for (const tx of [{ from, to, authorizationList: [] }, { from, to: null, authorizationList: [] }]) {
+      expect((await call(counted.url, 'eth_fillTransaction', [tx])).error, JSON.stringify(tx)).toEqual((await call(anvil.url, 'eth_fillTransaction', [tx])).error);
+    }
   });
 });
 

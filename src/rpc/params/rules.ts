@@ -83,7 +83,11 @@ const fillableTransaction: Rule = (tx) => {
   for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
     if (tx[member] !== undefined) return { at: member, reason: `${member} is not filled by this endpoint's node (anvil 1.7.1 exits or refuses it); send blobs, or sign the blob transaction yourself` };
   }
-  if ((count(tx.authorizationList) ?? 0) > 0 && (tx.to === undefined || tx.to === null)) {
+  // An authorization list makes anvil build an EIP-7702 transaction, which needs a to. An empty one without a
+  // gas is first estimated, and anvil answers that itself (-32003 "empty authorization list"); with a gas it is
+  // built, and refused as malformed like a non-empty one.
+  const listed = count(tx.authorizationList);
+  if (listed !== undefined && (listed > 0 || tx.gas !== undefined) && (tx.to === undefined || tx.to === null)) {
     return { at: 'to', reason: 'an authorization list needs a to address (an EIP-7702 transaction cannot create a contract)' };
   }
   if (typeof tx.type === 'string' && BigInt(tx.type) === 0x7en) return { at: 'type', reason: 'type 0x7e is a deposit transaction, which a user cannot send' };
