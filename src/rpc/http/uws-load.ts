@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { ConfigError } from '../../common/config/env.js';
 
 export type Uws = typeof import('@trufflesuite/uws-js-unofficial');
 
@@ -80,8 +81,8 @@ export interface TransportChoice {
 }
 
 /**
- * RPC_TRANSPORT resolved at start. `node` and `uws` force one (`uws` where it cannot run refuses, naming what
- * it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library, node:http
+ * RPC_TRANSPORT resolved at start (and by `l2stack rpc` with the config, before anything opens). `node` and
+ * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library, node:http
  * otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
  * sockets do not use).
  */
@@ -89,7 +90,7 @@ export function chooseTransport(requested: 'auto' | Transport, workers: number):
   if (requested === 'node') return { transport: 'node', why: 'RPC_TRANSPORT=node' };
   const found = probeUws();
   if (requested === 'uws') {
-    if (!found.ok) throw new Error(`RPC_TRANSPORT=uws cannot run here: ${found.why}; use RPC_TRANSPORT=auto or node`);
+    if (!found.ok) throw new ConfigError([`RPC_TRANSPORT=uws cannot run here: ${found.why}; use RPC_TRANSPORT=auto or node`]);
     return { transport: 'uws', why: `RPC_TRANSPORT=uws (${found.build})` };
   }
   if (workers > 1) return { transport: 'node', why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use` };
