@@ -2,6 +2,7 @@ import type { CommandBody } from './command.js';
 import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
 import { checkWorkersConfig, loadRpcConfig, startRpc } from '../rpc/index.js';
+import { chooseTransport } from '../rpc/http/uws-load.js';
 import { loadStateConfig, startStateManager } from '../state/index.js';
 
 export const rpcCommand: CommandBody = {
@@ -11,8 +12,9 @@ export const rpcCommand: CommandBody = {
       'rpc',
       (env) => {
         const rpc = loadRpcConfig(env);
-        // RPC_WORKERS it cannot honour is refused here, before the database opens.
+        // RPC_WORKERS it cannot honour, and RPC_TRANSPORT=uws where uWS cannot run, are refused here, before the database opens.
         checkWorkersConfig(rpc, env);
+        chooseTransport(rpc.transport, rpc.workers);
         // The state manager runs in the endpoint's process when configured; replicas on one database
         // share its tree (one ingests under an advisory lock, every one serves proofs).
         const state = env.STATE_L2_RPC_URL !== undefined && env.STATE_L2_RPC_URL !== '' ? loadStateConfig(env) : undefined;

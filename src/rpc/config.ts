@@ -25,7 +25,7 @@ export const rpcEnv = {
   RPC_HEAD_DEPTH: env.integer({ min: 8, max: 10_000, default: 128 }),
   RPC_CACHE_BYTES: env.integer({ min: 0, default: 67_108_864 }),
   RPC_WORKERS: env.integer({ min: 1, max: 64, default: 1 }),
-  RPC_TRANSPORT: env.oneOf(['node', 'uws'] as const, { default: 'node' }),
+  RPC_TRANSPORT: env.oneOf(['auto', 'node', 'uws'] as const, { default: 'auto' }),
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }),
@@ -108,8 +108,9 @@ export interface RpcConfig {
    * RPC_TRANSPORT: the HTTP and WebSocket stack of the public port. `node` (node:http and ws): every HTTP_*
    * limit applies. `uws` (uWebSockets.js): about half the CPU per small call; HTTP_MAX_CONNECTIONS,
    * HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap, 10 s, 10 s); docs/rpc.md.
+   * `auto` (default): uws where its build loads on this Node and C library, node otherwise (http/uws-load.ts).
    */
-  transport: 'node' | 'uws';
+  transport: 'auto' | 'node' | 'uws';
   /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
   upstreamMaxBatchBytes: number;
   /** Connections per upstream node at most (keep-alive pool). */

@@ -19,6 +19,7 @@ import { ClientSlots, memoryRateLimiter, postgresRateLimiter, type RateLimiter, 
 import { stateReadiness } from './node-readiness.js';
 import { createRpcApp, createRpcOperatorApp, type ReadinessView, type RpcAppOptions } from './server.js';
 import { listenUws } from './http/uws-server.js';
+import { chooseTransport, type Transport, type TransportChoice } from './http/uws-load.js';
 import { attachUwsWebSocket } from './ws/uws-sockets.js';
 import { attachWebSocket } from './ws/socket-server.js';
 import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
@@ -56,6 +57,8 @@ export interface RunningRpc {
   port: number;
   /** Where /metrics and /health/* are served when RPC_OPERATOR_PORT is set (else on `url`). */
   operatorUrl?: string;
+  /** The public port's stack, RPC_TRANSPORT resolved (`auto`: uws where its build loads). */
+  transport: Transport;
   stop(): Promise<void>;
 }
 
@@ -74,12 +77,13 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const clustered = workers === true && config.workers > 1;
   if (clustered) checkWorkers(config, db);
   else if (config.workers > 1) logger.warn({ workers: config.workers }, 'RPC_WORKERS applies to `l2stack rpc` only: this endpoint serves from one process');
+  const transport = chooseTransport(config.transport, clustered ? config.workers : 1); // before anything opens
   await db.query('rpc.migrate', (k) => migrate(k, config.dbSchema, rpcMigrations));
   if (clustered && !isClusterWorker()) {
-    // The primary only hands connections to its workers (each a whole endpoint, see workers.ts).
+    // The primary only hands connections to its workers (each a whole endpoint on node:http, see workers.ts).
     const running = await forkWorkers(config.workers, logger, { operator: config.operator, limits: config.http });
     common.shutdown.add('rpc', running.stop);
-    return running;
+    return { ...running, transport: 'node' };
   }
   const spec = await loadRpcSpec();
 
@@ -125,10 +129,10 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
       ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, inflight, access, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
-  const { server, ws } = await listenPublic(config, appOptions, sockets);
+  const { server, ws } = await listenPublic(config, appOptions, sockets, transport);
   // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
   const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
-  logger.info({ url: server.url, transport: config.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
+  logger.info({ url: server.url, transport: transport.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -146,15 +150,16 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   };
   common.shutdown.add('rpc', stop);
   if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
-  return { url: server.url, port: server.port, operatorUrl: operator?.url, stop };
+  return { url: server.url, port: server.port, operatorUrl: operator?.url, transport: transport.transport, stop };
 }
 
 type PublicServer = { url: string; port: number; close(): Promise<void> };
 type Sockets = { stop(): Promise<void> } | undefined;
 
-/** The public port on RPC_TRANSPORT's stack (node:http, or uWebSockets.js), its WebSocket side attached to it. */
-async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach']) => Sockets): Promise<{ server: PublicServer; ws: Sockets }> {
-  if (config.transport === 'uws') {
+/** The public port on the chosen stack (node:http, or uWebSockets.js), its WebSocket side attached to it; says which and why. */
+async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach']) => Sockets, { transport, why }: TransportChoice): Promise<{ server: PublicServer; ws: Sockets }> {
+  app.logger.info({ transport, why }, `rpc transport: ${transport === 'uws' ? 'uWebSockets.js' : 'node:http'}`);
+  if (transport === 'uws') {
     let ws: Sockets;
     const server = await listenUws(app, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp) => {
       ws = sockets((o) => attachUwsWebSocket(uwsApp, o));

@@ -30,7 +30,7 @@ export async function scaling(counts: number[]): Promise<void> {
     const floors = new Map<string, number>();
     for (const c of cases) floors.set(c.name, (await load(floor, c.bodies, SECONDS)).rps);
     for (const workers of counts) {
-      const endpoint = await startBenchEndpoint(`${workers}`, anvil.url, workers > 1 ? { RPC_WORKERS: String(workers) } : {});
+      const endpoint = await startBenchEndpoint(`${workers}`, anvil.url, { RPC_TRANSPORT: 'node', ...(workers > 1 ? { RPC_WORKERS: String(workers) } : {}) }); // one stack for every count (auto takes uWS at 1 where it loads)
       try {
         for (const c of cases) await load(endpoint, c.bodies, 1); // warm: JIT, sockets, the cache entry
         for (const c of cases) {

@@ -95,8 +95,9 @@ export async function main(): Promise<void> {
   const direct: Target = { name: 'anvil', url: anvil.url, pid: anvil.process.pid };
   const floor = await startCalibrator('node', ['--cpu-prof', `--cpu-prof-dir=${floorProfileDir}`]);
   const uws = await startCalibrator('uws');
-  const on = await startBenchEndpoint('on', anvil.url, {}, profiled === 'on' ? profileFlags : []);
-  const off = await startBenchEndpoint('off', anvil.url, { RPC_CACHE_BYTES: '0' }, profiled === 'off' ? profileFlags : []);
+  // on and off are the node:http endpoint, named: the default (auto) would be uWS wherever its build loads.
+  const on = await startBenchEndpoint('on', anvil.url, { RPC_TRANSPORT: 'node' }, profiled === 'on' ? profileFlags : []);
+  const off = await startBenchEndpoint('off', anvil.url, { RPC_TRANSPORT: 'node', RPC_CACHE_BYTES: '0' }, profiled === 'off' ? profileFlags : []);
   const onUws = await startBenchEndpoint('on uWS', anvil.url, { RPC_TRANSPORT: 'uws' }, profiled === 'uws' ? profileFlags : []);
   const profiledSide = { on, off, uws: onUws }[profiled];
   const baseline = process.env.BENCH_RPC_BASELINE;

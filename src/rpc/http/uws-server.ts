@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { PortInUseError, reportDescriptors } from '../../common/http/server.js';
 import type { RequestHead } from '../../common/http/request-head.js';
@@ -15,26 +12,7 @@ import { RpcCodes } from '../errors.js';
 import { isRpcPath } from '../keys/access.js';
 import { corsPolicy, noRoute, PREFLIGHT_HEADERS, publicReadiness, type RpcAppOptions } from '../server.js';
 import { postCore, type ReplySink } from './post.js';
-
-type Uws = typeof import('@trufflesuite/uws-js-unofficial');
-
-/**
- * uWebSockets.js, loaded only when RPC_TRANSPORT=uws asks for it: the native build for this platform and Node
- * ABI, required directly. The package's own entry would fall back to a slow pure-JS imitation when the build
- * is missing (with a console warning nobody reads); an operator who asked for uWS gets an error naming why.
- */
-export function loadUws(): Uws {
-  const require = createRequire(import.meta.url);
-  const build = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-  let path: string;
-  try {
-    path = join(dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json')), 'binaries', build);
-  } catch (err) {
-    throw new Error('RPC_TRANSPORT=uws: the package @trufflesuite/uws-js-unofficial is not installed; use RPC_TRANSPORT=node', { cause: err });
-  }
-  if (!existsSync(path)) throw new Error(`RPC_TRANSPORT=uws: uWebSockets.js has no build ${build} for this platform and Node version; use RPC_TRANSPORT=node`);
-  return require(path) as Uws;
-}
+import { loadUws } from './uws-load.js';
 
 const JSON_TYPE = 'application/json';
 const JSON_UTF8 = 'application/json; charset=utf-8';

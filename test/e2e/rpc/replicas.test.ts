@@ -4,6 +4,7 @@ import { ethers } from 'ethers';
 import { databaseKind } from '../../helpers/db.js';
 import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
+import { probeUws } from '../../../src/rpc/http/uws-load.js';
 
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
@@ -47,6 +48,15 @@ describe('l2stack rpc (the command)', () => {
     expect(stderr).toContain('RPC_PORT');
     expect(stderr).toContain('RPC_MAX_BATCH');
     expect(stderr).toContain('RPC_BUNDLER_VENDOR_PREFIX');
+  });
+
+  it.skipIf(probeUws().ok)('error: RPC_TRANSPORT=uws where uWebSockets.js cannot load exits non-zero naming this Node ABI and the builds there are, before the database opens', async () => {
+    // DATABASE_PGLITE_DIR that cannot be created: reaching the database would fail differently.
+    const { exit } = runCli({ RPC_TRANSPORT: 'uws', RPC_UPSTREAM_URLS: 'http://127.0.0.1:1', DATABASE_PGLITE_DIR: '/proc/l2stack-no-such-dir' });
+    const { code, stderr } = await exit;
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`Invalid configuration .*\\n.*RPC_TRANSPORT=uws cannot run here: .*ABI ${process.versions.modules}\\b.*builds for Node ABI`, 's'));
+    expect(stderr).not.toMatch(/PGlite|database/i);
   });
 });
 
