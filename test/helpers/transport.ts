@@ -7,8 +7,8 @@ import { chooseTransport } from '../../src/rpc/http/uws-load.js';
 export const transportFromEnv = (): Record<string, string> => (process.env.RPC_TRANSPORT ? { RPC_TRANSPORT: process.env.RPC_TRANSPORT } : {});
 
 /**
- * Whether this run puts the endpoint on uWebSockets.js (RPC_TRANSPORT=uws, or unset/auto where uWS's build loads,
- * as the endpoint decides it): tests of node:http's own limits skip then, saying why.
+ * Whether this run puts the endpoint on uWebSockets.js (RPC_TRANSPORT=uws, or unset/auto where the endpoint
+ * would choose uWS): tests of node:http's own limits skip then, saying why.
  */
 export const onUws = (() => {
   const requested = process.env.RPC_TRANSPORT ?? 'auto';

@@ -72,6 +72,14 @@ function probe(): UwsProbe {
   }
 }
 
+/**
+ * Whether the uWS adapter enforces the TCP connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT,
+ * HTTP_FD_RESERVE) as node:http does. Not with this package: it has no hook on accepted connections (builds with
+ * `App.filter` do; docs/rpc.md "Transport"). `auto` takes uWS only once it does, so the default never trades a
+ * limit for speed.
+ */
+export const UWS_HOLDS_CONNECTION_CAPS = false;
+
 export type Transport = 'node' | 'uws';
 
 /** The stack the public port runs on and why: what RPC_TRANSPORT asked, and for `auto` what was found. */
@@ -82,8 +90,8 @@ export interface TransportChoice {
 
 /**
  * RPC_TRANSPORT resolved at start (and by `l2stack rpc` with the config, before anything opens). `node` and
- * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library, node:http
- * otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
+ * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library and holds the connection
+ * caps (UWS_HOLDS_CONNECTION_CAPS), node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
  * sockets do not use).
  */
 export function chooseTransport(requested: 'auto' | Transport, workers: number): TransportChoice {
@@ -95,6 +103,9 @@ export function chooseTransport(requested: 'auto' | Transport, workers: number):
   }
   if (workers > 1) return { transport: 'node', why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use` };
   if (!found.ok) return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js cannot run here (${found.why})` };
+  if (!UWS_HOLDS_CONNECTION_CAPS) {
+    return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but ${UWS_PACKAGE} has no connection hook, so HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT and HTTP_FD_RESERVE would not hold on it; RPC_TRANSPORT=uws forces it` };
+  }
   return { transport: 'uws', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version}` };
 }
 
