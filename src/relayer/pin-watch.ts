@@ -45,9 +45,13 @@ export class ChainPinWatch {
     for (const c of o.chains) o.metrics.chainPinMismatch.set({ chain: c.name }, 0);
   }
 
-  /** What differs from the pin ("L1 genesis block hash stored 0x…, now 0x…"), or undefined while all matches. */
+  /**
+   * What differs from the pin ("L1 genesis block hash stored 0x…, now 0x…"), chain by chain in the order of the
+   * pin (not of detection: the head path and the interval race), or undefined while all matches.
+   */
   get mismatch(): string | undefined {
-    return this.mismatches.size === 0 ? undefined : [...this.mismatches.values()].flat().join('; ');
+    if (this.mismatches.size === 0) return undefined;
+    return this.o.chains.flatMap((c) => this.mismatches.get(c.name) ?? []).join('; ');
   }
 
   /** Reads every chain's identity now; true when all match their pins. Concurrent callers share one reading. */
