@@ -84,7 +84,7 @@ beforeAll(async () => {
   common = createCommon({ level: 'silent' });
   config = {
     l2RpcUrl: l2.url, l1RpcUrl: l1.url, l1MessageService: await service.getAddress(), retainedFinalizedBlocks: 3, pollIntervalMs: 50,
-    l1FromBlock: 0, l1LogRange: 1_000, maxBlocksPerStep: 100, blocksPerTransaction: 100, traceMethod: 'trace_replayBlockTransactions', genesisAccounts: [untouched!.address.toLowerCase()], schema: db.schema('state'),
+    l1FromBlock: 0, l1LogRange: 1_000, maxBlocksPerStep: 100, blocksPerTransaction: 100, traceMethod: 'trace_replayBlockTransactions', hash: 'keccak', genesisAccounts: [untouched!.address.toLowerCase()], schema: db.schema('state'),
   };
   sm = await startStateManager({ common, db: db.client, config });
 });
