@@ -25,6 +25,15 @@ export function mulMod(a: number, b: number): number {
   return r;
 }
 
+/**
+ * x mod p for an integer 0 ≤ x < 2^40 (sums of a few lanes): a floating quotient instead of `%`, which on
+ * doubles is a slow fmod. The quotient can come out one low only when x is a multiple of p, hence the test.
+ */
+function reduce(x: number): number {
+  const r = x - Math.floor(x * INV_P) * P;
+  return r >= P ? r - P : r;
+}
+
 const add = (a: number, b: number): number => {
   const s = a + b;
   return s >= P ? s - P : s;
@@ -66,13 +75,13 @@ function external(s: Float64Array): void {
     const a = s[k]!, b = s[k + 1]!, c = s[k + 2]!, d = s[k + 3]!;
     const t01 = a + b, t23 = c + d, t0123 = t01 + t23;
     const t01123 = t0123 + b, t01233 = t0123 + d;
-    s[k] = (t01 + t01123) % P;
-    s[k + 1] = (c + c + t01123) % P;
-    s[k + 2] = (t23 + t01233) % P;
-    s[k + 3] = (a + a + t01233) % P;
+    s[k] = reduce(t01 + t01123);
+    s[k + 1] = reduce(c + c + t01123);
+    s[k + 2] = reduce(t23 + t01233);
+    s[k + 3] = reduce(a + a + t01233);
   }
   for (let j = 0; j < 4; j++) {
-    const t = (s[j]! + s[j + 4]! + s[j + 8]! + s[j + 12]!) % P;
+    const t = reduce(s[j]! + s[j + 4]! + s[j + 8]! + s[j + 12]!);
     for (let k = j; k < 16; k += 4) s[k] = add(s[k]!, t);
   }
 }
@@ -80,7 +89,7 @@ function external(s: Float64Array): void {
 function internal(s: Float64Array): void {
   let sum = 0;
   for (let i = 0; i < 16; i++) sum += s[i]!;
-  sum %= P;
+  sum = reduce(sum);
   for (let i = 0; i < 16; i++) s[i] = add(sum, mulMod(s[i]!, DIAG[i]!));
 }
 
@@ -114,10 +123,10 @@ export function poseidon2(data: Uint8Array): Uint8Array {
       const o = off + 4 * i;
       block[i] = ((data[o]! << 24) | (data[o + 1]! << 16) | (data[o + 2]! << 8) | data[o + 3]!) >>> 0;
       state[i] = h[i]!;
-      state[i + 8] = block[i]! % P;
+      state[i + 8] = reduce(block[i]!);
     }
     permute(state);
-    for (let i = 0; i < 8; i++) h[i] = (state[i + 8]! + block[i]!) % P;
+    for (let i = 0; i < 8; i++) h[i] = reduce(state[i + 8]! + block[i]!);
   }
   const out = new Uint8Array(32);
   for (let i = 0; i < 8; i++) {

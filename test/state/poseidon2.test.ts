@@ -42,6 +42,17 @@ describe('Poseidon2 over KoalaBear (Linea)', () => {
     for (const [a, b] of pairs) expect(mulMod(a, b), `${a}·${b}`).toBe(Number((BigInt(a) * BigInt(b)) % p));
   });
 
+  it('behavior: input limbs are taken mod p (p and 2p hash as 0), as Linea\'s contract reduces them', () => {
+    const limbs = (words: number[]): Uint8Array => {
+      const b = new Uint8Array(32);
+      words.forEach((w, i) => new DataView(b.buffer).setUint32(4 * i, w));
+      return b;
+    };
+    const zero = toHex(poseidon2(new Uint8Array(64)));
+    expect(toHex(poseidon2(new Uint8Array([...limbs([KOALABEAR_P, 2 * KOALABEAR_P, 0, 0, 0, 0, 0, KOALABEAR_P]), ...limbs([0, 0, 0, 2 * KOALABEAR_P])])))).toBe(zero);
+    expect(toHex(poseidon2(limbs([KOALABEAR_P + 5])))).toBe(toHex(poseidon2(limbs([5]))));
+  });
+
   it('error: refuses input that is empty or not a multiple of 32 bytes', () => {
     expect(() => poseidon2(new Uint8Array(0))).toThrow('Poseidon2 hashes a non-empty multiple of 32 bytes, got 0');
     expect(() => poseidon2(new Uint8Array(33))).toThrow('got 33');
