@@ -324,13 +324,18 @@ async function profiled<T>(file: string, fn: () => Promise<T>): Promise<T> {
 
 /** BENCH_STATE_PARTS=proof: builds the tree straight on each database store, then compares the proof paths on it. */
 async function proofPaths(): Promise<void> {
-  process.stdout.write(`proof paths: ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
-  await eachStore(async (name, store) => {
-    if (name === 'memory') return;
-    const built = await run(name, store);
-    process.stdout.write(`  ${name}: built in ${built.buildSeconds.toFixed(1)} s\n`);
-    await compareProofPaths(name, store, BigInt(Math.ceil(LEAVES / PER_BLOCK)) - 1n, built.root);
-  });
+  for (const hash of HASHES) {
+    useHash(hash);
+    process.stdout.write(`proof paths (${hash}): ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
+    await eachStore(proofPathsOn);
+  }
+}
+
+async function proofPathsOn(name: string, store: VersionedStore): Promise<void> {
+  if (name === 'memory') return;
+  const built = await run(name, store);
+  process.stdout.write(`  ${name}: built in ${built.buildSeconds.toFixed(1)} s\n`);
+  await compareProofPaths(name, store, BigInt(Math.ceil(LEAVES / PER_BLOCK)) - 1n, built.root);
 }
 
 /** Seconds from `l2stack dev ready` until svc_getProof serves and an L2→L1 message is claimed. */
