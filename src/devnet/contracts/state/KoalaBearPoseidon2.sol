@@ -6,7 +6,8 @@ pragma solidity ^0.8.24;
 ///         3 full, 21 partial and 3 full rounds; the hash is Merkle-Damgard over 32-byte blocks (8 big-endian
 ///         32-bit limbs): h = 0, then for each block m: h = permute(h ‖ m)[8..16] + m. The parameters are
 ///         Linea's (linea-monorepo contracts/src/libraries/Poseidon2.sol); this is our own code (the state in
-///         memory, one lane per word), checked against Linea's published vectors by test/state.
+///         memory, one lane per word, the
+///         lanes of each step written out), checked against Linea's published vectors by test/state.
 library KoalaBearPoseidon2 {
     uint256 internal constant P = 2130706433;
 
@@ -27,61 +28,186 @@ library KoalaBearPoseidon2 {
     uint256 private constant PK0 = 0x102b26d026a27e02631a12ee764381a0237670af06704ee232a30b70;
     uint256 private constant PK1 = 0x74f1a6d25c2b3ab33dc9785e1af253b61070cad82d7e0ec33fb3540b;
     uint256 private constant PK2 = 0x5e3b82d3520a1a143536b508502ceafe362a42a9362c45583ecbe928;
-    // The internal matrix is all ones plus diag(d): lane i becomes sum + d_i x_i, with
+    // The internal matrix is all ones plus diag(d), written out in partialRound below:
     // d = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/8, 1/2^24, -1/2^8, -1/8, -1/16, -1/2^24] in the field.
-    uint256 private constant DH = 0x7effffff00000001000000023f80000100000003000000043f8000007efffffe;
-    uint256 private constant DL = 0x7efffffd7e8100016f2000017effff82007f00000fe0000007f000000000007f;
 
     error InvalidPoseidon2Input(uint256 length);
 
     /// @dev The permutation on 16 reduced lanes at `s` (16 words of memory).
     function _permute(uint256 s) private pure {
         assembly {
-            // circ(2·M4, M4, M4, M4), M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]].
+            // circ(2·M4, M4, M4, M4), M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]]; lanes unrolled.
             function ext(p) {
-                for { let q := p } lt(q, add(p, 0x200)) { q := add(q, 0x80) } {
-                    let a := mload(q)
-                    let b := mload(add(q, 0x20))
-                    let c := mload(add(q, 0x40))
-                    let d := mload(add(q, 0x60))
+                {
+                    let a := mload(add(p, 0x0))
+                    let b := mload(add(p, 0x20))
+                    let c := mload(add(p, 0x40))
+                    let d := mload(add(p, 0x60))
                     let t01 := add(a, b)
                     let t23 := add(c, d)
                     let t0123 := add(t01, t23)
-                    mstore(q, mod(add(add(t01, t0123), b), P))
-                    mstore(add(q, 0x20), mod(add(add(add(c, c), t0123), b), P))
-                    mstore(add(q, 0x40), mod(add(add(t23, t0123), d), P))
-                    mstore(add(q, 0x60), mod(add(add(add(a, a), t0123), d), P))
+                    mstore(add(p, 0x0), mod(add(add(t01, t0123), b), P))
+                    mstore(add(p, 0x20), mod(add(add(add(c, c), t0123), b), P))
+                    mstore(add(p, 0x40), mod(add(add(t23, t0123), d), P))
+                    mstore(add(p, 0x60), mod(add(add(add(a, a), t0123), d), P))
                 }
-                for { let o := p } lt(o, add(p, 0x80)) { o := add(o, 0x20) } {
-                    let t := add(add(mload(o), mload(add(o, 0x80))), add(mload(add(o, 0x100)), mload(add(o, 0x180))))
-                    for { let q := o } lt(q, add(p, 0x200)) { q := add(q, 0x80) } { mstore(q, addmod(mload(q), t, P)) }
+                {
+                    let a := mload(add(p, 0x80))
+                    let b := mload(add(p, 0xa0))
+                    let c := mload(add(p, 0xc0))
+                    let d := mload(add(p, 0xe0))
+                    let t01 := add(a, b)
+                    let t23 := add(c, d)
+                    let t0123 := add(t01, t23)
+                    mstore(add(p, 0x80), mod(add(add(t01, t0123), b), P))
+                    mstore(add(p, 0xa0), mod(add(add(add(c, c), t0123), b), P))
+                    mstore(add(p, 0xc0), mod(add(add(t23, t0123), d), P))
+                    mstore(add(p, 0xe0), mod(add(add(add(a, a), t0123), d), P))
+                }
+                {
+                    let a := mload(add(p, 0x100))
+                    let b := mload(add(p, 0x120))
+                    let c := mload(add(p, 0x140))
+                    let d := mload(add(p, 0x160))
+                    let t01 := add(a, b)
+                    let t23 := add(c, d)
+                    let t0123 := add(t01, t23)
+                    mstore(add(p, 0x100), mod(add(add(t01, t0123), b), P))
+                    mstore(add(p, 0x120), mod(add(add(add(c, c), t0123), b), P))
+                    mstore(add(p, 0x140), mod(add(add(t23, t0123), d), P))
+                    mstore(add(p, 0x160), mod(add(add(add(a, a), t0123), d), P))
+                }
+                {
+                    let a := mload(add(p, 0x180))
+                    let b := mload(add(p, 0x1a0))
+                    let c := mload(add(p, 0x1c0))
+                    let d := mload(add(p, 0x1e0))
+                    let t01 := add(a, b)
+                    let t23 := add(c, d)
+                    let t0123 := add(t01, t23)
+                    mstore(add(p, 0x180), mod(add(add(t01, t0123), b), P))
+                    mstore(add(p, 0x1a0), mod(add(add(add(c, c), t0123), b), P))
+                    mstore(add(p, 0x1c0), mod(add(add(t23, t0123), d), P))
+                    mstore(add(p, 0x1e0), mod(add(add(add(a, a), t0123), d), P))
+                }
+                {
+                    let t := add(add(mload(add(p, 0x0)), mload(add(p, 0x80))), add(mload(add(p, 0x100)), mload(add(p, 0x180))))
+                    mstore(add(p, 0x0), addmod(mload(add(p, 0x0)), t, P))
+                    mstore(add(p, 0x80), addmod(mload(add(p, 0x80)), t, P))
+                    mstore(add(p, 0x100), addmod(mload(add(p, 0x100)), t, P))
+                    mstore(add(p, 0x180), addmod(mload(add(p, 0x180)), t, P))
+                }
+                {
+                    let t := add(add(mload(add(p, 0x20)), mload(add(p, 0xa0))), add(mload(add(p, 0x120)), mload(add(p, 0x1a0))))
+                    mstore(add(p, 0x20), addmod(mload(add(p, 0x20)), t, P))
+                    mstore(add(p, 0xa0), addmod(mload(add(p, 0xa0)), t, P))
+                    mstore(add(p, 0x120), addmod(mload(add(p, 0x120)), t, P))
+                    mstore(add(p, 0x1a0), addmod(mload(add(p, 0x1a0)), t, P))
+                }
+                {
+                    let t := add(add(mload(add(p, 0x40)), mload(add(p, 0xc0))), add(mload(add(p, 0x140)), mload(add(p, 0x1c0))))
+                    mstore(add(p, 0x40), addmod(mload(add(p, 0x40)), t, P))
+                    mstore(add(p, 0xc0), addmod(mload(add(p, 0xc0)), t, P))
+                    mstore(add(p, 0x140), addmod(mload(add(p, 0x140)), t, P))
+                    mstore(add(p, 0x1c0), addmod(mload(add(p, 0x1c0)), t, P))
+                }
+                {
+                    let t := add(add(mload(add(p, 0x60)), mload(add(p, 0xe0))), add(mload(add(p, 0x160)), mload(add(p, 0x1e0))))
+                    mstore(add(p, 0x60), addmod(mload(add(p, 0x60)), t, P))
+                    mstore(add(p, 0xe0), addmod(mload(add(p, 0xe0)), t, P))
+                    mstore(add(p, 0x160), addmod(mload(add(p, 0x160)), t, P))
+                    mstore(add(p, 0x1e0), addmod(mload(add(p, 0x1e0)), t, P))
                 }
             }
             function full(p, hi, lo) {
-                for { let i := 0 } lt(i, 8) { i := add(i, 1) } {
-                    let sh := sub(224, mul(32, i))
-                    let q := add(p, mul(i, 0x20))
-                    let x := add(mload(q), and(shr(sh, hi), 0xffffffff))
-                    mstore(q, mulmod(x, mulmod(x, x, P), P))
-                    q := add(q, 0x100)
-                    x := add(mload(q), and(shr(sh, lo), 0xffffffff))
-                    mstore(q, mulmod(x, mulmod(x, x, P), P))
+                {
+                    let x := add(mload(add(p, 0x0)), and(shr(224, hi), 0xffffffff))
+                    mstore(add(p, 0x0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x20)), and(shr(192, hi), 0xffffffff))
+                    mstore(add(p, 0x20), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x40)), and(shr(160, hi), 0xffffffff))
+                    mstore(add(p, 0x40), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x60)), and(shr(128, hi), 0xffffffff))
+                    mstore(add(p, 0x60), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x80)), and(shr(96, hi), 0xffffffff))
+                    mstore(add(p, 0x80), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0xa0)), and(shr(64, hi), 0xffffffff))
+                    mstore(add(p, 0xa0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0xc0)), and(shr(32, hi), 0xffffffff))
+                    mstore(add(p, 0xc0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0xe0)), and(shr(0, hi), 0xffffffff))
+                    mstore(add(p, 0xe0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x100)), and(shr(224, lo), 0xffffffff))
+                    mstore(add(p, 0x100), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x120)), and(shr(192, lo), 0xffffffff))
+                    mstore(add(p, 0x120), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x140)), and(shr(160, lo), 0xffffffff))
+                    mstore(add(p, 0x140), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x160)), and(shr(128, lo), 0xffffffff))
+                    mstore(add(p, 0x160), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x180)), and(shr(96, lo), 0xffffffff))
+                    mstore(add(p, 0x180), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x1a0)), and(shr(64, lo), 0xffffffff))
+                    mstore(add(p, 0x1a0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x1c0)), and(shr(32, lo), 0xffffffff))
+                    mstore(add(p, 0x1c0), mulmod(x, mulmod(x, x, P), P))
+                }
+                {
+                    let x := add(mload(add(p, 0x1e0)), and(shr(0, lo), 0xffffffff))
+                    mstore(add(p, 0x1e0), mulmod(x, mulmod(x, x, P), P))
                 }
                 ext(p)
             }
+            // Lane i becomes sum + d_i x_i (the internal matrix: all ones plus diag(d)).
             function partialRound(p, k) {
                 let x := add(mload(p), k)
                 mstore(p, mulmod(x, mulmod(x, x, P), P))
-                let sum := 0
-                for { let q := p } lt(q, add(p, 0x200)) { q := add(q, 0x20) } { sum := add(sum, mload(q)) }
-                sum := mod(sum, P)
-                for { let i := 0 } lt(i, 8) { i := add(i, 1) } {
-                    let sh := sub(224, mul(32, i))
-                    let q := add(p, mul(i, 0x20))
-                    mstore(q, addmod(sum, mulmod(mload(q), and(shr(sh, DH), 0xffffffff), P), P))
-                    q := add(q, 0x100)
-                    mstore(q, addmod(sum, mulmod(mload(q), and(shr(sh, DL), 0xffffffff), P), P))
-                }
+                let sum := add(add(add(mload(p), mload(add(p, 0x20))), add(mload(add(p, 0x40)), mload(add(p, 0x60)))), add(add(mload(add(p, 0x80)), mload(add(p, 0xa0))), add(mload(add(p, 0xc0)), mload(add(p, 0xe0)))))
+                sum := mod(add(sum, add(add(add(mload(add(p, 0x100)), mload(add(p, 0x120))), add(mload(add(p, 0x140)), mload(add(p, 0x160)))), add(add(mload(add(p, 0x180)), mload(add(p, 0x1a0))), add(mload(add(p, 0x1c0)), mload(add(p, 0x1e0)))))), P)
+                mstore(add(p, 0x0), addmod(sum, mulmod(mload(add(p, 0x0)), 2130706431, P), P))
+                mstore(add(p, 0x20), addmod(sum, mulmod(mload(add(p, 0x20)), 1, P), P))
+                mstore(add(p, 0x40), addmod(sum, mulmod(mload(add(p, 0x40)), 2, P), P))
+                mstore(add(p, 0x60), addmod(sum, mulmod(mload(add(p, 0x60)), 1065353217, P), P))
+                mstore(add(p, 0x80), addmod(sum, mulmod(mload(add(p, 0x80)), 3, P), P))
+                mstore(add(p, 0xa0), addmod(sum, mulmod(mload(add(p, 0xa0)), 4, P), P))
+                mstore(add(p, 0xc0), addmod(sum, mulmod(mload(add(p, 0xc0)), 1065353216, P), P))
+                mstore(add(p, 0xe0), addmod(sum, mulmod(mload(add(p, 0xe0)), 2130706430, P), P))
+                mstore(add(p, 0x100), addmod(sum, mulmod(mload(add(p, 0x100)), 2130706429, P), P))
+                mstore(add(p, 0x120), addmod(sum, mulmod(mload(add(p, 0x120)), 2122383361, P), P))
+                mstore(add(p, 0x140), addmod(sum, mulmod(mload(add(p, 0x140)), 1864368129, P), P))
+                mstore(add(p, 0x160), addmod(sum, mulmod(mload(add(p, 0x160)), 2130706306, P), P))
+                mstore(add(p, 0x180), addmod(sum, mulmod(mload(add(p, 0x180)), 8323072, P), P))
+                mstore(add(p, 0x1a0), addmod(sum, mulmod(mload(add(p, 0x1a0)), 266338304, P), P))
+                mstore(add(p, 0x1c0), addmod(sum, mulmod(mload(add(p, 0x1c0)), 133169152, P), P))
+                mstore(add(p, 0x1e0), addmod(sum, mulmod(mload(add(p, 0x1e0)), 127, P), P))
             }
             ext(s)
             full(s, F0H, F0L)
