@@ -49,7 +49,7 @@ function hashOf(v: unknown): StateHash {
 
 /**
  * The command without its process: checks `input` (JSON text) against `root` under `hash` (STATE_HASH of
- * the tree that served it, keccak by default); returns the exit code (0 all verify, 1 one does not);
+ * the tree that served it; STATE_HASH's default without --hash); returns the exit code (0 all verify, 1 one does not);
  * throws UsageError for a bad --root or --hash, or input that is not JSON.
  */
 export function verifyProof(root: unknown, input: string, out: (line: string) => void, err: (line: string) => void, hash?: unknown): number {

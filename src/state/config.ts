@@ -15,7 +15,7 @@ export type TraceMethod = (typeof TRACE_METHODS)[number];
  */
 export const STATE_HASHES = ['poseidon2', 'keccak'] as const;
 export type StateHash = (typeof STATE_HASHES)[number];
-export const DEFAULT_STATE_HASH: StateHash = 'keccak';
+export const DEFAULT_STATE_HASH: StateHash = 'poseidon2';
 
 /**
  * Environment of the state manager (`svc_getProof`). Every variable is documented in .env.example

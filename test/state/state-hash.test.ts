@@ -15,9 +15,9 @@ const A = '0x00000000000000000000000000000000000000a1';
 const header = (n: bigint) => ({ number: n, hash: `0x${n.toString(16)}`, parentHash: `0x${(n - 1n).toString(16)}` });
 
 describe('STATE_HASH', () => {
-  it('args: keccak by default, poseidon2 on request, anything else refused naming the choices', () => {
-    expect(loadStateConfig(base).hash).toBe('keccak');
-    expect(loadStateConfig({ ...base, STATE_HASH: 'poseidon2' }).hash).toBe('poseidon2');
+  it('args: poseidon2 (the chain\'s format) by default, keccak on request, anything else refused naming the choices', () => {
+    expect(loadStateConfig(base).hash).toBe('poseidon2');
+    expect(loadStateConfig({ ...base, STATE_HASH: 'keccak' }).hash).toBe('keccak');
     expect(() => loadStateConfig({ ...base, STATE_HASH: 'mimc' })).toThrow(/STATE_HASH: expected one of poseidon2, keccak/);
   });
 
