@@ -50,7 +50,7 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'verify-proof',
-    summary: 'verify a svc_getProof result (stdin) against a state root',
+    summary: 'verify a svc_getProof result (stdin, a file or a live endpoint) against a state root',
     load: async () => (await import('./verify-proof.js')).verifyProofCommand,
   },
 ];

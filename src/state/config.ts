@@ -10,6 +10,14 @@ export const TRACE_METHODS = ['debug_traceBlockByHash', 'trace_replayBlockTransa
 export type TraceMethod = (typeof TRACE_METHODS)[number];
 
 /**
+ * The tree's hash and encodings (STATE_HASH): `poseidon2` is Linea's format (Poseidon2 over KoalaBear, the
+ * roots the chain's prover finalizes), `keccak` our own keccak256 format. Stored with the tree (state-hash.ts).
+ */
+export const STATE_HASHES = ['poseidon2', 'keccak'] as const;
+export type StateHash = (typeof STATE_HASHES)[number];
+export const DEFAULT_STATE_HASH: StateHash = 'poseidon2';
+
+/**
  * Environment of the state manager (`svc_getProof`). Every variable is documented in .env.example
  * (section "State manager"). LOG_LEVEL and DATABASE_* are the common variables.
  */
@@ -24,6 +32,7 @@ export const stateEnv = {
   STATE_MAX_BLOCKS_PER_STEP: env.integer({ min: 1, default: 100 }),
   STATE_BLOCKS_PER_TRANSACTION: env.integer({ min: 1, max: 1_000, default: 100 }),
   STATE_L2_TRACE_METHOD: env.oneOf(TRACE_METHODS, { default: 'debug_traceBlockByHash' }),
+  STATE_HASH: env.oneOf(STATE_HASHES, { default: DEFAULT_STATE_HASH }),
   STATE_GENESIS_ACCOUNTS: {
     ...env.string(),
     expected: 'a comma-separated list of 0x-prefixed 20-byte addresses',
@@ -53,6 +62,8 @@ export interface StateConfig {
   blocksPerTransaction: number;
   /** How each block's state change is read from the L2 upstream (see TRACE_METHODS). */
   traceMethod: TraceMethod;
+  /** The tree's hash and encodings; a database holds a tree of one only (see STATE_HASHES). */
+  hash: StateHash;
   /** Accounts of the L2 genesis allocation to read at block 0 (no state diff ever shows untouched ones). */
   genesisAccounts: string[];
   /** Postgres schema (tests use their own). */
@@ -73,6 +84,7 @@ export function loadStateConfig(source: Record<string, string | undefined>, over
     maxBlocksPerStep: v.STATE_MAX_BLOCKS_PER_STEP,
     blocksPerTransaction: v.STATE_BLOCKS_PER_TRANSACTION,
     traceMethod: v.STATE_L2_TRACE_METHOD,
+    hash: v.STATE_HASH,
     genesisAccounts: v.STATE_GENESIS_ACCOUNTS ? v.STATE_GENESIS_ACCOUNTS.split(',') : [],
     ...overrides,
   });

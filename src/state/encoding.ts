@@ -30,7 +30,6 @@ export const TAIL_INDEX = 1;
 export const MAX_LEAVES = 2 ** DEPTH;
 
 export const ZERO_WORD: Bytes = new Uint8Array(32);
-export const MAX_HKEY: Bytes = new Uint8Array(32).fill(0xff);
 
 export interface LeafOpening {
   prev: number;
@@ -70,12 +69,16 @@ export function decodeRootNode(b: Bytes): { nextFreeNode: number; subRoot: Bytes
   return { nextFreeNode: Number(next), subRoot: b.slice(32, 64) };
 }
 
-export const leafHash = (h: HashProvider, opening: Bytes): Bytes => (isZero(opening) ? ZERO_WORD : h.hash(opening));
+/** Hash of a stored 128-byte leaf opening (an empty leaf, all zeros, hashes to 0x00…00): H(its wire form). */
+export const leafHash = (h: HashProvider, opening: Bytes): Bytes => (isZero(opening) ? ZERO_WORD : h.hash(h.leafWire(opening)));
+
+/** The tree's root: H(the wire form of the stored 64-byte root node). */
+export const rootHash = (h: HashProvider, rootNode: Bytes): Bytes => h.hash(h.rootWire(rootNode));
 
 export function accountHKey(h: HashProvider, address: string): Bytes {
   const b = fromHex(address);
   if (b.length !== 20) throw new Error(`an address is 20 bytes, got ${b.length}`);
-  return h.hash(padWord(b));
+  return h.accountKey(b);
 }
 
 /** Storage keys are 32-byte words; shorter keys (as eth_getStorageAt accepts) are left-padded. */
@@ -85,7 +88,7 @@ export function storageKeyWord(slot: string): Bytes {
   return fromHex(body.padStart(64, '0'));
 }
 
-export const storageHKey = (h: HashProvider, slot: Bytes): Bytes => h.hash(padWord(slot));
+export const storageHKey = (h: HashProvider, slot: Bytes): Bytes => h.storageKey(padWord(slot));
 
 export interface AccountValue {
   nonce: bigint;
@@ -135,12 +138,12 @@ export function treeConstants(hasher: HashProvider): TreeConstants {
   const emptyHashes: Bytes[] = [ZERO_WORD];
   for (let h = 1; h <= DEPTH; h++) emptyHashes.push(hasher.hash(concat(emptyHashes[h - 1]!, emptyHashes[h - 1]!)));
   const head: LeafOpening = { prev: HEAD_INDEX, next: TAIL_INDEX, hKey: ZERO_WORD, hValue: ZERO_WORD };
-  const tail: LeafOpening = { prev: HEAD_INDEX, next: TAIL_INDEX, hKey: MAX_HKEY, hValue: ZERO_WORD };
+  const tail: LeafOpening = { prev: HEAD_INDEX, next: TAIL_INDEX, hKey: hasher.maxHKey, hValue: ZERO_WORD };
   // Leaves 0 and 1 share the bottom internal node; above it every sibling is empty.
-  let cur = hasher.hash(concat(hasher.hash(encodeLeafOpening(head)), hasher.hash(encodeLeafOpening(tail))));
+  let cur = hasher.hash(concat(leafHash(hasher, encodeLeafOpening(head)), leafHash(hasher, encodeLeafOpening(tail))));
   for (let h = 1; h < DEPTH; h++) cur = hasher.hash(concat(cur, emptyHashes[h]!));
-  const emptyRoot = hasher.hash(encodeRootNode(2, cur));
-  const c: TreeConstants = { hasher, emptyHashes, head, tail, emptyRoot, emptyCodeHash: hasher.hash(new Uint8Array(0)) };
+  const emptyRoot = rootHash(hasher, encodeRootNode(2, cur));
+  const c: TreeConstants = { hasher, emptyHashes, head, tail, emptyRoot, emptyCodeHash: hasher.code(new Uint8Array(0)) };
   cache.set(hasher, c);
   return c;
 }

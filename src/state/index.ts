@@ -13,6 +13,7 @@ import { PgStore } from './pg-store.js';
 import { createProofBackend, type ProofBackend } from './proof-backend.js';
 import { createJsonRpcCaller } from './rpc-client.js';
 import { WorldState } from './state.js';
+import { hashProviderOf, pinStateHash } from './state-hash.js';
 
 export { loadStateConfig, stateEnv, type StateConfig } from './config.js';
 export type { ProofBackend } from './proof-backend.js';
@@ -103,7 +104,8 @@ export async function startStateManager({ common, db, config }: { common: Common
   const schema = config.schema ?? STATE_SCHEMA;
   await db.query('state.migrate', (knex) => migrate(knex, schema, stateMigrations));
   const store = new PgStore(db, schema);
-  const world = new WorldState(store);
+  await pinStateHash(store, config.hash);
+  const world = new WorldState(store, hashProviderOf(config.hash));
   const l1 = createProvider(config.l1RpcUrl);
   const l2 = createProvider(config.l2RpcUrl);
   const l2Rpc = createJsonRpcCaller(config.l2RpcUrl);
@@ -153,7 +155,7 @@ export async function startStateManager({ common, db, config }: { common: Common
       l2Rpc.close();
     })());
   common.shutdown.add('state manager', stop);
-  logger.info({ schema, head: head.toString(), finalized: finality.latestFinalized()?.toString() }, 'state manager started');
+  logger.info({ schema, hash: config.hash, head: head.toString(), finalized: finality.latestFinalized()?.toString() }, 'state manager started');
 
   return {
     stop,

@@ -28,7 +28,7 @@ const MAX_MEMO_HASHES = 20_000;
 export function memoHasher(hasher: HashProvider): HashProvider {
   let memo = new Map<string, Uint8Array>();
   return {
-    name: hasher.name,
+    ...hasher,
     hash(data) {
       if (data.length !== 64) return hasher.hash(data);
       const key = Buffer.from(data.buffer, data.byteOffset, 64).toString('latin1');

@@ -104,7 +104,7 @@ export class WorldState {
         if (ch.storage.size > 0 || ch.clearStorage) {
           const slots: KeyChange[] = [...ch.storage].map(([slot, value]) => {
             const k = toHex(storageHKey(h, storageKeyWord(slot)));
-            return isZero(value) ? { hKey: k, value: null } : { hKey: k, value, hValue: h.hash(value) };
+            return isZero(value) ? { hKey: k, value: null } : { hKey: k, value, hValue: h.storageValue(value) };
           });
           const st = await applyChanges(this.c, reader, tree, slots, { reset: ch.clearStorage ?? false });
           if (st.writes.nodes.size > 0 || st.writes.keys.size > 0) writes.set(tree, st.writes);
@@ -112,7 +112,7 @@ export class WorldState {
         }
         const value = encodeAccountValue(acct);
         if (raw && equal(raw, value)) continue;
-        accountChanges.push({ hKey, value, hValue: h.hash(value) });
+        accountChanges.push({ hKey, value, hValue: h.accountValue(value) });
       }
       const acc = await applyChanges(this.c, reader, ACCOUNT_TREE, accountChanges);
       writes.set(ACCOUNT_TREE, acc.writes);
@@ -126,7 +126,7 @@ export class WorldState {
     if (f.nonce !== undefined) acct.nonce = f.nonce;
     if (f.balance !== undefined) acct.balance = f.balance;
     if (f.code !== undefined) {
-      acct.codeHash = this.c.hasher.hash(f.code);
+      acct.codeHash = this.c.hasher.code(f.code);
       acct.keccakCodeHash = keccak256(f.code);
       acct.codeSize = BigInt(f.code.length);
     }

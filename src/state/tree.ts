@@ -1,7 +1,7 @@
 import { concat, toHex, type Bytes } from './bytes.js';
 import {
   DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
-  encodeRootNode, leafHash, type LeafOpening, type TreeConstants,
+  encodeRootNode, leafHash, rootHash, type LeafOpening, type TreeConstants,
 } from './encoding.js';
 import type { KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
 
@@ -40,7 +40,7 @@ export function templateRows(c: TreeConstants): Map<number, Bytes> {
   const tail = encodeLeafOpening(c.tail);
   rows.set(posOf(0, 0), head);
   rows.set(posOf(0, 1), tail);
-  let row = concat(c.hasher.hash(head), c.hasher.hash(tail));
+  let row = concat(leafHash(c.hasher, head), leafHash(c.hasher, tail));
   rows.set(posOf(1, 0), row);
   for (let h = 2; h <= DEPTH; h++) {
     row = concat(c.hasher.hash(row), c.emptyHashes[h - 1]!);
@@ -252,11 +252,11 @@ export async function applyChanges(
     // Nothing changed (or the tree was only cleared): the root is whatever the rows now say.
     if (fresh) writes.nodes.set(ROOT_POS, null);
     const rootRow = fresh ? templateRows(c).get(ROOT_POS)! : (rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!);
-    return { root: c.hasher.hash(rootRow), writes };
+    return { root: rootHash(c.hasher, rootRow), writes };
   }
   const rootRow = encodeRootNode(nextFree, await rehashPaths(c, rows, leaves, writes));
   writes.nodes.set(ROOT_POS, rootRow);
-  return { root: c.hasher.hash(rootRow), writes };
+  return { root: rootHash(c.hasher, rootRow), writes };
 }
 
 function hexToBytes32(hex: string): Bytes {
@@ -284,11 +284,13 @@ async function leafProof(c: TreeConstants, rows: RowCache, idx: number): Promise
   const row = rows.get(posOf(0, idx));
   if (!row) throw new Error(`leaf ${idx} is empty`);
   const leaf = parseLeafRow(row);
-  const nodes: Bytes[] = [rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!];
-  for (let h = DEPTH - 1; h >= 1; h--) nodes.push(rows.internal(h, siblingOf(shr(idx, h))));
+  // Stored rows hold the 128-byte opening and 64-byte root node; proofs carry the hash's wire form.
+  const h = c.hasher;
+  const nodes: Bytes[] = [h.rootWire(rows.get(ROOT_POS) ?? templateRows(c).get(ROOT_POS)!).slice()];
+  for (let level = DEPTH - 1; level >= 1; level--) nodes.push(rows.internal(level, siblingOf(shr(idx, level))));
   const sib = rows.get(posOf(0, siblingOf(idx)));
-  nodes.push(sib ? sib.slice(0, LEAF_OPENING_LENGTH) : new Uint8Array(LEAF_OPENING_LENGTH));
-  nodes.push(row.slice(0, LEAF_OPENING_LENGTH));
+  nodes.push(sib ? h.leafWire(sib.slice(0, LEAF_OPENING_LENGTH)) : h.emptyLeafWire.slice());
+  nodes.push(h.leafWire(row.slice(0, LEAF_OPENING_LENGTH)));
   if (nodes.length !== PROOF_LENGTH) throw new Error('internal: proof length');
   return { leafIndex: idx, proofRelatedNodes: nodes, value: leaf.value, opening: leaf.opening };
 }
@@ -375,7 +377,7 @@ export async function proveKeysAt(
 /** The root of a tree at the reader's block (the empty-tree root when it has no rows). */
 export async function treeRoot(c: TreeConstants, reader: StateReader, tree: TreeId): Promise<Bytes> {
   const rows = new RowCache(c, reader, tree, false);
-  return c.hasher.hash((await rows.fetch(ROOT_POS)) ?? templateRows(c).get(ROOT_POS)!);
+  return rootHash(c.hasher, (await rows.fetch(ROOT_POS)) ?? templateRows(c).get(ROOT_POS)!);
 }
 
 /** The raw values stored under some hKeys at the reader's block (absent keys are left out). */

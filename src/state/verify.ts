@@ -1,7 +1,7 @@
 import { concat, equal, fromHex, isZero, toHex, type Bytes } from './bytes.js';
 import {
-  ACCOUNT_VALUE_LENGTH, DEPTH, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, ROOT_NODE_LENGTH, STORAGE_VALUE_LENGTH, ZERO_WORD, accountHKey,
-  decodeAccountValue, decodeLeafOpening, decodeRootNode, leafHash, storageHKey, storageKeyWord, treeConstants, type AccountValue, type LeafOpening,
+  ACCOUNT_VALUE_LENGTH, DEPTH, MAX_LEAVES, PROOF_LENGTH, STORAGE_VALUE_LENGTH, ZERO_WORD, accountHKey,
+  decodeAccountValue, decodeLeafOpening, decodeRootNode, storageHKey, storageKeyWord, treeConstants, type AccountValue, type LeafOpening,
 } from './encoding.js';
 import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
 
@@ -56,22 +56,27 @@ export function verifyMerkleProof(root: string, leafIndex: number, proof: Merkle
     if (!Array.isArray(raw) || raw.length !== PROOF_LENGTH) return fail(`proofRelatedNodes must have ${PROOF_LENGTH} entries, got ${Array.isArray(raw) ? raw.length : 'none'}`);
     const nodes = raw.map((n, i) => parseHex(n, `proofRelatedNodes[${i}]`));
     const value = parseHex(proof.value, 'value');
-    if (nodes[0]!.length !== ROOT_NODE_LENGTH) return fail(`the root node must be ${ROOT_NODE_LENGTH} bytes`);
+    if (nodes[0]!.length !== hasher.rootWireLength) return fail(`the root node must be ${hasher.rootWireLength} bytes`);
     for (let i = 1; i < DEPTH; i++) if (nodes[i]!.length !== 64) return fail(`proofRelatedNodes[${i}] must be a 64-byte node`);
-    if (nodes[DEPTH]!.length !== LEAF_OPENING_LENGTH || nodes[DEPTH + 1]!.length !== LEAF_OPENING_LENGTH) return fail(`leaf openings must be ${LEAF_OPENING_LENGTH} bytes`);
-    const { nextFreeNode, subRoot } = decodeRootNode(nodes[0]!);
+    const sibling = nodes[DEPTH]!;
+    const siblingEmpty = sibling.length === hasher.emptyLeafWire.length && isZero(sibling);
+    if (!siblingEmpty && sibling.length !== hasher.leafWireLength) return fail(`the sibling leaf must be ${hasher.leafWireLength} bytes (or ${hasher.emptyLeafWire.length} zero bytes when empty)`);
+    if (nodes[DEPTH + 1]!.length !== hasher.leafWireLength) return fail(`the leaf opening must be ${hasher.leafWireLength} bytes`);
+    const { nextFreeNode, subRoot } = decodeRootNode(hasher.rootFromWire(nodes[0]!));
     if (leafIndex >= nextFreeNode) return fail(`leaf index ${leafIndex} is not below nextFreeNode ${nextFreeNode}`);
     if (isZero(nodes[DEPTH + 1]!)) return fail('the leaf opening is empty');
+    const opening = decodeLeafOpening(hasher.leafFromWire(nodes[DEPTH + 1]!));
     let cur = hasher.hash(nodes[DEPTH + 1]!);
     for (let level = 0; level < DEPTH; level++) {
       const entry = nodes[DEPTH - level]!;
-      const sibling = level === 0 ? leafHash(hasher, entry) : hasher.hash(entry);
+      const sib = level === 0 && siblingEmpty ? ZERO_WORD : hasher.hash(entry);
       const right = Math.floor(leafIndex / 2 ** level) % 2 === 1;
-      cur = hasher.hash(right ? concat(sibling, cur) : concat(cur, sibling));
+      cur = hasher.hash(right ? concat(sib, cur) : concat(cur, sib));
     }
     if (!equal(cur, subRoot)) return fail('the path does not lead to the sub-root in the root node');
-    if (toHex(hasher.hash(nodes[0]!)) !== root.toLowerCase()) return fail(`the root node hashes to ${toHex(hasher.hash(nodes[0]!))}, not the expected root ${root}`);
-    return { ok: true, opening: decodeLeafOpening(nodes[DEPTH + 1]!), value };
+    const top = toHex(hasher.hash(nodes[0]!));
+    if (top !== root.toLowerCase()) return fail(`the root node hashes to ${top}, not the expected root ${root}`);
+    return { ok: true, opening, value };
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err));
   }
@@ -94,13 +99,19 @@ export function verifyInclusion(root: string, entry: InclusionProofJson, kind: K
   if (!equal(m.opening.hKey, hKey)) return fail('the leaf holds a different key');
   const expected = kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH;
   if (m.value.length !== expected) return fail(`the value must be ${expected} bytes, got ${m.value.length}`);
-  if (!equal(m.opening.hValue, hasher.hash(m.value))) return fail('the leaf does not commit to the given value');
+  if (!equal(m.opening.hValue, valueHash(kind, m.value, hasher))) return fail('the leaf does not commit to the given value');
   return { ok: true, value: m.value, ...(kind === 'account' ? { account: decodeAccountValue(m.value) } : {}) };
 }
 
+function valueHash(kind: KeyKind, value: Bytes, hasher: HashProvider): Bytes {
+  return kind === 'account' ? hasher.accountValue(value) : hasher.storageValue(value);
+}
+
 /** A neighbour's value must match its leaf (sentinels carry no value and a zero hValue). */
-function neighbourValueOk(opening: LeafOpening, value: Bytes, hasher: HashProvider): boolean {
-  return value.length === 0 ? equal(opening.hValue, ZERO_WORD) : equal(opening.hValue, hasher.hash(value));
+function neighbourValueOk(opening: LeafOpening, value: Bytes, kind: KeyKind, hasher: HashProvider): boolean {
+  if (value.length === 0) return equal(opening.hValue, ZERO_WORD);
+  const expected = kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH;
+  return value.length === expected && equal(opening.hValue, valueHash(kind, value, hasher));
 }
 
 const cmp = (a: Bytes, b: Bytes): number => {
@@ -114,8 +125,8 @@ export function verifyNonInclusion(root: string, entry: NonInclusionProofJson, k
   if (!left.ok) return fail(`left proof: ${left.reason}`);
   const right = verifyMerkleProof(root, entry.rightLeafIndex, entry.rightProof, hasher);
   if (!right.ok) return fail(`right proof: ${right.reason}`);
-  if (!neighbourValueOk(left.opening, left.value, hasher)) return fail('left proof: the leaf does not commit to the given value');
-  if (!neighbourValueOk(right.opening, right.value, hasher)) return fail('right proof: the leaf does not commit to the given value');
+  if (!neighbourValueOk(left.opening, left.value, kind, hasher)) return fail('left proof: the leaf does not commit to the given value');
+  if (!neighbourValueOk(right.opening, right.value, kind, hasher)) return fail('right proof: the leaf does not commit to the given value');
   if (left.opening.next !== entry.rightLeafIndex) return fail(`left.next is ${left.opening.next}, not the right leaf index ${entry.rightLeafIndex}`);
   if (right.opening.prev !== entry.leftLeafIndex) return fail(`right.prev is ${right.opening.prev}, not the left leaf index ${entry.leftLeafIndex}`);
   let hKey: Bytes;

@@ -16,7 +16,7 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { keccak256 as ours } from '../../src/common/eth/keccak.js';
 import { toHex } from '../../src/state/bytes.js';
 import { treeConstants } from '../../src/state/encoding.js';
-import type { HashProvider } from '../../src/state/hash.js';
+import { keccakProvider } from '../../src/state/hash.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { applyChanges, type KeyChange } from '../../src/state/tree.js';
 
@@ -36,8 +36,7 @@ const values = Array.from({ length: LEAVES }, () => new Uint8Array(randomBytes(3
 
 /** Builds the tree with `hash`; returns the root and the seconds it took. */
 async function build(hash: Hash): Promise<{ root: string; seconds: number }> {
-  const provider: HashProvider = { name: 'keccak256', hash };
-  const c = treeConstants(provider);
+  const c = treeConstants(keccakProvider(hash));
   const store = new MemoryStore();
   const started = performance.now();
   let root = '';

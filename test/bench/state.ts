@@ -31,7 +31,8 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { toHex } from '../../src/state/bytes.js';
 import { treeConstants } from '../../src/state/encoding.js';
-import { keccakHashProvider } from '../../src/state/hash.js';
+import type { StateHash } from '../../src/state/config.js';
+import { hashProviderOf } from '../../src/state/state-hash.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
@@ -53,7 +54,9 @@ const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
 const PER_BLOCK = Number(process.env.BENCH_STATE_PER_BLOCK ?? 1_000);
 const PROOFS = Number(process.env.BENCH_STATE_PROOFS ?? 500);
 const TREE = '0x00000000000000000000000000000000000000be';
-const c = treeConstants(keccakHashProvider);
+// BENCH_STATE_HASHES=keccak,poseidon2: every part runs once per tree hash (STATE_HASH), in this order.
+const HASHES = (process.env.BENCH_STATE_HASHES ?? 'keccak').split(',') as StateHash[];
+let c = treeConstants(hashProviderOf(HASHES[0]!));
 
 interface Result {
   name: string;
@@ -82,7 +85,7 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   let block = 0n;
   for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
     const changes: KeyChange[] = [];
-    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.hash(values[j]!) });
+    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.storageValue(values[j]!) });
     if (staged) await staged.sync();
     const writer = staged ?? store;
     const update = await writer.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
@@ -103,7 +106,8 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
  * a benchmark of wrong answers would mean nothing.
  */
 // The check's hasher as svc_getProof's backend has it (node hashes remembered by content).
-const checkHasher = memoHasher(keccakHashProvider);
+let checkHasher = memoHasher(c.hasher);
+const useHash = (hash: StateHash): void => void ((c = treeConstants(hashProviderOf(hash))), (checkHasher = memoHasher(c.hasher)));
 
 async function measureProofs(name: string, store: VersionedStore, head: bigint, root: string, keysToProve: readonly string[], checkTimed = false) {
   const times: number[] = [];
@@ -117,7 +121,7 @@ async function measureProofs(name: string, store: VersionedStore, head: bigint, 
     // hashed again): `checkTimed` counts that check in the latency, as the caller of svc_getProof sees it.
     for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
       const json = { proofRelatedNodes: leaf.proofRelatedNodes.map(toHex), value: toHex(leaf.value) };
-      if (!verifyMerkleProof(root, leaf.leafIndex, json, checkTimed ? checkHasher : keccakHashProvider).ok) throw new Error(`${name}: a proof does not verify`);
+      if (!verifyMerkleProof(root, leaf.leafIndex, json, checkTimed ? checkHasher : c.hasher).ok) throw new Error(`${name}: a proof does not verify`);
     }
     if (checkTimed) times.push(performance.now() - t);
   }
@@ -226,10 +230,10 @@ async function backfill(): Promise<void> {
   try {
     const target = BigInt(await l2.getBlockNumber());
     process.stdout.write(`backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-    const rows: { name: string; mode: string; trace: TraceMethod; seconds: number; root: string }[] = [];
-    for (const trace of TRACES) for (const perTx of MODES) {
+    const rows: { name: string; mode: string; trace: TraceMethod; seconds: number; root: string; hash: StateHash }[] = [];
+    for (const hash of HASHES) for (const trace of TRACES) for (const perTx of MODES) {
       await eachStore(async (name, store) => {
-        const world = new WorldState(store);
+        const world = new WorldState(store, hashProviderOf(hash));
         const ingestor = new Ingestor(world, l2, common.logger, createMetrics(), {
           maxBlocksPerStep: 100,
           blocksPerTransaction: perTx,
@@ -242,18 +246,18 @@ async function backfill(): Promise<void> {
         while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
         const seconds = (performance.now() - t) / 1000;
         const root = (await store.block(target))!.root;
-        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, trace, seconds, root });
-        process.stdout.write(`  ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}, ${trace}): ${seconds.toFixed(2)} s\n`);
+        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, trace, seconds, root, hash });
+        process.stdout.write(`  ${hash} ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}, ${trace}): ${seconds.toFixed(2)} s\n`);
       });
     }
-    if (new Set(rows.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.name} ${r.mode} ${r.trace} ${r.root}`).join(', ')}`);
+    if (new Set(rows.map((r) => `${r.hash} ${r.root}`)).size !== HASHES.length) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.hash} ${r.name} ${r.mode} ${r.trace} ${r.root}`).join(', ')}`);
     const blocks = Number(target + 1n);
-    process.stdout.write(`\nroot at block ${target}: ${rows[0]!.root} (identical on every store, mode and trace method)\n`);
-    process.stdout.write('store      mode          trace                                s   blocks/s   vs memory (same mode and trace)\n');
+    for (const h of HASHES) process.stdout.write(`\n${h} root at block ${target}: ${rows.find((r) => r.hash === h)!.root} (identical on every store, mode and trace method)`);
+    process.stdout.write('\nhash       store      mode          trace                                s   blocks/s   vs memory (same hash, mode and trace)\n');
     for (const r of rows) {
-      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode && b.trace === r.trace);
+      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode && b.trace === r.trace && b.hash === r.hash);
       const ratio = base ? `${(base.seconds / r.seconds).toFixed(3)}x` : 'n/a';
-      process.stdout.write(`${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.trace.padEnd(30)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
+      process.stdout.write(`${r.hash.padEnd(9)}  ${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.trace.padEnd(30)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
     }
   } finally {
     l2.destroy();
@@ -276,7 +280,12 @@ export async function main(): Promise<void> {
 const BUILD_MODES = (process.env.BENCH_STATE_BUILD_MODES ?? 'direct,ingest-path').split(',');
 
 async function build(): Promise<void> {
-  process.stdout.write(`state tree: ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
+  for (const hash of HASHES) await buildWith(hash);
+}
+
+async function buildWith(hash: StateHash): Promise<void> {
+  useHash(hash);
+  process.stdout.write(`state tree (${hash}): ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
   const results: (Result & { root: string })[] = [];
   results.push(await run('memory', new MemoryStore()));
   for (const mode of BUILD_MODES) {
@@ -315,13 +324,18 @@ async function profiled<T>(file: string, fn: () => Promise<T>): Promise<T> {
 
 /** BENCH_STATE_PARTS=proof: builds the tree straight on each database store, then compares the proof paths on it. */
 async function proofPaths(): Promise<void> {
-  process.stdout.write(`proof paths: ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
-  await eachStore(async (name, store) => {
-    if (name === 'memory') return;
-    const built = await run(name, store);
-    process.stdout.write(`  ${name}: built in ${built.buildSeconds.toFixed(1)} s\n`);
-    await compareProofPaths(name, store, BigInt(Math.ceil(LEAVES / PER_BLOCK)) - 1n, built.root);
-  });
+  for (const hash of HASHES) {
+    useHash(hash);
+    process.stdout.write(`proof paths (${hash}): ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
+    await eachStore(proofPathsOn);
+  }
+}
+
+async function proofPathsOn(name: string, store: VersionedStore): Promise<void> {
+  if (name === 'memory') return;
+  const built = await run(name, store);
+  process.stdout.write(`  ${name}: built in ${built.buildSeconds.toFixed(1)} s\n`);
+  await compareProofPaths(name, store, BigInt(Math.ceil(LEAVES / PER_BLOCK)) - 1n, built.root);
 }
 
 /** Seconds from `l2stack dev ready` until svc_getProof serves and an L2→L1 message is claimed. */

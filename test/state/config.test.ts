@@ -21,6 +21,7 @@ describe('state manager configuration', () => {
       maxBlocksPerStep: 100,
       blocksPerTransaction: 100,
       traceMethod: 'debug_traceBlockByHash',
+      hash: 'poseidon2',
       genesisAccounts: ['0x00000000000000000000000000000000000000bb', '0x00000000000000000000000000000000000000cc'],
     });
   });

@@ -1,11 +1,16 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../src/cli/command.js';
 import { verifyProof } from '../../src/cli/verify-proof.js';
 import { toHex, word } from '../../src/state/bytes.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { WorldState, type StateProofJson } from '../../src/state/state.js';
+import { startAnvil } from '../../src/devnet/anvil.js';
+import { lineaRoots } from './linea-vectors.js';
+import { DEFAULT_STATE_HASH } from '../../src/state/config.js';
+import { hashProviderOf } from '../../src/state/state-hash.js';
 
 const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 const spawn = (input: string, ...args: string[]) => spawnSync(process.execPath, [bin, 'verify-proof', ...args], { input, encoding: 'utf8', timeout: 60_000 });
@@ -15,15 +20,16 @@ let root: string;
 let result: StateProofJson;
 
 /** The command's logic in-process (spawning the CLI costs seconds per run; two runs below cover the process). */
-function run(input: string, rootArg: unknown): { code: number; stdout: string; stderr: string } {
+function run(input: string, rootArg: unknown, hash?: string): { code: number; stdout: string; stderr: string } {
   let stdout = '';
   let stderr = '';
-  const code = verifyProof(rootArg, input, (l) => void (stdout += l), (l) => void (stderr += l));
+  const code = verifyProof(rootArg, input, (l) => void (stdout += l), (l) => void (stderr += l), hash);
   return { code, stdout, stderr };
 }
 
 beforeAll(async () => {
-  const world = new WorldState(new MemoryStore());
+  // In the default format (STATE_HASH's default), which the command assumes without --hash.
+  const world = new WorldState(new MemoryStore(), hashProviderOf(DEFAULT_STATE_HASH));
   root = await world.applyBlock({ number: 0n, hash: '0x0', parentHash: '0x' }, [
     { address: A, deleted: false, nonce: 1n, balance: 99n, storage: new Map([[toHex(word(1)), word(5)]]) },
   ]);
@@ -59,6 +65,32 @@ describe('l2stack verify-proof', () => {
     expect(bad.stderr).toContain('--root must be 0x followed by 64 hex digits');
     expect(bad.stderr).toContain('Usage: l2stack verify-proof');
     expect(() => run(JSON.stringify(result), undefined)).toThrow(new UsageError('--root is required'));
-    expect(() => run('not json', root)).toThrow(/stdin is not JSON/);
+    expect(() => run('not json', root)).toThrow(/the input is not JSON/);
+    expect(() => verifyProof(root, JSON.stringify(result), () => {}, () => {}, 'mimc')).toThrow(new UsageError('--hash must be one of poseidon2, keccak, got "mimc"'));
+  });
+
+  it('behavior: --hash poseidon2 --file verifies Linea\'s published proof result against its state root, and not under keccak', () => {
+    const file = fileURLToPath(new URL('../fixtures/linea-poseidon2/merkle-proof-data-poseidon2.json', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, 'verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`ok: account 0x2f00000000000000000000000000000000000000 exists (nonce 41, balance 15353, storageRoot ${lineaRoots().STORAGE_ROOT}); 1 storage proof verified (1 present, 0 absent)`);
+    const text = readFileSync(file, 'utf8');
+    expect(run(text, lineaRoots().STATE_ROOT, 'keccak').stderr).toMatch(/^verify-proof: accountProof does not verify: the root node must be 64 bytes/);
+  });
+
+  it('error: --rpc to an endpoint without svc_getProof (anvil) exits 1 with the endpoint\'s error', async () => {
+    const anvil = await startAnvil({ port: 0, chainId: 31337 });
+    try {
+      const args = ['verify-proof', '--root', root, '--rpc', anvil.url, '--address', A, '--keys', toHex(word(1)), '--block', '0x0'];
+      const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = execFile(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 }, (error, _stdout, stderr) => resolve({ status: error ? (error.code as number) : 0, stderr }));
+        child.stdin?.end();
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/^verify-proof: the endpoint answered an error: \{.*"code":-32601/);
+    } finally {
+      await anvil.stop();
+    }
   });
 });

@@ -21,7 +21,7 @@ import type {
   TypedContractMethod,
 } from "./common.js";
 
-export declare namespace SparseMerkleProofVerifier {
+export declare namespace SparseMerkleTreeVerifierBase {
   export type LeafStruct = {
     prev: BigNumberish;
     next: BigNumberish;
@@ -43,8 +43,10 @@ export interface SparseMerkleProofVerifierInterface extends Interface {
       | "PROOF_LENGTH"
       | "TREE_DEPTH"
       | "accountHKey"
+      | "accountHValue"
       | "getLeaf"
       | "storageHKey"
+      | "storageHValue"
       | "storageRootOf"
       | "verifyAccount"
       | "verifyAccountAbsent"
@@ -69,9 +71,17 @@ export interface SparseMerkleProofVerifierInterface extends Interface {
     functionFragment: "accountHKey",
     values: [AddressLike]
   ): string;
+  encodeFunctionData(
+    functionFragment: "accountHValue",
+    values: [BytesLike]
+  ): string;
   encodeFunctionData(functionFragment: "getLeaf", values: [BytesLike]): string;
   encodeFunctionData(
     functionFragment: "storageHKey",
+    values: [BytesLike]
+  ): string;
+  encodeFunctionData(
+    functionFragment: "storageHValue",
     values: [BytesLike]
   ): string;
   encodeFunctionData(
@@ -160,9 +170,17 @@ export interface SparseMerkleProofVerifierInterface extends Interface {
     functionFragment: "accountHKey",
     data: BytesLike
   ): Result;
+  decodeFunctionResult(
+    functionFragment: "accountHValue",
+    data: BytesLike
+  ): Result;
   decodeFunctionResult(functionFragment: "getLeaf", data: BytesLike): Result;
   decodeFunctionResult(
     functionFragment: "storageHKey",
+    data: BytesLike
+  ): Result;
+  decodeFunctionResult(
+    functionFragment: "storageHValue",
     data: BytesLike
   ): Result;
   decodeFunctionResult(
@@ -256,13 +274,17 @@ export interface SparseMerkleProofVerifier extends BaseContract {
 
   accountHKey: TypedContractMethod<[account: AddressLike], [string], "view">;
 
+  accountHValue: TypedContractMethod<[value: BytesLike], [string], "view">;
+
   getLeaf: TypedContractMethod<
     [opening: BytesLike],
-    [SparseMerkleProofVerifier.LeafStructOutput],
+    [SparseMerkleTreeVerifierBase.LeafStructOutput],
     "view"
   >;
 
   storageHKey: TypedContractMethod<[slot: BytesLike], [string], "view">;
+
+  storageHValue: TypedContractMethod<[value: BytesLike], [string], "view">;
 
   storageRootOf: TypedContractMethod<[value: BytesLike], [string], "view">;
 
@@ -388,15 +410,21 @@ export interface SparseMerkleProofVerifier extends BaseContract {
     nameOrSignature: "accountHKey"
   ): TypedContractMethod<[account: AddressLike], [string], "view">;
   getFunction(
+    nameOrSignature: "accountHValue"
+  ): TypedContractMethod<[value: BytesLike], [string], "view">;
+  getFunction(
     nameOrSignature: "getLeaf"
   ): TypedContractMethod<
     [opening: BytesLike],
-    [SparseMerkleProofVerifier.LeafStructOutput],
+    [SparseMerkleTreeVerifierBase.LeafStructOutput],
     "view"
   >;
   getFunction(
     nameOrSignature: "storageHKey"
   ): TypedContractMethod<[slot: BytesLike], [string], "view">;
+  getFunction(
+    nameOrSignature: "storageHValue"
+  ): TypedContractMethod<[value: BytesLike], [string], "view">;
   getFunction(
     nameOrSignature: "storageRootOf"
   ): TypedContractMethod<[value: BytesLike], [string], "view">;

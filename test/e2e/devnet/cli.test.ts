@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newMarker, processesWithMarker } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/chain.js';
-import { JsonRpcProvider } from 'ethers';
-import { L1MessageService__factory } from '../../../generated/contracts/types/index.js';
-import { verifyStateProof, type StateProofResultJson } from '../../../src/state/verify.js';
+import { JsonRpcProvider, Wallet } from 'ethers';
+import { L1MessageService__factory, Poseidon2SparseMerkleProofVerifier__factory, SparseMerkleProofVerifier__factory } from '../../../generated/contracts/types/index.js';
+import { loadStateConfig } from '../../../src/state/config.js';
+import { hashProviderOf } from '../../../src/state/state-hash.js';
+import { verifyStateProof, type InclusionProofJson, type StateProofResultJson } from '../../../src/state/verify.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 
 const bin = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
@@ -141,9 +143,20 @@ describe('l2stack devnet / dev start-up', () => {
         if (!body.result) throw new Error(`svc_getProof failed: ${JSON.stringify(body.error)}`);
         return body.result;
       }, 30_000);
-      const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof);
+      // In the format STATE_HASH says (the devnet's state manager reads it from the same environment).
+      const stateHash = loadStateConfig({ ...process.env, STATE_L2_RPC_URL: 'http://x', STATE_L1_RPC_URL: 'http://x', STATE_L1_MESSAGE_SERVICE: state.l1.messageService }).hash;
+      const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof, hashProviderOf(stateHash));
       expect(verified.ok, verified.ok ? '' : verified.reason).toBe(true);
       expect(verified.ok && verified.account?.balance).toBeGreaterThan(0n);
+      // And on L1, by the verifier of that format against the root the message service stored.
+      const deployer = new Wallet(state.accounts[5]!.privateKey, l1Provider);
+      const factory = stateHash === 'poseidon2' ? new Poseidon2SparseMerkleProofVerifier__factory(deployer) : new SparseMerkleProofVerifier__factory(deployer);
+      const verifier = await factory.deploy();
+      await verifier.waitForDeployment();
+      const entry = proof.accountProof as InclusionProofJson;
+      const args = [state.l1.messageService, finalized, entry.proof.proofRelatedNodes, entry.leafIndex, state.accounts[4]!.address, entry.proof.value] as const;
+      expect(await verifier.verifyAccountAtFinalizedBlock(...args)).toBe(true);
+      expect(await verifier.verifyAccountAtFinalizedBlock(state.l1.messageService, finalized, entry.proof.proofRelatedNodes, entry.leafIndex, state.accounts[5]!.address, entry.proof.value)).toBe(false);
       l1Provider.destroy();
 
       child.kill('SIGINT');

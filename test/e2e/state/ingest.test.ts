@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbiCoder, NonceManager, Wallet, keccak256, type JsonRpcProvider } from 'ethers';
 import {
-  L1MessageService__factory, SparseMerkleProofVerifier__factory, TestToken__factory, type L1MessageService, type SparseMerkleProofVerifier, type TestToken,
+  L1MessageService__factory, Poseidon2SparseMerkleProofVerifier__factory, SparseMerkleProofVerifier__factory, SparseMerkleTreeVerifierBase__factory, TestToken__factory,
+  type L1MessageService, type SparseMerkleTreeVerifierBase, type TestToken,
 } from '../../../generated/contracts/types/index.js';
 import { createCommon, type Common } from '../../../src/common/kernel.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
@@ -12,7 +13,9 @@ import { decodeAccountValue } from '../../../src/state/encoding.js';
 import { fromHex, toHex, word } from '../../../src/state/bytes.js';
 import { startStateManager, type RunningStateManager, type StateConfig } from '../../../src/state/index.js';
 import type { ProofEntryJson } from '../../../src/state/state.js';
-import { verifyStateProof } from '../../../src/state/verify.js';
+import { DEFAULT_STATE_HASH, type StateHash } from '../../../src/state/config.js';
+import { hashProviderOf } from '../../../src/state/state-hash.js';
+import { verifyStateProof as verifyIn, type StateProofResultJson } from '../../../src/state/verify.js';
 import { openTestDb } from '../../helpers/db.js';
 
 /**
@@ -26,6 +29,10 @@ const [deployer, holder, untouched] = devAccounts(3);
 const SINK = '0x000000000000000000000000000000000000dead';
 const FRESH = '0x1111111111111111111111111111111111111111';
 const ABSENT = '0x2222222222222222222222222222222222222222';
+/** The tree's format (STATE_HASH, as the state manager would read it), and the L1 verifier of that format. */
+const STATE_HASH = (process.env.STATE_HASH ?? DEFAULT_STATE_HASH) as StateHash;
+const verifyStateProof = (root: string, p: StateProofResultJson) => verifyIn(root, p, hashProviderOf(STATE_HASH));
+
 /** TestToken keeps balances in mapping slot 1: keccak256(abi.encode(holder, 1)). */
 const balanceSlot = (addr: string) => keccak256(AbiCoder.defaultAbiCoder().encode(['address', 'uint256'], [addr, 1]));
 
@@ -35,7 +42,7 @@ let l1p: JsonRpcProvider;
 let l2p: JsonRpcProvider;
 let l2signer: NonceManager;
 let service: L1MessageService;
-let verifier: SparseMerkleProofVerifier;
+let verifier: SparseMerkleTreeVerifierBase;
 let token: TestToken;
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let common: Common;
@@ -69,8 +76,9 @@ beforeAll(async () => {
   l2p = createProvider(l2.url, 59_999);
   const l1signer = new NonceManager(new Wallet(deployer!.privateKey, l1p));
   service = await new L1MessageService__factory(l1signer).deploy(await l1signer.getAddress(), 86_400, 10n ** 30n);
-  verifier = await new SparseMerkleProofVerifier__factory(l1signer).deploy();
-  await Promise.all([service.waitForDeployment(), verifier.waitForDeployment()]);
+  const deployed = await (STATE_HASH === 'poseidon2' ? new Poseidon2SparseMerkleProofVerifier__factory(l1signer) : new SparseMerkleProofVerifier__factory(l1signer)).deploy();
+  await Promise.all([service.waitForDeployment(), deployed.waitForDeployment()]);
+  verifier = SparseMerkleTreeVerifierBase__factory.connect(await deployed.getAddress(), l1signer);
 
   l2signer = new NonceManager(new Wallet(deployer!.privateKey, l2p));
   token = await new TestToken__factory(l2signer).deploy('State', 'ST', 18, deployer!.address, 1_000n);
@@ -84,7 +92,7 @@ beforeAll(async () => {
   common = createCommon({ level: 'silent' });
   config = {
     l2RpcUrl: l2.url, l1RpcUrl: l1.url, l1MessageService: await service.getAddress(), retainedFinalizedBlocks: 3, pollIntervalMs: 50,
-    l1FromBlock: 0, l1LogRange: 1_000, maxBlocksPerStep: 100, blocksPerTransaction: 100, traceMethod: 'trace_replayBlockTransactions', genesisAccounts: [untouched!.address.toLowerCase()], schema: db.schema('state'),
+    l1FromBlock: 0, l1LogRange: 1_000, maxBlocksPerStep: 100, blocksPerTransaction: 100, traceMethod: 'trace_replayBlockTransactions', hash: STATE_HASH, genesisAccounts: [untouched!.address.toLowerCase()], schema: db.schema('state'),
   };
   sm = await startStateManager({ common, db: db.client, config });
 });
