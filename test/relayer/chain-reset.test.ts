@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Wallet, parseEther, type ContractTransactionReceipt, type JsonRpcProvider } from 'ethers';
+import { Wallet, parseEther, type ContractTransactionReceipt } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
+import { startMessagePair, type MessagePair } from '../helpers/message-pair.js';
 import { within } from '../helpers/within.js';
-import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
-import { createProvider } from '../../src/common/chain/provider.js';
 import { messageHash, nextRollingHash } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { metricSum, processDatabase, records, spawnRelayer, until, type MessageRecord, type ProcessDatabase, type RelayerProcess } from '../e2e/relayer/process.js';
@@ -28,29 +27,9 @@ const deployerKey = accounts[0]!.privateKey;
 const relayerKey = accounts[2]!.privateKey;
 const relayerAddress = accounts[2]!.address;
 
-interface Pair { l1: Anvil; l2: Anvil; p1: JsonRpcProvider; p2: JsonRpcProvider; l1Service: string; l2Service: string; stop(): Promise<void> }
+type Pair = MessagePair;
 
-/** Two anvils (on `ports`, or free ones) with the message services deployed by the same key at nonce 0. */
-async function startPair(genesisTimestamp: number, ports: [number, number] = [0, 0]): Promise<Pair> {
-  const [l1, l2] = await Promise.all([startAnvil({ port: ports[0], chainId: L1_ID, timestamp: genesisTimestamp }), startAnvil({ port: ports[1], chainId: L2_ID, timestamp: genesisTimestamp })]);
-  const p1 = createProvider(l1.url, l1.chainId, { pollingInterval: 50 });
-  const p2 = createProvider(l2.url, l2.chainId, { pollingInterval: 50 });
-  const d1 = new Wallet(deployerKey, p1);
-  const d2 = new Wallet(deployerKey, p2);
-  const s1 = await new L1MessageService__factory(d1).deploy(d1.address, 86_400, parseEther('10000'));
-  const s2 = await new L2MessageService__factory(d2).deploy(d2.address, 0n);
-  await Promise.all([s1.waitForDeployment(), s2.waitForDeployment()]);
-  const l2Service = await s2.getAddress();
-  await p2.send('anvil_setBalance', [l2Service, `0x${parseEther('1000').toString(16)}`]);
-  return {
-    l1, l2, p1, p2, l1Service: (await s1.getAddress()).toLowerCase(), l2Service: l2Service.toLowerCase(),
-    async stop() {
-      p1.destroy();
-      p2.destroy();
-      await Promise.all([l1.stop(), l2.stop()]);
-    },
-  };
-}
+const startPair = (genesisTimestamp: number, ports?: [number, number]) => startMessagePair({ ids: [L1_ID, L2_ID], deployerKey, genesisTimestamp, ports });
 
 /** Sends `n` fee-paying L1→L2 messages; returns their hashes in order. */
 async function send(d: Pair, n: number): Promise<string[]> {
