@@ -183,7 +183,6 @@ describe('params', () => {
       ['eth_getLogs', [{ bogus: 1 }], /unknown member "bogus"/],
       ['eth_chainId', [1], /takes no params, got 1/],
       ['eth_getBalance', ['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', 'latest', 3], /at most 2 \(address, block\)/],
-      ['eth_call', [{ to: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', gass: '0x1' }], /unknown member "gass"/],
       ['eth_getBlockByNumber', ['latest'], /missing required param 1 \(hydrated\)/],
     ];
     for (const [method, params, message] of cases) {
@@ -195,6 +194,18 @@ describe('params', () => {
       expect(r!.error?.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
       expect(r!.error!.message, `${method} ${JSON.stringify(params)}`).toMatch(message);
     }
+  });
+
+  it('behavior: a call object\'s unknown member goes to the node, which ignores it: the same answer as anvil straight (a filter\'s unknown member stays refused, as anvil refuses it)', async () => {
+    const to = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+    for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
+      const params = [{ to, gass: '0x1' }, 'latest'];
+      const [ours, node] = await Promise.all([call(rpc.url, method, params), call(anvil.url, method, params)]);
+      expect(node.error, `anvil ${method}`).toBeUndefined();
+      expect(ours, method).toEqual({ ...node, id: ours.id });
+    }
+    const [ours, node] = await Promise.all([call(rpc.url, 'eth_getLogs', [{ bogus: 1 }]), call(anvil.url, 'eth_getLogs', [{ bogus: 1 }])]);
+    expect([ours.error?.code, node.error?.code]).toEqual([-32602, -32602]);
   });
 
   it('error: params by name are refused (the spec is by position)', async () => {
