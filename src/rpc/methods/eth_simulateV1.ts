@@ -110,8 +110,8 @@ export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly M
 }
 
 /**
- * eth_simulateV1: bounded (boundSimulation), run through the pool's compute gate (each run within
- * RPC_EVM_TIMEOUT_MS, RPC_EVM_MAX_CONCURRENT slots, the time of every run charged in rate units), then run again with
+ * eth_simulateV1: bounded (boundSimulation), run through the pool's compute gate (all runs together within
+ * RPC_EVM_TIMEOUT_MS of the call's arrival, RPC_EVM_MAX_CONCURRENT slots, the time of every run charged in rate units), then run again with
  * each call's gas as the node fills it (gasAsTheNodeFills, from what the calls used) until the gas sent is
  * the gas the node would have set: one run when every call gives its gas and fits, two when calls without
  * gas used less than their first share (the usual case), at most MAX_PASSES. The last run is answered as
@@ -121,8 +121,10 @@ export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly M
 export default defineMethod('eth_simulateV1', async (ctx, [payload, block], call) => {
   const gasCap = ctx.config.evm.gasCap;
   let sent = boundSimulation(payload, { ...ctx.config.simulate, gasCap });
+  // One time budget for every run: RPC_EVM_TIMEOUT_MS counts from the call's arrival, not from each run.
+  const arrived = performance.now();
   for (let pass = 1; ; pass++) {
-    const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], { budget: call.budget });
+    const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], { budget: call.budget, arrived });
     const measured = raw.value;
     if (!Array.isArray(measured)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
     const next = gasAsTheNodeFills(payload, measured as MeasuredBlock[], gasCap);
