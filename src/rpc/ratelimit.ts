@@ -41,8 +41,8 @@ export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit
  * for a call then refused over the response budget: `dropped`) and its execution time (see answerCost,
  * computeCost).
  */
-export const replyCost = (reply: { used: number; dropped?: number; computeMs: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
-  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0);
+export const replyCost = (reply: { used: number; dropped?: number; computeMs: number; units?: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
+  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0) + (reply.units ?? 0);
 
 /**
  * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for

@@ -21,6 +21,12 @@ export class ResponseBudget {
   dropped = 0;
   /** Milliseconds the reply's calls kept the node executing (pool.ts `compute`): charged like the bytes. */
   computeMs = 0;
+  /**
+   * Rate units a call adds for what it cost before or beside the node's answer: a raw transaction's size (1
+   * per RPC_RATE_LIMIT_BYTES_PER_UNIT, what reading and decoding it cost us) and the extra lookups of a
+   * re-send or a synchronous send (eth_sendRawTransaction*.ts).
+   */
+  units = 0;
   constructor(readonly limit: number) {}
 
   /**

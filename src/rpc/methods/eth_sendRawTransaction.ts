@@ -11,12 +11,9 @@ import type { CallScope } from '../types.js';
  */
 const ALREADY_HELD = /already known|already imported|known transaction|nonce too low/i;
 
-/**
- * Rate units added to the call's reply, carried as its time charge (the reply's cost is read once, after it,
- * by ratelimit.ts replyCost: `units` here are `units` there, 0 when RPC_RATE_LIMIT_MS_PER_UNIT is 0).
- */
-export const chargeUnits = (ctx: RpcContext, call: CallScope, units: number): void => {
-  if (call.budget && units > 0) call.budget.computeMs += units * ctx.config.rateLimit.msPerUnit;
+/** Rate units added to the call's reply (ResponseBudget.units, read once after it by ratelimit.ts replyCost). */
+export const chargeUnits = (call: CallScope, units: number): void => {
+  if (call.budget && units > 0) call.budget.units += units;
 };
 
 /**
@@ -30,13 +27,13 @@ export const chargeUnits = (ctx: RpcContext, call: CallScope, units: number): vo
  * transaction, the answer is its hash (one more upstream call, charged one unit).
  */
 export async function sendRawTransaction(ctx: RpcContext, raw: string, call: CallScope): Promise<string> {
-  chargeUnits(ctx, call, answerCost(rawTransactionSize(raw), ctx.config.rateLimit.bytesPerUnit));
+  chargeUnits(call, answerCost(rawTransactionSize(raw), ctx.config.rateLimit.bytesPerUnit));
   const hash = decodeRawTransaction(raw, ctx.config.sends.maxRawTxBytes);
   try {
     return (await ctx.upstream.request('eth_sendRawTransaction', [raw], { write: true, budget: call.budget })) as string;
   } catch (err) {
     if (!(err instanceof RpcError) || !ALREADY_HELD.test(err.message)) throw err;
-    chargeUnits(ctx, call, 1);
+    chargeUnits(call, 1);
     const held = await ctx.upstream.request('eth_getTransactionByHash', [hash], { budget: call.budget }).catch(() => null);
     if (held !== null && typeof held === 'object' && (held as { hash?: unknown }).hash === hash) return hash;
     throw err;

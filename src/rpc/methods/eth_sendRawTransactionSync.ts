@@ -45,7 +45,7 @@ export default defineMethod('eth_sendRawTransactionSync', async (ctx, [raw, time
   const tracker = ctx.upstream.tracker;
   const hash = await sendRawTransaction(ctx, raw, call);
   for (let lookups = 0; ; lookups++) {
-    if (lookups > 0) chargeUnits(ctx, call, 1);
+    if (lookups > 0) chargeUnits(call, 1);
     // Taken before the lookup: a block that lands while it is on its way wakes the wait below at once.
     const seen = tracker.version;
     const receipt = await ctx.upstream.request('eth_getTransactionReceipt', [hash], { budget: call.budget });
