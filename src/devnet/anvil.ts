@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { BaseError } from '../common/errors.js';
 import { PortInUseError } from '../common/http/server.js';
+import type { Logger } from '../common/log.js';
+import { keepPool } from './pool-keeper.js';
 import { guardChild } from './watchdog.js';
 import { recordChain } from './orphans.js';
 
@@ -22,6 +24,9 @@ export interface AnvilOptions {
   binary?: string;
   /** Directory for a pid file of the chain, reaped by the next devnet on that directory if it outlives us. */
   pidDir?: string;
+  /** Release transactions anvil parks for good (pool-keeper.ts) every this many ms; 0 turns it off. Default 500. */
+  poolKeeperMs?: number;
+  logger?: Logger;
 }
 
 export interface Anvil {
@@ -114,7 +119,9 @@ async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => running.delete(child));
   const url = `http://${host}:${port}`;
+  const keeper = new AbortController();
   const stop = async () => {
+    keeper.abort();
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
@@ -127,5 +134,6 @@ async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
     await stop();
     throw err;
   }
+  if (options.poolKeeperMs !== 0) void keepPool(url, options.poolKeeperMs ?? 500, keeper.signal, options.logger);
   return { url, port, chainId: options.chainId, process: child, stop };
 }

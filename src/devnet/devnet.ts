@@ -81,7 +81,7 @@ type Cleanups = (() => Promise<void>)[];
 type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
 
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
-async function startChains(chain: { host: string; timestamp: number; pidDir?: string }, options: DevnetOptions, chainIds: { l1: number; l2: number }, cleanups: Cleanups) {
+async function startChains(chain: { host: string; timestamp: number; pidDir?: string; logger: Logger }, options: DevnetOptions, chainIds: { l1: number; l2: number }, cleanups: Cleanups) {
   const base = { ...chain, accounts: ACCOUNT_COUNT };
   const results = await Promise.allSettled([
     startAnvil({ ...base, port: options.l1Port ?? 0, chainId: chainIds.l1 }),
@@ -259,7 +259,7 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
   };
 
   try {
-    const { l1, l2 } = await startChains({ host, timestamp: genesis, pidDir: options.pidDir }, options, chainIds, cleanups);
+    const { l1, l2 } = await startChains({ host, timestamp: genesis, pidDir: options.pidDir, logger }, options, chainIds, cleanups);
     logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
     const l1Provider = createProvider(l1.url, chainIds.l1, { pollingInterval: 10 });
     const l2Provider = createProvider(l2.url, chainIds.l2, { pollingInterval: 10 });

@@ -31,22 +31,12 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-/** A node's answer to a transaction it already holds (geth, anvil). */
-const ALREADY_KNOWN = /already known|already imported/i;
-
 /**
  * Sends one sender's signed transactions (consecutive nonces from `firstNonce`) as raw bytes, `perBatch` at a
- * time `pauseMs` apart (each batch mined by evm_mine with `mineEachBatch`), then waits up to `timeoutMs` for the
- * last one's receipt. Meanwhile, every second without progress, it repairs the two ways anvil loses a burst:
- *
- * - it answered a send and kept nothing: whatever the node lacks is sent again ("already known" is ignored);
- * - it parked a transaction for good. anvil reads the sender's nonce when a send arrives and, for a nonce above
- *   it, makes the transaction wait for the one before it; when that one is mined between the read and the add,
- *   nothing will release the wait (foundry crates/anvil/src/eth/api.rs `required_marker`, pool `prune_markers`).
- *   CI saw it as "1 of 3 mined, txpool pending 0, queued 2". After two idle seconds with none of the sender's
- *   transactions ready at the node, the sender's are taken out of anvil's pool (anvil_removePoolTransactions: its
- *   anvil_dropTransaction leaves a queued one in) and the missing ones sent again one by one, each read against
- *   the nonce now. test/helpers/chain.test.ts parks one on purpose.
+ * time `pauseMs` apart (each batch mined by evm_mine with `mineEachBatch`), then waits up to `timeoutMs` for the last one's receipt, sending again whatever the
+ * node lacks meanwhile (its "already known" answers are ignored): under CI's load anvil has answered a send
+ * and kept no such transaction, and every later nonce then waited behind the gap for ever. A transaction anvil
+ * parks for good at its sender's nonce is released by the pool keeper every startAnvil runs (pool-keeper.ts).
  */
 export async function sendRawBurst(
   provider: JsonRpcProvider,
@@ -57,40 +47,27 @@ export async function sendRawBurst(
 ): Promise<void> {
   const perBatch = options.perBatch ?? raws.length;
   for (let i = 0; i < raws.length; i += perBatch) {
-    await Promise.all(raws.slice(i, i + perBatch).map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
-      if (!ALREADY_KNOWN.test((err as Error).message)) throw err;
-    })));
+    await Promise.all(raws.slice(i, i + perBatch).map((raw) => provider.send('eth_sendRawTransaction', [raw])));
     // A node with automine off (evm_setAutomine false) gets one block per batch, mined here.
     if (options.mineEachBatch) await provider.send('evm_mine', []);
     if (options.pauseMs && i + perBatch < raws.length) await new Promise((r) => setTimeout(r, options.pauseMs));
   }
   const lastHash = keccak256(raws.at(-1)!);
   let minedBefore = -1;
-  let idleTicks = 0;
   // What the node said to the re-sends and the mining, kept for the timeout's message (distinct answers only).
   const answers = new Set<string>();
   const note = (what: string) => (err: unknown) => void answers.add(`${what}: ${(err as Error).message.slice(0, 160)}`);
-  const resend = (raw: string) => provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
-    if (!ALREADY_KNOWN.test((err as Error).message)) note('eth_sendRawTransaction')(err);
-  });
   await waitFor(`the last of ${raws.length} transactions to be mined`, async () => {
     if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
     const mined = await provider.getTransactionCount(sender, 'latest');
     const missing = raws.slice(Math.max(0, mined - firstNonce));
-    idleTicks = mined === minedBefore ? idleTicks + 1 : 0;
-    minedBefore = mined;
-    // Nothing of the sender's ready at the node (its pending count is its mined count) yet more to mine.
-    if (idleTicks >= 2 && (await provider.getTransactionCount(sender, 'pending')) === mined) {
-      // Parked for good (see above): out of the pool, then in again in nonce order.
-      await provider.send('anvil_removePoolTransactions', [sender]).catch(note('anvil_removePoolTransactions'));
-      for (const raw of missing) await resend(raw);
-      idleTicks = 0;
-    } else {
-      await Promise.all(missing.map(resend));
-    }
+    await Promise.all(missing.map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
+      if (!/already known|already imported/i.test((err as Error).message)) note('eth_sendRawTransaction')(err);
+    })));
     // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
     // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
-    if (idleTicks > 0) await provider.send('evm_mine', []).catch(note('evm_mine'));
+    if (mined === minedBefore) await provider.send('evm_mine', []).catch(note('evm_mine'));
+    minedBefore = mined;
     return undefined;
   }, options.timeoutMs ?? 120_000, 1_000).catch(async (err: Error) => {
     // Say how far it got and what the node holds, so a stall can be told from a lost transaction.
