@@ -20,6 +20,7 @@ const SLOW = [
   'test/conformance/test-coverage.test.ts',
   'test/conformance/execution-apis.test.ts',
   'test/conformance/user-operations.test.ts', // the devnet's bundler (Alto)
+  'test/conformance/differential.test.ts', // ~400 calls each sent twice, through the endpoint and straight to anvil
   'test/common/pglite-maintenance.test.ts', // 2 x 600,000 row updates on an on-disk PGlite
   'test/common/pglite-lock.test.ts', // opens on-disk PGlite directories
   'test/state/proof-reads.test.ts', // random histories proved two ways, pruned and rolled back

@@ -412,7 +412,7 @@ export interface ObjectOfObjectKHoXfLYTObjectKHoXfLYTUint64AddressDataQuantityQR
 export interface SimulateStateOverride { [key: string]: any; }
 /**
  *
- * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; to absent or null means contract creation. Unknown fields are passed to the node as they are: geth and anvil ignore them, so a call the node answers is not refused here for a member it does not read. Sizes are those a node can hold: gas, nonce and chainId 64 bits, fees per gas 128 bits, value 256 bits, type one byte. Rules across fields (refused with -32602 naming the param and the member): data and input are synonyms, so if both are given they must be equal; gasPrice (legacy) and the EIP-1559 fees maxFeePerGas/maxPriorityFeePerGas are not given together, and a maxPriorityFeePerGas above 0 comes with a maxFeePerGas at least as high; commitments and proofs need blobs, and blobs, commitments and proofs (and blobVersionedHashes, when given with blobs) have one entry per blob.
+ * Transaction fields for a simulated call (eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas, vendor_simulateAssetChanges). Every field is optional; to absent or null means contract creation. Unknown fields are passed to the node as they are: geth and anvil ignore them, so a call the node answers is not refused here for a member it does not read. Sizes are those a node can hold: gas, nonce and chainId 64 bits, fees per gas 128 bits, value 256 bits, type one byte. Rules across fields (refused with -32602 naming the param and the member): data and input are synonyms, so if both are given they must be equal; gasPrice (legacy) and the EIP-1559 fees maxFeePerGas/maxPriorityFeePerGas are not given together, and a maxPriorityFeePerGas above 0 comes with a maxFeePerGas at least as high; with blobs, commitments and proofs (and blobVersionedHashes) have one entry per blob; without blobs, commitments and proofs are ignored, as geth and anvil ignore them.
  *
  */
 export interface CallObject {
@@ -437,7 +437,7 @@ export interface CallObject {
   proofs?: UnorderedSetOfKzgBytes48TcXVJLmd;
   [k: string]: any;
 }
-export type UnorderedSetOfCallObject9CTQscWs = CallObject[];
+export type UnorderedSetOfCallObjectCLNkLe3O = CallObject[];
 /**
  *
  * One simulated block: its overrides and its calls (execution-apis BlockStateCalls).
@@ -446,14 +446,14 @@ export type UnorderedSetOfCallObject9CTQscWs = CallObject[];
 export interface SimulateBlockCalls {
   blockOverrides?: SimulateBlockOverrides;
   stateOverrides?: SimulateStateOverride;
-  calls?: UnorderedSetOfCallObject9CTQscWs;
+  calls?: UnorderedSetOfCallObjectCLNkLe3O;
 }
 /**
  *
  * The simulated blocks, in order; at most RPC_SIMULATE_MAX_BLOCKS.
  *
  */
-export type UnorderedSetOfSimulateBlockCallsp2KCss2M = SimulateBlockCalls[];
+export type UnorderedSetOfSimulateBlockCallsWnngYmd9 = SimulateBlockCalls[];
 /**
  *
  * Adds ETH transfers as ERC-20 Transfer logs from 0xeeee…eeee. Default false.
@@ -1040,7 +1040,7 @@ export type UserOperationToEstimate = UserOperationV06ToEstimate | UserOperation
  *
  */
 export interface SimulatePayload {
-  blockStateCalls: UnorderedSetOfSimulateBlockCallsp2KCss2M;
+  blockStateCalls: UnorderedSetOfSimulateBlockCallsWnngYmd9;
   traceTransfers?: Boolean6H5T5Y1R;
   validation?: BooleanWsxOue7C;
   returnFullTransactions?: BooleanRYXifLgK;

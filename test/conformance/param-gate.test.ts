@@ -39,7 +39,6 @@ const refused: [string, string, unknown[], RegExp][] = [
   ['gasPrice with EIP-1559 fees', 'eth_call', [{ to: TO, gasPrice: '0x1', maxFeePerGas: '0x2' }], /at transaction\.gasPrice: gasPrice is set together with maxFeePerGas/],
   ['priority fee above the maximum fee', 'debug_traceCall', [{ to: TO, maxFeePerGas: '0x1', maxPriorityFeePerGas: '0x2' }, 'latest', { tracer: 'callTracer' }], /at transaction\.maxPriorityFeePerGas: 0x2 is above maxFeePerGas 0x1/],
   ['priority fee without a maximum fee', 'eth_call', [{ to: TO, maxPriorityFeePerGas: '0x1' }], /at transaction\.maxPriorityFeePerGas: a priority fee needs maxFeePerGas/],
-  ['commitments without blobs', 'eth_call', [{ to: TO, commitments: [`0x${'00'.repeat(48)}`] }], /at transaction\.commitments: commitments given without blobs/],
   ['state-override key that is not an address', 'eth_call', [{ to: TO }, 'latest', { '0x01': {} }], /param 2 \(stateOverride\).*0x01/],
   ['override slot that is not 32 bytes', 'eth_call', [{ to: TO }, 'latest', { [A]: { stateDiff: { '0x1': word(1) } } }], /param 2 \(stateOverride\).*0x1/],
   ['state and stateDiff together', 'eth_call', [{ to: TO }, 'latest', { [A]: { state: {}, stateDiff: {} } }], /param 2 \(stateOverride\) at stateOverride\.0x8ba1.*: state and stateDiff are both set/],
