@@ -12,6 +12,7 @@ import { createProvider } from '../../src/common/chain/provider.js';
 import type { DbClient } from '../../src/common/db/client.js';
 import { L1MessageService__factory } from '../../generated/contracts/types/index.js';
 import { relayerEnv, testCommon } from '../e2e/relayer/harness.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 18, recipe 9: `l2stack relayer` without DATABASE_HOST used to keep everything in memory, so a
@@ -89,7 +90,7 @@ describe.skipIf(Boolean(process.env.DATABASE_HOST))('embedded database on disk',
       const sender = new Wallet(devnet.state.accounts[11]!.privateKey, l1);
       const service = L1MessageService__factory.connect(devnet.state.l1.messageService, sender);
       const fee = parseEther('0.01');
-      const receipt = await (await service.sendMessage(Wallet.createRandom().address, fee, '0x', { value: fee + 1n })).wait();
+      const receipt = await mined(service.sendMessage(Wallet.createRandom().address, fee, '0x', { value: fee + 1n }));
       hash = String(receipt!.logs.map((l) => service.interface.parseLog(l)).find((p) => p?.name === 'MessageSent')!.args._messageHash).toLowerCase();
       await until('the first relayer to store the message', async () => (await stored(first, hash)) !== undefined).catch((err: Error) => {
         throw new Error(`${err.message}\n${first.out().slice(-3_000)}`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { Wallet, parseEther, type ContractTransactionReceipt } from 'ethers';
+import { Wallet, parseEther } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { startMessagePair, type MessagePair } from '../helpers/message-pair.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
@@ -8,6 +8,7 @@ import { messageHash, nextRollingHash } from '../../src/common/chain/messages.js
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { BIN, processDatabase, spawnRelayer, until, type ProcessDatabase, type RelayerProcess } from '../e2e/relayer/process.js';
 import { startCanary } from './canary.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 23 item 4: a relayer given the database of other chains. Devnet A (two anvils, the message services)
@@ -38,7 +39,7 @@ async function sendAndAnchor(d: Devnet, n: number): Promise<string[]> {
   let rolling = '0x' + '00'.repeat(32);
   for (let i = 0; i < n; i++) {
     const fee = parseEther('0.01');
-    const receipt = (await (await l1.sendMessage(sender.address, fee, '0x', { value: fee })).wait()) as ContractTransactionReceipt;
+    const receipt = await mined(l1.sendMessage(sender.address, fee, '0x', { value: fee }));
     const log = receipt.logs.map((l) => l1.interface.parseLog(l)).find((l) => l?.name === 'MessageSent')!;
     const h = messageHash({ from: log.args._from as string, to: log.args._to as string, fee: log.args._fee as bigint, value: log.args._value as bigint, nonce: log.args._nonce as bigint, calldata: log.args._calldata as string });
     hashes.push(h);
@@ -46,7 +47,7 @@ async function sendAndAnchor(d: Devnet, n: number): Promise<string[]> {
   }
   await d.p1.send('anvil_mine', ['0x3']);
   const l2 = L2MessageService__factory.connect(d.l2Service, new Wallet(deployerKey, d.p2));
-  await (await l2.anchorL1L2MessageHashes(hashes, 1, n, rolling)).wait();
+  await mined(l2.anchorL1L2MessageHashes(hashes, 1, n, rolling));
   return hashes;
 }
 

@@ -4,6 +4,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { deployOuter, post, wallet } from '../rpc/helpers.js';
 import { startCanary } from './canary.js';
 import { blockNumberCanary, chain, openTestDb, rssMiB, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 18, item 8: one batch of 100 eth_getLogs earliest..latest returned 35 MB (+260 MiB RSS), and a
@@ -31,7 +32,7 @@ beforeAll(async () => {
   db = await openTestDb();
   // A chain with many logs: 500 Noted events (~280 KB as JSON) in two transactions.
   const outer = await deployOuter(wallet(0, provider));
-  for (let i = 0; i < 2; i++) await ((await outer.getFunction('note')(BigInt(i), ethers.id('budget'), BigInt(LOGS / 2))) as ethers.TransactionResponse).wait();
+  for (let i = 0; i < 2; i++) await mined((await outer.getFunction('note')(BigInt(i), ethers.id('budget'), BigInt(LOGS / 2))) as ethers.TransactionResponse);
   provider.destroy();
 });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { countingUpstream, post, wallet, type RpcReply } from '../rpc/helpers.js';
 import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 23, item 1: `eth_call {to: C, gas: 2^64-1}` where C's runtime code is an endless loop (`5b600056`)
@@ -49,7 +50,7 @@ beforeAll(async () => {
   ({ anvil, provider } = await chain());
   db = await openTestDb();
   const tx = await wallet(0, provider).sendTransaction({ data: LOOP_INIT });
-  loop = (await tx.wait())!.contractAddress!;
+  loop = (await mined(tx))!.contractAddress!;
   expect(await provider.getCode(loop)).toBe('0x5b600056');
 });
 
@@ -173,7 +174,7 @@ describe('adversarial: frozen node', () => {
     stops.push(async () => {
       held.process.kill('SIGKILL');
     });
-    const deployed = await (await wallet(0, heldProvider).sendTransaction({ data: LOOP_INIT })).wait();
+    const deployed = await mined(wallet(0, heldProvider).sendTransaction({ data: LOOP_INIT }));
     const r = await rpc({ RPC_GAS_CAP: '18446744073709551615', RPC_EVM_TIMEOUT_MS: '500', RPC_RATE_LIMIT_PER_SECOND: '0' }, held);
     expect((await fetch(`${r.url}/health/ready`)).status).toBe(200);
     // What the issue sent: with the cap lifted it reaches anvil, which never stops executing it.

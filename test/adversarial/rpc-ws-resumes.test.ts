@@ -4,6 +4,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { deployOuter, wallet } from '../rpc/helpers.js';
 import { chain, nodeCanary, openTestDb, rssMiB, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 import { childRssMiB, logTraffic, metric, normalSubscriber, recordingNode, wsClient, type WsAnswer } from './ws-harness.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 23, item 3: resumed subscriptions escaped the limits. A resume far back cost 1 rate unit however
@@ -47,7 +48,7 @@ describe('adversarial: resumed subscriptions', () => {
     const outer = await deployOuter(wallet(2, provider));
     const address = (await outer.getAddress()).toLowerCase();
     const start = (await provider.getBlock('latest'))!;
-    for (let i = 0; i < 32; i++) await ((await outer.getFunction('note')(BigInt(i), ethers.id('history'), 250n)) as ethers.TransactionResponse).wait();
+    for (let i = 0; i < 32; i++) await mined((await outer.getFunction('note')(BigInt(i), ethers.id('history'), 250n)) as ethers.TransactionResponse);
     await provider.send('anvil_mine', ['0x64']);
     const { rpc, node } = await endpoint({ RPC_RATE_LIMIT_PER_SECOND: '50' });
     const wsUrl = rpc.url.replace('http://', 'ws://');

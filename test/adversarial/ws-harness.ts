@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ethers } from 'ethers';
 import WebSocket from 'ws';
 import { deployOuter, forwardTo, wallet } from '../rpc/helpers.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /** One JSON-RPC answer as a raw WebSocket client sees it. */
 export interface WsAnswer {
@@ -93,7 +94,7 @@ export async function logTraffic(provider: ethers.JsonRpcProvider, from: number,
   const loop = (async () => {
     while (!stopped) {
       const tx = (await outer.getFunction('note')(BigInt(sent), ethers.id('traffic'), 1n)) as ethers.TransactionResponse;
-      await tx.wait();
+      await mined(tx);
       sent++;
       await new Promise((r) => setTimeout(r, everyMs));
     }

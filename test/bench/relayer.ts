@@ -35,6 +35,7 @@ import { countStatements } from '../relayer/statement-counter.js';
 import { DEV_MNEMONIC } from '../../src/devnet/accounts.js';
 import { childCpuMs, loadavg, startProfile, type ProfileSummary } from './relayer-profile.js';
 import { allAnchored, openBenchDb, pct, retried, sendMany, sleep, type BenchDb } from './_relayer-backlog.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 const N = Number(process.env.BENCH_MESSAGES ?? 1_000);
 /** One new claim transaction in DROP_EVERY is lost: 10 %. */
@@ -288,7 +289,7 @@ async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
   let start = Date.now();
   let lat: number[] = [];
   for (const m of l1) {
-    await (await l2Service.claimMessage(m.from, m.to, m.fee, m.value, claimerL2.address, m.calldata, m.nonce)).wait();
+    await mined(l2Service.claimMessage(m.from, m.to, m.fee, m.value, claimerL2.address, m.calldata, m.nonce));
     lat.push((Date.now() - start) / 1000);
   }
   results.push(report('sequential L1_TO_L2', lat, (Date.now() - start) / 1000, `; load average ${loadavg()}`));
@@ -313,7 +314,7 @@ async function baselinePhase(d: RelayerDevnet): Promise<Line[]> {
       const i = hashes.indexOf(m.hash);
       const tree = trees[Math.floor(i / 2 ** depth)]!;
       const leaf = i % 2 ** depth;
-      await (await l1Service.claimMessageWithProof({ proof: tree.proof(leaf), messageNumber: m.nonce, leafIndex: leaf, from: m.from, to: m.to, fee: m.fee, value: m.value, feeRecipient: claimerL1.address, merkleRoot: tree.root, data: m.calldata })).wait();
+      await mined(l1Service.claimMessageWithProof({ proof: tree.proof(leaf), messageNumber: m.nonce, leafIndex: leaf, from: m.from, to: m.to, fee: m.fee, value: m.value, feeRecipient: claimerL1.address, merkleRoot: tree.root, data: m.calldata }));
       lat.push((Date.now() - start) / 1000);
     }
   }

@@ -17,6 +17,7 @@ import { ethers } from 'ethers';
 import WebSocket from 'ws';
 import { chain, deployOuter, wallet } from '../rpc/helpers.js';
 import { cpuSeconds, rssMiB, startEndpoint } from './_rpc-endpoint.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 40);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 300);
@@ -133,7 +134,7 @@ export async function main(): Promise<void> {
   for (let b = 0; b < BLOCKS; b++) {
     const t = performance.now();
     const tx = (await contract.getFunction('note')(b, ethers.ZeroHash, 1, { nonce: nonce++, gasLimit: 60_000 })) as ethers.TransactionResponse;
-    const receipt = await tx.wait();
+    const receipt = await mined(tx);
     sentAt.set(receipt!.blockNumber, t);
     await new Promise((r) => setTimeout(r, GAP_MS));
   }

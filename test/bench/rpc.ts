@@ -34,6 +34,7 @@ import { latencyProbe, PROBES } from './_probe.js';
 import { nowUs, summarizeProfile } from './_profile.js';
 import { builtEntry, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 import { scaling } from './_rpc-scale.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 export const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -83,7 +84,7 @@ export async function main(): Promise<void> {
   const outer = await deployOuter(signer);
   const address = await outer.getAddress();
   const tx = (await outer.getFunction('note')(1n, ethers.id('bench'), 1000n, { gasLimit: 29_000_000n })) as ethers.TransactionResponse;
-  const receipt = (await tx.wait())!;
+  const receipt = (await mined(tx))!;
   // Enough blocks on top that the logs block is final for anvil (its finalized tag trails the head).
   await provider.send('anvil_mine', ['0x80']);
   const profileDir = mkdtempSync(join(tmpdir(), 'l2stack-rpc-prof-'));

@@ -49,6 +49,7 @@ import type { TraceMethod } from '../../src/state/config.js';
 import { Ingestor } from '../../src/state/ingest.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { WorldState } from '../../src/state/state.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
 const PER_BLOCK = Number(process.env.BENCH_STATE_PER_BLOCK ?? 1_000);
@@ -375,7 +376,7 @@ async function devReady(): Promise<void> {
     const sending = (async () => {
       const fee = parseEther('0.0001');
       const tx = await sender.sendMessage(state.accounts[ROLES.user]!.address, fee, '0x', { value: parseEther('0.001') + fee });
-      const receipt = await tx.wait();
+      const receipt = await mined(tx);
       const event = receipt?.logs.map((l) => sender.interface.parseLog(l)).find((e) => e?.name === 'MessageSent');
       if (!event) throw new Error(`transaction ${tx.hash} emitted no MessageSent event`);
       process.stdout.write(`dev: the L2→L1 message was mined ${((performance.now() - ready) / 1000).toFixed(1)} s after ready\n`);

@@ -5,6 +5,7 @@ import { call, chain, deployOuter, resultValidator, startTestRpc, wallet } from 
 import { countingNode, type CountingNode } from './counting-node.js';
 import { executionApis, type ExecutionApisCheck } from './execution-apis.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 let anvil: Anvil;
 let node: CountingNode;
@@ -37,8 +38,8 @@ describe('eth_ results against the official execution-apis schemas', () => {
     const outer = await deployOuter(signer);
     const filterId = (await call(rpc.url, 'eth_newFilter', [{ fromBlock: '0x0', address: await outer.getAddress() }])).result as string;
     const blockFilterId = (await call(rpc.url, 'eth_newBlockFilter', [])).result as string;
-    const noted = await (await outer.getFunction('note')(7n, ethers.id('tag'), 3n)).wait();
-    const sent = await (await signer.sendTransaction({ to: wallet(1).address, value: 1n, type: 1, accessList: [] })).wait();
+    const noted = await mined(outer.getFunction('note')(7n, ethers.id('tag'), 3n));
+    const sent = await mined(signer.sendTransaction({ to: wallet(1).address, value: 1n, type: 1, accessList: [] }));
     const address = await outer.getAddress();
     const block = noted!.blockNumber;
     const blockHex = ethers.toQuantity(block);

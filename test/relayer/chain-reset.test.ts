@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Wallet, parseEther, type ContractTransactionReceipt } from 'ethers';
+import { Wallet, parseEther } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { startMessagePair, type MessagePair } from '../helpers/message-pair.js';
 import { within } from '../helpers/within.js';
@@ -7,6 +7,7 @@ import { devAccounts } from '../../src/devnet/accounts.js';
 import { messageHash, nextRollingHash } from '../../src/common/chain/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { metricSum, processDatabase, records, spawnRelayer, until, type MessageRecord, type ProcessDatabase, type RelayerProcess } from '../e2e/relayer/process.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 35 item 7: a chain reset under a running relayer. Devnet A (two anvils and the message services) gets two
@@ -38,7 +39,7 @@ async function send(d: Pair, n: number): Promise<string[]> {
   const hashes: string[] = [];
   for (let i = 0; i < n; i++) {
     const fee = parseEther('0.01');
-    const receipt = (await (await l1.sendMessage(sender.address, fee, '0x', { value: fee })).wait()) as ContractTransactionReceipt;
+    const receipt = await mined(l1.sendMessage(sender.address, fee, '0x', { value: fee }));
     const log = receipt.logs.map((l) => l1.interface.parseLog(l)).find((l) => l?.name === 'MessageSent')!;
     hashes.push(messageHash({ from: log.args._from as string, to: log.args._to as string, fee: log.args._fee as bigint, value: log.args._value as bigint, nonce: log.args._nonce as bigint, calldata: log.args._calldata as string }));
   }
@@ -50,7 +51,7 @@ async function send(d: Pair, n: number): Promise<string[]> {
 async function anchor(d: Pair, hashes: string[], first: number, rolling: string): Promise<string> {
   for (const h of hashes) rolling = nextRollingHash(rolling, h);
   const l2 = L2MessageService__factory.connect(d.l2Service, new Wallet(deployerKey, d.p2));
-  await (await l2.anchorL1L2MessageHashes(hashes, first, first + hashes.length - 1, rolling)).wait();
+  await mined(l2.anchorL1L2MessageHashes(hashes, first, first + hashes.length - 1, rolling));
   return rolling;
 }
 

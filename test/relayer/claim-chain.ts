@@ -22,6 +22,7 @@ import { ClaimSender } from '../../src/relayer/claim/sender.js';
 import { createClaimingProcessor } from '../../src/relayer/claim/claiming.js';
 import { createReceiptPersister } from '../../src/relayer/pipeline/persister.js';
 import type { DirectionContext } from '../../src/relayer/pipeline/context.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * One real anvil chain with the L2 message service, for driving the L1→L2 claiming and receipt steps
@@ -109,7 +110,7 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       for (const m of messages) rolling = nextRollingHash(rolling, m.hash);
       anchored += count;
       const [last, rollingNow] = [anchored, rolling];
-      pending = async () => void (await (await service.anchorL1L2MessageHashes(messages.map((m) => m.hash), first, last, rollingNow)).wait());
+      pending = async () => void (await mined(service.anchorL1L2MessageHashes(messages.map((m) => m.hash), first, last, rollingNow)));
       if (options.anchor !== false) await anchorPending();
       const block = await provider.getBlockNumber();
       await repo.storeMessages(

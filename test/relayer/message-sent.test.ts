@@ -6,6 +6,7 @@ import { devAccounts } from '../../src/devnet/accounts.js';
 import { l1Interface, l2Interface } from '../../src/relayer/chain.js';
 import { MESSAGE_SENT_TOPIC, decodeMessageSent, type MessageSentFields } from '../../src/relayer/message-sent.js';
 import { L2MessageService__factory } from '../../generated/contracts/types/index.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * src/relayer/message-sent.ts against ethers' ABI coder (Interface.parseLog), which the listener used before:
@@ -62,7 +63,7 @@ describe('MessageSent decoding', () => {
     const lengths = [0, 1, 31, 32, 33, 100, 1_000];
     for (const [i, n] of lengths.entries()) {
       const fee = BigInt(i) * 1_000_000_007n;
-      await (await service.sendMessage(to, fee, hexlify(randomBytes(n)), { value: fee + BigInt(i) })).wait();
+      await mined(service.sendMessage(to, fee, hexlify(randomBytes(n)), { value: fee + BigInt(i) }));
     }
     const logs = await provider.getLogs({ address: await service.getAddress(), topics: [MESSAGE_SENT_TOPIC], fromBlock: 0 });
     expect(logs).toHaveLength(lengths.length);

@@ -23,6 +23,7 @@ import { createListener } from '../../src/relayer/pipeline/listener.js';
 import { createFinalizationIndexer, createL2L1AnchoringProcessor } from '../../src/relayer/pipeline/l2-to-l1.js';
 import { createClaimingProcessor } from '../../src/relayer/claim/claiming.js';
 import { createReceiptPersister } from '../../src/relayer/pipeline/persister.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * The L1 withdrawal rate limit on L2→L1 claims. One anvil holds both message services (L2 messages are
@@ -114,7 +115,7 @@ afterAll(async () => {
 
 /** Sends an L2→L1 message of FEE + `value` wei to `user`; returns its hash. */
 async function send(value: bigint): Promise<string> {
-  const receipt = (await (await l2.sendMessage(user, FEE, '0x', { value: FEE + value })).wait())!;
+  const receipt = (await mined(l2.sendMessage(user, FEE, '0x', { value: FEE + value })))!;
   return String(l2.interface.parseLog(receipt.logs[0]!)!.args._messageHash).toLowerCase();
 }
 
@@ -125,7 +126,7 @@ async function finalize(): Promise<void> {
   const events = await l2.queryFilter(l2.filters.MessageSent(), current + 1, head);
   const messages = events.map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber })).sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
   const roots = messageTrees(messages.map((m) => m.hash), 5).map((t) => t.root);
-  await (await l1.finalizeBlocks(head, ZeroHash, roots, 5, [...new Set(messages.map((m) => m.block))])).wait();
+  await mined(l1.finalizeBlocks(head, ZeroHash, roots, 5, [...new Set(messages.map((m) => m.block))]));
 }
 
 /** Listener, finalization index and anchoring, one iteration each: sent messages become ANCHORED. */
@@ -194,7 +195,7 @@ describe('L1 withdrawal rate limit', () => {
     await steps.claim();
     const rc = await row(cHash);
     expect([rc.status, rc.failure_reason]).toEqual(['ANCHORED', 'L1 rate limit reached; retried later']);
-    await (await l1.setRateLimit(parseEther('2'), false)).wait();
+    await mined(l1.setRateLimit(parseEther('2'), false));
     await due(cHash);
     expect((await claimUntilDone(cHash)).status).toBe('CLAIMED_SUCCESS');
     for (const h of [a, b, cHash]) expect(await claimedEvents(h)).toBe(1);
@@ -235,7 +236,7 @@ describe('L1 withdrawal rate limit', () => {
     await steps.claim();
     expect((await row(d)).failure_reason).toMatch(/^L1 rate limit/);
     expect(await sentNonce()).toBe(nonce);
-    await (await l1.setRateLimit(parseEther('10'), false)).wait();
+    await mined(l1.setRateLimit(parseEther('10'), false));
     await due(d);
     const done = await claimUntilDone(d);
     expect(done.status).toBe('CLAIMED_SUCCESS');

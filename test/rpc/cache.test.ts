@@ -4,6 +4,7 @@ import type { ethers } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { chain, result, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 let anvil: Anvil;
 let provider: ethers.JsonRpcProvider;
@@ -74,7 +75,7 @@ describe('answer cache', () => {
     expect(await upstreamCalls(rpc)).toBe(before);
     // A transfer made on the node directly (not through the endpoint): only the new head tells us.
     const tx = await wallet(0, provider).sendTransaction({ to: who, value: 1234n });
-    await tx.wait();
+    await mined(tx);
     expect(await until('the new balance', async () => ((await balance()) === start + 1234n ? true : undefined))).toBe(true);
     expect(BigInt((await result(off.url, 'eth_getBalance', [who, 'latest'])) as string)).toBe(start + 1234n);
   });

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { openTestDb } from '../helpers/db.js';
 import { chain, deployOuter, outerArtifact, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 let anvil: Anvil;
 let db: Awaited<ReturnType<typeof openTestDb>>;
@@ -48,7 +49,7 @@ describe('ethers v6 against the endpoint', () => {
     });
     await new Promise((r) => setTimeout(r, 300)); // let the subscriber install its filter
     const tx = (await contract.getFunction('note')(41n, ethers.id('ethers'), 2n)) as ethers.TransactionResponse;
-    const receipt = (await tx.wait())!;
+    const receipt = (await mined(tx))!;
     await got;
     await contract.removeAllListeners();
     expect(seen).toEqual([41n, 41n]);

@@ -3,6 +3,7 @@ import { ethers } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { call, chain, deployOuter, result, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 let anvil: Anvil;
 let provider: ethers.JsonRpcProvider;
@@ -40,7 +41,7 @@ afterAll(async () => {
 /** Emits `count` Noted logs with tag `tag` in one transaction. */
 async function emit(n: bigint, count: bigint, tag = 'x'): Promise<ethers.TransactionReceipt> {
   const tx = (await outer.getFunction('note')(n, ethers.id(tag), count)) as ethers.TransactionResponse;
-  return (await tx.wait())!;
+  return (await mined(tx))!;
 }
 
 describe('filters in the database', () => {

@@ -6,6 +6,7 @@ import { startAnvil } from '../../src/devnet/anvil.js';
 import { call, chain, countingUpstream, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
 import { nextBaseFee } from '../../src/rpc/methods/eth_baseFee.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 // execution-apis after v1.0.0-beta.7: eth_baseFee (#795) and eth_fillTransaction (#803), each compared
 // with what anvil itself says; and answers that carry what the client sent as it was sent.
@@ -28,7 +29,7 @@ beforeAll(async () => {
   const started = await chain();
   anvil = started.anvil;
   signer = wallet(0, started.provider);
-  loop = (await (await signer.sendTransaction({ data: LOOP_INIT })).wait())!.contractAddress!.toLowerCase();
+  loop = (await mined(signer.sendTransaction({ data: LOOP_INIT })))!.contractAddress!.toLowerCase();
   node = await countingUpstream(anvil.url);
   db = await openTestDb();
   live = await startTestRpc({ db: db.client, schema: db.schema('live'), upstreams: [anvil.url], env: { RPC_GAS_CAP: '1000000' } });
@@ -68,8 +69,8 @@ describe('eth_baseFee', () => {
     expect(await result(counted.url, 'eth_baseFee')).toBe(seen.at(-1));
     // A transfer, far below the target; and the block the node then mines carries the fee we announced.
     const announced = await result(live.url, 'eth_baseFee');
-    const mined = (await (await signer.sendTransaction({ to, value: 1n })).wait())!;
-    expect((await result(anvil.url, 'eth_getBlockByNumber', [ethers.toQuantity(mined.blockNumber), false])).baseFeePerGas).toBe(announced);
+    const transfer = await mined(signer.sendTransaction({ to, value: 1n }));
+    expect((await result(anvil.url, 'eth_getBlockByNumber', [ethers.toQuantity(transfer.blockNumber), false])).baseFeePerGas).toBe(announced);
     seen.push(await anvilNextBaseFee());
     expect(await result(live.url, 'eth_baseFee')).toBe(seen.at(-1));
     // The three blocks moved the fee three different ways: the comparisons above cover each.

@@ -3,6 +3,7 @@ import { ethers } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { call, chain, countingUpstream, deployOuter, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 // Issue 24's standard methods, each compared with the same call made to anvil directly.
 let anvil: Anvil;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   anvil = started.anvil;
   const contract = await deployOuter(wallet(0, started.provider));
   outer = (await contract.getAddress()).toLowerCase();
-  const receipt = (await (await contract.getFunction('go')({ value: 5n })).wait())!;
+  const receipt = (await mined(contract.getFunction('go')({ value: 5n })))!;
   block = { number: ethers.toQuantity(receipt.blockNumber), hash: receipt.blockHash, tx: receipt.hash };
   node = await countingUpstream(anvil.url);
   db = await openTestDb();

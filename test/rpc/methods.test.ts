@@ -5,6 +5,7 @@ import { call, chain, deployOuter, result, resultValidator, startTestRpc, wallet
 import { fakeBundler, fakeProofBackend } from './fakes.js';
 import { loadRpcSpec } from '../../src/rpc/spec.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 let anvil: Anvil;
 let provider: ethers.JsonRpcProvider;
@@ -23,9 +24,9 @@ beforeAll(async () => {
   ({ anvil, provider } = await chain());
   const signer = wallet(0, provider);
   outer = await deployOuter(signer);
-  txs.deploy = (await outer.deploymentTransaction()!.wait())!;
+  txs.deploy = (await mined(outer.deploymentTransaction()!))!;
   const send = async (name: string, p: Promise<ethers.TransactionResponse>) => {
-    txs[name] = (await (await p).wait())!;
+    txs[name] = (await mined(p))!;
   };
   await send('go', outer.getFunction('go')({ value: 5n }));
   await send('note', outer.getFunction('note')(1n, ethers.id('tag'), 3n));
@@ -34,7 +35,7 @@ beforeAll(async () => {
   await send('transfer', signer.sendTransaction({ to: wallet(1).address, value: 1234n }));
   // A transaction that reverts at the top level, mined anyway (explicit gas limit, no estimate).
   const failing = await signer.sendTransaction({ to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad'), gasLimit: 100_000n });
-  txs.failing = (await provider.waitForTransaction(failing.hash))!;
+  txs.failing = (await provider.waitForTransaction(failing.hash, 1, 60_000))!;
 
   bundler = await fakeBundler('pimlico_');
   db = await openTestDb();

@@ -5,6 +5,7 @@ import { sendRawTransactionSync } from 'viem/actions';
 import { openTestDb } from '../helpers/db.js';
 import { call, chain, countingUpstream, post, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Issue 35 item 6 and issue 36: eth_sendRawTransaction's size cap before decoding (RPC_MAX_RAW_TX_BYTES),
@@ -131,7 +132,7 @@ describe('eth_sendRawTransaction: a re-send answers the hash', () => {
     const signer = wallet(4, provider);
     const raw = await signed(signer, await provider.getTransactionCount(signer.address));
     const first = await ours.broadcastTransaction(raw);
-    expect((await first.wait())?.status).toBe(1);
+    expect((await mined(first))?.status).toBe(1);
     const again = await ours.broadcastTransaction(raw);
     expect(again.hash).toBe(first.hash);
     expect((await call(anvil.url, 'eth_sendRawTransaction', [raw])).error?.message).toBe('nonce too low');

@@ -5,6 +5,7 @@ import { openTestDb } from '../helpers/db.js';
 import { waitFor } from '../helpers/chain.js';
 import { metric, wsClient } from '../adversarial/ws-harness.js';
 import { chain, countingUpstream, deployOuter, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * A block's logs the node keeps refusing: the hub asks a bounded number of times, then tells each logs
@@ -34,7 +35,7 @@ describe('subscriptions when the node never gives a block its logs', () => {
   it('behavior: heads keep flowing while the read is retried; then the logs subscription receives one error naming the block and resumeAfter, is ended, and a resume from its last log gets what it missed', async () => {
     const outer = await deployOuter(wallet(0, provider));
     const address = (await outer.getAddress()).toLowerCase();
-    const note = async (n: number) => ((await outer.getFunction('note')(BigInt(n), ethers.id('ended'), 1n)) as ethers.TransactionResponse).wait();
+    const note = async (n: number) => mined((await outer.getFunction('note')(BigInt(n), ethers.id('ended'), 1n)) as ethers.TransactionResponse);
     const c = await wsClient(rpc.url.replace('http://', 'ws://'));
     const logs = (await c.call('eth_subscribe', ['logs', { address }])).result as string;
     const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;
@@ -86,7 +87,7 @@ describe('subscriptions when the node never gives a block its logs', () => {
       try {
         const txs = (await Promise.all([a.getFunction('note')(1n, ethers.id('big'), 6n), b.getFunction('note')(2n, ethers.id('big'), 6n)])) as ethers.TransactionResponse[];
         await provider.send('evm_mine', []);
-        const [ra, rb] = await Promise.all(txs.map((t) => t.wait()));
+        const [ra, rb] = await Promise.all(txs.map((t) => mined(t)));
         expect(ra!.blockNumber).toBe(rb!.blockNumber);
         const both = JSON.stringify(await provider.send('eth_getLogs', [{ blockHash: ra!.blockHash }]));
         const one = JSON.stringify(await provider.send('eth_getLogs', [{ blockHash: ra!.blockHash, address: addrA }]));

@@ -5,6 +5,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
 import { waitFor } from '../helpers/chain.js';
 import { chain, countingUpstream, deployOuter, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Subscriptions when the node fails a call: the endpoint's one eth_getLogs per block goes through a real
@@ -78,7 +79,7 @@ describe('subscriptions when the node fails eth_getLogs', () => {
     proxy.failNext.set('eth_getLogs', ['http', 'rpc']);
     for (let i = 0; i < 5; i++) {
       const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('held'), BigInt(i + 1))) as ethers.TransactionResponse;
-      await tx.wait();
+      await mined(tx);
     }
     const end = await provider.getBlockNumber();
     const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: `0x${end.toString(16)}`, address }])) as Note[];

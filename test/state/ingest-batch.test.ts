@@ -17,6 +17,7 @@ import { PgStore } from '../../src/state/pg-store.js';
 import { WorldState } from '../../src/state/state.js';
 import type { VersionedStore } from '../../src/state/store.js';
 import { openTestDb } from '../helpers/db.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Batched catch-up (several blocks per transaction) against a real anvil L2 and a real database: the
@@ -41,9 +42,9 @@ const address = (salt: string, i: number) => `0x${(salt.repeat(40) + i.toString(
 /** `n` blocks of activity: new token holders (new storage slots), emptied holders (deleted slots), new accounts. */
 async function activity(n: number, salt: string): Promise<void> {
   for (let i = 0; i < n; i++) {
-    if (i % 3 === 0) await (await token.transfer(address(salt, i), 10n + BigInt(i))).wait();
-    else if (i % 3 === 1) await (await signer.sendTransaction({ to: address(salt, i), value: 1_000n + BigInt(i) })).wait();
-    else await (await token.transfer(address(salt, i), 1n)).wait();
+    if (i % 3 === 0) await mined(token.transfer(address(salt, i), 10n + BigInt(i)));
+    else if (i % 3 === 1) await mined(signer.sendTransaction({ to: address(salt, i), value: 1_000n + BigInt(i) }));
+    else await mined(token.transfer(address(salt, i), 1n));
   }
 }
 

@@ -6,6 +6,7 @@ import {
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { TOPICS } from '../../src/token-api/indexer/abi.js';
 import { ResendingWallet } from '../helpers/chain.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * A small DEX world on a bare anvil for indexer tests: a stablecoin, WETH, ordinary and awkward tokens,
@@ -55,7 +56,7 @@ export async function buildWorld(provider: JsonRpcProvider): Promise<World> {
   const factory = await deploy(new DexFactory__factory(deployer).deploy());
   const routerAddress = await deploy(new DexRouter__factory(deployer).deploy(factory));
   const router = DexRouter__factory.connect(routerAddress, deployer);
-  for (const t of Object.values(tokens)) await (await TestToken__factory.connect(t, deployer).approve(routerAddress, MAX)).wait();
+  for (const t of Object.values(tokens)) await mined(TestToken__factory.connect(t, deployer).approve(routerAddress, MAX));
   const dex = DexFactory__factory.connect(factory, deployer);
   const v3Factory = '0x00000000000000000000000000000000000f3f3f';
   const v3Pool = '0x00000000000000000000000000000000000f3001';
@@ -65,11 +66,11 @@ export async function buildWorld(provider: JsonRpcProvider): Promise<World> {
 }
 
 export async function addLiquidity(w: World, a: string, b: string, amountA: bigint, amountB: bigint): Promise<void> {
-  await (await w.router.addLiquidity(a, b, amountA, amountB, w.owner)).wait();
+  await mined(w.router.addLiquidity(a, b, amountA, amountB, w.owner));
 }
 
 export async function swap(w: World, tokenIn: string, tokenOut: string, amountIn: bigint): Promise<void> {
-  await (await w.router.swapExactTokensForTokens(amountIn, 0n, tokenIn, tokenOut, w.owner)).wait();
+  await mined(w.router.swapExactTokensForTokens(amountIn, 0n, tokenIn, tokenOut, w.owner));
 }
 
 /** Spot price of `token` in `quote` from a V2 pair's reserves (whole tokens). */
@@ -91,14 +92,14 @@ const word = (hex: string) => zeroPadValue(hex, 32).slice(2);
 /** Emits a V3 PoolCreated from the fake factory. */
 export async function v3PoolCreated(w: World, token0: string, token1: string, fee: number): Promise<void> {
   const data = `0x${word(TOPICS.poolCreated)}${word(token0)}${word(token1)}${word(toBeHex(fee))}${coder.encode(['int24', 'address'], [60, w.v3Pool]).slice(2)}`;
-  await (await w.deployer.sendTransaction({ to: w.v3Factory, data })).wait();
+  await mined(w.deployer.sendTransaction({ to: w.v3Factory, data }));
 }
 
 /** Emits a V3 Swap from the fake pool. */
 export async function v3Swap(w: World, amount0: bigint, amount1: bigint, sqrtPriceX96: bigint, liquidity: bigint): Promise<void> {
   const body = coder.encode(['int256', 'int256', 'uint160', 'uint128', 'int24'], [amount0, amount1, sqrtPriceX96, liquidity, 0]).slice(2);
   const data = `0x${word(TOPICS.v3Swap)}${word(w.owner)}${word(w.owner)}${body}`;
-  await (await w.deployer.sendTransaction({ to: w.v3Pool, data })).wait();
+  await mined(w.deployer.sendTransaction({ to: w.v3Pool, data }));
 }
 
 /** √(price of token0 in token1, raw units) × 2^96 for a USD price, from whole-token terms. */

@@ -7,6 +7,7 @@ import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import type { TokenIndexerConfig } from '../../src/token-api/config.js';
 import { addLiquidity, buildWorld, setNextTimestamp, swap, type World } from './chain.js';
 import { expectSpecResponse, startTestApi, type TestApi } from './helpers.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * Manipulation of a token's price on the devnet's DEX (DexFactory/DexPair/DexRouter on a real anvil), read
@@ -49,7 +50,7 @@ beforeAll(async () => {
     const c = await new TestToken__factory(w.deployer).deploy(name, symbol, decimals, w.owner, e(supply, decimals));
     await c.waitForDeployment();
     const address = (await c.getAddress()).toLowerCase();
-    await (await TestToken__factory.connect(address, w.deployer).approve(await w.router.getAddress(), MAX)).wait();
+    await mined(TestToken__factory.connect(address, w.deployer).approve(await w.router.getAddress(), MAX));
     return address;
   };
   MAN = await deploy('Manipulated', 'MAN', 18, 10_000_000);

@@ -7,6 +7,7 @@ import { formatDecimal } from '../../src/token-api/decimal.js';
 import { addr, expectSpecResponse, startTestApi, type TestApi } from './helpers.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { ResendingWallet } from '../helpers/chain.js';
+import { mined } from '../../src/common/chain/mined.js';
 
 /**
  * The supply endpoints against a real chain: totalSupply() of the native token and the balances of the
@@ -28,8 +29,8 @@ beforeAll(async () => {
   token = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), INITIAL);
   await token.waitForDeployment();
   native = (await token.getAddress()).toLowerCase();
-  await (await token.transfer(TREASURY, parseEther('250000000'))).wait();
-  await (await token.transfer(VESTING, parseEther('7684492.249999999999999999'))).wait();
+  await mined(token.transfer(TREASURY, parseEther('250000000')));
+  await mined(token.transfer(VESTING, parseEther('7684492.249999999999999999')));
   t = await startTestApi({
     nativeToken: native,
     rpcUrl: anvil.url,
@@ -84,8 +85,8 @@ describe('token API: supply', () => {
   });
 
   it('behavior: a burn lowers the total supply and a transfer to an excluded wallet the circulating supply', async () => {
-    await (await token.burn(parseEther('0.5'))).wait();
-    await (await token.transfer(VESTING, 1n)).wait();
+    await mined(token.burn(parseEther('0.5')));
+    await mined(token.transfer(VESTING, 1n));
     await t.api.supply!.refresh();
     expect(await (await get(`/tokens/${native}/supply/total`)).text()).toBe(formatDecimal(INITIAL - parseEther('0.5'), 18));
     expect(await (await get(`/tokens/${native}/supply/total`)).text()).toBe('999999999.500000000000000001');

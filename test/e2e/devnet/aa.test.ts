@@ -9,6 +9,7 @@ import { TestToken__factory } from '../../../generated/contracts/types/index.js'
 import { openTestDb } from '../../helpers/db.js';
 import { waitFor } from '../../helpers/chain.js';
 import { call, resultValidator, startTestRpc, testCommon, type RpcReply } from '../../rpc/helpers.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 /**
  * ERC-4337 end to end on a devnet of its own (the bundler takes seconds to start, so the shared e2e devnet
@@ -144,8 +145,8 @@ beforeAll(async () => {
   const deployer = new Wallet(state.accounts[0]!.privateKey, provider);
   const tst = state.tokens.find((t) => t.symbol === 'TST')!;
   token = TestToken__factory.connect(tst.address, deployer);
-  await (await deployer.sendTransaction({ to: sender, value: parseEther('1') })).wait();
-  await (await token.transfer(sender, parseUnits('100', 18))).wait();
+  await mined(deployer.sendTransaction({ to: sender, value: parseEther('1') }));
+  await mined(token.transfer(sender, parseUnits('100', 18)));
 }, 180_000);
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { createMetrics } from '../../../src/common/metrics.js';
 import { Shutdown } from '../../../src/common/shutdown.js';
 import { openTestDb } from '../../helpers/db.js';
 import { devnetSigners, waitFor } from '../../helpers/chain.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 /** A devnet of its own without a coordinator, so this file controls coordinators completely. */
 const quiet = () => createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -42,7 +43,7 @@ afterAll(async () => {
 
 async function sendL1Messages(count: number) {
   const l1 = L1MessageService__factory.connect(devnet.state.l1.messageService, s.l1);
-  for (let i = 0; i < count; i++) await (await l1.sendMessage(s.account.address, 0n, '0x', { value: parseEther('0.001') })).wait();
+  for (let i = 0; i < count; i++) await mined(l1.sendMessage(s.account.address, 0n, '0x', { value: parseEther('0.001') }));
 }
 
 describe('devnet coordinator', () => {

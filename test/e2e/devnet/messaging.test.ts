@@ -3,6 +3,7 @@ import { parseEther, ZeroAddress, Interface } from 'ethers';
 import { L1MessageService__factory, L2MessageService__factory, CallRecorder__factory } from '../../../generated/contracts/types/index.js';
 import { messageHash, messageTrees, rootFromProof } from '../../../src/common/chain/messages.js';
 import { devnetSigners, waitFor } from '../../helpers/chain.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 const state = inject('devnet');
 const alice = devnetSigners(state, 10);
@@ -15,7 +16,7 @@ describe('devnet messaging', () => {
     const l2 = L2MessageService__factory.connect(state.l2.messageService, alice.l2);
     const fee = parseEther('0.001');
     const value = parseEther('0.01');
-    const receipt = await (await l1.sendMessage(bob.address, fee, '0x', { value: fee + value })).wait();
+    const receipt = await mined(l1.sendMessage(bob.address, fee, '0x', { value: fee + value }));
     const sent = l1.interface.parseLog(receipt!.logs.find((l) => l.address === state.l1.messageService && l.topics[0] === l1.interface.getEvent('MessageSent').topicHash)!)!;
     const hash = sent.args._messageHash as string;
     expect(hash).toBe(messageHash({ from: alice.account.address, to: bob.address, fee, value, nonce: sent.args._nonce as bigint, calldata: '0x' }));
@@ -23,7 +24,7 @@ describe('devnet messaging', () => {
     await waitFor('the L1→L2 message to be claimable on L2', async () => ((await l2.inboxL1L2MessageStatus(hash)) === 1n ? true : undefined));
 
     const before = await alice.l2Provider.getBalance(bob.address);
-    await (await l2.claimMessage(alice.account.address, bob.address, fee, value, ZeroAddress, '0x', sent.args._nonce as bigint)).wait();
+    await mined(l2.claimMessage(alice.account.address, bob.address, fee, value, ZeroAddress, '0x', sent.args._nonce as bigint));
     expect(await l2.inboxL1L2MessageStatus(hash)).toBe(2n);
     expect((await alice.l2Provider.getBalance(bob.address)) - before).toBe(value);
     await expect(l2.claimMessage.staticCall(alice.account.address, bob.address, fee, value, ZeroAddress, '0x', sent.args._nonce as bigint)).rejects.toThrow();
@@ -36,7 +37,7 @@ describe('devnet messaging', () => {
     const calldata = new Interface(['function record(uint256 amount, bytes note)']).encodeFunctionData('record', [77n, '0x6869']);
     const fee = parseEther('0.002');
     const value = parseEther('0.005');
-    const receipt = await (await l2.sendMessage(state.callRecorder.l1, fee, calldata, { value: fee + value })).wait();
+    const receipt = await mined(l2.sendMessage(state.callRecorder.l1, fee, calldata, { value: fee + value }));
     const sent = l2.interface.parseLog(receipt!.logs.find((l) => l.topics[0] === l2.interface.getEvent('MessageSent').topicHash)!)!;
     const nonce = sent.args._nonce as bigint;
     const hash = sent.args._messageHash as string;
@@ -65,7 +66,7 @@ describe('devnet messaging', () => {
 
     const params = { proof, messageNumber: nonce, leafIndex, from: alice.account.address, to: state.callRecorder.l1, fee, value, feeRecipient: ZeroAddress, merkleRoot: tree.root, data: calldata };
     const callsBefore = await recorder.callCount();
-    await (await l1.claimMessageWithProof(params)).wait();
+    await mined(l1.claimMessageWithProof(params));
     expect(await l1.isMessageClaimed(nonce)).toBe(true);
     expect(await recorder.callCount()).toBe(callsBefore + 1n);
     const call = await recorder.calls(callsBefore);

@@ -5,6 +5,7 @@ import { databaseKind } from '../../helpers/db.js';
 import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
 import { probeUws } from '../../../src/rpc/http/uws-load.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
@@ -96,7 +97,7 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
     const seen: string[] = [];
     for (let i = 0; i < 10; i++) {
       const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('replica'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
-      await tx.wait();
+      await mined(tx);
       const polls = await Promise.all([result(urls[i % 2]!, 'eth_getFilterChanges', [id]), result(urls[(i + 1) % 2]!, 'eth_getFilterChanges', [id])]);
       for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);
     }
@@ -180,7 +181,7 @@ describe('RPC_WORKERS (node:cluster)', () => {
       const seen: string[] = [];
       for (let i = 0; i < 6; i++) {
         const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('workers'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
-        await tx.wait();
+        await mined(tx);
         // Four concurrent polls on four connections: both workers answer, only one may get each log.
         const polls = await Promise.all([0, 1, 2, 3].map(() => freshCall(url, 'eth_getFilterChanges', [id])));
         for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);

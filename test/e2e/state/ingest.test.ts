@@ -17,6 +17,7 @@ import { DEFAULT_STATE_HASH, type StateHash } from '../../../src/state/config.js
 import { hashProviderOf } from '../../../src/state/state-hash.js';
 import { verifyStateProof as verifyIn, type StateProofResultJson } from '../../../src/state/verify.js';
 import { openTestDb } from '../../helpers/db.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 /**
  * The state manager against real chains: an L2 anvil where a token contract writes (and clears) storage,
@@ -65,7 +66,7 @@ const caughtUp = async () => until('ingest to reach the L2 head', async () => (s
 
 async function finalize(block: bigint): Promise<string> {
   const root = (await sm.rootAt(block))!;
-  await (await service.finalizeBlocks(block, root, [], 0, [])).wait();
+  await mined(service.finalizeBlocks(block, root, [], 0, []));
   await until(`block ${block} to be seen as finalized`, () => (sm.latestFinalized() === block ? true : undefined));
   return root;
 }
@@ -83,10 +84,10 @@ beforeAll(async () => {
   l2signer = new NonceManager(new Wallet(deployer!.privateKey, l2p));
   token = await new TestToken__factory(l2signer).deploy('State', 'ST', 18, deployer!.address, 1_000n);
   await token.waitForDeployment();
-  await (await token.transfer(holder!.address, 400n)).wait();
+  await mined(token.transfer(holder!.address, 400n));
   // The deployer sends everything else away: its balance slot goes back to zero (a deleted leaf).
-  await (await token.transfer(SINK, 600n)).wait();
-  await (await l2signer.sendTransaction({ to: FRESH, value: 12_345n })).wait();
+  await mined(token.transfer(SINK, 600n));
+  await mined(l2signer.sendTransaction({ to: FRESH, value: 12_345n }));
 
   db = await openTestDb();
   common = createCommon({ level: 'silent' });
@@ -149,7 +150,7 @@ describe('state manager on real chains', () => {
 
   it('error: a block that is not finalized on L1 is refused, naming the latest finalized block', async () => {
     const finalized = sm.latestFinalized()!;
-    await (await l2signer.sendTransaction({ to: FRESH, value: 1n })).wait();
+    await mined(l2signer.sendTransaction({ to: FRESH, value: 1n }));
     await caughtUp();
     const err = await sm.proofBackend.getProof(FRESH, [], finalized + 1n).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RpcError);
@@ -160,14 +161,14 @@ describe('state manager on real chains', () => {
 
   it('behavior: a reorg above the finalized block is rolled back and re-applied from the new chain', async () => {
     const snapshot = (await l2p.send('evm_snapshot', [])) as string;
-    await (await l2signer.sendTransaction({ to: FRESH, value: 1_000n })).wait();
+    await mined(l2signer.sendTransaction({ to: FRESH, value: 1_000n }));
     await caughtUp();
     const before = sm.latestBlock();
     await l2p.send('evm_revert', [snapshot]);
     l2signer.reset();
     // A different block at the same height, then one more so the new chain is longer.
-    await (await l2signer.sendTransaction({ to: ABSENT, value: 7n })).wait();
-    await (await l2signer.sendTransaction({ to: ABSENT, value: 8n })).wait();
+    await mined(l2signer.sendTransaction({ to: ABSENT, value: 7n }));
+    await mined(l2signer.sendTransaction({ to: ABSENT, value: 8n }));
     const head = BigInt(await l2p.getBlockNumber());
     expect(head).toBe(before + 1n);
     await until('the reorged chain to be applied', async () => ((await sm.rootAt(head)) !== undefined && sm.latestBlock() === head ? true : undefined));
@@ -190,7 +191,7 @@ describe('state manager on real chains', () => {
     const head = sm.latestBlock();
     const root = (await sm.rootAt(head))!;
     await sm.stop();
-    await (await l2signer.sendTransaction({ to: FRESH, value: 2n })).wait();
+    await mined(l2signer.sendTransaction({ to: FRESH, value: 2n }));
     common = createCommon({ level: 'silent' });
     sm = await startStateManager({ common, db: db.client, config });
     expect(sm.latestBlock()).toBe(head);

@@ -4,6 +4,7 @@ import type { components } from '../../../generated/token-api/client.js';
 import { DexRouter__factory, NativeToken__factory, TestToken__factory } from '../../../generated/contracts/types/index.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { expectSpecResponse, startTestApi, type TestApi } from '../../token-api/helpers.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 /**
  * The token API with its indexer and supply job on the shared devnet (a day of generated trading, a burn,
@@ -42,8 +43,8 @@ beforeAll(async () => {
     },
   });
   const nat = NativeToken__factory.connect(native, new Wallet(treasuryKey, provider));
-  await (await nat.transfer(me.address, parseUnits('100000', 18))).wait();
-  await (await TestToken__factory.connect(native, me).approve(state.dex.router, 2n ** 256n - 1n)).wait();
+  await mined(nat.transfer(me.address, parseUnits('100000', 18)));
+  await mined(TestToken__factory.connect(native, me).approve(state.dex.router, 2n ** 256n - 1n));
   await refresh();
 });
 afterAll(async () => {
@@ -88,7 +89,7 @@ describe('token API on the devnet', () => {
     const before = await token(native);
     const usdsBefore = await token(usds);
     const router = DexRouter__factory.connect(state.dex.router, me);
-    await (await router.swapExactTokensForTokens(parseUnits('50000', 18), 0n, native, usds, me.address)).wait();
+    await mined(router.swapExactTokensForTokens(parseUnits('50000', 18), 0n, native, usds, me.address));
     await refresh();
     const after = await token(native);
     expect(after.info).toMatchObject({ swaps: before.info.swaps + 1, sells: before.info.sells + 1, buys: before.info.buys });
@@ -99,7 +100,7 @@ describe('token API on the devnet', () => {
   it('behavior: a burn lowers the total supply by exactly the burned amount', async () => {
     const total = await supply('total');
     const circulating = await supply('circulating');
-    await (await NativeToken__factory.connect(native, me).burn(parseUnits('1234.000000000000000001', 18))).wait();
+    await mined(NativeToken__factory.connect(native, me).burn(parseUnits('1234.000000000000000001', 18)));
     await refresh();
     expect(await supply('total')).toBe(total - parseUnits('1234.000000000000000001', 18));
     expect(await supply('circulating')).toBe(circulating - parseUnits('1234.000000000000000001', 18));
@@ -109,7 +110,7 @@ describe('token API on the devnet', () => {
     const total = await supply('total');
     const circulating = await supply('circulating');
     const wallet = state.excludedWallets.find((w) => w.label !== 'Treasury')!;
-    await (await NativeToken__factory.connect(native, me).transfer(wallet.address, parseUnits('500', 18))).wait();
+    await mined(NativeToken__factory.connect(native, me).transfer(wallet.address, parseUnits('500', 18)));
     await refresh();
     expect(await supply('total')).toBe(total);
     expect(await supply('circulating')).toBe(circulating - parseUnits('500', 18));

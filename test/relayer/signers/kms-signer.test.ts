@@ -5,6 +5,7 @@ import { startAnvil, type Anvil } from '../../../src/devnet/anvil.js';
 import { createKmsSigner, KmsSignerError, type KmsSigner, type KmsSignerOptions } from '../../../src/relayer/signers/backends.js';
 import { SECP256K1_N } from '../../../src/relayer/signers/der.js';
 import { startFakeKms, type FakeKms } from './kms-server.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 const CHAIN_ID = 31_337;
 const KEY_ID = 'arn:aws:kms:eu-west-1:111122223333:key/0b5f3c2e-relayer';
@@ -51,7 +52,7 @@ describe('KmsSigner', () => {
     const recipient = Wallet.createRandom().address;
     const highBefore = kms.highS;
     for (let i = 0; i < 4; i++) {
-      const receipt = await (await signer.sendTransaction({ to: recipient, value: 1_000n + BigInt(i) })).wait();
+      const receipt = await mined(signer.sendTransaction({ to: recipient, value: 1_000n + BigInt(i) }));
       expect(receipt?.status).toBe(1);
       expect(receipt?.from).toBe(signer.address);
       const raw = Transaction.from(await provider.send('eth_getRawTransactionByHash', [receipt!.hash]));

@@ -11,6 +11,7 @@ import { createRemoteSigner, Pkcs12Error, RemoteSignerError, SignatureMismatchEr
 import type { RemoteSigner } from '../../../src/relayer/signers/remote-signer.js';
 import { createTlsFixture, type TlsFixture } from './tls-fixtures.js';
 import { startFakeWeb3Signer, web3SignerIdentifier, type FakeWeb3Signer } from './web3signer-server.js';
+import { mined } from '../../../src/common/chain/mined.js';
 
 const CHAIN_ID = 31_337;
 const key = new SigningKey(Wallet.createRandom().privateKey);
@@ -69,7 +70,7 @@ describe('RemoteSigner over mutual TLS', () => {
     const before = signerServer.requests.length;
 
     const response = await signer.sendTransaction({ to: recipient, value: 12_345n });
-    const receipt = await response.wait();
+    const receipt = await mined(response);
 
     expect(receipt?.status).toBe(1);
     expect(receipt?.from).toBe(signer.address);
