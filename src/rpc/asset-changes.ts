@@ -37,7 +37,7 @@ const topicAddress = (t: string) => `0x${t.slice(26)}`.toLowerCase();
  */
 export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, block: string | undefined, scope: CallScope = {}): Promise<{ changes: AssetChange[] }> {
   // Gas bounded by RPC_GAS_CAP and time by RPC_EVM_TIMEOUT_MS, as debug_traceCall itself (evm-bounds.ts).
-  const tracer = { tracer: 'callTracer', tracerConfig: { withLog: true } };
+  const tracer = { tracer: 'callTracer', tracerConfig: { withLog: true } } as const;
   const top = (await computeResult(ctx, 'debug_traceCall', [call, block ?? 'latest', tracer], scope)) as Frame;
   if (top.error) {
     throw new RpcError(RpcCodes.ExecutionReverted, `execution reverted${top.revertReason ? `: ${top.revertReason}` : ''}`, top.output ?? '0x');

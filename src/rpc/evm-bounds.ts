@@ -1,10 +1,9 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
-import type { CallObject } from '../../generated/rpc/methods.js';
+import type { CallObject, RpcMethodName } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RpcContext } from './context.js';
-import type { Awaitable, CallScope, MethodResult } from './types.js';
+import type { Awaitable, CallScope, MethodParams, MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
-import type { RpcMethodName } from '../../generated/rpc/methods.js';
 
 /**
  * Bounds of every call that makes the node execute code: eth_call, eth_estimateGas, debug_traceCall,
@@ -39,23 +38,25 @@ export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'para
   return call as T & { gas: string };
 }
 
+/** The methods whose first param is, by the spec, a call object the node runs (eth_call, debug_traceCall…). */
+export type CallMethod = { [N in RpcMethodName]: MethodParams<N> extends readonly [CallObject, ...unknown[]] ? N : never }[RpcMethodName];
+
 /**
- * A call that makes the node execute, answered as the node wrote it: the call object at `callAt` has its
+ * A call that makes the node execute, answered as the node wrote it: the call object (param 0) has its
  * gas bounded (capGas), an optional block param at `blockAt` defaults to latest (anvil insists on it), and
  * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
  * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
  * `arrived`: the call's arrival when it waited before (debug_traceCall, for its client's trace slot).
  */
-export function computeAnswer<N extends RpcMethodName>(
+export function computeAnswer<N extends CallMethod>(
   ctx: RpcContext,
   name: N,
-  params: readonly unknown[],
+  params: MethodParams<N>,
   scope: CallScope,
-  options: { callAt?: number; blockAt?: number; arrived?: number } = {},
+  options: { blockAt?: number; arrived?: number } = {},
 ): Awaitable<RawJson<MethodResult<N>>> {
-  const callAt = options.callAt ?? 0;
-  const bounded = [...params];
-  bounded[callAt] = capGas(params[callAt] as CallObject, ctx.config.evm.gasCap, `param ${callAt} (transaction)`);
+  const [call, ...rest]: readonly [CallObject, ...unknown[]] = params;
+  const bounded: unknown[] = [capGas(call, ctx.config.evm.gasCap), ...rest];
   if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
   // A cached answer is answered now (types.ts, Awaitable); a refusal of capGas is thrown to the dispatcher.
   const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget, arrived: options.arrived }));
@@ -63,7 +64,8 @@ export function computeAnswer<N extends RpcMethodName>(
 }
 
 /** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
-export async function computeResult(ctx: RpcContext, name: string, params: readonly unknown[], scope: CallScope): Promise<unknown> {
-  const bounded = [capGas(params[0] as CallObject, ctx.config.evm.gasCap), ...params.slice(1)];
+export async function computeResult<N extends CallMethod>(ctx: RpcContext, name: N, params: MethodParams<N>, scope: CallScope): Promise<unknown> {
+  const [call, ...rest]: readonly [CallObject, ...unknown[]] = params;
+  const bounded = [capGas(call, ctx.config.evm.gasCap), ...rest];
   return (await ctx.upstream.compute(name, bounded, { budget: scope.budget })).value;
 }

@@ -1,5 +1,5 @@
 /**
- * The types every layer of the endpoint shares, at the bottom of the pipe (docs/rpc.md, "Code"): what one
+ * The types every layer of the endpoint shares, at the bottom of the pipe (test/architecture/layers.ts, RPC_LAYERS): what one
  * call carries besides its params, what it answers, and what a transport hands calls to. Nothing here
  * imports anything above the bottom layer, so any file may import it without making a cycle.
  */

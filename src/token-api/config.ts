@@ -62,8 +62,6 @@ export interface TokenApiConfig {
   publicUrl: string | undefined;
   /** `max-age` of Cache-Control on token and price responses. */
   cacheMaxAgeSeconds: number;
-  /** In-process cache of serialized responses, keyed by operation and query; 0 disables it. */
-  responseCacheMs: number;
   nativeToken: string | undefined;
   excludedWallets: readonly ExcludedWalletConfig[];
   supplyRefreshMs: number;
@@ -156,7 +154,6 @@ export const tokenApiEnv = {
   TOKEN_API_PORT: env.integer({ min: 0, max: 65535, default: 3000 }),
   TOKEN_API_PUBLIC_URL: env.url(),
   TOKEN_API_CACHE_MAX_AGE: env.integer({ min: 0, max: 86_400, default: 30 }),
-  TOKEN_API_RESPONSE_CACHE_MS: env.integer({ min: 0, max: 600_000, default: 2_000 }),
   NATIVE_TOKEN_ADDRESS: env.address(),
   TOKEN_SUPPLY_EXCLUDED_WALLETS: excludedWallets(),
   TOKEN_SUPPLY_REFRESH_MS: env.integer({ min: 1_000, default: 60_000 }),
@@ -240,7 +237,6 @@ export function loadTokenApiConfig(
     port: v.TOKEN_API_PORT,
     publicUrl: v.TOKEN_API_PUBLIC_URL?.replace(/\/+$/, ''),
     cacheMaxAgeSeconds: v.TOKEN_API_CACHE_MAX_AGE,
-    responseCacheMs: v.TOKEN_API_RESPONSE_CACHE_MS,
     nativeToken: v.NATIVE_TOKEN_ADDRESS,
     excludedWallets: Object.freeze([...v.TOKEN_SUPPLY_EXCLUDED_WALLETS]),
     supplyRefreshMs: v.TOKEN_SUPPLY_REFRESH_MS,

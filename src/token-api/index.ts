@@ -5,7 +5,6 @@ import { createProvider } from '../common/chain/provider.js';
 import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
 import { listen } from '../common/http/server.js';
 import { normalizeTokenApiConfig, type TokenApiConfig } from './config.js';
-import { ResponseCache } from './http/representation.js';
 import type { HandlerContext } from './http/context.js';
 import { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
 import { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
@@ -27,8 +26,6 @@ export interface TokenApiHandle {
   supply: { refresh(): Promise<void> } | undefined;
   /** Present when the indexer runs in this process. */
   indexer: TokenIndexerHandle | undefined;
-  /** Drops cached responses (the read model's changes do this). */
-  invalidate(): void;
   /** Brings the read model up to every change committed before the call (tests, after writing rows). */
   sync(): Promise<void>;
   stop(): Promise<void>;
@@ -55,14 +52,12 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   const logger = common.logger.child({ module: 'token-api' });
   await db.query('token_api.migrate', (knex) => migrate(knex, schema, tokenApiMigrations));
 
-  const cache = new ResponseCache(config.responseCacheMs);
   // Every answer comes from this replica's memory; the first load completes before the server listens.
   const follower = await followReadModel({
     db,
     schema,
     logger,
     pollMs: config.readModelPollMs ?? 5_000,
-    onChange: () => cache.clear(),
     signal: common.shutdown.signal,
   });
   const supplyRefreshSeconds = Math.max(1, Math.floor(config.supplyRefreshMs / 1000));
@@ -74,7 +69,6 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     model: follower.model,
     now: () => Date.now(),
     supply: supplyCache,
-    cache,
     nativeToken: config.nativeToken,
     cacheMaxAgeSeconds: config.cacheMaxAgeSeconds,
     validateResponses: options.validateResponses ?? false,
@@ -88,7 +82,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   const url = (bound.url = server.url);
   logger.info({ url }, 'token API listening');
 
-  const supply = startNativeSupply(common, config, supplyCache, cache);
+  const supply = startNativeSupply(common, config, supplyCache);
   const started = config.indexer ? await startTokenIndexer({ common, db, config: config.indexer, schema }) : undefined;
   const indexer = started && servedAfterWrites(started, follower);
   running.indexer = indexer;
@@ -102,7 +96,7 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
       await follower.stop();
     })());
   common.shutdown.add('token-api', stop);
-  return { url, port: server.port, supply, indexer, invalidate: () => cache.clear(), sync: follower.sync, stop };
+  return { url, port: server.port, supply, indexer, sync: follower.sync, stop };
 }
 
 const supplyRuns = (config: TokenApiConfig): config is TokenApiConfig & { rpcUrl: string; nativeToken: string } =>
@@ -120,8 +114,8 @@ function readinessOf(config: TokenApiConfig, ctx: HandlerContext, follower: Read
   });
 }
 
-/** The native token's supply job, when the token and a node are configured; each update drops the response cache. */
-function startNativeSupply(common: Common, config: TokenApiConfig, supplyCache: SupplyCache, cache: ResponseCache): ReturnType<typeof startSupplyJob> | undefined {
+/** The native token's supply job, when the token and a node are configured. */
+function startNativeSupply(common: Common, config: TokenApiConfig, supplyCache: SupplyCache): ReturnType<typeof startSupplyJob> | undefined {
   if (!supplyRuns(config)) return undefined;
   return startSupplyJob({
     common,
@@ -130,7 +124,6 @@ function startNativeSupply(common: Common, config: TokenApiConfig, supplyCache: 
     wallets: config.excludedWallets,
     intervalMs: config.supplyRefreshMs,
     cache: supplyCache,
-    onUpdate: () => cache.clear(),
   });
 }
 

@@ -12,7 +12,6 @@ import { mountDocs } from './http/docs.js';
 import type { HandlerContext } from './http/context.js';
 import { fastPath } from './http/fast-path.js';
 import { generatedLogoSvg } from './http/logo.js';
-import { send } from './http/representation.js';
 import { tokenApiHandlers } from './handlers/index.js';
 import type { ReadinessReport } from './readiness.js';
 
@@ -34,7 +33,7 @@ export function createTokenApiApp(options: {
   ctx: HandlerContext;
   ready: () => Promise<ReadinessReport>;
   publicUrl: () => string | undefined;
-  /** Per-address limit of the token and price routes (before the caches: a flood of cached answers still takes the thread). */
+  /** Per-address limit of the token and price routes (before the fast path: a flood of cheap answers still takes the thread). */
   rateLimit?: Omit<HttpRateLimit, 'variable'>;
 }): Express {
   const { common, ctx } = options;
@@ -68,17 +67,6 @@ export function createTokenApiApp(options: {
       });
       if (options.rateLimit && options.rateLimit.perSecond > 0) {
         app.use(['/tokens', '/prices'], rateLimitMiddleware({ ...options.rateLimit, variable: 'TOKEN_API_RATE_LIMIT_PER_SECOND / TOKEN_API_RATE_LIMIT_BURST' }));
-      }
-      // Fast path: a URL answered successfully within the cache TTL is answered again before routing and
-      // validation (it passed both the first time, and the answer depends on nothing else).
-      if (ctx.cache.enabled && !ctx.validateResponses) {
-        app.use((req, res, next) => {
-          if (req.method !== 'GET') return next();
-          const rep = ctx.cache.get(`url:${req.originalUrl}`);
-          if (!rep) return next();
-          res.locals.route = rep.route;
-          send(req, res, rep, { viaJson: false });
-        });
       }
       // The read model's answers for well-formed requests, ahead of routing and validation (fast-path.ts).
       // Off when our responses are validated (tests), so every answer there passes the validator.

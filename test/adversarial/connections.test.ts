@@ -70,7 +70,7 @@ describe('connection limits', () => {
     await underFlood('token-api', token.url, canary, () => freshRequest(`${token.url}/health/live`));
   });
 
-  // uWebSockets.js has no connection cap (HTTP_MAX_CONNECTIONS does not apply, docs/rpc.md "Transport"): the test below holds it instead.
+  // uWebSockets.js has no connection cap (HTTP_MAX_CONNECTIONS does not apply, docs/rpc-speed.md "Transport"): the test below holds it instead.
   it.skipIf(onUws)('behavior: RPC endpoint — 1,000 idle sockets over a limit of 200: excess refused, canary served', async () => {
     expect(rpc.config.http?.maxConnections).toBe(LIMIT);
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';

@@ -21,7 +21,8 @@ export const LAYERS: readonly (readonly string[])[] = [
 export const areaOf = (path: string): string => path.split('/')[1]!.replace(/\.ts$/, '');
 
 /**
- * Inside src/rpc, the one-way pipe of a request (docs/rpc.md, "Code"), bottom first. Paths are relative to
+ * Inside src/rpc, the one-way pipe of a request, bottom first: the one list of its layers (docs/rpc.md "Code" and
+ * docs/architecture.md point here). Paths are relative to
  * src/rpc; a path ending in '/' is a directory; the longest match places a file. A new file of src/rpc must
  * be placed here (the test names it).
  */

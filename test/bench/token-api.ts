@@ -1,11 +1,10 @@
 /**
  * `npm run bench -- token-api`: the token API under autocannon with 10,000 tokens and 24 h of hourly
  * prices, candles and a price explanation each, case by case against a bare express handler that returns a precomputed body of the same
- * size and type: the ratio is our throughput over the bare one, measured in the same run. Three replicas
- * serve the same schema: the response cache off (the read model alone), on, and on with the per-address rate
- * limit checked on every request (a limit nothing reaches: the check's cost); each case is measured on all,
- * side by side. Most cases send a different URL with every request (random
- * pages, orders, addresses), as wallets and explorers do, so a URL cache cannot carry them.
+ * size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
+ * serve the same schema: one as configured by default, one with the per-address rate limit checked on every
+ * request (a limit nothing reaches: the check's cost); each case is measured on both, side by side. Most cases
+ * send a different URL with every request (random pages, orders, addresses), as wallets and explorers do.
  * The servers run in a child process so the load generator does not share their event loop; CPU per
  * request is that process's CPU time (utime + stime from /proc) over the requests answered in a run.
  */
@@ -62,9 +61,8 @@ function cases(native: string): Case[] {
 }
 
 interface Served {
-  uncached: string;
-  cached: string;
-  /** The cached replica with the per-address rate limit on, set so high that nothing is refused: what the check costs. */
+  plain: string;
+  /** A second replica with the per-address rate limit on, set so high that nothing is refused: what the check costs. */
   limited: string;
   bare: string;
   backend: string;
@@ -94,14 +92,14 @@ async function serve(): Promise<void> {
   const nativeContract = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), parseEther('1000000000'));
   await nativeContract.waitForDeployment();
   const native = (await nativeContract.getAddress()).toLowerCase();
-  const config = (responseCacheMs: number) => ({
-    host: '127.0.0.1', port: 0, publicUrl: 'http://127.0.0.1:3000', cacheMaxAgeSeconds: 30, responseCacheMs,
+  const config = {
+    host: '127.0.0.1', port: 0, publicUrl: 'http://127.0.0.1:3000', cacheMaxAgeSeconds: 30,
     nativeToken: native, excludedWallets: [{ address: addr(0xbeef), label: 'Treasury', status: 'active' }], supplyRefreshMs: 60_000,
     rpcUrl: anvil.url, indexer: undefined,
-  });
+  };
 
-  const uncached = await startTokenApi({ common, db, schema, config: config(Number(process.env.BENCH_RESPONSE_CACHE_MS ?? 0)) });
-  await uncached.supply!.refresh();
+  const plain = await startTokenApi({ common, db, schema, config });
+  await plain.supply!.refresh();
   const now = Date.now();
   const rows = Array.from({ length: TOKENS }, (_, i) => {
     const priced = i % 10 !== 0;
@@ -129,17 +127,15 @@ async function serve(): Promise<void> {
     await db.knex(`${schema}.prices`).insert(batch);
   }
   await seedSourcesAndCandles(db.knex, schema, now);
-  await uncached.sync();
+  await plain.sync();
 
   // One replica's read model: the heap the second replica's first load adds (after full collections).
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
-  const cached = await startTokenApi({ common, db, schema, config: config(2_000) });
-  await cached.supply!.refresh();
-  gc();
-  const limited = await startTokenApi({ common, db, schema, config: { ...config(2_000), rateLimit: { perSecond: 1e9, burst: 1e9, trustedProxyHops: 0 } } });
+  const limited = await startTokenApi({ common, db, schema, config: { ...config, rateLimit: { perSecond: 1e9, burst: 1e9, trustedProxyHops: 0 } } });
   await limited.supply!.refresh();
+  gc();
   const mem = process.memoryUsage();
   const rowCount = Number(((await db.knex(`${schema}.prices`).count({ c: '*' })) as { c: string }[])[0]!.c);
 
@@ -149,7 +145,7 @@ async function serve(): Promise<void> {
   const bytes: number[] = [];
   for (const [i, c] of cases(native).entries()) {
     const path = typeof c.path === 'string' ? c.path : c.path(lcg(i + 1));
-    const res = await fetch(`${uncached.url}${path}`);
+    const res = await fetch(`${plain.url}${path}`);
     if (res.status !== 200) throw new Error(`${c.name}: ${res.status} ${await res.text()}`);
     const body = Buffer.from(await res.arrayBuffer());
     const type = res.headers.get('content-type')!;
@@ -159,7 +155,7 @@ async function serve(): Promise<void> {
   }
   const bareServer = await listen(bare, '127.0.0.1', 0, 'bare');
   const served: Served = {
-    uncached: uncached.url, cached: cached.url, limited: limited.url, bare: bareServer.url, backend: db.kind, native, bytes,
+    plain: plain.url, limited: limited.url, bare: bareServer.url, backend: db.kind, native, bytes,
     memory: {
       rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, replicaHeapMb: (mem.heapUsed - heapBefore) / 2 ** 20, tokens: TOKENS, pricePoints: rowCount,
     },
@@ -278,7 +274,7 @@ export async function main(): Promise<void> {
   );
   const m = served.memory;
   console.log(
-    `memory: process RSS ${m.rssMb.toFixed(0)} MB (3 replicas${served.backend === 'pglite' ? ' + the embedded database' : ''}), heap ${m.heapMb.toFixed(0)} MB; ` +
+    `memory: process RSS ${m.rssMb.toFixed(0)} MB (2 replicas${served.backend === 'pglite' ? ' + the embedded database' : ''}), heap ${m.heapMb.toFixed(0)} MB; ` +
       `one replica's read model (${m.tokens} tokens, ${m.pricePoints} price rows): +${m.replicaHeapMb.toFixed(1)} MB heap`,
   );
   const list = cases(served.native);
@@ -287,44 +283,40 @@ export async function main(): Promise<void> {
   const rows: string[][] = [];
   for (const [i, c] of list.entries()) {
     if (only && !only.split('|').some((part) => c.name.includes(part))) continue;
-    await run(pid, served.uncached, c, undefined, 99, CONNECTIONS, 2); // warm-up: JIT, lazy indexes and series
-    await run(pid, served.cached, c, undefined, 99, CONNECTIONS, 2);
+    await run(pid, served.plain, c, undefined, 99, CONNECTIONS, 2); // warm-up: JIT, lazy indexes and series
     await run(pid, served.limited, c, undefined, 99, CONNECTIONS, 2);
     // Alternate short runs and take medians: on a shared machine the load drifts between runs.
     const ours: Run[] = [];
-    const cachedRuns: Run[] = [];
     const limitedRuns: Run[] = [];
     const bare: Run[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      ours.push(await run(pid, served.uncached, c, undefined, 1_000 + round));
-      cachedRuns.push(await run(pid, served.cached, c, undefined, 1_000 + round));
+      ours.push(await run(pid, served.plain, c, undefined, 1_000 + round));
       limitedRuns.push(await run(pid, served.limited, c, undefined, 1_000 + round));
       bare.push(await run(pid, served.bare, c, i, 1_000 + round));
     }
-    const bad = [...ours, ...cachedRuns, ...limitedRuns].reduce((n, r) => n + r.bad, 0);
+    const bad = [...ours, ...limitedRuns].reduce((n, r) => n + r.bad, 0);
     if (bad > 0) console.log(`warning: ${c.name}: ${bad} non-2xx, failed or timed-out requests`);
     const med = (rs: Run[], k: keyof Run) => median(rs.map((r) => r[k]));
     rows.push([
       c.name, String(served.bytes[i]),
       med(ours, 'rps').toFixed(0), String(med(ours, 'p50')), String(med(ours, 'p99')), med(ours, 'cpuUsPerReq').toFixed(0),
       (med(ours, 'rps') / med(bare, 'rps')).toFixed(2),
-      med(cachedRuns, 'rps').toFixed(0), String(med(cachedRuns, 'p99')), (med(cachedRuns, 'rps') / med(bare, 'rps')).toFixed(2),
-      med(limitedRuns, 'rps').toFixed(0), (med(limitedRuns, 'rps') / med(cachedRuns, 'rps')).toFixed(2), `${med(cachedRuns, 'cpuUsPerReq').toFixed(1)} / ${med(limitedRuns, 'cpuUsPerReq').toFixed(1)}`,
+      med(limitedRuns, 'rps').toFixed(0), (med(limitedRuns, 'rps') / med(ours, 'rps')).toFixed(2), med(limitedRuns, 'cpuUsPerReq').toFixed(0),
       med(bare, 'rps').toFixed(0), String(med(bare, 'p99')), med(bare, 'cpuUsPerReq').toFixed(0),
     ]);
   }
-  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'cached req/s', 'cached p99', 'cached ratio', 'limited req/s', 'limited ÷ cached', 'cpu µs/req cached / limited', 'bare req/s', 'bare p99', 'bare µs/req'];
+  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'limited req/s', 'limited ÷ plain', 'limited µs/req', 'bare req/s', 'bare p99', 'bare µs/req'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(fmt(head));
   for (const r of rows) console.log(fmt(r));
 
-  // Many clients at once on distinct URLs: one longer run each, cache off.
+  // Many clients at once on distinct URLs: one longer run each.
   for (const c of only ? [] : [list[0]!, list[1]!]) {
-    const r = await run(pid, served.uncached, c, undefined, 7, WIDE_CONNECTIONS, DURATION_S * 2);
+    const r = await run(pid, served.plain, c, undefined, 7, WIDE_CONNECTIONS, DURATION_S * 2);
     const b = await run(pid, served.bare, c, list.indexOf(c), 7, WIDE_CONNECTIONS, DURATION_S * 2);
     console.log(
-      `${WIDE_CONNECTIONS} connections, ${c.name}, cache off: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` +
+      `${WIDE_CONNECTIONS} connections, ${c.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` +
         `${r.bad ? `, ${r.bad} non-2xx/failed` : ''}; bare ${b.rps.toFixed(0)} req/s, p99 ${b.p99} ms; ratio ${(r.rps / b.rps).toFixed(2)}`,
     );
   }

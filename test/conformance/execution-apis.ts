@@ -21,7 +21,7 @@ export const NODE_ADDITIONS: Record<string, Record<string, Schema>> = {
 
 /**
  * Members the execution-apis require that the node (anvil 1.7.1) leaves out, by method: its eth_simulateV1
- * blocks carry no `size` (docs/rpc.md says so). Passed on as the node writes them; any other missing member,
+ * blocks carry no `size` (docs/rpc-limits.md says so). Passed on as the node writes them; any other missing member,
  * or this one in another method, fails the check.
  */
 export const NODE_GAPS: Record<string, string[]> = {

@@ -18,7 +18,7 @@ import { mined } from '../../src/common/chain/mined.js';
  * B, where a running direction would find A's third message claimable and claim it (a claim on the new chain from
  * old state). Nothing may be sent on B, one error per chain logged, the metric set, A's rows kept as they were.
  * (Anchoring only after the 503 keeps the test deterministic: before detection the directions still run, see
- * docs/relayer.md, "Chain pin".)
+ * docs/relayer-operations.md, "Chain pin".)
  */
 const L1_ID = 59_300 + (process.pid % 100) * 2;
 const L2_ID = L1_ID + 1;

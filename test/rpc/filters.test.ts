@@ -96,7 +96,7 @@ describe('filters in the database', () => {
     await emit(900n, 3n);
     const seen: Log[] = [];
     const updatesPerRound: number[] = [];
-    // The replica may not have seen the new head at the first round (docs/rpc.md, Head tracker): rounds until it has.
+    // The replica may not have seen the new head at the first round (docs/rpc-speed.md, Head tracker): rounds until it has.
     for (let round = 0; round < 50 && seen.length < 3; round++) {
       let updates = 0;
       const count = (q: { sql: string }) => {
@@ -121,7 +121,7 @@ describe('filters in the database', () => {
     const id = await result(b.url, 'eth_newBlockFilter', []);
     await result(anvil.url, 'anvil_mine', ['0x3']);
     // The endpoint knows the head through its head tracker, which may not have seen the last mined block
-    // yet (docs/rpc.md "Head tracker"): the rest comes with a later poll, so poll until three hashes came.
+    // yet (docs/rpc-speed.md "Head tracker"): the rest comes with a later poll, so poll until three hashes came.
     const hashes: string[] = [];
     for (const deadline = Date.now() + 15_000; hashes.length < 3 && Date.now() < deadline; ) {
       hashes.push(...((await result(a.url, 'eth_getFilterChanges', [id])) as string[]));

@@ -30,7 +30,7 @@ it('behavior: a change committed before LISTEN holds is served once it holds, wi
     },
   };
   const controller = new AbortController();
-  const follower = await followReadModel({ db, schema: t.schema, logger: t.common.logger, pollMs: 3_600_000, onChange: () => undefined, signal: controller.signal });
+  const follower = await followReadModel({ db, schema: t.schema, logger: t.common.logger, pollMs: 3_600_000, signal: controller.signal });
   try {
     const token = addr(0x901);
     await seedTokens(t, [{ address: token }]);

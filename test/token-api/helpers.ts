@@ -15,7 +15,6 @@ export function apiConfig(overrides: Partial<TokenApiConfig> = {}): TokenApiConf
     port: 0,
     publicUrl: undefined,
     cacheMaxAgeSeconds: 30,
-    responseCacheMs: 0,
     nativeToken: undefined,
     excludedWallets: [],
     supplyRefreshMs: 60_000,

@@ -85,7 +85,7 @@ describe('token API config', () => {
       TOKEN_SUPPLY_EXCLUDED_WALLETS: JSON.stringify([{ address: '0x' + 'CD'.repeat(20), label: 'Treasury', status: 'active' }]),
       TOKEN_INDEXER_V2_FACTORIES: '0x' + '11'.repeat(20) + ', 0x' + '22'.repeat(20),
     });
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 3000, nativeToken: '0x' + 'ab'.repeat(20), responseCacheMs: 2_000 });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 3000, nativeToken: '0x' + 'ab'.repeat(20) });
     expect(config.excludedWallets).toEqual([{ address: '0x' + 'cd'.repeat(20), label: 'Treasury', status: 'active' }]);
     expect(config.indexer).toMatchObject({ confirmations: 5, startBlock: 0, v2Factories: ['0x' + '11'.repeat(20), '0x' + '22'.repeat(20)], secureMinMarketCapUsd: 50_000 });
     expect(loadTokenApiConfig({}, { indexer: false }).config.indexer).toBeUndefined();

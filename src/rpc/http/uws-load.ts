@@ -5,7 +5,7 @@ import { ConfigError } from '../../common/config/env.js';
 
 export type Uws = typeof import('@trufflesuite/uws-js-unofficial');
 
-/** The npm package the uWebSockets.js builds come from (docs/rpc.md, "Transport"). */
+/** The npm package the uWebSockets.js builds come from (docs/rpc-speed.md, "Transport"). */
 export const UWS_PACKAGE = '@trufflesuite/uws-js-unofficial';
 
 /** Node's ABI numbers (process.versions.modules) and the release line each belongs to. */
@@ -75,7 +75,7 @@ function probe(): UwsProbe {
 /**
  * Whether the uWS adapter enforces the TCP connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT,
  * HTTP_FD_RESERVE) as node:http does. Not with this package: it has no hook on accepted connections (builds with
- * `App.filter` do; docs/rpc.md "Transport"). `auto` takes uWS only once it does, so the default never trades a
+ * `App.filter` do; docs/rpc-speed.md "Transport"). `auto` takes uWS only once it does, so the default never trades a
  * limit for speed.
  */
 export const UWS_HOLDS_CONNECTION_CAPS = false;

@@ -278,7 +278,7 @@ function routeHandler(o: RpcAppOptions, cors: Cors, post: Handler): Handler {
  * The endpoint's HTTP side on uWebSockets.js (RPC_TRANSPORT=uws): the same routes and answers as server.ts
  * on node:http — POST / and /v1/<key> through the same core (http/post.ts), CORS and its preflight, the
  * operator routes (unless on RPC_OPERATOR_PORT), JSON 404/405 — on uWS's C++ HTTP parser and socket layer,
- * which cost about half of node:http's CPU per small call (docs/rpc.md, "Transport"). `addRoutes` registers
+ * which cost about half of node:http's CPU per small call (docs/rpc-speed.md, "Transport"). `addRoutes` registers
  * routes that must come before the catch-all (the WebSocket upgrade, ws/uws-sockets.ts).
  */
 export async function listenUws(o: RpcAppOptions, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {

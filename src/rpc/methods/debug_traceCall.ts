@@ -9,6 +9,6 @@ import { boundTracerTimeout, inTraceSlot } from '../trace/gate.js';
  * budget is lowered to it. A trace at a finalized block is kept in the answer cache (cache/policy.ts).
  */
 export default defineMethod('debug_traceCall', (ctx, [tx, block, options], call) => {
-  const params = [tx, block, boundTracerTimeout(options, ctx.config.evm.timeoutMs)];
-  return inTraceSlot(ctx, call, (arrived) => computeAnswer(ctx, 'debug_traceCall', params, call, { arrived }));
+  const bounded = boundTracerTimeout(options, ctx.config.evm.timeoutMs);
+  return inTraceSlot(ctx, call, (arrived) => computeAnswer(ctx, 'debug_traceCall', [tx, block, bounded], call, { arrived }));
 });

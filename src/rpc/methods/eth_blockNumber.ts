@@ -4,7 +4,7 @@ import { RawJson } from '../upstream/raw-json.js';
 
 /**
  * eth_blockNumber: the head tracker's block while it is live (a node pushes its new heads and no write
- * went through since the last one: see head/tracker.ts and docs/rpc.md "Head tracker"), answered now (no
+ * went through since the last one: see head/tracker.ts and docs/rpc-speed.md "Head tracker"), answered now (no
  * promise); otherwise the node's.
  */
 export default defineMethod('eth_blockNumber', (ctx, _params, call) => {

@@ -62,7 +62,7 @@ const notification = (id: string, resultText: string) => `{"jsonrpc":"2.0","meth
  * filter (block-logs.ts: split by bytes, bounded attempts), matched in memory and fanned out, and a reorg
  * reports the logs of removed blocks again with `removed: true` before the new blocks' logs. So a read the
  * node keeps failing delays only logs, never heads; once given up, the logs subscriptions that needed it
- * are told so and ended (docs/rpc.md, "When logs cannot be read"), and the hub goes on.
+ * are told so and ended (docs/rpc-websocket.md, "When logs cannot be read"), and the hub goes on.
  */
 /** How long a resume from a block this replica has not reached yet waits for it (see subscribe). */
 export const RESUME_CATCH_UP_MS = 5_000;

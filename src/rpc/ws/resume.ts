@@ -2,7 +2,7 @@ import { matches, type LogFilter, type WireLog } from './log-filter.js';
 import { SubscribeError, type HeadFeed, type ResumeCharge, type ResumePoint, type UpstreamCall } from './types.js';
 
 /**
- * The history a resumed subscription replays before it goes live (docs/rpc.md, "Resume after a
+ * The history a resumed subscription replays before it goes live (docs/rpc-websocket.md, "Resume after a
  * reconnect"). Every read is paid for by the client as over HTTP (1 unit per node call, 1 more per
  * RPC_RATE_LIMIT_BYTES_PER_UNIT bytes read) through `charge`, which ends the resume once the client is
  * over its limit, and each read first checks `signal`: a resume stops when its socket closes.

@@ -34,7 +34,7 @@ export interface NotificationSink {
 
 export type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions';
 
-/** The last item a client processed: it receives everything after it, exactly once (see docs/rpc.md, "Resume after a reconnect"). */
+/** The last item a client processed: it receives everything after it, exactly once (see docs/rpc-websocket.md, "Resume after a reconnect"). */
 export interface ResumePoint {
   blockNumber: bigint;
   blockHash: string;

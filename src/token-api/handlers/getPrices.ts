@@ -1,6 +1,6 @@
 import type { operations } from '../../../generated/token-api/schema.js';
 import type { OperationHandler } from '../../common/http/app.js';
-import { answerVia, parseAddresses, type HandlerContext } from '../http/context.js';
+import { sendAnswer, parseAddresses, type HandlerContext } from '../http/context.js';
 import { pricesAnswer } from '../http/answers.js';
 
 /**
@@ -10,6 +10,6 @@ import { pricesAnswer } from '../http/answers.js';
 export function getPrices(ctx: HandlerContext): OperationHandler<operations['getPrices']> {
   return (req, res) => {
     const addresses = parseAddresses(req.query.addresses);
-    answerVia(ctx, req, res, `getPrices?${addresses.join(',')}`, () => pricesAnswer(ctx, addresses));
+    sendAnswer(ctx, req, res, pricesAnswer(ctx, addresses));
   };
 }

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
-import { answerVia, pathAddress, type HandlerContext } from '../http/context.js';
+import { sendAnswer, pathAddress, type HandlerContext } from '../http/context.js';
 import { tokenAnswer } from '../http/answers.js';
 
 /** GET /tokens/{contractAddress} (operationId getToken). */
 export function getToken(ctx: HandlerContext): RequestHandler {
   return (req, res) => {
     const address = pathAddress(req);
-    answerVia(ctx, req, res, `getToken?${address}`, () => tokenAnswer(ctx, address));
+    sendAnswer(ctx, req, res, tokenAnswer(ctx, address));
   };
 }

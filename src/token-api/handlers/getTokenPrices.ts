@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
-import { answerVia, pathAddress, type HandlerContext } from '../http/context.js';
+import { sendAnswer, pathAddress, type HandlerContext } from '../http/context.js';
 import { tokenPricesAnswer } from '../http/answers.js';
 
 /** GET /prices/{contractAddress} (operationId getTokenPrices): the hourly series of the last 24 h, oldest first. */
 export function getTokenPrices(ctx: HandlerContext): RequestHandler {
   return (req, res) => {
     const address = pathAddress(req);
-    answerVia(ctx, req, res, `getTokenPrices?${address}`, () => tokenPricesAnswer(ctx, address));
+    sendAnswer(ctx, req, res, tokenPricesAnswer(ctx, address));
   };
 }

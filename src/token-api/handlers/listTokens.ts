@@ -1,6 +1,6 @@
 import type { operations } from '../../../generated/token-api/schema.js';
 import type { OperationHandler } from '../../common/http/app.js';
-import { answerVia, parseAddresses, type HandlerContext } from '../http/context.js';
+import { sendAnswer, parseAddresses, type HandlerContext } from '../http/context.js';
 import { listTokensAnswer } from '../http/answers.js';
 import type { ListQuery } from '../repository.js';
 
@@ -24,6 +24,6 @@ export function listQuery(q: ListTokensQuery): ListQuery {
 export function listTokens(ctx: HandlerContext): OperationHandler<operations['listTokens']> {
   return (req, res) => {
     const query = listQuery(req.query);
-    answerVia(ctx, req, res, `listTokens?${JSON.stringify(query)}`, () => listTokensAnswer(ctx, query));
+    sendAnswer(ctx, req, res, listTokensAnswer(ctx, query));
   };
 }

@@ -62,7 +62,6 @@ export function sendSupply(ctx: HandlerContext, req: Request, res: Response, kin
     res.setHeader('Retry-After', String(ctx.supply.retryAfterSeconds));
     throw new HttpError(503, 'Service Unavailable', 'Supply data is not available yet');
   }
-  // Not remembered by URL (rememberUrl): that cache ignores Accept, and the fast path answers supply anyway.
   res.setHeader('Vary', 'Accept');
   send(req, res, rep, { viaJson: ctx.validateResponses });
 }

@@ -3,9 +3,9 @@ import { badRequest } from '../../common/errors.js';
 import type { ReadModel } from '../read-model/model.js';
 import type { TokenRepository } from '../repository.js';
 import type { SupplyCache } from '../supply/job.js';
-import { ResponseCache, send, type AnyRequest, type AnyResponse, type Representation } from './representation.js';
+import { send, type AnyRequest, type AnyResponse, type Representation } from './representation.js';
 
-/** What every handler receives: data access, caches and the settings that shape responses. */
+/** What every handler receives: data access, the supply figures and the settings that shape responses. */
 export interface HandlerContext {
   /** The database, for readiness only: every answer comes from `model`. */
   repo: TokenRepository;
@@ -13,7 +13,6 @@ export interface HandlerContext {
   /** The clock of the price window (epoch ms); tests move it. */
   now(): number;
   supply: SupplyCache;
-  cache: ResponseCache;
   nativeToken: string | undefined;
   cacheMaxAgeSeconds: number;
   /** Send through res.json so the validator can check our responses (tests). */
@@ -53,26 +52,7 @@ export function parseAddresses(raw: string): string[] {
 /** The validated path address, lower-cased (the validator has checked its pattern). */
 export const pathAddress = (req: Request): string => String(req.params.contractAddress).toLowerCase();
 
-/** Remembers `rep` under the request's raw URL for the fast path (see ResponseCache). */
-export function rememberUrl(ctx: HandlerContext, req: AnyRequest, rep: Representation): void {
-  if (!ctx.cache.enabled || ctx.validateResponses) return;
-  rep.route ??= req.route?.path as string | undefined;
-  ctx.cache.set(`url:${req.originalUrl}`, rep);
-}
-
-
-export { ResponseCache };
-
-/**
- * Sends the answer `build` makes, through the response cache when it is on (keyed by operation and
- * normalized parameters; the read model's changes clear it). `build` throws HttpErrors for 404s.
- */
-export function answerVia(ctx: HandlerContext, req: AnyRequest, res: AnyResponse, key: string, build: () => Representation): void {
-  let rep = ctx.cache.get(key);
-  if (!rep) {
-    rep = build();
-    ctx.cache.set(key, rep);
-  }
-  rememberUrl(ctx, req, rep);
+/** Sends an answer of the read model (answers.ts); through res.json when our responses are validated (tests). */
+export function sendAnswer(ctx: HandlerContext, req: AnyRequest, res: AnyResponse, rep: Representation): void {
   send(req, res, rep, { viaJson: ctx.validateResponses });
 }

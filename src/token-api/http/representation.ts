@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 
-/** A serialized 200 response: what the in-process cache stores and what `send` writes. */
+/** A serialized 200 response: what `send` writes. */
 export interface Representation {
   body: Buffer;
   contentType: string;
   etag: string;
   maxAgeSeconds: number;
-  /** Route template, for metrics of fast-path answers. */
-  route?: string;
   /** The JSON value behind `body`, kept so response validation (tests) can see it through res.json. */
   value?: unknown;
 }
@@ -64,44 +62,4 @@ export function send(req: AnyRequest, res: AnyResponse, rep: Representation, opt
   res.setHeader('Content-Type', rep.contentType);
   res.setHeader('Content-Length', rep.body.length);
   res.end(rep.body);
-}
-
-/**
- * Short-lived in-process cache of serialized responses, keyed by operation and normalized parameters and
- * also by raw request URL (the URL fast path answers a repeated URL before routing and validation: the same
- * URL was validated when the entry was made). Answers come from the read model, whose changes clear it,
- * so it saves only the assembly of a response.
- */
-export class ResponseCache {
-  private readonly entries = new Map<string, { rep: Representation; expires: number }>();
-
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 5_000,
-  ) {}
-
-  get enabled(): boolean {
-    return this.ttlMs > 0;
-  }
-
-  /** A fresh entry, or undefined. */
-  get(key: string): Representation | undefined {
-    if (this.ttlMs <= 0) return undefined;
-    const hit = this.entries.get(key);
-    return hit && hit.expires > Date.now() ? hit.rep : undefined;
-  }
-
-  set(key: string, rep: Representation): void {
-    if (this.ttlMs <= 0) return;
-    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
-      // Maps iterate in insertion order: drop the oldest.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.set(key, { rep, expires: Date.now() + this.ttlMs });
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
 }

@@ -25,15 +25,13 @@ export interface TokenIndexerHandle {
 
 /**
  * Starts the token indexer (`l2stack token-indexer`, or inside `l2stack token-api`). It waits for the
- * single-writer lock, then follows the chain from its stored cursor. `onCommit` runs after every write
- * (the API in the same process drops its response cache then).
+ * single-writer lock, then follows the chain from its stored cursor.
  */
 export async function startTokenIndexer(options: {
   common: Common;
   db: DbClient;
   config: TokenIndexerConfig;
   schema?: string;
-  onCommit?: () => void;
 }): Promise<TokenIndexerHandle> {
   const { common, db } = options;
   const config = normalizeIndexerConfig(options.config);
@@ -52,7 +50,6 @@ export async function startTokenIndexer(options: {
     logger,
     metrics: indexerMetrics(common.metrics),
     signal: AbortSignal.any([controller.signal, common.shutdown.signal]),
-    onCommit: options.onCommit,
   });
   const loop = indexer.run(`token-indexer:${schema}`);
   const stop = async () => {

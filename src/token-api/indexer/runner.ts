@@ -42,7 +42,6 @@ export interface TokenIndexerDeps {
   logger: Logger;
   metrics: ReturnType<typeof indexerMetrics>;
   signal: AbortSignal;
-  onCommit?: () => void;
 }
 
 /**
@@ -101,7 +100,6 @@ export class TokenIndexer {
     const { db, store, config } = this.d;
     await db.query('token_api.refresh_derived', (knex) => store.refreshDerived(knex, new Date(), config.secureMinMarketCapUsd));
     this.lastDerived = Date.now();
-    this.d.onCommit?.();
   }
 
   async refreshTokenList(): Promise<void> {
@@ -177,7 +175,6 @@ export class TokenIndexer {
 
   private recordProgress(at: { from: number; to: number; target: number; started: number }, result: { logs: number; swaps: number }): void {
     const { config, metrics, logger } = this.d;
-    this.d.onCommit?.();
     metrics.indexed.set(this.cursor);
     this.health.lastProgressAt = Date.now();
     metrics.logs.inc(result.logs);

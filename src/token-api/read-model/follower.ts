@@ -21,8 +21,6 @@ export interface FollowOptions {
   logger: Logger;
   /** Fallback poll: a notification lost with a dropped connection delays a replica at most this long. */
   pollMs: number;
-  /** Runs after a load that changed the version (the response cache is dropped there). */
-  onChange: (version: number) => void;
   signal: AbortSignal;
 }
 
@@ -60,12 +58,10 @@ export async function followReadModel(options: FollowOptions): Promise<ReadModel
 
   const loadOnce = async () => {
     const started = Date.now();
-    const before = model.version;
     const delta = await readDelta(db, schema, model.version);
     model.apply(delta);
     loadedAt = started;
     failing = undefined;
-    if (model.version !== before) options.onChange(model.version);
   };
   // One load at a time; a request during a load gets one more load after it (which sees its changes).
   const load = (): Promise<void> => {

@@ -65,7 +65,6 @@ export function startSupplyJob(options: {
   wallets: readonly ExcludedWalletConfig[];
   intervalMs: number;
   cache: SupplyCache;
-  onUpdate?: () => void;
 }): { stop(): Promise<void>; refresh(): Promise<void> } {
   const { common, provider, token, wallets, intervalMs, cache } = options;
   const logger = common.logger.child({ module: 'token-supply' });
@@ -82,7 +81,6 @@ export function startSupplyJob(options: {
       cache.snapshot = snapshot;
       runs.inc({ outcome: 'ok' });
       age.set(snapshot.lastUpdated.getTime() / 1000);
-      options.onUpdate?.();
       logger.debug({ totalSupply: snapshot.totalSupply, circulatingSupply: snapshot.circulatingSupply, block: snapshot.raw.blockNumber }, 'supply refreshed');
     } catch (err) {
       runs.inc({ outcome: 'error' });
