@@ -28,6 +28,8 @@ if (skip) console.log(`test/image/image.test.ts: skipped: ${skip}`);
 const TARGETS = ['relayer', 'token-api', 'rpc'] as const;
 const tag = (target: string) => `localhost/l2stack-${target}:test`;
 const RELAYER = tag('relayer');
+/** docker/Dockerfile's base image: Node 24 on Debian 13 (trixie, glibc 2.41). */
+const BASE = 'node:24-trixie-slim';
 const id = process.pid;
 const figures: string[] = [];
 const note = (line: string) => (figures.push(line), console.log(`image: ${line}`));
@@ -62,10 +64,10 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     if (figures.length > 0) console.log(`image figures:\n  ${figures.join('\n  ')}`);
   });
 
-  it.each(TARGETS)('behavior: target %s builds (FROM node:20-slim, docker format)', async (target) => {
+  it.each(TARGETS)(`behavior: target %s builds (FROM ${BASE}, docker format)`, async (target) => {
     const built = await buildTarget(target, tag(target)).catch((err: Error) => {
-      const hint = /node:20-slim/.test(err.message) && /not known|unknown|pull/.test(err.message)
-        ? '\nNo local node:20-slim: `podman pull node:20-slim`, or (CI, no registry) scripts/image-ci/stand-ins.sh builds a stand-in.'
+      const hint = err.message.includes(BASE) && /not known|unknown|pull/.test(err.message)
+        ? `\nNo local ${BASE}: \`podman pull ${BASE}\`, or (CI, no registry) scripts/image-ci/stand-ins.sh builds a stand-in.`
         : '';
       throw new Error(`${err.message}${hint}`);
     });
@@ -75,8 +77,8 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
 
   it('behavior: the relayer image holds compiled code and production dependencies only, runs as node, checks /health/live', async () => {
     const image = await inspect<ImageInfo>('image', RELAYER);
-    const base = await inspect<ImageInfo>('image', 'docker.io/library/node:20-slim');
-    note(`relayer image ${mb(image.Size)}: base node:20-slim ${mb(base.Size)} + ours ${mb(image.Size - base.Size)}`);
+    const base = await inspect<ImageInfo>('image', `docker.io/library/${BASE}`);
+    note(`relayer image ${mb(image.Size)}: base ${BASE} ${mb(base.Size)} + ours ${mb(image.Size - base.Size)}`);
     expect(image.Config.User).toBe('node');
     expect(image.Config.Entrypoint).toEqual(['node', '/app/bin/l2stack.js']);
     expect(image.Config.Cmd).toEqual(['relayer']);
@@ -91,10 +93,19 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     expect(installed.length).toBeGreaterThan(100);
     expect(installed.filter((p) => lock.packages[p]?.dev === true), 'dev-only packages in the image').toEqual([]);
     expect(Number(sources!.trim()), 'TypeScript sources or source maps in node_modules').toBe(0);
-    // What we add to the base: dependencies (~64 MB measured, and since RPC_TRANSPORT=uws the one uWebSockets.js
-    // build the Dockerfile keeps, 6.8 MB: 122 MB in all in CI), dist/ (~3 MB), specs/. A guard against a dev
-    // dependency, a build tree or uWS's other 17 builds (113 MB with them) slipping in again (a plain `npm ci --omit=dev` was 142 MB without uWS).
+    // What we add to the base: dependencies (~64 MB measured; no uWebSockets.js build, the package has none for
+    // Node 24), dist/ (~3 MB), specs/, the migrated database in /data (~42 MB). A guard against a dev
+    // dependency, a build tree or uWS's 18 builds (120 MB) slipping in again (a plain `npm ci --omit=dev` was 142 MB without uWS).
     expect(image.Size - base.Size).toBeLessThan(130e6);
+  });
+
+  it('behavior: the image runs Node 24 on Debian 13 (trixie, glibc 2.41)', async () => {
+    const probe = await podman(['run', '--rm', '--entrypoint', 'sh', RELAYER, '-c',
+      '. /etc/os-release && echo "$VERSION_CODENAME"; node -p \'process.version + " " + process.report.getReport().header.glibcVersionRuntime\'']);
+    const [codename, runtime] = probe.stdout.trim().split('\n');
+    note(`runtime: Debian ${codename}, Node ${runtime}`);
+    expect(codename).toBe('trixie');
+    expect(runtime).toMatch(/^v24\.\d+\.\d+ 2\.41$/);
   });
 
   it('behavior: the entrypoint is l2stack (--version, --help, exit 2 on an unknown flag)', async () => {
@@ -174,15 +185,16 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     });
   });
 
-  it('behavior: the rpc image serves on uWebSockets.js (RPC_TRANSPORT=uws): the native build it kept loads, HTTP and WebSocket answer', async () => {
+  it('behavior: the rpc image on Node 24 serves HTTP and WebSocket on node:http by default, saying why; RPC_TRANSPORT=uws refuses naming the missing build', async () => {
     const devnet = await devnetStarting;
-    const port = await reservePort('127.0.0.1', 0, 'rpc on uWS');
-    const name = `l2stack-image-rpc-uws-${id}`;
+    const port = await reservePort('127.0.0.1', 0, 'rpc in the image');
+    const name = `l2stack-image-rpc-${id}`;
     containers.push(name);
-    const env = ['RPC_TRANSPORT=uws', `RPC_PORT=${port}`, `RPC_UPSTREAM_URLS=${devnet.state.l2.upstreamRpcUrl}`, 'DATABASE_PGLITE_DIR=memory://'];
-    await podman(['run', '--detach', '--name', name, '--network', 'host', ...env.flatMap((e) => ['--env', e]), tag('rpc')]);
+    const env = [`RPC_PORT=${port}`, `RPC_UPSTREAM_URLS=${devnet.state.l2.upstreamRpcUrl}`, 'DATABASE_PGLITE_DIR=memory://'];
+    const args = (extra: string[]) => ['--network', 'host', ...[...env, ...extra].flatMap((e) => ['--env', e]), tag('rpc')];
+    await podman(['run', '--detach', '--name', name, ...args([])]);
     const url = `http://127.0.0.1:${port}`;
-    const chainId = await until('rpc on uWS: eth_chainId', async () => {
+    const chainId = await until('rpc: eth_chainId', async () => {
       const r = await fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }).catch(() => undefined);
       return r?.ok ? ((await r.json()) as { result: string }).result : undefined;
     }, 120_000);
@@ -195,10 +207,17 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     });
     ws.close();
     expect(JSON.parse(answer)).toEqual({ jsonrpc: '2.0', id: 2, result: chainId });
-    const logs = await podman(['logs', name]);
-    expect(logs.stdout + logs.stderr).toContain('"transport":"uws"');
-    expect(logs.stdout + logs.stderr, 'the package\'s slow pure-JS fallback must never load').not.toMatch(/fallback/i);
     await podman(['stop', '--time', '10', name], 60_000);
+    // The start line names the transport and why (src/rpc/http/uws-load.ts): the package has no build for ABI 137.
+    const logs = await podman(['logs', name]);
+    const choice = (logs.stdout + logs.stderr).split('\n').find((l) => l.includes('rpc transport'));
+    note(`rpc image, RPC_TRANSPORT unset: ${choice ?? 'no "rpc transport" line'}`);
+    expect(choice).toContain('"transport":"node"');
+    expect(choice).toMatch(/RPC_TRANSPORT=auto: uWebSockets\.js cannot run here \(\S+ has no build for Node v24\.\d+\.\d+ \(ABI 137\)/);
+    containers.push(`${name}-uws`);
+    const forced = await run('podman', ['run', '--name', `${name}-uws`, ...args(['RPC_TRANSPORT=uws'])], { timeoutMs: 60_000 });
+    expect(forced.code, 'RPC_TRANSPORT=uws where no build loads: a configuration error').toBe(1);
+    expect(forced.stderr).toMatch(/RPC_TRANSPORT=uws cannot run here: \S+ has no build for Node v24\.\d+\.\d+ \(ABI 137\)/);
   });
 
   it('behavior: docker/compose.yaml comes up with podman-compose, every service healthy and published, then down', async () => {

@@ -79,7 +79,7 @@ function npmCache(): string | undefined {
 }
 
 /**
- * Builds one target of docker/Dockerfile as a user would (`FROM node:20-slim`), never pulling: the base is
+ * Builds one target of docker/Dockerfile as a user would (`FROM node:24-trixie-slim`), never pulling: the base is
  * whatever local image carries that name (CI's stand-in, scripts/image-ci/stand-ins.sh). Stages run two at
  * a time; unchanged layers come from podman's cache.
  */

@@ -45,14 +45,16 @@ export function writeEnvFile(path: string, env: Record<string, string>): string 
   return path;
 }
 
-/** The record of `hash` from the relayer API at `api`, or undefined while it does not know it (or is down). */
+/**
+ * The record of `hash` from the relayer API at `api`, or undefined while it does not know it (404). Anything else
+ * throws naming it: `until` polls on, reporting the last error; a single read fails saying why. Until the API is
+ * built off the start path a request waits (docs/relayer.md "Start"), seconds on a loaded machine: hence 30 s.
+ */
 export async function record(api: string, hash: string): Promise<MessageRecord | undefined> {
-  try {
-    const res = await fetch(`${api}/messages/${hash}`, { signal: AbortSignal.timeout(5_000) });
-    return res.ok ? ((await res.json()) as MessageRecord) : undefined;
-  } catch {
-    return undefined;
-  }
+  const res = await fetch(`${api}/messages/${hash}`, { signal: AbortSignal.timeout(30_000) });
+  if (res.status === 404) return undefined;
+  if (!res.ok) throw new Error(`GET /messages/${hash}: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  return (await res.json()) as MessageRecord;
 }
 
 /** The records of `hashes` once every one of them is CLAIMED_SUCCESS, else undefined. */
