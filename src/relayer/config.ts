@@ -27,7 +27,7 @@ function chainEnv<P extends 'L1' | 'L2'>(p: P) {
     [`${p}_CONTRACT_ADDRESS`]: env.address({ required: true }).describe("The chain's message service."),
     [`${p}_RPC_URL`]: env.url({ required: true }).describe("The chain's JSON-RPC node."),
     [`${p}_EVENT_FILTER_CALLDATA`]: env.string().describe('Filtrex expression over calldata.* a message must pass (else EXCLUDED); needs the interface below.'),
-    [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`]: env.string().describe('Function decoding the calldata, e.g. "function record(uint256 amount, bytes note)".'),
+    [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`]: env.string().describe('Signature decoding the calldata, arguments named, e.g. record(uint256 amount, bytes note).'),
     [`${p}_EVENT_FILTER_FROM_ADDRESS`]: env.address().describe('Only messages from this sender (else EXCLUDED).'),
     [`${p}_EVENT_FILTER_TO_ADDRESS`]: env.address().describe('Only messages to this recipient (else EXCLUDED).'),
     [`${p}_LISTENER_BLOCK_CONFIRMATION`]: env.integer({ default: DEFAULT_CONFIRMATIONS }).describe('Confirmations before an event is processed (negative = the default): the deepest reorg the chain can have.'),
