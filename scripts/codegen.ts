@@ -2,14 +2,16 @@
  * `npm run codegen`: runs every target of codegen.config.json into generated/.
  * `npm run codegen -- --check`: runs them into a temporary directory and fails on any difference, so a
  * spec or contract change without regenerated code (or a hand edit of generated/) cannot land.
+ * .env.example, outside generated/, is written (and checked) from the services' variable declarations.
  */
-import { readFile, mkdtemp, rm, readdir, cp } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, readdir, cp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { openapiTypes, openapiFetchClient } from './codegen/openapi.js';
 import { openrpcTypings, openrpcClient } from './codegen/openrpc.js';
 import { solidity, typechain } from './codegen/solidity.js';
 import { abiModules } from './codegen/abi.js';
+import { envExample } from './codegen/env-example.js';
 import type { Generator, Target } from './codegen/types.js';
 
 const GENERATORS: Record<string, Generator> = {
@@ -59,9 +61,11 @@ async function main(): Promise<number> {
   const tmp = await mkdtemp(join(tmpdir(), 'l2stack-codegen-'));
   try {
     await runAll(tmp);
+    const envFile = join(root, '.env.example');
     if (!check) {
       await rm(generated, { recursive: true, force: true });
       await cp(tmp, generated, { recursive: true });
+      await writeFile(envFile, envExample());
       return 0;
     }
     const [want, have] = await Promise.all([listFiles(tmp), listFiles(generated)]);
@@ -72,11 +76,12 @@ async function main(): Promise<number> {
       const [a, b] = await Promise.all([readFile(join(tmp, f)), readFile(join(generated, f))]);
       if (!a.equals(b)) problems.push(`differs: generated/${f}`);
     }
+    if ((await readFile(envFile, 'utf8').catch(() => '')) !== envExample()) problems.push('differs: .env.example');
     if (problems.length > 0) {
-      process.stderr.write(`codegen:check: generated/ is out of date with specs/ (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
+      process.stderr.write(`codegen:check: generated files are out of date with specs/ and src/*/config.ts (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
       return 1;
     }
-    process.stdout.write(`codegen:check: generated/ matches (${want.length} files)\n`);
+    process.stdout.write(`codegen:check: generated/ and .env.example match (${want.length + 1} files)\n`);
     return 0;
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -5,12 +5,6 @@ export type Token = components['schemas']['Token'];
 export type Price = components['schemas']['Price'];
 export type OrderColumn = components['schemas']['OrderColumns'];
 
-/** Every `order` value (the spec's OrderColumns), in the spec's order. */
-export const ORDER_COLUMNS: readonly OrderColumn[] = [
-  'name', 'symbol', 'decimals', 'contractAddress', 'currentPrice', 'priceUpdatedAt', 'createdAt', 'updatedAt', 'last24hVariation',
-  'last24hVariationAbsolute', 'sells', 'buys', 'swaps', 'isPossibleSpam', 'totalSupply', 'fdv',
-];
-
 export interface TokenRow {
   address: string;
   name: string;

@@ -70,7 +70,7 @@ export function createTokenApiApp(options: {
       }
       // The read model's answers for well-formed requests, ahead of routing and validation (fast-path.ts).
       // Off when our responses are validated (tests), so every answer there passes the validator.
-      if (!ctx.validateResponses) app.use(fastPath(ctx));
+      if (!ctx.validateResponses) app.use(fastPath(ctx, spec));
       app.get('/openapi.json', (_req, res) => void res.type('application/json').send(specTexts().json));
       app.get('/openapi.yaml', (_req, res) => void res.type('application/yaml').send(specTexts().yaml));
       mountDocs(app);

@@ -294,15 +294,3 @@ describe('relayer config', () => {
     });
   }
 });
-
-describe('relayer documentation', () => {
-  it('behavior: every relayer variable is listed in .env.example', async () => {
-    const { readFileSync } = await import('node:fs');
-    const { relayerEnv } = await import('../../src/relayer/config.js');
-    const text = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
-    // The extension variables (not the interface's) are listed commented out: unset by default.
-    const extensions = new Set(['L1_SIGNER_PRIVATE_KEYS', 'L2_SIGNER_PRIVATE_KEYS']);
-    const listed = new Set([...text.matchAll(/^(# )?([A-Z0-9_]+)=/gm)].filter((m) => m[1] === undefined || extensions.has(m[2]!)).map((m) => m[2]));
-    expect(Object.keys(relayerEnv).filter((name) => !listed.has(name))).toEqual([]);
-  });
-});

@@ -4,7 +4,7 @@ import { databaseEnv, databaseConfigFrom, type DatabaseConfig } from '../db/conf
 
 /** Variables every service reads: the log level and the database. */
 export const commonEnv = {
-  LOG_LEVEL: env.oneOf(LOG_LEVELS, { default: 'info' }),
+  LOG_LEVEL: env.oneOf(LOG_LEVELS, { default: 'info' }).describe('Least severe level logged (JSON lines on stdout).'),
   ...databaseEnv,
 };
 

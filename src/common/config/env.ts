@@ -16,8 +16,16 @@ export interface VarSpec<T> {
   required: boolean;
   sensitivity: Sensitivity;
   default: T | undefined;
+  /** One line for operators: what the variable does (written into .env.example by `npm run codegen`). */
+  doc: string | undefined;
+  /** Set only by tests and benches: declared and parsed like the others, left out of .env.example. */
+  forTests: boolean;
   /** Returns the parsed value, or a string explaining why the raw value was refused. */
   parse: (raw: string) => { ok: true; value: T } | { ok: false; reason?: string };
+  /** The same variable with its one-line description (what .env.example says of it). */
+  describe(doc: string): this;
+  /** The same variable, set only by tests and benches: left out of .env.example. */
+  testOnly(): this;
 }
 
 type Parsed<S> = S extends VarSpec<infer T> ? T : never;
@@ -42,6 +50,14 @@ function spec<T, O extends Options<T>>(expected: string, parse: VarSpec<T>['pars
     required: opts.required ?? false,
     default: opts.default,
     sensitivity: opts.sensitivity ?? 'public',
+    doc: undefined,
+    forTests: false,
+    describe(doc) {
+      return { ...this, doc };
+    },
+    testOnly() {
+      return { ...this, forTests: true };
+    },
   } as VarSpec<T> & Flags<O>;
 }
 
@@ -49,6 +65,9 @@ const ok = <T>(value: T) => ({ ok: true as const, value });
 const bad = (reason?: string) => ({ ok: false as const, reason });
 
 export const env = {
+  /** A variable of our own form: `expected` names it in error messages, `parse` checks and converts it. */
+  custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) => spec<T, O>(expected, parse, opts),
+
   string: <O extends Options<string>>(opts: O = {} as O) => spec<string, O>('a non-empty string', (raw) => ok(raw), opts),
 
   boolean: <O extends Options<boolean>>(opts: O = {} as O) =>

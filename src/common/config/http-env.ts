@@ -19,24 +19,12 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 });
 
 export const httpEnv = {
-  /** Open sockets per server; beyond it new connections are closed at once, existing ones keep working. */
-  HTTP_MAX_CONNECTIONS: env.integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections }),
-  /**
-   * Open sockets of one client address (WebSocket sockets included) per server; its newest beyond it is closed at
-   * once. 0: no per-client cap. Behind a proxy every client shares the proxy's address: raise it or set 0 there.
-   */
-  HTTP_MAX_CONNECTIONS_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient }),
-  /**
-   * File descriptors no client connection may take (kept for our database, chain and upstream connections): all
-   * servers of the process together accept at most `ulimit -n` minus this many connections.
-   */
-  HTTP_FD_RESERVE: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve }),
-  /** Time for a client to send the complete request headers. */
-  HTTP_HEADERS_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs }),
-  /** Time for a client to send the complete request, body included (a trickled body is cut with 408). */
-  HTTP_REQUEST_TIMEOUT_MS: env.integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs }),
-  /** How long an idle keep-alive connection stays open between requests. */
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs }),
+  HTTP_MAX_CONNECTIONS: env.integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections }).describe('Open sockets per server; past it a new connection is closed at accept (not on RPC_TRANSPORT=uws).'),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient }).describe('Open sockets of one client address per server, WebSocket included (0 = off; behind a proxy raise it).'),
+  HTTP_FD_RESERVE: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve }).describe('Descriptors kept for our own connections: servers accept at most `ulimit -n` minus this many.'),
+  HTTP_HEADERS_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs }).describe('Time (ms) a client has to send the request headers; then 408 and the socket closed.'),
+  HTTP_REQUEST_TIMEOUT_MS: env.integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs }).describe('Time (ms) a client has to send the whole request with its body; then 408 and the socket closed.'),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs }).describe('Time (ms) an idle keep-alive connection stays open (longer than balancers, so they close first).'),
 };
 
 export interface HttpLimits {

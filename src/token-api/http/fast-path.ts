@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
 import type { ListQuery, OrderColumn } from '../repository.js';
-import { ORDER_COLUMNS } from '../repository.js';
 import { supplyRepresentation, type SupplyKind } from '../handlers/supply.js';
 import { candlesAnswer, listTokensAnswer, priceSourcesAnswer, pricesAnswer, tokenAnswer, tokenPricesAnswer } from './answers.js';
 import { parseAddresses, type HandlerContext } from './context.js';
 import { send, type Representation } from './representation.js';
 import { negotiateSupplyFormat } from './negotiate.js';
 import { queryBoolean } from '../../common/http/boolean-params.js';
+import { resolveRef, type OpenApiDocument } from '../../common/http/spec.js';
 
 /**
  * Answers the common, well-formed requests before express routing and the spec validator, which cost more
@@ -17,11 +17,17 @@ import { queryBoolean } from '../../common/http/boolean-params.js';
  */
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const ORDERS = new Set<string>(ORDER_COLUMNS);
-const LIST_PARAMS = new Set(['page', 'limit', 'isSecure', 'addresses', 'order', 'sort']);
+
+type ParamSchema = { minimum?: number; maximum?: number; enum?: string[]; default?: number | string } | undefined;
+
+/** listTokens' query parameters by name, with their schemas as the spec states them (bounds, enums, defaults). */
+function listParams(spec: OpenApiDocument): Map<string, ParamSchema> {
+  const params = ((spec.paths['/tokens']?.get?.parameters ?? []) as unknown[]).map((p) => resolveRef(spec, p));
+  return new Map(params.filter((p) => p.in === 'query').map((p) => [String(p.name), resolveRef(spec, p.schema) as ParamSchema]));
+}
 
 /** Parses `a=1&b=2` into a map; undefined when anything is unusual (left to the validator). */
-function simpleQuery(qs: string, allowed: Set<string>): Map<string, string> | undefined {
+function simpleQuery(qs: string, allowed: { has(key: string): boolean }): Map<string, string> | undefined {
   const out = new Map<string, string>();
   if (qs === '') return out;
   if (qs.includes('%') || qs.includes('+')) return undefined;
@@ -35,23 +41,29 @@ function simpleQuery(qs: string, allowed: Set<string>): Map<string, string> | un
   return out;
 }
 
-/** An integer in 1..max written canonically (no sign, no leading zero, no exponent). */
-function boundedInt(v: string | undefined, fallback: number, max: number): number | undefined {
-  if (v === undefined) return fallback;
-  if (!/^[1-9][0-9]{0,5}$/.test(v)) return undefined;
+/** An integer within the schema's bounds written canonically (no sign, no leading zero, no exponent). */
+function boundedInt(v: string | undefined, schema: ParamSchema): number | undefined {
+  if (v === undefined) return schema?.default as number | undefined;
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(v)) return undefined;
   const n = Number(v);
-  return n <= max ? n : undefined;
+  return n >= (schema?.minimum ?? -Infinity) && n <= (schema?.maximum ?? Infinity) ? n : undefined;
 }
 
-function listQuery(qs: string): ListQuery | undefined {
-  const q = simpleQuery(qs, LIST_PARAMS);
+/** One of the schema's enum values, or its default when absent. */
+function enumValue(v: string | undefined, schema: ParamSchema): string | undefined {
+  const value = v ?? (schema?.default as string | undefined);
+  return value !== undefined && schema?.enum?.includes(value) ? value : undefined;
+}
+
+function listQuery(qs: string, params: Map<string, ParamSchema>): ListQuery | undefined {
+  const q = simpleQuery(qs, params);
   if (!q) return undefined;
-  const page = boundedInt(q.get('page'), 1, 1000);
-  const limit = boundedInt(q.get('limit'), 50, 100);
+  const page = boundedInt(q.get('page'), params.get('page'));
+  const limit = boundedInt(q.get('limit'), params.get('limit'));
   const isSecure = q.get('isSecure');
-  const order = q.get('order') ?? 'fdv';
-  const sort = q.get('sort') ?? 'desc';
-  if (page === undefined || limit === undefined || !ORDERS.has(order) || (sort !== 'asc' && sort !== 'desc')) return undefined;
+  const order = enumValue(q.get('order'), params.get('order'));
+  const sort = enumValue(q.get('sort'), params.get('sort'));
+  if (page === undefined || limit === undefined || order === undefined || (sort !== 'asc' && sort !== 'desc')) return undefined;
   const secure = isSecure === undefined ? undefined : queryBoolean(isSecure);
   if (isSecure !== undefined && secure === undefined) return undefined;
   let addresses: string[] | undefined;
@@ -70,9 +82,10 @@ const FORMAT = new Set(['format']);
 const ADDRESSES = new Set(['addresses']);
 
 /** The answer and its route template, or undefined to leave the request to the validated route. */
-function answer(ctx: HandlerContext, path: string, qs: string, accept: string | undefined): [Representation, string, varyAccept?: boolean] | undefined {
+type Found = [Representation, string, varyAccept?: boolean];
+function answer(ctx: HandlerContext, params: Map<string, ParamSchema>, path: string, qs: string, accept: string | undefined): Found | undefined {
   if (path === '/tokens') {
-    const q = listQuery(qs);
+    const q = listQuery(qs, params);
     return q && [listTokensAnswer(ctx, q), '/tokens'];
   }
   if (path === '/prices') {
@@ -107,12 +120,14 @@ function answer(ctx: HandlerContext, path: string, qs: string, accept: string | 
   return undefined;
 }
 
-export function fastPath(ctx: HandlerContext): RequestHandler {
+/** `spec`: the token API's document, whose listTokens parameters bound what is answered here. */
+export function fastPath(ctx: HandlerContext, spec: OpenApiDocument): RequestHandler {
+  const params = listParams(spec);
   return (req, res, next) => {
     if (req.method !== 'GET') return next();
     const url = req.url;
     const q = url.indexOf('?');
-    const found = answer(ctx, q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), req.headers.accept);
+    const found = answer(ctx, params, q < 0 ? url : url.slice(0, q), q < 0 ? '' : url.slice(q + 1), req.headers.accept);
     if (!found) return next();
     res.locals.route = found[1];
     if (found[2]) res.setHeader('Vary', 'Accept');

@@ -1,0 +1,15 @@
+import { Wallet } from 'ethers';
+import { createProvider } from '../src/common/chain/provider.js';
+import { devAccounts } from '../src/devnet/accounts.js';
+import { startAnvil } from '../src/devnet/anvil.js';
+const anvil = await startAnvil({ port: 0, chainId: 31_996, accounts: 2, poolKeeperMs: 0 });
+const p = createProvider(anvil.url, 31_996, { pollingInterval: 50 });
+const w = new Wallet(devAccounts(2)[1]!.privateKey, p);
+await p.send('evm_setAutomine', [false]);
+const fees = await p.getFeeData();
+const n = await p.getTransactionCount(w.address, 'latest');
+for (const i of [0, 1]) await p.send('eth_sendRawTransaction', [await w.signTransaction({ type: 2, chainId: 31_996, nonce: n + i, to: w.address, value: 1n, gasLimit: 21_000, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas })]);
+console.log('status', await p.send('txpool_status', []));
+const c = await p.send('txpool_content', []);
+console.log('pending keys', Object.keys(c.pending), JSON.stringify(Object.values(c.pending).map((x: any) => Object.keys(x))), 'queued', JSON.stringify(Object.values(c.queued).map((x: any) => Object.keys(x))));
+p.destroy(); await anvil.stop();
