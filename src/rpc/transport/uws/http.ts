@@ -1,7 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { PortInUseError, reportDescriptors } from '../../../common/http/server.js';
-import type { RequestHead } from '../../../common/http/request-head.js';
-import { formatPeerAddress } from '../../../common/http/peer-address.js';
 import type { HttpLimits } from '../../../common/config/http-env.js';
 import { errorBody } from '../../envelope.js';
 import { RpcCodes } from '../../errors.js';
@@ -9,26 +7,14 @@ import { isRpcPath } from '../../keys/access.js';
 import type { ReplySink, TransportCore } from '../core.js';
 import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
 import { bodySlots, readBody } from './body.js';
-import { write, type Exchange } from './reply.js';
+import { header, UwsHead, write, type Exchange } from './reply.js';
 import { loadUws } from './load.js';
 
 const JSON_TYPE = 'application/json';
 
-/** uWS's header value, '' when absent, as the RequestHead's undefined. */
-const header = (req: HttpRequest, name: string): string | undefined => req.getHeader(name) || undefined;
-
-/**
- * One POST: its head, read while uWS's request object lives (it is freed when the handler returns, before the
- * body arrives) — the path and query, the peer, and the only headers the endpoint reads — and its reply.
- * One object per request, its methods shared: nothing else is allocated to answer it (uwsReplySink).
- */
-class PostExchange implements Exchange, RequestHead {
+/** One POST: its head and its reply; one object per request, nothing else is allocated to answer it (uwsReplySink). */
+class PostExchange extends UwsHead implements Exchange {
   aborted = false;
-  readonly url: string;
-  readonly remoteAddress: string;
-  private readonly origin: string | undefined;
-  private readonly apiKey: string | undefined;
-  private readonly forwarded: string | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -36,17 +22,7 @@ class PostExchange implements Exchange, RequestHead {
     hops: number,
     readonly cors: Cors,
   ) {
-    const query = req.getQuery();
-    this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
-    this.origin = header(req, 'origin');
-    this.apiKey = header(req, 'x-api-key');
-    this.forwarded = hops > 0 ? header(req, 'x-forwarded-for') : undefined;
-    // From uWS's binary form, cheaper than its text, written as Node writes it (peer-address.ts).
-    this.remoteAddress = formatPeerAddress(new Uint8Array(res.getRemoteAddress()));
-  }
-
-  header(name: string): string | undefined {
-    return name === 'origin' ? this.origin : name === 'x-api-key' ? this.apiKey : name === 'x-forwarded-for' ? this.forwarded : undefined;
+    super(res, req, hops > 0);
   }
 }
 

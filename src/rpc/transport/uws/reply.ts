@@ -1,6 +1,38 @@
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { formatPeerAddress } from '../../../common/http/peer-address.js';
+import type { RequestHead } from '../../../common/http/request-head.js';
 import { statusLine } from '../../../common/http/status-line.js';
 import type { Reply } from '../../envelope.js';
+
+/** uWS's header value, '' when absent, as the RequestHead's undefined. */
+export const header = (req: HttpRequest, name: string): string | undefined => req.getHeader(name) || undefined;
+
+/**
+ * A request's head, read while uWS's request object lives (it is freed when the handler returns, before a
+ * body arrives or an upgrade is admitted): the path and query, the peer, and the only headers the endpoint
+ * reads (x-forwarded-for only when `forwarded`: trusted proxy hops are configured).
+ */
+export class UwsHead implements RequestHead {
+  readonly url: string;
+  readonly remoteAddress: string;
+  private readonly origin: string | undefined;
+  private readonly apiKey: string | undefined;
+  private readonly forwarded: string | undefined;
+
+  constructor(res: HttpResponse, req: HttpRequest, forwarded: boolean) {
+    const query = req.getQuery();
+    this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
+    this.origin = header(req, 'origin');
+    this.apiKey = header(req, 'x-api-key');
+    this.forwarded = forwarded ? header(req, 'x-forwarded-for') : undefined;
+    // From uWS's binary form, cheaper than its text, written as Node writes it (peer-address.ts): a client is named alike on both stacks.
+    this.remoteAddress = formatPeerAddress(new Uint8Array(res.getRemoteAddress()));
+  }
+
+  header(name: string): string | undefined {
+    return name === 'origin' ? this.origin : name === 'x-api-key' ? this.apiKey : name === 'x-forwarded-for' ? this.forwarded : undefined;
+  }
+}
 
 /** What a response writer needs to know of one request: whether it was answered or the client left (no write may follow). */
 export interface Exchange {

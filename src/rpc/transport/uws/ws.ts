@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
-import type { RequestHead } from '../../../common/http/request-head.js';
 import { statusLine } from '../../../common/http/status-line.js';
 import type { Access } from '../../keys/access.js';
+import { UwsHead } from './reply.js';
 import { socketSessions, type PeerEvents, type PeerSocket, type Refusal, type WsServerOptions } from '../session.js';
 
 /** What uWS keeps for one socket: its access and the release of its slots (set at upgrade), then its peer and the session's events. */
@@ -89,19 +89,6 @@ function refuse(res: HttpResponse, { status, message, retryAfterSeconds }: Refus
   });
 }
 
-/** What an upgrade needs of uWS's request, read while it lives (it is freed when the handler returns). */
-function upgradeHead(res: HttpResponse, req: HttpRequest) {
-  const query = req.getQuery();
-  const apiKey = req.getHeader('x-api-key');
-  const forwarded = req.getHeader('x-forwarded-for');
-  const head: RequestHead = {
-    url: query ? `${req.getUrl()}?${query}` : req.getUrl(),
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() || 'unknown',
-    header: (name) => (name === 'x-api-key' ? apiKey || undefined : name === 'x-forwarded-for' ? forwarded || undefined : undefined),
-  };
-  return { head, key: req.getHeader('sec-websocket-key'), protocol: req.getHeader('sec-websocket-protocol'), extensions: req.getHeader('sec-websocket-extensions') };
-}
-
 /**
  * JSON-RPC over WebSocket on uWebSockets.js (RPC_TRANSPORT=uws): admission, session and limits are the
  * sessions' (session.ts). uWS has no accept hook, so each socket also holds a descriptor of the process
@@ -117,7 +104,8 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): { clo
     // The session cuts a slow reader off at RPC_WS_MAX_BUFFERED_BYTES before sending; uWS must never drop a message silently below that.
     maxBackpressure: o.limits.maxBufferedBytes + o.maxMessageBytes,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-      const { head, key, protocol, extensions } = upgradeHead(res, req);
+      const head = new UwsHead(res, req, true);
+      const [key, protocol, extensions] = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')];
       let aborted = false;
       res.onAborted(() => (aborted = true));
       sessions.upgrade(head, {
