@@ -63,12 +63,11 @@ export interface TransportCore {
 export function transportCore(o: CoreOptions): TransportCore {
   const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
   const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
-  const envelope = { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, inflight: o.inflight };
   const tooLarge = errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes });
 
   const answer: TransportCore['answer'] = (text, client, limiter, target) => {
     const budget = new ResponseBudget(maxResponseBytes);
-    return andThen(handleBody(text, target, { ...envelope, client, budget, limiter }), (reply) => {
+    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter, inflight: o.inflight }), (reply) => {
       // Charged before the reply leaves, so this client's next request already sees the cost of this one.
       const extra = replyCost(budget, costs);
       if (extra === 0) return reply;
