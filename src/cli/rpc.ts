@@ -2,7 +2,7 @@ import type { CommandBody } from './command.js';
 import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
 import { checkWorkersConfig, loadRpcConfig, startRpc } from '../rpc/index.js';
-import { chooseTransport } from '../rpc/http/uws-load.js';
+import { chooseTransport } from '../rpc/transport/uws/load.js';
 import { loadStateConfig, startStateManager } from '../state/index.js';
 
 export const rpcCommand: CommandBody = {

@@ -101,7 +101,7 @@ export interface RpcConfig {
    * RPC_TRANSPORT: the HTTP and WebSocket stack of the public port. `node` (node:http and ws): every HTTP_*
    * limit applies. `uws` (uWebSockets.js): about half the CPU per small call; HTTP_MAX_CONNECTIONS,
    * HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap, 10 s, 10 s); docs/rpc-speed.md.
-   * `auto` (default): uws where its build loads on this Node and C library, node otherwise (http/uws-load.ts).
+   * `auto` (default): uws where its build loads on this Node and C library, node otherwise (transport/uws/load.ts).
    */
   transport: 'auto' | 'node' | 'uws';
   /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */

@@ -1,6 +1,6 @@
 import type { DbClient } from '../common/db/client.js';
 import { migrate } from '../common/db/migrations.js';
-import type { Check } from '../common/http/operator.js';
+import { operatorListener, type Check } from '../common/http/operator.js';
 import { listen } from '../common/http/server.js';
 import type { Common } from '../common/kernel.js';
 import type { Logger } from '../common/log.js';
@@ -17,11 +17,13 @@ import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
 import { ClientSlots, memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
-import { createRpcApp, createRpcOperatorApp, type ReadinessView, type RpcAppOptions } from './server.js';
-import { listenUws } from './http/uws-server.js';
-import { chooseTransport, type Transport, type TransportChoice } from './http/uws-load.js';
-import { attachUwsWebSocket } from './ws/uws-sockets.js';
-import { attachWebSocket } from './ws/socket-server.js';
+import { transportCore, type TransportCore } from './transport/core.js';
+import type { ReadinessView, RpcAppOptions } from './transport/routes.js';
+import { createRpcApp } from './transport/node/http.js';
+import { attachWebSocket } from './transport/node/ws.js';
+import { listenUws } from './transport/uws/http.js';
+import { chooseTransport, type Transport, type TransportChoice } from './transport/uws/load.js';
+import { attachUwsWebSocket } from './transport/uws/ws.js';
 import { DEFAULT_HTTP_LIMITS } from '../common/config/http-env.js';
 import { ClientQuota } from '../common/http/client-quota.js';
 import { loadRpcSpec } from './spec.js';
@@ -124,14 +126,14 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     readiness,
   };
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
-  const sockets = (attach: StartWebSocketOptions['attach']) =>
+  const sockets = (attach: StartWebSocketOptions['attach'], core: TransportCore) =>
     config.ws.maxSockets > 0
-      ? startWebSocket({ attach, config, limits: config.ws, dispatcher, limiter, inflight, access, feed: upstream.tracker,
+      ? startWebSocket({ attach, config, limits: config.ws, core, feed: upstream.tracker,
           upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
       : undefined;
   const { server, ws } = await listenPublic(config, appOptions, sockets, transport);
-  // RPC_OPERATOR_PORT: /metrics and /health/* on their own listener (in a cluster the primary's, workers.ts).
-  const operator = config.operator && !clustered ? await listen(createRpcOperatorApp({ metrics: common.metrics, readiness }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
+  // RPC_OPERATOR_PORT: /metrics and /health/* with full detail on their own listener (in a cluster the primary's, workers.ts).
+  const operator = config.operator && !clustered ? await listen(operatorListener({ metrics: common.metrics, readiness: () => readiness('operator') }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
   logger.info({ url: server.url, transport: transport.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
 
   let stopped: Promise<void> | undefined;
@@ -156,18 +158,22 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
 type PublicServer = { url: string; port: number; close(): Promise<void> };
 type Sockets = { stop(): Promise<void> } | undefined;
 
-/** The public port on the chosen stack (node:http, or uWebSockets.js), its WebSocket side attached to it; says which and why. */
-async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach']) => Sockets, { transport, why }: TransportChoice): Promise<{ server: PublicServer; ws: Sockets }> {
+/**
+ * The public port on the chosen stack (node:http, or uWebSockets.js), its WebSocket side attached to it; says
+ * which and why. POST bodies and WebSocket messages are answered by one core, whichever stack carries them.
+ */
+async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach'], core: TransportCore) => Sockets, { transport, why }: TransportChoice): Promise<{ server: PublicServer; ws: Sockets }> {
+  const core = transportCore(app);
   app.logger.info({ transport, why }, `rpc transport: ${transport === 'uws' ? 'uWebSockets.js' : 'node:http'}`);
   if (transport === 'uws') {
     let ws: Sockets;
-    const server = await listenUws(app, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp) => {
-      ws = sockets((o) => attachUwsWebSocket(uwsApp, o));
+    const server = await listenUws(app, core, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp) => {
+      ws = sockets((o) => attachUwsWebSocket(uwsApp, o), core);
     });
     return { server, ws };
   }
-  const server = await listen(createRpcApp(app), config.host, config.port, 'rpc', { limits: config.http, logger: app.logger });
-  return { server, ws: sockets((o) => attachWebSocket(server.server, o)) };
+  const server = await listen(createRpcApp(app, core), config.host, config.port, 'rpc', { limits: config.http, logger: app.logger });
+  return { server, ws: sockets((o) => attachWebSocket(server.server, o), core) };
 }
 
 function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry): UpstreamPool {

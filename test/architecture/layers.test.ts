@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOWED_LONG_FUNCTIONS, EXCEPTIONS, LAYERS, MAX_FILE_LINES, MAX_FUNCTION_LINES, RPC_LAYERS, areaOf } from './layers.js';
+import { ALLOWED_LONG_FUNCTIONS, EXCEPTIONS, LAYERS, MAX_ADAPTER_LINES, MAX_FILE_LINES, MAX_FUNCTION_LINES, RPC_LAYERS, TRANSPORT_ADAPTERS, areaOf } from './layers.js';
 import { cyclesOf, readSources } from './source.js';
 
 /**
@@ -84,5 +84,30 @@ describe('architecture of src/', () => {
   it(`behavior: no file over ${MAX_FILE_LINES} lines`, () => {
     const found = new Map(sources.filter((f) => f.lines > MAX_FILE_LINES).map((f) => [f.path, `${f.lines} lines`] as const));
     expect(compare(found, EXCEPTIONS.longFiles)).toEqual({ unlisted: [], gone: [] });
+  });
+});
+
+describe('transport layer of src/rpc', () => {
+  const inTransport = sources.filter((f) => f.path.startsWith('src/rpc/transport/'));
+  const isAdapter = (path: string) => TRANSPORT_ADAPTERS.dirs.some((d) => path.startsWith(d));
+  const core = inTransport.filter((f) => !isAdapter(f.path));
+
+  it('behavior: reads the core and an adapter of each stack (a move that emptied them would pass everything)', () => {
+    expect(core.map((f) => f.path)).toContain('src/rpc/transport/core.ts');
+    for (const dir of TRANSPORT_ADAPTERS.dirs) expect(inTransport.some((f) => f.path.startsWith(dir)), dir).toBe(true);
+    expect(inTransport.find((f) => f.path === 'src/rpc/transport/node/ws.ts')?.packages).toContain('ws');
+  });
+
+  it('behavior: the neutral core imports no adapter, neither its files nor its stack\'s packages', () => {
+    const found = core.flatMap((f) => [
+      ...f.imports.filter(isAdapter).map((t) => `${f.path} -> ${t}`),
+      ...f.packages.filter((p) => TRANSPORT_ADAPTERS.packages.includes(p)).map((p) => `${f.path} -> ${p}`),
+    ]);
+    expect(found).toEqual([]);
+  });
+
+  it(`behavior: no adapter file over ${MAX_ADAPTER_LINES} lines`, () => {
+    const found = inTransport.filter((f) => isAdapter(f.path) && f.lines > MAX_ADAPTER_LINES).map((f) => `${f.path}: ${f.lines} lines`);
+    expect(found).toEqual([]);
   });
 });

@@ -29,7 +29,7 @@ export const areaOf = (path: string): string => path.split('/')[1]!.replace(/\.t
 export const RPC_LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   {
     name: 'types',
-    paths: ['types.ts', 'errors.ts', 'param-errors.ts', 'response-budget.ts', 'upstream/raw-json.ts', 'spec.ts', 'json-depth.ts', 'raw-ids.ts', 'config.ts', 'ws/config.ts', 'migrations.ts', 'keys/migration.ts'],
+    paths: ['types.ts', 'errors.ts', 'param-errors.ts', 'response-budget.ts', 'upstream/raw-json.ts', 'spec.ts', 'json-depth.ts', 'raw-ids.ts', 'config.ts', 'ws/config.ts', 'ws/types.ts', 'migrations.ts', 'keys/migration.ts'],
   },
   {
     name: 'upstream and cache',
@@ -41,9 +41,21 @@ export const RPC_LAYERS: readonly { name: string; paths: readonly string[] }[] =
   },
   { name: 'methods', paths: ['methods/'] },
   { name: 'dispatch', paths: ['dispatcher.ts', 'envelope.ts'] },
-  { name: 'transports', paths: ['server.ts', 'http/', 'ws/'] },
+  // The transport-neutral core (answer, route table, WebSocket session), the subscriptions over it, then the
+  // adapters of each HTTP stack; TRANSPORT_ADAPTERS holds the core apart from the adapters.
+  { name: 'transport core', paths: ['transport/'] },
+  { name: 'subscriptions', paths: ['ws/'] },
+  { name: 'transport adapters', paths: ['transport/node/', 'transport/uws/'] },
   { name: 'wiring', paths: ['index.ts', 'workers.ts', 'cluster-operator.ts'] },
 ];
+
+/**
+ * The adapters of src/rpc/transport (one folder per HTTP stack) and what only they may import: the neutral core
+ * (transport/*.ts) imports no adapter file and none of these packages, and each adapter file stays within
+ * MAX_ADAPTER_LINES (what both stacks share belongs in the core, written once).
+ */
+export const TRANSPORT_ADAPTERS = { dirs: ['src/rpc/transport/node/', 'src/rpc/transport/uws/'], packages: ['node:http', 'node:net', 'ws', 'express', '@trufflesuite/uws-js-unofficial'] };
+export const MAX_ADAPTER_LINES = 150;
 
 /** House rule: functions of at most 80 lines, files of at most 400 (comments included: a file is read whole). */
 export const MAX_FUNCTION_LINES = 80;

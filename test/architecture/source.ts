@@ -17,6 +17,8 @@ export interface SourceFile {
   lines: number;
   /** Files of src/ it imports (paths from the root); imports of generated/ and packages are left out. */
   imports: string[];
+  /** Packages it imports, as written (`ws`, `node:http`). */
+  packages: string[];
   functions: { name: string; line: number; lines: number }[];
 }
 
@@ -45,12 +47,14 @@ function readSource(path: string): SourceFile {
   const text = readFileSync(join(root, path), 'utf8');
   const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const imports = new Set<string>();
+  const packages = new Set<string>();
   const functions: SourceFile['functions'] = [];
   const lineOf = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line + 1;
   const visit = (node: ts.Node): void => {
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const target = resolveImport(path, node.moduleSpecifier.text);
       if (target) imports.add(target);
+      else if (!node.moduleSpecifier.text.startsWith('.')) packages.add(node.moduleSpecifier.text);
     }
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
       const target = resolveImport(path, node.arguments[0].text);
@@ -64,7 +68,7 @@ function readSource(path: string): SourceFile {
   };
   visit(sf);
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-  return { path, lines, imports: [...imports], functions };
+  return { path, lines, imports: [...imports], packages: [...packages], functions };
 }
 
 /** The paths of src/'s TypeScript files from the repository root, sorted. */

@@ -1,4 +1,4 @@
-import { chooseTransport } from '../../src/rpc/http/uws-load.js';
+import { chooseTransport } from '../../src/rpc/transport/uws/load.js';
 
 /**
  * The endpoint's transport under test: RPC_TRANSPORT from the environment of the test run (`.ci/run` runs the

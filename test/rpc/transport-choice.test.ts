@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { loadRpcConfig, startRpc } from '../../src/rpc/index.js';
-import { chooseTransport, UWS_HOLDS_CONNECTION_CAPS, UWS_PACKAGE } from '../../src/rpc/http/uws-load.js';
+import { chooseTransport, UWS_HOLDS_CONNECTION_CAPS, UWS_PACKAGE } from '../../src/rpc/transport/uws/load.js';
 import { checkWorkers } from '../../src/rpc/workers.js';
 import { testCommon } from '../helpers/common.js';
 import { openTestDb } from '../helpers/db.js';

@@ -2,12 +2,12 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Anvil } from '../../src/devnet/anvil.js';
-import { probeUws } from '../../src/rpc/http/uws-load.js';
+import { probeUws } from '../../src/rpc/transport/uws/load.js';
 import { openTestDb } from '../helpers/db.js';
 import { chain, post, startTestRpc } from './helpers.js';
 
 /**
- * RPC_TRANSPORT=uws (src/rpc/http/uws-server.ts, src/rpc/ws/uws-sockets.ts) beside the default node:http
+ * RPC_TRANSPORT=uws (src/rpc/transport/uws/) beside the default node:http
  * endpoint on the same node: every kind of answer the HTTP side gives must be the same on both (status,
  * body, the headers clients read), and the limits the uWS side keeps itself (body size without a declared
  * length, a trickled body, the WebSocket's queue) must hold. `.ci/run` also runs the whole RPC suites with
@@ -165,7 +165,7 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
   });
 
   it('error: messages piling up beyond RPC_WS_MAX_INFLIGHT calls in flight are held up to RPC_WS_MAX_BUFFERED_BYTES, then the socket is cut with 1008 naming it', async () => {
-    // uWS cannot stop reading one socket (ws/uws-sockets.ts): what waits is held and bounded instead.
+    // uWS cannot stop reading one socket (transport/uws/ws.ts): what waits is held and bounded instead.
     await expect.poll(async () => (await fetch(`${onUws.url}/metrics`).then((r) => r.text())).match(/l2stack_rpc_ws_sockets (\d+)/)?.[1], { timeout: 10_000 }).toBe('0');
     const ws = new WebSocket(onUws.url.replace('http://', 'ws://'));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));

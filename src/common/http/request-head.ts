@@ -3,7 +3,7 @@ import { rawHeader } from './raw-header.js';
 
 /**
  * What the JSON-RPC endpoint reads of a request before its body (the rate-limit identity, the API key, CORS),
- * whichever HTTP stack carried it: node:http (NodeRequestHead) or uWebSockets.js (src/rpc/http/uws-server.ts),
+ * whichever HTTP stack carried it: node:http (NodeRequestHead) or uWebSockets.js (src/rpc/transport/uws/http.ts),
  * whose request object is gone by the time the body has arrived.
  */
 export interface RequestHead {

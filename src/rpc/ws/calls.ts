@@ -4,7 +4,7 @@ import type { CallTarget, SocketSubscriptions } from '../types.js';
 import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
 import { SubscribeError, type ResumeCharge, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
-import type { SocketSession } from './socket-server.js';
+import type { SocketSession } from '../transport/session.js';
 import type { ClientLedger } from './ledger.js';
 
 export interface SubscriptionLimits {

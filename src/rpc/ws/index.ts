@@ -1,31 +1,23 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../common/log.js';
-import type { ClientQuota } from '../../common/http/client-quota.js';
 import { counter, gauge } from '../../common/metrics.js';
 import type { RpcConfig } from '../config.js';
-import { handleBody, replyText } from '../envelope.js';
-import { allowListCalls, type KeyAccess } from '../keys/access.js';
-import { replyCost, type RateLimiter } from '../ratelimit.js';
-import { ResponseBudget } from '../response-budget.js';
-import { headClientAddress } from '../../common/http/client-address.js';
-import type { CallTarget, SocketSubscriptions } from '../types.js';
+import { replyText } from '../envelope.js';
+import type { SocketSubscriptions } from '../types.js';
+import type { TransportCore } from '../transport/core.js';
+import type { SocketSession, WsServerOptions } from '../transport/session.js';
 import { socketCalls, socketSubscriptions } from './calls.js';
 import type { WsLimits } from './config.js';
 import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
 import { ClientLedger } from './ledger.js';
-import type { SocketServer, SocketSession, WsServerOptions } from './socket-server.js';
 
 export interface StartWebSocketOptions {
-  /** Serves sockets on the endpoint's HTTP port: attachWebSocket (node:http) or attachUwsWebSocket (RPC_TRANSPORT=uws). */
-  attach(options: WsServerOptions): SocketServer;
+  /** Serves sockets on the endpoint's HTTP port (transport/node/ws.ts or transport/uws/ws.ts). */
+  attach(options: WsServerOptions): { close(): Promise<void> };
   config: RpcConfig;
   limits: WsLimits;
-  dispatcher: CallTarget;
-  limiter: RateLimiter;
-  /** RPC_MAX_INFLIGHT_PER_CLIENT, the same count as POST's (envelope.ts). */
-  inflight?: ClientQuota;
-  /** API keys (ws://host/v1/<key> or x-api-key); without it every socket is anonymous. */
-  access?: KeyAccess;
+  /** Admission and answers, the same as POST's (transport/core.ts). */
+  core: TransportCore;
   feed: HeadFeed;
   upstream: UpstreamCall;
   /** Blocks the head tracker remembers (the deepest reorg whose logs can be reported as removed). */
@@ -65,29 +57,14 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
   const sockets = o.attach({
     limits: o.limits,
     maxMessageBytes: o.config.maxBodyBytes,
-    admit: async (head) => {
-      const address = headClientAddress(head, o.config.trustedProxyHops);
-      return o.access ? o.access.resolve(head, address) : { ok: true as const, access: { client: address, limiter: o.limiter } };
-    },
+    admit: o.core.admit,
     unsubscribe: (id) => hub.unsubscribe(id),
     metrics: o.metrics,
     logger: o.logger,
     async answer(text, session) {
-      const budget = new ResponseBudget(o.config.maxResponseBytes);
-      const { limiter, allowed, keyId } = session.access;
-      const next = allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher;
       let bound = bySession.get(session);
       if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, ledger, filterLimits)));
-      const answer = await handleBody(text, socketCalls(bound, next), {
-        maxBatch: o.config.maxBatch,
-        maxJsonDepth: o.config.maxJsonDepth,
-        client: session.client,
-        budget,
-        limiter,
-        inflight: o.inflight,
-      });
-      const extra = replyCost(budget, o.config.rateLimit);
-      if (extra > 0) await limiter.charge(session.client, extra).catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'));
+      const answer = await o.core.answer(text, session.client, session.access.limiter, socketCalls(bound, o.core.target(session.access)));
       // A WebSocket text frame: chunks (a node's large answer, envelope.ts) go back to a string here.
       return answer.body === undefined ? undefined : replyText(answer.body);
     },

@@ -1,6 +1,6 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
-import type { SocketSession } from './socket-server.js';
+import type { SocketSession } from '../transport/session.js';
 
 /** RPC_WS_MAX_SUBSCRIPTIONS and the address caps, as ledger.ts applies them. */
 export interface SubscriptionCaps {

@@ -4,7 +4,7 @@ import { ethers } from 'ethers';
 import { databaseKind } from '../../helpers/db.js';
 import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
-import { probeUws } from '../../../src/rpc/http/uws-load.js';
+import { probeUws } from '../../../src/rpc/transport/uws/load.js';
 import { mined } from '../../../src/common/chain/mined.js';
 
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;

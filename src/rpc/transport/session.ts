@@ -1,17 +1,14 @@
 import { setMaxListeners } from 'node:events';
-import type { IncomingMessage, Server } from 'node:http';
-import { NodeRequestHead, type RequestHead } from '../../common/http/request-head.js';
-import { statusLine } from '../../common/http/status-line.js';
-import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { RequestHead } from '../../common/http/request-head.js';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
 import { ClientQuota } from '../../common/http/client-quota.js';
-import type { WsLimits } from './config.js';
-import type { Access, AccessDecision } from '../keys/access.js';
-import { isRpcPath } from '../keys/access.js';
-import type { NotificationSink } from './hub.js';
+import { descriptors } from '../../common/http/descriptors.js';
+import type { Awaitable } from '../types.js';
+import type { WsLimits } from '../ws/config.js';
+import type { NotificationSink } from '../ws/types.js';
+import { isRpcPath, type Access, type AccessDecision } from '../keys/access.js';
 
 /** One open socket, as the calls it carries see it (eth_subscribe binds subscriptions to it). */
 export interface SocketSession {
@@ -32,7 +29,7 @@ export interface WsServerOptions {
   /** Answers one JSON-RPC message as POST / would; undefined when it held only notifications. */
   answer(text: string, session: SocketSession): Promise<string | undefined>;
   /** Who the connecting client is (its API key when the URL or x-api-key names one); refusals are HTTP answers. */
-  admit(head: RequestHead): Promise<AccessDecision>;
+  admit(head: RequestHead): Awaitable<AccessDecision>;
   /** Called for every subscription of a closing socket. */
   unsubscribe(id: string): void;
   metrics: Registry;
@@ -40,8 +37,8 @@ export interface WsServerOptions {
 }
 
 /**
- * One accepted WebSocket as serveSocket drives it, whichever library carries it: `ws` on node:http (wsPeer
- * below) or uWebSockets.js (uws-sockets.ts).
+ * One accepted WebSocket as serveSocket drives it, whichever library carries it: `ws` on node:http
+ * (node/ws.ts) or uWebSockets.js (uws/ws.ts).
  */
 export interface PeerSocket {
   readonly open: boolean;
@@ -63,21 +60,43 @@ export interface PeerEvents {
   message(text: string): void;
   pong(): void;
   closed(): void;
-  /** The library could not hold the client's messages while reading was paused (uws-sockets.ts). */
+  /** The library could not hold the client's messages while reading was paused (uws/ws.ts). */
   overflow(reason: string): void;
 }
 
-/** The sockets of one server: their count, and each one's cut-off (the total-buffered check closes the heaviest). */
-export interface SocketRegistry {
+/** An upgrade refused, as the adapter answers it in plain HTTP: status, the metric's reason, the message. */
+export interface Refusal {
+  status: number;
+  reason: string;
+  message: string;
+  retryAfterSeconds?: number;
+}
+
+/** One upgrade as its adapter carries out what the sessions decide. */
+export interface Upgrade {
+  /** Whether the client left during admission (then nothing is written or held). */
+  gone(): boolean;
+  refuse(r: Refusal): void;
+  /** Completes the handshake; `release` gives back the client's slots, once, when the socket closes. */
+  accept(access: Access, release: () => void): void;
+}
+
+/** The WebSocket side of one server, whichever library carries it. */
+export interface SocketSessions {
+  /** Admission: the path, RPC_WS_MAX_SOCKETS (sockets open and being admitted), the key, RPC_WS_MAX_SOCKETS_PER_CLIENT. */
+  upgrade(head: RequestHead, u: Upgrade): void;
+  /** One accepted socket served until it closes. */
+  serve(peer: PeerSocket, access: Access): PeerEvents;
+  /** Every socket closed (1001), any still open after 1 s dropped. */
+  close(): Promise<void>;
+}
+
+/** The sockets of one server: each one's cut-off (the total-buffered check closes the heaviest); `drained` is told when none is left. */
+interface SocketRegistry {
   o: WsServerOptions;
   m: WsMetrics;
   cutOffs: Map<PeerSocket, CutOff>;
-}
-
-/** A server's handle: its open sockets, and closing every one of them. */
-export interface SocketServer {
-  close(): Promise<void>;
-  sockets(): number;
+  drained?: () => void;
 }
 
 export const POLICY_VIOLATION = 1008;
@@ -85,10 +104,10 @@ export const GOING_AWAY = 1001;
 /** While a socket is not read (RPC_WS_MAX_INFLIGHT calls running), how often it is probed for a closed peer. */
 const PAUSED_PROBE_MS = 250;
 
-export type WsMetrics = ReturnType<typeof wsMetrics>;
-export type CutOff = (code: number, reason: string, label: string) => void;
+type WsMetrics = ReturnType<typeof wsMetrics>;
+type CutOff = (code: number, reason: string, label: string) => void;
 
-export function wsMetrics(registry: Registry) {
+function wsMetrics(registry: Registry) {
   return {
     sockets: gauge(registry, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
     refused: counter(registry, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
@@ -97,23 +116,8 @@ export function wsMetrics(registry: Registry) {
   };
 }
 
-/** An upgrade refused as a plain HTTP answer (the client sees the status and why). */
-function refuseUpgrade(m: WsMetrics, socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number): void {
-  m.refused.inc({ reason });
-  const body = JSON.stringify({ error: message });
-  const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
-}
-
-/** RPC_WS_MAX_SOCKETS_PER_CLIENT as both transports count it: a slot per open socket of a client (its access.client). */
-export const socketQuota = (limits: WsLimits): ClientQuota => new ClientQuota(limits.maxSocketsPerClient);
-
-/** The refusal of an upgrade past RPC_WS_MAX_SOCKETS_PER_CLIENT (HTTP 429, retry after 1 s). */
-export const perClientRefusal = (limits: WsLimits): string =>
-  `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;
-
 /** Every 250 ms: when all sockets together queue more than the limit, the heaviest are cut off first. */
-export function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): NodeJS.Timeout {
+function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): NodeJS.Timeout {
   const timer = setInterval(() => {
     let total = 0;
     for (const ws of cutOffs.keys()) total += ws.bufferedAmount;
@@ -130,88 +134,85 @@ export function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOf
 }
 
 /**
- * JSON-RPC over WebSocket on the HTTP port (upgrade on `/`): each text message is answered like a POST
- * body (same validation, allow-list, rate limit, batch and byte limits), and subscriptions push
- * notifications. Bounded per socket: calls in flight (reading pauses), subscriptions, bytes queued for a
- * client that does not read (it is cut off with 1008 and the reason), idle time, dead peers (ping).
+ * A client's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT and, on a stack with no hook on accepted connections
+ * (`holdDescriptors`: uWS), its descriptor of the process: the refusal when either is full.
  */
-export function attachWebSocket(server: Server, o: WsServerOptions): SocketServer {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: true });
-  const m = wsMetrics(o.metrics);
-  const refuse = (socket: Duplex, status: number, reason: string, message: string, retryAfterSeconds?: number) =>
-    refuseUpgrade(m, socket, status, reason, message, retryAfterSeconds);
-  // Every socket's cut-off, so the total check can close the heaviest ones.
-  const cutOffs = new Map<PeerSocket, CutOff>();
-  const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, cutOffs);
-  const registry: SocketRegistry = { o, m, cutOffs };
-  const perClient = socketQuota(o.limits);
-
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', () => undefined);
-    if (!isRpcPath(req.url)) return refuse(socket, 404, 'path', `WebSocket is served on / (or /v1/<key>) only, not ${(req.url ?? '').split('?')[0]}`);
-    if (wss.clients.size >= o.limits.maxSockets) {
-      return refuse(socket, 503, 'sockets', `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`);
-    }
-    o.admit(new NodeRequestHead(req)).then(
-      (decision) => {
-        if (!decision.ok) return refuse(socket, decision.status, decision.status === 429 ? 'key_failures' : 'key', decision.message, decision.retryAfterSeconds);
-        const { client } = decision.access;
-        if (!perClient.take(client)) return refuse(socket, 429, 'client_sockets', perClientRefusal(o.limits), 1);
-        // The raw socket closes whatever happens (handshake failed, socket served and closed): the slot goes with it.
-        socket.once('close', () => perClient.release(client));
-        wss.handleUpgrade(req, socket, head, (ws) => serveWs(ws, decision.access, registry));
-      },
-      (err: unknown) => {
-        o.logger.error({ err }, 'websocket admission failed');
-        refuse(socket, 503, 'error', 'the endpoint could not check this connection; retry');
-      },
-    );
-  };
-  server.on('upgrade', onUpgrade);
-
+function socketSlots(limits: WsLimits, holdDescriptors: boolean) {
+  const perClient = new ClientQuota(limits.maxSocketsPerClient);
+  const perClientMessage = `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;
   return {
-    sockets: () => wss.clients.size,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.off('upgrade', onUpgrade);
-        clearInterval(totalCheck);
-        for (const ws of wss.clients) ws.close(GOING_AWAY, 'server shutting down');
-        setTimeout(() => {
-          for (const ws of wss.clients) ws.terminate();
-        }, 1_000).unref();
-        wss.close(() => resolve());
-      }),
+    hold(client: string): Refusal | (() => void) {
+      if (!perClient.take(client)) return { status: 429, reason: 'client_sockets', message: perClientMessage, retryAfterSeconds: 1 };
+      if (holdDescriptors && !descriptors.take()) {
+        perClient.release(client);
+        return { status: 503, reason: 'descriptors', message: `too many connections to this process: ${descriptors.clientCap} (ulimit -n less HTTP_FD_RESERVE); retry later`, retryAfterSeconds: 1 };
+      }
+      let held = true;
+      return () => {
+        if (!held) return;
+        held = false;
+        perClient.release(client);
+        if (holdDescriptors) descriptors.release();
+      };
+    },
   };
 }
 
-/** A `ws` socket as a PeerSocket, its events handed to serveSocket. */
-function serveWs(ws: WebSocket, access: Access, registry: SocketRegistry): void {
-  const raw = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
-  const peer: PeerSocket = {
-    get open() {
-      return ws.readyState === ws.OPEN;
-    },
-    get bufferedAmount() {
-      return ws.bufferedAmount;
-    },
-    send: (text) => ws.send(text),
-    close: (code, reason) => ws.close(code, reason),
-    terminate: () => ws.terminate(),
-    ping: () => ws.ping(),
-    pauseReading: () => raw?.pause(),
-    resumeReading: () => raw?.resume(),
+/**
+ * JSON-RPC over WebSocket on the HTTP port (upgrade on `/` or `/v1/<key>`), whichever library carries it:
+ * each text message is answered like a POST body (same validation, allow-list, rate limit, batch and byte
+ * limits), and subscriptions push notifications. Bounded per server (sockets, bytes queued in all), per
+ * client (sockets) and per socket: calls in flight (reading pauses), subscriptions, bytes queued for a client
+ * that does not read (it is cut off with 1008 and the reason), idle time, dead peers (ping).
+ */
+export function socketSessions(o: WsServerOptions, holdDescriptors: boolean): SocketSessions {
+  const m = wsMetrics(o.metrics);
+  const registry: SocketRegistry = { o, m, cutOffs: new Map() };
+  const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, registry.cutOffs);
+  const slots = socketSlots(o.limits, holdDescriptors);
+  let admitting = 0;
+  const refuse = (u: Upgrade, r: Refusal) => {
+    m.refused.inc({ reason: r.reason });
+    u.refuse(r);
   };
-  const events = serveSocket(peer, access, registry);
-  ws.on('message', (data: RawData, isBinary: boolean) =>
-    events.message(isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString()),
-  );
-  ws.on('pong', events.pong);
-  ws.on('error', (err) => registry.o.logger.debug({ err }, 'websocket error'));
-  ws.on('close', events.closed);
+  const decided = (u: Upgrade, decision: AccessDecision) => {
+    if (u.gone()) return;
+    if (!decision.ok) return refuse(u, { status: decision.status, reason: decision.status === 429 ? 'key_failures' : 'key', message: decision.message, retryAfterSeconds: decision.retryAfterSeconds });
+    const held = slots.hold(decision.access.client);
+    if (typeof held !== 'function') return refuse(u, held);
+    u.accept(decision.access, held);
+  };
+  return {
+    upgrade(head, u) {
+      if (!isRpcPath(head.url)) return refuse(u, { status: 404, reason: 'path', message: `WebSocket is served on / (or /v1/<key>) only, not ${head.url.split('?')[0]}` });
+      if (registry.cutOffs.size + admitting >= o.limits.maxSockets) {
+        return refuse(u, { status: 503, reason: 'sockets', message: `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP` });
+      }
+      admitting++;
+      Promise.resolve(o.admit(head))
+        .then(
+          (decision) => decided(u, decision),
+          (err: unknown) => {
+            o.logger.error({ err }, 'websocket admission failed');
+            if (!u.gone()) refuse(u, { status: 503, reason: 'error', message: 'the endpoint could not check this connection; retry' });
+          },
+        )
+        .finally(() => admitting--);
+    },
+    serve: (peer, access) => serveSocket(peer, access, registry),
+    async close() {
+      clearInterval(totalCheck);
+      const open = [...registry.cutOffs.keys()];
+      for (const peer of open) peer.close(GOING_AWAY, 'server shutting down');
+      if (open.length > 0) await new Promise<void>((resolve) => ((registry.drained = resolve), setTimeout(resolve, 1_000).unref()));
+      for (const peer of [...registry.cutOffs.keys()]) peer.terminate();
+    },
+  };
 }
 
 /** One accepted socket: its session, its cut-off, its keep-alive and its reading, until it closes. */
-export function serveSocket(ws: PeerSocket, access: Access, { o, m, cutOffs }: SocketRegistry): PeerEvents {
+function serveSocket(ws: PeerSocket, access: Access, registry: SocketRegistry): PeerEvents {
+  const { o, m, cutOffs } = registry;
   let cut = false;
   const cutOff: CutOff = (code, reason, label) => {
     if (cut) return;
@@ -261,6 +262,7 @@ export function serveSocket(ws: PeerSocket, access: Access, { o, m, cutOffs }: S
       for (const id of session.subscriptions) o.unsubscribe(id);
       session.subscriptions.clear();
       m.sockets.set(cutOffs.size);
+      if (cutOffs.size === 0) registry.drained?.();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ConfigError } from '../../common/config/env.js';
+import { ConfigError } from '../../../common/config/env.js';
 
 export type Uws = typeof import('@trufflesuite/uws-js-unofficial');
 

@@ -1,0 +1,122 @@
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { PortInUseError, reportDescriptors } from '../../../common/http/server.js';
+import type { HttpLimits } from '../../../common/config/http-env.js';
+import { errorBody } from '../../envelope.js';
+import { RpcCodes } from '../../errors.js';
+import { isRpcPath } from '../../keys/access.js';
+import type { ReplySink, TransportCore } from '../core.js';
+import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
+import { bodySlots, readBody } from './body.js';
+import { header, UwsHead, write, type Exchange } from './reply.js';
+import { loadUws } from './load.js';
+
+const JSON_TYPE = 'application/json';
+
+/** One POST: its head and its reply; one object per request, nothing else is allocated to answer it (uwsReplySink). */
+class PostExchange extends UwsHead implements Exchange {
+  aborted = false;
+
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    hops: number,
+    readonly cors: Cors,
+  ) {
+    super(res, req, hops > 0);
+  }
+}
+
+/** The ReplySink of the transport core on uWS. */
+const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
+  const headers = x.cors(x.header('origin')).slice();
+  if (body !== undefined) headers.push('content-type', JSON_TYPE);
+  let close = false;
+  // uWS writes its own connection header: a close is asked of end() instead.
+  for (const k in extra) {
+    if (k === 'connection') close = extra[k] === 'close';
+    else headers.push(k, extra[k]!);
+  }
+  write(x, status, headers, body, close);
+};
+
+type Handler = (res: HttpResponse, req: HttpRequest) => void;
+
+/** POST / and /v1/<key>: the head captured, the body read, then the transport core. */
+function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: HttpLimits): Handler {
+  const post = core.post(uwsReplySink);
+  const failed = (x: Exchange, err: unknown) => {
+    o.logger.error({ err }, 'request failed');
+    write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
+  };
+  const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
+  // uWS has no connection cap: the bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too (body.ts).
+  const slots = bodySlots(o.inflight?.perClient ?? 0, o.trustedProxyHops);
+  return (res, req) => {
+    const x = new PostExchange(res, req, o.trustedProxyHops, cors);
+    const release = slots.take(x);
+    if (!release) return write(x, 429, ['content-type', JSON_TYPE, 'retry-after', '1'], slots.refusal, true);
+    res.onAborted(() => {
+      x.aborted = true;
+      release();
+    });
+    readBody(x, header(req, 'content-length'), o.maxBodyBytes, limits.requestTimeoutMs, (text) => {
+      release();
+      try {
+        const done = post(x, text);
+        if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
+      } catch (err) {
+        failed(x, err);
+      }
+    }, () => {
+      release();
+      write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true);
+    });
+  };
+}
+
+/** Everything but POST on the JSON-RPC path: the route table (routes.ts). A HEAD answer goes without its body. */
+function routeHandler(o: RpcAppOptions, cors: Cors): Handler {
+  const routes = otherRoutes(o, cors);
+  return (res, req) => {
+    const x: Exchange = { res, aborted: false };
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const send = (a: RouteAnswer) => write(x, a.status, a.headers, method === 'HEAD' ? undefined : a.body);
+    const answer = routes(method, req.getUrl(), header(req, 'origin'));
+    if (!(answer instanceof Promise)) return send(answer);
+    res.onAborted(() => (x.aborted = true));
+    void answer.then(send);
+  };
+}
+
+export interface UwsListening {
+  app: TemplatedApp;
+  url: string;
+  port: number;
+  /** Stops accepting connections; uWS ends idle keep-alive connections within its 10 s idle timeout. */
+  close(): Promise<void>;
+}
+
+/**
+ * The public port on uWebSockets.js (RPC_TRANSPORT=uws): the same core and route table as node/http.ts on
+ * uWS's C++ HTTP parser and socket layer, which cost about half of node:http's CPU per small call (docs/rpc.md,
+ * "Transport"). `addRoutes` registers routes that must come before the catch-all (the WebSocket upgrade, uws/ws.ts).
+ */
+export async function listenUws(o: RpcAppOptions, core: TransportCore, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
+  const uws = loadUws();
+  // uWS has no accept hook: the reserve bounds its WebSocket sockets only (uws/ws.ts), not its HTTP connections.
+  reportDescriptors('rpc (uws)', limits, o.logger);
+  const app = uws.App();
+  const cors = corsPolicy(o.corsOrigins ?? '*');
+  addRoutes(app);
+  const post = postHandler(o, core, cors, limits);
+  const other = routeHandler(o, cors);
+  // POST straight to the JSON-RPC route when the path is one (nearly every request); the rest to the table.
+  app.post('/*', (res, req) => (isRpcPath(req.getUrl()) ? post(res, req) : other(res, req)));
+  app.any('/*', other);
+
+  const token = await new Promise<us_listen_socket | false>((resolve) => app.listen(host, port, resolve));
+  if (!token) throw new PortInUseError(`rpc: cannot listen on ${host}:${port} (RPC_TRANSPORT=uws): the port is in use or the address is not this machine's`);
+  const actual = uws.us_socket_local_port(token as never);
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return { app, port: actual, url: `http://${shownHost}:${actual}`, close: async () => uws.us_listen_socket_close(token) };
+}
