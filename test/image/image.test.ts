@@ -208,7 +208,7 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     ws.close();
     expect(JSON.parse(answer)).toEqual({ jsonrpc: '2.0', id: 2, result: chainId });
     await podman(['stop', '--time', '10', name], 60_000);
-    // The start line names the transport and why (src/rpc/http/uws-load.ts): the package has no build for ABI 137.
+    // The start line names the transport and why (src/rpc/transport/uws/load.ts): the package has no build for ABI 137.
     const logs = await podman(['logs', name]);
     const choice = (logs.stdout + logs.stderr).split('\n').find((l) => l.includes('rpc transport'));
     note(`rpc image, RPC_TRANSPORT unset: ${choice ?? 'no "rpc transport" line'}`);
