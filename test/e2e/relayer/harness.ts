@@ -108,7 +108,7 @@ export async function sendMessage(d: RelayerDevnet, sender: Wallet, layer: 'l1' 
   const s = d.devnet.state;
   const contract = layer === 'l1' ? L1MessageService__factory.connect(s.l1.messageService, sender) : L2MessageService__factory.connect(s.l2.messageService, sender);
   const tx = await contract.sendMessage(m.to, m.fee, m.calldata ?? '0x', { value: m.fee + (m.value ?? 0n), ...(m.nonce !== undefined ? { nonce: m.nonce } : {}) });
-  // mined(), not mined(tx), which can miss a receipt and wait without end (src/common/chain/mined.ts).
+  // mined(), not ethers' wait(), which can miss a receipt and wait without end (src/common/chain/mined.ts).
   const receipt = await mined(tx);
   const log = receipt.logs.map((l) => contract.interface.parseLog(l)).find((p) => p?.name === 'MessageSent')!;
   return String(log.args._messageHash).toLowerCase();
