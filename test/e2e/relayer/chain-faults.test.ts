@@ -136,8 +136,10 @@ describe('relayer process under chain faults (own devnet)', () => {
     const l1Service = L1MessageService__factory.connect(d.devnet.state.l1.messageService, chains.l1);
     await until('the coordinator to anchor the L1 messages and finalize the L2 ones', async () =>
       (await Promise.all(sent.l1.map((h) => l2Service.inboxL1L2MessageStatus(h)))).every((x) => x === 1n) && (await l1Service.currentL2BlockNumber()) >= BigInt(l2Head));
-    // Deep enough for the relayer's confirmations (and the finalization for L1's), then nothing is mined.
-    await miner.mine('l1', 2);
+    // Deep enough for the relayer's confirmations, then nothing is mined. On L1 that counts from the finalization
+    // the wait above saw, which may be the head itself: 2 blocks left it 1 short of L1's 3 whenever the ticker had
+    // not mined since (seen under load: the L2→L1 messages stayed SENT, L1 frozen, every later test failing).
+    await miner.mine('l1', 4);
     await miner.mine('l2', 3);
     await miner.set('l1', 'frozen');
     await miner.set('l2', 'frozen');
