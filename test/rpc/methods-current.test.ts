@@ -143,6 +143,10 @@ describe('eth_fillTransaction', () => {
       // An empty list with a gas too: anvil still builds an EIP-7702 transaction (found by test-coverage's random calls).
       [{ from, to: null, gas: '0x98404', authorizationList: [] }, 'to'],
       [{ from, to, type: '0x7e' }, 'type'],
+      // A creation with a priority fee and no maximum fee (found by test-coverage's random calls); with a to, anvil
+      // fills the same fees (the first test's mismatched-fee case).
+      [{ from, maxPriorityFeePerGas: '0xb2' }, 'maxPriorityFeePerGas'],
+      [{ from, to: null, maxPriorityFeePerGas: '0xb2', maxFeePerGas: '0x1' }, 'maxPriorityFeePerGas'],
     ];
     const before = node.counts.get('eth_fillTransaction') ?? 0;
     for (const [tx, member] of mirrored) {

@@ -80,6 +80,12 @@ const simulatePayload: Rule = (payload) => {
  */
 const fillableTransaction: Rule = (tx) => {
   if (!isObject(tx)) return undefined;
+  // A creation is estimated as a call that reads a missing maxFeePerGas as 0: anvil then refuses any priority fee
+  // above it (-32602 "max_priority_fee_per_gas greater than max_fee_per_gas"); with a to it fills the fees as sent.
+  const creation = tx.to === undefined || tx.to === null;
+  if (creation && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > BigInt(typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0')) {
+    return { at: 'maxPriorityFeePerGas', reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which a contract creation is estimated with` };
+  }
   for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
     if (tx[member] !== undefined) return { at: member, reason: `${member} is not filled by this endpoint's node (anvil 1.7.1 exits or refuses it); send blobs, or sign the blob transaction yourself` };
   }
