@@ -82,7 +82,12 @@ describe('adversarial: 500 KB raw transactions in a tight loop', () => {
         `canary ${report.sent} sent, p50 ${report.p50Ms} ms, p99 ${report.p99Ms} ms, max ${report.maxMs} ms\n`,
     );
 
-    expect(Object.keys(before.outcomes)).toEqual(['200 -32003 Insufficient funds for gas * price + value']);
+    // Every uncapped request reached the node: it refused each for its funds, or (busy decoding the flood, ~2 s
+    // of CPU per transaction under load) did not answer within the upstream timeout, which the client sees as
+    // -32002 "may have reached". Both are the cost the cap avoids.
+    const forwarded = ['200 -32003 Insufficient funds for gas * price + value', '200 -32002 no upstream node is available: eth_sendRawTransaction may have reached'];
+    expect(Object.keys(before.outcomes)).toContain(forwarded[0]);
+    expect(Object.keys(before.outcomes).filter((o) => !forwarded.some((f) => o.startsWith(f)))).toEqual([]);
     expect(Object.keys(after.outcomes)).toEqual(['200 -32000 oversized data: transaction size N, limit N (RPC_MAX_RAW_TX_BYTES)']);
     expect(report.failures).toEqual([]);
     expect(report.sent).toBeGreaterThan(10);
