@@ -76,7 +76,8 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     const atCap = await signed(signer, nonce, CAP - 200);
     expect(bytesOf(atCap)).toBeLessThanOrEqual(CAP);
     const hash = (await call(rpc.url, 'eth_sendRawTransaction', [atCap])).result as string;
-    expect((await provider.getTransactionReceipt(hash))?.status).toBe(1);
+    // anvil answers the send before its automine seals the block: wait for the receipt, bounded.
+    expect((await mined((await provider.getTransaction(hash))!, 30_000)).status).toBe(1);
 
     const past = await signed(signer, nonce + 1, CAP + 1_000);
     expect((await call(rpc.url, 'eth_sendRawTransaction', [past])).error?.message).toMatch(/^oversized data: transaction size \d+, limit 131072 \(RPC_MAX_RAW_TX_BYTES\)$/);
