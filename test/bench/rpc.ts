@@ -18,7 +18,10 @@
  * machine's idle share, and what bounds the figure. The cache-off endpoint runs with --cpu-prof (BENCH_PROFILE=on:
  * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run;
  * BENCH_ROUNDS (default 1) rounds of every side per case, taking turns (the median and the spread of the ratios); BENCH_ONLY=<regex>
- * runs only the matching cases. Then a latency probe (test/bench/_probe.ts).
+ * runs only the matching cases. The head, cached balance and empty poll also run at fixed rates, open loop
+ * (test/bench/_fixed-rate.ts): BENCH_FIXED shares of the floor's saturated rate in that case (default 0.5,0.9) and
+ * BENCH_FIXED_RATES absolute rates (default 10000), BENCH_FIXED_SECONDS each (default 3), p50/p99 in µs per side;
+ * BENCH_FIXED=off skips them. Then a latency probe (test/bench/_probe.ts).
  * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts). BENCH_RPC_BASELINE=<checkout>
  * adds a sixth side, "before": the cache-on endpoint of another checkout (its dist/ built there beforehand, e.g.
  * `git archive <commit> | tar -x -C <dir>` and `tsc -p tsconfig.build.json` in it), so a change is measured
@@ -29,10 +32,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ethers } from 'ethers';
 import { chain, deployOuter, result, wallet } from '../rpc/helpers.js';
-import { CONNECTIONS, load, startCalibrator, type Side, type Target } from './_load.js';
+import { CONNECTIONS, load, machineTicks, startCalibrator, type Side, type Target } from './_load.js';
+import { fixedRate } from './_fixed-rate.js';
 import { latencyProbe, PROBES } from './_probe.js';
 import { nowUs, summarizeProfile } from './_profile.js';
-import { builtEntry, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
+import { builtEntry, cpuSeconds, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 import { scaling } from './_rpc-scale.js';
 import { mined } from '../../src/common/chain/mined.js';
 
@@ -60,6 +64,11 @@ export function bound(s: Side, singleThreaded: boolean): string {
 }
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
+// Fixed-rate runs (test/bench/_fixed-rate.ts): shares of the node:http floor's saturated rate in the same case,
+// and absolute rates; BENCH_FIXED=off skips them.
+const FIXED_SHARES = process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED ?? '0.5,0.9').split(',').map(Number);
+const FIXED_RATES = process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED_RATES ?? '10000').split(',').map(Number);
+const FIXED_SECONDS = Number(process.env.BENCH_FIXED_SECONDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** One side's line: its median round (by req/s), and its ratios to anvil and the floor of the same round. */
@@ -75,6 +84,30 @@ function printSide(t: Target, rounds: Map<Target, Side>[], direct: Target, floor
       `cpu ${fmt(s.cpuUsPerReq ?? NaN, 1).padStart(5)} µs/req (${fmt(s.cores ?? NaN)} cores)  idle ${fmt(100 * s.idle, 0).padStart(2)} %  bound: ${bound(s, t !== direct)}` +
       `${bad > 0 ? `  BAD ${bad} (${ofSide.reduce((n, x) => n + x.sampled, 0)} sampled of ${ofSide.reduce((n, x) => n + x.total, 0)})` : ''}`,
   );
+}
+
+/**
+ * The case at fixed rates: shares of the floor's saturated rate measured just before, and absolute ones; per
+ * side the latency from each request's release (µs), the rate it kept up with, and what bounds it.
+ */
+async function fixedRates(name: string, bodies: (t: Target) => string[], floorRps: number, sides: Target[]): Promise<void> {
+  const rates = [...FIXED_SHARES.map((share) => ({ rate: Math.round(share * floorRps), label: `${fmt(share)} of the floor's ${fmt(floorRps, 0)} req/s` })), ...FIXED_RATES.map((rate) => ({ rate, label: 'fixed' }))];
+  for (const { rate, label } of rates) {
+    console.log(`  at ${rate} req/s (${label}), ${CONNECTIONS} connections, ${FIXED_SECONDS} s, open loop (test/bench/_fixed-rate.ts):`);
+    for (const t of sides) {
+      const before = cpuSeconds(t.pid);
+      const machine = machineTicks();
+      const r = await fixedRate(t.url, bodies(t), rate, FIXED_SECONDS, CONNECTIONS);
+      const after = machineTicks();
+      const idle = (after.idle - machine.idle) / Math.max(1, after.total - machine.total);
+      const cpuUs = t.pid === undefined ? NaN : ((cpuSeconds(t.pid) - before) * 1e6) / Math.max(1, r.achieved * FIXED_SECONDS);
+      const kept = r.achieved >= 0.98 * rate ? 'kept up' : `fell behind (${fmt((100 * r.achieved) / rate, 0)} %)`;
+      console.log(
+        `    ${t.name.padEnd(16)} p50 ${fmt(r.p50Us, 0).padStart(6)} µs  p99 ${fmt(r.p99Us, 0).padStart(6)} µs  max ${fmt(r.maxUs / 1000, 1).padStart(6)} ms  ${fmt(r.achieved, 0).padStart(6)} req/s ${kept}  cpu ${fmt(cpuUs, 1)} µs/req  machine idle ${fmt(100 * idle, 0)} %` +
+          `${r.bad + r.unanswered > 0 ? `  BAD ${r.bad} non-200, ${r.unanswered} unanswered` : ''}`,
+      );
+    }
+  }
 }
 
 export async function main(): Promise<void> {
@@ -125,12 +158,12 @@ export async function main(): Promise<void> {
     };
     // A filter per connection: each connection polls its own filter with a fixed body.
     const pollBodies = (t: Target) => filterIds.get(t.url)!.map((id) => req('eth_getFilterChanges', [id]));
-    const cases: { name: string; bodies: (t: Target) => string[]; before?: () => Promise<void>; after?: () => Promise<void>; probe?: false }[] = [
-      { name: 'eth_blockNumber (head)', bodies: () => [req('eth_blockNumber', [])] },
-      { name: 'eth_getBalance (cache)', bodies: () => [req('eth_getBalance', [signer.address, 'latest'])] },
+    const cases: { name: string; bodies: (t: Target) => string[]; before?: () => Promise<void>; after?: () => Promise<void>; probe?: false; fixed?: true }[] = [
+      { name: 'eth_blockNumber (head)', bodies: () => [req('eth_blockNumber', [])], fixed: true },
+      { name: 'eth_getBalance (cache)', bodies: () => [req('eth_getBalance', [signer.address, 'latest'])], fixed: true },
       { name: 'eth_call', bodies: () => [req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest'])] },
       { name: `eth_getLogs (${logsCount} logs)`, bodies: () => [req('eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])] },
-      { name: 'eth_getFilterChanges empty', before: makeFilters, after: uninstallAll, bodies: pollBodies, probe: false },
+      { name: 'eth_getFilterChanges empty', before: makeFilters, after: uninstallAll, bodies: pollBodies, probe: false, fixed: true },
       {
         name: 'eth_getFilterChanges new blocks',
         before: async () => {
@@ -177,9 +210,10 @@ export async function main(): Promise<void> {
         }
         rounds.push(r);
       }
-      await c.after?.();
       console.log(ROUNDS > 1 ? `${c.name} (median of ${ROUNDS} rounds; ratios: median, min-max)` : c.name);
       for (const t of sides) printSide(t, rounds, direct, floor);
+      if (c.fixed) await fixedRates(c.name, c.bodies, median(rounds.map((r) => r.get(floor)!.rps)), [direct, floor, uws, on, onUws]);
+      await c.after?.();
     }
     const [a1] = loadavg();
     console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are to anvil and to the node:http floor in the same run; answers checked before each run and sampled every 100 ms during it.`);
