@@ -167,8 +167,8 @@ async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (att
   app.logger.info({ transport, why }, `rpc transport: ${transport === 'uws' ? 'uWebSockets.js' : 'node:http'}`);
   if (transport === 'uws') {
     let ws: Sockets;
-    const server = await listenUws(app, core, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp) => {
-      ws = sockets((o) => attachUwsWebSocket(uwsApp, o), core);
+    const server = await listenUws(app, core, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp, connections) => {
+      ws = sockets((o) => attachUwsWebSocket(uwsApp, o, connections), core);
     });
     return { server, ws };
   }

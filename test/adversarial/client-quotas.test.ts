@@ -254,8 +254,7 @@ async function holdsItsQuota(name: string, url: string, canary: Canary, probe: (
 }
 
 describe(`per-client TCP connections (HTTP_MAX_CONNECTIONS_PER_CLIENT=${TCP_PER_CLIENT})`, () => {
-  // uWebSockets.js has no accept hook: the RPC port on RPC_TRANSPORT=uws does not count connections (docs/rpc-speed.md, "Transport").
-  it.skipIf(onUws)('behavior: RPC endpoint — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served', async () => {
+  it(`behavior: RPC endpoint${onUws ? ' on uWS' : ''} — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served`, async () => {
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
     await holdsItsQuota('rpc', rpc.url, nodeCanary('rpc-tcp', rpc.url, { localAddress: CANARY }), () =>
       freshRequest(rpc.url, { method: 'POST', body, headers: { 'content-type': 'application/json' }, localAddress: CANARY }),

@@ -70,29 +70,14 @@ describe('connection limits', () => {
     await underFlood('token-api', token.url, canary, () => freshRequest(`${token.url}/health/live`));
   });
 
-  // uWebSockets.js has no connection cap (HTTP_MAX_CONNECTIONS does not apply, docs/rpc-speed.md "Transport"): the test below holds it instead.
-  it.skipIf(onUws)('behavior: RPC endpoint — 1,000 idle sockets over a limit of 200: excess refused, canary served', async () => {
+  it(`behavior: RPC endpoint${onUws ? ' on uWS' : ''} — 1,000 idle sockets over a limit of 200: excess refused, canary served`, async () => {
     expect(rpc.config.http?.maxConnections).toBe(LIMIT);
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
     await underFlood('rpc', rpc.url, blockNumberCanary('rpc', rpc.url), () =>
       freshRequest(rpc.url, { method: 'POST', body, headers: { 'content-type': 'application/json' } }),
     );
-  });
-
-  it.runIf(onUws)('behavior: RPC endpoint on uWS — 1,000 idle sockets are closed by its 10 s idle timeout, a canary served throughout', async () => {
-    const canary = blockNumberCanary('rpc', rpc.url);
-    await new Promise((r) => setTimeout(r, 300));
-    const f = await flood(rpc.url, FLOOD);
-    try {
-      const opened = f.open();
-      await expect.poll(() => f.open(), { timeout: 20_000, interval: 200 }).toBe(0);
-      process.stdout.write(`uWS: ${opened} of ${FLOOD} idle sockets accepted, all closed by the server's idle timeout\n`);
-    } finally {
-      f.release();
-    }
-    const report = await canary.stop();
-    expect(report.failed, report.failures.join(' | ')).toBe(0);
-    expect(report.sent).toBeGreaterThan(5);
+    // The refusal is told to the operator, naming the variable, on either stack.
+    expect(rpc.logs.some((l) => l.level === 40 && l.msg.includes('(HTTP_MAX_CONNECTIONS)'))).toBe(true);
   });
 
   it('behavior: relayer API — 1,000 idle sockets over a limit of 200: excess refused, canary served', async () => {

@@ -54,7 +54,7 @@ export const RPC_LAYERS: readonly { name: string; paths: readonly string[] }[] =
  * (transport/*.ts) imports no adapter file and none of these packages, and each adapter file stays within
  * MAX_ADAPTER_LINES (what both stacks share belongs in the core, written once).
  */
-export const TRANSPORT_ADAPTERS = { dirs: ['src/rpc/transport/node/', 'src/rpc/transport/uws/'], packages: ['node:http', 'node:net', 'ws', 'express', '@trufflesuite/uws-js-unofficial'] };
+export const TRANSPORT_ADAPTERS = { dirs: ['src/rpc/transport/node/', 'src/rpc/transport/uws/'], packages: ['node:http', 'node:net', 'ws', 'express', 'uwebsockets'] };
 export const MAX_ADAPTER_LINES = 150;
 
 /** House rule: functions of at most 80 lines, files of at most 400 (comments included: a file is read whole). */

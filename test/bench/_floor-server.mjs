@@ -13,7 +13,7 @@ const answer = (text) => {
 
 if (process.argv[2] === 'uws') {
   // uWebSockets.js (the build Ganache ships): its own event loop integration and HTTP parser in C++.
-  const { default: uws } = await import('@trufflesuite/uws-js-unofficial');
+  const { default: uws } = await import('uwebsockets');
   uws
     .App()
     .post('/*', (res) => {

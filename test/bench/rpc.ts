@@ -6,7 +6,7 @@
  * - anvil: the node itself (Rust, all cores);
  * - floor node:http: a bare node:http server that parses the body and answers a constant (_floor-server.mjs):
  *   the floor of any Node endpoint, so "x floor" is the share of the transport's best our code leaves;
- * - floor uWS: the same on uWebSockets.js (@trufflesuite/uws-js-unofficial), a second calibrator;
+ * - floor uWS: the same on uWebSockets.js (the uwebsockets package), a second calibrator;
  * - on / off: the endpoint with the answer cache on (RPC_CACHE_BYTES default) and off (RPC_CACHE_BYTES=0);
  * - on uWS: the endpoint with the cache on and RPC_TRANSPORT=uws (its public port on uWebSockets.js).
  * Cases: eth_blockNumber (served from the head), eth_getBalance (the cache), eth_call, eth_getLogs (one block

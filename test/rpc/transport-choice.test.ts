@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { loadRpcConfig, startRpc } from '../../src/rpc/index.js';
-import { chooseTransport, UWS_HOLDS_CONNECTION_CAPS, UWS_PACKAGE } from '../../src/rpc/transport/uws/load.js';
+import { chooseTransport, probeUws, UWS_PACKAGE, uwsHoldsConnectionCaps } from '../../src/rpc/transport/uws/load.js';
 import { checkWorkers } from '../../src/rpc/workers.js';
 import { testCommon } from '../helpers/common.js';
 import { openTestDb } from '../helpers/db.js';
@@ -12,15 +12,15 @@ import { chain } from './helpers.js';
 
 /**
  * RPC_TRANSPORT=auto (the default) and what it chooses on the Node running this test: uWebSockets.js where
- * the package has a build for this Node's ABI (on these machines Node 20 has one, Node 22 and 24 do not) and
- * the build holds the connection caps (not yet: UWS_HOLDS_CONNECTION_CAPS;
- * `.ci/run` runs this file on each line), node:http elsewhere. Which stack answered is read from outside:
+ * the package's build for this Node's ABI loads (on Debian 12 Node 20's does; Node 22's and 24's need glibc 2.38,
+ * which Debian 13 has) and the connection caps hold (Linux: uwsHoldsConnectionCaps; `.ci/run` runs this file on
+ * each line), node:http elsewhere. Which stack answered is read from outside:
  * uWS writes its `uWebSockets` header on every response, node:http does not.
  */
 const here = createRequire(import.meta.url);
-const uwsBuildHere = existsSync(
-  join(dirname(here.resolve(`${UWS_PACKAGE}/package.json`)), 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`),
-);
+const uwsBuildHere = existsSync(join(dirname(here.resolve(`${UWS_PACKAGE}/package.json`)), `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`));
+/** Whether that build loads here (its glibc) and so can run. */
+const uwsRuns = probeUws().ok;
 
 let anvil: Anvil;
 let testDb: Awaited<ReturnType<typeof openTestDb>>;
@@ -48,7 +48,7 @@ async function start(transport: string, name: string) {
   return { running, logs: common.logs.map((l) => JSON.parse(l) as Record<string, unknown>), uwsHeader: res.headers.get('uwebsockets'), chainId: body.result };
 }
 
-describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modules}; ${UWS_PACKAGE} ${uwsBuildHere ? 'has' : 'has no'} build for it)`, () => {
+describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modules}; ${UWS_PACKAGE} ${uwsBuildHere ? 'has' : 'has no'} build for it${uwsBuildHere ? `, which ${uwsRuns ? 'loads' : 'does not load'}` : ''})`, () => {
   it('args: RPC_TRANSPORT is auto (the default), node or uws; anything else, and uws with RPC_WORKERS > 1, are refused at start by name', () => {
     expect(loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545' }).transport).toBe('auto');
     expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_TRANSPORT: 'fast' })).toThrow(/RPC_TRANSPORT/);
@@ -59,16 +59,18 @@ describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modul
   it('behavior: unset (auto), the endpoint is on uWebSockets.js where its build loads and holds the connection caps, on node:http elsewhere, and logs which and why', async () => {
     const { running, logs, uwsHeader, chainId } = await start('', 'auto');
     expect(chainId).toBe('0x539');
-    const uwsChosen = uwsBuildHere && UWS_HOLDS_CONNECTION_CAPS;
+    const uwsChosen = uwsRuns && uwsHoldsConnectionCaps();
     expect(running.transport).toBe(uwsChosen ? 'uws' : 'node');
     expect(uwsHeader !== null).toBe(uwsChosen);
     const chosen = logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('rpc transport'));
     expect(chosen).toMatchObject({ transport: running.transport });
     const why = uwsChosen
-      ? /RPC_TRANSPORT=auto: uWebSockets\.js's build uws_\w+\.node loads on Node v/
-      : uwsBuildHere
-        ? /RPC_TRANSPORT=auto: uWebSockets\.js's build uws_\w+\.node loads, but .* has no connection hook, so HTTP_MAX_CONNECTIONS/
-        : new RegExp(`RPC_TRANSPORT=auto: uWebSockets\\.js cannot run here \\(.*ABI ${process.versions.modules}.*\\)`);
+      ? /RPC_TRANSPORT=auto: uWebSockets\.js's build uws_\w+\.node loads on Node v\S+ and holds the connection caps/
+      : uwsRuns
+        ? /RPC_TRANSPORT=auto: uWebSockets\.js's build uws_\w+\.node loads, but .*HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold/
+        : uwsBuildHere
+          ? /RPC_TRANSPORT=auto: uWebSockets\.js cannot run here \(its build uws_\w+\.node needs glibc >= [\d.]+, this machine has glibc [\d.]+\)/
+          : new RegExp(`RPC_TRANSPORT=auto: uWebSockets\\.js cannot run here \\(.*ABI ${process.versions.modules}.*\\)`);
     expect(String(chosen?.why)).toMatch(why);
   });
 
@@ -81,12 +83,20 @@ describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modul
     expect([running.transport, uwsHeader, chainId]).toEqual(['node', null, '0x539']);
   });
 
-  it.runIf(uwsBuildHere)('behavior: RPC_TRANSPORT=uws starts on uWebSockets.js where its build loads', async () => {
+  it.runIf(uwsRuns)('behavior: RPC_TRANSPORT=uws starts on uWebSockets.js where its build loads', async () => {
     const { running, uwsHeader, chainId } = await start('uws', 'uws');
     expect([running.transport, uwsHeader !== null, chainId]).toEqual(['uws', true, '0x539']);
   });
 
-  it.skipIf(uwsBuildHere)('error: RPC_TRANSPORT=uws where its build cannot load refuses at start, naming this Node ABI and the ABIs (Node lines) it has builds for', async () => {
+  it.runIf(uwsBuildHere && !uwsRuns)('error: RPC_TRANSPORT=uws where its build does not load refuses at start, naming the glibc it needs and the one here', async () => {
+    const config = loadRpcConfig({ RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' }, { dbSchema: testDb.schema('refused_glibc') });
+    const common = testCommon();
+    stops.push(() => common.shutdown.run('test done'));
+    const refused = startRpc({ common, db: testDb.client, config });
+    await expect(refused).rejects.toThrow(/RPC_TRANSPORT=uws cannot run here: its build uws_\w+\.node needs glibc >= [\d.]+, this machine has glibc [\d.]+; use RPC_TRANSPORT=auto or node/);
+  });
+
+  it.skipIf(uwsBuildHere)('error: RPC_TRANSPORT=uws where there is no build for this Node refuses at start, naming this Node ABI and the ABIs (Node lines) it has builds for', async () => {
     const config = loadRpcConfig({ RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' }, { dbSchema: testDb.schema('refused') });
     const common = testCommon();
     stops.push(() => common.shutdown.run('test done'));

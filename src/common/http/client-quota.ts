@@ -23,4 +23,11 @@ export class ClientQuota {
     if (left > 0) this.held.set(client, left);
     else this.held.delete(client);
   }
+
+  /** Replaces every count with the ones given: for a stack that can recount what each client holds (uws/connections.ts in src/rpc/transport). */
+  reset(counts: ReadonlyMap<string, number>): void {
+    if (this.perClient === 0) return;
+    this.held.clear();
+    for (const [client, n] of counts) if (n > 0) this.held.set(client, n);
+  }
 }

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { BaseError } from '../errors.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../config/http-env.js';
 import type { Logger } from '../log.js';
-import { ClientQuota } from './client-quota.js';
+import { connectionGate } from './connection-gate.js';
 import { descriptors } from './descriptors.js';
 
 export class PortInUseError extends BaseError {
@@ -45,21 +45,12 @@ export function listen(handler: RequestListener, host: string, port: number, wha
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   reportDescriptors(what, limits, options.logger);
-  const refusals = refusalLog(what, limits, options.logger);
-  server.on('drop', () => refusals('server'));
-  const perClient = new ClientQuota(limits.maxConnectionsPerClient);
+  const gate = connectionGate(what, limits, options.logger);
+  server.on('drop', () => gate.refused('server'));
   server.on('connection', (socket: Socket) => {
     const client = socket.remoteAddress ?? 'unknown';
-    // Over a quota: closed at once (its descriptor freed), the client's other connections untouched.
-    if (!descriptors.take()) return void (refusals('process'), socket.destroy());
-    if (!perClient.take(client)) {
-      descriptors.release();
-      return void (refusals('client'), socket.destroy());
-    }
-    socket.once('close', () => {
-      perClient.release(client);
-      descriptors.release();
-    });
+    if (!gate.admit(client)) return void socket.destroy();
+    socket.once('close', () => gate.release(client));
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -83,27 +74,6 @@ export function listen(handler: RequestListener, host: string, port: number, wha
       });
     });
   });
-}
-
-type Refused = 'server' | 'client' | 'process';
-
-/** Counts refused connections by which limit refused them; tells the log at most once a minute, naming the variable. */
-function refusalLog(what: string, limits: HttpLimits, logger: Logger | undefined): (by: Refused) => void {
-  const dropped: Record<Refused, number> = { server: 0, client: 0, process: 0 };
-  const why: Record<Refused, () => string> = {
-    server: () => `open connections of this server at ${limits.maxConnections} (HTTP_MAX_CONNECTIONS)`,
-    client: () => `one client address at ${limits.maxConnectionsPerClient} open connections (HTTP_MAX_CONNECTIONS_PER_CLIENT): its newest are closed`,
-    process: () => `client connections of the process at ${descriptors.clientCap}: ulimit -n ${descriptors.limit} less ${descriptors.reserve} kept for our own connections (HTTP_FD_RESERVE)`,
-  };
-  let lastWarnAt = 0;
-  return (by) => {
-    dropped[by]++;
-    const now = Date.now();
-    if (logger && now - lastWarnAt >= 60_000) {
-      lastWarnAt = now;
-      logger.warn({ server: what, refused: by, droppedSinceStart: { ...dropped } }, `connection limit reached: new connections are refused (${why[by]()})`);
-    }
-  };
 }
 
 /**

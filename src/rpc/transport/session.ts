@@ -4,7 +4,6 @@ import type { RequestHead } from '../../common/http/request-head.js';
 import type { Logger } from '../../common/log.js';
 import { counter, gauge } from '../../common/metrics.js';
 import { ClientQuota } from '../../common/http/client-quota.js';
-import { descriptors } from '../../common/http/descriptors.js';
 import type { Awaitable } from '../types.js';
 import type { WsLimits } from '../ws/config.js';
 import type { NotificationSink } from '../ws/types.js';
@@ -133,26 +132,18 @@ function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): No
   return timer;
 }
 
-/**
- * A client's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT and, on a stack with no hook on accepted connections
- * (`holdDescriptors`: uWS), its descriptor of the process: the refusal when either is full.
- */
-function socketSlots(limits: WsLimits, holdDescriptors: boolean) {
+/** A client's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT: the refusal when it is full (the descriptor is the connection's, taken when it was accepted). */
+function socketSlots(limits: WsLimits) {
   const perClient = new ClientQuota(limits.maxSocketsPerClient);
   const perClientMessage = `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;
   return {
     hold(client: string): Refusal | (() => void) {
       if (!perClient.take(client)) return { status: 429, reason: 'client_sockets', message: perClientMessage, retryAfterSeconds: 1 };
-      if (holdDescriptors && !descriptors.take()) {
-        perClient.release(client);
-        return { status: 503, reason: 'descriptors', message: `too many connections to this process: ${descriptors.clientCap} (ulimit -n less HTTP_FD_RESERVE); retry later`, retryAfterSeconds: 1 };
-      }
       let held = true;
       return () => {
         if (!held) return;
         held = false;
         perClient.release(client);
-        if (holdDescriptors) descriptors.release();
       };
     },
   };
@@ -165,11 +156,11 @@ function socketSlots(limits: WsLimits, holdDescriptors: boolean) {
  * client (sockets) and per socket: calls in flight (reading pauses), subscriptions, bytes queued for a client
  * that does not read (it is cut off with 1008 and the reason), idle time, dead peers (ping).
  */
-export function socketSessions(o: WsServerOptions, holdDescriptors: boolean): SocketSessions {
+export function socketSessions(o: WsServerOptions): SocketSessions {
   const m = wsMetrics(o.metrics);
   const registry: SocketRegistry = { o, m, cutOffs: new Map() };
   const totalCheck = watchTotalBuffered(o.limits.maxTotalBufferedBytes, registry.cutOffs);
-  const slots = socketSlots(o.limits, holdDescriptors);
+  const slots = socketSlots(o.limits);
   let admitting = 0;
   const refuse = (u: Upgrade, r: Refusal) => {
     m.refused.inc({ reason: r.reason });

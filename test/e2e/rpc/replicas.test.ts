@@ -51,12 +51,12 @@ describe('l2stack rpc (the command)', () => {
     expect(stderr).toContain('RPC_BUNDLER_VENDOR_PREFIX');
   });
 
-  it.skipIf(probeUws().ok)('error: RPC_TRANSPORT=uws where uWebSockets.js cannot load exits non-zero naming this Node ABI and the builds there are, before the database opens', async () => {
+  it.skipIf(probeUws().ok)('error: RPC_TRANSPORT=uws where uWebSockets.js cannot load exits non-zero naming what its build needs (the Node ABI, or the glibc it was linked against), before the database opens', async () => {
     // DATABASE_PGLITE_DIR that cannot be created: reaching the database would fail differently.
     const { exit } = runCli({ RPC_TRANSPORT: 'uws', RPC_UPSTREAM_URLS: 'http://127.0.0.1:1', DATABASE_PGLITE_DIR: '/proc/l2stack-no-such-dir' });
     const { code, stderr } = await exit;
     expect(code).toBe(1);
-    expect(stderr).toMatch(new RegExp(`Invalid configuration .*\\n.*RPC_TRANSPORT=uws cannot run here: .*ABI ${process.versions.modules}\\b.*builds for Node ABI`, 's'));
+    expect(stderr).toMatch(new RegExp(`Invalid configuration .*\\n.*RPC_TRANSPORT=uws cannot run here: (.*ABI ${process.versions.modules}\\b.*builds for Node ABI|its build uws_\\w+\\.node needs glibc >= [\\d.]+, this machine has glibc [\\d.]+)`, 's'));
     expect(stderr).not.toMatch(/PGlite|database/i);
   });
 });

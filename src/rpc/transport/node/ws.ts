@@ -47,7 +47,7 @@ function listen(ws: WebSocket, events: PeerEvents, o: WsServerOptions): void {
  */
 export function attachWebSocket(server: Server, o: WsServerOptions): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
-  const sessions = socketSessions(o, false);
+  const sessions = socketSessions(o);
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
     sessions.upgrade(new NodeRequestHead(req), {

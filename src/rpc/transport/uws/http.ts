@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uwebsockets';
 import { PortInUseError, reportDescriptors } from '../../../common/http/server.js';
 import type { HttpLimits } from '../../../common/config/http-env.js';
 import { errorBody } from '../../envelope.js';
@@ -8,6 +8,7 @@ import type { ReplySink, TransportCore } from '../core.js';
 import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
 import { bodySlots, readBody } from './body.js';
 import { header, UwsHead, write, type Exchange } from './reply.js';
+import { holdConnectionCaps, type UwsConnections } from './connections.js';
 import { loadUws } from './load.js';
 
 const JSON_TYPE = 'application/json';
@@ -49,7 +50,7 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
     write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
   };
   const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
-  // uWS has no connection cap: the bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too (body.ts).
+  // The bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too (body.ts), beside its connections.
   const slots = bodySlots(o.inflight?.perClient ?? 0, o.trustedProxyHops);
   return (res, req) => {
     const x = new PostExchange(res, req, o.trustedProxyHops, cors);
@@ -99,15 +100,17 @@ export interface UwsListening {
 /**
  * The public port on uWebSockets.js (RPC_TRANSPORT=uws): the same core and route table as node/http.ts on
  * uWS's C++ HTTP parser and socket layer, which cost about half of node:http's CPU per small call (docs/rpc.md,
- * "Transport"). `addRoutes` registers routes that must come before the catch-all (the WebSocket upgrade, uws/ws.ts).
+ * "Transport"). The TCP connection caps are held as node:http's listener holds them (uws/connections.ts). `addRoutes`
+ * registers routes that must come before the catch-all (the WebSocket upgrade, uws/ws.ts).
  */
-export async function listenUws(o: RpcAppOptions, core: TransportCore, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp) => void = () => undefined): Promise<UwsListening> {
+export async function listenUws(o: RpcAppOptions, core: TransportCore, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp, connections: UwsConnections) => void = () => undefined): Promise<UwsListening> {
   const uws = loadUws();
-  // uWS has no accept hook: the reserve bounds its WebSocket sockets only (uws/ws.ts), not its HTTP connections.
   reportDescriptors('rpc (uws)', limits, o.logger);
   const app = uws.App();
+  let actual = 0;
+  const connections = holdConnectionCaps(app, 'rpc (uws)', limits, o.logger, () => actual);
   const cors = corsPolicy(o.corsOrigins ?? '*');
-  addRoutes(app);
+  addRoutes(app, connections);
   const post = postHandler(o, core, cors, limits);
   const other = routeHandler(o, cors);
   // POST straight to the JSON-RPC route when the path is one (nearly every request); the rest to the table.
@@ -116,7 +119,7 @@ export async function listenUws(o: RpcAppOptions, core: TransportCore, host: str
 
   const token = await new Promise<us_listen_socket | false>((resolve) => app.listen(host, port, resolve));
   if (!token) throw new PortInUseError(`rpc: cannot listen on ${host}:${port} (RPC_TRANSPORT=uws): the port is in use or the address is not this machine's`);
-  const actual = uws.us_socket_local_port(token as never);
+  actual = uws.us_socket_local_port(token);
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return { app, port: actual, url: `http://${shownHost}:${actual}`, close: async () => uws.us_listen_socket_close(token) };
 }

@@ -2,11 +2,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../../../common/config/env.js';
+import { canRecount } from './connections.js';
 
-export type Uws = typeof import('@trufflesuite/uws-js-unofficial');
+export type Uws = typeof import('uwebsockets');
 
-/** The npm package the uWebSockets.js builds come from (docs/rpc-speed.md, "Transport"). */
-export const UWS_PACKAGE = '@trufflesuite/uws-js-unofficial';
+/**
+ * The npm package the uWebSockets.js builds come from (docs/rpc-speed.md, "Transport"): a copy of upstream's release
+ * binaries, one `uws_<platform>_<arch>_<abi>.node` per Node ABI at the package's root.
+ */
+export const UWS_PACKAGE = 'uwebsockets';
 
 /** Node's ABI numbers (process.versions.modules) and the release line each belongs to. */
 const NODE_LINE_OF_ABI: Record<string, string> = { '83': '14', '88': '15', '93': '16', '102': '17', '108': '18', '111': '19', '115': '20', '120': '21', '127': '22', '131': '23', '137': '24', '141': '25' };
@@ -58,7 +62,7 @@ function probe(): UwsProbe {
   const build = `uws_${process.platform}_${process.arch}_${abi}.node`;
   let dir: string;
   try {
-    dir = join(dirname(require.resolve(`${UWS_PACKAGE}/package.json`)), 'binaries');
+    dir = dirname(require.resolve(`${UWS_PACKAGE}/package.json`));
   } catch {
     return { ok: false, why: `the package ${UWS_PACKAGE} is not installed` };
   }
@@ -73,12 +77,12 @@ function probe(): UwsProbe {
 }
 
 /**
- * Whether the uWS adapter enforces the TCP connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT,
- * HTTP_FD_RESERVE) as node:http does. Not with this package: it has no hook on accepted connections (builds with
- * `App.filter` do; docs/rpc-speed.md "Transport"). `auto` takes uWS only once it does, so the default never trades a
- * limit for speed.
+ * Whether the uWS adapter holds the TCP connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT,
+ * HTTP_FD_RESERVE) as node:http does: App.filter counts its connections everywhere, but a closing connection names no
+ * client, so the per-client counts are read again from the kernel's table of TCP sockets (uws/connections.ts), which
+ * Linux has. `auto` takes uWS only where it does, so the default never trades a limit for speed.
  */
-export const UWS_HOLDS_CONNECTION_CAPS = false;
+export const uwsHoldsConnectionCaps = (): boolean => canRecount();
 
 export type Transport = 'node' | 'uws';
 
@@ -91,7 +95,7 @@ export interface TransportChoice {
 /**
  * RPC_TRANSPORT resolved at start (and by `l2stack rpc` with the config, before anything opens). `node` and
  * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library and holds the connection
- * caps (UWS_HOLDS_CONNECTION_CAPS), node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
+ * caps (uwsHoldsConnectionCaps), node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
  * sockets do not use).
  */
 export function chooseTransport(requested: 'auto' | Transport, workers: number): TransportChoice {
@@ -103,10 +107,10 @@ export function chooseTransport(requested: 'auto' | Transport, workers: number):
   }
   if (workers > 1) return { transport: 'node', why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use` };
   if (!found.ok) return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js cannot run here (${found.why})` };
-  if (!UWS_HOLDS_CONNECTION_CAPS) {
-    return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but ${UWS_PACKAGE} has no connection hook, so HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT and HTTP_FD_RESERVE would not hold on it; RPC_TRANSPORT=uws forces it` };
+  if (!uwsHoldsConnectionCaps()) {
+    return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but this system has no /proc/self/net/tcp to recount each client's connections, so HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold on it; RPC_TRANSPORT=uws forces it` };
   }
-  return { transport: 'uws', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version}` };
+  return { transport: 'uws', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version} and holds the connection caps` };
 }
 
 /** uWebSockets.js for RPC_TRANSPORT=uws: the loaded build, or an error naming what it needs. */

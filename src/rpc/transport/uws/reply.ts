@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse } from 'uwebsockets';
 import { formatPeerAddress } from '../../../common/http/peer-address.js';
 import type { RequestHead } from '../../../common/http/request-head.js';
 import { statusLine } from '../../../common/http/status-line.js';

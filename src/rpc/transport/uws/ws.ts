@@ -1,13 +1,15 @@
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uwebsockets';
 import { statusLine } from '../../../common/http/status-line.js';
 import type { Access } from '../../keys/access.js';
+import type { UwsConnections } from './connections.js';
 import { UwsHead } from './reply.js';
 import { socketSessions, type PeerEvents, type PeerSocket, type Refusal, type WsServerOptions } from '../session.js';
 
-/** What uWS keeps for one socket: its access and the release of its slots (set at upgrade), then its peer and the session's events. */
+/** What uWS keeps for one socket: its access, the release of its slots and its peer address (set at upgrade), then its peer and the session's events. */
 interface SocketData {
   access: Access;
   release: () => void;
+  client: string;
   peer?: UwsPeer;
 }
 
@@ -91,12 +93,12 @@ function refuse(res: HttpResponse, { status, message, retryAfterSeconds }: Refus
 
 /**
  * JSON-RPC over WebSocket on uWebSockets.js (RPC_TRANSPORT=uws): admission, session and limits are the
- * sessions' (session.ts). uWS has no accept hook, so each socket also holds a descriptor of the process
- * (HTTP_FD_RESERVE) from its upgrade to its close. uWS's own idle timeout and automatic pings are off: the
- * session's RPC_WS_PING_MS and RPC_WS_IDLE_TIMEOUT_MS apply.
+ * sessions' (session.ts). The socket keeps the connection slots it took when accepted (uws/connections.ts) until it
+ * closes: uWS reports no close of an upgraded socket to App.filter, so they are given back here. uWS's own idle
+ * timeout and automatic pings are off: the session's RPC_WS_PING_MS and RPC_WS_IDLE_TIMEOUT_MS apply.
  */
-export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): { close(): Promise<void> } {
-  const sessions = socketSessions(o, true);
+export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions, connections: UwsConnections): { close(): Promise<void> } {
+  const sessions = socketSessions(o);
   app.ws<SocketData>('/*', {
     maxPayloadLength: o.maxMessageBytes,
     idleTimeout: 0,
@@ -111,7 +113,7 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): { clo
       sessions.upgrade(head, {
         gone: () => aborted,
         refuse: (r) => refuse(res, r),
-        accept: (access, release) => res.cork(() => res.upgrade<SocketData>({ access, release }, key, protocol, extensions, context)),
+        accept: (access, release) => res.cork(() => res.upgrade<SocketData>({ access, release, client: head.remoteAddress }, key, protocol, extensions, context)),
       });
     },
     open: (ws) => {
@@ -125,8 +127,9 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions): { clo
     },
     pong: (ws) => ws.getUserData().peer?.events?.pong(),
     close: (ws) => {
-      const { release, peer } = ws.getUserData();
+      const { release, peer, client } = ws.getUserData();
       release();
+      connections.closedWebSocket(client);
       if (!peer) return;
       peer.closed = true;
       peer.events?.closed();
