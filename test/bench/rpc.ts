@@ -8,7 +8,8 @@
  *   the floor of any Node endpoint, so "x floor" is the share of the transport's best our code leaves;
  * - floor uWS: the same on uWebSockets.js (the uwebsockets package), a second calibrator;
  * - on / off: the endpoint with the answer cache on (RPC_CACHE_BYTES default) and off (RPC_CACHE_BYTES=0);
- * - on uWS: the endpoint with the cache on and RPC_TRANSPORT=uws (its public port on uWebSockets.js).
+ * - on uWS: the endpoint with the cache on and its public port on uWebSockets.js: RPC_TRANSPORT unset ("default
+ *   (uWS)") where `auto` picks uWS, else RPC_TRANSPORT=uws.
  * Cases: eth_blockNumber (served from the head), eth_getBalance (the cache), eth_call, eth_getLogs (one block
  * of 1,000 logs), eth_getFilterChanges with nothing new and while blocks with logs arrive (a filter per
  * connection: 32 autocannon instances of one connection, one static body each), a finalized
@@ -39,6 +40,7 @@ import { nowUs, summarizeProfile } from './_profile.js';
 import { builtEntry, cpuSeconds, startEndpoint, type RunningEndpoint } from './_rpc-endpoint.js';
 import { scaling } from './_rpc-scale.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { chooseTransport } from '../../src/rpc/transport/uws/load.js';
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 export const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -132,7 +134,9 @@ export async function main(): Promise<void> {
   // on and off are the node:http endpoint, named: the default (auto) would be uWS wherever its build loads.
   const on = await startBenchEndpoint('on', anvil.url, { RPC_TRANSPORT: 'node' }, profiled === 'on' ? profileFlags : []);
   const off = await startBenchEndpoint('off', anvil.url, { RPC_TRANSPORT: 'node', RPC_CACHE_BYTES: '0' }, profiled === 'off' ? profileFlags : []);
-  const onUws = await startBenchEndpoint('on uWS', anvil.url, { RPC_TRANSPORT: 'uws' }, profiled === 'uws' ? profileFlags : []);
+  // The uWS side is the default endpoint (RPC_TRANSPORT unset) wherever `auto` picks uWS, as a user runs it.
+  const autoIsUws = chooseTransport('auto', 1).transport === 'uws';
+  const onUws = await startBenchEndpoint(autoIsUws ? 'default (uWS)' : 'on uWS', anvil.url, autoIsUws ? {} : { RPC_TRANSPORT: 'uws' }, profiled === 'uws' ? profileFlags : []);
   const profiledSide = { on, off, uws: onUws }[profiled];
   const baseline = process.env.BENCH_RPC_BASELINE;
   const before = baseline ? await startBenchEndpoint('before (on)', anvil.url, {}, [], join(baseline, 'dist/src/cli.js')) : undefined;
