@@ -27,7 +27,7 @@ function handWrittenDefaults(doc: string, text: string): string[] {
     if (spec.default === undefined) continue;
     const want = value(spec.default);
     if (!/^\d+(\.\d+)?$/.test(want)) continue;
-    const re = new RegExp(`\`${name}\`[^|\`]{0,30}?(?<!\\d)[(,=]\\s*(?:default\\s+)?(\\d[\\d,]*(?:\\.\\d+)?)\\s*(KiB|MiB|GiB|min|ms|s)?\\b`, 'g');
+    const re = new RegExp(`\`${name}\`[^|\`]{0,30}?(?<!\\d)[(,=;]\\s*(?:default\\s+)?(\\d[\\d,]*(?:\\.\\d+)?)\\s*(KiB|MiB|GiB|min|ms|s)?\\b`, 'g');
     lines.forEach((line, i) => {
       for (const m of line.matchAll(re)) {
         const n = Number(m[1]!.replace(/,/g, ''));
