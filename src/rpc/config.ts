@@ -118,7 +118,7 @@ export interface RpcConfig {
   maxLogsResults: number;
   /**
    * RPC_LOGS_CHUNK_BLOCKS: a range wider than this goes to the node in chunks, the first of this many
-   * blocks, the next sized by the bytes per block seen so far (logs.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
+   * blocks, the next sized by the bytes per block seen so far (log-range.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
    * queries one client may have in flight per process.
    */
   logs: { chunkBlocks: number; wideMaxPerClient: number };
