@@ -2,7 +2,8 @@
  * `npm run codegen`: runs every target of codegen.config.json into generated/.
  * `npm run codegen -- --check`: runs them into a temporary directory and fails on any difference, so a
  * spec or contract change without regenerated code (or a hand edit of generated/) cannot land.
- * .env.example, outside generated/, is written (and checked) from the services' variable declarations.
+ * .env.example and the variable tables of the docs (<!-- generated:env … --> blocks), outside generated/, are
+ * written (and checked) from the services' variable declarations.
  */
 import { readFile, mkdtemp, rm, readdir, cp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { openrpcTypings, openrpcClient } from './codegen/openrpc.js';
 import { solidity, typechain } from './codegen/solidity.js';
 import { abiModules } from './codegen/abi.js';
 import { envExample } from './codegen/env-example.js';
+import { docTables } from './codegen/doc-tables.js';
 import type { Generator, Target } from './codegen/types.js';
 
 const GENERATORS: Record<string, Generator> = {
@@ -66,6 +68,7 @@ async function main(): Promise<number> {
       await rm(generated, { recursive: true, force: true });
       await cp(tmp, generated, { recursive: true });
       await writeFile(envFile, envExample());
+      for (const [path, want] of await docTables(root)) await writeFile(join(root, path), want);
       return 0;
     }
     const [want, have] = await Promise.all([listFiles(tmp), listFiles(generated)]);
@@ -77,11 +80,12 @@ async function main(): Promise<number> {
       if (!a.equals(b)) problems.push(`differs: generated/${f}`);
     }
     if ((await readFile(envFile, 'utf8').catch(() => '')) !== envExample()) problems.push('differs: .env.example');
+    for (const [path] of await docTables(root)) problems.push(`differs: ${path} (a generated:env table)`);
     if (problems.length > 0) {
-      process.stderr.write(`codegen:check: generated files are out of date with specs/ and src/*/config.ts (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
+      process.stderr.write(`codegen:check: generated files (generated/, .env.example, the docs' variable tables) are out of date with specs/ and src/*/config.ts (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
       return 1;
     }
-    process.stdout.write(`codegen:check: generated/ and .env.example match (${want.length + 1} files)\n`);
+    process.stdout.write(`codegen:check: generated/, .env.example and the docs' variable tables match (${want.length + 1} files)\n`);
     return 0;
   } finally {
     await rm(tmp, { recursive: true, force: true });

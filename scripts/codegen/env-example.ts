@@ -7,7 +7,7 @@ import { stateEnv } from '../../src/state/config.js';
 import { tokenApiEnv } from '../../src/token-api/config.js';
 
 /** The sections of .env.example, one per service; a variable already written in an earlier section is not repeated. */
-const SECTIONS: [title: string, specs: Record<string, VarSpec<unknown>>][] = [
+export const SECTIONS: [title: string, specs: Record<string, VarSpec<unknown>>][] = [
   ['Every service (the devnet reads only these; the rest of it is flags: l2stack devnet --help)', commonEnv],
   ['HTTP connection limits (token API, RPC endpoint, relayer API)', httpEnv],
   ['Token data API (l2stack token-api, l2stack token-indexer)', tokenApiEnv],
@@ -23,7 +23,7 @@ const HEADER = `# l2stack configuration: every service reads only environment va
 # scheme://host:port only.
 `;
 
-const value = (v: unknown): string => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+export const value = (v: unknown): string => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 /** .env.example: every variable operators may set, with its description, accepted form and default. */
 export function envExample(): string {
@@ -43,4 +43,11 @@ export function envExample(): string {
   }
   if (undocumented.length > 0) throw new Error(`env variables without .describe(): ${undocumented.join(', ')}`);
   return parts.join('');
+}
+
+/** Every variable operators may set (tests' own left out), by name: what the docs' generated tables read. */
+export function declaredVariables(): Map<string, VarSpec<unknown>> {
+  const all = new Map<string, VarSpec<unknown>>();
+  for (const [, specs] of SECTIONS) for (const [name, spec] of Object.entries(specs)) if (!spec.forTests && !all.has(name)) all.set(name, spec);
+  return all;
 }

@@ -24,7 +24,7 @@ export const rpcEnv = {
   RPC_HEAD_DEPTH: env.integer({ min: 8, max: 10_000, default: 128 }).describe('Blocks the head tracker remembers: the deepest reorg it follows.'),
   RPC_CACHE_BYTES: env.integer({ min: 0, default: 67_108_864 }).describe('Bytes of the answer cache (final answers, reads at latest until the head moves); 0 = off.'),
   RPC_WORKERS: env.integer({ min: 1, max: 64, default: 1 }).describe('Processes serving the port (node:cluster); more than 1 needs PostgreSQL and RPC_TRANSPORT node or auto.'),
-  RPC_TRANSPORT: env.oneOf(['auto', 'node', 'uws'] as const, { default: 'auto' }).describe('HTTP/WebSocket stack: node (node:http, ws), uws (uWebSockets.js), auto (uws where it loads); docs/rpc.md.'),
+  RPC_TRANSPORT: env.oneOf(['auto', 'node', 'uws'] as const, { default: 'auto' }).describe('HTTP/WebSocket stack: node (node:http, ws), uws (uWebSockets.js), auto (uws where its build loads, on Linux, with RPC_WORKERS=1); docs/rpc-speed.md.'),
   RPC_UPSTREAM_MAX_BATCH_BYTES: env.integer({ min: 1_024, default: 524_288 }).describe('Bytes of one merged batch to a node (a bigger single call goes alone).'),
   RPC_UPSTREAM_MAX_SOCKETS: env.integer({ min: 1, max: 10_000, default: 128 }).describe('Keep-alive connections per node at most; further requests wait.'),
   RPC_MAX_BATCH: env.integer({ min: 1, max: 10_000, default: 100 }).describe('Calls in one JSON-RPC batch at most; more: -32600.'),
@@ -118,7 +118,7 @@ export interface RpcConfig {
   maxLogsResults: number;
   /**
    * RPC_LOGS_CHUNK_BLOCKS: a range wider than this goes to the node in chunks, the first of this many
-   * blocks, the next sized by the bytes per block seen so far (logs.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
+   * blocks, the next sized by the bytes per block seen so far (log-range.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
    * queries one client may have in flight per process.
    */
   logs: { chunkBlocks: number; wideMaxPerClient: number };

@@ -15,7 +15,7 @@ export class ResponseBudget {
   used = 0;
   full = false;
   /**
-   * Bytes the node returned for calls then refused over this budget (a chunked eth_getLogs, logs.ts): the
+   * Bytes the node returned for calls then refused over this budget (a chunked eth_getLogs, log-range.ts): the
    * node built and sent them, so they are charged like the answered bytes, though the client got none.
    */
   dropped = 0;

@@ -38,14 +38,15 @@ type RawQuery = <T>(sql: string, bindings: readonly Knex.RawBinding[]) => Promis
 
 export class PgStore implements BatchingStore {
   readonly kind: 'pglite' | 'postgres';
-  private readonly t: (name: string) => string;
+  /** A table of this store's schema, qualified (`<schema>.nodes`). */
+  private readonly table: (name: string) => string;
 
   constructor(
     private readonly db: DbClient,
     readonly schema: string,
   ) {
     this.kind = db.kind;
-    this.t = (name) => `${schema}.${name}`;
+    this.table = (name) => `${schema}.${name}`;
   }
 
   /** Rows read at settled blocks, per tree and position: proofs at the finalized block share the upper levels. */
@@ -71,7 +72,7 @@ export class PgStore implements BatchingStore {
       const part = requests.slice(at, at + MAX_KEYS_PER_STATEMENT);
       let st = this.proofStatements.get(part.length);
       if (!st) {
-        const text = proofStatementSql(this.t, part.length);
+        const text = proofStatementSql(this.table, part.length);
         const name = `l2s_proof_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
         this.proofStatements.set(part.length, (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }));
       }
@@ -130,7 +131,7 @@ export class PgStore implements BatchingStore {
           const { rows } = await raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
             `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
              cross join lateral (
-               select value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
+               select value from ${this.table('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
              ) n`,
             [want.map(String), treeHex(tree), n],
           );
@@ -141,7 +142,7 @@ export class PgStore implements BatchingStore {
         const { rows } = await raw<{ rows: { pos: string; block: string | null; value: Uint8Array | null }[] }>(
           `select p.pos, n.block, n.value from unnest(?::bigint[]) as p(pos)
            left join lateral (
-             select block, value from ${this.t('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
+             select block, value from ${this.table('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
            ) n on true`,
           [want.map(String), treeHex(tree), n],
         );
@@ -157,7 +158,7 @@ export class PgStore implements BatchingStore {
           `select q.h as q, k.hkey, k.leaf_index from unnest(?::text[]) as q(h)
            left join lateral (
              select encode(d.hkey, 'hex') as hkey, d.leaf_index from (
-               select distinct on (hkey) hkey, leaf_index from ${this.t('keys')}
+               select distinct on (hkey) hkey, leaf_index from ${this.table('keys')}
                where tree = decode(?, 'hex') and hkey <= decode(q.h, 'hex') and block <= ?
                order by hkey desc, block desc
              ) d where d.leaf_index is not null limit 1
@@ -170,7 +171,7 @@ export class PgStore implements BatchingStore {
       keysUpTo: async (tree, limit) => {
         const { rows } = await raw<{ rows: { hkey: string; leaf_index: string }[] }>(
           `select encode(hkey, 'hex') as hkey, leaf_index from (
-             select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc
+             select distinct on (hkey) hkey, leaf_index from ${this.table('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc
            ) d where d.leaf_index is not null limit ?`,
           [treeHex(tree), n, limit + 1],
         );
@@ -179,12 +180,12 @@ export class PgStore implements BatchingStore {
       },
       liveRows: async (tree) => {
         const nodes = await raw<{ rows: { pos: string }[] }>(
-          `select pos from (select distinct on (pos) pos, value from ${this.t('nodes')} where tree = decode(?, 'hex') and block <= ? order by pos, block desc) d
+          `select pos from (select distinct on (pos) pos, value from ${this.table('nodes')} where tree = decode(?, 'hex') and block <= ? order by pos, block desc) d
            where d.value is not null`,
           [treeHex(tree), n],
         );
         const keys = await raw<{ rows: { hkey: string }[] }>(
-          `select encode(hkey, 'hex') as hkey from (select distinct on (hkey) hkey, leaf_index from ${this.t('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc) d
+          `select encode(hkey, 'hex') as hkey from (select distinct on (hkey) hkey, leaf_index from ${this.table('keys')} where tree = decode(?, 'hex') and block <= ? order by hkey, block desc) d
            where d.leaf_index is not null`,
           [treeHex(tree), n],
         );
@@ -229,13 +230,13 @@ export class PgStore implements BatchingStore {
     const first = blocks[0]!.block.number;
     await this.db.query('state.commit_blocks', (knex) =>
       knex.transaction(async (trx) => {
-        const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.t('blocks')} order by number desc limit 1`);
+        const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.table('blocks')} order by number desc limit 1`);
         const top = head.rows[0]?.number;
         if (top !== undefined && BigInt(top) >= first) throw new Error(`block ${first} is not above the head ${top}; roll back first`);
         for (let i = 0; i < nodes.t.length; i += CHUNK) {
           const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
           await trx.raw(
-            `insert into ${this.t('nodes')} (tree, pos, block, value)
+            `insert into ${this.table('nodes')} (tree, pos, block, value)
              select decode(u.t, 'hex'), u.p, u.b, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::bigint[], ?::text[]) as u(t, p, b, v)`,
             [part(nodes.t), part(nodes.p), part(nodes.b), part(nodes.v) as string[]],
           );
@@ -243,12 +244,12 @@ export class PgStore implements BatchingStore {
         for (let i = 0; i < keys.t.length; i += CHUNK) {
           const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
           await trx.raw(
-            `insert into ${this.t('keys')} (tree, hkey, block, leaf_index)
+            `insert into ${this.table('keys')} (tree, hkey, block, leaf_index)
              select decode(u.t, 'hex'), decode(u.h, 'hex'), u.b, u.i from unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) as u(t, h, b, i)`,
             [part(keys.t), part(keys.h), part(keys.b), part(keys.i) as string[]],
           );
         }
-        await trx(this.t('blocks')).insert(blocks.map(({ block }) => ({ number: block.number.toString(), hash: block.hash, parent_hash: block.parentHash, root: block.root })));
+        await trx(this.table('blocks')).insert(blocks.map(({ block }) => ({ number: block.number.toString(), hash: block.hash, parent_hash: block.parentHash, root: block.root })));
       }),
     );
   }
@@ -258,12 +259,12 @@ export class PgStore implements BatchingStore {
   }
 
   async head(): Promise<BlockRecord | undefined> {
-    const r = await this.db.query('state.head', (knex) => knex(this.t('blocks')).orderBy('number', 'desc').first());
+    const r = await this.db.query('state.head', (knex) => knex(this.table('blocks')).orderBy('number', 'desc').first());
     return PgStore.record(r);
   }
 
   async block(number: bigint): Promise<BlockRecord | undefined> {
-    const r = await this.db.query('state.block', (knex) => knex(this.t('blocks')).where({ number: number.toString() }).first());
+    const r = await this.db.query('state.block', (knex) => knex(this.table('blocks')).where({ number: number.toString() }).first());
     return PgStore.record(r);
   }
 
@@ -274,9 +275,9 @@ export class PgStore implements BatchingStore {
     const n = block.toString();
     await this.db.query('state.rollback', (knex) =>
       knex.transaction(async (trx) => {
-        await trx(this.t('nodes')).where('block', '>', n).delete();
-        await trx(this.t('keys')).where('block', '>', n).delete();
-        await trx(this.t('blocks')).where('number', '>', n).delete();
+        await trx(this.table('nodes')).where('block', '>', n).delete();
+        await trx(this.table('keys')).where('block', '>', n).delete();
+        await trx(this.table('blocks')).where('number', '>', n).delete();
       }),
     );
   }
@@ -293,34 +294,34 @@ export class PgStore implements BatchingStore {
     return this.db.query('state.prune', (knex) =>
       knex.transaction(async (trx) => {
         let removed = 0;
-        for (const [table, key, value] of [['nodes', 'pos', 'value'], ['keys', 'hkey', 'leaf_index']] as const) {
+        for (const [name, key, value] of [['nodes', 'pos', 'value'], ['keys', 'hkey', 'leaf_index']] as const) {
           const a = await trx.raw<{ rowCount: number }>(
-            `with c as (select tree, ${key} as k, max(block) as keep from ${this.t(table)} where block > ? and block <= ? group by tree, ${key})
-             delete from ${this.t(table)} x using c where x.tree = c.tree and x.${key} = c.k and x.block < c.keep`,
+            `with c as (select tree, ${key} as k, max(block) as keep from ${this.table(name)} where block > ? and block <= ? group by tree, ${key})
+             delete from ${this.table(name)} x using c where x.tree = c.tree and x.${key} = c.k and x.block < c.keep`,
             [p, f],
           );
-          const b = await trx.raw<{ rowCount: number }>(`delete from ${this.t(table)} where block > ? and block <= ? and ${value} is null`, [p, f]);
+          const b = await trx.raw<{ rowCount: number }>(`delete from ${this.table(name)} where block > ? and block <= ? and ${value} is null`, [p, f]);
           removed += (a.rowCount ?? 0) + (b.rowCount ?? 0);
         }
-        await trx(this.t('blocks')).where('number', '<', f).delete();
-        await trx(this.t('meta')).insert({ key: 'pruned_floor', value: f }).onConflict('key').merge();
+        await trx(this.table('blocks')).where('number', '<', f).delete();
+        await trx(this.table('meta')).insert({ key: 'pruned_floor', value: f }).onConflict('key').merge();
         return removed;
       }),
     );
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    const r = await this.db.query('state.get_meta', (knex) => knex(this.t('meta')).where({ key }).first());
+    const r = await this.db.query('state.get_meta', (knex) => knex(this.table('meta')).where({ key }).first());
     return (r as { value: string } | undefined)?.value;
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    await this.db.query('state.set_meta', (knex) => knex(this.t('meta')).insert({ key, value }).onConflict('key').merge());
+    await this.db.query('state.set_meta', (knex) => knex(this.table('meta')).insert({ key, value }).onConflict('key').merge());
   }
 
   async recordFinalization(rec: FinalizationRecord): Promise<void> {
     await this.db.query('state.record_finalization', (knex) =>
-      knex(this.t('finalizations'))
+      knex(this.table('finalizations'))
         .insert({ l2_block: rec.l2Block.toString(), state_root: rec.stateRoot, l1_block: rec.l1Block.toString(), l1_tx_hash: rec.l1TxHash })
         .onConflict('l2_block')
         .merge(),
@@ -328,7 +329,7 @@ export class PgStore implements BatchingStore {
   }
 
   async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
-    const r = (await this.db.query('state.finalization', (knex) => knex(this.t('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
+    const r = (await this.db.query('state.finalization', (knex) => knex(this.table('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
       | { l2_block: string; state_root: string; l1_block: string; l1_tx_hash: string }
       | undefined;
     return r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash };

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { loadHttpLimits } from '../../src/common/config/http-env.js';
+import { parseEnv } from '../../src/common/config/env.js';
+import { httpEnv, httpLimitsFrom } from '../../src/common/config/http-env.js';
 import { descriptors } from '../../src/common/http/descriptors.js';
 import { listen } from '../../src/common/http/server.js';
 
@@ -11,7 +12,7 @@ import { listen } from '../../src/common/http/server.js';
  */
 type Ask = { kind: 'state' } | { kind: 'connect'; port: number; count: number };
 
-const server = await listen((_req, res) => res.end('ok'), '127.0.0.1', 0, 'fd-child', { limits: loadHttpLimits(process.env) });
+const server = await listen((_req, res) => res.end('ok'), '127.0.0.1', 0, 'fd-child', { limits: httpLimitsFrom(parseEnv(httpEnv, process.env).values) });
 const own: Socket[] = [];
 process.send!({ url: server.url, limit: descriptors.limit, clientCap: descriptors.clientCap });
 /** Descriptors open now; the limit itself when even listing them fails for want of one. */

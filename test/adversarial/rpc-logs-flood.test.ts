@@ -9,7 +9,7 @@ import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } f
  * Issue 35, item 5: eth_getLogs without an address over 118 blocks of 500 logs made anvil build 134 MB,
  * then the reply's budget answered -32005, for 1 unit; at 5-10 calls/s anvil went to 4-5 GB and stopped
  * mining. Now a range wider than RPC_LOGS_CHUNK_BLOCKS goes to the node in chunks under what is left of the
- * reply's budget (src/rpc/logs.ts), a client has at most RPC_LOGS_WIDE_MAX_PER_CLIENT of them in flight,
+ * reply's budget (src/rpc/log-range.ts), a client has at most RPC_LOGS_WIDE_MAX_PER_CLIENT of them in flight,
  * and the bytes the node returned are charged. Real anvil behind a counting proxy that records the size of
  * every answer the node wrote; real sockets; the rate limit on.
  */

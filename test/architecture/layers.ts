@@ -37,7 +37,7 @@ export const RPC_LAYERS: readonly { name: string; paths: readonly string[] }[] =
   },
   {
     name: 'what handlers use',
-    paths: ['context.ts', 'filters/', 'logs.ts', 'evm-bounds.ts', 'estimate-gas.ts', 'asset-changes.ts', 'bundler.ts', 'net-fallback.ts', 'trace/'],
+    paths: ['context.ts', 'filters/', 'log-range.ts', 'evm-bounds.ts', 'estimate-gas.ts', 'asset-changes.ts', 'bundler.ts', 'net-fallback.ts', 'trace/'],
   },
   { name: 'methods', paths: ['methods/'] },
   { name: 'dispatch', paths: ['dispatcher.ts', 'envelope.ts'] },

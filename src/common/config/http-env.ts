@@ -51,8 +51,3 @@ export function httpLimitsFrom(values: HttpValues): HttpLimits {
     keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
 }
-
-/** The HTTP_* variables alone (tests and code that builds a service config by hand). */
-export function loadHttpLimits(source: Record<string, string | undefined>): HttpLimits {
-  return httpLimitsFrom(parseEnv(httpEnv, source).values);
-}

@@ -2,7 +2,7 @@ import { RpcError } from '../../common/errors.js';
 import { upstreamCall, type RpcContext } from '../context.js';
 import type { Awaitable, MethodAnswer, MethodResult } from '../types.js';
 import { RpcCodes } from '../errors.js';
-import { currentHead, logsOf, resultCapError } from '../logs.js';
+import { currentHead, logsOf, resultCapError } from '../log-range.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';

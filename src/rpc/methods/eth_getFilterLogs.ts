@@ -1,5 +1,5 @@
 import { defineMethod } from '../context.js';
-import { getLogs } from '../logs.js';
+import { getLogs } from '../log-range.js';
 
 /** eth_getFilterLogs: every log of a log filter's range, with eth_getLogs' caps, chunks and charge (under this reply's byte budget); it also keeps the filter alive. */
 export default defineMethod('eth_getFilterLogs', async (ctx, [filterId], call) => {

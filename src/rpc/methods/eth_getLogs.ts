@@ -1,5 +1,5 @@
 import { defineMethod } from '../context.js';
-import { getLogs } from '../logs.js';
+import { getLogs } from '../log-range.js';
 
 /**
  * eth_getLogs: bounds are hex, latest or earliest (the spec refuses pending/safe/finalized with -32602);

@@ -1,5 +1,5 @@
 import { defineMethod } from '../context.js';
-import { currentHead } from '../logs.js';
+import { currentHead } from '../log-range.js';
 
 /** eth_newBlockFilter: polls report the hashes of blocks mined after creation; counts toward the filter caps. */
 export default defineMethod('eth_newBlockFilter', async (ctx, _params, call) => {

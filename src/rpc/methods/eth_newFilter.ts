@@ -1,7 +1,7 @@
 import type { Filter } from '../../../generated/rpc/methods.js';
 import { defineMethod } from '../context.js';
 import { checkCriteria } from '../filters/caps.js';
-import { currentHead } from '../logs.js';
+import { currentHead } from '../log-range.js';
 
 /**
  * eth_newFilter: kept in the endpoint's database. Polls report logs of blocks mined after creation

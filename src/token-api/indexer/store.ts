@@ -40,21 +40,22 @@ const chunks = <T>(rows: T[], size: number): T[][] => Array.from({ length: Math.
 export class IndexerStore {
   constructor(readonly schema: string) {}
 
-  private t(name: string) {
+  /** A table of this store's schema, qualified. */
+  private table(name: string) {
     return `${this.schema}.${name}`;
   }
 
   async cursor(knex: Knex): Promise<number | undefined> {
-    const row = (await knex(this.t('cursors')).where('name', 'main').first('block')) as { block: string } | undefined;
+    const row = (await knex(this.table('cursors')).where('name', 'main').first('block')) as { block: string } | undefined;
     return row ? Number(row.block) : undefined;
   }
 
   async setCursor(knex: Knex, block: number): Promise<void> {
-    await knex(this.t('cursors')).insert({ name: 'main', block, updated_at: knex.fn.now() }).onConflict('name').merge();
+    await knex(this.table('cursors')).insert({ name: 'main', block, updated_at: knex.fn.now() }).onConflict('name').merge();
   }
 
   async loadPools(knex: Knex): Promise<PoolState[]> {
-    const rows = (await knex(this.t('pools')).select('address', 'kind', 'token0', 'token1', 'reserve0', 'reserve1', 'sqrt_price_x96', 'liquidity', 'state_block', 'state_time')) as {
+    const rows = (await knex(this.table('pools')).select('address', 'kind', 'token0', 'token1', 'reserve0', 'reserve1', 'sqrt_price_x96', 'liquidity', 'state_block', 'state_time')) as {
       address: string; kind: 'v2' | 'v3'; token0: string; token1: string;
       reserve0: string | null; reserve1: string | null; sqrt_price_x96: string | null; liquidity: string | null;
       state_block: string | null; state_time: Date | string | null;
@@ -69,12 +70,12 @@ export class IndexerStore {
   }
 
   async loadTokens(knex: Knex): Promise<{ address: string; decimals: number; symbol: string; listed: boolean }[]> {
-    return (await knex(this.t('tokens')).select('address', 'decimals', 'symbol', 'listed')) as { address: string; decimals: number; symbol: string; listed: boolean }[];
+    return (await knex(this.table('tokens')).select('address', 'decimals', 'symbol', 'listed')) as { address: string; decimals: number; symbol: string; listed: boolean }[];
   }
 
   async insertTokens(knex: Knex, tokens: NewToken[]): Promise<void> {
     for (const part of chunks(tokens, 500)) {
-      await knex(this.t('tokens'))
+      await knex(this.table('tokens'))
         .insert(part.map((t) => {
           const supply = formatDecimal(t.totalSupply, t.decimals);
           return {
@@ -91,7 +92,7 @@ export class IndexerStore {
 
   async insertPools(knex: Knex, pools: NewPool[]): Promise<void> {
     for (const part of chunks(pools, 500)) {
-      await knex(this.t('pools'))
+      await knex(this.table('pools'))
         .insert(part.map((p) => ({ address: p.address, kind: p.kind, factory: p.factory, token0: p.token0, token1: p.token1, fee: p.fee, created_block: p.createdBlock })))
         .onConflict('address')
         .ignore();
@@ -110,7 +111,7 @@ export class IndexerStore {
         `update ?? as p set reserve0 = v.r0::numeric, reserve1 = v.r1::numeric, sqrt_price_x96 = v.sp::numeric, liquidity = v.l::numeric,
            state_block = v.b, state_time = v.t
          from jsonb_to_recordset(?::jsonb) as v(a text, r0 text, r1 text, sp text, l text, b bigint, t timestamptz) where p.address = v.a`,
-        [this.t('pools'), json],
+        [this.table('pools'), json],
       );
     }
   }
@@ -129,7 +130,7 @@ export class IndexerStore {
     };
     const inserted = new Set<string>();
     for (const part of chunks(swaps, 1_000)) {
-      const rows = (await knex(this.t('swaps')).insert(part).onConflict(['tx_hash', 'log_index']).ignore().returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
+      const rows = (await knex(this.table('swaps')).insert(part).onConflict(['tx_hash', 'log_index']).ignore().returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
         tx_hash: string; log_index: number; token_sold: string; token_bought: string;
       }[];
       for (const r of rows) {
@@ -143,7 +144,7 @@ export class IndexerStore {
       await knex.raw(
         `update ?? as t set buys = t.buys + v.b, sells = t.sells + v.s, swaps = t.swaps + v.w, updated_at = now()
          from jsonb_to_recordset(?::jsonb) as v(a text, b bigint, s bigint, w bigint) where t.address = v.a`,
-        [this.t('tokens'), json],
+        [this.table('tokens'), json],
       );
     }
     return inserted;
@@ -162,7 +163,7 @@ export class IndexerStore {
       if (!l || l.at <= o.at) latest.set(o.token, o);
     }
     for (const part of chunks([...perHour.values()], 1_000)) {
-      await knex(this.t('prices'))
+      await knex(this.table('prices'))
         .insert(part.map((o) => ({ token: o.token, hour: hourOf(o.at), price: o.price, observed_at: o.at })))
         .onConflict(['token', 'hour'])
         .merge(['price', 'observed_at'])
@@ -174,7 +175,7 @@ export class IndexerStore {
         `update ?? as t set current_price = v.p, price_updated_at = v.at, fdv = v.p * t.total_supply_num::float8, updated_at = now()
          from jsonb_to_recordset(?::jsonb) as v(a text, p float8, at timestamptz)
          where t.address = v.a and (t.price_updated_at is null or t.price_updated_at <= v.at)`,
-        [this.t('tokens'), json],
+        [this.table('tokens'), json],
       );
     }
   }
@@ -187,12 +188,12 @@ export class IndexerStore {
          fdv = t.current_price * v.d::float8, supply_read_at = now(),
          updated_at = case when t.total_supply = v.d then t.updated_at else now() end
        from jsonb_to_recordset(?::jsonb) as v(a text, r text, d text) where t.address = v.a`,
-      [this.t('tokens'), json],
+      [this.table('tokens'), json],
     );
   }
 
   async tokensDueForSupply(knex: Knex, olderThan: Date, limit: number): Promise<{ address: string; decimals: number }[]> {
-    return (await knex(this.t('tokens'))
+    return (await knex(this.table('tokens'))
       .select('address', 'decimals')
       .where((b) => b.whereNull('supply_read_at').orWhere('supply_read_at', '<', olderThan))
       .orderBy('supply_read_at', 'asc')
@@ -207,13 +208,13 @@ export class IndexerStore {
         `update ?? as t set listed = v.l, list_logo = v.g, is_possible_spam = v.s, updated_at = now()
          from jsonb_to_recordset(?::jsonb) as v(a text, l boolean, g text, s boolean)
          where t.address = v.a and (t.listed, t.list_logo, t.is_possible_spam) is distinct from (v.l, v.g, v.s)`,
-        [this.t('tokens'), json],
+        [this.table('tokens'), json],
       );
     }
   }
 
   async listingInputs(knex: Knex): Promise<{ address: string; name: string; symbol: string; metadata_ok: boolean }[]> {
-    return (await knex(this.t('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as { address: string; name: string; symbol: string; metadata_ok: boolean }[];
+    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as { address: string; name: string; symbol: string; metadata_ok: boolean }[];
   }
 
   /**
@@ -226,8 +227,8 @@ export class IndexerStore {
   async refreshDerived(knex: Knex, now: Date, secureMinMarketCapUsd: number): Promise<void> {
     const cutoff = new Date(now.getTime() - 24 * 3_600_000);
     const { first: firstHour, last: lastHour } = windowHours(now.getTime());
-    const tokens = this.t('tokens');
-    const prices = this.t('prices');
+    const tokens = this.table('tokens');
+    const prices = this.table('prices');
     await knex.raw(
       `with carried as (
          select distinct on (token) token, price from ?? where hour <= ? order by token, hour desc

@@ -8,6 +8,11 @@ import { blockLifetime } from './cache/policy.js';
 import { quotaExceeded } from './ratelimit.js';
 import type { CallScope } from './types.js';
 
+/**
+ * Log ranges (eth_getLogs, eth_getFilterLogs, filter polls): bounds resolved against the head, the range and
+ * result caps, and a wide range read from the node in chunks under the reply's byte budget.
+ */
+
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 /**
