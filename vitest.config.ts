@@ -47,7 +47,9 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { ...shared, name: 'slow', include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
+        // Shared modules too (isolate: false), under the fast tier's rule: measured on PGlite, 356 -> 285 s of wall
+        // time and 641 -> 501 s of CPU, importing 91 -> 18 s (2026-11-29, 136 tests, all passed both ways).
+        test: { ...shared, name: 'slow', isolate: false, include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
       },
       {
         extends: true,
