@@ -98,11 +98,12 @@ describe('eth_sendRawTransaction: size before decoding', () => {
       db: db.client,
       schema: db.schema('rpc'),
       upstreams: [anvil.url],
-      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3' },
+      // 4 KiB a unit: the debt (~24 units) outlasts any gap between two calls on a loaded machine (1 unit a second).
+      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_RATE_LIMIT_BYTES_PER_UNIT: '4096' },
     });
     stops.push(limited.stop);
     const chainId = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] });
-    // 1 unit for the call, 3 for ~96 KB at 32 KiB a unit: past the 3 of the burst, the next call waits.
+    // 1 unit for the call, 24 for ~98 KB at 4 KiB a unit: far past the 3 of the burst, the next call waits.
     const big = await call(limited.url, 'eth_sendRawTransaction', [await signed(ethers.Wallet.createRandom(), 0, 100_000)]);
     expect(big.error?.message).toMatch(/insufficient funds/i);
     expect((await post(limited.url, chainId)).status).toBe(429);
@@ -113,7 +114,7 @@ describe('eth_sendRawTransaction: size before decoding', () => {
       db: db.client,
       schema: db.schema('rpc'),
       upstreams: [anvil.url],
-      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_TRUSTED_PROXY_HOPS: '1' },
+      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_RATE_LIMIT_BYTES_PER_UNIT: '4096', RPC_TRUSTED_PROXY_HOPS: '1' },
     });
     stops.push(limited.stop);
     const send = (raw: string, from: string) => post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }), { 'x-forwarded-for': from });
