@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { loadRpcConfig, startRpc } from '../../src/rpc/index.js';
-import { chooseTransport, probeUws, UWS_PACKAGE, uwsHoldsConnectionCaps } from '../../src/rpc/transport/uws/load.js';
+import { chooseTransport, probeUws, UWS_PACKAGE } from '../../src/rpc/transport/uws/load.js';
+import { canRecount } from '../../src/rpc/transport/uws/connections.js';
 import { checkWorkers } from '../../src/rpc/workers.js';
 import { testCommon } from '../helpers/common.js';
 import { openTestDb } from '../helpers/db.js';
@@ -13,7 +14,7 @@ import { chain } from './helpers.js';
 /**
  * RPC_TRANSPORT=auto (the default) and what it chooses on the Node running this test: uWebSockets.js where
  * the package's build for this Node's ABI loads (on Debian 12 Node 20's does; Node 22's and 24's need glibc 2.38,
- * which Debian 13 has) and the connection caps hold (Linux: uwsHoldsConnectionCaps; `.ci/run` runs this file on
+ * which Debian 13 has) and the connection caps hold (Linux: canRecount; `.ci/run` runs this file on
  * each line), node:http elsewhere. Which stack answered is read from outside:
  * uWS writes its `uWebSockets` header on every response, node:http does not.
  */
@@ -59,7 +60,7 @@ describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modul
   it('behavior: unset (auto), the endpoint is on uWebSockets.js where its build loads and holds the connection caps, on node:http elsewhere, and logs which and why', async () => {
     const { running, logs, uwsHeader, chainId } = await start('', 'auto');
     expect(chainId).toBe('0x539');
-    const uwsChosen = uwsRuns && uwsHoldsConnectionCaps();
+    const uwsChosen = uwsRuns && canRecount();
     expect(running.transport).toBe(uwsChosen ? 'uws' : 'node');
     expect(uwsHeader !== null).toBe(uwsChosen);
     const chosen = logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('rpc transport'));

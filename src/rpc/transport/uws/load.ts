@@ -76,14 +76,6 @@ function probe(): UwsProbe {
   }
 }
 
-/**
- * Whether the uWS adapter holds the TCP connection caps (HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_CLIENT,
- * HTTP_FD_RESERVE) as node:http does: App.filter counts its connections everywhere, but a closing connection names no
- * client, so the per-client counts are read again from the kernel's table of TCP sockets (uws/connections.ts), which
- * Linux has. `auto` takes uWS only where it does, so the default never trades a limit for speed.
- */
-export const uwsHoldsConnectionCaps = (): boolean => canRecount();
-
 export type Transport = 'node' | 'uws';
 
 /** The stack the public port runs on and why: what RPC_TRANSPORT asked, and for `auto` what was found. */
@@ -95,7 +87,7 @@ export interface TransportChoice {
 /**
  * RPC_TRANSPORT resolved at start (and by `l2stack rpc` with the config, before anything opens). `node` and
  * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library and holds the connection
- * caps (uwsHoldsConnectionCaps), node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
+ * caps, node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
  * sockets do not use).
  */
 export function chooseTransport(requested: 'auto' | Transport, workers: number): TransportChoice {
@@ -107,7 +99,9 @@ export function chooseTransport(requested: 'auto' | Transport, workers: number):
   }
   if (workers > 1) return { transport: 'node', why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use` };
   if (!found.ok) return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js cannot run here (${found.why})` };
-  if (!uwsHoldsConnectionCaps()) {
+  // App.filter counts connections everywhere, but a close names no client: the per-client counts are read again
+  // from the kernel's TCP table (uws/connections.ts), which only Linux has. The default never trades a limit for speed.
+  if (!canRecount()) {
     return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but this system has no /proc/self/net/tcp to recount each client's connections, so HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold on it; RPC_TRANSPORT=uws forces it` };
   }
   return { transport: 'uws', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version} and holds the connection caps` };
