@@ -10,14 +10,16 @@ interface Entry {
   value: RawJson;
   bytes: number;
   lifetime: Lifetime;
+  /** Read since eviction last passed it: it gets a second chance (moved to the young end) instead of going. */
+  used: boolean;
 }
 
 /** Fixed cost per entry besides its key and text (map slot, object), so tiny answers are not free. */
 const ENTRY_OVERHEAD = 64;
 
 /**
- * Answers kept in memory, bounded in bytes (RPC_CACHE_BYTES; 0 turns it off), least recently used
- * evicted first. What may be kept and for how long is decided by cache/policy.ts; this only stores.
+ * Answers kept in memory, bounded in bytes (RPC_CACHE_BYTES; 0 turns it off), the oldest not read since
+ * eviction last passed it evicted first (second chance: a hit sets a flag instead of reordering the map). What may be kept and for how long is decided by cache/policy.ts; this only stores.
  * Entries that live until the head moves are all dropped at once by `headMoved`, so a reorg can never
  * serve an answer of a block that left the chain. One entry is at most an eighth of the budget.
  */
@@ -55,9 +57,7 @@ export class AnswerCache {
       return undefined;
     }
     this.hit.inc();
-    // Most recently used goes last (Map keeps insertion order).
-    this.entries.delete(key);
-    this.entries.set(key, e);
+    e.used = true;
     return e.value;
   }
 
@@ -66,13 +66,22 @@ export class AnswerCache {
     const bytes = key.length + value.length * (value.length > LARGE_ANSWER_CHARS ? 2 : 1) + ENTRY_OVERHEAD;
     if (bytes > this.maxBytes / 8) return;
     this.remove(key);
-    this.entries.set(key, { value, bytes, lifetime });
-    if (lifetime === 'head') this.headKeys.add(key);
     this.bytes += bytes;
-    for (const [oldest] of this.entries) {
+    // Room is made before the new answer goes in (else, with every other entry read, it would be the one to go):
+    // oldest first (Map keeps insertion order); one read since the last pass moves an entry to the young end,
+    // where this loop meets it again unflagged, so it ends.
+    for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
-      this.remove(oldest);
+      if (!entry.used) {
+        this.remove(oldest);
+        continue;
+      }
+      entry.used = false;
+      this.entries.delete(oldest);
+      this.entries.set(oldest, entry);
     }
+    this.entries.set(key, { value, bytes, lifetime, used: false });
+    if (lifetime === 'head') this.headKeys.add(key);
     this.size.set(this.bytes);
   }
 

@@ -28,7 +28,12 @@ const MAX_KEY_CHARS = 256;
 export type PresentedKey = { kind: 'none' } | { kind: 'key'; key: string } | { kind: 'malformed'; reason: string };
 
 /** The key a request carries: `POST /v1/<key>` (or ws://host/v1/<key>) or the x-api-key header. */
+const NONE: PresentedKey = { kind: 'none' };
+
 export function requestKey(req: Pick<RequestHead, 'url' | 'header'>): PresentedKey {
+  // POST / without a key header: nearly every request, answered without the pattern or an allocation.
+  const header = req.header('x-api-key');
+  if (req.url === '/' && (header === undefined || header === '')) return NONE;
   const fromPath = KEY_PATH.exec(req.url)?.[1];
   if (fromPath !== undefined) {
     if (fromPath.length > MAX_KEY_CHARS) return { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` };
@@ -39,8 +44,7 @@ export function requestKey(req: Pick<RequestHead, 'url' | 'header'>): PresentedK
       return { kind: 'malformed', reason: 'not valid percent-encoding' };
     }
   }
-  const header = req.header('x-api-key');
-  if (header === undefined || header === '') return { kind: 'none' };
+  if (header === undefined || header === '') return NONE;
   return header.length > MAX_KEY_CHARS ? { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` } : { kind: 'key', key: header };
 }
 

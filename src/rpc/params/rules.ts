@@ -115,7 +115,7 @@ const rawTransaction: Rule = (raw) => {
 };
 
 /** Rules by method, each on the param at its position (with the param's name from the spec). */
-const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
+const RULES = new Map<string, readonly [index: number, rule: Rule][]>(Object.entries({
   eth_call: [[0, callObject], [2, stateOverride]],
   eth_estimateGas: [[0, callObject], [2, stateOverride]],
   eth_createAccessList: [[0, callObject]],
@@ -128,11 +128,14 @@ const RULES: Record<string, readonly [index: number, rule: Rule][]> = {
   eth_estimateUserOperationGas: [[2, userOperationStateOverrideProblem]],
   eth_feeHistory: [[2, ascendingPercentiles]],
   eth_sendRawTransaction: [[0, rawTransaction]],
-};
+} satisfies Record<string, readonly [index: number, rule: Rule][]>));
 
 /** Throws -32602 naming the param (and the member inside it) when a rule refuses the call's params. */
 export function checkParamRules(method: string, paramNames: readonly string[], params: readonly unknown[]): void {
-  for (const [index, rule] of RULES[method] ?? []) {
+  // Most methods have no rule: one map lookup, nothing allocated (this runs for every call).
+  const rules = RULES.get(method);
+  if (rules === undefined) return;
+  for (const [index, rule] of rules) {
     if (params[index] === undefined) continue;
     const problem = rule(params[index]);
     if (!problem) continue;

@@ -22,28 +22,31 @@ class PostExchange extends UwsHead implements Exchange {
     req: HttpRequest,
     hops: number,
     readonly cors: Cors,
+    path: string,
   ) {
-    super(res, req, hops > 0);
+    super(res, req, hops > 0, path);
   }
 }
 
-/** The ReplySink of the transport core on uWS. */
+const JSON_HEADERS = ['content-type', JSON_TYPE];
+
+/** The ReplySink of the transport core on uWS: the CORS list as it is, then the content type and any extra headers. */
 const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
-  const headers = x.cors(x.header('origin')).slice();
-  if (body !== undefined) headers.push('content-type', JSON_TYPE);
+  let more = body === undefined ? [] : JSON_HEADERS;
   let close = false;
   // uWS writes its own connection header: a close is asked of end() instead.
   for (const k in extra) {
     if (k === 'connection') close = extra[k] === 'close';
-    else headers.push(k, extra[k]!);
+    else more = [...more, k, extra[k]!];
   }
-  write(x, status, headers, body, close);
+  write(x, status, x.cors(x.header('origin')), body, close, more);
 };
 
 type Handler = (res: HttpResponse, req: HttpRequest) => void;
+type PostHandler = (res: HttpResponse, req: HttpRequest, path: string) => void;
 
 /** POST / and /v1/<key>: the head captured, the body read, then the transport core. */
-function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: HttpLimits): Handler {
+function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: HttpLimits): PostHandler {
   const post = core.post(uwsReplySink);
   const failed = (x: Exchange, err: unknown) => {
     o.logger.error({ err }, 'request failed');
@@ -52,8 +55,8 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
   const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
   // The bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too (body.ts), beside its connections.
   const slots = bodySlots(o.inflight?.perClient ?? 0, o.trustedProxyHops);
-  return (res, req) => {
-    const x = new PostExchange(res, req, o.trustedProxyHops, cors);
+  return (res, req, path) => {
+    const x = new PostExchange(res, req, o.trustedProxyHops, cors, path);
     const release = slots.take(x);
     if (!release) return write(x, 429, ['content-type', JSON_TYPE, 'retry-after', '1'], slots.refusal, true);
     res.onAborted(() => {
@@ -114,7 +117,10 @@ export async function listenUws(o: RpcAppOptions, core: TransportCore, host: str
   const post = postHandler(o, core, cors, limits);
   const other = routeHandler(o, cors);
   // POST straight to the JSON-RPC route when the path is one (nearly every request); the rest to the table.
-  app.post('/*', (res, req) => (isRpcPath(req.getUrl()) ? post(res, req) : other(res, req)));
+  app.post('/*', (res, req) => {
+    const path = req.getUrl();
+    return isRpcPath(path) ? post(res, req, path) : other(res, req);
+  });
   app.any('/*', other);
 
   const token = await new Promise<us_listen_socket | false>((resolve) => app.listen(host, port, resolve));
