@@ -4,12 +4,13 @@ import { stringFlag } from './args.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
 import { DIRECTIONS, type Direction } from '../relayer/config.js';
-import { REQUEUEABLE, type RequeueableStatus } from '../relayer/db/requeue.js';
+import type { MessageStatus } from '../relayer/message/status.js';
+import { REQUEUEABLE } from '../relayer/message/transitions.js';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** The checked selection of `l2stack relayer requeue` (exported for tests). */
-export function parseRequeueArgs(values: Record<string, unknown>, positionals: string[]): { hash?: string; status?: RequeueableStatus; direction?: Direction } {
+export function parseRequeueArgs(values: Record<string, unknown>, positionals: string[]): { hash?: string; status?: MessageStatus; direction?: Direction } {
   const hash = positionals[0];
   const status = stringFlag(values.status);
   const direction = stringFlag(values.direction);
@@ -20,7 +21,7 @@ export function parseRequeueArgs(values: Record<string, unknown>, positionals: s
     throw new UsageError(`--status must be one of ${REQUEUEABLE.join(', ')}, got "${status}" (FEE_UNDERPRICED is retried by itself; EXCLUDED follows your filters)`);
   }
   if (direction !== undefined && !(DIRECTIONS as readonly string[]).includes(direction)) throw new UsageError(`--direction must be L1_TO_L2 or L2_TO_L1, got "${direction}"`);
-  return { hash: hash?.toLowerCase(), status: status as RequeueableStatus | undefined, direction: direction as Direction | undefined };
+  return { hash: hash?.toLowerCase(), status: status as MessageStatus | undefined, direction: direction as Direction | undefined };
 }
 
 export const requeueCommand: Command = {

@@ -19,10 +19,6 @@ export class Shutdown {
     return this.controller.signal;
   }
 
-  get isShuttingDown(): boolean {
-    return this.controller.signal.aborted;
-  }
-
   add(name: string, fn: Teardown): void {
     this.entries.push({ name, fn });
   }

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import { sleep } from '../common/shutdown.js';
-import { connectChain, rawRpc, type Chain } from './chain.js';
+import { pooledRpc } from '../common/chain/pool.js';
+import { connectChain, type Chain } from './chain.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
 import { directionSigners, runDirection, type RelayerRun } from './direction.js';
 import { runLoop } from './pipeline/loop.js';
@@ -55,7 +56,7 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
 async function chainIdentity(run: RelayerRun, c: Chain): Promise<ChainIdentity | undefined> {
   for (let warned = false; ; warned = true) {
     try {
-      const genesis = await rawRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]);
+      const genesis = await pooledRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]);
       if (!genesis?.hash) throw new Error('the node has no block 0');
       return { layer: c.name, chainId: c.chainId.toString(), genesisHash: genesis.hash, contractAddress: c.contract };
     } catch (err) {

@@ -30,14 +30,6 @@ const RPC_TIMEOUT_MS = 15_000;
 export const rpcCallCounter = (registry: Registry) => counter(registry, 'relayer_rpc_calls_total', 'JSON-RPC calls sent by the relayer pipelines, by chain and method.', ['chain', 'method']);
 
 /**
- * JSON-RPC call outside a provider (before one exists, and by health checks), over the same bounded
- * connection pool as the providers, so readiness probes cannot multiply sockets to the nodes.
- */
-export async function rawRpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
-  return pooledRpc<T>(url, method, params, timeoutMs);
-}
-
-/**
  * Connects to a chain: learns its chain id (retrying until it answers or `signal` aborts), then builds a
  * provider with that network fixed, a bounded request timeout, and transport errors counted in metrics.
  */
@@ -51,7 +43,7 @@ export async function connectChain(
   let chainId: bigint | undefined;
   while (chainId === undefined) {
     try {
-      chainId = BigInt(await rawRpc<string>(options.url, 'eth_chainId'));
+      chainId = BigInt(await pooledRpc<string>(options.url, 'eth_chainId'));
     } catch (err) {
       errors.inc({ chain: options.name });
       if (!warned) options.logger.warn({ chain: options.name, err: (err as Error).message }, 'RPC endpoint not reachable; retrying');

@@ -9,40 +9,17 @@ export type RelayerMetrics = ReturnType<typeof createRelayerMetrics>;
  * time, so they are right whichever instance (or the cleaner, or an operator) changed a row.
  */
 export function createRelayerMetrics(registry: Registry, repo: RelayerRepository, options: { stuckAfterSeconds?: number } = {}) {
-  if (!registry.getSingleMetric('relayer_messages')) {
-    new Gauge({
-      name: 'relayer_messages',
-      help: 'Messages currently stored, by status and direction.',
-      labelNames: ['direction', 'status'],
-      registers: [registry],
-      async collect() {
-        try {
-          const rows = await repo.countsByStatus();
-          this.reset();
-          for (const r of rows) this.set({ direction: r.direction, status: r.status }, r.count);
-        } catch {
-          // database unreachable: keep the last values; readiness reports the outage
-        }
-      },
-    });
-  }
-  if (!registry.getSingleMetric('relayer_messages_stuck')) {
-    const seconds = options.stuckAfterSeconds ?? 600;
-    new Gauge({
-      name: 'relayer_messages_stuck',
-      help: `Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED or PENDING) for longer than RELAYER_STUCK_AFTER_SECONDS (${seconds}) and not claimed.`,
-      labelNames: ['direction'],
-      registers: [registry],
-      async collect() {
-        try {
-          const { counts } = await repo.stuck(seconds, 0);
-          for (const d of ['L1_TO_L2', 'L2_TO_L1'] as const) this.set({ direction: d }, counts.get(d) ?? 0);
-        } catch {
-          // database unreachable: keep the last values; readiness reports the outage
-        }
-      },
-    });
-  }
+  scrapedGauge(registry, 'relayer_messages', 'Messages currently stored, by status and direction.', ['direction', 'status'], async (g) => {
+    const rows = await repo.countsByStatus();
+    g.reset();
+    for (const r of rows) g.set({ direction: r.direction, status: r.status }, r.count);
+  });
+  const seconds = options.stuckAfterSeconds ?? 600;
+  const stuckHelp = `Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED or PENDING) for longer than RELAYER_STUCK_AFTER_SECONDS (${seconds}) and not claimed.`;
+  scrapedGauge(registry, 'relayer_messages_stuck', stuckHelp, ['direction'], async (g) => {
+    const { counts } = await repo.stuck(seconds, 0);
+    for (const d of ['L1_TO_L2', 'L2_TO_L1'] as const) g.set({ direction: d }, counts.get(d) ?? 0);
+  });
   return {
     claimLatency: histogram(registry, 'relayer_claim_latency_seconds', 'Time from seeing a message anchored to seeing its claim receipt.', ['direction'], [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800]),
     listenerLag: gauge(registry, 'relayer_listener_lag_blocks', 'Blocks between the chain head and the last processed block.', ['direction']),
@@ -60,6 +37,18 @@ export function createRelayerMetrics(registry: Registry, repo: RelayerRepository
     pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', ['direction', 'poller']),
     chainPinMismatch: gauge(registry, 'relayer_chain_pin_mismatch', '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.', ['chain']),
   };
+}
+
+/** A gauge read from the database at scrape time (once per registry); unreachable, it keeps its last values. */
+function scrapedGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: L[], read: (g: Gauge<L>) => Promise<void>): void {
+  if (registry.getSingleMetric(name)) return;
+  new Gauge({
+    name, help, labelNames, registers: [registry],
+    async collect() {
+      // The database unreachable: readiness reports the outage.
+      await read(this).catch(() => undefined);
+    },
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from '../common/log.js';
 import { sleep } from '../common/shutdown.js';
-import { rawRpc, type Chain } from './chain.js';
+import { pooledRpc } from '../common/chain/pool.js';
+import type { Chain } from './chain.js';
 import { pinDifferences, type ChainIdentity } from './db/chain-pin.js';
 import type { RelayerMetrics } from './metrics.js';
 
@@ -9,8 +10,8 @@ type Layer = ChainIdentity['layer'];
 /** The chain's identity as its node answers now: the chain id is asked again too (a reset node may change it). */
 export async function readIdentity(c: Pick<Chain, 'name' | 'url' | 'contract'>): Promise<ChainIdentity> {
   const [id, genesis] = await Promise.all([
-    rawRpc<string>(c.url, 'eth_chainId'),
-    rawRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]),
+    pooledRpc<string>(c.url, 'eth_chainId'),
+    pooledRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]),
   ]);
   if (!genesis?.hash) throw new Error('the node has no block 0');
   return { layer: c.name, chainId: BigInt(id).toString(), genesisHash: genesis.hash, contractAddress: c.contract };

@@ -1,4 +1,4 @@
-import { rawRpc } from './chain.js';
+import { pooledRpc } from '../common/chain/pool.js';
 import type { Check } from './api/context.js';
 import { STANDING_BY, type RelayerRun } from './direction.js';
 import type { SignerFunds } from './claim/funds.js';
@@ -26,7 +26,7 @@ async function probe(name: string, fn: () => Promise<unknown>): Promise<Check> {
   }
 }
 
-const blockNumber = (url: string) => rawRpc(url, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)));
+const blockNumber = (url: string) => pooledRpc(url, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)));
 
 /**
  * The relayer's readiness: the database and both nodes answer, both chains still match the database's pin, each

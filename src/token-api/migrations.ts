@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Migration } from '../common/db/migrations.js';
 
 /** The Postgres schema the token API and its indexer own. */
@@ -5,6 +6,17 @@ export const TOKEN_API_SCHEMA = 'token_api';
 
 /** NOTIFY channel of row changes; the payload is the schema, so replicas of several schemas can share it. */
 export const READ_MODEL_CHANNEL = 'l2stack_token_api_changes';
+
+/** A table the read model follows: a change number per written row, a notification per writing statement (002). */
+async function followChanges(knex: Knex, schema: string, table: string): Promise<void> {
+  await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
+  await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
+  await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
+  await knex.raw(
+    'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
+    [schema, table, schema],
+  );
+}
 
 export const tokenApiMigrations: readonly Migration[] = [
   {
@@ -96,10 +108,6 @@ export const tokenApiMigrations: readonly Migration[] = [
     name: '002_read_model_change_feed',
     async up(knex, schema) {
       await knex.raw('create sequence ??.change_seq', [schema]);
-      for (const table of ['tokens', 'prices']) {
-        await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
-        await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
-      }
       await knex.raw(
         `create function ??.stamp_change() returns trigger language plpgsql as $$
          begin new.change_seq := nextval(format('%I.change_seq', tg_table_schema)); return new; end $$`,
@@ -110,13 +118,7 @@ export const tokenApiMigrations: readonly Migration[] = [
          begin perform pg_notify('${READ_MODEL_CHANNEL}', tg_table_schema); return null; end $$`,
         [schema],
       );
-      for (const table of ['tokens', 'prices']) {
-        await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
-        await knex.raw(
-          'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
-          [schema, table, schema],
-        );
-      }
+      for (const table of ['tokens', 'prices']) await followChanges(knex, schema, table);
     },
     async down(knex, schema) {
       for (const table of ['tokens', 'prices']) {
@@ -156,15 +158,7 @@ export const tokenApiMigrations: readonly Migration[] = [
         t.timestamp('last_at', { useTz: true }).notNullable();
         t.primary(['token', 'hour']);
       });
-      for (const table of ['price_sources', 'candles']) {
-        await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
-        await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
-        await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
-        await knex.raw(
-          'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
-          [schema, table, schema],
-        );
-      }
+      for (const table of ['price_sources', 'candles']) await followChanges(knex, schema, table);
     },
     async down(knex, schema) {
       for (const table of ['candles', 'price_sources']) await knex.schema.withSchema(schema).dropTableIfExists(table);

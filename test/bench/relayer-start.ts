@@ -40,7 +40,7 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { RELAYER_SCHEMA, relayerMigrations } from '../../src/relayer/index.js';
 import { reservePort } from '../../src/devnet/anvil.js';
-import { rawRpc } from '../../src/relayer/chain.js';
+import { pooledRpc } from '../../src/common/chain/pool.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
 import { loadavg } from './relayer-profile.js';
 import { allAnchored, openBenchDb, retried, sendMany, sleep } from './_relayer-backlog.js';
@@ -218,7 +218,7 @@ async function describeStall(db: DbClient, env: Record<string, string>): Promise
     const rpcUrl = direction === 'L1_TO_L2' ? env.L2_RPC_URL! : env.L1_RPC_URL!;
     const ask = async (method: string, params: unknown[]) => {
       try {
-        return JSON.stringify(await rawRpc(rpcUrl, method, params));
+        return JSON.stringify(await pooledRpc(rpcUrl, method, params));
       } catch (err) {
         return `error: ${(err as Error).message}`;
       }

@@ -4,7 +4,7 @@ import { useClaimChain, type ClaimChain } from './claim-chain.js';
 import { startTxProxy } from './tx-proxy.js';
 import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/persister.js';
 import { STRANDED_CLAIM_MS } from '../../src/relayer/pipeline/receipt-plan.js';
-import { rawRpc } from '../../src/relayer/chain.js';
+import { pooledRpc } from '../../src/common/chain/pool.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';
 
 /**
@@ -222,7 +222,7 @@ describe('a claim transaction lost before the node', () => {
     // it under load (a re-sent claim known and never mined), but cannot be put in it on purpose.
     let stranding = false;
     const strander = await startTxProxy(c.anvil.url, () => false, (method, params) =>
-      stranding && method === 'eth_getTransactionCount' && params[1] === 'pending' ? rawRpc(c.anvil.url, method, [params[0], 'latest']) : undefined,
+      stranding && method === 'eth_getTransactionCount' && params[1] === 'pending' ? pooledRpc(c.anvil.url, method, [params[0], 'latest']) : undefined,
     );
     try {
       const p = await c.pipeline({ L2_RPC_URL: strander.url, ...NO_TIMEOUT });

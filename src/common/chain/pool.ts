@@ -120,8 +120,11 @@ export function pooledFetchRequest(url: string): FetchRequest {
   return request;
 }
 
-/** One JSON-RPC call over the pool, bounded by `timeoutMs` from the start (queueing for a socket included). */
-export async function pooledRpc<T>(url: string, method: string, params: unknown[], timeoutMs: number): Promise<T> {
+/**
+ * One JSON-RPC call over the pool, bounded by `timeoutMs` from the start (queueing for a socket included): for calls
+ * outside a provider (before one exists, health checks), so they cannot multiply sockets to the nodes either.
+ */
+export async function pooledRpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
   const answer = await pooledRequest(new URL(url), { method: 'POST', headers, body }, timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));

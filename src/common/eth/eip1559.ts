@@ -1,6 +1,6 @@
 /**
- * EIP-1559 (type 2) transactions: the unsigned serialization, the digest a key signs, the signed
- * serialization and the transaction hash, as bytes with no parse of anything we built ourselves. The access
+ * EIP-1559 (type 2) transactions: the unsigned serialization, the digest a key signs and the signed
+ * serialization (its hash is keccak256 of it), as bytes with no parse of anything we built ourselves. The access
  * list is always empty (the relayer names none). Checked against ethers' Transaction in
  * test/common/eth/eip1559.test.ts.
  */
@@ -67,9 +67,4 @@ export function serializeSigned(tx: Eip1559Fields, sig: Eip1559Signature): Uint8
   const items = fieldItems(tx);
   items.push(uintBytes(sig.yParity, 'yParity'), uintBytes(sig.r, 'r'), uintBytes(sig.s, 's'));
   return rlpEncode(items, TYPE);
-}
-
-/** The transaction hash: keccak256 of the signed serialization (type byte included). */
-export function transactionHash(signed: Uint8Array): Uint8Array {
-  return keccak256(signed);
 }

@@ -6,6 +6,7 @@
  * record and broadcast), lease.ts (nonces leased and messages moved to PENDING in one transaction). A status
  * moves only through ../message/ (the transition table and its one writer).
  */
+import { concurrency } from '../../common/concurrency.js';
 import type { MessageRow } from '../db/rows.js';
 import { Status } from '../message/status.js';
 import { CLAIMABLE } from '../message/transitions.js';
@@ -23,24 +24,6 @@ export { encodeClaim, isClaimedOnChain } from './facts.js';
 const PLAN_CONCURRENCY = 16;
 /** Claims leased, signed and recorded per database transaction. */
 const SUBMIT_CHUNK = 32;
-
-/** Runs at most `n` of the given tasks at once. */
-function concurrency(n: number) {
-  let active = 0;
-  const queue: (() => void)[] = [];
-  return <T>(task: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const run = () => {
-        active++;
-        task().then(resolve, reject).finally(() => {
-          active--;
-          queue.shift()?.();
-        });
-      };
-      if (active < n) run();
-      else queue.push(run);
-    });
-}
 
 type Plan = { send: false } | { send: true; data: string; gas: bigint; fees: FeeEstimate; sponsored: boolean };
 const NONE: Plan = { send: false };

@@ -4,13 +4,6 @@ import type { MessageRow, RelayerRepository } from './repository.js';
 import { REQUEUEABLE } from '../message/transitions.js';
 import { applyAdminAction } from './admin.js';
 
-/**
- * Statuses an operator may put back into the pipeline: the ones the relayer never leaves by itself.
- * FEE_UNDERPRICED is retried every RETRY_DELAY_IN_SECONDS anyway; EXCLUDED is the operator's own filter.
- */
-export { REQUEUEABLE };
-export type RequeueableStatus = MessageStatus;
-
 export interface Requeued {
   hash: string;
   direction: Direction;
@@ -31,7 +24,7 @@ export interface RequeueOutcome {
  * retry (applyAdminAction). Only a message still in the status
  * it was read in moves, so a running relayer (or a second operator) never races it.
  */
-export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: RequeueableStatus; direction?: Direction }): Promise<RequeueOutcome> {
+export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: MessageStatus; direction?: Direction }): Promise<RequeueOutcome> {
   const rows = await repo.read('relayer.requeue', (knex) => {
     const q = repo.table(knex, 'message');
     if (select.hash !== undefined) q.where({ message_hash: select.hash.toLowerCase() });
@@ -45,14 +38,9 @@ export async function requeueMessages(repo: RelayerRepository, select: { hash?: 
       outcome.refused.push({ hash: m.message_hash, direction: m.direction, status: m.status });
       continue;
     }
-    const reason = 'requeued by operator';
     // The API's retry, the same function: same reset, same transition, actor admin in the history.
-    const done = await applyAdminAction(repo, 'retry', m, { reason });
-    const moved = done.kind === 'changed';
-    const to = moved ? done.to : m.status;
-    if (moved) {
-      outcome.requeued.push({ hash: m.message_hash, direction: m.direction, from: m.status, to, retries: m.retries });
-    }
+    const done = await applyAdminAction(repo, 'retry', m, { reason: 'requeued by operator' });
+    if (done.kind === 'changed') outcome.requeued.push({ hash: m.message_hash, direction: m.direction, from: m.status, to: done.to, retries: m.retries });
   }
   return outcome;
 }

@@ -53,22 +53,12 @@ export interface MessageRow {
   updated_at: Date;
 }
 
-export interface NewMessage {
-  message_hash: string;
-  direction: Direction;
-  message_sender: string;
-  destination: string;
-  fee: string;
-  value: string;
-  message_nonce: string;
-  calldata: string;
-  contract_address: string;
-  sent_block_number: number;
-  sent_tx_hash: string;
-  sent_log_index: number;
-  status: (typeof ENTRY_STATUSES)[number];
-  failure_reason: string | null;
-}
+/** A message as the listener stores it: the event's fields, in one of the entry statuses. */
+export type NewMessage = Pick<
+  MessageRow,
+  'message_hash' | 'direction' | 'message_sender' | 'destination' | 'fee' | 'value' | 'message_nonce' | 'calldata' | 'contract_address'
+> &
+  Pick<MessageRow, 'sent_tx_hash' | 'sent_log_index' | 'failure_reason'> & { sent_block_number: number; status: (typeof ENTRY_STATUSES)[number] };
 
 export interface FinalizationRow {
   id: string;

@@ -112,11 +112,6 @@ export class KeyAccess {
     }
     return { client: `key:${r.id}`, limiter, allowed: r.methods ? new Set(r.methods) : undefined, keyId: r.id };
   }
-
-  /** Limiters made for keys (their idle buckets are swept with the public one's). */
-  keyLimiters(): RateLimiter[] {
-    return [...this.limiters.values()];
-  }
 }
 
 /** A dispatcher that refuses, per call, the methods outside a key's allow-list. */

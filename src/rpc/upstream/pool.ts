@@ -202,10 +202,6 @@ export class UpstreamPool {
     return best;
   }
 
-  get headPollMs(): number {
-    return this.options.headPollMs;
-  }
-
   status(): UpstreamStatus[] {
     return this.upstreams.map((u) => ({ id: u.id, url: u.shown, healthy: u.healthy && !u.wrongChain, head: u.head?.toString(), lastError: u.lastError }));
   }

@@ -104,11 +104,6 @@ export class SubscriptionHub {
     this.progressed();
   }
 
-  /** Resolves when every head event so far has been processed (tests). */
-  settled(): Promise<void> {
-    return this.logsQueue;
-  }
-
   count(kind?: SubscriptionKind): number {
     if (kind === undefined) return this.subs.size;
     let n = 0;

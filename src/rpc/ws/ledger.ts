@@ -89,9 +89,4 @@ export class ClientLedger {
     });
     return mine;
   }
-
-  /** Clients holding at least one subscription (tests, metrics). */
-  clientCount(): number {
-    return this.clients.size;
-  }
 }

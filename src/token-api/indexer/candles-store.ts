@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { CandleRow as StoredCandleRow } from '../read-model/candles.js';
 import { HOUR_MS, windowHours } from '../read-model/series.js';
 import { storedExplanation } from '../read-model/sources-json.js';
 import type { PricingSettings } from './sources.js';
@@ -13,17 +14,8 @@ import type { SwapVolume } from './volumes.js';
 
 const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
-interface CandleRow {
-  token: string;
-  hourMs: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  area: number;
-  coveredFromMs: number;
-  lastAtMs: number;
-}
+/** The read side's candle row without its volume, which swap volumes add apart (recordCandles). */
+type CandleRow = Omit<StoredCandleRow, 'volumeUsd'>;
 
 interface StoredCandle {
   token: string;

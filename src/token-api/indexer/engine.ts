@@ -1,4 +1,5 @@
 import type { JsonRpcProvider, Log } from 'ethers';
+import { mapLimit } from '../../common/concurrency.js';
 import type { Queries } from '../../common/db/queries.js';
 import type { TokenIndexerConfig } from '../config.js';
 import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.js';
@@ -10,20 +11,6 @@ import { isPossibleSpam } from './spam.js';
 import type { ListedToken } from './token-list.js';
 import { IndexerStore, type NewPool, type NewToken, type SwapRow } from './store.js';
 import { recordCandles, recordSources, swapVolumesUsd } from './candles-store.js';
-
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!);
-      }
-    }),
-  );
-  return out;
-}
 
 export interface BatchResult {
   logs: number;

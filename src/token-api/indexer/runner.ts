@@ -7,7 +7,8 @@ import { counter, gauge, histogram, type Registry } from '../../common/metrics.j
 import { sleep } from '../../common/shutdown.js';
 import type { TokenIndexerConfig } from '../config.js';
 import type { IndexerHealth } from '../readiness.js';
-import { type IndexerEngine, mapLimit } from './engine.js';
+import { mapLimit } from '../../common/concurrency.js';
+import type { IndexerEngine } from './engine.js';
 import { readTotalSupply } from './metadata.js';
 import { isPossibleSpam } from './spam.js';
 import type { IndexerStore } from './store.js';

@@ -41,10 +41,6 @@ export class ReadModel {
   private readonly candles = new Map<string, { rows: CandleTable; cached?: { key: string; bytes: Buffer } }>();
   private prunedAt = 0;
 
-  get loaded(): boolean {
-    return this.version >= 0;
-  }
-
   get size(): { tokens: number; pricePoints: number } {
     let pricePoints = 0;
     for (const p of this.prices.values()) pricePoints += p.hours.length;

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SOCKETS_PER_NODE, pooledFetchRequest, pooledRpc, pooledSocketCount } from '../../../src/common/chain/pool.js';
 import { DEFAULT_CALL_TIMEOUT_MS, createProvider } from '../../../src/common/chain/provider.js';
-import { rawRpc } from '../../../src/relayer/chain.js';
 
 /**
  * Issue 18 item 4: the relayer logged `connect EMFILE`. Its calls to the nodes (ethers providers and the
@@ -49,7 +48,7 @@ describe('outgoing connection pool', () => {
     const provider = createProvider(url, 31_337);
     const calls = [
       ...Array.from({ length: 200 }, (_, i) => provider.send('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest'])),
-      ...Array.from({ length: 200 }, () => rawRpc<string>(url, 'eth_blockNumber', [], 30_000)),
+      ...Array.from({ length: 200 }, () => pooledRpc<string>(url, 'eth_blockNumber', [], 30_000)),
       ...Array.from({ length: 200 }, () => pooledRpc<string>(url, 'eth_blockNumber', [], 30_000)),
     ];
     const results = await Promise.all(calls);

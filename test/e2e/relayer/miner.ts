@@ -1,4 +1,4 @@
-import { rawRpc } from '../../../src/relayer/chain.js';
+import { pooledRpc } from '../../../src/common/chain/pool.js';
 
 /**
  * Block production a test controls on its own devnet (started with a block time long enough that the
@@ -25,7 +25,7 @@ export interface Miner {
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 export function startMiner(urls: Record<Layer, string>, intervalMs = 500): Miner {
-  const rpc = <T>(layer: Layer, method: string, params: unknown[] = []) => rawRpc<T>(urls[layer], method, params, 10_000);
+  const rpc = <T>(layer: Layer, method: string, params: unknown[] = []) => pooledRpc<T>(urls[layer], method, params, 10_000);
   const mode: Record<Layer, MiningMode> = { l1: 'ticking', l2: 'ticking' };
   const spikes: Partial<Record<Layer, bigint>> = {};
   let stopped = false;
