@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { CandleRow as StoredCandleRow } from '../read-model/candles.js';
-import { HOUR_MS, windowHours } from '../read-model/series.js';
+import { hourOf, windowHours } from '../read-model/series.js';
 import { storedExplanation } from '../read-model/sources-json.js';
 import type { PricingSettings } from './sources.js';
 import type { Observation } from './pricing.js';
@@ -11,8 +11,6 @@ import type { SwapVolume } from './volumes.js';
  * row holds what its hour's observations make (open, high, low, close) plus what the read side needs for
  * the time-weighted average: the area under the price from `covered_from` to `last_at` (price × ms).
  */
-
-const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /** The read side's candle row without its volume, which swap volumes add apart (recordCandles). */
 type CandleRow = Omit<StoredCandleRow, 'volumeUsd'>;
