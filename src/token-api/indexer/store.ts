@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
 import { hourOf, windowHours } from '../read-model/series.js';
 import type { Observation, PoolState } from './pricing.js';
-import { pruneCandles } from './candles-store.js';
+import { chunks, pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
 
@@ -33,8 +33,6 @@ export interface SwapRow {
   token_sold: string;
   token_bought: string;
 }
-
-const chunks = <T>(rows: T[], size: number): T[][] => Array.from({ length: Math.ceil(rows.length / size) }, (_, i) => rows.slice(i * size, (i + 1) * size));
 
 export class IndexerStore {
   constructor(readonly schema: string) {}
