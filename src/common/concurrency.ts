@@ -21,3 +21,16 @@ export function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T)
   const run = concurrency(limit);
   return Promise.all(items.map((item) => run(() => fn(item))));
 }
+
+/** Rejects when `promise` does not settle within `ms`. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

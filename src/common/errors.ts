@@ -83,11 +83,8 @@ export const RpcErrorCode = {
 } as const;
 
 export const rpcErrors = {
-  parse: (detail: string) => new RpcError(RpcErrorCode.ParseError, `Parse error: ${detail}`),
-  invalidRequest: (detail: string) => new RpcError(RpcErrorCode.InvalidRequest, `Invalid request: ${detail}`),
   methodNotFound: (method: string) => new RpcError(RpcErrorCode.MethodNotFound, `the method ${method} does not exist/is not available`),
   invalidParams: (detail: string, data?: unknown) => new RpcError(RpcErrorCode.InvalidParams, `Invalid params: ${detail}`, data),
-  internal: (detail = 'internal error') => new RpcError(RpcErrorCode.Internal, detail),
   limitExceeded: (detail: string, data?: unknown) => new RpcError(RpcErrorCode.LimitExceeded, detail, data),
 };
 

@@ -7,11 +7,6 @@ export class NonceGapError extends BaseError {
   override name = 'NonceGapError';
 }
 
-/** The message changed status under us (another worker or instance acted on it): nothing was sent. */
-export class MessageMovedError extends BaseError {
-  override name = 'MessageMovedError';
-}
-
 /** A signed transaction of another chain (or of none): never sent, whichever path asked for it. */
 export class ForeignChainTransactionError extends BaseError {
   override name = 'ForeignChainTransactionError';

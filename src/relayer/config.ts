@@ -1,7 +1,7 @@
 import { FunctionFragment } from 'ethers';
 import { ConfigError, env, parseEnv, type EnvValues } from '../common/config/env.js';
-import { databaseEnv, databaseConfigFrom, type DatabaseConfig } from '../common/db/config.js';
-import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
+import { databaseEnv, databaseConfigFrom } from '../common/db/config.js';
+import { httpEnv, httpLimitsFrom } from '../common/config/http-env.js';
 import { rateLimitFrom } from '../common/http/rate-limit.js';
 import { LOG_LEVELS } from '../common/log.js';
 import { compileCalldataFilter } from './calldata-filter.js';
@@ -124,86 +124,7 @@ export type SignerConfig =
     }
   | { type: 'kms'; keyId: string; region: string | undefined };
 
-export interface EventFilters {
-  fromAddress: string | undefined;
-  toAddress: string | undefined;
-  /** Present only when both the expression and the function interface are set. */
-  calldata: { expression: string; functionInterface: string } | undefined;
-}
-
-export interface ChainConfig {
-  rpcUrl: string;
-  contractAddress: string;
-  listener: {
-    /** Undefined when the variable was negative ("used when >= 0"): the default then applies. */
-    blockConfirmation: number;
-    /** undefined = resume from the database, else the chain head; n >= 0 = start at block n. */
-    initialFromBlock: number | undefined;
-    intervalMs: number;
-    receiptPollingIntervalMs: number;
-    maxBlocksToFetchLogs: number;
-    /** Present only when at least one filter is set. */
-    eventFilters: EventFilters | undefined;
-  };
-  claimViaAddress: string | undefined;
-  maxGasFeeEnforced: boolean;
-  /** Claiming on this chain pauses while the signer's balance is below this (wei). */
-  signerMinBalanceWei: bigint;
-  /** Undefined when no enabled direction claims on this chain (no key is then required). */
-  signer: SignerConfig | undefined;
-  /**
-   * Extra signers claiming beside `signer`, each with its own nonce sequence (`*_SIGNER_PRIVATE_KEYS`,
-   * private-key only); empty when unset or when no enabled direction claims on this chain.
-   */
-  extraSigners: SignerConfig[];
-}
-
-export interface DirectionConfig {
-  autoClaimEnabled: boolean;
-  calldataEnabled: boolean;
-  eoaEnabled: boolean;
-  sponsoringEnabled: boolean;
-}
-
-export interface RelayerConfig {
-  logLevel: (typeof LOG_LEVELS)[number];
-  l1: ChainConfig;
-  l2: ChainConfig;
-  l1ToL2: DirectionConfig;
-  l2ToL1: DirectionConfig;
-  l2MessageTreeDepth: number | undefined;
-  enableSvcEstimateGas: boolean;
-  maxFetchMessagesFromDb: number;
-  claiming: {
-    gasEstimationPercentile: number;
-    maxBumpsPerCycle: number;
-    maxClaimGasLimit: bigint;
-    maxFeePerGasCap: bigint;
-    maxNonceDiff: number;
-    maxNumberOfRetries: number;
-    maxRelayerSponsorGasLimit: bigint;
-    maxRetryCycles: number;
-    messageSubmissionTimeoutMs: number;
-    /** The exact decimal string (e.g. "1.2"): compared as a fraction, never as a float. */
-    profitMargin: string;
-    retryDelaySeconds: number;
-  };
-  database: DatabaseConfig;
-  cleaner: { enabled: boolean; intervalMs: number; daysBeforeNowToDelete: number };
-  /** `http`: connection limits of the API server (HTTP_* variables); the shared defaults when absent. */
-  api: { port: number; host: string; http?: HttpLimits; rateLimit?: { perSecond: number; burst: number; trustedProxyHops: number }; adminToken?: string };
-  /** Stuck detection and NON_EXECUTABLE re-simulation (absent: the defaults). */
-  operations?: OperationsConfig;
-}
-
-export interface OperationsConfig {
-  stuckAfterSeconds: number;
-  /** RELAYER_PIN_CHECK_INTERVAL_MS: how often the running relayer reads its chains' identities again. */
-  pinCheckIntervalMs: number;
-  resimulate: { enabled: boolean; delaySeconds: number; maxDelaySeconds: number; perIteration: number };
-}
-
-function operationsFrom(values: EnvValues<typeof operationsEnv>): OperationsConfig {
+function operationsFrom(values: EnvValues<typeof operationsEnv>) {
   return {
     stuckAfterSeconds: values.RELAYER_STUCK_AFTER_SECONDS,
     pinCheckIntervalMs: values.RELAYER_PIN_CHECK_INTERVAL_MS,
@@ -215,9 +136,6 @@ function operationsFrom(values: EnvValues<typeof operationsEnv>): OperationsConf
     },
   };
 }
-
-/** The operations settings of a config built in code without them: the variables' defaults. */
-export const DEFAULT_OPERATIONS: OperationsConfig = operationsFrom(parseEnv(operationsEnv, {}).values);
 
 function extraChecks(values: Values): string[] {
   const v = values as unknown as AnyValues;
@@ -252,7 +170,7 @@ function extraChecks(values: Values): string[] {
   return problems;
 }
 
-function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): ChainConfig {
+function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean) {
   const get = <T>(suffix: string) => v[`${p}_${suffix}`] as T;
   const expr = get<string | undefined>('EVENT_FILTER_CALLDATA');
   const iface = get<string | undefined>('EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE');
@@ -283,28 +201,32 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean): Chain
   }
   const extraKeys = signer?.type === 'private-key' ? parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, signer.privateKey).keys : [];
   return {
-    rpcUrl: get('RPC_URL'),
-    contractAddress: get('CONTRACT_ADDRESS'),
+    rpcUrl: get<string>('RPC_URL'),
+    contractAddress: get<string>('CONTRACT_ADDRESS'),
     listener: {
       blockConfirmation: confirmations >= 0 ? confirmations : DEFAULT_CONFIRMATIONS,
       initialFromBlock: initial >= 0 ? initial : undefined,
-      intervalMs: get('LISTENER_INTERVAL'),
-      receiptPollingIntervalMs: get('LISTENER_RECEIPT_POLLING_INTERVAL'),
-      maxBlocksToFetchLogs: get('MAX_BLOCKS_TO_FETCH_LOGS'),
+      intervalMs: get<number>('LISTENER_INTERVAL'),
+      receiptPollingIntervalMs: get<number>('LISTENER_RECEIPT_POLLING_INTERVAL'),
+      maxBlocksToFetchLogs: get<number>('MAX_BLOCKS_TO_FETCH_LOGS'),
       eventFilters: fromAddress !== undefined || toAddress !== undefined || calldata !== undefined ? { fromAddress, toAddress, calldata } : undefined,
     },
-    claimViaAddress: get('CLAIM_VIA_ADDRESS'),
-    maxGasFeeEnforced: get('MAX_GAS_FEE_ENFORCED'),
-    signerMinBalanceWei: get('SIGNER_MIN_BALANCE_WEI'),
+    claimViaAddress: get<string | undefined>('CLAIM_VIA_ADDRESS'),
+    maxGasFeeEnforced: get<boolean>('MAX_GAS_FEE_ENFORCED'),
+    signerMinBalanceWei: get<bigint>('SIGNER_MIN_BALANCE_WEI'),
+    /** Undefined when no enabled direction claims on this chain (no key is then required). */
     signer,
-    extraSigners: extraKeys.map((privateKey) => ({ type: 'private-key' as const, privateKey })),
+    /** Extra signers claiming beside `signer`, each with its own nonces (`*_SIGNER_PRIVATE_KEYS`, private-key only). */
+    extraSigners: extraKeys.map((privateKey): SignerConfig => ({ type: 'private-key', privateKey })),
   };
 }
 
+export type ChainConfig = ReturnType<typeof chainConfig>;
+
 /** Turns already-validated values into the typed, frozen config (exported for `l2stack dev`). */
-export function relayerConfigFrom(values: Values): RelayerConfig {
+export function relayerConfigFrom(values: Values) {
   const v = values as unknown as AnyValues;
-  const config: RelayerConfig = {
+  const config = {
     logLevel: values.LOG_LEVEL,
     l1: chainConfig(v, 'L1', values.L2_L1_AUTO_CLAIM_ENABLED),
     l2: chainConfig(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED),
@@ -333,6 +255,7 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
       maxRelayerSponsorGasLimit: values.MAX_RELAYER_SPONSOR_GAS_LIMIT,
       maxRetryCycles: values.MAX_RETRY_CYCLES,
       messageSubmissionTimeoutMs: values.MESSAGE_SUBMISSION_TIMEOUT,
+      /** The exact decimal string (e.g. "1.2"): compared as a fraction, never as a float. */
       profitMargin: values.PROFIT_MARGIN,
       retryDelaySeconds: values.RETRY_DELAY_IN_SECONDS,
     },
@@ -347,6 +270,10 @@ export function relayerConfigFrom(values: Values): RelayerConfig {
   };
   return deepFreeze(config);
 }
+
+export type RelayerConfig = ReturnType<typeof relayerConfigFrom>;
+export type DirectionConfig = RelayerConfig['l1ToL2'];
+export type OperationsConfig = ReturnType<typeof operationsFrom>;
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object') {

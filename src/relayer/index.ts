@@ -7,7 +7,7 @@ import { listen, type RunningServer } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
 import { deferredApi } from './api/deferred.js';
 import type { Chain } from './chain.js';
-import { DEFAULT_OPERATIONS, type Direction, type RelayerConfig } from './config.js';
+import type { Direction, RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
@@ -58,7 +58,7 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
   const repo = new RelayerRepository(db, schema, instance);
-  const ops = config.operations ?? DEFAULT_OPERATIONS;
+  const ops = config.operations;
   const metrics = createRelayerMetrics(common.metrics, repo, { stuckAfterSeconds: ops.stuckAfterSeconds });
   const controller = new AbortController();
   const enabled = enabledDirections(config, logger);

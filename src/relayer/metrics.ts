@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import { counter, gauge, histogram } from '../common/metrics.js';
+import { within } from '../common/concurrency.js';
 import type { RelayerRepository } from './db/repository.js';
 
 export type RelayerMetrics = ReturnType<typeof createRelayerMetrics>;
@@ -68,17 +69,11 @@ export function registerReadinessGauge(registry: Registry, readiness: () => Prom
     async collect() {
       // A check that hangs (a database connection being acquired, a node that does not answer) must not hold the
       // scrape, and with it every other metric: past READINESS_SCRAPE_MS the relayer counts as not ready.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), READINESS_SCRAPE_MS);
-      });
       try {
-        const ready = await Promise.race([readiness().then((checks) => checks.every((c) => c.ok)), late]);
-        this.set(ready ? 1 : 0);
+        const ready = await within(readiness(), READINESS_SCRAPE_MS, 'readiness');
+        this.set(ready.every((c) => c.ok) ? 1 : 0);
       } catch {
         this.set(0);
-      } finally {
-        clearTimeout(timer);
       }
     },
   });

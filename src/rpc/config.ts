@@ -1,6 +1,6 @@
-import { env, parseEnv } from '../common/config/env.js';
-import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
-import { wsEnv, wsLimitsFrom, type WsLimits } from './ws/config.js';
+import { env, parseEnv, type EnvValues } from '../common/config/env.js';
+import { httpEnv, httpLimitsFrom } from '../common/config/http-env.js';
+import { wsEnv, wsLimitsFrom } from './ws/config.js';
 
 /**
  * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
@@ -78,105 +78,13 @@ export const rpcEnv = {
 
 export type TraceTransactionSource = 'auto' | 'upstream' | 'callTracer';
 
-export interface RpcConfig {
-  host: string;
-  port: number;
-  upstreamUrls: readonly string[];
-  /** When set, upstreams answering another chain id are never used. */
-  chainId: number | undefined;
-  upstreamTimeoutMs: number;
-  headPollMs: number;
-  maxLagBlocks: number;
-  /** RPC_HEAD_SOURCE: newHeads subscriptions feed the head tracker (polling stays on), or polling only. */
-  headSource: 'subscribe' | 'poll';
-  /** RPC_UPSTREAM_WS_URLS; empty: derived from the HTTP URLs. */
-  upstreamWsUrls: readonly string[];
-  /** RPC_HEAD_DEPTH: blocks the head tracker remembers (deepest reorg it follows). */
-  headDepth: number;
-  /** RPC_CACHE_BYTES: bytes of the answer cache; 0 turns it off. */
-  cacheBytes: number;
-  /** RPC_WORKERS: processes serving the port (node:cluster) under `l2stack rpc`; more than 1 needs PostgreSQL. */
-  workers: number;
-  /**
-   * RPC_TRANSPORT: the HTTP and WebSocket stack of the public port. `node` (node:http and ws): every HTTP_*
-   * limit applies. `uws` (uWebSockets.js): about half the CPU per small call; HTTP_MAX_CONNECTIONS,
-   * HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap, 10 s, 10 s); docs/rpc-speed.md.
-   * `auto` (default): uws where its build loads on this Node and C library, node otherwise (transport/uws/load.ts).
-   */
-  transport: 'auto' | 'node' | 'uws';
-  /** A merged upstream batch stays under this many bytes; a bigger single call goes alone. */
-  upstreamMaxBatchBytes: number;
-  /** Connections per upstream node at most (keep-alive pool). */
-  upstreamMaxSockets: number;
-  maxBatch: number;
-  /** Calls of one client running at once, HTTP and WebSocket together (0: no cap); envelope.ts. */
-  maxInflightPerClient: number;
-  maxBodyBytes: number;
-  /** Byte budget of one reply (and of one upstream answer): calls past it get -32005 (response-budget.ts). */
-  maxResponseBytes: number;
-  maxLogsBlockRange: number;
-  maxLogsResults: number;
-  /**
-   * RPC_LOGS_CHUNK_BLOCKS: a range wider than this goes to the node in chunks, the first of this many
-   * blocks, the next sized by the bytes per block seen so far (log-range.ts); RPC_LOGS_WIDE_MAX_PER_CLIENT: such
-   * queries one client may have in flight per process.
-   */
-  logs: { chunkBlocks: number; wideMaxPerClient: number };
-  filterTtlSeconds: number;
-  /** Filter criteria caps (eth_newFilter and eth_getLogs): src/rpc/filters/caps.ts. */
-  maxFilterAddresses: number;
-  /** Topics in one position and in all positions together. */
-  maxFilterTopics: number;
-  maxFiltersPerClient: number;
-  maxFilters: number;
-  /** Nesting of [ and { in a request body, checked before anything walks it (src/rpc/json-depth.ts). */
-  maxJsonDepth: number;
-  /** 0 requests per second disables the limit. */
-  /** bytesPerUnit: an answer costs 1 more unit per this many bytes (0 = calls only); see ratelimit.ts. */
-  /** msPerUnit: a call that makes the node execute costs 1 more unit per this many ms it ran (0 = none). */
-  rateLimit: { perSecond: number; burst: number; store: 'memory' | 'postgres'; bytesPerUnit: number; msPerUnit: number };
-  /**
-   * Calls that make the node execute (src/rpc/evm-bounds.ts): RPC_GAS_CAP (an omitted gas becomes it, more
-   * is refused), RPC_EVM_TIMEOUT_MS (arrival to answer) and RPC_EVM_MAX_CONCURRENT (running at once).
-   */
-  evm: { gasCap: bigint; timeoutMs: number; maxConcurrent: number };
-  /** RPC_TRACE_MAX_PER_CLIENT: traces one client may have in flight per process (trace/gate.ts). */
-  traceMaxPerClient: number;
-  /** RPC_SIMULATE_MAX_BLOCKS and RPC_SIMULATE_MAX_CALLS: the size of one eth_simulateV1 (methods/eth_simulateV1.ts). */
-  simulate: { maxBlocks: number; maxCalls: number };
-  trustedProxyHops: number;
-  /** RPC_KEY_FAILURES_PER_MINUTE: failed API key presentations one client address may make (keys/failures.ts). */
-  keyFailuresPerMinute: number;
-  /** RPC_OPERATOR_PORT/HOST: /metrics and /health/* on their own listener, and off the public port; undefined: on the public port. */
-  operator?: { host: string; port: number };
-  /** RPC_CORS_ORIGINS of the JSON-RPC route: '*', or the origins echoed back (empty: no CORS headers). */
-  corsOrigins: '*' | readonly string[];
-  bundler: { url: string | undefined; vendorPrefix: string };
-  estimateGas: { margin: string; fixedCostWei: bigint; variableCostWei: bigint };
-  traceTransactionSource: TraceTransactionSource;
-  /**
-   * eth_sendRawTransaction(Sync) (params/raw-transaction.ts): RPC_MAX_RAW_TX_BYTES, the largest transaction
-   * decoded and forwarded (geth's txpool limit, 128 KiB); RPC_SEND_SYNC_TIMEOUT_MS, the longest wait for a
-   * receipt, also the wait when none or 0 is asked (EIP-7966's recommended 2 s).
-   */
-  sends: { maxRawTxBytes: number; syncTimeoutMs: number };
-  /** RPC_WS_*: the WebSocket side (src/rpc/ws/config.ts). */
-  ws: WsLimits;
-  /** Connection limits of the HTTP server (HTTP_* variables); the shared defaults when absent. */
-  http?: HttpLimits;
-  /** Postgres schema of the filter and rate-limit tables (not an env variable: tests use their own). */
-  dbSchema: string;
-  /** Every variable with its effective value, secrets and URL paths redacted: safe to log. */
-  effective: Record<string, string | undefined>;
-}
-
 /** RPC_CORS_ORIGINS as the server applies it: '*', or the allowed origins ("none": an empty list). */
 const corsOrigins = (raw: string): '*' | readonly string[] =>
   raw === '*' ? '*' : Object.freeze(raw === 'none' ? [] : raw.split(',').map((x) => x.trim().replace(/\/$/, '')).filter(Boolean));
 
-export function loadRpcConfig(source: Record<string, string | undefined>, overrides: Partial<RpcConfig> = {}): RpcConfig {
-  const { values: v, effective } = parseEnv(rpcEnv, source);
-  return Object.freeze({
+/** The endpoint's settings from its parsed variables: each is its variable's value (see rpcEnv) unless said otherwise. */
+function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, string | undefined>) {
+  return {
     host: v.RPC_HOST,
     port: v.RPC_PORT,
     upstreamUrls: Object.freeze([...v.RPC_UPSTREAM_URLS]),
@@ -194,6 +102,11 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     headDepth: v.RPC_HEAD_DEPTH,
     cacheBytes: v.RPC_CACHE_BYTES,
     workers: v.RPC_WORKERS,
+    /**
+     * `node` (node:http and ws): every HTTP_* limit applies. `uws` (uWebSockets.js): about half the CPU per small
+     * call; HTTP_MAX_CONNECTIONS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap,
+     * 10 s, 10 s); docs/rpc-speed.md. `auto`: uws where its build loads on this Node and C library (transport/uws/load.ts).
+     */
     transport: v.RPC_TRANSPORT,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
     upstreamMaxSockets: v.RPC_UPSTREAM_MAX_SOCKETS,
@@ -203,6 +116,7 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
     maxResponseBytes: v.RPC_MAX_RESPONSE_BYTES,
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
     maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
+    // A wide range goes to the node in chunks, the first of chunkBlocks, the next sized by the bytes per block seen so far (log-range.ts).
     logs: { chunkBlocks: v.RPC_LOGS_CHUNK_BLOCKS, wideMaxPerClient: v.RPC_LOGS_WIDE_MAX_PER_CLIENT },
     filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
     maxFilterAddresses: v.RPC_MAX_FILTER_ADDRESSES,
@@ -231,11 +145,20 @@ export function loadRpcConfig(source: Record<string, string | undefined>, overri
       variableCostWei: v.RPC_ESTIMATE_GAS_VARIABLE_COST_WEI,
     },
     traceTransactionSource: v.RPC_TRACE_TRANSACTION_SOURCE,
+    // Defaults: geth's txpool limit (128 KiB); EIP-7966's recommended wait (2 s).
     sends: { maxRawTxBytes: v.RPC_MAX_RAW_TX_BYTES, syncTimeoutMs: v.RPC_SEND_SYNC_TIMEOUT_MS },
     ws: wsLimitsFrom(v),
     http: httpLimitsFrom(v),
+    /** Postgres schema of the filter and rate-limit tables (not an env variable: tests use their own). */
     dbSchema: 'rpc',
+    /** Every variable with its effective value, secrets and URL paths redacted: safe to log. */
     effective,
-    ...overrides,
-  });
+  };
+}
+
+export type RpcConfig = Readonly<ReturnType<typeof rpcConfigFrom>>;
+
+export function loadRpcConfig(source: Record<string, string | undefined>, overrides: Partial<RpcConfig> = {}): RpcConfig {
+  const { values: v, effective } = parseEnv(rpcEnv, source);
+  return Object.freeze({ ...rpcConfigFrom(v, effective), ...overrides });
 }

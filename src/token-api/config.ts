@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { env, parseEnv } from '../common/config/env.js';
+import { isHexOfLength } from '../common/eth/hex.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 import { rateLimitFrom, type HttpRateLimit } from '../common/http/rate-limit.js';
 
@@ -88,12 +89,10 @@ export interface TokenApiConfig {
   rateLimit?: Omit<HttpRateLimit, 'variable'>;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-
 const addressList = () =>
   env.custom<string[], object>('a comma-separated list of 0x-prefixed 20-byte hex addresses', (raw) => {
     const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
-    const bad = items.find((i) => !ADDRESS.test(i));
+    const bad = items.find((i) => !isHexOfLength(i, 20));
     if (bad !== undefined) return { ok: false, reason: `"${bad}" is not an address` };
     return { ok: true, value: [...new Set(items.map((i) => i.toLowerCase()))] };
   });
@@ -111,7 +110,7 @@ export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
   const seen = new Set<string>();
   return parsed.map((item: unknown, i) => {
     const w = item as Partial<Record<'address' | 'label' | 'status', unknown>>;
-    if (typeof w !== 'object' || w === null || typeof w.address !== 'string' || !ADDRESS.test(w.address)) {
+    if (typeof w !== 'object' || w === null || typeof w.address !== 'string' || !isHexOfLength(w.address, 20)) {
       throw new Error(`item ${i + 1}: "address" must be 0x followed by 40 hex digits`);
     }
     if (typeof w.label !== 'string' || w.label === '') throw new Error(`item ${i + 1}: "label" must be a non-empty string`);

@@ -1,4 +1,5 @@
 import { pooledRpc } from '../common/chain/pool.js';
+import { within } from '../common/concurrency.js';
 import { redactUrl } from '../common/config/env.js';
 import type { Check } from '../common/http/operator.js';
 
@@ -38,19 +39,6 @@ export interface ReadinessReport {
   checks: Check[];
   /** The failing checks, "name: why", for the problem's detail. */
   failing: string[];
-}
-
-/** Rejects when `promise` does not settle within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function probeNode(url: string, timeoutMs: number): Promise<void> {

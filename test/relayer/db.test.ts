@@ -111,7 +111,8 @@ describe('relayer database', () => {
     // Two senders on one database, like two relayer processes: the row lock keeps their nonces apart.
     const senders = [0, 1].map(() => new ClaimSender(repo, chain, signer, { maxNonceDiff: 100, logger, direction: 'L1_TO_L2' }));
     const claim = { to: new Wallet(KEY).address, data: '0x', gasLimit: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n, sponsored: false };
-    const sent = await Promise.all(rows.map((r, i) => senders[i % 2]!.submit(r, ['ANCHORED'], claim)));
+    const sent = (await Promise.all(rows.map((r, i) => senders[i % 2]!.submitMany([{ message: r, from: ['ANCHORED'], claim }])))).flat();
+    expect(sent).toHaveLength(rows.length);
     expect(sent.map((s) => s.nonce).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const after = await Promise.all(rows.map(async (r) => (await repo.findByHash(r.message_hash, 'L1_TO_L2'))[0]!));
     expect(after.every((r) => r.status === 'PENDING' && r.retries === 1 && r.claim_tx_raw !== null)).toBe(true);

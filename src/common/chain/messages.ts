@@ -2,8 +2,8 @@ import { AbiCoder, keccak256, concat, ZeroHash } from 'ethers';
 
 /**
  * The message-service conventions shared by the devnet contracts, the coordinator and the relayer
- * (see specs/abi): hash of a message, rolling hash of the L1→L2 stream, and the sparse Merkle tree of
- * L2→L1 message hashes whose roots are anchored on L1.
+ * (see specs/abi): hash of a message and the sparse Merkle tree of L2→L1 message hashes whose roots are
+ * anchored on L1.
  */
 export interface MessageFields {
   from: string;
@@ -19,11 +19,6 @@ const coder = AbiCoder.defaultAbiCoder();
 /** keccak256(abi.encode(from, to, fee, value, nonce, calldata)), as the contracts compute it. */
 export function messageHash(m: MessageFields): string {
   return keccak256(coder.encode(['address', 'address', 'uint256', 'uint256', 'uint256', 'bytes'], [m.from, m.to, m.fee, m.value, m.nonce, m.calldata]));
-}
-
-/** rollingHash[n] = keccak256(abi.encode(rollingHash[n-1], messageHash[n])); rollingHash[0] = 0. */
-export function nextRollingHash(previous: string, hash: string): string {
-  return keccak256(coder.encode(['bytes32', 'bytes32'], [previous, hash]));
 }
 
 const hashPair = (left: string, right: string) => keccak256(concat([left, right]));
@@ -70,15 +65,6 @@ export class MessageMerkleTree {
     }
     return proof;
   }
-}
-
-/** Recomputes a root from a leaf and its proof (bit i of leafIndex: 0 = running node on the left). */
-export function rootFromProof(leaf: string, leafIndex: number, proof: readonly string[]): string {
-  let node = leaf;
-  proof.forEach((sibling, level) => {
-    node = ((leafIndex >> level) & 1) === 0 ? hashPair(node, sibling) : hashPair(sibling, node);
-  });
-  return node;
 }
 
 /** Splits ordered message hashes into trees of 2^depth leaves (the last one padded). */

@@ -25,15 +25,6 @@ export function agentFor(url: string): HttpAgent {
   return new URL(url).protocol === 'https:' ? agents.https : agents.http;
 }
 
-/** Sockets the pool holds now (open and in use, open and idle) summed over nodes: for tests and metrics. */
-export function pooledSocketCount(): { active: number; idle: number } {
-  const count = (m: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(m).reduce((n, list) => n + (list?.length ?? 0), 0);
-  return {
-    active: count(agents.http.sockets) + count(agents.https.sockets),
-    idle: count(agents.http.freeSockets) + count(agents.https.freeSockets),
-  };
-}
-
 /** A whole HTTP answer read over the pool. */
 interface PooledAnswer {
   statusCode: number;

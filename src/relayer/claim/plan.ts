@@ -1,7 +1,7 @@
 import type { RelayerConfig } from '../config.js';
 import { Status, type MessageStatus } from '../message/status.js';
 import type { MessagePatch, MessageRow } from '../db/rows.js';
-import { directionPrefix, resimulationOf, type DirectionContext } from '../pipeline/context.js';
+import { directionPrefix, type DirectionContext } from '../pipeline/context.js';
 import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
 
 /**
@@ -31,7 +31,7 @@ export const claimRules = (ctx: Pick<DirectionContext, 'config' | 'destinationCo
   sponsoringEnabled: ctx.dir.sponsoringEnabled,
   destination: ctx.destination.name,
   prefix: directionPrefix(ctx.direction),
-  resimulate: resimulationOf(ctx.config),
+  resimulate: ctx.config.operations.resimulate,
 });
 
 /** The claim's gas estimate on the destination, or the reason it reverts there. */

@@ -1,6 +1,6 @@
 import { bytesToHex, hexToBytes } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
-import { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
+import { BroadcastRefusedError, ForeignChainTransactionError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
 import { leaseClaims, returnClaim, type SignerKey } from './lease.js';
@@ -11,7 +11,7 @@ import type { Direction } from '../config.js';
 import type { RelayerMetrics } from '../metrics.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 
-export { BroadcastRefusedError, ForeignChainTransactionError, MessageMovedError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
+export { BroadcastRefusedError, ForeignChainTransactionError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
 
 export interface PlannedClaim {
   message: MessageRow;
@@ -122,13 +122,6 @@ export class ClaimSender {
     this.paused = paused;
     if (paused) this.options.logger.error({ direction: this.options.direction, signer: this.signer.address }, `claiming paused: ${detail}`);
     else this.options.logger.info({ direction: this.options.direction, signer: this.signer.address }, 'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain');
-  }
-
-  /** One claim: submitMany() of one message (the first result, or the reason it was not sent). */
-  async submit(message: MessageRow, from: readonly MessageStatus[], claim: ClaimTx): Promise<Submitted> {
-    const [r] = await this.submitMany([{ message, from, claim }]);
-    if (!r) throw new MessageMovedError(`message ${message.message_hash} is no longer ${from.join('/')}`);
-    return r;
   }
 
   private nonceRowReady = false;

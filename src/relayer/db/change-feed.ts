@@ -88,7 +88,7 @@ export class ChangeFeed {
   constructor(private readonly db: DbClient, private readonly schema: string) {}
 
   /**
-   * RelayerRepository.due() for a pipeline loop that runs every few hundred milliseconds, at a cost that follows
+   * The due rows (retry time passed, oldest first) for a pipeline loop that runs every few hundred ms, at a cost that follows
    * the changes, not the backlog. The loop's page is read once in full; after that each read asks only for the rows written
    * since (the change feed: migration 0004 stamps every written row with its transaction id) and applies them
    * to the page in memory. No query at all while nothing was written through the repository since the last

@@ -34,20 +34,6 @@ export class RelayerReads {
     return row !== undefined;
   }
 
-  /** Messages of `direction` in `statuses`, oldest first, that are due (retry_after passed). */
-  async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, options: { maxRetries?: number } = {}): Promise<MessageRow[]> {
-    return this.db.query('relayer.due', (knex) => {
-      const q = this.table(knex, 'message')
-        .where({ direction })
-        .whereIn('status', statuses as MessageStatus[])
-        .where((w) => w.whereNull('retry_after').orWhere('retry_after', '<=', knex.fn.now()))
-        .orderBy([{ column: 'sent_block_number' }, { column: 'message_nonce' }])
-        .limit(limit);
-      if (options.maxRetries !== undefined) q.where('retries', '<', options.maxRetries);
-      return q.select<MessageRow[]>('*');
-    });
-  }
-
   async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
     return this.db.query('relayer.by_hashes', (knex) =>
       this.table(knex, 'message')

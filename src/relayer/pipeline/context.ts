@@ -1,7 +1,7 @@
 import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
-import { DEFAULT_OPERATIONS, type ChainConfig, type Direction, type DirectionConfig, type RelayerConfig } from '../config.js';
+import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../claim/sender.js';
@@ -55,6 +55,3 @@ export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): Cl
 /** The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer configured. */
 export const senderOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>, m: { claim_signer: string | null }): ClaimSender | undefined =>
   sendersOf(ctx).find((s) => s.owns(m));
-
-/** The re-simulation settings (RELAYER_RESIMULATE_*), the defaults when the config has none. */
-export const resimulationOf = (config: RelayerConfig) => (config.operations ?? DEFAULT_OPERATIONS).resimulate;

@@ -2,7 +2,7 @@ import { Status } from '../message/status.js';
 import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
 import { encodeClaim, isClaimedOnChain } from '../claim/facts.js';
-import { claimTarget, resimulationOf, type DirectionContext } from './context.js';
+import { claimTarget, type DirectionContext } from './context.js';
 
 /**
  * NON_EXECUTABLE is not final: a claim that reverted (the destination was not ready: a paused contract, a
@@ -13,7 +13,7 @@ import { claimTarget, resimulationOf, type DirectionContext } from './context.js
  * re-simulation time and are never picked. Read-only calls only; one indexed query per iteration.
  */
 export function createResimulationProcessor(ctx: DirectionContext) {
-  const r = resimulationOf(ctx.config);
+  const r = ctx.config.operations.resimulate;
   const maxGas = ctx.config.claiming.maxClaimGasLimit;
 
   async function resimulate(m: MessageRow): Promise<void> {

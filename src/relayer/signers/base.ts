@@ -21,6 +21,9 @@ import {
 } from 'ethers';
 import { BaseError } from '../../common/errors.js';
 
+/** Socket error codes that mean a signing service could not be reached: transient, worth another try. */
+export const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
+
 /**
  * A key held somewhere else (a signing service, a cloud KMS). Backends differ in what they are given:
  * Web3Signer hashes the bytes it receives itself, KMS signs a finished digest. So every request carries

@@ -1,7 +1,7 @@
 import { GetPublicKeyCommand, KMSClient, SignCommand, type KMSClientConfig } from '@aws-sdk/client-kms';
 import { Signature, computeAddress, getBytes, recoverAddress, toBeHex, type Provider } from 'ethers';
 import { BaseError, RetryableError } from '../../common/errors.js';
-import { BackendSigner, type SigningBackend } from './base.js';
+import { BackendSigner, NETWORK_CODES, type SigningBackend } from './base.js';
 import { normalizeLowS, parseDerSignature, uncompressedPointFromSpki } from './der.js';
 
 export interface KmsSignerOptions {
@@ -26,8 +26,6 @@ export class KmsSignerError extends BaseError {
 export class KmsSignerUnavailableError extends RetryableError {
   override name = 'KmsSignerUnavailableError';
 }
-
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
 
 /** Maps SDK errors by their own fault marker: `$fault: 'server'`, throttling and network failures are transient. */
 function classify(err: unknown, what: string): BaseError {

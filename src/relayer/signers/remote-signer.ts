@@ -3,7 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { Signature, SigningKey, computeAddress, hexlify, toBeHex, type Provider } from 'ethers';
 import { BaseError, RetryableError } from '../../common/errors.js';
-import { BackendSigner, type SigningBackend } from './base.js';
+import { BackendSigner, NETWORK_CODES, type SigningBackend } from './base.js';
 import { normalizeLowS } from './der.js';
 import { readKeystore, readTruststore } from './pkcs12.js';
 import { probeTlsRejection, type TlsMaterial } from './tls-probe.js';
@@ -41,7 +41,6 @@ export class RemoteSignerUnavailableError extends RetryableError {
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
 
 /** The endpoint as it may appear in errors and logs: no user-info, no query string. */
 export function redactEndpoint(url: URL): string {

@@ -16,40 +16,10 @@ export const wsEnv = {
   RPC_WS_PENDING_POLL_MS: env.integer({ min: 50, default: 1_000 }).describe("Poll period (ms) of the node's pending-transaction filter.").testOnly(),
 };
 
-export interface WsLimits {
-  /** Open sockets at most (0: WebSocket off); more upgrades get HTTP 503 naming the limit. */
-  maxSockets: number;
-  /**
-   * Open sockets of one client (the rate limit's identity: its address, or its API key) at most, subscribed or
-   * not (0: no per-client cap); more upgrades get HTTP 429 naming the limit.
-   */
-  maxSocketsPerClient: number;
-  /** Subscriptions one socket may hold (a resume counts from the moment it is asked for). */
-  maxSubscriptions: number;
-  /** Addresses in the logs filters of all subscriptions of one socket, and of one client on all its sockets. */
-  maxAddressesPerSocket: number;
-  maxAddressesPerClient: number;
-  /** Bytes queued for a socket that does not read: past it the socket is closed (1008) and its memory freed. */
-  maxBufferedBytes: number;
-  /**
-   * Bytes queued for all sockets together: past it the sockets holding the most are closed (1008) until the
-   * total is under it again, so memory is bounded by this, not by sockets × maxBufferedBytes.
-   */
-  maxTotalBufferedBytes: number;
-  /** Calls of one socket running at once: past it the socket is not read until one finishes. */
-  maxInflight: number;
-  /** A socket with no subscription that sends nothing for this long is closed (1000); checked every quarter of it. */
-  idleTimeoutMs: number;
-  /** Ping period; a socket that did not answer the previous ping is dropped as dead. */
-  pingMs: number;
-  maxResumeBlocks: number;
-  pendingPollMs: number;
-}
-
 type WsValues = { [K in keyof typeof wsEnv]: number };
 
 /** The WS limits from parsed RPC_WS_* values (parsed with the rest of the endpoint's environment). */
-export function wsLimitsFrom(v: WsValues): WsLimits {
+export function wsLimitsFrom(v: WsValues) {
   return Object.freeze({
     maxSockets: v.RPC_WS_MAX_SOCKETS,
     maxSocketsPerClient: v.RPC_WS_MAX_SOCKETS_PER_CLIENT,
@@ -57,6 +27,8 @@ export function wsLimitsFrom(v: WsValues): WsLimits {
     maxAddressesPerSocket: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET,
     maxAddressesPerClient: v.RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT,
     maxBufferedBytes: v.RPC_WS_MAX_BUFFERED_BYTES,
+    // Past it the sockets holding the most are closed until the total is under it again, so memory is bounded
+    // by this, not by sockets × maxBufferedBytes.
     maxTotalBufferedBytes: v.RPC_WS_MAX_TOTAL_BUFFERED_BYTES,
     maxInflight: v.RPC_WS_MAX_INFLIGHT,
     idleTimeoutMs: v.RPC_WS_IDLE_TIMEOUT_MS,
@@ -65,3 +37,6 @@ export function wsLimitsFrom(v: WsValues): WsLimits {
     pendingPollMs: v.RPC_WS_PENDING_POLL_MS,
   });
 }
+
+/** The WebSocket limits (RPC_WS_*, described in wsEnv above). */
+export type WsLimits = ReturnType<typeof wsLimitsFrom>;

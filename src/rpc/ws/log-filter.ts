@@ -1,3 +1,5 @@
+import { isHexOfLength } from '../../common/eth/hex.js';
+
 /**
  * The filter of a `logs` subscription (eth_subscribe("logs", {address, topics})), checked and normalized
  * once, and matched against logs in memory: every subscription of a replica is served from one
@@ -20,9 +22,6 @@ export interface WireLog {
   [k: string]: unknown;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const TOPIC = /^0x[0-9a-fA-F]{64}$/;
-
 export class LogFilterError extends Error {
   override name = 'LogFilterError';
 }
@@ -38,7 +37,7 @@ export function parseLogFilter(raw: unknown, limits: { maxAddresses: number; max
   if (address !== undefined && address !== null) {
     const list = Array.isArray(address) ? address : [address];
     if (list.length > limits.maxAddresses) throw new LogFilterError(`the logs filter has ${list.length} addresses; at most ${limits.maxAddresses} (RPC_MAX_FILTER_ADDRESSES)`);
-    for (const a of list) if (typeof a !== 'string' || !ADDRESS.test(a)) throw new LogFilterError(`filter address must be 20 bytes of hex, got ${JSON.stringify(a)?.slice(0, 60)}`);
+    for (const a of list) if (typeof a !== 'string' || !isHexOfLength(a, 20)) throw new LogFilterError(`filter address must be 20 bytes of hex, got ${JSON.stringify(a)?.slice(0, 60)}`);
     addresses = [...new Set((list as string[]).map((a) => a.toLowerCase()))];
   }
   const out: (string[] | undefined)[] = [];
@@ -52,7 +51,7 @@ export function parseLogFilter(raw: unknown, limits: { maxAddresses: number; max
         continue;
       }
       const alts = Array.isArray(t) ? t : [t];
-      for (const x of alts) if (typeof x !== 'string' || !TOPIC.test(x)) throw new LogFilterError(`filter topics must be 32-byte hex values, got ${JSON.stringify(x)?.slice(0, 80)}`);
+      for (const x of alts) if (typeof x !== 'string' || !isHexOfLength(x, 32)) throw new LogFilterError(`filter topics must be 32-byte hex values, got ${JSON.stringify(x)?.slice(0, 80)}`);
       count += alts.length;
       out.push(alts.length === 0 ? undefined : (alts as string[]).map((x) => x.toLowerCase()));
     }

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { badRequest } from '../../common/errors.js';
+import { isHexOfLength } from '../../common/eth/hex.js';
 import type { ReadModel } from '../read-model/model.js';
 import type { TokenRepository } from '../repository.js';
 import type { SupplyCache } from '../supply/job.js';
@@ -22,7 +23,6 @@ export interface HandlerContext {
 }
 
 export const MAX_ADDRESSES = 100;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /**
  * Splits a comma-separated `addresses` parameter. Every item counts toward the limit (duplicates too),
@@ -38,7 +38,7 @@ export function parseAddresses(raw: string): string[] {
   }
   const out = new Set<string>();
   items.forEach((item, i) => {
-    if (!ADDRESS.test(item)) {
+    if (!isHexOfLength(item, 20)) {
       const shown = item.length > 64 ? `${item.slice(0, 61)}...` : item;
       throw badRequest(`addresses: item ${i + 1} '${shown}' is not a contract address (0x followed by 40 hexadecimal digits)`, {
         errors: [{ path: 'query/addresses', message: `item ${i + 1} '${shown}' is not a contract address` }],

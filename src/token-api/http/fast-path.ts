@@ -5,6 +5,7 @@ import { candlesAnswer, listTokensAnswer, priceSourcesAnswer, pricesAnswer, toke
 import { parseAddresses, type HandlerContext } from './context.js';
 import { send, type Representation } from './representation.js';
 import { negotiateSupplyFormat } from './negotiate.js';
+import { isHexOfLength } from '../../common/eth/hex.js';
 import { queryBoolean } from '../../common/http/boolean-params.js';
 import { resolveRef, type OpenApiDocument } from '../../common/http/spec.js';
 
@@ -15,8 +16,6 @@ import { resolveRef, type OpenApiDocument } from '../../common/http/spec.js';
  * range, known tokens. Everything else, every error included, goes on to the validated route, so refusals
  * and problem documents stay exactly the spec validator's (a test compares both paths URL by URL).
  */
-
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 type ParamSchema = { minimum?: number; maximum?: number; enum?: string[]; default?: number | string } | undefined;
 
@@ -99,7 +98,7 @@ function answer(ctx: HandlerContext, params: Map<string, ParamSchema>, path: str
   }
   const parts = path.split('/');
   const address = parts[2];
-  if (address === undefined || !ADDRESS.test(address)) return undefined;
+  if (address === undefined || !isHexOfLength(address, 20)) return undefined;
   const lower = address.toLowerCase();
   if (parts.length === 3 && (parts[1] === 'tokens' || parts[1] === 'prices')) {
     if (qs !== '' || ctx.model.token(lower) === undefined) return undefined;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { CandleRow as StoredCandleRow } from '../read-model/candles.js';
-import { HOUR_MS, windowHours } from '../read-model/series.js';
+import { hourOf, windowHours } from '../read-model/series.js';
 import { storedExplanation } from '../read-model/sources-json.js';
 import type { PricingSettings } from './sources.js';
 import type { Observation } from './pricing.js';
@@ -11,8 +11,6 @@ import type { SwapVolume } from './volumes.js';
  * row holds what its hour's observations make (open, high, low, close) plus what the read side needs for
  * the time-weighted average: the area under the price from `covered_from` to `last_at` (price × ms).
  */
-
-const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /** The read side's candle row without its volume, which swap volumes add apart (recordCandles). */
 type CandleRow = Omit<StoredCandleRow, 'volumeUsd'>;
@@ -31,15 +29,17 @@ interface StoredCandle {
 
 const ms = (v: Date | string) => new Date(v).getTime();
 
+export const chunks = <T>(rows: T[], n: number): T[][] => Array.from({ length: Math.ceil(rows.length / n) }, (_, i) => rows.slice(i * n, (i + 1) * n));
+
 /** Each token's newest candle: the hour a batch continues, or the close the next hour opens at. */
 async function latestCandles(knex: Knex, schema: string, tokens: string[]): Promise<Map<string, CandleRow>> {
   const out = new Map<string, CandleRow>();
-  for (let i = 0; i < tokens.length; i += 1_000) {
+  for (const part of chunks(tokens, 1_000)) {
     const rows = (
       await knex.raw(
         `select distinct on (token) token, hour, open, high, low, close, area, covered_from, last_at
          from ??.candles where token = any(?::text[]) order by token, hour desc`,
-        [schema, tokens.slice(i, i + 1_000)],
+        [schema, part],
       )
     ).rows as StoredCandle[];
     for (const r of rows) {
@@ -111,9 +111,9 @@ export async function recordCandles(
   if (byToken.size > 0) {
     const latest = await latestCandles(knex, schema, [...byToken.keys()]);
     const rows = [...byToken].flatMap(([token, list]) => fold(latest.get(token), list));
-    for (let i = 0; i < rows.length; i += 1_000) {
+    for (const part of chunks(rows, 1_000)) {
       await knex(`${schema}.candles`)
-        .insert(rows.slice(i, i + 1_000).map((r) => ({
+        .insert(part.map((r) => ({
           token: r.token, hour: new Date(r.hourMs), open: r.open, high: r.high, low: r.low, close: r.close, area: r.area,
           covered_from: new Date(r.coveredFromMs), last_at: new Date(r.lastAtMs),
         })))
@@ -144,9 +144,9 @@ export async function recordSources(knex: Knex, schema: string, observations: Ob
     block_number: o.block ?? null,
     detail: JSON.stringify(storedExplanation(o.price, o.explained!, settings)),
   }));
-  for (let i = 0; i < rows.length; i += 500) {
+  for (const part of chunks(rows, 500)) {
     await knex(`${schema}.price_sources`)
-      .insert(rows.slice(i, i + 500))
+      .insert(part)
       .onConflict('token')
       .merge(['observed_at', 'block_number', 'detail'])
       .whereRaw('price_sources.observed_at <= excluded.observed_at');

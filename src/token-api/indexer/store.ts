@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
-import { windowHours } from '../read-model/series.js';
+import { hourOf, windowHours } from '../read-model/series.js';
 import type { Observation, PoolState } from './pricing.js';
-import { pruneCandles } from './candles-store.js';
+import { chunks, pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
 
@@ -33,9 +33,6 @@ export interface SwapRow {
   token_sold: string;
   token_bought: string;
 }
-
-const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
-const chunks = <T>(rows: T[], size: number): T[][] => Array.from({ length: Math.ceil(rows.length / size) }, (_, i) => rows.slice(i * size, (i + 1) * size));
 
 export class IndexerStore {
   constructor(readonly schema: string) {}
@@ -156,7 +153,7 @@ export class IndexerStore {
     const perHour = new Map<string, Observation>();
     const latest = new Map<string, Observation>();
     for (const o of observations) {
-      const key = `${o.token}|${hourOf(o.at).getTime()}`;
+      const key = `${o.token}|${hourOf(o.at.getTime())}`;
       const prev = perHour.get(key);
       if (!prev || prev.at <= o.at) perHour.set(key, o);
       const l = latest.get(o.token);
@@ -164,7 +161,7 @@ export class IndexerStore {
     }
     for (const part of chunks([...perHour.values()], 1_000)) {
       await knex(this.table('prices'))
-        .insert(part.map((o) => ({ token: o.token, hour: hourOf(o.at), price: o.price, observed_at: o.at })))
+        .insert(part.map((o) => ({ token: o.token, hour: new Date(hourOf(o.at.getTime())), price: o.price, observed_at: o.at })))
         .onConflict(['token', 'hour'])
         .merge(['price', 'observed_at'])
         .whereRaw('prices.observed_at <= excluded.observed_at');

@@ -9,9 +9,12 @@
 export const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** The UTC hour (epoch ms) that `ms` falls in. */
+export const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
 /** First and last hour of the window at `now` (epoch ms). */
 export function windowHours(now: number): { first: number; last: number } {
-  return { first: Math.ceil((now - DAY_MS) / HOUR_MS) * HOUR_MS, last: Math.floor(now / HOUR_MS) * HOUR_MS };
+  return { first: Math.ceil((now - DAY_MS) / HOUR_MS) * HOUR_MS, last: hourOf(now) };
 }
 
 /** A token's hourly rows, oldest first, in two parallel arrays (compact: 24–25 rows per token). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keccak256, concat, ZeroHash, toBeHex } from 'ethers';
-import { MessageMerkleTree, messageTrees, rootFromProof, nextRollingHash, messageHash } from '../../../src/common/chain/messages.js';
+import { MessageMerkleTree, messageTrees, messageHash } from '../../../src/common/chain/messages.js';
+import { rootFromProof, nextRollingHash } from '../../helpers/messages.js';
 
 const leaf = (i: number) => keccak256(toBeHex(i + 1, 32));
 const pair = (a: string, b: string) => keccak256(concat([a, b]));

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parseEther, ZeroAddress, Interface } from 'ethers';
 import { L1MessageService__factory, L2MessageService__factory, CallRecorder__factory } from '../../../generated/contracts/types/index.js';
-import { messageHash, messageTrees, rootFromProof } from '../../../src/common/chain/messages.js';
+import { messageHash, messageTrees } from '../../../src/common/chain/messages.js';
+import { rootFromProof } from '../../helpers/messages.js';
 import { devnetSigners, waitFor } from '../../helpers/chain.js';
 import { mined } from '../../../src/common/chain/mined.js';
 
