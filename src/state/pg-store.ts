@@ -4,7 +4,7 @@ import type { DbClient } from '../common/db/client.js';
 import type { Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
 import { runStatement } from './statement.js';
-import { MAX_KEYS_PER_STATEMENT, proofReadsOf, proofStatementSql, type ProofStatementRow } from './proof-statement.js';
+import { MAX_KEYS_PER_STATEMENT, proofReadsOf, proofStatementSql, unpackRows, type ProofStatementRow } from './proof-statement.js';
 import type { BlockRecord, FinalizationRecord, KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
@@ -77,7 +77,8 @@ export class PgStore implements BatchingStore {
         this.proofStatements.set(part.length, (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }));
       }
       const values = [...part.flatMap((r) => [treeHex(r.tree), bare(r.hKey).toLowerCase()]), block.toString()];
-      for (const row of await runStatement<ProofStatementRow>(this.db, { ...st, values })) rows.push({ ...row, ord: row.ord > 0 ? row.ord + at : row.ord - at });
+      const [answer] = await runStatement<{ packed: Uint8Array | null }>(this.db, { ...st, values });
+      for (const row of unpackRows(answer?.packed ?? null)) rows.push({ ...row, ord: row.ord > 0 ? row.ord + at : row.ord - at });
     }
     return proofReadsOf(requests, rows);
   }

@@ -48,7 +48,7 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
     const conn = await client.acquireConnection();
     try {
       if (db.kind === 'pglite') {
-        const pglite = conn as { query<T>(sql: string, params?: unknown[], options?: typeof byteaParser): Promise<{ rows: T[] }> };
+        const pglite = conn as { query(sql: string): Promise<unknown>; exec<T>(sql: string, options?: typeof byteaParser): Promise<{ rows: T[] }[]> };
         let names = preparedOn.get(pglite);
         if (!names) preparedOn.set(pglite, (names = new Set()));
         const prepare = async () => {
@@ -57,14 +57,16 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
         };
         if (!names.has(statement.name)) await prepare();
         const execute = `execute ${statement.name}(${statement.values.map((v, i) => literal(v, statement.types[i]!)).join(', ')})`;
+        // exec: the simple protocol, two calls into PGlite where query's extended protocol makes six.
+        const run = async () => (await pglite.exec<R>(execute, byteaParser))[0]?.rows ?? [];
         try {
-          return (await pglite.query<R>(execute, [], byteaParser)).rows;
+          return await run();
         } catch (err) {
           // 26000: the session no longer has it (DEALLOCATE ALL, DISCARD ALL): prepare it again, once.
           if ((err as { code?: string }).code !== '26000') throw err;
           names.delete(statement.name);
           await prepare();
-          return (await pglite.query<R>(execute, [], byteaParser)).rows;
+          return await run();
         }
       }
       const pg = conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> };
