@@ -9,6 +9,7 @@ const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
  * report), because they spawn processes or devnets, generate and compile clients, write hundreds of MiB to
  * an on-disk database, or run many random histories. `npm run test:fast` leaves them out; `npm test` runs
  * them. A new file that starts chains, spawns `l2stack`, or runs for more than a few seconds belongs here.
+ * The second group took 6-35 s each in the fast tier (2026-11-29, load 8-10; 230 of its 349 s of file time).
  */
 const SLOW = [
   'test/relayer/chain-reset.test.ts', // spawns a relayer, replaces its two anvils under it
@@ -30,6 +31,23 @@ const SLOW = [
   'test/token-api/properties.test.ts',
   'test/token-api/manipulation.test.ts', // a DEX on anvil pushed phase by phase, two indexers (25-50 s)
   'test/contract/token-api-prism.test.ts', // spawns Prism (prism proxy) in front of the token API (~20 s)
+  'test/relayer/change-feed.test.ts', // the relayer's reads against an oracle over many histories (35 s)
+  'test/state/tree.test.ts', // random insert/update/delete histories, every proof checked (28 s)
+  'test/relayer/requeue.test.ts',
+  'test/relayer/lost-claim.test.ts', // waits out a stranded claim on anvil
+  'test/cli.test.ts', // spawns `l2stack` per command
+  'test/relayer/db.test.ts',
+  'test/common/pglite-template.test.ts', // opens PGlite directories with and without the template
+  'test/rpc/ws.test.ts',
+  'test/state/poseidon2-verifier-contract.test.ts', // compiles and deploys the Solidity verifier
+  'test/rpc/sends.test.ts',
+  'test/state/verify-proof-cli.test.ts', // spawns `l2stack verify-proof`
+  'test/rpc/ws-logs-ended.test.ts',
+  'test/relayer/transitions.test.ts',
+  'test/relayer/economics.test.ts',
+  'test/relayer/multi-key.test.ts',
+  'test/relayer/claim-calldata.test.ts',
+  'test/rpc/filters.test.ts',
 ];
 
 export default defineConfig({
