@@ -2,10 +2,11 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/state/pg-store.js';
 import { ACCOUNT_TREE, type ProofRequest } from '../../src/state/store.js';
-import { proveFromReads, proveKey, proveKeysAt, type KeyProof } from '../../src/state/tree.js';
+import { toHex } from '../../src/state/bytes.js';
+import { applyChanges, proveFromReads, proveKey, proveKeysAt, type KeyProof } from '../../src/state/tree.js';
 import { databaseKind, type openTestDb } from '../helpers/db.js';
 import { usePgStore } from './pg-store-fixture.js';
-import { UNIVERSE, applyBlock, blockArb, c, hKeyOf, newTree } from './model.js';
+import { UNIVERSE, applyBlock, blockArb, c, changesOf, hKeyOf, newTree } from './model.js';
 
 /**
  * The one-statement proof (PgStore.proofReads) against the same proofs read a statement per step in a read
@@ -68,6 +69,19 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
     await applyBlock(store, b, m, [{ key: 3, value: 3 }], new Map());
     await expectSame(m, [a, b, empty, ACCOUNT_TREE]);
     await expectSame(n, [b]);
+  });
+
+  // The statement reads no node above (nextFreeNode - 1) >> h: after a reset (an account deleted and made again
+  // in one block) the tree starts over smaller, above rows that held leaves until then.
+  it('behavior: a tree cleared and rebuilt smaller proves the same as the stepwise read, before and after', async () => {
+    const tree = newTree();
+    const n = next++;
+    await applyBlock(store, tree, n, Array.from({ length: UNIVERSE }, (_, k) => ({ key: k, value: 1 + (k % 3) })), new Map());
+    const m = next++;
+    const update = await store.read(n, (r) => applyChanges(c, r, tree, changesOf([{ key: 3, value: 2 }]), { reset: true }));
+    await store.commit({ number: m, hash: `0x${m.toString(16)}`, parentHash: `0x${n.toString(16)}`, root: toHex(update.root) }, new Map([[tree, update.writes]]));
+    await expectSame(n, [tree]);
+    await expectSame(m, [tree]);
   });
 
   it('behavior: proveKeysAt gives the stepwise result even when the statement misses a row (it falls back to the read transaction)', async () => {
