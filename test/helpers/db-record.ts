@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { current, flush, installRecorder } from './db-record-core.mjs';
 
@@ -12,9 +12,11 @@ import { current, flush, installRecorder } from './db-record-core.mjs';
  * cleared (no line is written for them), nor are e2e files (this setup is not theirs; their devnet has a database).
  * Without L2STACK_DB_RECORD this does nothing.
  */
-const target = process.env.L2STACK_DB_RECORD;
+const named = process.env.L2STACK_DB_RECORD;
 
-if (target) {
+if (named) {
+  // Absolute, for the children that record too and may run in another directory (Alto's bundler does).
+  const target = (process.env.L2STACK_DB_RECORD = resolve(named));
   // Installed once per worker (the fast and slow projects share a worker's modules and globals between files).
   const rec = installRecorder();
   // What happened since the previous file's afterAll is its own (a late close, a timer it left): a second line.
