@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Real chains and databases: generous timeouts (a CI run on a loaded 2-core machine took a 60 s test past
 // 60 s, four times in one run at load ~24), and at most two files at once (2 cores).
 const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
+/** CI's record of the files that do not depend on the database (test/helpers/db-record.ts); inert unless asked. */
+const record = { setupFiles: ['test/helpers/db-record.ts'] };
 
 /**
  * The slow tier: files that took 14 s or more at load 15-22 (2026-11-26, per-file timings of vitest's JSON
@@ -61,13 +63,13 @@ export default defineConfig({
         // for all its files (isolate: false): importing the modules again for every file was half of the
         // tier's CPU (measured at load 8-20: 340 s of CPU isolated, 165 s shared). A fast file therefore
         // leaves no global state behind (env, timers, listeners): each closes what it opens in afterAll.
-        test: { ...shared, name: 'fast', isolate: false, include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW] },
+        test: { ...shared, ...record, name: 'fast', isolate: false, include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW] },
       },
       {
         extends: true,
         // Shared modules too (isolate: false), under the fast tier's rule: measured on PGlite, 356 -> 285 s of wall
         // time and 641 -> 501 s of CPU, importing 91 -> 18 s (2026-11-29, 136 tests, all passed both ways).
-        test: { ...shared, name: 'slow', isolate: false, include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
+        test: { ...shared, ...record, name: 'slow', isolate: false, include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
       },
       {
         extends: true,
