@@ -94,6 +94,20 @@ describe('eth_simulateV1 gas as the node fills it', () => {
     expect((node.counts.get('eth_simulateV1') ?? 0) - before).toBe(2);
   });
 
+  it('error: a call without a to is refused as anvil refuses it (-32602, missing to), before the node', async () => {
+    const creations = [{ from, input: '0x00', gas: '0x100000' }, { from, to: null, value: '0x1', gas: '0x100000', maxFeePerGas: '0x3b9aca00' }];
+    for (const c of creations) {
+      const direct = await simulate(anvil.url, [{ calls: [c] }]);
+      expect([direct.error?.code, direct.error?.message.includes('"to"')], `anvil ${JSON.stringify(c)}`).toEqual([-32602, true]);
+    }
+    const sent = node.counts.get('eth_simulateV1') ?? 0;
+    for (const c of creations) {
+      const ours = await simulate(rpc.url, [{ calls: [transfer(), c] }]);
+      expect([ours.error?.code, ours.error?.message.includes('blockStateCalls.0.calls.1.to')], JSON.stringify(c)).toEqual([-32602, true]);
+    }
+    expect(node.counts.get('eth_simulateV1') ?? 0).toBe(sent);
+  });
+
   it('args: given gas that fits is sent as given, in one run', async () => {
     const before = node.counts.get('eth_simulateV1') ?? 0;
     const payload = [{ calls: [transfer(21_000n), transfer(25_000n)] }];

@@ -57,6 +57,10 @@ const stateOverride: Rule = (overrides) => {
   return undefined;
 };
 
+/** A simulated call without a to: anvil 1.7.1 builds each as a transaction that needs one (-32602 "missing keys: to"). */
+const creation: Rule = (call) =>
+  isObject(call) && (call.to === undefined || call.to === null) ? { at: 'to', reason: "a simulated call needs a to address: this endpoint's node cannot simulate a contract creation" } : undefined;
+
 /** eth_simulateV1's payload: every call a CallObject and every block's overrides a StateOverride, by the rules above. */
 const simulatePayload: Rule = (payload) => {
   const blocks = isObject(payload) && Array.isArray(payload.blockStateCalls) ? (payload.blockStateCalls as unknown[]) : [];
@@ -65,7 +69,7 @@ const simulatePayload: Rule = (payload) => {
     const overrides = stateOverride(block.stateOverrides);
     if (overrides) return { ...overrides, at: `blockStateCalls.${i}.stateOverrides.${overrides.at}` };
     for (const [j, call] of (Array.isArray(block.calls) ? block.calls : []).entries()) {
-      const problem = callObject(call);
+      const problem = callObject(call) ?? creation(call);
       if (problem) return { ...problem, at: `blockStateCalls.${i}.calls.${j}${problem.at === undefined ? '' : `.${problem.at}`}` };
     }
   }
