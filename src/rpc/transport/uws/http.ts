@@ -28,11 +28,12 @@ class PostExchange extends UwsHead implements Exchange {
   }
 }
 
-const JSON_HEADERS = ['content-type', JSON_TYPE];
+const JSON_HEADERS: readonly string[] = ['content-type', JSON_TYPE];
+const NO_HEADERS: readonly string[] = [];
 
 /** The ReplySink of the transport core on uWS: the CORS list as it is, then the content type and any extra headers. */
 const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
-  let more = body === undefined ? [] : JSON_HEADERS;
+  let more = body === undefined ? NO_HEADERS : JSON_HEADERS;
   let close = false;
   // uWS writes its own connection header: a close is asked of end() instead.
   for (const k in extra) {
