@@ -13,7 +13,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
       // process.env is read only in src/common/config/process-env.ts (CONTRIBUTING.md, "Style").
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read the environment through src/common/config only' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read the environment through src/common/config only' },
+      ],
     },
   },
   {
@@ -22,7 +25,13 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/common/db/**'],
     rules: {
-      'no-restricted-syntax': ['error', { selector: "MemberExpression[property.name='knex']", message: 'reach the database through db.query(label, fn) / db.transaction(label, fn), not db.knex' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='knex']",
+          message: 'reach the database through db.query(label, fn) / db.transaction(label, fn), not db.knex',
+        },
+      ],
     },
   },
   {

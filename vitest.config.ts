@@ -63,13 +63,26 @@ export default defineConfig({
         // for all its files (isolate: false): importing the modules again for every file was half of the
         // tier's CPU (measured at load 8-20: 340 s of CPU isolated, 165 s shared). A fast file therefore
         // leaves no global state behind (env, timers, listeners): each closes what it opens in afterAll.
-        test: { ...shared, ...record, name: 'fast', isolate: false, include: ['test/**/*.test.ts'], exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW] },
+        test: {
+          ...shared,
+          ...record,
+          name: 'fast',
+          isolate: false,
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW],
+        },
       },
       {
         extends: true,
         // Shared modules too (isolate: false), under the fast tier's rule: measured on PGlite, 356 -> 285 s of wall
         // time and 641 -> 501 s of CPU, importing 91 -> 18 s (2026-11-29, 136 tests, all passed both ways).
-        test: { ...shared, ...record, name: 'slow', isolate: false, include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)) },
+        test: {
+          ...shared,
+          ...record,
+          name: 'slow',
+          isolate: false,
+          include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)),
+        },
       },
       {
         extends: true,

@@ -6,11 +6,29 @@
 //
 // Layout: <cache>/dist/src/… and <cache>/dist/generated/…, with <cache>/package.json and <cache>/specs
 // linking to the checkout's, so the code finds its specs and version exactly as from a build's dist/.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const TRANSPILE = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcesContent: false, tsconfigRaw: { compilerOptions: { target: 'ES2022', useDefineForClassFields: true } } };
+const TRANSPILE = {
+  loader: 'ts',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: 'inline',
+  sourcesContent: false,
+  tsconfigRaw: { compilerOptions: { target: 'ES2022', useDefineForClassFields: true } },
+};
 
 /** Every .ts file (not .d.ts) under `dir`, relative to `root`. */
 function sources(root, dir) {

@@ -50,10 +50,13 @@ async function runAll(outRoot: string): Promise<void> {
   const config = JSON.parse(await readFile(join(root, 'codegen.config.json'), 'utf8')) as { targets: Target[] };
   for (const target of config.targets) {
     const generator = GENERATORS[target.generator];
-    if (!generator) throw new Error(`codegen.config.json: target "${target.name}" uses unknown generator "${target.generator}"`);
+    if (!generator)
+      throw new Error(`codegen.config.json: target "${target.name}" uses unknown generator "${target.generator}"`);
     const started = Date.now();
     await generator(target, { root, outRoot });
-    process.stdout.write(`codegen: ${target.name} -> ${relative(root, join(outRoot, target.output))} (${Date.now() - started} ms)\n`);
+    process.stdout.write(
+      `codegen: ${target.name} -> ${relative(root, join(outRoot, target.output))} (${Date.now() - started} ms)\n`,
+    );
   }
 }
 
@@ -82,17 +85,26 @@ async function main(): Promise<number> {
     if ((await readFile(envFile, 'utf8').catch(() => '')) !== envExample()) problems.push('differs: .env.example');
     for (const [path] of await docTables(root)) problems.push(`differs: ${path} (a generated:env table)`);
     if (problems.length > 0) {
-      process.stderr.write(`codegen:check: generated files (generated/, .env.example, the docs' variable tables) are out of date with specs/ and src/*/config.ts (run npm run codegen):\n  ${problems.join('\n  ')}\n`);
+      process.stderr.write(
+        `codegen:check: generated files (generated/, .env.example, the docs' variable tables) are out of date with specs/ and src/*/config.ts (run npm run codegen):\n  ${problems.join('\n  ')}\n`,
+      );
       return 1;
     }
-    process.stdout.write(`codegen:check: generated/, .env.example and the docs' variable tables match (${want.length + 1} files)\n`);
+    process.stdout.write(
+      `codegen:check: generated/, .env.example and the docs' variable tables match (${want.length + 1} files)\n`,
+    );
     return 0;
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
-main().then((code) => { process.exitCode = code; }, (err: unknown) => {
-  process.stderr.write(`codegen failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`codegen failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

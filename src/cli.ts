@@ -5,7 +5,12 @@ import { UsageError } from './cli/command.js';
 import { COMMANDS } from './cli/commands.js';
 
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../package.json' : '../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(
+    readFileSync(
+      new URL(import.meta.url.includes('/dist/') ? '../../package.json' : '../package.json', import.meta.url),
+      'utf8',
+    ),
+  ) as { version: string };
   return pkg.version;
 }
 
@@ -26,9 +31,14 @@ function mainUsage(): string {
 }
 
 function commandUsage(c: Command): string {
-  const lines = [`Usage: l2stack ${c.name}${c.options && Object.keys(c.options).length ? ' [options]' : ''}${c.usage ? ` ${c.usage}` : ''}`, '', c.summary];
+  const lines = [
+    `Usage: l2stack ${c.name}${c.options && Object.keys(c.options).length ? ' [options]' : ''}${c.usage ? ` ${c.usage}` : ''}`,
+    '',
+    c.summary,
+  ];
   if (c.optionHelp?.length) lines.push('', ...c.optionHelp.map((l) => `  ${l}`));
-  if (c.subcommands?.length) lines.push('', 'Subcommands:', ...c.subcommands.map((s) => `  ${c.name} ${s.name}  ${s.summary}`));
+  if (c.subcommands?.length)
+    lines.push('', 'Subcommands:', ...c.subcommands.map((s) => `  ${c.name} ${s.name}  ${s.summary}`));
   return lines.join('\n');
 }
 
@@ -50,7 +60,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   let command: Command = { name: entry.name, summary: entry.summary, ...(await entry.load()) };
   // Nested commands to any depth: `l2stack rpc keys create`.
-  for (let sub = command.subcommands?.find((c) => c.name === rest[0]); sub; sub = command.subcommands?.find((c) => c.name === rest[0])) {
+  for (
+    let sub = command.subcommands?.find((c) => c.name === rest[0]);
+    sub;
+    sub = command.subcommands?.find((c) => c.name === rest[0])
+  ) {
     command = { ...sub, name: `${command.name} ${sub.name}` };
     rest.shift();
   }

@@ -20,7 +20,7 @@ describe('l2stack CLI', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('behavior: a command\'s --help shows the summary the command list gives it', () => {
+  it("behavior: a command's --help shows the summary the command list gives it", () => {
     const r = run('relayer', '--help');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(`Usage: l2stack relayer\n\n${COMMANDS.find((c) => c.name === 'relayer')!.summary}`);
@@ -40,9 +40,17 @@ describe('l2stack CLI', () => {
   });
 
   it('behavior: migrate takes several services and migrates each (in one database when DATABASE_PGLITE_DIR names it)', () => {
-    const r = spawnSync(process.execPath, [bin, 'migrate', 'relayer', 'rpc'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, DATABASE_HOST: '', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'info' } });
+    const r = spawnSync(process.execPath, [bin, 'migrate', 'relayer', 'rpc'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, DATABASE_HOST: '', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'info' },
+    });
     expect(r.status, r.stderr).toBe(0);
-    const migrated = r.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { service?: string }).service).filter(Boolean);
+    const migrated = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { service?: string }).service)
+      .filter(Boolean);
     expect(migrated).toEqual(['relayer', 'rpc']);
   });
 

@@ -7,13 +7,18 @@ const NAME = /^[A-Z][A-Za-z0-9]*$/;
 /** Bounds what one spec may hold: a runaway or wrong file fails codegen instead of emitting megabytes. */
 const MAX_SPEC_BYTES = 256 * 1024;
 
-interface AbiItem { type?: unknown; name?: unknown }
+interface AbiItem {
+  type?: unknown;
+  name?: unknown;
+}
 
 async function readSpec(file: string, name: string): Promise<AbiItem[]> {
   const text = await readFile(file, 'utf8');
-  if (text.length > MAX_SPEC_BYTES) throw new Error(`specs/abi/${name}.json: ${text.length} bytes is more than the ${MAX_SPEC_BYTES}-byte limit`);
+  if (text.length > MAX_SPEC_BYTES)
+    throw new Error(`specs/abi/${name}.json: ${text.length} bytes is more than the ${MAX_SPEC_BYTES}-byte limit`);
   const abi = JSON.parse(text) as unknown;
-  if (!Array.isArray(abi) || abi.length === 0) throw new Error(`specs/abi/${name}.json: expected a non-empty JSON array of ABI items`);
+  if (!Array.isArray(abi) || abi.length === 0)
+    throw new Error(`specs/abi/${name}.json: expected a non-empty JSON array of ABI items`);
   for (const [i, item] of (abi as AbiItem[]).entries()) {
     if (!['function', 'event', 'error', 'constructor', 'fallback', 'receive'].includes(String(item?.type))) {
       throw new Error(`specs/abi/${name}.json: item ${i} has no valid "type" (got ${JSON.stringify(item?.type)})`);
@@ -30,12 +35,16 @@ async function readSpec(file: string, name: string): Promise<AbiItem[]> {
  */
 export const abiModules: Generator = async (target, { root, outRoot }) => {
   const inputDir = join(root, target.input);
-  const names = (await readdir(inputDir)).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).sort();
+  const names = (await readdir(inputDir))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort();
   if (names.length === 0) throw new Error(`${target.input}: no *.json ABI files`);
   const outDir = join(outRoot, target.output);
   await mkdir(outDir, { recursive: true });
   for (const name of names) {
-    if (!NAME.test(name)) throw new Error(`${target.input}/${name}.json: the file name must be a PascalCase identifier (${NAME.source})`);
+    if (!NAME.test(name))
+      throw new Error(`${target.input}/${name}.json: the file name must be a PascalCase identifier (${NAME.source})`);
     const abi = await readSpec(join(inputDir, `${name}.json`), name);
     const body = `${HEADER}import { Interface } from 'ethers';
 

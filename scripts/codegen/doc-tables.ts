@@ -20,8 +20,12 @@ function shown(name: string, spec: VarSpec<unknown>): string {
   const n = Number(raw);
   const aid =
     name.includes('_BYTES') && n >= 1024 && n % 1024 === 0
-      ? n % 1_048_576 === 0 ? `${n / 1_048_576} MiB` : `${n / 1024} KiB`
-      : name.endsWith('_MS') && n >= 1000 && n % 1000 === 0 ? `${n / 1000} s` : '';
+      ? n % 1_048_576 === 0
+        ? `${n / 1_048_576} MiB`
+        : `${n / 1024} KiB`
+      : name.endsWith('_MS') && n >= 1000 && n % 1000 === 0
+        ? `${n / 1000} s`
+        : '';
   return `\`${raw}\`${aid ? ` (${aid})` : ''}`;
 }
 
@@ -37,12 +41,18 @@ function table(names: string[], vars: Map<string, VarSpec<unknown>>, where: stri
 
 /** The text with every generated block rewritten. */
 export function withTables(text: string, where: string, vars = declaredVariables()): string {
-  return text.replace(BLOCK, (_, open: string, names: string, close: string) => open + table(names.trim().split(/\s+/), vars, where) + close);
+  return text.replace(
+    BLOCK,
+    (_, open: string, names: string, close: string) => open + table(names.trim().split(/\s+/), vars, where) + close,
+  );
 }
 
 /** The docs that may hold generated tables, repository-relative. */
 export async function documents(root: string): Promise<string[]> {
-  const docs = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+  const docs = (await readdir(join(root, 'docs')))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`);
   return ['README.md', 'CONTRIBUTING.md', ...docs];
 }
 

@@ -23,7 +23,8 @@ const HEADER = `# l2stack configuration: every service reads only environment va
 # scheme://host:port only.
 `;
 
-export const value = (v: unknown): string => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+export const value = (v: unknown): string =>
+  v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
 /** .env.example: every variable operators may set, with its description, accepted form and default. */
 export function envExample(): string {
@@ -36,7 +37,13 @@ export function envExample(): string {
       if (seen.has(name) || spec.forTests) continue;
       seen.add(name);
       if (!spec.doc) undocumented.push(name);
-      const form = [spec.required ? 'required' : '', spec.sensitivity === 'secret' ? 'secret' : '', spec.expected === 'a non-empty string' ? '' : spec.expected].filter(Boolean).join(', ');
+      const form = [
+        spec.required ? 'required' : '',
+        spec.sensitivity === 'secret' ? 'secret' : '',
+        spec.expected === 'a non-empty string' ? '' : spec.expected,
+      ]
+        .filter(Boolean)
+        .join(', ');
       lines.push(`# ${spec.doc}${form ? ` [${form}]` : ''}`, `${name}=${value(spec.default)}`);
     }
     parts.push(lines.join('\n') + '\n');
@@ -48,6 +55,7 @@ export function envExample(): string {
 /** Every variable operators may set (tests' own left out), by name: what the docs' generated tables read. */
 export function declaredVariables(): Map<string, VarSpec<unknown>> {
   const all = new Map<string, VarSpec<unknown>>();
-  for (const [, specs] of SECTIONS) for (const [name, spec] of Object.entries(specs)) if (!spec.forTests && !all.has(name)) all.set(name, spec);
+  for (const [, specs] of SECTIONS)
+    for (const [name, spec] of Object.entries(specs)) if (!spec.forTests && !all.has(name)) all.set(name, spec);
   return all;
 }

@@ -8,18 +8,32 @@ type Doc = Parameters<typeof dereferenceDocument>[0];
 
 // Both packages are CommonJS exporting `exports.default`; require() gives the exact shape without ESM interop guessing.
 const require = createRequire(import.meta.url);
-interface Typings { toString(language: 'typescript', options: { includeSchemaTypings: boolean; includeMethodAliasTypings: boolean }): string }
+interface Typings {
+  toString(
+    language: 'typescript',
+    options: { includeSchemaTypings: boolean; includeMethodAliasTypings: boolean },
+  ): string;
+}
 const MethodTypings = (require('@open-rpc/typings') as { default: new (doc: unknown) => Typings }).default;
 // The alias name @open-rpc/typings gives each method (eth_getBalance → EthGetBalance), so the map below names exactly its types.
-const { getMethodAliasName } = require('@open-rpc/typings/build/typescript') as { getMethodAliasName: (method: { name: string }) => string };
-type GeneratorOptions = { openrpcDocument: string; outDir: string; components: { type: 'client'; language: 'typescript'; name: string }[] };
+const { getMethodAliasName } = require('@open-rpc/typings/build/typescript') as {
+  getMethodAliasName: (method: { name: string }) => string;
+};
+type GeneratorOptions = {
+  openrpcDocument: string;
+  outDir: string;
+  components: { type: 'client'; language: 'typescript'; name: string }[];
+};
 const generate = (require('@open-rpc/generator') as { default: (options: GeneratorOptions) => Promise<void> }).default;
 
 /** Param and result typings per method, for our handlers (one alias per method, from the spec). */
 export const openrpcTypings: Generator = async (target, { root, outRoot }) => {
   const doc = JSON.parse(await readFile(join(root, target.input), 'utf8')) as Doc;
   const deref = await dereferenceDocument(doc);
-  const typings = new MethodTypings(deref).toString('typescript', { includeSchemaTypings: true, includeMethodAliasTypings: true });
+  const typings = new MethodTypings(deref).toString('typescript', {
+    includeSchemaTypings: true,
+    includeMethodAliasTypings: true,
+  });
   const file = join(outRoot, target.output);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${HEADER}/* eslint-disable */\n${typings}\n${methodMap(deref.methods as { name: string }[])}`);

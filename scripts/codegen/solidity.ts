@@ -8,7 +8,11 @@ import type { Generator } from './types.js';
 async function solidityFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((e) => (e.isDirectory() ? solidityFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith('.sol') ? [join(dir, e.name)] : []))),
+    entries.map((e) =>
+      e.isDirectory()
+        ? solidityFiles(join(dir, e.name))
+        : Promise.resolve(e.name.endsWith('.sol') ? [join(dir, e.name)] : []),
+    ),
   );
   return nested.flat().sort();
 }
@@ -56,7 +60,8 @@ export const solidity: Generator = async (target, { root, outRoot }) => {
       const bytecode = c.evm.bytecode.object;
       if (c.abi.length === 0 && bytecode.length === 0) continue; // libraries of pure helpers, nothing to bind
       if (only && !only.has(contractName)) continue;
-      if (seen.has(contractName)) throw new Error(`contract name ${contractName} is used in ${seen.get(contractName)} and ${sourceName}`);
+      if (seen.has(contractName))
+        throw new Error(`contract name ${contractName} is used in ${seen.get(contractName)} and ${sourceName}`);
       seen.set(contractName, sourceName);
       const artifact = { contractName, sourceName, abi: c.abi, bytecode: bytecode ? `0x${bytecode}` : '0x' };
       await writeFile(join(outDir, `${contractName}.json`), `${JSON.stringify(artifact, null, 2)}\n`);
@@ -67,7 +72,10 @@ export const solidity: Generator = async (target, { root, outRoot }) => {
 /** ethers-v6 bindings (contracts, factories with bytecode) from the artifacts written by `solidity`. */
 export const typechain: Generator = async (target, { root, outRoot }) => {
   const inputDir = join(outRoot, target.input);
-  const files = (await readdir(inputDir)).filter((f) => f.endsWith('.json')).sort().map((f) => join(inputDir, f));
+  const files = (await readdir(inputDir))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => join(inputDir, f));
   await runTypeChain({
     cwd: root,
     filesToProcess: files,

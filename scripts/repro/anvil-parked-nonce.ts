@@ -27,31 +27,50 @@ let sent = 0;
 const started = Date.now();
 try {
   for (let round = 0; round < rounds; round++) {
-    await Promise.all(wallets.map(async (w) => {
-      const nonce = await provider.getTransactionCount(w.address, 'pending');
-      const raws = await Promise.all(Array.from({ length: burst }, (_, i) => w.signTransaction({
-        type: 2, chainId, nonce: nonce + i, to: w.address, value: 1n, gasLimit: 21_000,
-        maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      })));
-      await Promise.all(raws.map((raw) => provider.send('eth_sendRawTransaction', [raw])));
-      sent += raws.length;
-      const last = keccak256(raws.at(-1)!);
-      for (const deadline = Date.now() + 2_000; Date.now() < deadline;) {
-        if (await provider.send('eth_getTransactionReceipt', [last])) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const mined = await provider.getTransactionCount(w.address, 'latest');
-      const pool = await provider.send('txpool_content', []);
-      const queued = Object.keys(pool.queued?.[w.address] ?? pool.queued?.[w.address.toLowerCase()] ?? {}).map(Number);
-      if (!queued.includes(mined)) throw new Error(`round ${round}: ${w.address} stalled at nonce ${mined} without a parked transaction (queued ${queued.join(',')})`);
-      parked++;
-      console.log(`round ${round}: ${w.address} parked at nonce ${mined} (${mined - nonce} of ${burst} mined)`);
-      // Out of the pool, so the next round starts clean.
-      await provider.send('anvil_removePoolTransactions', [w.address]);
-    }));
+    await Promise.all(
+      wallets.map(async (w) => {
+        const nonce = await provider.getTransactionCount(w.address, 'pending');
+        const raws = await Promise.all(
+          Array.from({ length: burst }, (_, i) =>
+            w.signTransaction({
+              type: 2,
+              chainId,
+              nonce: nonce + i,
+              to: w.address,
+              value: 1n,
+              gasLimit: 21_000,
+              maxFeePerGas: fees.maxFeePerGas,
+              maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+            }),
+          ),
+        );
+        await Promise.all(raws.map((raw) => provider.send('eth_sendRawTransaction', [raw])));
+        sent += raws.length;
+        const last = keccak256(raws.at(-1)!);
+        for (const deadline = Date.now() + 2_000; Date.now() < deadline;) {
+          if (await provider.send('eth_getTransactionReceipt', [last])) return;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const mined = await provider.getTransactionCount(w.address, 'latest');
+        const pool = await provider.send('txpool_content', []);
+        const queued = Object.keys(pool.queued?.[w.address] ?? pool.queued?.[w.address.toLowerCase()] ?? {}).map(
+          Number,
+        );
+        if (!queued.includes(mined))
+          throw new Error(
+            `round ${round}: ${w.address} stalled at nonce ${mined} without a parked transaction (queued ${queued.join(',')})`,
+          );
+        parked++;
+        console.log(`round ${round}: ${w.address} parked at nonce ${mined} (${mined - nonce} of ${burst} mined)`);
+        // Out of the pool, so the next round starts clean.
+        await provider.send('anvil_removePoolTransactions', [w.address]);
+      }),
+    );
   }
 } finally {
-  console.log(`keeper ${keeper ? 'on' : 'off'}: ${rounds} rounds × ${senders} senders × ${burst}, ${sent} transactions sent, ${parked} parked for good, ${Date.now() - started} ms`);
+  console.log(
+    `keeper ${keeper ? 'on' : 'off'}: ${rounds} rounds × ${senders} senders × ${burst}, ${sent} transactions sent, ${parked} parked for good, ${Date.now() - started} ms`,
+  );
   provider.destroy();
   await anvil.stop();
 }

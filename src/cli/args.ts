@@ -4,7 +4,8 @@ import { UsageError } from './command.js';
 export function portFlag(name: string, raw: unknown, fallback: number): number {
   if (raw === undefined) return fallback;
   const s = String(raw);
-  if (!/^\d+$/.test(s) || Number(s) > 65535) throw new UsageError(`--${name} must be a port number 0..65535, got "${s}"`);
+  if (!/^\d+$/.test(s) || Number(s) > 65535)
+    throw new UsageError(`--${name} must be a port number 0..65535, got "${s}"`);
   return Number(s);
 }
 

@@ -30,7 +30,8 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'relayer',
-    summary: 'claim cross-layer messages in both directions (configured by environment variables; see .env.example); subcommands: requeue, reset-chain-pin',
+    summary:
+      'claim cross-layer messages in both directions (configured by environment variables; see .env.example); subcommands: requeue, reset-chain-pin',
     load: async () => (await import('./relayer.js')).relayerCommand,
   },
   {

@@ -11,7 +11,10 @@ import { LateStateRoots, startDevnetStateManager } from '../devnet/services/stat
 
 export const devCommand: CommandBody = {
   options: devnetOptions,
-  optionHelp: [...devnetOptionHelp, 'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.'],
+  optionHelp: [
+    ...devnetOptionHelp,
+    'Service ports: TOKEN_API_PORT (3000), RPC_PORT (8545), API_PORT (9090) unless set.',
+  ],
   async run({ values }) {
     const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const env = readProcessEnv();
@@ -39,14 +42,30 @@ export const devCommand: CommandBody = {
           });
           stateManagerStarting.catch(() => undefined); // awaited below
         };
-        const devnet = await startDevnet({ common, db: dbOpening, options: { ...options, stateRoots, bundler: {}, onMessageServices } });
+        const devnet = await startDevnet({
+          common,
+          db: dbOpening,
+          options: { ...options, stateRoots, bundler: {}, onMessageServices },
+        });
         const db = await dbOpening;
         const stateManager = await (stateManagerStarting ?? startDevnetStateManager({ common, db, devnet, env }));
         stateRoots.attach(stateManager);
-        const running = await services.start({ common, db, devnet, workDir: dirname(stateFile), shared: { proofBackend: stateManager.proofBackend } });
-        const state = { ...devnet.state, l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl }, services: running.urls };
+        const running = await services.start({
+          common,
+          db,
+          devnet,
+          workDir: dirname(stateFile),
+          shared: { proofBackend: stateManager.proofBackend },
+        });
+        const state = {
+          ...devnet.state,
+          l2: { ...devnet.state.l2, rpcUrl: running.urls.rpc ?? devnet.state.l2.rpcUrl },
+          services: running.urls,
+        };
         await writeStateFile(stateFile, state);
-        process.stdout.write(`${describeStack(state, stateFile, db.description)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+        process.stdout.write(
+          `${describeStack(state, stateFile, db.description)}\nl2stack dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+        );
       },
     });
   },

@@ -36,12 +36,15 @@ export const devnetOptionHelp = [
  * surprise which one a run used.
  */
 export function devnetDatabase(common: Common, database: DatabaseConfig, dbDir: string | undefined): DatabaseConfig {
-  if (dbDir !== undefined && database.kind === 'postgres') throw new UsageError('--db-dir is for the embedded database, but DATABASE_HOST is set');
+  if (dbDir !== undefined && database.kind === 'postgres')
+    throw new UsageError('--db-dir is for the embedded database, but DATABASE_HOST is set');
   const chosen: DatabaseConfig = dbDir !== undefined ? { kind: 'pglite', dataDir: dbDir } : database;
   const ephemeral = chosen.kind === 'pglite' && (chosen.dataDir === undefined || chosen.dataDir === PGLITE_MEMORY);
   common.logger.info(
     { database: describeDatabase(chosen) },
-    ephemeral ? 'database: embedded PGlite in memory, gone at exit (--db-dir or DATABASE_PGLITE_DIR keeps it in a directory)' : `database: ${describeDatabase(chosen)}`,
+    ephemeral
+      ? 'database: embedded PGlite in memory, gone at exit (--db-dir or DATABASE_PGLITE_DIR keeps it in a directory)'
+      : `database: ${describeDatabase(chosen)}`,
   );
   return chosen;
 }

@@ -17,7 +17,10 @@ export const migrateCommand: CommandBody = {
   async run({ positionals }) {
     const names = positionals.length > 0 ? positionals : Object.keys(SERVICE_SCHEMAS);
     for (const name of names) {
-      if (!(name in SERVICE_SCHEMAS)) throw new UsageError(`unknown service "${name}"; known: ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none)'}`);
+      if (!(name in SERVICE_SCHEMAS))
+        throw new UsageError(
+          `unknown service "${name}"; known: ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none)'}`,
+        );
     }
     const logger = createLogger({ name: 'migrate' });
     const config = loadDatabaseConfig(readProcessEnv());
@@ -39,7 +42,10 @@ export const migrateCommand: CommandBody = {
         for (const name of group) {
           const { schema, migrations } = SERVICE_SCHEMAS[name]!;
           const applied = await client.query('cli.migrate', (knex) => migrate(knex, schema, migrations));
-          logger.info({ service: name, schema, database: client.description, applied }, applied.length > 0 ? 'migrations applied' : 'already up to date');
+          logger.info(
+            { service: name, schema, database: client.description, applied },
+            applied.length > 0 ? 'migrations applied' : 'already up to date',
+          );
         }
       } finally {
         await client.close();

@@ -10,23 +10,37 @@ import { REQUEUEABLE } from '../relayer/message/transitions.js';
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** The checked selection of `l2stack relayer requeue` (exported for tests). */
-export function parseRequeueArgs(values: Record<string, unknown>, positionals: string[]): { hash?: string; status?: MessageStatus; direction?: Direction } {
+export function parseRequeueArgs(
+  values: Record<string, unknown>,
+  positionals: string[],
+): { hash?: string; status?: MessageStatus; direction?: Direction } {
   const hash = positionals[0];
   const status = stringFlag(values.status);
   const direction = stringFlag(values.direction);
-  if (hash === undefined && status === undefined) throw new UsageError('name a message hash or --status S (one of them)');
-  if (hash !== undefined && status !== undefined) throw new UsageError(`name either a message hash or --status, not both (got "${hash}" and --status ${status})`);
-  if (hash !== undefined && !HASH.test(hash)) throw new UsageError(`the message hash must be 0x followed by 64 hex digits, got "${hash}"`);
+  if (hash === undefined && status === undefined)
+    throw new UsageError('name a message hash or --status S (one of them)');
+  if (hash !== undefined && status !== undefined)
+    throw new UsageError(`name either a message hash or --status, not both (got "${hash}" and --status ${status})`);
+  if (hash !== undefined && !HASH.test(hash))
+    throw new UsageError(`the message hash must be 0x followed by 64 hex digits, got "${hash}"`);
   if (status !== undefined && !(REQUEUEABLE as readonly string[]).includes(status)) {
-    throw new UsageError(`--status must be one of ${REQUEUEABLE.join(', ')}, got "${status}" (FEE_UNDERPRICED is retried by itself; EXCLUDED follows your filters)`);
+    throw new UsageError(
+      `--status must be one of ${REQUEUEABLE.join(', ')}, got "${status}" (FEE_UNDERPRICED is retried by itself; EXCLUDED follows your filters)`,
+    );
   }
-  if (direction !== undefined && !(DIRECTIONS as readonly string[]).includes(direction)) throw new UsageError(`--direction must be L1_TO_L2 or L2_TO_L1, got "${direction}"`);
-  return { hash: hash?.toLowerCase(), status: status as MessageStatus | undefined, direction: direction as Direction | undefined };
+  if (direction !== undefined && !(DIRECTIONS as readonly string[]).includes(direction))
+    throw new UsageError(`--direction must be L1_TO_L2 or L2_TO_L1, got "${direction}"`);
+  return {
+    hash: hash?.toLowerCase(),
+    status: status as MessageStatus | undefined,
+    direction: direction as Direction | undefined,
+  };
 }
 
 export const requeueCommand: Command = {
   name: 'requeue',
-  summary: 'put messages the relayer gave up on (NEEDS_MANUAL_INTERVENTION, NON_EXECUTABLE, ...) back into its pipeline',
+  summary:
+    'put messages the relayer gave up on (NEEDS_MANUAL_INTERVENTION, NON_EXECUTABLE, ...) back into its pipeline',
   usage: '<message-hash> | --status S [--direction D]',
   maxPositionals: 1,
   options: { status: { type: 'string' }, direction: { type: 'string' } },
@@ -51,19 +65,28 @@ export const requeueCommand: Command = {
     // serves one process; stop the relayer, requeue, start it again).
     const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
     try {
-      const exists = await db.query('relayer.has_message_table', (knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'));
-      if (!exists) throw new Error(`this database has no relayer tables (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates them when it starts`);
+      const exists = await db.query('relayer.has_message_table', (knex) =>
+        knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'),
+      );
+      if (!exists)
+        throw new Error(
+          `this database has no relayer tables (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates them when it starts`,
+        );
       const out = await requeueMessages(new RelayerRepository(db, RELAYER_SCHEMA), select);
-      for (const r of out.requeued) process.stdout.write(`requeued ${r.hash} ${r.direction}: ${r.from} -> ${r.to} (retries ${r.retries} -> 0)\n`);
+      for (const r of out.requeued)
+        process.stdout.write(`requeued ${r.hash} ${r.direction}: ${r.from} -> ${r.to} (retries ${r.retries} -> 0)\n`);
       const where = `${select.direction ? ` ${select.direction}` : ''}`;
       if (select.hash !== undefined) {
-        if (out.requeued.length === 0 && out.refused.length === 0) throw new UsageError(`no${where} message ${select.hash} in the relayer's database`);
+        if (out.requeued.length === 0 && out.refused.length === 0)
+          throw new UsageError(`no${where} message ${select.hash} in the relayer's database`);
         if (out.refused.length > 0) {
           const list = out.refused.map((r) => `${r.direction} is ${r.status}`).join(', ');
           throw new UsageError(`message ${select.hash} ${list}: only ${REQUEUEABLE.join(', ')} can be requeued`);
         }
       }
-      process.stdout.write(`${out.requeued.length} message(s) requeued${select.status ? ` from ${select.status}${where}` : ''}\n`);
+      process.stdout.write(
+        `${out.requeued.length} message(s) requeued${select.status ? ` from ${select.status}${where}` : ''}\n`,
+      );
       return 0;
     } finally {
       await db.close();

@@ -5,7 +5,8 @@ import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
 
 export const resetChainPinCommand: Command = {
   name: 'reset-chain-pin',
-  summary: 'forget the chains the relayer database is pinned to (after a testnet reset), so the next start pins the configured ones',
+  summary:
+    'forget the chains the relayer database is pinned to (after a testnet reset), so the next start pins the configured ones',
   usage: '[--abandon-unfinished]',
   maxPositionals: 0,
   options: { 'abandon-unfinished': { type: 'boolean' } },
@@ -28,16 +29,33 @@ export const resetChainPinCommand: Command = {
     // The relayer's own embedded directory by default; refused while a relayer runs on it (PGlite serves one process).
     const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
     try {
-      const exists = await db.query('relayer.has_chain_pin_table', (knex) => knex.schema.withSchema(RELAYER_SCHEMA).hasTable('chain_pin'));
-      if (!exists) throw new Error(`this database has no relayer chain pin (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates it when it starts`);
+      const exists = await db.query('relayer.has_chain_pin_table', (knex) =>
+        knex.schema.withSchema(RELAYER_SCHEMA).hasTable('chain_pin'),
+      );
+      if (!exists)
+        throw new Error(
+          `this database has no relayer chain pin (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates it when it starts`,
+        );
       const out = await resetChainPin(new RelayerRepository(db, RELAYER_SCHEMA), { abandon });
-      const unfinished = Object.entries(out.unfinished).map(([s, n]) => `${n} ${s}`).join(', ');
+      const unfinished = Object.entries(out.unfinished)
+        .map(([s, n]) => `${n} ${s}`)
+        .join(', ');
       if (out.refused) {
-        throw new UsageError(`refused: ${unfinished} message(s) are still in progress on the pinned chains; add --abandon-unfinished to give them up (they become NEEDS_MANUAL_INTERVENTION, kept, never sent again)`);
+        throw new UsageError(
+          `refused: ${unfinished} message(s) are still in progress on the pinned chains; add --abandon-unfinished to give them up (they become NEEDS_MANUAL_INTERVENTION, kept, never sent again)`,
+        );
       }
-      for (const p of out.dropped) process.stdout.write(`dropped pin ${p.layer}: chain id ${p.chainId}, genesis ${p.genesisHash}, contract ${p.contractAddress}\n`);
-      if (out.abandoned > 0) process.stdout.write(`${out.abandoned} unfinished message(s) abandoned (${unfinished}) -> NEEDS_MANUAL_INTERVENTION\n`);
-      process.stdout.write(`${out.dropped.length === 0 ? 'no pin was recorded; ' : ''}the next relayer start pins the configured chains\n`);
+      for (const p of out.dropped)
+        process.stdout.write(
+          `dropped pin ${p.layer}: chain id ${p.chainId}, genesis ${p.genesisHash}, contract ${p.contractAddress}\n`,
+        );
+      if (out.abandoned > 0)
+        process.stdout.write(
+          `${out.abandoned} unfinished message(s) abandoned (${unfinished}) -> NEEDS_MANUAL_INTERVENTION\n`,
+        );
+      process.stdout.write(
+        `${out.dropped.length === 0 ? 'no pin was recorded; ' : ''}the next relayer start pins the configured chains\n`,
+      );
       return 0;
     } finally {
       await db.close();

@@ -18,7 +18,11 @@ function positiveNumberFlag(name: string, raw: unknown, min: number): number | u
 }
 
 /** Checked `keys create` input (exported for tests): the method list is checked against the spec's methods. */
-export function parseCreateArgs(values: Record<string, unknown>, positionals: string[], specMethods: readonly string[]): { name: string; limits: ApiKeyLimits } {
+export function parseCreateArgs(
+  values: Record<string, unknown>,
+  positionals: string[],
+  specMethods: readonly string[],
+): { name: string; limits: ApiKeyLimits } {
   const name = positionals[0];
   if (name === undefined) throw new UsageError('name the key: l2stack rpc keys create <name>');
   const ratePerSecond = positiveNumberFlag('rate', values.rate, 0.001);
@@ -26,10 +30,18 @@ export function parseCreateArgs(values: Record<string, unknown>, positionals: st
   const rawMethods = stringFlag(values.methods);
   let methods: string[] | undefined;
   if (rawMethods !== undefined) {
-    methods = [...new Set(rawMethods.split(',').map((m) => m.trim()).filter(Boolean))];
+    methods = [
+      ...new Set(
+        rawMethods
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean),
+      ),
+    ];
     if (methods.length === 0) throw new UsageError('--methods needs at least one method name');
     const unknown = methods.filter((m) => !specMethods.includes(m));
-    if (unknown.length > 0) throw new UsageError(`--methods names methods the endpoint does not serve: ${unknown.join(', ')}`);
+    if (unknown.length > 0)
+      throw new UsageError(`--methods names methods the endpoint does not serve: ${unknown.join(', ')}`);
   }
   return { name, limits: { ratePerSecond, burst, methods } };
 }
@@ -78,7 +90,11 @@ const createCommand: Command = {
   async run({ values, positionals }) {
     const { loadRpcSpec } = await import('../rpc/spec.js');
     const spec = await loadRpcSpec();
-    const { name, limits } = parseCreateArgs(values, positionals, spec.dereferenced.methods.map((m) => m.name));
+    const { name, limits } = parseCreateArgs(
+      values,
+      positionals,
+      spec.dereferenced.methods.map((m) => m.name),
+    );
     const { record, key } = await withStore((store) => store.create(name, limits));
     process.stderr.write(`created ${record.id} (${record.name}); the key is printed once, on stdout; store it now\n`);
     process.stdout.write(`${key}\n`);

@@ -17,7 +17,8 @@ export const rpcCommand: CommandBody = {
         chooseTransport(rpc.transport, rpc.workers);
         // The state manager runs in the endpoint's process when configured; replicas on one database
         // share its tree (one ingests under an advisory lock, every one serves proofs).
-        const state = env.STATE_L2_RPC_URL !== undefined && env.STATE_L2_RPC_URL !== '' ? loadStateConfig(env) : undefined;
+        const state =
+          env.STATE_L2_RPC_URL !== undefined && env.STATE_L2_RPC_URL !== '' ? loadStateConfig(env) : undefined;
         return { config: { rpc, state }, effective: rpc.effective };
       },
       async (ctx, { rpc, state }) => {

@@ -11,7 +11,8 @@ import { mined } from '../common/chain/mined.js';
 
 function etherFlag(name: string, raw: unknown, fallback: string): bigint {
   const s = raw === undefined ? fallback : String(raw);
-  if (!/^\d+(\.\d{1,18})?$/.test(s)) throw new UsageError(`--${name} must be a non-negative amount of ether (e.g. 0.01), got "${s}"`);
+  if (!/^\d+(\.\d{1,18})?$/.test(s))
+    throw new UsageError(`--${name} must be a non-negative amount of ether (e.g. 0.01), got "${s}"`);
   return parseEther(s);
 }
 
@@ -38,24 +39,34 @@ export const sendMessageCommand: Command = {
   ],
   async run({ values }) {
     const from = stringFlag(values.from);
-    if (from !== 'l1' && from !== 'l2') throw new UsageError(`--from must be l1 or l2, got ${from === undefined ? 'nothing' : `"${from}"`}`);
+    if (from !== 'l1' && from !== 'l2')
+      throw new UsageError(`--from must be l1 or l2, got ${from === undefined ? 'nothing' : `"${from}"`}`);
     const to = stringFlag(values.to);
-    if (to !== undefined && !isAddress(to)) throw new UsageError(`--to must be a 0x-prefixed 20-byte address, got "${to}"`);
+    if (to !== undefined && !isAddress(to))
+      throw new UsageError(`--to must be a 0x-prefixed 20-byte address, got "${to}"`);
     const value = etherFlag('value', values.value, '0.01');
     const fee = etherFlag('fee', values.fee, '0.001');
     const calldata = stringFlag(values.calldata) ?? '0x';
-    if (!/^0x([0-9a-fA-F]{2})*$/.test(calldata)) throw new UsageError(`--calldata must be 0x-prefixed hex bytes, got "${calldata}"`);
+    if (!/^0x([0-9a-fA-F]{2})*$/.test(calldata))
+      throw new UsageError(`--calldata must be 0x-prefixed hex bytes, got "${calldata}"`);
     const state = await readStateFile(resolve(stringFlag(values['state-file']) ?? DEFAULT_STATE_FILE));
     const index = intFlag('account', values.account, ROLES.user);
     const account = state.accounts[index];
     if (!account) throw new UsageError(`--account must be 0..${state.accounts.length - 1}, got ${index}`);
 
     const chain = from === 'l1' ? state.l1 : state.l2;
-    const provider = createProvider(from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl, chain.chainId, { pollingInterval: 100 });
+    const provider = createProvider(from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl, chain.chainId, {
+      pollingInterval: 100,
+    });
     try {
       const signer = new Wallet(account.privateKey, provider);
-      const service = (from === 'l1' ? L1MessageService__factory : L2MessageService__factory).connect(chain.messageService, signer);
-      const tx = await service.sendMessage(to ? getAddress(to) : account.address, fee, calldata, { value: value + fee });
+      const service = (from === 'l1' ? L1MessageService__factory : L2MessageService__factory).connect(
+        chain.messageService,
+        signer,
+      );
+      const tx = await service.sendMessage(to ? getAddress(to) : account.address, fee, calldata, {
+        value: value + fee,
+      });
       const receipt = await mined(tx);
       const event = receipt?.logs.map((l) => service.interface.parseLog(l)).find((e) => e?.name === 'MessageSent');
       if (!event) throw new Error(`transaction ${tx.hash} emitted no MessageSent event`);

@@ -10,7 +10,10 @@ type Env = Record<string, string | undefined>;
 type Loaded<T> = { config: T; effective: Env };
 
 /** Loads the common and the service's own config, reporting the problems of both in one ConfigError. */
-export function loadBoth<T>(load: (env: Env) => T, env: Env = readProcessEnv()): { common: Loaded<CommonConfig>; own: T } {
+export function loadBoth<T>(
+  load: (env: Env) => T,
+  env: Env = readProcessEnv(),
+): { common: Loaded<CommonConfig>; own: T } {
   const problems: string[] = [];
   const attempt = <R>(fn: () => R): R | undefined => {
     try {

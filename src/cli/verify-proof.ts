@@ -11,7 +11,10 @@ const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 const RPC_TIMEOUT_MS = 30_000;
 
 async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError('pipe a svc_getProof result into stdin (l2stack verify-proof --root 0x… < result.json), or use --file or --rpc');
+  if (process.stdin.isTTY)
+    throw new UsageError(
+      'pipe a svc_getProof result into stdin (l2stack verify-proof --root 0x… < result.json), or use --file or --rpc',
+    );
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const chunk of process.stdin) {
@@ -28,7 +31,10 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 async function fetchProof(url: string, values: Record<string, unknown>): Promise<string> {
   const address = str(values.address);
   if (!address || !/^0x[0-9a-fA-F]{40}$/.test(address)) throw new UsageError('--rpc needs --address 0x… (20 bytes)');
-  const keys = (str(values.keys) ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = (str(values.keys) ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   const block = str(values.block) ?? 'finalized';
   const res = await fetch(url, {
     method: 'POST',
@@ -43,7 +49,8 @@ async function fetchProof(url: string, values: Record<string, unknown>): Promise
 
 function hashOf(v: unknown): StateHash {
   const h = v ?? DEFAULT_STATE_HASH;
-  if (typeof h !== 'string' || !(STATE_HASHES as readonly string[]).includes(h)) throw new UsageError(`--hash must be one of ${STATE_HASHES.join(', ')}, got "${String(h).slice(0, 40)}"`);
+  if (typeof h !== 'string' || !(STATE_HASHES as readonly string[]).includes(h))
+    throw new UsageError(`--hash must be one of ${STATE_HASHES.join(', ')}, got "${String(h).slice(0, 40)}"`);
   return h as StateHash;
 }
 
@@ -52,9 +59,16 @@ function hashOf(v: unknown): StateHash {
  * the tree that served it; STATE_HASH's default without --hash); returns the exit code (0 all verify, 1 one does not);
  * throws UsageError for a bad --root or --hash, or input that is not JSON.
  */
-export function verifyProof(root: unknown, input: string, out: (line: string) => void, err: (line: string) => void, hash?: unknown): number {
+export function verifyProof(
+  root: unknown,
+  input: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+  hash?: unknown,
+): number {
   if (typeof root !== 'string') throw new UsageError('--root is required');
-  if (!/^0x[0-9a-fA-F]{64}$/.test(root)) throw new UsageError(`--root must be 0x followed by 64 hex digits, got "${root.slice(0, 80)}"`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(root))
+    throw new UsageError(`--root must be 0x followed by 64 hex digits, got "${root.slice(0, 80)}"`);
   const hasher = hashProviderOf(hashOf(hash));
   let parsed: unknown;
   try {
@@ -63,10 +77,16 @@ export function verifyProof(root: unknown, input: string, out: (line: string) =>
     throw new UsageError(`the input is not JSON: ${(e as Error).message}`);
   }
   if (parsed !== null && typeof parsed === 'object' && 'error' in parsed) {
-    err(`verify-proof: the endpoint answered an error: ${JSON.stringify((parsed as { error: unknown }).error).slice(0, 300)}\n`);
+    err(
+      `verify-proof: the endpoint answered an error: ${JSON.stringify((parsed as { error: unknown }).error).slice(0, 300)}\n`,
+    );
     return 1;
   }
-  const result = (parsed !== null && typeof parsed === 'object' && 'result' in parsed ? (parsed as { result: unknown }).result : parsed) as StateProofResultJson;
+  const result = (
+    parsed !== null && typeof parsed === 'object' && 'result' in parsed
+      ? (parsed as { result: unknown }).result
+      : parsed
+  ) as StateProofResultJson;
   const v = verifyStateProof(root, result, hasher);
   if (!v.ok) {
     err(`verify-proof: ${v.failed} does not verify: ${v.reason}\n`);
@@ -87,8 +107,17 @@ export function verifyProof(root: unknown, input: string, out: (line: string) =>
  * against a state root, e.g. the one stored on L1 at finalization.
  */
 export const verifyProofCommand: CommandBody = {
-  usage: '--root 0x… [--hash poseidon2|keccak] [< result.json | --file result.json | --rpc URL --address 0x… [--keys k1,k2] [--block N]]',
-  options: { root: { type: 'string' }, hash: { type: 'string' }, file: { type: 'string' }, rpc: { type: 'string' }, address: { type: 'string' }, keys: { type: 'string' }, block: { type: 'string' } },
+  usage:
+    '--root 0x… [--hash poseidon2|keccak] [< result.json | --file result.json | --rpc URL --address 0x… [--keys k1,k2] [--block N]]',
+  options: {
+    root: { type: 'string' },
+    hash: { type: 'string' },
+    file: { type: 'string' },
+    rpc: { type: 'string' },
+    address: { type: 'string' },
+    keys: { type: 'string' },
+    block: { type: 'string' },
+  },
   optionHelp: [
     '--root 0x…  the account-tree state root (32 bytes), e.g. stateRootHashes(block) on the L1 message service',
     `--hash      the tree's STATE_HASH: ${STATE_HASHES.join(' | ')} (default ${DEFAULT_STATE_HASH})`,
@@ -102,6 +131,12 @@ export const verifyProofCommand: CommandBody = {
     const rpc = str(values.rpc);
     if (file && rpc) throw new UsageError('--file and --rpc are exclusive');
     const input = rpc ? await fetchProof(rpc, values) : file ? await readFile(file, 'utf8') : await readStdin();
-    return verifyProof(values.root, input, (line) => process.stdout.write(line), (line) => process.stderr.write(line), values.hash);
+    return verifyProof(
+      values.root,
+      input,
+      (line) => process.stdout.write(line),
+      (line) => process.stderr.write(line),
+      values.hash,
+    );
   },
 };

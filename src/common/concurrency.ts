@@ -6,10 +6,12 @@ export function concurrency(n: number) {
     new Promise<T>((resolve, reject) => {
       const run = () => {
         active++;
-        task().then(resolve, reject).finally(() => {
-          active--;
-          queue.shift()?.();
-        });
+        task()
+          .then(resolve, reject)
+          .finally(() => {
+            active--;
+            queue.shift()?.();
+          });
       };
       if (active < n) run();
       else queue.push(run);

@@ -54,7 +54,8 @@ export class HttpError extends BaseError {
   }
 }
 
-export const badRequest = (detail: string, meta?: Record<string, unknown>) => new HttpError(400, 'Bad Request', detail, { meta });
+export const badRequest = (detail: string, meta?: Record<string, unknown>) =>
+  new HttpError(400, 'Bad Request', detail, { meta });
 export const notFound = (detail: string) => new HttpError(404, 'Not Found', detail);
 
 /** JSON-RPC 2.0 error with its code (the codes viem and the execution-apis use). */
@@ -83,8 +84,10 @@ export const RpcErrorCode = {
 } as const;
 
 export const rpcErrors = {
-  methodNotFound: (method: string) => new RpcError(RpcErrorCode.MethodNotFound, `the method ${method} does not exist/is not available`),
-  invalidParams: (detail: string, data?: unknown) => new RpcError(RpcErrorCode.InvalidParams, `Invalid params: ${detail}`, data),
+  methodNotFound: (method: string) =>
+    new RpcError(RpcErrorCode.MethodNotFound, `the method ${method} does not exist/is not available`),
+  invalidParams: (detail: string, data?: unknown) =>
+    new RpcError(RpcErrorCode.InvalidParams, `Invalid params: ${detail}`, data),
   limitExceeded: (detail: string, data?: unknown) => new RpcError(RpcErrorCode.LimitExceeded, detail, data),
 };
 

@@ -9,12 +9,24 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
  * logged through its redacted effective form; this list is the second line of defence.
  */
 const SECRET_PATHS = [
-  'privateKey', '*.privateKey', 'password', '*.password', 'keystorePassword', '*.keystorePassword',
-  'truststorePassword', '*.truststorePassword', 'authorization', '*.authorization', 'headers.authorization',
-  'req.headers.authorization', 'req.headers.cookie',
+  'privateKey',
+  '*.privateKey',
+  'password',
+  '*.password',
+  'keystorePassword',
+  '*.keystorePassword',
+  'truststorePassword',
+  '*.truststorePassword',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
 ];
 
-export function createLogger(options: { level?: LevelWithSilent; name?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  options: { level?: LevelWithSilent; name?: string; destination?: NodeJS.WritableStream } = {},
+): Logger {
   return pino(
     {
       level: options.level ?? 'info',

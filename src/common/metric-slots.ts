@@ -24,7 +24,10 @@ interface Slot {
 }
 
 /** The slots of one metric by label values, each made by `make` on first use (one place for both kinds). */
-function slotTable<S>(labelNames: readonly string[], make: (labels: Record<string, string>) => S): { slots: Map<string, S>; slotOf(values: readonly string[]): S } {
+function slotTable<S>(
+  labelNames: readonly string[],
+  make: (labels: Record<string, string>) => S,
+): { slots: Map<string, S>; slotOf(values: readonly string[]): S } {
   const slots = new Map<string, S>();
   const slotOf = (values: readonly string[]): S => {
     const key = values.join('\u0000');
@@ -38,11 +41,22 @@ function slotTable<S>(labelNames: readonly string[], make: (labels: Record<strin
   return { slots, slotOf };
 }
 
-export function slotHistogram(registry: Registry, name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): SlotHistogram {
+export function slotHistogram(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  buckets: readonly number[],
+): SlotHistogram {
   const existing = registry.getSingleMetric(name) as unknown as SlotHistogram | undefined;
   if (existing) return existing;
   const bounds = [...buckets].sort((a, b) => a - b);
-  const { slots, slotOf } = slotTable(labelNames, (labels): Slot => ({ labels, counts: new Float64Array(bounds.length + 1), sum: 0, count: 0 }));
+  const { slots, slotOf } = slotTable(labelNames, (labels): Slot => ({
+    labels,
+    counts: new Float64Array(bounds.length + 1),
+    sum: 0,
+    count: 0,
+  }));
   const record = (slot: Slot, value: number) => {
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
@@ -65,7 +79,11 @@ export function slotHistogram(registry: Registry, name: string, help: string, la
         let cumulative = 0;
         for (let i = 0; i <= bounds.length; i++) {
           cumulative += slot.counts[i]!;
-          values.push({ labels: { le: i < bounds.length ? bounds[i]! : '+Inf', ...slot.labels }, value: cumulative, metricName: `${name}_bucket` });
+          values.push({
+            labels: { le: i < bounds.length ? bounds[i]! : '+Inf', ...slot.labels },
+            value: cumulative,
+            metricName: `${name}_bucket`,
+          });
         }
         values.push({ labels: slot.labels, value: slot.sum, metricName: `${name}_sum` });
         values.push({ labels: slot.labels, value: slot.count, metricName: `${name}_count` });
@@ -94,7 +112,12 @@ export interface SlotCounter {
   inc(values: readonly string[], by?: number): void;
 }
 
-export function slotCounter(registry: Registry, name: string, help: string, labelNames: readonly string[]): SlotCounter {
+export function slotCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+): SlotCounter {
   const existing = registry.getSingleMetric(name) as unknown as SlotCounter | undefined;
   if (existing) return existing;
   const { slots, slotOf } = slotTable(labelNames, (labels) => ({ labels, value: 0, touched: false }));

@@ -26,19 +26,51 @@ function descriptorMetrics(registry: Registry): void {
         if (v !== undefined && Number.isFinite(v)) this.set(v);
       },
     });
-  read('l2stack_fd_limit', 'Open file descriptors the process may hold (ulimit -n); absent when unlimited', () => descriptors.limit);
-  read('l2stack_fd_reserve', 'Descriptors kept free of client connections for our own database and chain connections (HTTP_FD_RESERVE)', () => descriptors.reserve);
-  read('l2stack_client_connections_max', 'Client connections all servers of the process accept at once: the limit less the reserve', () => descriptors.clientCap);
-  read('l2stack_client_connections', 'Client connections open now, all servers of the process together', () => descriptors.open);
+  read(
+    'l2stack_fd_limit',
+    'Open file descriptors the process may hold (ulimit -n); absent when unlimited',
+    () => descriptors.limit,
+  );
+  read(
+    'l2stack_fd_reserve',
+    'Descriptors kept free of client connections for our own database and chain connections (HTTP_FD_RESERVE)',
+    () => descriptors.reserve,
+  );
+  read(
+    'l2stack_client_connections_max',
+    'Client connections all servers of the process accept at once: the limit less the reserve',
+    () => descriptors.clientCap,
+  );
+  read(
+    'l2stack_client_connections',
+    'Client connections open now, all servers of the process together',
+    () => descriptors.open,
+  );
 }
 
 /** Returns the metric of that name when already registered (services sharing a registry), else creates it. */
-export function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
-  return (registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+export function counter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+): Counter<L> {
+  return (
+    (registry.getSingleMetric(name) as Counter<L> | undefined) ??
+    new Counter({ name, help, labelNames, registers: [registry] })
+  );
 }
 
-export function gauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
-  return (registry.getSingleMetric(name) as Gauge<L> | undefined) ?? new Gauge({ name, help, labelNames, registers: [registry] });
+export function gauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[] = [],
+): Gauge<L> {
+  return (
+    (registry.getSingleMetric(name) as Gauge<L> | undefined) ??
+    new Gauge({ name, help, labelNames, registers: [registry] })
+  );
 }
 
 export function histogram<L extends string>(
@@ -48,5 +80,8 @@ export function histogram<L extends string>(
   labelNames: readonly L[] = [],
   buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 ): Histogram<L> {
-  return (registry.getSingleMetric(name) as Histogram<L> | undefined) ?? new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+  return (
+    (registry.getSingleMetric(name) as Histogram<L> | undefined) ??
+    new Histogram({ name, help, labelNames, buckets, registers: [registry] })
+  );
 }

@@ -12,7 +12,10 @@ export class Shutdown {
   private running: Promise<void> | undefined;
   private readonly controller = new AbortController();
 
-  constructor(private readonly logger?: Logger, private readonly timeoutMs = 10_000) {}
+  constructor(
+    private readonly logger?: Logger,
+    private readonly timeoutMs = 10_000,
+  ) {}
 
   /** Aborted when shutdown begins: background loops pass it to sleeps and fetches. */
   get signal(): AbortSignal {
@@ -54,7 +57,10 @@ export class Shutdown {
   installSignalHandlers(onDone: (code: number) => void = (code) => process.exit(code)): void {
     const handler = (signal: NodeJS.Signals) => {
       if (this.running) return;
-      void this.run(signal).then(() => onDone(0), () => onDone(1));
+      void this.run(signal).then(
+        () => onDone(0),
+        () => onDone(1),
+      );
     };
     process.once('SIGINT', handler);
     process.once('SIGTERM', handler);

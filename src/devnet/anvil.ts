@@ -51,9 +51,15 @@ export function anvilBinary(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
   try {
-    return join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+    return join(
+      dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)),
+      'bin',
+      process.platform === 'win32' ? 'anvil.exe' : 'anvil',
+    );
   } catch (err) {
-    throw new AnvilStartError(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg})`, { cause: err });
+    throw new AnvilStartError(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg})`, {
+      cause: err,
+    });
   }
 }
 
@@ -62,7 +68,11 @@ export function reservePort(host: string, port: number, what: string): Promise<n
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new PortInUseError(`${what}: port ${port} on ${host} is already in use`, { cause: err }) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new PortInUseError(`${what}: port ${port} on ${host} is already in use`, { cause: err })
+          : err,
+      ),
     );
     probe.listen(port, host, () => {
       const actual = (probe.address() as { port: number }).port;
@@ -73,14 +83,20 @@ export function reservePort(host: string, port: number, what: string): Promise<n
 
 async function rpcReady(url: string, deadline: number, child: ChildProcess, stderr: () => string): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null) throw new AnvilStartError(`anvil exited with code ${child.exitCode}: ${stderr().trim().slice(-500)}`);
+    if (child.exitCode !== null)
+      throw new AnvilStartError(`anvil exited with code ${child.exitCode}: ${stderr().trim().slice(-500)}`);
     try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
       if (res.ok) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new AnvilStartError(`anvil did not answer on ${url} within 15 s: ${stderr().trim().slice(-500)}`);
+    if (Date.now() > deadline)
+      throw new AnvilStartError(`anvil did not answer on ${url} within 15 s: ${stderr().trim().slice(-500)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -104,7 +120,17 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
 async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
   const host = options.host ?? '127.0.0.1';
   const port = await reservePort(host, options.port, `anvil (chain ${options.chainId})`);
-  const args = ['--host', host, '--port', String(port), '--chain-id', String(options.chainId), '--accounts', String(options.accounts ?? 10), '--silent'];
+  const args = [
+    '--host',
+    host,
+    '--port',
+    String(port),
+    '--chain-id',
+    String(options.chainId),
+    '--accounts',
+    String(options.accounts ?? 10),
+    '--silent',
+  ];
   if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
   if (options.timestamp !== undefined) args.push('--timestamp', String(options.timestamp));
   const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -14,7 +14,12 @@ export function startBlockTicker(url: string, intervalMs: number, signal: AbortS
     while (await sleep(intervalMs, signal)) {
       try {
         // Bounded: fetch waits up to 300 s for an answer, and a tick that hangs would stop the chain's clock.
-        await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]) });
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]),
+        });
       } catch {
         // the chain is stopping or briefly busy; the next tick tries again
       }

@@ -1,8 +1,15 @@
 import { parseEther, parseUnits, encodeBytes32String, type BaseContract, type Signer } from 'ethers';
 import {
-  L1MessageService__factory, L2MessageService__factory, NativeToken__factory, TestToken__factory,
-  Bytes32MetadataToken__factory, RevertingMetadataToken__factory, DexFactory__factory, DexRouter__factory,
-  CallRecorder__factory, ClaimForwarder__factory,
+  L1MessageService__factory,
+  L2MessageService__factory,
+  NativeToken__factory,
+  TestToken__factory,
+  Bytes32MetadataToken__factory,
+  RevertingMetadataToken__factory,
+  DexFactory__factory,
+  DexRouter__factory,
+  CallRecorder__factory,
+  ClaimForwarder__factory,
 } from '../../generated/contracts/types/index.js';
 import { mined } from '../common/chain/mined.js';
 
@@ -25,14 +32,65 @@ export interface TokenSpec {
  * indexer must survive (6 decimals, a spammy name, bytes32 metadata, a reverting name()).
  */
 export const TOKENS: TokenSpec[] = [
-  { key: 'L2S', name: 'l2stack Token', symbol: 'L2S', decimals: 18, supply: 1_000_000_000n, usdPrice: 0.05, kind: 'native', quote: 'USDS' },
+  {
+    key: 'L2S',
+    name: 'l2stack Token',
+    symbol: 'L2S',
+    decimals: 18,
+    supply: 1_000_000_000n,
+    usdPrice: 0.05,
+    kind: 'native',
+    quote: 'USDS',
+  },
   { key: 'USDS', name: 'USD Stable', symbol: 'USDS', decimals: 6, supply: 1_000_000_000n, usdPrice: 1 },
-  { key: 'WETH', name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, supply: 1_000_000n, usdPrice: 3000, quote: 'USDS' },
+  {
+    key: 'WETH',
+    name: 'Wrapped Ether',
+    symbol: 'WETH',
+    decimals: 18,
+    supply: 1_000_000n,
+    usdPrice: 3000,
+    quote: 'USDS',
+  },
   { key: 'TST', name: 'Test Coin', symbol: 'TST', decimals: 18, supply: 100_000_000n, usdPrice: 3, quote: 'WETH' },
-  { key: 'SIX', name: 'Six Decimals Token', symbol: 'SIX', decimals: 6, supply: 50_000_000n, usdPrice: 1.5, quote: 'USDS' },
-  { key: 'AIRDROP', name: 'FREE AIRDROP claim at l2s-rewards.xyz', symbol: 'AIRDROP', decimals: 18, supply: 10_000_000_000_000n, usdPrice: 0.000002, quote: 'WETH' },
-  { key: 'MKR', name: 'Maker', symbol: 'MKR', decimals: 18, supply: 1_000_000n, usdPrice: 1500, kind: 'bytes32', quote: 'WETH' },
-  { key: 'BROKE', name: '', symbol: 'BROKE', decimals: 18, supply: 100_000_000n, usdPrice: 0.2, kind: 'reverting', quote: 'USDS' },
+  {
+    key: 'SIX',
+    name: 'Six Decimals Token',
+    symbol: 'SIX',
+    decimals: 6,
+    supply: 50_000_000n,
+    usdPrice: 1.5,
+    quote: 'USDS',
+  },
+  {
+    key: 'AIRDROP',
+    name: 'FREE AIRDROP claim at l2s-rewards.xyz',
+    symbol: 'AIRDROP',
+    decimals: 18,
+    supply: 10_000_000_000_000n,
+    usdPrice: 0.000002,
+    quote: 'WETH',
+  },
+  {
+    key: 'MKR',
+    name: 'Maker',
+    symbol: 'MKR',
+    decimals: 18,
+    supply: 1_000_000n,
+    usdPrice: 1500,
+    kind: 'bytes32',
+    quote: 'WETH',
+  },
+  {
+    key: 'BROKE',
+    name: '',
+    symbol: 'BROKE',
+    decimals: 18,
+    supply: 100_000_000n,
+    usdPrice: 0.2,
+    kind: 'reverting',
+    quote: 'USDS',
+  },
 ];
 
 export interface Deployment {
@@ -59,7 +117,9 @@ export interface DeployOptions {
   l2MinimumFee?: bigint;
 }
 
-async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>(c: Promise<T>): Promise<string> {
+async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>(
+  c: Promise<T>,
+): Promise<string> {
   const contract = await c;
   const sent = (contract as unknown as BaseContract).deploymentTransaction();
   // The deployment's receipt is awaited directly (see mined()); its address is known from the start.
@@ -68,10 +128,16 @@ async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAd
   return contract.getAddress();
 }
 
-export async function deployMessageServices(o: DeployOptions): Promise<Pick<Deployment, 'l1MessageService' | 'l2MessageService' | 'l1CallRecorder' | 'l2CallRecorder'>> {
+export async function deployMessageServices(
+  o: DeployOptions,
+): Promise<Pick<Deployment, 'l1MessageService' | 'l2MessageService' | 'l1CallRecorder' | 'l2CallRecorder'>> {
   const limit = o.l1RateLimit ?? { periodSeconds: 86_400, limitWei: parseEther('10000') };
-  const l1MessageService = await deployed(new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, limit.periodSeconds, limit.limitWei));
-  const l2MessageService = await deployed(new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, o.l2MinimumFee ?? 0n));
+  const l1MessageService = await deployed(
+    new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, limit.periodSeconds, limit.limitWei),
+  );
+  const l2MessageService = await deployed(
+    new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, o.l2MinimumFee ?? 0n),
+  );
   const funding = o.bridgeFunding ?? parseEther('1000');
   await mined(o.l1Deployer.sendTransaction({ to: l1MessageService, value: funding }));
   await mined(o.l2Deployer.sendTransaction({ to: l2MessageService, value: funding }));
@@ -84,7 +150,12 @@ export async function deployMessageServices(o: DeployOptions): Promise<Pick<Depl
  * A ClaimForwarder in front of each message service. Deployed after everything else, so the addresses of
  * the contracts deployed before it (message services, tokens, DEX) are what they were without it.
  */
-export async function deployClaimForwarders(o: { l1Deployer: Signer; l2Deployer: Signer; l1MessageService: string; l2MessageService: string }): Promise<Pick<Deployment, 'l1ClaimForwarder' | 'l2ClaimForwarder'>> {
+export async function deployClaimForwarders(o: {
+  l1Deployer: Signer;
+  l2Deployer: Signer;
+  l1MessageService: string;
+  l2MessageService: string;
+}): Promise<Pick<Deployment, 'l1ClaimForwarder' | 'l2ClaimForwarder'>> {
   const l1ClaimForwarder = await deployed(new ClaimForwarder__factory(o.l1Deployer).deploy(o.l1MessageService));
   const l2ClaimForwarder = await deployed(new ClaimForwarder__factory(o.l2Deployer).deploy(o.l2MessageService));
   return { l1ClaimForwarder, l2ClaimForwarder };
@@ -101,13 +172,25 @@ export async function deployTokens(deployer: Signer): Promise<Deployment['tokens
         address = await deployed(new NativeToken__factory(deployer).deploy(spec.name, spec.symbol, holder, supply));
         break;
       case 'bytes32':
-        address = await deployed(new Bytes32MetadataToken__factory(deployer).deploy(encodeBytes32String(spec.name), encodeBytes32String(spec.symbol), spec.decimals, holder, supply));
+        address = await deployed(
+          new Bytes32MetadataToken__factory(deployer).deploy(
+            encodeBytes32String(spec.name),
+            encodeBytes32String(spec.symbol),
+            spec.decimals,
+            holder,
+            supply,
+          ),
+        );
         break;
       case 'reverting':
-        address = await deployed(new RevertingMetadataToken__factory(deployer).deploy(spec.symbol, spec.decimals, holder, supply));
+        address = await deployed(
+          new RevertingMetadataToken__factory(deployer).deploy(spec.symbol, spec.decimals, holder, supply),
+        );
         break;
       default:
-        address = await deployed(new TestToken__factory(deployer).deploy(spec.name, spec.symbol, spec.decimals, holder, supply));
+        address = await deployed(
+          new TestToken__factory(deployer).deploy(spec.name, spec.symbol, spec.decimals, holder, supply),
+        );
     }
     tokens[spec.key] = { address, spec };
   }
@@ -123,11 +206,17 @@ export function units(amount: number, decimals: number): bigint {
  * A V2 DEX with one pool per token against its quote token, seeded at the token's target price with
  * $2M (WETH, L2S: $5M) of liquidity per side.
  */
-export async function deployDex(deployer: Signer, tokens: Deployment['tokens']): Promise<Pick<Deployment, 'dexFactory' | 'dexRouter' | 'pairs'>> {
+export async function deployDex(
+  deployer: Signer,
+  tokens: Deployment['tokens'],
+): Promise<Pick<Deployment, 'dexFactory' | 'dexRouter' | 'pairs'>> {
   const owner = await deployer.getAddress();
   const factory = DexFactory__factory.connect(await deployed(new DexFactory__factory(deployer).deploy()), deployer);
   const dexFactory = await factory.getAddress();
-  const router = DexRouter__factory.connect(await deployed(new DexRouter__factory(deployer).deploy(dexFactory)), deployer);
+  const router = DexRouter__factory.connect(
+    await deployed(new DexRouter__factory(deployer).deploy(dexFactory)),
+    deployer,
+  );
   const dexRouter = await router.getAddress();
   const approve = async (address: string) =>
     mined(TestToken__factory.connect(address, deployer).approve(dexRouter, 2n ** 256n - 1n));
@@ -142,7 +231,8 @@ export async function deployDex(deployer: Signer, tokens: Deployment['tokens']):
     const quoteAmount = units(sideUsd / quote.spec.usdPrice, quote.spec.decimals);
     await mined(router.addLiquidity(address, quote.address, tokenAmount, quoteAmount, owner));
     const pair = await factory.getPair(address, quote.address);
-    const [token0, token1] = address.toLowerCase() < quote.address.toLowerCase() ? [address, quote.address] : [quote.address, address];
+    const [token0, token1] =
+      address.toLowerCase() < quote.address.toLowerCase() ? [address, quote.address] : [quote.address, address];
     pairs.push({ token0, token1, pair });
   }
   return { dexFactory, dexRouter, pairs };

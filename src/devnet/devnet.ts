@@ -5,8 +5,20 @@ import { deployClaimForwarders, deployDex, deployMessageServices, deployTokens, 
 import { generateHistory, runTraffic } from './scenario.js';
 import { startBlockTicker } from './block-ticker.js';
 import { deployAccountAbstraction } from './account-abstraction/deploy.js';
-import { ALTO_VENDOR_PREFIX, altoInstalled, deployBundlerHelpers, startBundler, type Bundler } from './account-abstraction/bundler.js';
-import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator, type CoordinatorConfig, type StateRootSource } from './coordinator/index.js';
+import {
+  ALTO_VENDOR_PREFIX,
+  altoInstalled,
+  deployBundlerHelpers,
+  startBundler,
+  type Bundler,
+} from './account-abstraction/bundler.js';
+import {
+  startCoordinator,
+  DEFAULT_COORDINATOR,
+  type Coordinator,
+  type CoordinatorConfig,
+  type StateRootSource,
+} from './coordinator/index.js';
 import type { DevnetState } from './state-file.js';
 import { createProvider } from '../common/chain/provider.js';
 import type { DbClient } from '../common/db/client.js';
@@ -81,7 +93,12 @@ type Cleanups = (() => Promise<void>)[];
 type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
 
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
-async function startChains(chain: { host: string; timestamp: number; pidDir?: string; logger: Logger }, options: DevnetOptions, chainIds: { l1: number; l2: number }, cleanups: Cleanups) {
+async function startChains(
+  chain: { host: string; timestamp: number; pidDir?: string; logger: Logger },
+  options: DevnetOptions,
+  chainIds: { l1: number; l2: number },
+  cleanups: Cleanups,
+) {
   const base = { ...chain, accounts: ACCOUNT_COUNT };
   const results = await Promise.allSettled([
     startAnvil({ ...base, port: options.l1Port ?? 0, chainId: chainIds.l1 }),
@@ -99,13 +116,24 @@ async function startChains(chain: { host: string; timestamp: number; pidDir?: st
  * deployments (no other account's nonce moves, so no other address does), and the bundler (seconds to load)
  * started as soon as they are there. History waits for these transactions: it sets block timestamps one by one.
  */
-function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, accounts: DevAccount[], wallet: Wallets, options: DevnetOptions, host: string, logger: Logger, cleanups: Cleanups) {
+function startAccountAbstraction(
+  l2: Anvil,
+  l2Provider: JsonRpcProvider,
+  accounts: DevAccount[],
+  wallet: Wallets,
+  options: DevnetOptions,
+  host: string,
+  logger: Logger,
+  cleanups: Cleanups,
+) {
   const utility = wallet('bundlerUtility', l2Provider);
   const aaDeploying = deployAccountAbstraction(utility);
   let bundlerStarting: Promise<Bundler> | undefined;
   let bundlerContracts: Promise<unknown> = aaDeploying;
   if (options.bundler && !altoInstalled()) {
-    logger.warn('ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint\'s bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)');
+    logger.warn(
+      "ERC-4337 bundler not started: @pimlico/alto is not installed, so the endpoint's bundler methods answer -32601 (install it, or set RPC_BUNDLER_URL to a bundler of yours)",
+    );
   } else if (options.bundler) {
     const bundlerStop = new AbortController();
     const port = options.bundler.port ?? 0;
@@ -159,7 +187,11 @@ async function deployContracts(
     l2Deployer: wallet('deployer', l2Provider),
     coordinator: accounts[ROLES.coordinator]!.address,
   });
-  options.onMessageServices?.({ l1: { rpcUrl: l1.url, messageService: services.l1MessageService }, l2: { upstreamRpcUrl: l2.url }, accounts });
+  options.onMessageServices?.({
+    l1: { rpcUrl: l1.url, messageService: services.l1MessageService },
+    l2: { upstreamRpcUrl: l2.url },
+    accounts,
+  });
   const tokens = await deployTokens(wallet('deployer', l2Provider));
   const dex = await deployDex(wallet('deployer', l2Provider), tokens);
   const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
@@ -170,7 +202,12 @@ async function deployContracts(
       l2: l2Provider,
       deployer: wallet('deployer', l2Provider),
       trader: wallet('trader', l2Provider),
-      traders: [wallet('trader', l2Provider), wallet('traffic', l2Provider), wallet('user', l2Provider), wallet('user2', l2Provider)],
+      traders: [
+        wallet('trader', l2Provider),
+        wallet('traffic', l2Provider),
+        wallet('user', l2Provider),
+        wallet('user2', l2Provider),
+      ],
       deployment,
       excludedWallets: excluded.map((w) => ({ address: w.address, amount: parseUnits(w.amount.toString(), 18) })),
       from: times.genesis + 300,
@@ -179,12 +216,28 @@ async function deployContracts(
     });
   }
   await jumpToNow(l2Provider);
-  Object.assign(deployment, await deployClaimForwarders({ l1Deployer: wallet('deployer', l1Provider), l2Deployer: wallet('deployer', l2Provider), ...services }));
+  Object.assign(
+    deployment,
+    await deployClaimForwarders({
+      l1Deployer: wallet('deployer', l1Provider),
+      l2Deployer: wallet('deployer', l2Provider),
+      ...services,
+    }),
+  );
   return { deployment, excluded, l1StartBlock };
 }
 
 /** `options.traffic`: messages and swaps every few seconds, on providers of its own. */
-function startTrafficOn(l1: Anvil, l2: Anvil, chainIds: { l1: number; l2: number }, deployment: Deployment, wallet: Wallets, options: DevnetOptions, logger: Logger, cleanups: Cleanups) {
+function startTrafficOn(
+  l1: Anvil,
+  l2: Anvil,
+  chainIds: { l1: number; l2: number },
+  deployment: Deployment,
+  wallet: Wallets,
+  options: DevnetOptions,
+  logger: Logger,
+  cleanups: Cleanups,
+) {
   const traffic = new AbortController();
   const trafficL1 = createProvider(l1.url, chainIds.l1, { pollingInterval: 100 });
   const trafficL2 = createProvider(l2.url, chainIds.l2, { pollingInterval: 100 });
@@ -206,7 +259,13 @@ function startTrafficOn(l1: Anvil, l2: Anvil, chainIds: { l1: number; l2: number
 
 /** What `l2stack devnet` writes to its state file (services are added by `l2stack dev`). */
 function describeDevnet(
-  parts: { l1: Anvil; l2: Anvil; deployment: Deployment; aa: { entryPoint: string; accountFactory: string }; bundler?: Bundler },
+  parts: {
+    l1: Anvil;
+    l2: Anvil;
+    deployment: Deployment;
+    aa: { entryPoint: string; accountFactory: string };
+    bundler?: Bundler;
+  },
   chainIds: { l1: number; l2: number },
   excluded: readonly { address: string; label: string; status: string }[],
   accounts: DevAccount[],
@@ -221,7 +280,12 @@ function describeDevnet(
     l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
     nativeToken: native.address,
     stablecoin: tokens.USDS!.address,
-    tokens: Object.values(tokens).map((t) => ({ symbol: t.spec.symbol, name: t.spec.name, address: t.address, decimals: t.spec.decimals })),
+    tokens: Object.values(tokens).map((t) => ({
+      symbol: t.spec.symbol,
+      name: t.spec.name,
+      address: t.address,
+      decimals: t.spec.decimals,
+    })),
     dex: { factory: deployment.dexFactory, router: deployment.dexRouter, pairs: deployment.pairs },
     callRecorder: { l1: deployment.l1CallRecorder, l2: deployment.l2CallRecorder },
     claimForwarder: { l1: deployment.l1ClaimForwarder, l2: deployment.l2ClaimForwarder },
@@ -241,7 +305,11 @@ function describeDevnet(
  * the message services, tokens and DEX on L2, a generated day of trading, then live block production and
  * the coordinator. On any failure everything started so far is stopped before the error propagates.
  */
-export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
+export async function startDevnet({
+  common,
+  db: dbOrPromise,
+  options = {},
+}: {
   common: Common;
   /** May still be opening (embedded PGlite takes seconds): only the coordinator needs it, at the end. */
   db: DbClient | Promise<DbClient>;
@@ -255,11 +323,17 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
   const chainIds = { l1: options.l1ChainId ?? DEFAULT_CHAIN_IDS.l1, l2: options.l2ChainId ?? DEFAULT_CHAIN_IDS.l2 };
   const cleanups: Cleanups = [];
   const stopAll = async () => {
-    for (const fn of cleanups.splice(0).reverse()) await fn().catch((err: unknown) => logger.warn({ err }, 'devnet teardown step failed'));
+    for (const fn of cleanups.splice(0).reverse())
+      await fn().catch((err: unknown) => logger.warn({ err }, 'devnet teardown step failed'));
   };
 
   try {
-    const { l1, l2 } = await startChains({ host, timestamp: genesis, pidDir: options.pidDir, logger }, options, chainIds, cleanups);
+    const { l1, l2 } = await startChains(
+      { host, timestamp: genesis, pidDir: options.pidDir, logger },
+      options,
+      chainIds,
+      cleanups,
+    );
     logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
     const l1Provider = createProvider(l1.url, chainIds.l1, { pollingInterval: 10 });
     const l2Provider = createProvider(l2.url, chainIds.l2, { pollingInterval: 10 });
@@ -269,13 +343,33 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     });
     const accounts = devAccounts();
     const wallet: Wallets = (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
-    const { aaDeploying, bundlerContracts, bundlerStarting } = startAccountAbstraction(l2, l2Provider, accounts, wallet, options, host, logger, cleanups);
-    const { deployment, excluded, l1StartBlock } = await deployContracts({ l1, l2, l1Provider, l2Provider }, accounts, wallet, { genesis, started, historyHours }, () => Promise.all([aaDeploying, bundlerContracts]), options, logger);
+    const { aaDeploying, bundlerContracts, bundlerStarting } = startAccountAbstraction(
+      l2,
+      l2Provider,
+      accounts,
+      wallet,
+      options,
+      host,
+      logger,
+      cleanups,
+    );
+    const { deployment, excluded, l1StartBlock } = await deployContracts(
+      { l1, l2, l1Provider, l2Provider },
+      accounts,
+      wallet,
+      { genesis, started, historyHours },
+      () => Promise.all([aaDeploying, bundlerContracts]),
+      options,
+      logger,
+    );
     const aa = await aaDeploying;
 
     const ticker = new AbortController();
     const blockTime = options.blockTimeMs ?? 1_000;
-    const tickers = Promise.all([startBlockTicker(l1.url, blockTime, ticker.signal), startBlockTicker(l2.url, blockTime, ticker.signal)]);
+    const tickers = Promise.all([
+      startBlockTicker(l1.url, blockTime, ticker.signal),
+      startBlockTicker(l2.url, blockTime, ticker.signal),
+    ]);
     cleanups.splice(cleanups.length - 1, 0, async () => {
       ticker.abort();
       await tickers;
@@ -284,7 +378,10 @@ export async function startDevnet({ common, db: dbOrPromise, options = {} }: {
     const bundler = await bundlerStarting;
 
     let coordinator: Coordinator | undefined;
-    const depth = options.coordinator === false ? DEFAULT_COORDINATOR.treeDepth : (options.coordinator?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth);
+    const depth =
+      options.coordinator === false
+        ? DEFAULT_COORDINATOR.treeDepth
+        : (options.coordinator?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth);
     if (options.coordinator !== false) {
       coordinator = await startCoordinator({
         common,

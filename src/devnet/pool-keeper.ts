@@ -34,11 +34,16 @@ export function keepPool(url: string, intervalMs: number, signal: AbortSignal, l
     const account = Number(await rpc<string>('eth_getTransactionCount', [sender, 'latest']));
     const queued = pool.queued[sender] ?? {};
     if (!(String(account) in queued) || String(account) in (pool.pending[sender] ?? {})) return;
-    const txs = [...Object.values(pool.pending[sender] ?? {}), ...Object.values(queued)].sort((a, b) => Number(a.nonce) - Number(b.nonce));
+    const txs = [...Object.values(pool.pending[sender] ?? {}), ...Object.values(queued)].sort(
+      (a, b) => Number(a.nonce) - Number(b.nonce),
+    );
     const raws = await Promise.all(txs.map((tx) => rpc<string | null>('eth_getRawTransactionByHash', [tx.hash])));
     await rpc('anvil_removePoolTransactions', [sender]);
     for (const raw of raws) if (raw) await rpc('eth_sendRawTransaction', [raw]).catch(() => undefined); // a later nonce may now be refused: the client re-sends it
-    logger?.warn({ sender, nonce: account, transactions: txs.length }, 'anvil parked a transaction at its sender\'s nonce; taken out of the pool and sent again');
+    logger?.warn(
+      { sender, nonce: account, transactions: txs.length },
+      "anvil parked a transaction at its sender's nonce; taken out of the pool and sent again",
+    );
   };
 
   return (async () => {

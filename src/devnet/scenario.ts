@@ -1,5 +1,11 @@
 import { parseEther, parseUnits, type JsonRpcProvider, type Signer } from 'ethers';
-import { DexRouter__factory, NativeToken__factory, TestToken__factory, L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
+import {
+  DexRouter__factory,
+  NativeToken__factory,
+  TestToken__factory,
+  L1MessageService__factory,
+  L2MessageService__factory,
+} from '../../generated/contracts/types/index.js';
 import type { Deployment } from './deploy.js';
 import { units } from './deploy.js';
 import type { Logger } from '../common/log.js';
@@ -130,7 +136,15 @@ export async function runTraffic(ctx: TrafficContext): Promise<void> {
     try {
       const buy = random() < 0.5;
       const amount = buy ? units(500 + random() * 2_000, 6) : units((500 + random() * 2_000) / 3000, 18);
-      await mined(router.swapExactTokensForTokens(amount, 0n, buy ? usds.address : weth.address, buy ? weth.address : usds.address, sender));
+      await mined(
+        router.swapExactTokensForTokens(
+          amount,
+          0n,
+          buy ? usds.address : weth.address,
+          buy ? weth.address : usds.address,
+          sender,
+        ),
+      );
       const fee = parseEther('0.001');
       await mined(l1.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));
       await mined(l2.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));

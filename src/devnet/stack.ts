@@ -22,7 +22,8 @@ async function answers(name: string, url: string, timeoutMs = 30_000): Promise<v
     } catch {
       // not accepting connections yet
     }
-    if (Date.now() > deadline) throw new Error(`${name} at ${url} did not answer /health/live within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`${name} at ${url} did not answer /health/live within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -31,10 +32,17 @@ async function answers(name: string, url: string, timeoutMs = 30_000): Promise<v
  * Stops the chains an earlier devnet on the same state directory left running when it was killed, then
  * fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken).
  */
-export async function checkChainPorts(options: { host?: string; l1Port?: number; l2Port?: number; pidDir?: string }, logger?: Logger): Promise<void> {
+export async function checkChainPorts(
+  options: { host?: string; l1Port?: number; l2Port?: number; pidDir?: string },
+  logger?: Logger,
+): Promise<void> {
   const host = options.host ?? '127.0.0.1';
   const reaped = options.pidDir ? await reapOrphanChains(options.pidDir) : [];
-  if (reaped.length > 0) logger?.warn({ chains: reaped, dir: options.pidDir }, 'stopped chains left running by an earlier devnet whose process died');
+  if (reaped.length > 0)
+    logger?.warn(
+      { chains: reaped, dir: options.pidDir },
+      'stopped chains left running by an earlier devnet whose process died',
+    );
   if (options.l1Port) await reservePort(host, options.l1Port, 'L1 anvil (--l1-port)');
   if (options.l2Port) await reservePort(host, options.l2Port, 'L2 anvil (--l2-port)');
 }
@@ -44,7 +52,19 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   const bindings = STACK_SERVICES.map((s) => ({ service: s, ...s.port(env) }));
   for (const b of bindings) await reservePort(b.host, b.port, `${b.service.name} (l2stack dev)`);
   return {
-    async start({ common, db, devnet, workDir, shared }: { common: Common; db: DbClient; devnet: Devnet; workDir: string; shared: StackShared }): Promise<{ urls: DevnetState['services'] }> {
+    async start({
+      common,
+      db,
+      devnet,
+      workDir,
+      shared,
+    }: {
+      common: Common;
+      db: DbClient;
+      devnet: Devnet;
+      workDir: string;
+      shared: StackShared;
+    }): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
       const health: [string, string][] = [];
       for (const b of bindings) {
@@ -68,10 +88,14 @@ export function describeStack(state: DevnetState, stateFile: string, database?: 
     `  L1 chain ${state.l1.chainId}   ${state.l1.rpcUrl}   message service ${state.l1.messageService}`,
     `  L2 chain ${state.l2.chainId}   ${state.l2.upstreamRpcUrl}   message service ${state.l2.messageService}`,
     `  native token ${native}   stablecoin ${state.stablecoin}`,
-    ...(state.services.tokenApi ? [`  token API    ${state.services.tokenApi}   (docs: ${state.services.tokenApi}/docs)`] : []),
+    ...(state.services.tokenApi
+      ? [`  token API    ${state.services.tokenApi}   (docs: ${state.services.tokenApi}/docs)`]
+      : []),
     ...(state.services.rpc ? [`  RPC endpoint ${state.services.rpc}`] : []),
     ...(state.services.relayerApi ? [`  relayer API  ${state.services.relayerApi}`] : []),
-    ...(state.entryPoint ? [`  ERC-4337     EntryPoint v0.7 ${state.entryPoint}   SimpleAccountFactory ${state.accountFactory}`] : []),
+    ...(state.entryPoint
+      ? [`  ERC-4337     EntryPoint v0.7 ${state.entryPoint}   SimpleAccountFactory ${state.accountFactory}`]
+      : []),
     ...(state.bundler ? [`  bundler      ${state.bundler.url} (Alto; served through the RPC endpoint)`] : []),
     `  state file   ${stateFile}`,
     ...(database ? [`  database     ${database}`] : []),

@@ -15,15 +15,27 @@ export interface ViewCall {
  * rejects that call only. A node that does not answer a batch as a batch (no array, ids missing) gets the
  * calls of that request one by one, so nothing depends on batch support.
  */
-export async function batchViewCalls(provider: JsonRpcProvider, calls: readonly ViewCall[]): Promise<PromiseSettledResult<string>[]> {
+export async function batchViewCalls(
+  provider: JsonRpcProvider,
+  calls: readonly ViewCall[],
+): Promise<PromiseSettledResult<string>[]> {
   const out: Promise<PromiseSettledResult<string>[]>[] = [];
-  for (let at = 0; at < calls.length; at += MAX_CALLS_PER_BATCH) out.push(sendBatch(provider, calls.slice(at, at + MAX_CALLS_PER_BATCH)));
+  for (let at = 0; at < calls.length; at += MAX_CALLS_PER_BATCH)
+    out.push(sendBatch(provider, calls.slice(at, at + MAX_CALLS_PER_BATCH)));
   return (await Promise.all(out)).flat();
 }
 
-async function sendBatch(provider: JsonRpcProvider, calls: readonly ViewCall[]): Promise<PromiseSettledResult<string>[]> {
+async function sendBatch(
+  provider: JsonRpcProvider,
+  calls: readonly ViewCall[],
+): Promise<PromiseSettledResult<string>[]> {
   if (calls.length === 1) return Promise.allSettled([provider.call(calls[0]!)]);
-  const payload = calls.map((c, i) => ({ jsonrpc: '2.0' as const, id: i + 1, method: 'eth_call', params: [{ to: c.to, data: c.data }, 'latest'] }));
+  const payload = calls.map((c, i) => ({
+    jsonrpc: '2.0' as const,
+    id: i + 1,
+    method: 'eth_call',
+    params: [{ to: c.to, data: c.data }, 'latest'],
+  }));
   // The same debug event the provider emits for its own requests: per-method call counts stay complete.
   void provider.emit('debug', { action: 'sendRpcPayload', payload });
   let answers: unknown;
@@ -40,7 +52,11 @@ async function sendBatch(provider: JsonRpcProvider, calls: readonly ViewCall[]):
   return payload.map((p, i) => {
     const a = byId.get(p.id)!;
     if (a.error) return { status: 'rejected', reason: provider.getRpcError(p, { id: p.id, error: a.error }) };
-    if (typeof a.result !== 'string') return { status: 'rejected', reason: makeError(`eth_call to ${calls[i]!.to} answered a non-string result`, 'BAD_DATA', { value: a.result }) };
+    if (typeof a.result !== 'string')
+      return {
+        status: 'rejected',
+        reason: makeError(`eth_call to ${calls[i]!.to} answered a non-string result`, 'BAD_DATA', { value: a.result }),
+      };
     return { status: 'fulfilled', value: a.result };
   });
 }

@@ -23,8 +23,14 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   if (run.enabled.length === 0) return;
   const { config, logger, signal } = run;
   const [l1, l2] = await Promise.all([
-    connectChain({ name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: hooks.registry, logger }, signal),
-    connectChain({ name: 'L2', url: config.l2.rpcUrl, contract: config.l2.contractAddress, metrics: hooks.registry, logger }, signal),
+    connectChain(
+      { name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: hooks.registry, logger },
+      signal,
+    ),
+    connectChain(
+      { name: 'L2', url: config.l2.rpcUrl, contract: config.l2.contractAddress, metrics: hooks.registry, logger },
+      signal,
+    ),
   ]);
   if (!l1 || !l2) return;
   Object.assign(hooks.chains, { l1, l2 });
@@ -41,15 +47,31 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   if (identities.some((i) => i === undefined)) return;
   if (!(await pinChains(run, identities as ChainIdentity[], hooks.fail))) return;
   // From here on the pin is read again while running (pin-watch.ts): a chain reset under us stops the directions.
-  const pin = (run.pin = new ChainPinWatch({ pinned: identities as ChainIdentity[], chains: [l1, l2], logger, metrics: run.metrics, intervalMs: run.ops.pinCheckIntervalMs }));
+  const pin = (run.pin = new ChainPinWatch({
+    pinned: identities as ChainIdentity[],
+    chains: [l1, l2],
+    logger,
+    metrics: run.metrics,
+    intervalMs: run.ops.pinCheckIntervalMs,
+  }));
   const pinLoop = runLoop({
-    name: 'chain-pin', direction: 'all', intervalMs: run.ops.pinCheckIntervalMs, signal, logger, metrics: run.metrics,
+    name: 'chain-pin',
+    direction: 'all',
+    intervalMs: run.ops.pinCheckIntervalMs,
+    signal,
+    logger,
+    metrics: run.metrics,
     tick: async () => (await pin.check(), false),
   });
-  await Promise.all([pinLoop, ...run.enabled.map((d) => runDirection(run, d, l1, l2, signers.get(d)).catch((err) => {
-    run.health[d]!.state = `stopped: ${(err as Error).message}`;
-    logger.error({ err, direction: d }, 'direction stopped');
-  }))]);
+  await Promise.all([
+    pinLoop,
+    ...run.enabled.map((d) =>
+      runDirection(run, d, l1, l2, signers.get(d)).catch((err) => {
+        run.health[d]!.state = `stopped: ${(err as Error).message}`;
+        logger.error({ err, direction: d }, 'direction stopped');
+      }),
+    ),
+  ]);
 }
 
 /** The chain's id, its block 0 hash and our contract there; read until the node answers (or we stop). */
@@ -60,7 +82,8 @@ async function chainIdentity(run: RelayerRun, c: Chain): Promise<ChainIdentity |
       if (!genesis?.hash) throw new Error('the node has no block 0');
       return { layer: c.name, chainId: c.chainId.toString(), genesisHash: genesis.hash, contractAddress: c.contract };
     } catch (err) {
-      if (!warned) run.logger.warn({ chain: c.name, err: (err as Error).message }, 'reading the genesis block failed; retrying');
+      if (!warned)
+        run.logger.warn({ chain: c.name, err: (err as Error).message }, 'reading the genesis block failed; retrying');
       if (!(await sleep(2_000, run.signal))) return undefined;
     }
   }
@@ -75,7 +98,8 @@ async function pinChains(run: RelayerRun, identities: ChainIdentity[], fail: (er
   for (let warned = false; ; warned = true) {
     try {
       const { pinnedNow } = await checkChainPin(run.repo, identities);
-      if (pinnedNow.length > 0) run.logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
+      if (pinnedNow.length > 0)
+        run.logger.info({ pins: identities }, `database pinned to these chains (${pinnedNow.join(', ')})`);
       return true;
     } catch (err) {
       if (err instanceof ChainPinMismatchError) {

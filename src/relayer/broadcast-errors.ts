@@ -28,7 +28,8 @@ export class BroadcastRefusedError extends BaseError {
   }
 }
 
-const REFUSALS = /insufficient funds|underpriced|fee per gas less than|fee cap less than|less than block base fee|nonce too (low|high)|nonce has already been used|intrinsic gas too low|exceeds block gas limit|exceeds the configured cap|invalid chain ?id|invalid sender/i;
+const REFUSALS =
+  /insufficient funds|underpriced|fee per gas less than|fee cap less than|less than block base fee|nonce too (low|high)|nonce has already been used|intrinsic gas too low|exceeds block gas limit|exceeds the configured cap|invalid chain ?id|invalid sender/i;
 
 /** Whether a failed eth_sendRawTransaction certainly left no transaction in the node's pool. */
 export function classifyBroadcastError(err: unknown): { refused: boolean; insufficientFunds: boolean } {
@@ -36,6 +37,11 @@ export function classifyBroadcastError(err: unknown): { refused: boolean; insuff
   const text = `${e?.message ?? String(err)} ${JSON.stringify(e?.info ?? '')} ${JSON.stringify(e?.error ?? '')}`;
   const insufficientFunds = e?.code === 'INSUFFICIENT_FUNDS' || /insufficient funds/i.test(text);
   const connectionRefused = e?.code === 'ECONNREFUSED' || e?.cause?.code === 'ECONNREFUSED';
-  const refused = insufficientFunds || connectionRefused || e?.code === 'NONCE_EXPIRED' || e?.code === 'REPLACEMENT_UNDERPRICED' || REFUSALS.test(text);
+  const refused =
+    insufficientFunds ||
+    connectionRefused ||
+    e?.code === 'NONCE_EXPIRED' ||
+    e?.code === 'REPLACEMENT_UNDERPRICED' ||
+    REFUSALS.test(text);
   return { refused, insufficientFunds };
 }

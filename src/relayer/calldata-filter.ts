@@ -45,9 +45,23 @@ const operators = {
   '<=': (a: unknown, b: unknown) => compare(a, b) <= 0,
   '>': (a: unknown, b: unknown) => compare(a, b) > 0,
   '>=': (a: unknown, b: unknown) => compare(a, b) >= 0,
-  '+': arithmetic((x, y) => x + y, (x, y) => x + y),
-  '-': (a: unknown, b?: unknown) => (b === undefined ? (typeof a === 'bigint' ? -a : -(a as number)) : arithmetic((x, y) => x - y, (x, y) => x - y)(a, b)),
-  '*': arithmetic((x, y) => x * y, (x, y) => x * y),
+  '+': arithmetic(
+    (x, y) => x + y,
+    (x, y) => x + y,
+  ),
+  '-': (a: unknown, b?: unknown) =>
+    b === undefined
+      ? typeof a === 'bigint'
+        ? -a
+        : -(a as number)
+      : arithmetic(
+          (x, y) => x - y,
+          (x, y) => x - y,
+        )(a, b),
+  '*': arithmetic(
+    (x, y) => x * y,
+    (x, y) => x * y,
+  ),
 };
 
 /** Compiles an expression; `error` describes a syntax error (used by the config checks). */
@@ -98,12 +112,16 @@ export function createCalldataFilter(options: { expression: string; functionInte
             if (input.name) calldataCtx[input.name] = plain(decoded[i]);
           });
         } catch (err) {
-          return { pass: false, reason: `calldata does not decode as ${fragment.format('sighash')}: ${(err as Error).message.split('(')[0]!.trim()}` };
+          return {
+            pass: false,
+            reason: `calldata does not decode as ${fragment.format('sighash')}: ${(err as Error).message.split('(')[0]!.trim()}`,
+          };
         }
       }
       const result = evaluate({ calldata: calldataCtx });
       if (result === true) return { pass: true };
-      if (result instanceof Error) return { pass: false, reason: `calldata filter could not be evaluated: ${result.message}` };
+      if (result instanceof Error)
+        return { pass: false, reason: `calldata filter could not be evaluated: ${result.message}` };
       return { pass: false, reason: 'calldata does not match the calldata filter' };
     },
   };

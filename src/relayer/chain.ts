@@ -27,7 +27,11 @@ export interface Chain {
 const RPC_TIMEOUT_MS = 15_000;
 
 /** JSON-RPC calls the relayer's providers send, by chain and method (what each claim costs the nodes). */
-export const rpcCallCounter = (registry: Registry) => counter(registry, 'relayer_rpc_calls_total', 'JSON-RPC calls sent by the relayer pipelines, by chain and method.', ['chain', 'method']);
+export const rpcCallCounter = (registry: Registry) =>
+  counter(registry, 'relayer_rpc_calls_total', 'JSON-RPC calls sent by the relayer pipelines, by chain and method.', [
+    'chain',
+    'method',
+  ]);
 
 /**
  * Connects to a chain: learns its chain id (retrying until it answers or `signal` aborts), then builds a
@@ -37,7 +41,9 @@ export async function connectChain(
   options: { name: 'L1' | 'L2'; url: string; contract: string; metrics: Registry; logger: Logger },
   signal: AbortSignal,
 ): Promise<Chain | undefined> {
-  const errors = counter(options.metrics, 'relayer_rpc_errors_total', 'JSON-RPC transport failures by chain.', ['chain']);
+  const errors = counter(options.metrics, 'relayer_rpc_errors_total', 'JSON-RPC transport failures by chain.', [
+    'chain',
+  ]);
   const calls = rpcCallCounter(options.metrics);
   let warned = false;
   let chainId: bigint | undefined;
@@ -46,7 +52,11 @@ export async function connectChain(
       chainId = BigInt(await pooledRpc<string>(options.url, 'eth_chainId'));
     } catch (err) {
       errors.inc({ chain: options.name });
-      if (!warned) options.logger.warn({ chain: options.name, err: (err as Error).message }, 'RPC endpoint not reachable; retrying');
+      if (!warned)
+        options.logger.warn(
+          { chain: options.name, err: (err as Error).message },
+          'RPC endpoint not reachable; retrying',
+        );
       warned = true;
       if (!(await sleep(2_000, signal))) return undefined;
     }
@@ -54,15 +64,27 @@ export async function connectChain(
   const request = pooledFetchRequest(options.url);
   request.timeout = RPC_TIMEOUT_MS;
   const network = Network.from(chainId);
-  const provider = new NativeJsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
+  const provider = new NativeJsonRpcProvider(request, network, {
+    staticNetwork: network,
+    cacheTimeout: -1,
+    batchMaxCount: 1,
+  });
   provider.pollingInterval = 250;
   void provider.on('debug', (info: { action: string; payload?: { method: string } | { method: string }[] }) => {
     if (info.action === 'receiveRpcError') errors.inc({ chain: options.name });
     else if (info.action === 'sendRpcPayload' && info.payload) {
-      for (const p of Array.isArray(info.payload) ? info.payload : [info.payload]) calls.inc({ chain: options.name, method: p.method });
+      for (const p of Array.isArray(info.payload) ? info.payload : [info.payload])
+        calls.inc({ chain: options.name, method: p.method });
     }
   });
-  return { name: options.name, provider, chainId, url: options.url, contract: options.contract, iface: options.name === 'L1' ? l1Interface : l2Interface };
+  return {
+    name: options.name,
+    provider,
+    chainId,
+    url: options.url,
+    contract: options.contract,
+    iface: options.name === 'L1' ? l1Interface : l2Interface,
+  };
 }
 
 /** Revert data of a failed call/estimate, when the node returned any. */
@@ -81,13 +103,16 @@ export function revertData(err: unknown): string | undefined {
 /** Whether the error is an execution revert (as opposed to a transport or node failure). */
 export function isRevert(err: unknown): boolean {
   const e = err as { code?: string; shortMessage?: string; message?: string };
-  return e?.code === 'CALL_EXCEPTION' || revertData(err) !== undefined || /revert/i.test(e?.shortMessage ?? e?.message ?? '');
+  return (
+    e?.code === 'CALL_EXCEPTION' || revertData(err) !== undefined || /revert/i.test(e?.shortMessage ?? e?.message ?? '')
+  );
 }
 
 /** A readable name for revert data: the custom error with its arguments, or the raw selector. */
 export function describeRevert(iface: Interface, err: unknown): string {
   const data = revertData(err);
-  if (!data || data === '0x') return `execution reverted${(err as { reason?: string }).reason ? `: ${(err as { reason: string }).reason}` : ''}`;
+  if (!data || data === '0x')
+    return `execution reverted${(err as { reason?: string }).reason ? `: ${(err as { reason: string }).reason}` : ''}`;
   try {
     const parsed = iface.parseError(data);
     if (parsed) return `${parsed.name}(${parsed.args.map((a) => String(a)).join(', ')})`;
@@ -104,4 +129,3 @@ export function describeRevert(iface: Interface, err: unknown): string {
   }
   return `execution reverted with data ${data.slice(0, 74)}`;
 }
-

@@ -26,40 +26,90 @@ function chainEnv<P extends 'L1' | 'L2'>(p: P) {
   return {
     [`${p}_CONTRACT_ADDRESS`]: env.address({ required: true }).describe("The chain's message service."),
     [`${p}_RPC_URL`]: env.url({ required: true }).describe("The chain's JSON-RPC node."),
-    [`${p}_EVENT_FILTER_CALLDATA`]: env.string().describe('Filtrex expression over calldata.* a message must pass (else EXCLUDED); needs the interface below.'),
-    [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`]: env.string().describe('Signature decoding the calldata, arguments named, e.g. record(uint256 amount, bytes note).'),
+    [`${p}_EVENT_FILTER_CALLDATA`]: env
+      .string()
+      .describe('Filtrex expression over calldata.* a message must pass (else EXCLUDED); needs the interface below.'),
+    [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`]: env
+      .string()
+      .describe('Signature decoding the calldata, arguments named, e.g. record(uint256 amount, bytes note).'),
     [`${p}_EVENT_FILTER_FROM_ADDRESS`]: env.address().describe('Only messages from this sender (else EXCLUDED).'),
     [`${p}_EVENT_FILTER_TO_ADDRESS`]: env.address().describe('Only messages to this recipient (else EXCLUDED).'),
-    [`${p}_LISTENER_BLOCK_CONFIRMATION`]: env.integer({ default: DEFAULT_CONFIRMATIONS }).describe('Confirmations before an event is processed (negative = the default): the deepest reorg the chain can have.'),
-    [`${p}_LISTENER_INITIAL_FROM_BLOCK`]: env.integer({ default: -1 }).describe('First block listened to: -1 = resume from the database, else the head; n = block n.'),
-    [`${p}_LISTENER_INTERVAL`]: env.integer({ min: 1, default: 4_000 }).describe('Polling interval (ms), also pacing the loops of the direction claimed on this chain.'),
-    [`${p}_LISTENER_RECEIPT_POLLING_INTERVAL`]: env.integer({ min: 1, default: 4_000 }).describe('Receipt polling interval (ms).'),
-    [`${p}_MAX_BLOCKS_TO_FETCH_LOGS`]: env.integer({ min: 1, default: 1_000 }).describe('Largest eth_getLogs window (blocks).'),
-    [`${p}_CLAIM_VIA_ADDRESS`]: env.address().describe('Contract claims are sent through, same calldata (it must forward calldata, value and revert data).'),
-    [`${p}_MAX_GAS_FEE_ENFORCED`]: env.boolean({ default: false }).describe('A claim whose uncapped fee exceeds MAX_FEE_PER_GAS_CAP is not sent (FEE_UNDERPRICED).'),
-    [`${p}_SIGNER_MIN_BALANCE_WEI`]: env.bigint({ min: 0n, default: 0n }).describe('Ours: claiming on this chain pauses while the signer holds less (0 = only when the next claim cannot pay).'),
-    [`${p}_SIGNER_TYPE`]: env.oneOf(SIGNER_TYPES, { required: true }).describe('private-key, remote-signer (Web3Signer) or kms (AWS KMS secp256k1 key).'),
+    [`${p}_LISTENER_BLOCK_CONFIRMATION`]: env
+      .integer({ default: DEFAULT_CONFIRMATIONS })
+      .describe(
+        'Confirmations before an event is processed (negative = the default): the deepest reorg the chain can have.',
+      ),
+    [`${p}_LISTENER_INITIAL_FROM_BLOCK`]: env
+      .integer({ default: -1 })
+      .describe('First block listened to: -1 = resume from the database, else the head; n = block n.'),
+    [`${p}_LISTENER_INTERVAL`]: env
+      .integer({ min: 1, default: 4_000 })
+      .describe('Polling interval (ms), also pacing the loops of the direction claimed on this chain.'),
+    [`${p}_LISTENER_RECEIPT_POLLING_INTERVAL`]: env
+      .integer({ min: 1, default: 4_000 })
+      .describe('Receipt polling interval (ms).'),
+    [`${p}_MAX_BLOCKS_TO_FETCH_LOGS`]: env
+      .integer({ min: 1, default: 1_000 })
+      .describe('Largest eth_getLogs window (blocks).'),
+    [`${p}_CLAIM_VIA_ADDRESS`]: env
+      .address()
+      .describe('Contract claims are sent through, same calldata (it must forward calldata, value and revert data).'),
+    [`${p}_MAX_GAS_FEE_ENFORCED`]: env
+      .boolean({ default: false })
+      .describe('A claim whose uncapped fee exceeds MAX_FEE_PER_GAS_CAP is not sent (FEE_UNDERPRICED).'),
+    [`${p}_SIGNER_MIN_BALANCE_WEI`]: env
+      .bigint({ min: 0n, default: 0n })
+      .describe(
+        'Ours: claiming on this chain pauses while the signer holds less (0 = only when the next claim cannot pay).',
+      ),
+    [`${p}_SIGNER_TYPE`]: env
+      .oneOf(SIGNER_TYPES, { required: true })
+      .describe('private-key, remote-signer (Web3Signer) or kms (AWS KMS secp256k1 key).'),
     [`${p}_SIGNER_PRIVATE_KEY`]: env.hex32({ sensitivity: 'secret' }).describe('Signing key (private-key).'),
-    [`${p}_SIGNER_PRIVATE_KEYS`]: env.string({ sensitivity: 'secret' }).describe('Ours: extra keys claiming beside it, comma-separated, at most 16, each with its own nonces (private-key).'),
+    [`${p}_SIGNER_PRIVATE_KEYS`]: env
+      .string({ sensitivity: 'secret' })
+      .describe(
+        'Ours: extra keys claiming beside it, comma-separated, at most 16, each with its own nonces (private-key).',
+      ),
     [`${p}_KMS_KEY_ID`]: env.string().describe('KMS key id (kms; standard AWS_* credentials apply).'),
     [`${p}_KMS_REGION`]: env.string().describe("KMS region (kms); unset = the SDK's default."),
     [`${p}_REMOTE_SIGNER_ENDPOINT`]: env.url().describe('Web3Signer endpoint (remote-signer).'),
     [`${p}_REMOTE_SIGNER_PUBLIC_KEY`]: env.hex().describe('Public key of the signing key (remote-signer).'),
-    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PATH`]: env.string().describe('Client keystore (PKCS#12) for mutual TLS; set, the other three TLS variables are required.'),
-    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD`]: env.string({ sensitivity: 'secret' }).describe('Password of the keystore.'),
-    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PATH`]: env.string().describe('Truststore (PKCS#12) the signer certificate is checked against.'),
-    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD`]: env.string({ sensitivity: 'secret' }).describe('Password of the truststore.'),
+    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PATH`]: env
+      .string()
+      .describe('Client keystore (PKCS#12) for mutual TLS; set, the other three TLS variables are required.'),
+    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD`]: env
+      .string({ sensitivity: 'secret' })
+      .describe('Password of the keystore.'),
+    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PATH`]: env
+      .string()
+      .describe('Truststore (PKCS#12) the signer certificate is checked against.'),
+    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD`]: env
+      .string({ sensitivity: 'secret' })
+      .describe('Password of the truststore.'),
   } as const;
 }
 
 /** Stuck detection, the chain pin's re-check and NON_EXECUTABLE re-simulation (ours). */
 const operationsEnv = {
-  RELAYER_STUCK_AFTER_SECONDS: env.integer({ min: 1, default: 600 }).describe('Ours: a message claimable this long (s) without a claim counts in relayer_messages_stuck.'),
-  RELAYER_PIN_CHECK_INTERVAL_MS: env.integer({ min: 100, max: 3_600_000, default: 30_000 }).describe("Ours: how often (ms) both chains' id and genesis hash are read again; a mismatch stops the relayer."),
-  RELAYER_RESIMULATE_NON_EXECUTABLE: env.boolean({ default: true }).describe('Ours: estimate NON_EXECUTABLE claims again on a backoff (false: NON_EXECUTABLE is final).'),
-  RELAYER_RESIMULATE_DELAY_SECONDS: env.integer({ min: 1, default: 60 }).describe('Ours: first wait (s) before a re-simulation; doubles each time.'),
-  RELAYER_RESIMULATE_MAX_DELAY_SECONDS: env.integer({ min: 1, default: 3_600 }).describe('Ours: longest wait (s) between two re-simulations of one message.'),
-  RELAYER_RESIMULATE_PER_ITERATION: env.integer({ min: 1, max: 10_000, default: 20 }).describe('Ours: NON_EXECUTABLE messages re-simulated per claiming iteration at most.'),
+  RELAYER_STUCK_AFTER_SECONDS: env
+    .integer({ min: 1, default: 600 })
+    .describe('Ours: a message claimable this long (s) without a claim counts in relayer_messages_stuck.'),
+  RELAYER_PIN_CHECK_INTERVAL_MS: env
+    .integer({ min: 100, max: 3_600_000, default: 30_000 })
+    .describe("Ours: how often (ms) both chains' id and genesis hash are read again; a mismatch stops the relayer."),
+  RELAYER_RESIMULATE_NON_EXECUTABLE: env
+    .boolean({ default: true })
+    .describe('Ours: estimate NON_EXECUTABLE claims again on a backoff (false: NON_EXECUTABLE is final).'),
+  RELAYER_RESIMULATE_DELAY_SECONDS: env
+    .integer({ min: 1, default: 60 })
+    .describe('Ours: first wait (s) before a re-simulation; doubles each time.'),
+  RELAYER_RESIMULATE_MAX_DELAY_SECONDS: env
+    .integer({ min: 1, default: 3_600 })
+    .describe('Ours: longest wait (s) between two re-simulations of one message.'),
+  RELAYER_RESIMULATE_PER_ITERATION: env
+    .integer({ min: 1, max: 10_000, default: 20 })
+    .describe('Ours: NON_EXECUTABLE messages re-simulated per claiming iteration at most.'),
 };
 
 export const relayerEnv = {
@@ -68,43 +118,93 @@ export const relayerEnv = {
   L2_L1_AUTO_CLAIM_ENABLED: env.boolean({ required: true }).describe('Claim L2->L1 messages on L1.'),
   LOG_LEVEL: env.oneOf(LOG_LEVELS, { default: 'info' }).describe('Least severe level logged (JSON lines on stdout).'),
   // Networks
-  L1_L2_CALLDATA_ENABLED: env.boolean({ default: false }).describe('Claim L1->L2 messages with calldata (with EOA_ENABLED also false: every message EXCLUDED).'),
+  L1_L2_CALLDATA_ENABLED: env
+    .boolean({ default: false })
+    .describe('Claim L1->L2 messages with calldata (with EOA_ENABLED also false: every message EXCLUDED).'),
   L1_L2_EOA_ENABLED: env.boolean({ default: false }).describe('Claim L1->L2 messages with empty calldata.'),
   L2_L1_CALLDATA_ENABLED: env.boolean({ default: false }).describe('Claim L2->L1 messages with calldata.'),
   L2_L1_EOA_ENABLED: env.boolean({ default: false }).describe('Claim L2->L1 messages with empty calldata.'),
-  L2_MESSAGE_TREE_DEPTH: env.integer({ min: 1, max: 32 }).describe("Expected depth of the L2 message trees; proofs use the event's, a different one is logged."),
-  ENABLE_SVC_ESTIMATE_GAS: env.boolean({ default: false }).describe('L2 gas via svc_estimateGas (falls back to eth_estimateGas when the node lacks it).'),
+  L2_MESSAGE_TREE_DEPTH: env
+    .integer({ min: 1, max: 32 })
+    .describe("Expected depth of the L2 message trees; proofs use the event's, a different one is logged."),
+  ENABLE_SVC_ESTIMATE_GAS: env
+    .boolean({ default: false })
+    .describe('L2 gas via svc_estimateGas (falls back to eth_estimateGas when the node lacks it).'),
   ...chainEnv('L1'),
   ...chainEnv('L2'),
-  MAX_FETCH_MESSAGES_FROM_DB: env.integer({ min: 1, default: 1_000 }).describe('Messages read from the database per pipeline iteration.'),
+  MAX_FETCH_MESSAGES_FROM_DB: env
+    .integer({ min: 1, default: 1_000 })
+    .describe('Messages read from the database per pipeline iteration.'),
   // Claiming
-  GAS_ESTIMATION_PERCENTILE: env.decimal({ min: 0, max: 100, default: '20' }).describe('Tip = mean of this reward percentile over the last 4 blocks; maxFeePerGas = 2 x base fee + tip.'),
-  L1_L2_ENABLE_RELAYER_SPONSORING: env.boolean({ default: false }).describe('Claim zero-fee L1->L2 messages at our cost (up to MAX_RELAYER_SPONSOR_GAS_LIMIT).'),
-  L2_L1_ENABLE_RELAYER_SPONSORING: env.boolean({ default: false }).describe('Claim zero-fee L2->L1 messages at our cost (up to MAX_RELAYER_SPONSOR_GAS_LIMIT).'),
-  MAX_BUMPS_PER_CYCLE: env.integer({ min: 0, default: 5 }).describe('Fee bumps (+10 %, same nonce) of a pending claim per cycle; then a cancel and a new cycle.'),
-  MAX_CLAIM_GAS_LIMIT: env.bigint({ min: 1n, default: 500_000n }).describe('A claim estimated above this gas is NON_EXECUTABLE.'),
-  MAX_FEE_PER_GAS_CAP: env.bigint({ min: 1n, default: 100_000_000_000n }).describe('maxFeePerGas (wei) never above this.'),
-  MAX_NONCE_DIFF: env.integer({ min: 1, default: 10_000 }).describe('Claiming pauses while the database nonce runs this far ahead of the chain.'),
-  MAX_NUMBER_OF_RETRIES: env.integer({ min: 0, default: 100 }).describe('Claim submissions (claims and bumps) per message; then NEEDS_MANUAL_INTERVENTION.'),
-  MAX_RELAYER_SPONSOR_GAS_LIMIT: env.bigint({ min: 1n, default: 250_000n }).describe('Gas of a sponsored claim at most; above it: ZERO_FEE.'),
-  MAX_RETRY_CYCLES: env.integer({ min: 0, default: 2 }).describe('Cancelled cycles of a message; then NEEDS_MANUAL_INTERVENTION.'),
-  MESSAGE_SUBMISSION_TIMEOUT: env.integer({ min: 1, default: 300_000 }).describe('Receipt wait (ms) before a pending claim is re-sent with higher fees.'),
-  PROFIT_MARGIN: env.decimal({ min: 0, default: '1' }).describe('A fee-paying message is claimed when fee >= gas x maxFeePerGas x this (exact decimal).'),
-  RETRY_DELAY_IN_SECONDS: env.integer({ min: 1, default: 30 }).describe('Wait (s) before a refused claim (FEE_UNDERPRICED...) is tried again.'),
+  GAS_ESTIMATION_PERCENTILE: env
+    .decimal({ min: 0, max: 100, default: '20' })
+    .describe('Tip = mean of this reward percentile over the last 4 blocks; maxFeePerGas = 2 x base fee + tip.'),
+  L1_L2_ENABLE_RELAYER_SPONSORING: env
+    .boolean({ default: false })
+    .describe('Claim zero-fee L1->L2 messages at our cost (up to MAX_RELAYER_SPONSOR_GAS_LIMIT).'),
+  L2_L1_ENABLE_RELAYER_SPONSORING: env
+    .boolean({ default: false })
+    .describe('Claim zero-fee L2->L1 messages at our cost (up to MAX_RELAYER_SPONSOR_GAS_LIMIT).'),
+  MAX_BUMPS_PER_CYCLE: env
+    .integer({ min: 0, default: 5 })
+    .describe('Fee bumps (+10 %, same nonce) of a pending claim per cycle; then a cancel and a new cycle.'),
+  MAX_CLAIM_GAS_LIMIT: env
+    .bigint({ min: 1n, default: 500_000n })
+    .describe('A claim estimated above this gas is NON_EXECUTABLE.'),
+  MAX_FEE_PER_GAS_CAP: env
+    .bigint({ min: 1n, default: 100_000_000_000n })
+    .describe('maxFeePerGas (wei) never above this.'),
+  MAX_NONCE_DIFF: env
+    .integer({ min: 1, default: 10_000 })
+    .describe('Claiming pauses while the database nonce runs this far ahead of the chain.'),
+  MAX_NUMBER_OF_RETRIES: env
+    .integer({ min: 0, default: 100 })
+    .describe('Claim submissions (claims and bumps) per message; then NEEDS_MANUAL_INTERVENTION.'),
+  MAX_RELAYER_SPONSOR_GAS_LIMIT: env
+    .bigint({ min: 1n, default: 250_000n })
+    .describe('Gas of a sponsored claim at most; above it: ZERO_FEE.'),
+  MAX_RETRY_CYCLES: env
+    .integer({ min: 0, default: 2 })
+    .describe('Cancelled cycles of a message; then NEEDS_MANUAL_INTERVENTION.'),
+  MESSAGE_SUBMISSION_TIMEOUT: env
+    .integer({ min: 1, default: 300_000 })
+    .describe('Receipt wait (ms) before a pending claim is re-sent with higher fees.'),
+  PROFIT_MARGIN: env
+    .decimal({ min: 0, default: '1' })
+    .describe('A fee-paying message is claimed when fee >= gas x maxFeePerGas x this (exact decimal).'),
+  RETRY_DELAY_IN_SECONDS: env
+    .integer({ min: 1, default: 30 })
+    .describe('Wait (s) before a refused claim (FEE_UNDERPRICED...) is tried again.'),
   // Database
   ...databaseEnv,
   // Cleaner
-  DB_CLEANER_ENABLED: env.boolean({ required: true }).describe('Delete final messages, with their history, not updated for DB_DAYS_BEFORE_NOW_TO_DELETE days.'),
+  DB_CLEANER_ENABLED: env
+    .boolean({ required: true })
+    .describe('Delete final messages, with their history, not updated for DB_DAYS_BEFORE_NOW_TO_DELETE days.'),
   DB_CLEANING_INTERVAL: env.integer({ min: 1, default: 43_200_000 }).describe('Cleaner period (ms).'),
-  DB_DAYS_BEFORE_NOW_TO_DELETE: env.integer({ min: 1, default: 14 }).describe('Age (days) of the final messages the cleaner deletes.'),
+  DB_DAYS_BEFORE_NOW_TO_DELETE: env
+    .integer({ min: 1, default: 14 })
+    .describe('Age (days) of the final messages the cleaner deletes.'),
   // API
-  API_PORT: env.integer({ min: 1, max: 65535, default: 9090 }).describe('Port of the relayer API: /messages, /metrics, /health/*.'),
+  API_PORT: env
+    .integer({ min: 1, max: 65535, default: 9090 })
+    .describe('Port of the relayer API: /messages, /metrics, /health/*.'),
   API_HOST: env.string({ default: '127.0.0.1' }).describe('Ours: address of the relayer API (0.0.0.0 in a container).'),
   /** A client paging through every message needs a few; 400 a second from one address took claiming from 6.3 to 10.3 s p50. */
-  API_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, max: 100_000, default: 20 }).describe('Ours: requests a second per client address on /messages (0 = off); past it 429 naming it.'),
-  API_RATE_LIMIT_BURST: env.integer({ min: 1, max: 1_000_000 }).describe('Ours: requests one address may send at once; unset = 2 x API_RATE_LIMIT_PER_SECOND.'),
-  API_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }).describe('Ours: proxies in front whose X-Forwarded-For names the client (0 = the socket address).'),
-  API_ADMIN_TOKEN: env.string({ sensitivity: 'secret' }).describe('Ours: bearer token (32+ characters) of POST /messages/{hash}/retry and /abandon; unset = they answer 403.'),
+  API_RATE_LIMIT_PER_SECOND: env
+    .integer({ min: 0, max: 100_000, default: 20 })
+    .describe('Ours: requests a second per client address on /messages (0 = off); past it 429 naming it.'),
+  API_RATE_LIMIT_BURST: env
+    .integer({ min: 1, max: 1_000_000 })
+    .describe('Ours: requests one address may send at once; unset = 2 x API_RATE_LIMIT_PER_SECOND.'),
+  API_TRUSTED_PROXY_HOPS: env
+    .integer({ min: 0, max: 10, default: 0 })
+    .describe('Ours: proxies in front whose X-Forwarded-For names the client (0 = the socket address).'),
+  API_ADMIN_TOKEN: env
+    .string({ sensitivity: 'secret' })
+    .describe(
+      'Ours: bearer token (32+ characters) of POST /messages/{hash}/retry and /abandon; unset = they answer 403.',
+    ),
   ...operationsEnv,
   /** Connection limits shared by every HTTP server (src/common/config/http-env.ts). */
   ...httpEnv,
@@ -120,7 +220,9 @@ export type SignerConfig =
       endpoint: string;
       publicKey: string;
       /** Present only when the keystore path is set. */
-      tls: { keystorePath: string; keystorePassword: string; truststorePath: string; truststorePassword: string } | undefined;
+      tls:
+        | { keystorePath: string; keystorePassword: string; truststorePath: string; truststorePassword: string }
+        | undefined;
     }
   | { type: 'kms'; keyId: string; region: string | undefined };
 
@@ -142,27 +244,43 @@ function extraChecks(values: Values): string[] {
   const problems: string[] = [];
   // Only the length is ever said: the value is a secret.
   if (values.API_ADMIN_TOKEN !== undefined && values.API_ADMIN_TOKEN.length < 32) {
-    problems.push(`API_ADMIN_TOKEN: must be at least 32 characters (got ${values.API_ADMIN_TOKEN.length}); e.g. openssl rand -hex 32`);
+    problems.push(
+      `API_ADMIN_TOKEN: must be at least 32 characters (got ${values.API_ADMIN_TOKEN.length}); e.g. openssl rand -hex 32`,
+    );
   }
   for (const p of ['L1', 'L2'] as const) {
     const expr = v[`${p}_EVENT_FILTER_CALLDATA`] as string | undefined;
     const iface = v[`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`] as string | undefined;
     if ((expr === undefined) !== (iface === undefined)) {
-      const [set, unset] = expr === undefined ? [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`, `${p}_EVENT_FILTER_CALLDATA`] : [`${p}_EVENT_FILTER_CALLDATA`, `${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`];
+      const [set, unset] =
+        expr === undefined
+          ? [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`, `${p}_EVENT_FILTER_CALLDATA`]
+          : [`${p}_EVENT_FILTER_CALLDATA`, `${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`];
       problems.push(`${unset}: required when ${set} is set (the calldata filter needs both)`);
     }
     if (iface !== undefined) {
       try {
         FunctionFragment.from(iface); // the leading `function` keyword is optional
       } catch {
-        problems.push(`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "transfer(address to, uint256 amount)", got "${iface}"`);
+        problems.push(
+          `${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "transfer(address to, uint256 amount)", got "${iface}"`,
+        );
       }
     }
     if (expr !== undefined) {
       const error = compileCalldataFilter(expr).error;
-      if (error) problems.push(`${p}_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == "0x26dfbc20" and calldata.amount > 0): ${error}`);
+      if (error)
+        problems.push(
+          `${p}_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == "0x26dfbc20" and calldata.amount > 0): ${error}`,
+        );
     }
-    problems.push(...parseExtraKeys(v[`${p}_SIGNER_PRIVATE_KEYS`] as string | undefined, `${p}_SIGNER_PRIVATE_KEYS`, v[`${p}_SIGNER_PRIVATE_KEY`] as string | undefined).problems);
+    problems.push(
+      ...parseExtraKeys(
+        v[`${p}_SIGNER_PRIVATE_KEYS`] as string | undefined,
+        `${p}_SIGNER_PRIVATE_KEYS`,
+        v[`${p}_SIGNER_PRIVATE_KEY`] as string | undefined,
+      ).problems,
+    );
   }
   // The L2 signer claims L1→L2 messages, the L1 signer L2→L1 messages.
   problems.push(...signerProblems(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED));
@@ -174,7 +292,10 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean) {
   const get = <T>(suffix: string) => v[`${p}_${suffix}`] as T;
   const expr = get<string | undefined>('EVENT_FILTER_CALLDATA');
   const iface = get<string | undefined>('EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE');
-  const calldata = expr !== undefined && iface !== undefined ? { expression: expr, functionInterface: FunctionFragment.from(iface).format('full') } : undefined;
+  const calldata =
+    expr !== undefined && iface !== undefined
+      ? { expression: expr, functionInterface: FunctionFragment.from(iface).format('full') }
+      : undefined;
   const fromAddress = get<string | undefined>('EVENT_FILTER_FROM_ADDRESS');
   const toAddress = get<string | undefined>('EVENT_FILTER_TO_ADDRESS');
   const confirmations = get<number>('LISTENER_BLOCK_CONFIRMATION');
@@ -183,23 +304,30 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean) {
   const type = get<SignerType>('SIGNER_TYPE');
   if (signerNeeded) {
     if (type === 'private-key') signer = { type, privateKey: get<string>('SIGNER_PRIVATE_KEY') };
-    else if (type === 'kms') signer = { type, keyId: get<string>('KMS_KEY_ID'), region: get<string | undefined>('KMS_REGION') };
+    else if (type === 'kms')
+      signer = { type, keyId: get<string>('KMS_KEY_ID'), region: get<string | undefined>('KMS_REGION') };
     else {
       const keystorePath = get<string | undefined>('REMOTE_SIGNER_TLS_KEYSTORE_PATH');
       signer = {
         type,
         endpoint: get<string>('REMOTE_SIGNER_ENDPOINT'),
         publicKey: get<string>('REMOTE_SIGNER_PUBLIC_KEY'),
-        tls: keystorePath === undefined ? undefined : {
-          keystorePath,
-          keystorePassword: get<string>('REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD'),
-          truststorePath: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PATH'),
-          truststorePassword: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD'),
-        },
+        tls:
+          keystorePath === undefined
+            ? undefined
+            : {
+                keystorePath,
+                keystorePassword: get<string>('REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD'),
+                truststorePath: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PATH'),
+                truststorePassword: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD'),
+              },
       };
     }
   }
-  const extraKeys = signer?.type === 'private-key' ? parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, signer.privateKey).keys : [];
+  const extraKeys =
+    signer?.type === 'private-key'
+      ? parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, signer.privateKey).keys
+      : [];
   return {
     rpcUrl: get<string>('RPC_URL'),
     contractAddress: get<string>('CONTRACT_ADDRESS'),
@@ -209,7 +337,10 @@ function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean) {
       intervalMs: get<number>('LISTENER_INTERVAL'),
       receiptPollingIntervalMs: get<number>('LISTENER_RECEIPT_POLLING_INTERVAL'),
       maxBlocksToFetchLogs: get<number>('MAX_BLOCKS_TO_FETCH_LOGS'),
-      eventFilters: fromAddress !== undefined || toAddress !== undefined || calldata !== undefined ? { fromAddress, toAddress, calldata } : undefined,
+      eventFilters:
+        fromAddress !== undefined || toAddress !== undefined || calldata !== undefined
+          ? { fromAddress, toAddress, calldata }
+          : undefined,
     },
     claimViaAddress: get<string | undefined>('CLAIM_VIA_ADDRESS'),
     maxGasFeeEnforced: get<boolean>('MAX_GAS_FEE_ENFORCED'),
@@ -260,10 +391,20 @@ export function relayerConfigFrom(values: Values) {
       retryDelaySeconds: values.RETRY_DELAY_IN_SECONDS,
     },
     database: databaseConfigFrom(values),
-    cleaner: { enabled: values.DB_CLEANER_ENABLED, intervalMs: values.DB_CLEANING_INTERVAL, daysBeforeNowToDelete: values.DB_DAYS_BEFORE_NOW_TO_DELETE },
+    cleaner: {
+      enabled: values.DB_CLEANER_ENABLED,
+      intervalMs: values.DB_CLEANING_INTERVAL,
+      daysBeforeNowToDelete: values.DB_DAYS_BEFORE_NOW_TO_DELETE,
+    },
     api: {
-      port: values.API_PORT, host: values.API_HOST, http: httpLimitsFrom(values),
-      rateLimit: rateLimitFrom(values.API_RATE_LIMIT_PER_SECOND, values.API_RATE_LIMIT_BURST, values.API_TRUSTED_PROXY_HOPS),
+      port: values.API_PORT,
+      host: values.API_HOST,
+      http: httpLimitsFrom(values),
+      rateLimit: rateLimitFrom(
+        values.API_RATE_LIMIT_PER_SECOND,
+        values.API_RATE_LIMIT_BURST,
+        values.API_TRUSTED_PROXY_HOPS,
+      ),
       adminToken: values.API_ADMIN_TOKEN,
     },
     operations: operationsFrom(values),
@@ -287,7 +428,10 @@ function deepFreeze<T>(o: T): T {
  * Parses and checks every relayer variable of `source`; throws one ConfigError listing every problem.
  * Returns the typed config and the effective values (secrets redacted) to log at start.
  */
-export function parseRelayerEnv(source: Record<string, string | undefined>): { config: RelayerConfig; effective: Record<string, string | undefined> } {
+export function parseRelayerEnv(source: Record<string, string | undefined>): {
+  config: RelayerConfig;
+  effective: Record<string, string | undefined>;
+} {
   try {
     const { values, effective } = parseEnv(relayerEnv, source, extraChecks);
     return { config: relayerConfigFrom(values), effective };

@@ -64,16 +64,36 @@ export function directionSigners(config: RelayerConfig, d: Direction): Promise<T
  * direction's leadership lock, its loops until they stop (shutdown, or the lock lost: then it waits for the
  * lock again).
  */
-export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2: Chain, made: Promise<TxSigner[]> = directionSigners(run.config, d)): Promise<void> {
+export async function runDirection(
+  run: RelayerRun,
+  d: Direction,
+  l1: Chain,
+  l2: Chain,
+  made: Promise<TxSigner[]> = directionSigners(run.config, d),
+): Promise<void> {
   const { config, logger, signal } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
   const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
   const signers = await made;
   const h = run.health[d]!;
-  const funds = (run.funds[d] = signers.map((sg) => new SignerFunds({ direction: d, chain: destination, address: sg.address, minBalanceWei: destinationConfig.signerMinBalanceWei, logger: logger.child({ direction: d }), metrics: run.metrics })));
+  const funds = (run.funds[d] = signers.map(
+    (sg) =>
+      new SignerFunds({
+        direction: d,
+        chain: destination,
+        address: sg.address,
+        minBalanceWei: destinationConfig.signerMinBalanceWei,
+        logger: logger.child({ direction: d }),
+        metrics: run.metrics,
+      }),
+  ));
   while (!signal.aborted) {
     h.state = 'waiting for leadership';
-    const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, { signal, logger, onStandby: () => void (h.state = STANDING_BY) });
+    const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, {
+      signal,
+      logger,
+      onStandby: () => void (h.state = STANDING_BY),
+    });
     if (!lead) return;
     const led = AbortSignal.any([signal, lead.signal]);
     // The lock is kept while the chains do not match their pin, so a standby cannot take over on them either.
@@ -82,12 +102,44 @@ export async function runDirection(run: RelayerRun, d: Direction, l1: Chain, l2:
       const halt = new AbortController();
       const unsubscribe = run.pin?.whenMismatched(() => halt.abort()) ?? (() => true);
       const s = AbortSignal.any([led, halt.signal]);
-      const senders = signers.map((sg, i) => new ClaimSender(run.repo, destination, sg, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics: run.metrics, direction: d, primary: i === 0 }));
+      const senders = signers.map(
+        (sg, i) =>
+          new ClaimSender(run.repo, destination, sg, {
+            maxNonceDiff: config.claiming.maxNonceDiff,
+            logger,
+            metrics: run.metrics,
+            direction: d,
+            primary: i === 0,
+          }),
+      );
       const ctx: DirectionContext = {
-        direction: d, config, dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin, originConfig, destination, destinationConfig, repo: run.repo, metrics: run.metrics, logger: logger.child({ direction: d }), sender: senders[0]!, senders, health: h, signal: s, funds, pin: run.pin,
+        direction: d,
+        config,
+        dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+        origin,
+        originConfig,
+        destination,
+        destinationConfig,
+        repo: run.repo,
+        metrics: run.metrics,
+        logger: logger.child({ direction: d }),
+        sender: senders[0]!,
+        senders,
+        health: h,
+        signal: s,
+        funds,
+        pin: run.pin,
       };
-      logger.info({ direction: d, signer: signers[0]!.address, signers: signers.map((sg: TxSigner) => sg.address), origin: origin.name, destination: destination.name }, 'direction started');
+      logger.info(
+        {
+          direction: d,
+          signer: signers[0]!.address,
+          signers: signers.map((sg: TxSigner) => sg.address),
+          origin: origin.name,
+          destination: destination.name,
+        },
+        'direction started',
+      );
       await Promise.all(startLoops(run, ctx, s));
       unsubscribe();
     }
@@ -117,7 +169,12 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
     for (const w of wakers.get(status) ?? []) w.wake();
   });
   signal.addEventListener('abort', unsubscribe, { once: true });
-  const loop = (name: string, intervalMs: number, tick: () => Promise<boolean>, wakeOn: readonly MessageStatus[] = []) => {
+  const loop = (
+    name: string,
+    intervalMs: number,
+    tick: () => Promise<boolean>,
+    wakeOn: readonly MessageStatus[] = [],
+  ) => {
     const waker = new Waker();
     for (const status of wakeOn) wakers.set(status, [...(wakers.get(status) ?? []), waker]);
     return runLoop({ name, direction: d, intervalMs, signal, logger: ctx.logger, metrics: run.metrics, tick, waker });
@@ -125,18 +182,34 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
   const di = ctx.destinationConfig.listener;
   const loops = [loop('listener', ctx.originConfig.listener.intervalMs, createListener(ctx))];
   if (d === 'L1_TO_L2') {
-    loops.push(loop('transaction-size', di.intervalMs, createSizeProcessor(ctx), [Status.SENT]), loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx), [Status.TRANSACTION_SIZE_COMPUTED]));
+    loops.push(
+      loop('transaction-size', di.intervalMs, createSizeProcessor(ctx), [Status.SENT]),
+      loop('anchoring', di.intervalMs, createL1L2AnchoringProcessor(ctx), [Status.TRANSACTION_SIZE_COMPUTED]),
+    );
   } else {
-    loops.push(loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)), loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx), [Status.SENT]));
+    loops.push(
+      loop('finalizations', di.intervalMs, createFinalizationIndexer(ctx)),
+      loop('anchoring', di.intervalMs, createL2L1AnchoringProcessor(ctx), [Status.SENT]),
+    );
   }
   // Claiming wakes on ANCHORED only: FEE_UNDERPRICED is entered by claiming itself, and a claim given back after a
   // failed broadcast is retried at the next interval on purpose. Receipts are not woken by new claims: they are
   // looked for at RECEIPT_POLLING_INTERVAL whatever happens.
-  loops.push(loop('claiming', di.intervalMs, createClaimingProcessor(ctx), [Status.ANCHORED]), loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)));
+  loops.push(
+    loop('claiming', di.intervalMs, createClaimingProcessor(ctx), [Status.ANCHORED]),
+    loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)),
+  );
   // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
-  if (run.ops.resimulate.enabled) loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
+  if (run.ops.resimulate.enabled)
+    loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
   // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
-  loops.push(loop('stuck', Math.min(Math.max((run.ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000), createStuckWatcher(ctx, run.ops.stuckAfterSeconds)));
+  loops.push(
+    loop(
+      'stuck',
+      Math.min(Math.max((run.ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000),
+      createStuckWatcher(ctx, run.ops.stuckAfterSeconds),
+    ),
+  );
   return loops;
 }
 
@@ -148,6 +221,11 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
  */
 async function logDrained(run: RelayerRun, d: Direction): Promise<void> {
   const counts = await run.repo.countsByStatus().catch(() => undefined);
-  const inFlight = counts ? (counts.find((c) => c.direction === d && c.status === Status.PENDING)?.count ?? 0) : 'unknown (database unreachable)';
-  run.logger.info({ direction: d, inFlight }, `direction drained: ${inFlight} claim(s) in flight stay PENDING with their signed transactions and are resolved by the next run`);
+  const inFlight = counts
+    ? (counts.find((c) => c.direction === d && c.status === Status.PENDING)?.count ?? 0)
+    : 'unknown (database unreachable)';
+  run.logger.info(
+    { direction: d, inFlight },
+    `direction drained: ${inFlight} claim(s) in flight stay PENDING with their signed transactions and are resolved by the next run`,
+  );
 }

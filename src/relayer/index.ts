@@ -53,7 +53,13 @@ export interface StartRelayerOptions {
  * readiness explains, while chains are unreachable) the pipeline of each enabled direction, each under
  * its own leadership lock so a second instance on the same database stands by.
  */
-export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA, validateResponses }: StartRelayerOptions): Promise<Relayer> {
+export async function startRelayer({
+  common,
+  db,
+  config,
+  schema = RELAYER_SCHEMA,
+  validateResponses,
+}: StartRelayerOptions): Promise<Relayer> {
   const logger = common.logger.child({ module: 'relayer' });
   await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
@@ -63,9 +69,19 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   const controller = new AbortController();
   const enabled = enabledDirections(config, logger);
   const run: RelayerRun = {
-    config, ops, db, schema, repo, metrics, logger, enabled, funds: {},
+    config,
+    ops,
+    db,
+    schema,
+    repo,
+    metrics,
+    logger,
+    enabled,
+    funds: {},
     signal: AbortSignal.any([controller.signal, common.shutdown.signal]),
-    health: Object.fromEntries(enabled.map((d) => [d, { lastProgressAt: undefined, lastBlock: undefined, state: 'starting' }])),
+    health: Object.fromEntries(
+      enabled.map((d) => [d, { lastProgressAt: undefined, lastBlock: undefined, state: 'starting' }]),
+    ),
   };
   const chains: { l1?: Chain; l2?: Chain } = {};
   let fail: (err: Error) => void = () => {};
@@ -81,7 +97,11 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
     maxWaitMs: API_BUILD_MAX_WAIT_MS,
     build: async () => {
       const { createRelayerApp } = await import('./api/app.js');
-      return createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, { validateResponses, rateLimit: config.api.rateLimit, admin: { token: config.api.adminToken } });
+      return createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, {
+        validateResponses,
+        rateLimit: config.api.rateLimit,
+        admin: { token: config.api.adminToken },
+      });
     },
     failed: (err) => {
       logger.error({ err }, 'the relayer API could not be built');
@@ -90,7 +110,10 @@ export async function startRelayer({ common, db, config, schema = RELAYER_SCHEMA
   });
   let server: RunningServer;
   try {
-    server = await listen(api.listener, config.api.host, config.api.port, 'relayer API', { limits: config.api.http, logger });
+    server = await listen(api.listener, config.api.host, config.api.port, 'relayer API', {
+      limits: config.api.http,
+      logger,
+    });
   } catch (err) {
     api.cancel();
     controller.abort();
@@ -122,10 +145,14 @@ function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
   for (const d of enabled) {
     const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
     if (!dc.eoaEnabled && !dc.calldataEnabled) {
-      logger.warn({ direction: d }, `${d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1'}_EOA_ENABLED and _CALLDATA_ENABLED are both false: every message of this direction will be EXCLUDED`);
+      logger.warn(
+        { direction: d },
+        `${d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1'}_EOA_ENABLED and _CALLDATA_ENABLED are both false: every message of this direction will be EXCLUDED`,
+      );
     }
   }
-  if (enabled.length === 0) logger.warn('L1_L2_AUTO_CLAIM_ENABLED and L2_L1_AUTO_CLAIM_ENABLED are both false: no direction is relayed');
+  if (enabled.length === 0)
+    logger.warn('L1_L2_AUTO_CLAIM_ENABLED and L2_L1_AUTO_CLAIM_ENABLED are both false: no direction is relayed');
   return enabled;
 }
 
@@ -133,7 +160,12 @@ function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
 function runCleaner(run: RelayerRun): Promise<void> {
   const { cleaner } = run.config;
   return runLoop({
-    name: 'cleaner', direction: 'all', intervalMs: cleaner.intervalMs, signal: run.signal, logger: run.logger, metrics: run.metrics,
+    name: 'cleaner',
+    direction: 'all',
+    intervalMs: cleaner.intervalMs,
+    signal: run.signal,
+    logger: run.logger,
+    metrics: run.metrics,
     tick: async () => {
       const deleted = await run.repo.deleteFinalOlderThan(cleaner.daysBeforeNowToDelete);
       if (deleted > 0) run.logger.info({ deleted }, 'old messages in final statuses deleted');

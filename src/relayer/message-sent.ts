@@ -23,14 +23,16 @@ const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
 
 /** A topic that must be one 32-byte word, lower-case. */
 function topicWord(topic: string | undefined, name: string): string {
-  if (topic === undefined || topic.length !== 2 + WORD || !HEX.test(topic)) throw new Error(`MessageSent log: topic ${name} is not a 32-byte word`);
+  if (topic === undefined || topic.length !== 2 + WORD || !HEX.test(topic))
+    throw new Error(`MessageSent log: topic ${name} is not a 32-byte word`);
   return topic.toLowerCase();
 }
 
 /** An indexed address topic: 12 zero bytes, then the address. */
 function addressTopic(topic: string | undefined, name: string): string {
   const word = topicWord(topic, name);
-  if (!word.startsWith('0x000000000000000000000000')) throw new Error(`MessageSent log: topic ${name} is not an address (its first 12 bytes are not zero)`);
+  if (!word.startsWith('0x000000000000000000000000'))
+    throw new Error(`MessageSent log: topic ${name} is not an address (its first 12 bytes are not zero)`);
   return `0x${word.slice(2 + 24)}`;
 }
 
@@ -44,17 +46,23 @@ function smallWord(hex: string, at: number, name: string): number {
 export function decodeMessageSent(log: { topics: readonly string[]; data: string }): MessageSentFields {
   const { topics, data } = log;
   if (topics.length !== 4) throw new Error(`MessageSent log: expected 4 topics, got ${topics.length}`);
-  if (topics[0]!.toLowerCase() !== MESSAGE_SENT_TOPIC) throw new Error(`MessageSent log: topic 0 ${topics[0]} is not MessageSent's`);
+  if (topics[0]!.toLowerCase() !== MESSAGE_SENT_TOPIC)
+    throw new Error(`MessageSent log: topic 0 ${topics[0]} is not MessageSent's`);
   const messageHash = topicWord(topics[3], '_messageHash');
   if (!HEX.test(data)) throw new Error('MessageSent log: data is not 0x-prefixed hex of whole bytes');
   const hex = data.slice(2);
   const size = hex.length / 2;
-  if (size < 160) throw new Error(`MessageSent log: data of ${size} bytes; at least 160 expected (four words and the calldata's length)`);
+  if (size < 160)
+    throw new Error(
+      `MessageSent log: data of ${size} bytes; at least 160 expected (four words and the calldata's length)`,
+    );
   const offset = smallWord(hex, 96, '_calldata offset');
-  if (offset + 32 > size) throw new Error(`MessageSent log: _calldata offset ${offset} is outside the data (${size} bytes)`);
+  if (offset + 32 > size)
+    throw new Error(`MessageSent log: _calldata offset ${offset} is outside the data (${size} bytes)`);
   const length = smallWord(hex, offset, '_calldata length');
   const start = (offset + 32) * 2;
-  if (offset + 32 + length > size) throw new Error(`MessageSent log: _calldata of ${length} bytes runs past the end of the data (${size} bytes)`);
+  if (offset + 32 + length > size)
+    throw new Error(`MessageSent log: _calldata of ${length} bytes runs past the end of the data (${size} bytes)`);
   const word = (i: number) => BigInt(`0x${hex.slice(i * WORD, (i + 1) * WORD)}`);
   return {
     from: addressTopic(topics[1], '_from'),

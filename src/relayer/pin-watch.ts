@@ -69,7 +69,10 @@ export class ChainPinWatch {
     if (top === undefined || head > top) this.highest.set(layer, head);
     if (top === undefined || head >= top - depth) return this.mismatches.size === 0;
     this.highest.set(layer, head);
-    this.o.logger.warn({ chain: layer, head, highest: top }, `${layer} head went back from ${top} to ${head}, more than ${layer}_LISTENER_BLOCK_CONFIRMATION (${depth}): checking the chain pin now`);
+    this.o.logger.warn(
+      { chain: layer, head, highest: top },
+      `${layer} head went back from ${top} to ${head}, more than ${layer}_LISTENER_BLOCK_CONFIRMATION (${depth}): checking the chain pin now`,
+    );
     return this.check();
   }
 
@@ -100,7 +103,10 @@ export class ChainPinWatch {
     if (differences.length === 0) {
       if (!had) return;
       this.mismatches.delete(layer);
-      this.o.logger.warn({ chain: layer }, `${layer} matches its chain pin again${this.mismatches.size === 0 ? ': the directions start again' : ''}`);
+      this.o.logger.warn(
+        { chain: layer },
+        `${layer} matches its chain pin again${this.mismatches.size === 0 ? ': the directions start again' : ''}`,
+      );
       return;
     }
     this.mismatches.set(layer, differences);

@@ -14,7 +14,11 @@ function fundsCheck(funds: readonly SignerFunds[]): Check {
   if (failing.length === 0) return { name, ok: true };
   const detail = failing.map((c) => c.detail).join('; ');
   if (failing.length === checks.length) return { name, ok: false, detail };
-  return { name, ok: true, detail: `${checks.length - failing.length} of ${checks.length} signers can claim; ${detail}` };
+  return {
+    name,
+    ok: true,
+    detail: `${checks.length - failing.length} of ${checks.length} signers can claim; ${detail}`,
+  };
 }
 
 async function probe(name: string, fn: () => Promise<unknown>): Promise<Check> {
@@ -26,7 +30,10 @@ async function probe(name: string, fn: () => Promise<unknown>): Promise<Check> {
   }
 }
 
-const blockNumber = (url: string) => pooledRpc(url, 'eth_blockNumber', [], 3_000).catch((e: Error) => Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)));
+const blockNumber = (url: string) =>
+  pooledRpc(url, 'eth_blockNumber', [], 3_000).catch((e: Error) =>
+    Promise.reject(new Error(`eth_blockNumber failed: ${e.message}`)),
+  );
 
 /**
  * The relayer's readiness: the database and both nodes answer, both chains still match the database's pin, each
@@ -44,7 +51,12 @@ export function relayerReadiness(run: RelayerRun): () => Promise<Check[]> {
     // A chain that no longer matches the database's pin (reset under the running relayer): named first, as the
     // cause of the stopped directions below.
     const mismatch = run.pin?.mismatch;
-    if (mismatch !== undefined) checks.push({ name: 'chainPin', ok: false, detail: `${mismatch}; claiming stopped on ${run.enabled.join(', ')}` });
+    if (mismatch !== undefined)
+      checks.push({
+        name: 'chainPin',
+        ok: false,
+        detail: `${mismatch}; claiming stopped on ${run.enabled.join(', ')}`,
+      });
     for (const d of run.enabled) {
       const h = run.health[d]!;
       const interval = (d === 'L1_TO_L2' ? config.l1 : config.l2).listener.intervalMs;
@@ -53,9 +65,14 @@ export function relayerReadiness(run: RelayerRun): () => Promise<Check[]> {
       // A standby is ready: it takes over when the active instance goes (and an orchestrator rolling two
       // replicas waits for readiness, which a standby that never passed would block).
       if (h.state === STANDING_BY) checks.push({ name, ok: true, detail: STANDING_BY });
-      else if (h.lastProgressAt === undefined) checks.push({ name, ok: false, detail: `listener not started (${h.state})` });
+      else if (h.lastProgressAt === undefined)
+        checks.push({ name, ok: false, detail: `listener not started (${h.state})` });
       else if (Date.now() - h.lastProgressAt > staleMs) {
-        checks.push({ name, ok: false, detail: `no block processed for ${Math.round((Date.now() - h.lastProgressAt) / 1000)} s (last processed block ${h.lastBlock ?? 'none'})` });
+        checks.push({
+          name,
+          ok: false,
+          detail: `no block processed for ${Math.round((Date.now() - h.lastProgressAt) / 1000)} s (last processed block ${h.lastBlock ?? 'none'})`,
+        });
       } else checks.push({ name, ok: true });
     }
     // After the listeners: whether each leading direction's signer can pay its next claim.

@@ -11,11 +11,16 @@ export const MAX_EXTRA_SIGNER_KEYS = 16;
  * The entries of `*_SIGNER_PRIVATE_KEYS` (comma-separated, blanks around commas ignored), lower-cased, or the
  * problem found: one line naming the variable and the 1-based position of each bad entry, never a key.
  */
-export function parseExtraKeys(raw: string | undefined, name: string, single: string | undefined): { keys: string[]; problems: string[] } {
+export function parseExtraKeys(
+  raw: string | undefined,
+  name: string,
+  single: string | undefined,
+): { keys: string[]; problems: string[] } {
   if (raw === undefined) return { keys: [], problems: [] };
   const entries = raw.split(',').map((e) => e.trim());
   const issues: string[] = [];
-  if (entries.length > MAX_EXTRA_SIGNER_KEYS) issues.push(`lists ${entries.length} keys, more than the ${MAX_EXTRA_SIGNER_KEYS} allowed`);
+  if (entries.length > MAX_EXTRA_SIGNER_KEYS)
+    issues.push(`lists ${entries.length} keys, more than the ${MAX_EXTRA_SIGNER_KEYS} allowed`);
   const seen = new Map<string, number>();
   if (single !== undefined) seen.set(single.toLowerCase(), 0);
   const keys: string[] = [];
@@ -40,7 +45,12 @@ export function parseExtraKeys(raw: string | undefined, name: string, single: st
     keys.push(key);
   }
   if (issues.length === 0) return { keys, problems: [] };
-  return { keys, problems: [`${name}: ${issues.join('; ')}: set it to a comma-separated list of at most ${MAX_EXTRA_SIGNER_KEYS} distinct private keys, each 0x followed by 64 hex digits (32 bytes)`] };
+  return {
+    keys,
+    problems: [
+      `${name}: ${issues.join('; ')}: set it to a comma-separated list of at most ${MAX_EXTRA_SIGNER_KEYS} distinct private keys, each 0x followed by 64 hex digits (32 bytes)`,
+    ],
+  };
 }
 
 /** What the signer of layer `p` (L1 or L2) still needs for its SIGNER_TYPE, one line per missing variable. */
@@ -53,7 +63,9 @@ export function signerProblems(v: Record<string, unknown>, p: string, needed: bo
   };
   if (type === 'private-key') missing(`${p}_SIGNER_PRIVATE_KEY`, '0x followed by 64 hex digits (32 bytes)');
   if (type !== 'private-key' && v[`${p}_SIGNER_PRIVATE_KEYS`] !== undefined) {
-    problems.push(`${p}_SIGNER_PRIVATE_KEYS: only valid when ${p}_SIGNER_TYPE is private-key (it is ${type}): unset it`);
+    problems.push(
+      `${p}_SIGNER_PRIVATE_KEYS: only valid when ${p}_SIGNER_TYPE is private-key (it is ${type}): unset it`,
+    );
   }
   if (type === 'kms') missing(`${p}_KMS_KEY_ID`, 'the key ID or resource name');
   if (type === 'remote-signer') {

@@ -51,7 +51,8 @@ secp256k1.Point.BASE.precompute(8);
 
 /** The fields of `tx` as bytes, for the serializer (hex checked: a malformed `to` or `data` throws). */
 export function toEip1559Fields(tx: UnsignedTx): Eip1559Fields {
-  if (!isHexOfLength(tx.to, 20)) throw new TypeError(`to must be a 20-byte 0x-prefixed hex address, got "${String(tx.to)}"`);
+  if (!isHexOfLength(tx.to, 20))
+    throw new TypeError(`to must be a 20-byte 0x-prefixed hex address, got "${String(tx.to)}"`);
   return {
     chainId: tx.chainId,
     nonce: tx.nonce,
@@ -82,16 +83,22 @@ class PrivateKeySigner implements TxSigner {
   readonly #secretKey: Uint8Array;
 
   constructor(privateKey: string) {
-    if (!isHexOfLength(privateKey, 32)) throw new TypeError('the signer private key must be 0x followed by 64 hex digits');
+    if (!isHexOfLength(privateKey, 32))
+      throw new TypeError('the signer private key must be 0x followed by 64 hex digits');
     this.#secretKey = Uint8Array.from(hexToBytes(privateKey, 'private key'));
-    if (!secp256k1.utils.isValidSecretKey(this.#secretKey)) throw new RangeError('the signer private key is not a valid secp256k1 key (0, or not below the curve order)');
+    if (!secp256k1.utils.isValidSecretKey(this.#secretKey))
+      throw new RangeError('the signer private key is not a valid secp256k1 key (0, or not below the curve order)');
     this.address = addressOf(this.#secretKey);
   }
 
   signTransaction(tx: UnsignedTx): Promise<string> {
     try {
       const fields = toEip1559Fields(tx);
-      const sig = secp256k1.sign(signingHash(fields), this.#secretKey, { prehash: false, lowS: true, format: 'recovered' });
+      const sig = secp256k1.sign(signingHash(fields), this.#secretKey, {
+        prehash: false,
+        lowS: true,
+        format: 'recovered',
+      });
       // 'recovered' is recovery id || r || s. Ids 2 and 3 (r at or above the curve order) occur with
       // probability ~2^-128 and have no yParity: refuse rather than send an unrecoverable transaction.
       const recovery = sig[0]!;
@@ -140,7 +147,10 @@ export async function createSigner(config: SignerConfig): Promise<TxSigner> {
   const { createKmsSigner, createRemoteSigner } = await import('./signers/backends.js');
   switch (config.type) {
     case 'remote-signer': {
-      const signer = createRemoteSigner({ endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls }, null);
+      const signer = createRemoteSigner(
+        { endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls },
+        null,
+      );
       return new BackendTxSigner('remote-signer', (await signer.getAddress()).toLowerCase(), signer);
     }
     case 'kms': {

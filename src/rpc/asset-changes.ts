@@ -35,14 +35,26 @@ const topicAddress = (t: string) => `0x${t.slice(26)}`.toLowerCase();
  * TransferSingle and TransferBatch (ERC-1155) logs they emitted. Failed frames and everything under them
  * were rolled back and count for nothing; mints and burns count for the holder only (not for 0x0).
  */
-export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, block: string | undefined, scope: CallScope = {}): Promise<{ changes: AssetChange[] }> {
+export async function simulateAssetChanges(
+  ctx: RpcContext,
+  call: CallObject,
+  block: string | undefined,
+  scope: CallScope = {},
+): Promise<{ changes: AssetChange[] }> {
   // Gas bounded by RPC_GAS_CAP and time by RPC_EVM_TIMEOUT_MS, as debug_traceCall itself (evm-bounds.ts).
   const tracer = { tracer: 'callTracer', tracerConfig: { withLog: true } } as const;
   const top = (await computeResult(ctx, 'debug_traceCall', [call, block ?? 'latest', tracer], scope)) as Frame;
   if (top.error) {
-    throw new RpcError(RpcCodes.ExecutionReverted, `execution reverted${top.revertReason ? `: ${top.revertReason}` : ''}`, top.output ?? '0x');
+    throw new RpcError(
+      RpcCodes.ExecutionReverted,
+      `execution reverted${top.revertReason ? `: ${top.revertReason}` : ''}`,
+      top.output ?? '0x',
+    );
   }
-  const deltas = new Map<string, { address: string; assetType: AssetType; token: string | null; tokenId: bigint | null; delta: bigint }>();
+  const deltas = new Map<
+    string,
+    { address: string; assetType: AssetType; token: string | null; tokenId: bigint | null; delta: bigint }
+  >();
   const add = (address: string, assetType: AssetType, token: string | null, tokenId: bigint | null, amount: bigint) => {
     const a = address.toLowerCase();
     if (a === ZERO || amount === 0n) return;
@@ -72,11 +84,17 @@ export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, bl
           add(topicAddress(t2), 'erc20', token, null, amount);
         }
       } else if (t0 === TRANSFER_SINGLE && t2 && t3) {
-        const [tokenId, amount] = AbiCoder.defaultAbiCoder().decode(['uint256', 'uint256'], log.data) as unknown as [bigint, bigint];
+        const [tokenId, amount] = AbiCoder.defaultAbiCoder().decode(['uint256', 'uint256'], log.data) as unknown as [
+          bigint,
+          bigint,
+        ];
         add(topicAddress(t2), 'erc1155', token, tokenId, -amount);
         add(topicAddress(t3), 'erc1155', token, tokenId, amount);
       } else if (t0 === TRANSFER_BATCH && t2 && t3) {
-        const [ids, amounts] = AbiCoder.defaultAbiCoder().decode(['uint256[]', 'uint256[]'], log.data) as unknown as [bigint[], bigint[]];
+        const [ids, amounts] = AbiCoder.defaultAbiCoder().decode(['uint256[]', 'uint256[]'], log.data) as unknown as [
+          bigint[],
+          bigint[],
+        ];
         ids.forEach((tokenId, i) => {
           add(topicAddress(t2), 'erc1155', token, tokenId, -amounts[i]!);
           add(topicAddress(t3), 'erc1155', token, tokenId, amounts[i]!);
@@ -88,9 +106,19 @@ export async function simulateAssetChanges(ctx: RpcContext, call: CallObject, bl
   visit(top);
   const changes = [...deltas.values()]
     .filter((d) => d.delta !== 0n)
-    .sort((a, b) =>
-      a.address.localeCompare(b.address) || ORDER[a.assetType] - ORDER[b.assetType] || (a.token ?? '').localeCompare(b.token ?? '') || Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) > 0n) - Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) < 0n),
+    .sort(
+      (a, b) =>
+        a.address.localeCompare(b.address) ||
+        ORDER[a.assetType] - ORDER[b.assetType] ||
+        (a.token ?? '').localeCompare(b.token ?? '') ||
+        Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) > 0n) - Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) < 0n),
     )
-    .map((d) => ({ address: d.address, assetType: d.assetType, token: d.token, tokenId: d.tokenId === null ? null : `0x${d.tokenId.toString(16)}`, delta: d.delta.toString() }));
+    .map((d) => ({
+      address: d.address,
+      assetType: d.assetType,
+      token: d.token,
+      tokenId: d.tokenId === null ? null : `0x${d.tokenId.toString(16)}`,
+      delta: d.delta.toString(),
+    }));
   return { changes };
 }

@@ -8,7 +8,10 @@ import { RpcCodes } from './errors.js';
  */
 
 export const bundlerNotConfigured = (method: string) =>
-  new RpcError(RpcCodes.MethodNotFound, `Method not available: no bundler is configured; ${method} needs an ERC-4337 bundler (RPC_BUNDLER_URL)`);
+  new RpcError(
+    RpcCodes.MethodNotFound,
+    `Method not available: no bundler is configured; ${method} needs an ERC-4337 bundler (RPC_BUNDLER_URL)`,
+  );
 
 /** A bundler method: forwarded, or -32601 saying no bundler is configured. */
 export const bundlerMethod = <N extends RpcMethodName>(name: N): RpcMethod =>
@@ -24,7 +27,8 @@ export const CANONICAL_ENTRY_POINTS = {
 } as const;
 
 /** The EntryPoint version an operation's shape is for: the spec's oneOf tells them apart by initCode. */
-export const userOperationVersion = (op: UserOperation | UserOperationToEstimate): '0.6' | '0.7' => ('initCode' in op ? '0.6' : '0.7');
+export const userOperationVersion = (op: UserOperation | UserOperationToEstimate): '0.6' | '0.7' =>
+  'initCode' in op ? '0.6' : '0.7';
 
 /**
  * An operation sent to the canonical EntryPoint of the other version is refused here: the bundler would run

@@ -22,17 +22,23 @@ interface Reply {
   metrics?: MetricObjectWithValues<MetricValue<string>>[];
   checks?: Check[];
 }
-const isAsk = (m: unknown): m is Ask => typeof m === 'object' && m !== null && typeof (m as Ask).l2stackRpcOperatorAsk === 'number';
-const isReply = (m: unknown): m is Reply => typeof m === 'object' && m !== null && typeof (m as Reply).l2stackRpcOperatorReply === 'number';
+const isAsk = (m: unknown): m is Ask =>
+  typeof m === 'object' && m !== null && typeof (m as Ask).l2stackRpcOperatorAsk === 'number';
+const isReply = (m: unknown): m is Reply =>
+  typeof m === 'object' && m !== null && typeof (m as Reply).l2stackRpcOperatorReply === 'number';
 
 /** In a worker: answers its primary's operator questions from this worker's registry and checks. */
 export function answerOperatorAsks(o: { metrics: Registry; readiness: (view: 'operator') => Promise<Check[]> }): void {
   process.on('message', (m: unknown) => {
     if (!isAsk(m)) return;
     const answer: Promise<Omit<Reply, 'l2stackRpcOperatorReply'>> =
-      m.what === 'metrics' ? o.metrics.getMetricsAsJSON().then((metrics) => ({ metrics: metrics as Reply['metrics'] })) : o.readiness('operator').then((checks) => ({ checks }));
+      m.what === 'metrics'
+        ? o.metrics.getMetricsAsJSON().then((metrics) => ({ metrics: metrics as Reply['metrics'] }))
+        : o.readiness('operator').then((checks) => ({ checks }));
     void answer
-      .catch((err: unknown) => ({ checks: [{ name: 'worker', ok: false, detail: `could not answer: ${(err as Error).message}` }] }))
+      .catch((err: unknown) => ({
+        checks: [{ name: 'worker', ok: false, detail: `could not answer: ${(err as Error).message}` }],
+      }))
       .then((reply) => process.send?.({ l2stackRpcOperatorReply: m.l2stackRpcOperatorAsk, ...reply } satisfies Reply));
   });
 }
@@ -75,7 +81,12 @@ export function clusterOperatorListener(workers: () => Iterable<Worker>, expecte
       // A `worker` label on every sample keeps each worker's series apart through the aggregator.
       const labelled = answers
         .filter((a) => a.reply?.metrics)
-        .map(({ worker, reply }) => reply!.metrics!.map((m) => ({ ...m, values: m.values.map((v) => ({ ...v, labels: { ...v.labels, worker: String(worker.id) } })) })));
+        .map(({ worker, reply }) =>
+          reply!.metrics!.map((m) => ({
+            ...m,
+            values: m.values.map((v) => ({ ...v, labels: { ...v.labels, worker: String(worker.id) } })),
+          })),
+        );
       return AggregatorRegistry.aggregate(labelled as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
     },
   } as unknown as Registry;
@@ -90,7 +101,11 @@ export function clusterOperatorListener(workers: () => Iterable<Worker>, expecte
         else if (seen.ok && !c.ok) merged.set(c.name, { ...c, detail: `worker ${worker.id}: ${c.detail ?? 'failed'}` });
       }
     }
-    const workersCheck: Check = { name: 'workers', ok: answered.length >= expected, detail: `${answered.length} of ${expected} workers answered` };
+    const workersCheck: Check = {
+      name: 'workers',
+      ok: answered.length >= expected,
+      detail: `${answered.length} of ${expected} workers answered`,
+    };
     return [...merged.values(), workersCheck];
   };
   return operatorListener({ metrics, readiness });

@@ -31,7 +31,11 @@ export interface RpcContext {
 }
 
 /** A handler typed by the spec: a result shape the spec does not allow fails `npm run typecheck`. */
-export type MethodHandler<N extends RpcMethodName> = (ctx: RpcContext, params: MethodParams<N>, call: CallScope) => Awaitable<MethodAnswer<N>>;
+export type MethodHandler<N extends RpcMethodName> = (
+  ctx: RpcContext,
+  params: MethodParams<N>,
+  call: CallScope,
+) => Awaitable<MethodAnswer<N>>;
 
 /** A served method as the dispatcher holds it: one list of every method, so the types are erased here. */
 export interface RpcMethod {
@@ -66,7 +70,10 @@ export function upstreamAnswer<N extends RpcMethodName>(
 ): Awaitable<RawJson<MethodResult<N>>> {
   const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
   // A cache hit is answered now, without a promise (types.ts, Awaitable).
-  const raw = options.write || options.uncached ? ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget }) : cachedRequest(ctx, name, filled, call.budget);
+  const raw =
+    options.write || options.uncached
+      ? ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget })
+      : cachedRequest(ctx, name, filled, call.budget);
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
@@ -74,10 +81,16 @@ export function upstreamAnswer<N extends RpcMethodName>(
  * A standard method asked of the upstream node by a handler that looks inside the answer: params and
  * result typed by the spec (the node is trusted to answer a standard method's shape, as for pass-through).
  */
-export async function upstreamCall<N extends RpcMethodName>(ctx: RpcContext, name: N, params: MethodParams<N>): Promise<MethodResult<N>> {
+export async function upstreamCall<N extends RpcMethodName>(
+  ctx: RpcContext,
+  name: N,
+  params: MethodParams<N>,
+): Promise<MethodResult<N>> {
   return (await ctx.upstream.request(name, params)) as MethodResult<N>;
 }
 
 /** A standard method the upstream node answers as it is (params already validated against the spec); see upstreamAnswer. */
-export const passThrough = <N extends RpcMethodName>(name: N, options: { write?: boolean; blockAt?: number } = {}): RpcMethod =>
-  defineMethod(name, (ctx, params, call) => upstreamAnswer(ctx, name, params, call, options));
+export const passThrough = <N extends RpcMethodName>(
+  name: N,
+  options: { write?: boolean; blockAt?: number } = {},
+): RpcMethod => defineMethod(name, (ctx, params, call) => upstreamAnswer(ctx, name, params, call, options));

@@ -38,17 +38,31 @@ export class Dispatcher implements CallTarget {
     private readonly logger: Logger,
   ) {
     this.metrics = {
-      calls: slotCounter(metrics, 'l2stack_rpc_calls_total', 'JSON-RPC calls by method and outcome (ok or the error code)', ['method', 'outcome']),
-      duration: slotHistogram(metrics, 'l2stack_rpc_call_duration_seconds', 'Time to answer one JSON-RPC call', ['method'], [
-        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-      ]),
+      calls: slotCounter(
+        metrics,
+        'l2stack_rpc_calls_total',
+        'JSON-RPC calls by method and outcome (ok or the error code)',
+        ['method', 'outcome'],
+      ),
+      duration: slotHistogram(
+        metrics,
+        'l2stack_rpc_call_duration_seconds',
+        'Time to answer one JSON-RPC call',
+        ['method'],
+        [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      ),
     };
     const checks = compileParamChecks(spec.dereferenced.methods);
     for (const m of methods) {
       const params = checks.get(m.name);
       if (!params) throw new Error(`handler ${m.name} matches no method of specs/rpc.openrpc.json`);
       if (this.served.has(m.name)) throw new Error(`handler ${m.name} is registered twice`);
-      this.served.set(m.name, { handler: m.handler, params, ok: this.metrics.calls.child(m.name, 'ok'), duration: this.metrics.duration.child(m.name) });
+      this.served.set(m.name, {
+        handler: m.handler,
+        params,
+        ok: this.metrics.calls.child(m.name, 'ok'),
+        duration: this.metrics.duration.child(m.name),
+      });
     }
     const missing = [...checks.keys()].filter((name) => !this.served.has(name));
     if (missing.length > 0) throw new Error(`no handler for ${missing.join(', ')} (specs/rpc.openrpc.json)`);
@@ -70,7 +84,9 @@ export class Dispatcher implements CallTarget {
       out = this.failed(method, err);
     }
     if (out instanceof Promise) {
-      return out.catch((err: unknown) => this.failed(method, err)).then((o) => this.finish(method, served, o, scope, started));
+      return out
+        .catch((err: unknown) => this.failed(method, err))
+        .then((o) => this.finish(method, served, o, scope, started));
     }
     return this.finish(method, served, out, scope, started);
   }
@@ -81,7 +97,13 @@ export class Dispatcher implements CallTarget {
   }
 
   /** The answer charged to the reply's budget, and the call's metrics. */
-  private finish(method: string, served: Served | undefined, answer: CallResult, scope: CallScope, started: number): CallResult {
+  private finish(
+    method: string,
+    served: Served | undefined,
+    answer: CallResult,
+    scope: CallScope,
+    started: number,
+  ): CallResult {
     const out = chargeAnswer(answer, scope.budget);
     const seconds = (performance.now() - started) / 1000;
     if (served !== undefined && !('error' in out)) {
@@ -98,13 +120,23 @@ export class Dispatcher implements CallTarget {
   /** A served method: params by position, each valid by its schema and the rules, then the handler. */
   private run(method: string, served: Served, params: unknown, scope: CallScope): Awaitable<CallResult> {
     if (params !== undefined && !Array.isArray(params)) {
-      return { error: { code: RpcCodes.InvalidParams, message: `invalid params: ${method} takes its params by position (a JSON array), got an object` } };
+      return {
+        error: {
+          code: RpcCodes.InvalidParams,
+          message: `invalid params: ${method} takes its params by position (a JSON array), got an object`,
+        },
+      };
     }
     const list = (params ?? []) as unknown[];
     const names = served.params.names;
     if (list.length > names.length) {
       const takes = names.length === 0 ? 'no params' : `at most ${names.length} (${names.join(', ')})`;
-      return { error: { code: RpcCodes.InvalidParams, message: `invalid params: ${method} takes ${takes}, got ${list.length}` } };
+      return {
+        error: {
+          code: RpcCodes.InvalidParams,
+          message: `invalid params: ${method} takes ${takes}, got ${list.length}`,
+        },
+      };
     }
     const invalid = served.params.check(list);
     if (invalid) return { error: toWireError(invalid) };
@@ -142,6 +174,10 @@ const answered = (result: unknown): CallResult => ({ result: result === undefine
 function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): CallResult {
   if (!b || !('result' in out)) return out;
   // Answers are JSON of hex strings and numbers (ASCII), so string length is the byte count.
-  const size = b.full ? 0 : out.result instanceof RawJson ? out.result.length : JSON.stringify(out.result ?? null).length;
+  const size = b.full
+    ? 0
+    : out.result instanceof RawJson
+      ? out.result.length
+      : JSON.stringify(out.result ?? null).length;
   return b.fits(size) ? out : { error: toWireError(responseTooLarge(b.limit)) };
 }

@@ -22,13 +22,16 @@ export interface HttpAnswer {
 
 type Id = string | number | null;
 
-const isId = (v: unknown): v is Id => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+const isId = (v: unknown): v is Id =>
+  v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 /** The id as it goes back: a number as written in the body (raw-ids.ts), anything else as JSON. */
-const idTextOf = (id: Id, raw: string | undefined): string => (typeof id === 'number' && raw !== undefined ? raw : JSON.stringify(id));
+const idTextOf = (id: Id, raw: string | undefined): string =>
+  typeof id === 'number' && raw !== undefined ? raw : JSON.stringify(id);
 
 // Built by hand so the id is echoed as written (see raw-ids.ts).
-const encodeError = (idText: string, error: WireError): string => `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(error)}}`;
+const encodeError = (idText: string, error: WireError): string =>
+  `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(error)}}`;
 
 const CLOSE = Buffer.from('}');
 
@@ -37,7 +40,8 @@ function encode(idText: string, out: CallResult | { error: WireError }): Reply {
   // A pass-through answer is the node's own text (RawJson): only the client's id is put in. A large one is
   // spliced as bytes around its UTF-8 (encoded once per answer, so once for every hit of a cached one).
   if (out.result instanceof RawJson) {
-    if (out.result.length > LARGE_ANSWER_CHARS) return [Buffer.from(`{"jsonrpc":"2.0","id":${idText},"result":`), out.result.bytes, CLOSE];
+    if (out.result.length > LARGE_ANSWER_CHARS)
+      return [Buffer.from(`{"jsonrpc":"2.0","id":${idText},"result":`), out.result.bytes, CLOSE];
     return `{"jsonrpc":"2.0","id":${idText},"result":${out.result.text}}`;
   }
   return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(out.result)}}`;
@@ -73,15 +77,18 @@ interface Entry {
 }
 
 function inspect(item: unknown, raw: string | undefined): Entry {
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) return { idText: 'null', invalid: 'a request must be a JSON object' };
+  if (item === null || typeof item !== 'object' || Array.isArray(item))
+    return { idText: 'null', invalid: 'a request must be a JSON object' };
   const o = item as Record<string, unknown>;
   const hasId = 'id' in o;
   const idOk = hasId && isId(o.id);
   const idText = !hasId ? undefined : idOk ? idTextOf(o.id as Id, raw) : 'null';
   if (hasId && !idOk) return { idText: 'null', invalid: 'id must be a string, a number or null' };
   if (o.jsonrpc !== '2.0') return { idText: idText ?? 'null', invalid: 'jsonrpc must be exactly "2.0"' };
-  if (typeof o.method !== 'string' || o.method.length === 0) return { idText: idText ?? 'null', invalid: 'method must be a non-empty string' };
-  if ('params' in o && (o.params === null || typeof o.params !== 'object')) return { idText: idText ?? 'null', invalid: 'params must be an array or an object when present' };
+  if (typeof o.method !== 'string' || o.method.length === 0)
+    return { idText: idText ?? 'null', invalid: 'method must be a non-empty string' };
+  if ('params' in o && (o.params === null || typeof o.params !== 'object'))
+    return { idText: idText ?? 'null', invalid: 'params must be an array or an object when present' };
   return { idText, call: { method: o.method, params: o.params } };
 }
 
@@ -89,7 +96,8 @@ function inspect(item: unknown, raw: string | undefined): Entry {
 function inspectDeep(item: unknown, raw: string | undefined, base: number, limit: number): Entry | undefined {
   if (base + valueDepth(item) <= limit) return undefined;
   const data = { cap: 'RPC_MAX_JSON_DEPTH', limit };
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) return { idText: 'null', invalid: depthMessage('the request', limit), invalidData: data };
+  if (item === null || typeof item !== 'object' || Array.isArray(item))
+    return { idText: 'null', invalid: depthMessage('the request', limit), invalidData: data };
   const o = item as Record<string, unknown>;
   const deep = Object.keys(o).filter((k) => base + 1 + valueDepth(o[k]) > limit);
   if (deep.length === 1 && deep[0] === 'params') {
@@ -97,10 +105,21 @@ function inspectDeep(item: unknown, raw: string | undefined, base: number, limit
     const shallow = inspect({ ...o, params: [] }, raw);
     if (shallow.invalid !== undefined) return shallow;
     const method = String(o.method);
-    return { idText: shallow.idText, refused: { code: RpcCodes.InvalidParams, message: `invalid params: ${depthMessage(`params of ${method}`, limit)}`, data } };
+    return {
+      idText: shallow.idText,
+      refused: {
+        code: RpcCodes.InvalidParams,
+        message: `invalid params: ${depthMessage(`params of ${method}`, limit)}`,
+        data,
+      },
+    };
   }
   const idText = 'id' in o && isId(o.id) ? idTextOf(o.id, raw) : 'null';
-  return { idText, invalid: depthMessage(`member "${deep.find((k) => k !== 'params') ?? 'params'}"`, limit), invalidData: data };
+  return {
+    idText,
+    invalid: depthMessage(`member "${deep.find((k) => k !== 'params') ?? 'params'}"`, limit),
+    invalidData: data,
+  };
 }
 
 export interface EnvelopeOptions {
@@ -136,28 +155,49 @@ export function handleBody(text: string, dispatcher: CallTarget, options: Envelo
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    return { status: 200, body: errorBody(RpcCodes.ParseError, `parse error: the body is not valid JSON (${(err as Error).message})`) };
+    return {
+      status: 200,
+      body: errorBody(RpcCodes.ParseError, `parse error: the body is not valid JSON (${(err as Error).message})`),
+    };
   }
   const batch = Array.isArray(parsed);
   if (!batch) return handleSingle(scan.numericIds[0], parsed, tooDeep, maxDepth, dispatcher, options);
   return handleBatch(parsed as unknown[], scan.numericIds, tooDeep, maxDepth, dispatcher, options);
 }
 
-async function handleBatch(items: unknown[], raws: (string | undefined)[], tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Promise<HttpAnswer> {
-  if (items.length === 0) return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
+async function handleBatch(
+  items: unknown[],
+  raws: (string | undefined)[],
+  tooDeep: boolean,
+  maxDepth: number,
+  dispatcher: CallTarget,
+  options: EnvelopeOptions,
+): Promise<HttpAnswer> {
+  if (items.length === 0)
+    return { status: 200, body: errorBody(RpcCodes.InvalidRequest, 'invalid request: empty batch') };
   if (items.length > options.maxBatch) {
     return {
       status: 200,
-      body: errorBody(RpcCodes.InvalidRequest, `invalid request: a batch may hold at most ${options.maxBatch} calls (RPC_MAX_BATCH), this one has ${items.length}`, { limit: options.maxBatch, received: items.length }),
+      body: errorBody(
+        RpcCodes.InvalidRequest,
+        `invalid request: a batch may hold at most ${options.maxBatch} calls (RPC_MAX_BATCH), this one has ${items.length}`,
+        { limit: options.maxBatch, received: items.length },
+      ),
     };
   }
-  const entries = items.map((it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]));
+  const entries = items.map(
+    (it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]),
+  );
 
   const decision = await options.limiter.take(options.client ?? '', items.length);
   if (!decision.ok) {
     const error = rateLimitError(decision);
     const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
-    return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': String(decision.retryAfterSeconds) } };
+    return {
+      status: 429,
+      body: `[${answers.join(',')}]`,
+      headers: { 'retry-after': String(decision.retryAfterSeconds) },
+    };
   }
 
   const held = Math.min(items.length, options.inflight?.perClient || items.length);
@@ -181,18 +221,40 @@ async function handleBatch(items: unknown[], raws: (string | undefined)[], tooDe
  * One call that is not a batch (nearly every request): the same steps as a batch of one, without the
  * arrays, the Promise.all and the join a batch needs.
  */
-function handleSingle(raw: string | undefined, item: unknown, tooDeep: boolean, maxDepth: number, dispatcher: CallTarget, options: EnvelopeOptions): Awaitable<HttpAnswer> {
+function handleSingle(
+  raw: string | undefined,
+  item: unknown,
+  tooDeep: boolean,
+  maxDepth: number,
+  dispatcher: CallTarget,
+  options: EnvelopeOptions,
+): Awaitable<HttpAnswer> {
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
   return andThen(options.limiter.take(options.client ?? '', 1), (decision) => {
     if (!decision.ok) {
       const error = rateLimitError(decision);
-      return { status: 429, body: encodeError(entry.idText ?? 'null', error), headers: { 'retry-after': String(decision.retryAfterSeconds) } };
+      return {
+        status: 429,
+        body: encodeError(entry.idText ?? 'null', error),
+        headers: { 'retry-after': String(decision.retryAfterSeconds) },
+      };
     }
     const quota = options.inflight;
     if (quota === undefined) return andThen(answer(entry, dispatcher, options), singleAnswer);
     const client = options.client ?? '';
-    if (!quota.take(client)) return { status: 429, body: encodeError(entry.idText ?? 'null', inflightError(quota.perClient)), headers: { 'retry-after': '1' } };
-    return andThen(holding(() => answer(entry, dispatcher, options), () => quota.release(client)), singleAnswer);
+    if (!quota.take(client))
+      return {
+        status: 429,
+        body: encodeError(entry.idText ?? 'null', inflightError(quota.perClient)),
+        headers: { 'retry-after': '1' },
+      };
+    return andThen(
+      holding(
+        () => answer(entry, dispatcher, options),
+        () => quota.release(client),
+      ),
+      singleAnswer,
+    );
   });
 }
 
@@ -218,13 +280,18 @@ function inflightError(perClient: number): WireError {
   };
 }
 
-const singleAnswer = (reply: Reply | undefined): HttpAnswer => (reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply });
+const singleAnswer = (reply: Reply | undefined): HttpAnswer =>
+  reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply };
 
 function rateLimitError(decision: Extract<RateDecision, { ok: false }>): WireError {
   return {
     code: RpcCodes.LimitExceeded,
     message: `rate limit exceeded: ${decision.limitPerSecond} units per second per client (RPC_RATE_LIMIT_PER_SECOND, burst ${decision.burst}); every call of a batch costs 1 unit and its answer 1 more per RPC_RATE_LIMIT_BYTES_PER_UNIT bytes and per RPC_RATE_LIMIT_MS_PER_UNIT ms the node spent executing it; retry after ${decision.retryAfterSeconds} s`,
-    data: { retryAfterSeconds: decision.retryAfterSeconds, limitPerSecond: decision.limitPerSecond, burst: decision.burst },
+    data: {
+      retryAfterSeconds: decision.retryAfterSeconds,
+      limitPerSecond: decision.limitPerSecond,
+      burst: decision.burst,
+    },
   };
 }
 
@@ -237,5 +304,8 @@ function answer(e: Entry, dispatcher: CallTarget, options: EnvelopeOptions): Awa
   }
   if (e.refused !== undefined) return e.idText === undefined ? undefined : encodeError(e.idText, e.refused);
   const idText = e.idText;
-  return andThen(dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget }), (out) => (idText === undefined ? undefined : encode(idText, out)));
+  return andThen(
+    dispatcher.call(e.call!.method, e.call!.params, { client: options.client, budget: options.budget }),
+    (out) => (idText === undefined ? undefined : encode(idText, out)),
+  );
 }

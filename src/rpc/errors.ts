@@ -18,11 +18,18 @@ export interface WireError {
 
 /** The one place where any thrown value becomes a JSON-RPC error object. */
 export function toWireError(err: unknown): WireError {
-  if (err instanceof RpcError) return err.data === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, data: err.data };
+  if (err instanceof RpcError)
+    return err.data === undefined
+      ? { code: err.code, message: err.message }
+      : { code: err.code, message: err.message, data: err.data };
   return { code: RpcCodes.Internal, message: `internal error: ${errorMessage(err)}` };
 }
 
-export const filterNotFound = (id: string) => new RpcError(RpcCodes.Server, `filter not found: ${id} (unknown, uninstalled, or not polled for longer than its time-to-live)`);
+export const filterNotFound = (id: string) =>
+  new RpcError(
+    RpcCodes.Server,
+    `filter not found: ${id} (unknown, uninstalled, or not polled for longer than its time-to-live)`,
+  );
 
 export const upstreamUnavailable = (detail: string, data?: unknown) =>
   new RpcError(RpcCodes.ResourceUnavailable, `no upstream node is available: ${detail}`, data);

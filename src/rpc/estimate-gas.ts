@@ -21,7 +21,10 @@ export function compressedSize(bytes: Uint8Array): number {
 const PLACEHOLDER_SIGNATURE = Signature.from({ r: `0x${'fe'.repeat(32)}`, s: `0x7f${'ff'.repeat(31)}`, yParity: 1 });
 
 /** The call as a signed transaction of its real size (placeholder signature), RLP/typed-envelope encoded. */
-export function signedSizeTransaction(call: CallObject, fields: { chainId: bigint; nonce: bigint; gasLimit: bigint; baseFee: bigint; priorityFee: bigint }): Uint8Array {
+export function signedSizeTransaction(
+  call: CallObject,
+  fields: { chainId: bigint; nonce: bigint; gasLimit: bigint; baseFee: bigint; priorityFee: bigint },
+): Uint8Array {
   const legacy = call.gasPrice !== undefined;
   const tx = Transaction.from({
     type: legacy ? (call.accessList ? 1 : 0) : 2,
@@ -35,8 +38,10 @@ export function signedSizeTransaction(call: CallObject, fields: { chainId: bigin
     ...(legacy
       ? { gasPrice: BigInt(call.gasPrice!) }
       : {
-          maxPriorityFeePerGas: call.maxPriorityFeePerGas !== undefined ? BigInt(call.maxPriorityFeePerGas) : fields.priorityFee,
-          maxFeePerGas: call.maxFeePerGas !== undefined ? BigInt(call.maxFeePerGas) : fields.baseFee * 2n + fields.priorityFee,
+          maxPriorityFeePerGas:
+            call.maxPriorityFeePerGas !== undefined ? BigInt(call.maxPriorityFeePerGas) : fields.priorityFee,
+          maxFeePerGas:
+            call.maxFeePerGas !== undefined ? BigInt(call.maxFeePerGas) : fields.baseFee * 2n + fields.priorityFee,
         }),
   });
   tx.signature = PLACEHOLDER_SIGNATURE;
@@ -58,14 +63,26 @@ export function priorityFee(costs: RpcContext['config']['estimateGas'], size: nu
 }
 
 /** The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). */
-export async function estimateGas(ctx: RpcContext, call: CallObject, block: string | undefined, scope: CallScope = {}): Promise<GasEstimate> {
+export async function estimateGas(
+  ctx: RpcContext,
+  call: CallObject,
+  block: string | undefined,
+  scope: CallScope = {},
+): Promise<GasEstimate> {
   if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
-    throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', { param: 'transaction' });
+    throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', {
+      param: 'transaction',
+    });
   }
   // Every refusal of ours comes before the first node read: a refused estimate costs the node nothing.
   const bounded = capGas(call, ctx.config.evm.gasCap);
   const tag = block ?? 'latest';
-  const nonce = call.nonce !== undefined ? Promise.resolve(call.nonce) : call.from ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest']) : Promise.resolve('0x0');
+  const nonce =
+    call.nonce !== undefined
+      ? Promise.resolve(call.nonce)
+      : call.from
+        ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest'])
+        : Promise.resolve('0x0');
   // All four settle before the call answers (not Promise.all's first rejection): no node request of this
   // call outlives it, so a refused estimate leaves no reads behind that the next caller would wait on.
   const settled = await Promise.allSettled([
@@ -76,12 +93,27 @@ export async function estimateGas(ctx: RpcContext, call: CallObject, block: stri
   ]);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
-  const [gas, latest, chainId, nonceHex] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [string, { baseFeePerGas?: string } | null, string, string];
+  const [gas, latest, chainId, nonceHex] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [
+    string,
+    { baseFeePerGas?: string } | null,
+    string,
+    string,
+  ];
   const gasLimit = BigInt(gas);
   const baseFee = BigInt(latest?.baseFeePerGas ?? '0x0');
   const costs = ctx.config.estimateGas;
   // The fee fields are part of the signed bytes: size them with a first estimate of the fee itself.
   const first = priorityFee(costs, 0, gasLimit);
-  const bytes = signedSizeTransaction(call, { chainId: BigInt(chainId), nonce: BigInt(nonceHex), gasLimit, baseFee, priorityFee: first });
-  return { gasLimit: hex(gasLimit), baseFeePerGas: hex(baseFee), priorityFeePerGas: hex(priorityFee(costs, compressedSize(bytes), gasLimit)) };
+  const bytes = signedSizeTransaction(call, {
+    chainId: BigInt(chainId),
+    nonce: BigInt(nonceHex),
+    gasLimit,
+    baseFee,
+    priorityFee: first,
+  });
+  return {
+    gasLimit: hex(gasLimit),
+    baseFeePerGas: hex(baseFee),
+    priorityFeePerGas: hex(priorityFee(costs, compressedSize(bytes), gasLimit)),
+  };
 }

@@ -31,7 +31,11 @@ export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
  * caller's object is not changed. Exported for every method that runs a call (eth_simulateV1 bounds each
  * given gas with it).
  */
-export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'param 0 (transaction)'): T & { gas: string } {
+export function capGas<T extends CallObject>(
+  call: T,
+  cap: bigint,
+  param = 'param 0 (transaction)',
+): T & { gas: string } {
   if (call.gas === undefined) return { ...call, gas: `0x${cap.toString(16)}` };
   const gas = BigInt(call.gas);
   if (gas > cap) throw gasAboveCap(param, gas, cap);
@@ -39,7 +43,9 @@ export function capGas<T extends CallObject>(call: T, cap: bigint, param = 'para
 }
 
 /** The methods whose first param is, by the spec, a call object the node runs (eth_call, debug_traceCall…). */
-export type CallMethod = { [N in RpcMethodName]: MethodParams<N> extends readonly [CallObject, ...unknown[]] ? N : never }[RpcMethodName];
+export type CallMethod = {
+  [N in RpcMethodName]: MethodParams<N> extends readonly [CallObject, ...unknown[]] ? N : never;
+}[RpcMethodName];
 
 /**
  * A call that makes the node execute, answered as the node wrote it: the call object (param 0) has its
@@ -59,12 +65,19 @@ export function computeAnswer<N extends CallMethod>(
   const bounded: unknown[] = [capGas(call, ctx.config.evm.gasCap), ...rest];
   if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
   // A cached answer is answered now (types.ts, Awaitable); a refusal of capGas is thrown to the dispatcher.
-  const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) => ctx.upstream.compute(method, p, { budget: scope.budget, arrived: options.arrived }));
+  const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) =>
+    ctx.upstream.compute(method, p, { budget: scope.budget, arrived: options.arrived }),
+  );
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
 /** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
-export async function computeResult<N extends CallMethod>(ctx: RpcContext, name: N, params: MethodParams<N>, scope: CallScope): Promise<unknown> {
+export async function computeResult<N extends CallMethod>(
+  ctx: RpcContext,
+  name: N,
+  params: MethodParams<N>,
+  scope: CallScope,
+): Promise<unknown> {
   const [call, ...rest]: readonly [CallObject, ...unknown[]] = params;
   const bounded = [capGas(call, ctx.config.evm.gasCap), ...rest];
   return (await ctx.upstream.compute(name, bounded, { budget: scope.budget })).value;

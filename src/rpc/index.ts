@@ -15,7 +15,13 @@ import { closePendingWatch } from './filters/pending.js';
 import { METHODS } from './methods/index.js';
 import { rpcMigrations } from './migrations.js';
 import type { ProofBackend } from './proof.js';
-import { ClientSlots, memoryRateLimiter, postgresRateLimiter, type RateLimiter, type RateLimitSettings } from './ratelimit.js';
+import {
+  ClientSlots,
+  memoryRateLimiter,
+  postgresRateLimiter,
+  type RateLimiter,
+  type RateLimitSettings,
+} from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
 import { transportCore, type TransportCore } from './transport/core.js';
 import type { ReadinessView, RpcAppOptions } from './transport/routes.js';
@@ -66,10 +72,19 @@ export interface RunningRpc {
 
 /** The per-client quotas of node work in flight (traces, wide eth_getLogs), each refusal counted by its variable. */
 function nodeQuotas(config: RpcConfig, metrics: Registry): RpcContext['quotas'] {
-  const refusals = counter(metrics, 'l2stack_rpc_node_quota_refusals_total', 'Calls refused by a per-client quota of node work in flight, by its variable', ['variable']);
+  const refusals = counter(
+    metrics,
+    'l2stack_rpc_node_quota_refusals_total',
+    'Calls refused by a per-client quota of node work in flight, by its variable',
+    ['variable'],
+  );
   return {
-    traces: new ClientSlots(config.traceMaxPerClient, config.evm.timeoutMs, () => refusals.inc({ variable: 'RPC_TRACE_MAX_PER_CLIENT' })),
-    wideLogs: new ClientSlots(config.logs.wideMaxPerClient, config.evm.timeoutMs, () => refusals.inc({ variable: 'RPC_LOGS_WIDE_MAX_PER_CLIENT' })),
+    traces: new ClientSlots(config.traceMaxPerClient, config.evm.timeoutMs, () =>
+      refusals.inc({ variable: 'RPC_TRACE_MAX_PER_CLIENT' }),
+    ),
+    wideLogs: new ClientSlots(config.logs.wideMaxPerClient, config.evm.timeoutMs, () =>
+      refusals.inc({ variable: 'RPC_LOGS_WIDE_MAX_PER_CLIENT' }),
+    ),
   };
 }
 
@@ -78,7 +93,11 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const logger = common.logger.child({ module: 'rpc' });
   const clustered = workers === true && config.workers > 1;
   if (clustered) checkWorkers(config, db);
-  else if (config.workers > 1) logger.warn({ workers: config.workers }, 'RPC_WORKERS applies to `l2stack rpc` only: this endpoint serves from one process');
+  else if (config.workers > 1)
+    logger.warn(
+      { workers: config.workers },
+      'RPC_WORKERS applies to `l2stack rpc` only: this endpoint serves from one process',
+    );
   const transport = chooseTransport(config.transport, clustered ? config.workers : 1); // before anything opens
   await db.query('rpc.migrate', (k) => migrate(k, config.dbSchema, rpcMigrations));
   if (clustered && !isClusterWorker()) {
@@ -99,8 +118,19 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
-  const bundler = config.bundler.url ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs) : undefined;
-  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas: nodeQuotas(config, common.metrics) };
+  const bundler = config.bundler.url
+    ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs)
+    : undefined;
+  const ctx: RpcContext = {
+    config,
+    logger,
+    upstream,
+    filters,
+    bundler,
+    proofBackend,
+    cache,
+    quotas: nodeQuotas(config, common.metrics),
+  };
   const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
 
   const { limiter, keyLimiters, access, inflight } = createAccess(db, config, common.metrics);
@@ -128,13 +158,40 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
   const sockets = (attach: StartWebSocketOptions['attach'], core: TransportCore) =>
     config.ws.maxSockets > 0
-      ? startWebSocket({ attach, config, limits: config.ws, core, feed: upstream.tracker,
-          upstream: (method, params) => upstream.request(method, params), headDepth: config.headDepth, metrics: common.metrics, logger })
+      ? startWebSocket({
+          attach,
+          config,
+          limits: config.ws,
+          core,
+          feed: upstream.tracker,
+          upstream: (method, params) => upstream.request(method, params),
+          headDepth: config.headDepth,
+          metrics: common.metrics,
+          logger,
+        })
       : undefined;
   const { server, ws } = await listenPublic(config, appOptions, sockets, transport);
   // RPC_OPERATOR_PORT: /metrics and /health/* with full detail on their own listener (in a cluster the primary's, workers.ts).
-  const operator = config.operator && !clustered ? await listen(operatorListener({ metrics: common.metrics, readiness: () => readiness('operator') }), config.operator.host, config.operator.port, 'rpc operator', { limits: config.http, logger }) : undefined;
-  logger.info({ url: server.url, transport: transport.transport, operatorUrl: operator?.url, upstreams: upstream.status().map((u) => u.url), methods: METHODS.length }, 'rpc endpoint listening');
+  const operator =
+    config.operator && !clustered
+      ? await listen(
+          operatorListener({ metrics: common.metrics, readiness: () => readiness('operator') }),
+          config.operator.host,
+          config.operator.port,
+          'rpc operator',
+          { limits: config.http, logger },
+        )
+      : undefined;
+  logger.info(
+    {
+      url: server.url,
+      transport: transport.transport,
+      operatorUrl: operator?.url,
+      upstreams: upstream.status().map((u) => u.url),
+      methods: METHODS.length,
+    },
+    'rpc endpoint listening',
+  );
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -151,7 +208,8 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     return stopped;
   };
   common.shutdown.add('rpc', stop);
-  if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
+  if (clustered)
+    reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
   return { url: server.url, port: server.port, operatorUrl: operator?.url, transport: transport.transport, stop };
 }
 
@@ -162,17 +220,32 @@ type Sockets = { stop(): Promise<void> } | undefined;
  * The public port on the chosen stack (node:http, or uWebSockets.js), its WebSocket side attached to it; says
  * which and why. POST bodies and WebSocket messages are answered by one core, whichever stack carries them.
  */
-async function listenPublic(config: RpcConfig, app: RpcAppOptions, sockets: (attach: StartWebSocketOptions['attach'], core: TransportCore) => Sockets, { transport, why }: TransportChoice): Promise<{ server: PublicServer; ws: Sockets }> {
+async function listenPublic(
+  config: RpcConfig,
+  app: RpcAppOptions,
+  sockets: (attach: StartWebSocketOptions['attach'], core: TransportCore) => Sockets,
+  { transport, why }: TransportChoice,
+): Promise<{ server: PublicServer; ws: Sockets }> {
   const core = transportCore(app);
   app.logger.info({ transport, why }, `rpc transport: ${transport === 'uws' ? 'uWebSockets.js' : 'node:http'}`);
   if (transport === 'uws') {
     let ws: Sockets;
-    const server = await listenUws(app, core, config.host, config.port, config.http ?? DEFAULT_HTTP_LIMITS, (uwsApp, connections) => {
-      ws = sockets((o) => attachUwsWebSocket(uwsApp, o, connections), core);
-    });
+    const server = await listenUws(
+      app,
+      core,
+      config.host,
+      config.port,
+      config.http ?? DEFAULT_HTTP_LIMITS,
+      (uwsApp, connections) => {
+        ws = sockets((o) => attachUwsWebSocket(uwsApp, o, connections), core);
+      },
+    );
     return { server, ws };
   }
-  const server = await listen(createRpcApp(app, core), config.host, config.port, 'rpc', { limits: config.http, logger: app.logger });
+  const server = await listen(createRpcApp(app, core), config.host, config.port, 'rpc', {
+    limits: config.http,
+    logger: app.logger,
+  });
   return { server, ws: sockets((o) => attachWebSocket(server.server, o), core) };
 }
 
@@ -183,7 +256,11 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
     headPollMs: config.headPollMs,
     maxLagBlocks: config.maxLagBlocks,
     chainId: config.chainId,
-    limits: { maxBatchBytes: config.upstreamMaxBatchBytes, maxResponseBytes: config.maxResponseBytes, maxSockets: config.upstreamMaxSockets },
+    limits: {
+      maxBatchBytes: config.upstreamMaxBatchBytes,
+      maxResponseBytes: config.maxResponseBytes,
+      maxSockets: config.upstreamMaxSockets,
+    },
     wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
     headDepth: config.headDepth,
     compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
@@ -198,7 +275,9 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
  */
 function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
   const limiterFor = (settings: RateLimitSettings) =>
-    config.rateLimit.store === 'postgres' ? postgresRateLimiter(db, config.dbSchema, settings) : memoryRateLimiter(settings);
+    config.rateLimit.store === 'postgres'
+      ? postgresRateLimiter(db, config.dbSchema, settings)
+      : memoryRateLimiter(settings);
   const limiter = limiterFor(config.rateLimit);
   const keyLimiters: (RateLimiter & { sweep(): unknown })[] = [];
   const access = new KeyAccess(
@@ -220,17 +299,31 @@ function createAccess(db: DbClient, config: RpcConfig, metrics: Registry) {
  * node's state (a stuck node still has a head: node-readiness.ts). The public view never names a host:
  * upstreams are numbered, driver messages (which carry host:port) left out.
  */
-function readinessOf(db: DbClient, upstream: UpstreamPool, config: RpcConfig): (view: ReadinessView) => Promise<Check[]> {
+function readinessOf(
+  db: DbClient,
+  upstream: UpstreamPool,
+  config: RpcConfig,
+): (view: ReadinessView) => Promise<Check[]> {
   const nodeState = stateReadiness(upstream, config.upstreamTimeoutMs);
   return async (view) => {
-    const database: Check = await db.query('rpc.ready_probe', (k) => k.raw('select 1'), { retries: 0 }).then(
-      () => ({ name: 'database', ok: true }),
-      (err: Error) => ({ name: 'database', ok: false, detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable' }),
-    );
+    const database: Check = await db
+      .query('rpc.ready_probe', (k) => k.raw('select 1'), { retries: 0 })
+      .then(
+        () => ({ name: 'database', ok: true }),
+        (err: Error) => ({
+          name: 'database',
+          ok: false,
+          detail: view === 'operator' ? `unreachable: ${err.message}` : 'unreachable',
+        }),
+      );
     const upstreams = upstream.status();
     const detail = upstreams
       .map((u, i) => {
-        const state = u.healthy ? `healthy at head ${u.head ?? '?'}` : view === 'operator' ? `down: ${u.lastError ?? 'no head yet'}` : 'down';
+        const state = u.healthy
+          ? `healthy at head ${u.head ?? '?'}`
+          : view === 'operator'
+            ? `down: ${u.lastError ?? 'no head yet'}`
+            : 'down';
         return view === 'operator' ? `${u.id} ${u.url} ${state}` : `upstream ${i + 1} ${state}`;
       })
       .join('; ');
@@ -242,11 +335,20 @@ function readinessOf(db: DbClient, upstream: UpstreamPool, config: RpcConfig): (
  * Expired filters and idle rate-limit buckets (asked each time: key limiters are made on first use),
  * swept in the background; every replica may do it.
  */
-function startSweeper(filters: FilterStore, limiters: () => readonly (RateLimiter & { sweep(): unknown })[], config: RpcConfig, logger: Logger): NodeJS.Timeout {
-  const sweeper = setInterval(() => {
-    void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
-    for (const l of limiters()) void Promise.resolve(l.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
-  }, Math.min(60_000, config.filterTtlSeconds * 500));
+function startSweeper(
+  filters: FilterStore,
+  limiters: () => readonly (RateLimiter & { sweep(): unknown })[],
+  config: RpcConfig,
+  logger: Logger,
+): NodeJS.Timeout {
+  const sweeper = setInterval(
+    () => {
+      void filters.sweep().catch((err: unknown) => logger.warn({ err }, 'filter sweep failed'));
+      for (const l of limiters())
+        void Promise.resolve(l.sweep()).catch((err: unknown) => logger.warn({ err }, 'rate-limit sweep failed'));
+    },
+    Math.min(60_000, config.filterTtlSeconds * 500),
+  );
   sweeper.unref();
   return sweeper;
 }

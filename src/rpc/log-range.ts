@@ -62,16 +62,32 @@ export async function getLogs(ctx: RpcContext, filter: Filter, scope: CallScope 
   const criteria: Filter = {};
   if (filter.address !== undefined) criteria.address = filter.address;
   if (filter.topics !== undefined) criteria.topics = filter.topics;
-  if (filter.blockHash !== undefined) return capped(ctx, await logsOf(ctx, { blockHash: filter.blockHash, ...criteria }, false, scope.budget), scope.budget);
+  if (filter.blockHash !== undefined)
+    return capped(
+      ctx,
+      await logsOf(ctx, { blockHash: filter.blockHash, ...criteria }, false, scope.budget),
+      scope.budget,
+    );
   const needHead = [filter.fromBlock, filter.toBlock].some((b) => b === undefined || b === 'latest');
   const head = needHead ? await currentHead(ctx) : 0n;
   const from = resolveBound(filter.fromBlock, head);
   const to = resolveBound(filter.toBlock, head);
   if (to >= from && to - from + 1n > BigInt(ctx.config.maxLogsBlockRange)) throw rangeCapError(ctx, from, to);
-  const forwarded: Filter = { fromBlock: filter.fromBlock ?? 'latest', toBlock: filter.toBlock ?? 'latest', ...criteria };
-  if (to < from || to - from + 1n <= BigInt(ctx.config.logs.chunkBlocks)) return capped(ctx, await logsOf(ctx, forwarded, true, scope.budget), scope.budget);
+  const forwarded: Filter = {
+    fromBlock: filter.fromBlock ?? 'latest',
+    toBlock: filter.toBlock ?? 'latest',
+    ...criteria,
+  };
+  if (to < from || to - from + 1n <= BigInt(ctx.config.logs.chunkBlocks))
+    return capped(ctx, await logsOf(ctx, forwarded, true, scope.budget), scope.budget);
   const release = await ctx.quotas.wideLogs.take(scope.client);
-  if (!release) throw quotaExceeded(`eth_getLogs over ${ctx.config.logs.chunkBlocks} blocks (RPC_LOGS_CHUNK_BLOCKS)`, ctx.config.logs.wideMaxPerClient, 'RPC_LOGS_WIDE_MAX_PER_CLIENT', ctx.config.evm.timeoutMs);
+  if (!release)
+    throw quotaExceeded(
+      `eth_getLogs over ${ctx.config.logs.chunkBlocks} blocks (RPC_LOGS_CHUNK_BLOCKS)`,
+      ctx.config.logs.wideMaxPerClient,
+      'RPC_LOGS_WIDE_MAX_PER_CLIENT',
+      ctx.config.evm.timeoutMs,
+    );
   try {
     return await chunkedLogs(ctx, forwarded, from, to, scope.budget);
   } finally {
@@ -96,9 +112,15 @@ function capped(ctx: RpcContext, logs: RawJson<Log[]>, budget: ResponseBudget | 
  * hold until the head moves (cache/policy.ts). By block hash: not kept (an unknown hash answers []).
  * Filter polls come here too: polls of filters with the same criteria at the same head share one answer.
  */
-export async function logsOf(ctx: RpcContext, forwarded: Filter, cacheable: boolean, budget?: ResponseBudget): Promise<RawJson<Log[]>> {
+export async function logsOf(
+  ctx: RpcContext,
+  forwarded: Filter,
+  cacheable: boolean,
+  budget?: ResponseBudget,
+): Promise<RawJson<Log[]>> {
   const { cache, upstream } = ctx;
-  const lifetime = cache.enabled && cacheable ? blockLifetime(forwarded.toBlock, upstream.tracker, upstream.headIsLive) : undefined;
+  const lifetime =
+    cache.enabled && cacheable ? blockLifetime(forwarded.toBlock, upstream.tracker, upstream.headIsLive) : undefined;
   const key = lifetime ? `eth_getLogs${JSON.stringify(forwarded)}` : '';
   if (lifetime) {
     const hit = cache.get(key);
@@ -106,7 +128,8 @@ export async function logsOf(ctx: RpcContext, forwarded: Filter, cacheable: bool
   }
   const version = upstream.tracker.version;
   const logs = await upstream.requestRaw('eth_getLogs', [forwarded], { budget });
-  if (lifetime === 'final' || (lifetime === 'head' && upstream.headIsLive && upstream.tracker.version === version)) cache.set(key, logs, lifetime);
+  if (lifetime === 'final' || (lifetime === 'head' && upstream.headIsLive && upstream.tracker.version === version))
+    cache.set(key, logs, lifetime);
   return logs as RawJson<Log[]>;
 }
 
@@ -130,7 +153,8 @@ function innerOf(raw: RawJson): Buffer {
   let end = b.length;
   while (start < end && isSpace(b[start]!)) start++;
   while (end > start && isSpace(b[end - 1]!)) end--;
-  if (b[start] !== OPEN_ARRAY || b[end - 1] !== CLOSE_ARRAY) throw new Error(`eth_getLogs: the node answered something other than an array (${raw.head(80)})`);
+  if (b[start] !== OPEN_ARRAY || b[end - 1] !== CLOSE_ARRAY)
+    throw new Error(`eth_getLogs: the node answered something other than an array (${raw.head(80)})`);
   start++;
   end--;
   while (start < end && isSpace(b[start]!)) start++;
@@ -149,18 +173,31 @@ function objectsIn(inner: Buffer): number {
  * The whole range's logs, or -32005 naming RPC_MAX_RESPONSE_BYTES once the chunks so far pass what is left of
  * the budget (RPC_MAX_LOGS_RESULTS once they hold more logs than that).
  */
-async function chunkedLogs(ctx: RpcContext, filter: Filter, from: bigint, to: bigint, budget: ResponseBudget | undefined): Promise<RawJson<Log[]>> {
+async function chunkedLogs(
+  ctx: RpcContext,
+  filter: Filter,
+  from: bigint,
+  to: bigint,
+  budget: ResponseBudget | undefined,
+): Promise<RawJson<Log[]>> {
   const limit = budget ? budget.left : ctx.config.maxResponseBytes;
   const maxChunk = BigInt(ctx.config.maxLogsBlockRange);
   const parts: Buffer[] = [];
   let bytes = 2;
   let count = 0;
   let size = BigInt(ctx.config.logs.chunkBlocks);
-  for (let start = from; start <= to; ) {
+  for (let start = from; start <= to;) {
     const end = start + size - 1n < to ? start + size - 1n : to;
     // The last chunk keeps the client's own upper bound (`latest` stays the node's latest). Each chunk goes
     // through the answer cache like any logs answer.
-    const inner = innerOf(await logsOf(ctx, { ...filter, fromBlock: hex(start), toBlock: end === to ? filter.toBlock : hex(end) }, true, budget));
+    const inner = innerOf(
+      await logsOf(
+        ctx,
+        { ...filter, fromBlock: hex(start), toBlock: end === to ? filter.toBlock : hex(end) },
+        true,
+        budget,
+      ),
+    );
     if (inner.length > 0) {
       bytes += inner.length + (parts.length > 0 ? 1 : 0);
       parts.push(inner);

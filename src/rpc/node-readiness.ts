@@ -13,18 +13,26 @@ const SHARED_MS = 1_000;
  * out, readiness said "healthy at head 525"). The detail names upstreams by id only (u0, u1): readiness
  * bodies may be public, node URLs are not.
  */
-export function stateReadiness(upstream: Pick<UpstreamPool, 'probeState'>, upstreamTimeoutMs: number): () => Promise<Check> {
+export function stateReadiness(
+  upstream: Pick<UpstreamPool, 'probeState'>,
+  upstreamTimeoutMs: number,
+): () => Promise<Check> {
   const timeoutMs = Math.min(upstreamTimeoutMs, STATE_PROBE_TIMEOUT_MS);
   let last: { at: number; check: Promise<Check> } | undefined;
   return () => {
     const now = performance.now();
     if (last && now - last.at < SHARED_MS) return last.check;
-    const check = upstream.probeState(timeoutMs).then(
-      (failure): Check =>
+    const check = upstream
+      .probeState(timeoutMs)
+      .then((failure): Check =>
         failure === undefined
           ? { name: 'node', ok: true }
-          : { name: 'node', ok: false, detail: `no node answered a state read (eth_getBalance at latest) within ${timeoutMs} ms: ${failure}` },
-    );
+          : {
+              name: 'node',
+              ok: false,
+              detail: `no node answered a state read (eth_getBalance at latest) within ${timeoutMs} ms: ${failure}`,
+            },
+      );
     last = { at: now, check };
     return check;
   };

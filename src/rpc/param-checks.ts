@@ -35,7 +35,11 @@ export function compileParamChecks(methods: readonly SpecMethod[]): Map<string, 
       ajv.addSchema(p.schema as object, key);
       const valid = ajv.getSchema(key);
       if (!valid) throw new Error(`no compiled schema for param ${i} of ${m.name}`);
-      return { required: p.required === true, schema: p.schema as Record<string, unknown>, valid: valid as ParamCheck['valid'] };
+      return {
+        required: p.required === true,
+        schema: p.schema as Record<string, unknown>,
+        valid: valid as ParamCheck['valid'],
+      };
     });
     const names = m.params.map((p) => p.name);
     out.set(m.name, {

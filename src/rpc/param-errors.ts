@@ -44,7 +44,11 @@ function describeSchema(s: Schema | undefined): string {
   const desc = typeof s.description === 'string' ? s.description.split('. ')[0]!.replace(/\.$/, '') : undefined;
   if (Array.isArray(s.enum)) return `one of ${s.enum.map(String).join(', ')}`;
   if (title && desc) return `${title} (${desc})`;
-  return title ?? desc ?? (typeof s.type === 'string' ? `a${/^[aeiou]/.test(s.type) ? 'n' : ''} ${s.type}` : 'a value of the documented form');
+  return (
+    title ??
+    desc ??
+    (typeof s.type === 'string' ? `a${/^[aeiou]/.test(s.type) ? 'n' : ''} ${s.type}` : 'a value of the documented form')
+  );
 }
 
 function reason(err: AjvError, root: Schema, received: unknown): string {
@@ -82,18 +86,30 @@ function reason(err: AjvError, root: Schema, received: unknown): string {
  * and why, from ajv's errors for it (param-checks.ts), e.g.
  * `invalid params: param 0 (filter) at filter.fromBlock: "pending" is not LogsBlockBound (Bound of a log range: …)`.
  */
-export function invalidParam(paramNames: readonly string[], index: number, schema: Schema, received: unknown, errors: readonly AjvError[]): RpcError {
+export function invalidParam(
+  paramNames: readonly string[],
+  index: number,
+  schema: Schema,
+  received: unknown,
+  errors: readonly AjvError[],
+): RpcError {
   const name = paramNames[index] ?? `#${index}`;
   const where = `param ${index} (${name})`;
-  if (received === undefined) return new RpcError(RpcCodes.InvalidParams, `invalid params: missing required ${where}`, { param: name, index });
+  if (received === undefined)
+    return new RpcError(RpcCodes.InvalidParams, `invalid params: missing required ${where}`, { param: name, index });
   // ajv lists the branch failures of a oneOf before the oneOf itself: the oneOf (whose schema has a title
   // and description) explains best. Otherwise an enum or required error names the accepted values.
   const last = errors[errors.length - 1];
   const pick =
     last && (last.keyword === 'oneOf' || last.keyword === 'anyOf')
       ? last
-      : (errors.find((e) => e.keyword === 'enum' || e.keyword === 'required' || e.keyword === 'additionalProperties') ?? last);
-  if (!pick) return new RpcError(RpcCodes.InvalidParams, `invalid params: ${where} is not ${describeSchema(schema)}`, { param: name, index });
+      : (errors.find((e) => e.keyword === 'enum' || e.keyword === 'required' || e.keyword === 'additionalProperties') ??
+        last);
+  if (!pick)
+    return new RpcError(RpcCodes.InvalidParams, `invalid params: ${where} is not ${describeSchema(schema)}`, {
+      param: name,
+      index,
+    });
   const path = pick.dataPath.replace(/\['([^']*)'\]/g, '.$1');
   const msg = `invalid params: ${where}${path ? ` at ${name}${path}` : ''}: ${reason(pick, schema, received)}`;
   return new RpcError(RpcCodes.InvalidParams, msg, { param: name, index, path: `${name}${path}` });

@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
 import type { Awaitable } from './types.js';
 
-export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
+export type RateDecision =
+  { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
 
 /**
  * Cost model: every call costs 1 unit when the request arrives (refused when the bucket holds less than
@@ -27,7 +28,8 @@ export interface RateLimitSettings {
 }
 
 /** Units an answer of `bytes` bytes costs on top of its call's unit (RPC_RATE_LIMIT_BYTES_PER_UNIT; 0 = none). */
-export const answerCost = (bytes: number, bytesPerUnit: number): number => (bytesPerUnit > 0 ? Math.floor(bytes / bytesPerUnit) : 0);
+export const answerCost = (bytes: number, bytesPerUnit: number): number =>
+  bytesPerUnit > 0 ? Math.floor(bytes / bytesPerUnit) : 0;
 
 /**
  * Units a reply's execution costs on top of its calls' units: 1 per `msPerUnit` ms the node spent executing
@@ -41,8 +43,13 @@ export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit
  * for a call then refused over the response budget: `dropped`) and its execution time (see answerCost,
  * computeCost).
  */
-export const replyCost = (reply: { used: number; dropped?: number; computeMs: number; units?: number }, s: { bytesPerUnit: number; msPerUnit?: number }): number =>
-  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) + computeCost(reply.computeMs, s.msPerUnit ?? 0) + (reply.units ?? 0);
+export const replyCost = (
+  reply: { used: number; dropped?: number; computeMs: number; units?: number },
+  s: { bytesPerUnit: number; msPerUnit?: number },
+): number =>
+  answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) +
+  computeCost(reply.computeMs, s.msPerUnit ?? 0) +
+  (reply.units ?? 0);
 
 /**
  * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for
@@ -88,7 +95,12 @@ export class ClientSlots {
 const allow: RateDecision = { ok: true };
 
 function refused(s: RateLimitSettings, tokens: number, cost: number): RateDecision {
-  return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(cost, s.burst) - tokens) / s.perSecond)), limitPerSecond: s.perSecond, burst: s.burst };
+  return {
+    ok: false,
+    retryAfterSeconds: Math.max(1, Math.ceil((Math.min(cost, s.burst) - tokens) / s.perSecond)),
+    limitPerSecond: s.perSecond,
+    burst: s.burst,
+  };
 }
 
 /** Token bucket per client in this process (one replica, or a load balancer with client affinity). */
@@ -128,13 +140,17 @@ export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep()
  * Token bucket per client shared by every replica through Postgres: one upsert per HTTP request, atomic
  * under concurrency because ON CONFLICT DO UPDATE locks the client's row.
  */
-export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSettings): RateLimiter & { sweep(): Promise<void> } {
+export function postgresRateLimiter(
+  db: DbClient,
+  schema: string,
+  s: RateLimitSettings,
+): RateLimiter & { sweep(): Promise<void> } {
   const table = `${schema}.rate_limits`;
   return {
     async take(client, cost) {
       if (s.perSecond === 0) return allow;
       const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
-      const { rows } = await db.query('rpc.rate_take', (k: Knex) =>
+      const { rows } = (await db.query('rpc.rate_take', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
            values (?, greatest(?::float8 - ?::float8, 0), ?::float8 >= ?::float8, clock_timestamp())
@@ -143,9 +159,26 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
              allowed = ${refill} >= ?::float8,
              updated_at = clock_timestamp()
            returning tokens, allowed`,
-          [client, s.burst, cost, s.burst, cost, s.burst, s.perSecond, cost, s.burst, s.perSecond, cost, s.burst, s.perSecond, s.burst, s.perSecond, cost],
+          [
+            client,
+            s.burst,
+            cost,
+            s.burst,
+            cost,
+            s.burst,
+            s.perSecond,
+            cost,
+            s.burst,
+            s.perSecond,
+            cost,
+            s.burst,
+            s.perSecond,
+            s.burst,
+            s.perSecond,
+            cost,
+          ],
         ),
-      ) as { rows: { tokens: number | string; allowed: boolean }[] };
+      )) as { rows: { tokens: number | string; allowed: boolean }[] };
       const row = rows[0]!;
       return row.allowed ? allow : refused(s, Number(row.tokens), cost);
     },
@@ -162,7 +195,11 @@ export function postgresRateLimiter(db: DbClient, schema: string, s: RateLimitSe
       );
     },
     async sweep() {
-      await db.query('rpc.rate_sweep', (k) => k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [s.burst / Math.max(s.perSecond, 1e-9) + 60]));
+      await db.query('rpc.rate_sweep', (k) =>
+        k.raw(`delete from ${table} where updated_at < clock_timestamp() - make_interval(secs => ?::float8)`, [
+          s.burst / Math.max(s.perSecond, 1e-9) + 60,
+        ]),
+      );
     },
   };
 }

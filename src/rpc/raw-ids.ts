@@ -1,4 +1,14 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace } from './upstream/raw-json.js';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  isSpace,
+} from './upstream/raw-json.js';
 /**
  * One pass over a request body's text, before JSON.parse, for the two things the parsed value cannot tell:
  * - how deep it nests ([ and { outside strings): everything after JSON.parse that walks a value recurses once
@@ -21,7 +31,7 @@ const endsNumber = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLO
 
 /** Index of the quote closing the string that opens at `i` (one not preceded by an odd number of backslashes), or -1. */
 function stringEnd(text: string, i: number): number {
-  for (let from = i + 1; ; ) {
+  for (let from = i + 1; ;) {
     const end = text.indexOf('"', from);
     if (end === -1) return -1;
     let slashes = 0;

@@ -20,10 +20,18 @@ import type { RpcConfig } from './config.js';
 export function checkWorkers(config: RpcConfig, db: Pick<DbClient | DatabaseConfig, 'kind'>): void {
   if (config.workers <= 1) return;
   const problems: string[] = [];
-  if (config.transport === 'uws') problems.push(`RPC_WORKERS=${config.workers} needs RPC_TRANSPORT=node: workers share one port through node:cluster, which uWebSockets.js's sockets do not use; run one uws process per core behind a balancer instead`);
-  if (db.kind === 'pglite') problems.push(`RPC_WORKERS=${config.workers} needs PostgreSQL (DATABASE_HOST): PGlite is embedded in one process and cannot be shared by workers; use RPC_WORKERS=1`);
+  if (config.transport === 'uws')
+    problems.push(
+      `RPC_WORKERS=${config.workers} needs RPC_TRANSPORT=node: workers share one port through node:cluster, which uWebSockets.js's sockets do not use; run one uws process per core behind a balancer instead`,
+    );
+  if (db.kind === 'pglite')
+    problems.push(
+      `RPC_WORKERS=${config.workers} needs PostgreSQL (DATABASE_HOST): PGlite is embedded in one process and cannot be shared by workers; use RPC_WORKERS=1`,
+    );
   if (config.rateLimit.perSecond > 0 && config.rateLimit.store !== 'postgres') {
-    problems.push(`RPC_WORKERS=${config.workers} with RPC_RATE_LIMIT_PER_SECOND=${config.rateLimit.perSecond} needs RPC_RATE_LIMIT_STORE=postgres: a memory bucket per worker would allow ${config.workers} times the limit`);
+    problems.push(
+      `RPC_WORKERS=${config.workers} with RPC_RATE_LIMIT_PER_SECOND=${config.rateLimit.perSecond} needs RPC_RATE_LIMIT_STORE=postgres: a memory bucket per worker would allow ${config.workers} times the limit`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
 }
@@ -49,13 +57,18 @@ export function checkWorkersConfig(config: RpcConfig, env: Record<string, string
 interface Listening {
   l2stackRpcListening: string;
 }
-const isListening = (m: unknown): m is Listening => typeof m === 'object' && m !== null && typeof (m as Listening).l2stackRpcListening === 'string';
+const isListening = (m: unknown): m is Listening =>
+  typeof m === 'object' && m !== null && typeof (m as Listening).l2stackRpcListening === 'string';
 
 /**
  * In a worker: tells the primary where it listens, and ends cleanly when the primary goes away. With an
  * operator port (`operator`), answers the primary's /metrics and /health/ready questions (cluster-operator.ts).
  */
-export function reportWorkerListening(url: string, stop: () => Promise<void>, operator?: Parameters<typeof answerOperatorAsks>[0]): void {
+export function reportWorkerListening(
+  url: string,
+  stop: () => Promise<void>,
+  operator?: Parameters<typeof answerOperatorAsks>[0],
+): void {
   if (operator) answerOperatorAsks(operator);
   process.send?.({ l2stackRpcListening: url } satisfies Listening);
   // The primary died or let go of us: finish what is in flight and leave (no orphan holding the port).
@@ -81,7 +94,11 @@ export interface PrimaryOptions {
  * In the primary: forks `count` workers (the same command line, so each runs `l2stack rpc` as a worker),
  * resolves once all listen, and replaces a worker that dies until stopped.
  */
-export async function forkWorkers(count: number, logger: Logger, options: PrimaryOptions = {}): Promise<RunningWorkers> {
+export async function forkWorkers(
+  count: number,
+  logger: Logger,
+  options: PrimaryOptions = {},
+): Promise<RunningWorkers> {
   let stopping = false;
   const live = new Set<Worker>();
   const fork = () => {
@@ -121,7 +138,8 @@ export async function forkWorkers(count: number, logger: Logger, options: Primar
       };
       worker.on('message', onMessage);
       worker.once('exit', (code) => {
-        if (listening < count && !stopping) reject(new Error(`rpc worker ${worker.process.pid} exited with ${code} before it listened`));
+        if (listening < count && !stopping)
+          reject(new Error(`rpc worker ${worker.process.pid} exited with ${code} before it listened`));
       });
     }
   });
@@ -136,7 +154,13 @@ export async function forkWorkers(count: number, logger: Logger, options: Primar
   let operator: RunningServer | undefined;
   if (options.operator) {
     try {
-      operator = await listen(clusterOperatorListener(() => live, count), options.operator.host, options.operator.port, 'rpc operator', { limits: options.limits, logger });
+      operator = await listen(
+        clusterOperatorListener(() => live, count),
+        options.operator.host,
+        options.operator.port,
+        'rpc operator',
+        { limits: options.limits, logger },
+      );
     } catch (err) {
       await stopAll();
       throw err;

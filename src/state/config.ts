@@ -22,22 +22,51 @@ export const DEFAULT_STATE_HASH: StateHash = 'poseidon2';
  * (section "State manager"). LOG_LEVEL and DATABASE_* are the common variables.
  */
 export const stateEnv = {
-  STATE_L2_RPC_URL: env.url({ required: true }).describe('L2 node to follow; set, the state manager runs inside l2stack rpc and serves svc_getProof.'),
-  STATE_L1_RPC_URL: env.url({ required: true }).describe('L1 node, read for the finalizations that decide which L2 blocks are provable.'),
-  STATE_L1_MESSAGE_SERVICE: env.address({ required: true }).describe('L1 message service whose finalizations are read.'),
-  STATE_RETAINED_FINALIZED_BLOCKS: env.integer({ min: 1, default: 128 }).describe('Finalized blocks whose state stays provable (older: -32001).'),
+  STATE_L2_RPC_URL: env
+    .url({ required: true })
+    .describe('L2 node to follow; set, the state manager runs inside l2stack rpc and serves svc_getProof.'),
+  STATE_L1_RPC_URL: env
+    .url({ required: true })
+    .describe('L1 node, read for the finalizations that decide which L2 blocks are provable.'),
+  STATE_L1_MESSAGE_SERVICE: env
+    .address({ required: true })
+    .describe('L1 message service whose finalizations are read.'),
+  STATE_RETAINED_FINALIZED_BLOCKS: env
+    .integer({ min: 1, default: 128 })
+    .describe('Finalized blocks whose state stays provable (older: -32001).'),
   STATE_POLL_INTERVAL_MS: env.integer({ min: 10, default: 1_000 }).describe('Poll period (ms) of both nodes.'),
   STATE_L1_FROM_BLOCK: env.integer({ min: 0, default: 0 }).describe('First L1 block scanned for BlocksFinalized.'),
   STATE_L1_LOG_RANGE: env.integer({ min: 1, default: 10_000 }).describe('Largest L1 eth_getLogs range per call.'),
-  STATE_MAX_BLOCKS_PER_STEP: env.integer({ min: 1, default: 100 }).describe('Blocks applied per ingest step (between progress reports and finalization reads).'),
-  STATE_BLOCKS_PER_TRANSACTION: env.integer({ min: 1, max: 1_000, default: 100 }).describe('Blocks written per database transaction while catching up (1 = one per block).'),
-  STATE_L2_TRACE_METHOD: env.oneOf(TRACE_METHODS, { default: 'debug_traceBlockByHash' }).describe("How each L2 block's state change is read: prestateTracer diffMode, or parity stateDiff."),
-  STATE_HASH: env.oneOf(STATE_HASHES, { default: DEFAULT_STATE_HASH }).describe("The tree's hash and proofs: poseidon2 (Linea's) or keccak; stored with the tree, another one refuses to start."),
-  STATE_GENESIS_ACCOUNTS: env.custom('a comma-separated list of 0x-prefixed 20-byte addresses', (raw) => {
-    const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
-    const bad = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
-    return bad === undefined ? { ok: true, value: items.map((a) => a.toLowerCase()) } : { ok: false, reason: `"${bad}" is not an address` };
-  }, { default: [] as string[] }).describe('Genesis-allocated accounts read at block 0 (untouched ones are otherwise not in the tree).'),
+  STATE_MAX_BLOCKS_PER_STEP: env
+    .integer({ min: 1, default: 100 })
+    .describe('Blocks applied per ingest step (between progress reports and finalization reads).'),
+  STATE_BLOCKS_PER_TRANSACTION: env
+    .integer({ min: 1, max: 1_000, default: 100 })
+    .describe('Blocks written per database transaction while catching up (1 = one per block).'),
+  STATE_L2_TRACE_METHOD: env
+    .oneOf(TRACE_METHODS, { default: 'debug_traceBlockByHash' })
+    .describe("How each L2 block's state change is read: prestateTracer diffMode, or parity stateDiff."),
+  STATE_HASH: env
+    .oneOf(STATE_HASHES, { default: DEFAULT_STATE_HASH })
+    .describe(
+      "The tree's hash and proofs: poseidon2 (Linea's) or keccak; stored with the tree, another one refuses to start.",
+    ),
+  STATE_GENESIS_ACCOUNTS: env
+    .custom(
+      'a comma-separated list of 0x-prefixed 20-byte addresses',
+      (raw) => {
+        const items = raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const bad = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
+        return bad === undefined
+          ? { ok: true, value: items.map((a) => a.toLowerCase()) }
+          : { ok: false, reason: `"${bad}" is not an address` };
+      },
+      { default: [] as string[] },
+    )
+    .describe('Genesis-allocated accounts read at block 0 (untouched ones are otherwise not in the tree).'),
 };
 
 export interface StateConfig {
@@ -67,7 +96,10 @@ export interface StateConfig {
 }
 
 /** Parses the STATE_* variables (throws one ConfigError listing every problem). */
-export function loadStateConfig(source: Record<string, string | undefined>, overrides: Partial<StateConfig> = {}): StateConfig {
+export function loadStateConfig(
+  source: Record<string, string | undefined>,
+  overrides: Partial<StateConfig> = {},
+): StateConfig {
   const { values: v } = parseEnv(stateEnv, source);
   return Object.freeze({
     l2RpcUrl: v.STATE_L2_RPC_URL,

@@ -50,14 +50,22 @@ export function blockChanges(trace: BlockTrace): AccountChange[] {
       const after = post[addr];
       if (!after) {
         // Deleted: if it comes back later in the block, it starts from nothing.
-        Object.assign(ch, { deleted: true, clearStorage: true, nonce: 0n, balance: 0n, code: new Uint8Array(0), storage: new Map() });
+        Object.assign(ch, {
+          deleted: true,
+          clearStorage: true,
+          nonce: 0n,
+          balance: 0n,
+          code: new Uint8Array(0),
+          storage: new Map(),
+        });
         continue;
       }
       ch.deleted = false;
       if (after.balance !== undefined) ch.balance = big(after.balance);
       if (after.nonce !== undefined) ch.nonce = big(after.nonce);
       if (after.code !== undefined) ch.code = code(after.code);
-      for (const slot of Object.keys(before?.storage ?? {})) if (!(slot in (after.storage ?? {}))) ch.storage.set(slotKey(slot), ZERO);
+      for (const slot of Object.keys(before?.storage ?? {}))
+        if (!(slot in (after.storage ?? {}))) ch.storage.set(slotKey(slot), ZERO);
       for (const [slot, v] of Object.entries(after.storage ?? {})) ch.storage.set(slotKey(slot), slotValue(v));
     }
   }

@@ -49,7 +49,8 @@ function indexFromWord(w: Bytes, what: string): number {
 }
 
 export function decodeLeafOpening(b: Bytes): LeafOpening {
-  if (b.length !== LEAF_OPENING_LENGTH) throw new Error(`a leaf opening is ${LEAF_OPENING_LENGTH} bytes, got ${b.length}`);
+  if (b.length !== LEAF_OPENING_LENGTH)
+    throw new Error(`a leaf opening is ${LEAF_OPENING_LENGTH} bytes, got ${b.length}`);
   return {
     prev: indexFromWord(b.subarray(0, 32), 'prevLeafIndex'),
     next: indexFromWord(b.subarray(32, 64), 'nextLeafIndex'),
@@ -70,7 +71,8 @@ export function decodeRootNode(b: Bytes): { nextFreeNode: number; subRoot: Bytes
 }
 
 /** Hash of a stored 128-byte leaf opening (an empty leaf, all zeros, hashes to 0x00…00): H(its wire form). */
-export const leafHash = (h: HashProvider, opening: Bytes): Bytes => (isZero(opening) ? ZERO_WORD : h.hash(h.leafWire(opening)));
+export const leafHash = (h: HashProvider, opening: Bytes): Bytes =>
+  isZero(opening) ? ZERO_WORD : h.hash(h.leafWire(opening));
 
 /** The tree's root: H(the wire form of the stored 64-byte root node). */
 export const rootHash = (h: HashProvider, rootNode: Bytes): Bytes => h.hash(h.rootWire(rootNode));
@@ -106,7 +108,8 @@ export function encodeAccountValue(a: AccountValue): Bytes {
 }
 
 export function decodeAccountValue(b: Bytes): AccountValue {
-  if (b.length !== ACCOUNT_VALUE_LENGTH) throw new Error(`an account value is ${ACCOUNT_VALUE_LENGTH} bytes, got ${b.length}`);
+  if (b.length !== ACCOUNT_VALUE_LENGTH)
+    throw new Error(`an account value is ${ACCOUNT_VALUE_LENGTH} bytes, got ${b.length}`);
   return {
     nonce: toBigInt(b.subarray(0, 32)),
     balance: toBigInt(b.subarray(32, 64)),
@@ -143,7 +146,14 @@ export function treeConstants(hasher: HashProvider): TreeConstants {
   let cur = hasher.hash(concat(leafHash(hasher, encodeLeafOpening(head)), leafHash(hasher, encodeLeafOpening(tail))));
   for (let h = 1; h < DEPTH; h++) cur = hasher.hash(concat(cur, emptyHashes[h]!));
   const emptyRoot = rootHash(hasher, encodeRootNode(2, cur));
-  const c: TreeConstants = { hasher, emptyHashes, head, tail, emptyRoot, emptyCodeHash: hasher.code(new Uint8Array(0)) };
+  const c: TreeConstants = {
+    hasher,
+    emptyHashes,
+    head,
+    tail,
+    emptyRoot,
+    emptyCodeHash: hasher.code(new Uint8Array(0)),
+  };
   cache.set(hasher, c);
   return c;
 }

@@ -27,13 +27,21 @@ export class FinalizationFollower {
     address: string,
     private readonly logger: Logger,
     metrics: Registry,
-    private readonly options: { fromBlock: number; logRange: number; rootAt: (block: bigint) => Promise<string | undefined> },
+    private readonly options: {
+      fromBlock: number;
+      logRange: number;
+      rootAt: (block: bigint) => Promise<string | undefined>;
+    },
   ) {
     this.contract = L1MessageService__factory.connect(address, l1);
     this.m = {
       finalized: gauge(metrics, 'l2stack_state_finalized_block', 'Latest L2 block finalized on L1'),
       l1: gauge(metrics, 'l2stack_state_l1_scanned_block', 'Last L1 block scanned for BlocksFinalized'),
-      mismatches: counter(metrics, 'l2stack_state_root_mismatches_total', 'Finalizations whose submitted state root differs from ours'),
+      mismatches: counter(
+        metrics,
+        'l2stack_state_root_mismatches_total',
+        'Finalizations whose submitted state root differs from ours',
+      ),
     };
   }
 
@@ -67,12 +75,20 @@ export class FinalizationFollower {
       const logs = await this.contract.queryFilter(this.contract.filters.BlocksFinalized(), cursor + 1, to);
       for (const log of logs) {
         const { finalizedBlock, finalStateRoot } = log.args;
-        await this.store.recordFinalization({ l2Block: finalizedBlock, stateRoot: finalStateRoot, l1Block: BigInt(log.blockNumber), l1TxHash: log.transactionHash });
+        await this.store.recordFinalization({
+          l2Block: finalizedBlock,
+          stateRoot: finalStateRoot,
+          l1Block: BigInt(log.blockNumber),
+          l1TxHash: log.transactionHash,
+        });
         const ours = await this.options.rootAt(finalizedBlock);
         const zero = /^0x0{64}$/.test(finalStateRoot);
         if (ours !== undefined && !zero && ours.toLowerCase() !== finalStateRoot.toLowerCase()) {
           this.m.mismatches.inc();
-          this.logger.error({ l2Block: finalizedBlock.toString(), submitted: finalStateRoot, ours, l1Tx: log.transactionHash }, 'state root finalized on L1 differs from ours');
+          this.logger.error(
+            { l2Block: finalizedBlock.toString(), submitted: finalStateRoot, ours, l1Tx: log.transactionHash },
+            'state root finalized on L1 differs from ours',
+          );
         }
       }
     }
@@ -80,7 +96,8 @@ export class FinalizationFollower {
     await this.store.setMeta(CURSOR, String(to));
     if (this.latest === undefined || finalized !== this.latest) {
       await this.store.setMeta(FINALIZED, finalized.toString());
-      if (this.latest !== undefined && finalized > this.latest) this.logger.debug({ finalized: finalized.toString() }, 'L2 blocks finalized on L1');
+      if (this.latest !== undefined && finalized > this.latest)
+        this.logger.debug({ finalized: finalized.toString() }, 'L2 blocks finalized on L1');
       this.latest = finalized;
     }
     this.m.finalized.set(Number(finalized));

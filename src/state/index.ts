@@ -40,7 +40,11 @@ interface LoopDeps {
 }
 
 /** Runs `body` until stopped: again at once while it reports more work, after the poll interval otherwise, backing off on failures. */
-async function runLoop(name: string, body: () => Promise<boolean>, { signal, logger, errors, pollIntervalMs }: LoopDeps): Promise<void> {
+async function runLoop(
+  name: string,
+  body: () => Promise<boolean>,
+  { signal, logger, errors, pollIntervalMs }: LoopDeps,
+): Promise<void> {
   let failures = 0;
   while (!signal.aborted) {
     let busy = false;
@@ -59,7 +63,13 @@ async function runLoop(name: string, body: () => Promise<boolean>, { signal, log
 }
 
 /** Prunes versions below the retention floor (finalized minus the retained blocks, never above the head) as finalization advances. */
-function createPruner(store: PgStore, finality: FinalizationFollower, config: StateConfig, logger: Common['logger'], head: () => bigint) {
+function createPruner(
+  store: PgStore,
+  finality: FinalizationFollower,
+  config: StateConfig,
+  logger: Common['logger'],
+  head: () => bigint,
+) {
   let prunedFloor = -1n;
   return async (): Promise<void> => {
     const f = finality.latestFinalized();
@@ -69,12 +79,20 @@ function createPruner(store: PgStore, finality: FinalizationFollower, config: St
     if (floor <= prunedFloor || floor <= 0n) return;
     const removed = await store.prune(floor);
     prunedFloor = floor;
-    if (removed > 0) logger.debug({ floor: floor.toString(), removed }, 'pruned state versions below the retention floor');
+    if (removed > 0)
+      logger.debug({ floor: floor.toString(), removed }, 'pruned state versions below the retention floor');
   };
 }
 
 /** The ingest loop, on the one instance that holds the "state-ingest" leadership of this schema. */
-async function ingestWhileLeader(db: DbClient, schema: string, ingestor: Ingestor, store: PgStore, deps: LoopDeps, onHead: (head: bigint) => void): Promise<void> {
+async function ingestWhileLeader(
+  db: DbClient,
+  schema: string,
+  ingestor: Ingestor,
+  store: PgStore,
+  deps: LoopDeps,
+  onHead: (head: bigint) => void,
+): Promise<void> {
   const lead = await acquireLeadership(db, `state-ingest:${schema}`, { signal: deps.signal, logger: deps.logger });
   if (!lead) return;
   const both = AbortSignal.any([deps.signal, lead.signal]);
@@ -99,7 +117,15 @@ async function ingestWhileLeader(db: DbClient, schema: string, ingestor: Ingesto
  * only on the instance holding the "state-ingest" leadership, so replicas sharing a database serve proofs
  * while one writes), with pruning below the retention floor as finalization advances.
  */
-export async function startStateManager({ common, db, config }: { common: Common; db: DbClient; config: StateConfig }): Promise<RunningStateManager> {
+export async function startStateManager({
+  common,
+  db,
+  config,
+}: {
+  common: Common;
+  db: DbClient;
+  config: StateConfig;
+}): Promise<RunningStateManager> {
   const logger = common.logger.child({ module: 'state' });
   const schema = config.schema ?? STATE_SCHEMA;
   await db.query('state.migrate', (knex) => migrate(knex, schema, stateMigrations));
@@ -109,7 +135,12 @@ export async function startStateManager({ common, db, config }: { common: Common
   const l1 = createProvider(config.l1RpcUrl);
   const l2 = createProvider(config.l2RpcUrl);
   const l2Rpc = createJsonRpcCaller(config.l2RpcUrl);
-  const errors = counter(common.metrics, 'l2stack_state_loop_errors_total', 'Failed iterations of the state manager loops', ['loop'] as const);
+  const errors = counter(
+    common.metrics,
+    'l2stack_state_loop_errors_total',
+    'Failed iterations of the state manager loops',
+    ['loop'] as const,
+  );
 
   let head = (await store.head())?.number ?? -1n;
   const finality = new FinalizationFollower(store, l1, config.l1MessageService, logger, common.metrics, {
@@ -131,19 +162,32 @@ export async function startStateManager({ common, db, config }: { common: Common
   });
 
   const controller = new AbortController();
-  const deps: LoopDeps = { signal: AbortSignal.any([controller.signal, common.shutdown.signal]), logger, errors, pollIntervalMs: config.pollIntervalMs };
+  const deps: LoopDeps = {
+    signal: AbortSignal.any([controller.signal, common.shutdown.signal]),
+    logger,
+    errors,
+    pollIntervalMs: config.pollIntervalMs,
+  };
   const prune = createPruner(store, finality, config, logger, () => head);
-  const finalityLoop = runLoop('finalization', async () => {
-    const more = await finality.step();
-    await prune();
-    return more;
-  }, deps);
+  const finalityLoop = runLoop(
+    'finalization',
+    async () => {
+      const more = await finality.step();
+      await prune();
+      return more;
+    },
+    deps,
+  );
   const ingestLoop = ingestWhileLeader(db, schema, ingestor, store, deps, (h) => (head = h));
   // Replicas that do not ingest still learn the head from the store.
-  const headLoop = runLoop('head', async () => {
-    head = (await store.head())?.number ?? -1n;
-    return false;
-  }, deps);
+  const headLoop = runLoop(
+    'head',
+    async () => {
+      head = (await store.head())?.number ?? -1n;
+      return false;
+    },
+    deps,
+  );
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -155,7 +199,10 @@ export async function startStateManager({ common, db, config }: { common: Common
       l2Rpc.close();
     })());
   common.shutdown.add('state manager', stop);
-  logger.info({ schema, hash: config.hash, head: head.toString(), finalized: finality.latestFinalized()?.toString() }, 'state manager started');
+  logger.info(
+    { schema, hash: config.hash, head: head.toString(), finalized: finality.latestFinalized()?.toString() },
+    'state manager started',
+  );
 
   return {
     stop,

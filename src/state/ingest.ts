@@ -11,7 +11,8 @@ import { StagedStore, type BatchingStore } from './staged-store.js';
 import { WorldState, type AccountChange } from './state.js';
 import type { VersionedStore } from './store.js';
 
-const isBatchingStore = (s: VersionedStore): s is BatchingStore => typeof (s as Partial<BatchingStore>).commitBlocks === 'function';
+const isBatchingStore = (s: VersionedStore): s is BatchingStore =>
+  typeof (s as Partial<BatchingStore>).commitBlocks === 'function';
 
 interface BlockHeader {
   number: string;
@@ -20,7 +21,6 @@ interface BlockHeader {
   /** The block's transaction hashes, in order (eth_getBlockByNumber without full transactions). */
   transactions?: string[];
 }
-
 
 export class ReorgBelowFinalizedError extends Error {
   override name = 'ReorgBelowFinalizedError';
@@ -76,18 +76,37 @@ export class Ingestor {
       traceMethod?: TraceMethod;
     },
   ) {
-    if (!isBatchingStore(world.store)) throw new Error('the state store cannot write several blocks in one transaction');
+    if (!isBatchingStore(world.store))
+      throw new Error('the state store cannot write several blocks in one transaction');
     this.staged = new StagedStore(world.store);
     this.stagedWorld = new WorldState(this.staged, world.c.hasher);
     this.m = {
       head: gauge(metrics, 'l2stack_state_ingested_block', 'Last L2 block applied to the state tree'),
       upstream: gauge(metrics, 'l2stack_state_upstream_block', 'Latest L2 block reported by the upstream'),
       applied: counter(metrics, 'l2stack_state_blocks_applied_total', 'L2 blocks applied to the state tree'),
-      accounts: counter(metrics, 'l2stack_state_accounts_changed_total', 'Account changes applied (one per account per block)'),
+      accounts: counter(
+        metrics,
+        'l2stack_state_accounts_changed_total',
+        'Account changes applied (one per account per block)',
+      ),
       reorgs: counter(metrics, 'l2stack_state_reorgs_total', 'Reorgs handled by rolling back'),
-      seconds: histogram(metrics, 'l2stack_state_apply_seconds', 'Time to fetch and apply one block (its write is in l2stack_state_commit_seconds)'),
-      commits: histogram(metrics, 'l2stack_state_commit_seconds', 'Time to write one batch of blocks in one transaction'),
-      batch: histogram(metrics, 'l2stack_state_commit_blocks', 'Blocks written per transaction', [], [1, 2, 5, 10, 20, 50, 100, 200, 500]),
+      seconds: histogram(
+        metrics,
+        'l2stack_state_apply_seconds',
+        'Time to fetch and apply one block (its write is in l2stack_state_commit_seconds)',
+      ),
+      commits: histogram(
+        metrics,
+        'l2stack_state_commit_seconds',
+        'Time to write one batch of blocks in one transaction',
+      ),
+      batch: histogram(
+        metrics,
+        'l2stack_state_commit_blocks',
+        'Blocks written per transaction',
+        [],
+        [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      ),
     };
   }
 
@@ -139,7 +158,11 @@ export class Ingestor {
         parentHash = h.hash;
         this.m.accounts.inc(changes.length);
         this.m.seconds.observe((performance.now() - started) / 1000);
-        if (this.staged.pendingBlocks >= perTransaction || this.staged.pendingRows >= MAX_STAGED_ROWS || performance.now() - batchStarted >= MAX_BATCH_MS) {
+        if (
+          this.staged.pendingBlocks >= perTransaction ||
+          this.staged.pendingRows >= MAX_STAGED_ROWS ||
+          performance.now() - batchStarted >= MAX_BATCH_MS
+        ) {
           await this.flush();
           batchStarted = performance.now();
         }
@@ -193,7 +216,8 @@ export class Ingestor {
     const header = await this.header(n);
     if (!header) return undefined;
     if (n === 0n) return { header, changes: await this.genesis() };
-    if (this.options.traceMethod === 'trace_replayBlockTransactions') return { header, changes: await this.replayed(n, header) };
+    if (this.options.traceMethod === 'trace_replayBlockTransactions')
+      return { header, changes: await this.replayed(n, header) };
     const params = [header.hash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }];
     const trace = await this.call<BlockTrace>('debug_traceBlockByHash', params);
     return { header, changes: blockChanges(trace) };
@@ -207,17 +231,32 @@ export class Ingestor {
   private async replayed(n: bigint, header: BlockHeader): Promise<AccountChange[]> {
     const replay = await this.call<ParityBlockReplay>('trace_replayBlockTransactions', [header.number, ['stateDiff']]);
     const again = await this.header(n);
-    if (again?.hash !== header.hash) throw new Error(`L2 block ${n} was replaced while it was replayed (${header.hash} → ${again?.hash ?? 'none'}); reading it again`);
+    if (again?.hash !== header.hash)
+      throw new Error(
+        `L2 block ${n} was replaced while it was replayed (${header.hash} → ${again?.hash ?? 'none'}); reading it again`,
+      );
     const expected = header.transactions;
     if (!Array.isArray(replay)) throw new Error(`trace_replayBlockTransactions of block ${n} did not answer an array`);
-    if (expected && (replay.length !== expected.length || replay.some((r, i) => r.transactionHash !== undefined && r.transactionHash.toLowerCase() !== expected[i]!.toLowerCase()))) {
-      throw new Error(`trace_replayBlockTransactions of block ${n} answered ${replay.length} transactions, not the block's ${expected.length}`);
+    if (
+      expected &&
+      (replay.length !== expected.length ||
+        replay.some(
+          (r, i) => r.transactionHash !== undefined && r.transactionHash.toLowerCase() !== expected[i]!.toLowerCase(),
+        ))
+    ) {
+      throw new Error(
+        `trace_replayBlockTransactions of block ${n} answered ${replay.length} transactions, not the block's ${expected.length}`,
+      );
     }
     return parityBlockChanges(replay, (address, fields) => this.accountAt(address, fields, header.parentHash));
   }
 
   /** Fields of an account at a block (by hash, EIP-1898, so a reorg cannot answer for another block). */
-  private async accountAt(address: string, fields: readonly ('nonce' | 'balance' | 'code')[], blockHash: string): Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }> {
+  private async accountAt(
+    address: string,
+    fields: readonly ('nonce' | 'balance' | 'code')[],
+    blockHash: string,
+  ): Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }> {
     const at = { blockHash };
     const read = async (f: 'nonce' | 'balance' | 'code') => {
       if (f === 'nonce') return { nonce: BigInt(await this.call<string>('eth_getTransactionCount', [address, at])) };
@@ -236,7 +275,15 @@ export class Ingestor {
     const behind = upstream - block;
     if (behind > 0n && now - this.lastProgressLog >= 10_000) {
       const rate = Number(block - this.stepStarted.block) / Math.max((now - this.stepStarted.at) / 1000, 0.001);
-      this.logger.info({ block: block.toString(), upstream: upstream.toString(), behind: behind.toString(), blocksPerSecond: Math.round(rate * 10) / 10 }, 'state backfill progress');
+      this.logger.info(
+        {
+          block: block.toString(),
+          upstream: upstream.toString(),
+          behind: behind.toString(),
+          blocksPerSecond: Math.round(rate * 10) / 10,
+        },
+        'state backfill progress',
+      );
       this.lastProgressLog = now;
       this.stepStarted = { at: now, block };
     } else if (behind === 0n && this.lastProgressLog !== 0) {
@@ -262,7 +309,9 @@ export class Ingestor {
       if (theirs && theirs.hash === ours.hash) break;
     }
     if (b < finalized) {
-      throw new ReorgBelowFinalizedError(`the L2 upstream replaced block ${b + 1n}, at or below the finalized block ${finalized}: refusing to roll back finalized state`);
+      throw new ReorgBelowFinalizedError(
+        `the L2 upstream replaced block ${b + 1n}, at or below the finalized block ${finalized}: refusing to roll back finalized state`,
+      );
     }
     const to = b;
     const head = (await this.world.store.head())?.number ?? -1n;
@@ -277,7 +326,11 @@ export class Ingestor {
   private async genesis(): Promise<AccountChange[]> {
     const out: AccountChange[] = [];
     for (const address of this.options.genesisAccounts) {
-      const [balance, nonce, code] = await Promise.all([this.l2.getBalance(address, 0), this.l2.getTransactionCount(address, 0), this.l2.getCode(address, 0)]);
+      const [balance, nonce, code] = await Promise.all([
+        this.l2.getBalance(address, 0),
+        this.l2.getTransactionCount(address, 0),
+        this.l2.getCode(address, 0),
+      ]);
       if (balance === 0n && nonce === 0 && code === '0x') continue;
       out.push({ address, deleted: false, balance, nonce: BigInt(nonce), code: fromHex(code), storage: new Map() });
     }

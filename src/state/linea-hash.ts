@@ -72,7 +72,15 @@ function accountKey(address: Bytes): Bytes {
 
 function accountValue(v: Bytes): Bytes {
   if (v.length !== 192) throw new Error(`an account value is 192 bytes, got ${v.length}`);
-  return poseidon2(concat(spread(v.subarray(0, 32)), spread(v.subarray(32, 64)), v.subarray(64, 128), spread(v.subarray(128, 160)), spread(v.subarray(160, 192))));
+  return poseidon2(
+    concat(
+      spread(v.subarray(0, 32)),
+      spread(v.subarray(32, 64)),
+      v.subarray(64, 128),
+      spread(v.subarray(128, 160)),
+      spread(v.subarray(160, 192)),
+    ),
+  );
 }
 
 function codeHash(code: Bytes): Bytes {

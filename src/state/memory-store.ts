@@ -20,7 +20,8 @@ function latest<T>(versions: Version<T>[] | undefined, block: bigint): T | null 
 function put<T>(versions: Version<T>[], block: bigint, value: T | null): void {
   const last = versions[versions.length - 1];
   if (last && last.block === block) last.value = value;
-  else if (last && last.block > block) throw new Error(`write at block ${block} below a version at block ${last.block}`);
+  else if (last && last.block > block)
+    throw new Error(`write at block ${block} below a version at block ${last.block}`);
   else versions.push({ block, value });
 }
 

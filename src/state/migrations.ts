@@ -12,43 +12,56 @@ export const stateMigrations: readonly Migration[] = [
   {
     name: '001_state_tree',
     async up(knex, schema) {
-      await knex.raw(`
+      await knex.raw(
+        `
         create table ??.nodes (
           tree bytea not null,
           pos bigint not null,
           block bigint not null,
           value bytea,
           primary key (tree, pos, block)
-        )`, [schema]);
+        )`,
+        [schema],
+      );
       await knex.raw('create index nodes_block on ??.nodes (block)', [schema]);
-      await knex.raw(`
+      await knex.raw(
+        `
         create table ??.keys (
           tree bytea not null,
           hkey bytea not null,
           block bigint not null,
           leaf_index bigint,
           primary key (tree, hkey, block)
-        )`, [schema]);
+        )`,
+        [schema],
+      );
       await knex.raw('create index keys_block on ??.keys (block)', [schema]);
-      await knex.raw(`
+      await knex.raw(
+        `
         create table ??.blocks (
           number bigint primary key,
           hash text not null,
           parent_hash text not null,
           root text not null,
           applied_at timestamptz not null default now()
-        )`, [schema]);
+        )`,
+        [schema],
+      );
       await knex.raw('create table ??.meta (key text primary key, value text not null)', [schema]);
-      await knex.raw(`
+      await knex.raw(
+        `
         create table ??.finalizations (
           l2_block bigint primary key,
           state_root text not null,
           l1_block bigint not null,
           l1_tx_hash text not null
-        )`, [schema]);
+        )`,
+        [schema],
+      );
     },
     async down(knex, schema) {
-      for (const t of ['finalizations', 'meta', 'blocks', 'keys', 'nodes']) await knex.raw('drop table if exists ??.??', [schema, t]);
+      for (const t of ['finalizations', 'meta', 'blocks', 'keys', 'nodes'])
+        await knex.raw('drop table if exists ??.??', [schema, t]);
     },
   },
 ];

@@ -46,7 +46,10 @@ function before(d: Delta<string> | undefined): string | undefined {
 
 type Field = 'nonce' | 'balance' | 'code';
 /** Reads an account's fields as the chain had them before the block (the ingest asks the upstream at the parent block). */
-export type BeforeLoader = (address: string, fields: Field[]) => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
+export type BeforeLoader = (
+  address: string,
+  fields: Field[],
+) => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
 
 export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: BeforeLoader): AccountChange[] {
   if (!Array.isArray(replay)) throw new Error('trace_replayBlockTransactions did not answer an array');
@@ -65,7 +68,11 @@ export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: Befor
         // factory). Without a loader they read as empty, which holds for accounts created after genesis.
         if (!born(diff.balance) && !born(diff.nonce)) {
           const code = before(diff.code);
-          ch.before = { balance: BigInt(before(diff.balance) ?? 0), nonce: BigInt(before(diff.nonce) ?? 0), code: code === undefined ? new Uint8Array(0) : fromHex(code) };
+          ch.before = {
+            balance: BigInt(before(diff.balance) ?? 0),
+            nonce: BigInt(before(diff.nonce) ?? 0),
+            code: code === undefined ? new Uint8Array(0) : fromHex(code),
+          };
           const unknown = (['nonce', 'balance', 'code'] as const).filter((f) => before(diff[f]) === undefined);
           if (loadBefore && unknown.length > 0) ch.loadBefore = () => loadBefore(address, unknown);
         }
@@ -73,7 +80,14 @@ export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: Befor
       }
       if (gone(diff.balance) || gone(diff.nonce) || gone(diff.code)) {
         // Deleted: if it comes back later in the block, it starts from nothing.
-        Object.assign(ch, { deleted: true, clearStorage: true, nonce: 0n, balance: 0n, code: new Uint8Array(0), storage: new Map() });
+        Object.assign(ch, {
+          deleted: true,
+          clearStorage: true,
+          nonce: 0n,
+          balance: 0n,
+          code: new Uint8Array(0),
+          storage: new Map(),
+        });
         continue;
       }
       ch.deleted = false;

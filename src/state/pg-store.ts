@@ -4,8 +4,24 @@ import type { DbClient } from '../common/db/client.js';
 import type { Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
 import { runStatement } from './statement.js';
-import { MAX_KEYS_PER_STATEMENT, proofReadsOf, proofStatementSql, unpackRows, type ProofStatementRow } from './proof-statement.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites } from './store.js';
+import {
+  MAX_KEYS_PER_STATEMENT,
+  proofReadsOf,
+  proofStatementSql,
+  unpackRows,
+  type ProofStatementRow,
+} from './proof-statement.js';
+import type {
+  BlockRecord,
+  FinalizationRecord,
+  KeyEntry,
+  ProofReads,
+  ProofRequest,
+  ReadOptions,
+  StateReader,
+  TreeId,
+  TreeWrites,
+} from './store.js';
 
 /**
  * VersionedStore on Postgres or PGlite (knex). Reads are index seeks on the primary keys: "latest version
@@ -55,7 +71,17 @@ export class PgStore implements BatchingStore {
 
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
     return this.db.query('state.read', (knex) =>
-      knex.transaction((trx) => fn(this.reader(async <T,>(sql: string, bindings: readonly Knex.RawBinding[]) => (await trx.raw(sql, [...bindings])) as T, block, options?.settled ?? false)), { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig),
+      knex.transaction(
+        (trx) =>
+          fn(
+            this.reader(
+              async <T>(sql: string, bindings: readonly Knex.RawBinding[]) => (await trx.raw(sql, [...bindings])) as T,
+              block,
+              options?.settled ?? false,
+            ),
+          ),
+        { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig,
+      ),
     );
   }
 
@@ -74,11 +100,15 @@ export class PgStore implements BatchingStore {
       if (!st) {
         const text = proofStatementSql(this.table, part.length);
         const name = `l2s_proof_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-        this.proofStatements.set(part.length, (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }));
+        this.proofStatements.set(
+          part.length,
+          (st = { name, text, types: [...part.flatMap(() => ['text', 'text']), 'bigint'] }),
+        );
       }
       const values = [...part.flatMap((r) => [treeHex(r.tree), bare(r.hKey).toLowerCase()]), block.toString()];
       const [answer] = await runStatement<{ packed: Uint8Array | null }>(this.db, { ...st, values });
-      for (const row of unpackRows(answer?.packed ?? null)) rows.push({ ...row, ord: row.ord > 0 ? row.ord + at : row.ord - at });
+      for (const row of unpackRows(answer?.packed ?? null))
+        rows.push({ ...row, ord: row.ord > 0 ? row.ord + at : row.ord - at });
     }
     return proofReadsOf(requests, rows);
   }
@@ -117,7 +147,11 @@ export class PgStore implements BatchingStore {
 
   /** See BatchingStore.headReader: each call one statement on the shared pool, no transaction. */
   headReader(block: bigint): StateReader {
-    return this.reader(<T,>(sql: string, bindings: readonly Knex.RawBinding[]) => this.db.query('state.head_read', async (knex) => (await knex.raw(sql, [...bindings])) as T), block);
+    return this.reader(
+      <T>(sql: string, bindings: readonly Knex.RawBinding[]) =>
+        this.db.query('state.head_read', async (knex) => (await knex.raw(sql, [...bindings])) as T),
+      block,
+    );
   }
 
   private reader(raw: RawQuery, block: bigint, settled = false): StateReader {
@@ -147,7 +181,11 @@ export class PgStore implements BatchingStore {
            ) n on true`,
           [want.map(String), treeHex(tree), n],
         );
-        const got = rows.map((r) => ({ pos: Number(r.pos), from: r.block === null ? -1n : BigInt(r.block), value: r.value }));
+        const got = rows.map((r) => ({
+          pos: Number(r.pos),
+          from: r.block === null ? -1n : BigInt(r.block),
+          value: r.value,
+        }));
         for (const g of got) if (g.value) out.set(g.pos, g.value);
         this.keepSettled(tree, got, block);
         return out;
@@ -166,7 +204,8 @@ export class PgStore implements BatchingStore {
            ) k on true`,
           [hKeys.map(bare), treeHex(tree), n],
         );
-        for (const r of rows) out.set(`0x${r.q}`, r.hkey === null ? undefined : { hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) });
+        for (const r of rows)
+          out.set(`0x${r.q}`, r.hkey === null ? undefined : { hKey: `0x${r.hkey}`, leafIndex: Number(r.leaf_index) });
         return out;
       },
       keysUpTo: async (tree, limit) => {
@@ -209,7 +248,8 @@ export class PgStore implements BatchingStore {
     const keys: { t: string[]; h: string[]; b: string[]; i: (string | null)[] } = { t: [], h: [], b: [], i: [] };
     let prev: bigint | undefined;
     for (const { block, writes } of blocks) {
-      if (prev !== undefined && block.number <= prev) throw new Error(`blocks must ascend: ${block.number} after ${prev}`);
+      if (prev !== undefined && block.number <= prev)
+        throw new Error(`blocks must ascend: ${block.number} after ${prev}`);
       prev = block.number;
       const n = block.number.toString();
       for (const [tree, w] of writes) {
@@ -231,9 +271,12 @@ export class PgStore implements BatchingStore {
     const first = blocks[0]!.block.number;
     await this.db.query('state.commit_blocks', (knex) =>
       knex.transaction(async (trx) => {
-        const head = await trx.raw<{ rows: { number: string }[] }>(`select number from ${this.table('blocks')} order by number desc limit 1`);
+        const head = await trx.raw<{ rows: { number: string }[] }>(
+          `select number from ${this.table('blocks')} order by number desc limit 1`,
+        );
         const top = head.rows[0]?.number;
-        if (top !== undefined && BigInt(top) >= first) throw new Error(`block ${first} is not above the head ${top}; roll back first`);
+        if (top !== undefined && BigInt(top) >= first)
+          throw new Error(`block ${first} is not above the head ${top}; roll back first`);
         for (let i = 0; i < nodes.t.length; i += CHUNK) {
           const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
           await trx.raw(
@@ -250,12 +293,21 @@ export class PgStore implements BatchingStore {
             [part(keys.t), part(keys.h), part(keys.b), part(keys.i) as string[]],
           );
         }
-        await trx(this.table('blocks')).insert(blocks.map(({ block }) => ({ number: block.number.toString(), hash: block.hash, parent_hash: block.parentHash, root: block.root })));
+        await trx(this.table('blocks')).insert(
+          blocks.map(({ block }) => ({
+            number: block.number.toString(),
+            hash: block.hash,
+            parent_hash: block.parentHash,
+            root: block.root,
+          })),
+        );
       }),
     );
   }
 
-  private static record(r: { number: string; hash: string; parent_hash: string; root: string } | undefined): BlockRecord | undefined {
+  private static record(
+    r: { number: string; hash: string; parent_hash: string; root: string } | undefined,
+  ): BlockRecord | undefined {
     return r && { number: BigInt(r.number), hash: r.hash, parentHash: r.parent_hash, root: r.root };
   }
 
@@ -265,7 +317,9 @@ export class PgStore implements BatchingStore {
   }
 
   async block(number: bigint): Promise<BlockRecord | undefined> {
-    const r = await this.db.query('state.block', (knex) => knex(this.table('blocks')).where({ number: number.toString() }).first());
+    const r = await this.db.query('state.block', (knex) =>
+      knex(this.table('blocks')).where({ number: number.toString() }).first(),
+    );
     return PgStore.record(r);
   }
 
@@ -295,13 +349,19 @@ export class PgStore implements BatchingStore {
     return this.db.query('state.prune', (knex) =>
       knex.transaction(async (trx) => {
         let removed = 0;
-        for (const [name, key, value] of [['nodes', 'pos', 'value'], ['keys', 'hkey', 'leaf_index']] as const) {
+        for (const [name, key, value] of [
+          ['nodes', 'pos', 'value'],
+          ['keys', 'hkey', 'leaf_index'],
+        ] as const) {
           const a = await trx.raw<{ rowCount: number }>(
             `with c as (select tree, ${key} as k, max(block) as keep from ${this.table(name)} where block > ? and block <= ? group by tree, ${key})
              delete from ${this.table(name)} x using c where x.tree = c.tree and x.${key} = c.k and x.block < c.keep`,
             [p, f],
           );
-          const b = await trx.raw<{ rowCount: number }>(`delete from ${this.table(name)} where block > ? and block <= ? and ${value} is null`, [p, f]);
+          const b = await trx.raw<{ rowCount: number }>(
+            `delete from ${this.table(name)} where block > ? and block <= ? and ${value} is null`,
+            [p, f],
+          );
           removed += (a.rowCount ?? 0) + (b.rowCount ?? 0);
         }
         await trx(this.table('blocks')).where('number', '<', f).delete();
@@ -317,23 +377,32 @@ export class PgStore implements BatchingStore {
   }
 
   async setMeta(key: string, value: string): Promise<void> {
-    await this.db.query('state.set_meta', (knex) => knex(this.table('meta')).insert({ key, value }).onConflict('key').merge());
+    await this.db.query('state.set_meta', (knex) =>
+      knex(this.table('meta')).insert({ key, value }).onConflict('key').merge(),
+    );
   }
 
   async recordFinalization(rec: FinalizationRecord): Promise<void> {
     await this.db.query('state.record_finalization', (knex) =>
       knex(this.table('finalizations'))
-        .insert({ l2_block: rec.l2Block.toString(), state_root: rec.stateRoot, l1_block: rec.l1Block.toString(), l1_tx_hash: rec.l1TxHash })
+        .insert({
+          l2_block: rec.l2Block.toString(),
+          state_root: rec.stateRoot,
+          l1_block: rec.l1Block.toString(),
+          l1_tx_hash: rec.l1TxHash,
+        })
         .onConflict('l2_block')
         .merge(),
     );
   }
 
   async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
-    const r = (await this.db.query('state.finalization', (knex) => knex(this.table('finalizations')).where({ l2_block: l2Block.toString() }).first())) as
-      | { l2_block: string; state_root: string; l1_block: string; l1_tx_hash: string }
-      | undefined;
-    return r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash };
+    const r = (await this.db.query('state.finalization', (knex) =>
+      knex(this.table('finalizations')).where({ l2_block: l2Block.toString() }).first(),
+    )) as { l2_block: string; state_root: string; l1_block: string; l1_tx_hash: string } | undefined;
+    return (
+      r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash }
+    );
   }
 
   async close(): Promise<void> {}

@@ -55,9 +55,17 @@ export function memoHasher(hasher: HashProvider): HashProvider {
  */
 export function createProofBackend(
   world: WorldState,
-  options: { latestFinalized: () => bigint | undefined; ingestedHead: () => bigint; retainedFinalizedBlocks: number; metrics: Registry; logger?: Logger },
+  options: {
+    latestFinalized: () => bigint | undefined;
+    ingestedHead: () => bigint;
+    retainedFinalizedBlocks: number;
+    metrics: Registry;
+    logger?: Logger;
+  },
 ): ProofBackend {
-  const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', ['outcome'] as const);
+  const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', [
+    'outcome',
+  ] as const);
   const seconds = histogram(options.metrics, 'l2stack_state_proof_seconds', 'Time to build one svc_getProof result');
   const hasher = memoHasher(world.c.hasher);
   const roots = new Map<bigint, { root: string; source: 'L1' | 'state tree' } | undefined>();
@@ -66,51 +74,72 @@ export function createProofBackend(
     const [fin, rec] = await Promise.all([world.store.finalization(n), world.store.block(n)]);
     // A zero root is what a finalization without a state manager submits: it names nothing to check against.
     const l1 = fin && !/^0x0{64}$/.test(fin.stateRoot) ? fin.stateRoot : undefined;
-    const found = l1 ? { root: l1, source: 'L1' as const } : rec ? { root: rec.root, source: 'state tree' as const } : undefined;
+    const found = l1
+      ? { root: l1, source: 'L1' as const }
+      : rec
+        ? { root: rec.root, source: 'state tree' as const }
+        : undefined;
     if (roots.size >= MAX_CACHED_ROOTS) roots.clear();
     if (found) roots.set(n, found);
     return found;
   };
   const unverified = (n: bigint, address: string, detail: Record<string, unknown>): RpcError => {
     served.inc({ outcome: 'unverified' });
-    options.logger?.error({ block: n.toString(), address, ...detail }, 'svc_getProof: a proof built from the stored state tree does not verify; not returned (damaged or missing state rows?)');
-    return new RpcError(RpcErrorCode.Internal, `internal error: the proof for block ${n} does not verify against its finalized state root; the operator has been told`);
+    options.logger?.error(
+      { block: n.toString(), address, ...detail },
+      'svc_getProof: a proof built from the stored state tree does not verify; not returned (damaged or missing state rows?)',
+    );
+    return new RpcError(
+      RpcErrorCode.Internal,
+      `internal error: the proof for block ${n} does not verify against its finalized state root; the operator has been told`,
+    );
   };
   return {
     async getProof(address, storageKeys, block) {
       const finalized = options.latestFinalized();
       if (finalized === undefined) {
         served.inc({ outcome: 'not_ready' });
-        throw new RpcError(RpcErrorCode.Server, 'the state manager has not read the finalized block from L1 yet; try again shortly');
+        throw new RpcError(
+          RpcErrorCode.Server,
+          'the state manager has not read the finalized block from L1 yet; try again shortly',
+        );
       }
       const n = block === 'finalized' ? finalized : block;
       if (n > finalized) {
         served.inc({ outcome: 'not_finalized' });
-        throw new RpcError(RpcErrorCode.Server, `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`, {
-          requestedBlock: quantity(n),
-          latestFinalizedBlock: quantity(finalized),
-        });
+        throw new RpcError(
+          RpcErrorCode.Server,
+          `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`,
+          { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
+        );
       }
       const oldest = finalized - BigInt(options.retainedFinalizedBlocks) + 1n;
       if (n < oldest) {
         served.inc({ outcome: 'not_retained' });
-        throw new RpcError(STATE_NOT_RETAINED, `state for block ${n} is not retained; the oldest retained block is ${oldest} (the latest finalized block is ${finalized})`, {
-          requestedBlock: quantity(n),
-          oldestRetainedBlock: quantity(oldest),
-          latestFinalizedBlock: quantity(finalized),
-        });
+        throw new RpcError(
+          STATE_NOT_RETAINED,
+          `state for block ${n} is not retained; the oldest retained block is ${oldest} (the latest finalized block is ${finalized})`,
+          {
+            requestedBlock: quantity(n),
+            oldestRetainedBlock: quantity(oldest),
+            latestFinalizedBlock: quantity(finalized),
+          },
+        );
       }
       const head = options.ingestedHead();
       if (n > head) {
         served.inc({ outcome: 'not_ingested' });
-        throw new RpcError(RpcErrorCode.Server, `block ${n} is finalized on L1 but the state manager has only applied blocks up to ${head}; try again shortly`, {
-          requestedBlock: quantity(n),
-          latestFinalizedBlock: quantity(finalized),
-        });
+        throw new RpcError(
+          RpcErrorCode.Server,
+          `block ${n} is finalized on L1 but the state manager has only applied blocks up to ${head}; try again shortly`,
+          { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
+        );
       }
-      if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw rpcErrors.invalidParams(`address must be 20 bytes of hex, got "${String(address).slice(0, 50)}"`);
+      if (!/^0x[0-9a-fA-F]{40}$/.test(address))
+        throw rpcErrors.invalidParams(`address must be 20 bytes of hex, got "${String(address).slice(0, 50)}"`);
       const bad = storageKeys.find((k) => !/^0x[0-9a-fA-F]{1,64}$/.test(k));
-      if (bad !== undefined) throw rpcErrors.invalidParams(`storage keys must be up to 32 bytes of hex, got "${String(bad).slice(0, 80)}"`);
+      if (bad !== undefined)
+        throw rpcErrors.invalidParams(`storage keys must be up to 32 bytes of hex, got "${String(bad).slice(0, 80)}"`);
       const timer = seconds.startTimer();
       try {
         // A row too damaged to decode throws while the proof is built: the same answer as one that does not verify.
@@ -121,7 +150,13 @@ export function createProofBackend(
         const [result, expected] = await Promise.all([built, rootToCheck(n)]);
         if (!expected) throw unverified(n, address, { reason: 'no state root recorded for the block' });
         const check = verifyStateProof(expected.root, result, hasher);
-        if (!check.ok) throw unverified(n, address, { root: expected.root, rootSource: expected.source, failed: check.failed, reason: check.reason });
+        if (!check.ok)
+          throw unverified(n, address, {
+            root: expected.root,
+            rootSource: expected.source,
+            failed: check.failed,
+            reason: check.reason,
+          });
         served.inc({ outcome: 'ok' });
         return result;
       } finally {

@@ -24,7 +24,8 @@ import type { KeyEntry, ProofReads, ProofRequest, TreeId } from './store.js';
  * a prepared statement was planned again on every execution. Rows: see ProofStatementRow.
  */
 export function proofStatementSql(table: (name: string) => string, keys: number): string {
-  if (!Number.isInteger(keys) || keys < 1 || keys > MAX_KEYS_PER_STATEMENT) throw new Error(`a proof statement takes 1 to ${MAX_KEYS_PER_STATEMENT} keys, not ${keys}`);
+  if (!Number.isInteger(keys) || keys < 1 || keys > MAX_KEYS_PER_STATEMENT)
+    throw new Error(`a proof statement takes 1 to ${MAX_KEYS_PER_STATEMENT} keys, not ${keys}`);
   const perHeight = MAX_LEAVES;
   const rootPos = (DEPTH + 1) * MAX_LEAVES;
   const block = `$${2 * keys + 1}::bigint`;
@@ -32,7 +33,10 @@ export function proofStatementSql(table: (name: string) => string, keys: number)
   // outer row only, becomes a one-time filter that skips the seek when false.
   const latest = (tree: string, pos: string, gate = '') =>
     `select n.value from ${table('nodes')} n where ${gate}n.tree = ${tree} and n.pos = ${pos} and n.block <= ${block} order by n.block desc limit 1`;
-  const requests = Array.from({ length: keys }, (_, i) => `(${i + 1}, decode($${2 * i + 1}::text, 'hex'), decode($${2 * i + 2}::text, 'hex'))`).join(', ');
+  const requests = Array.from(
+    { length: keys },
+    (_, i) => `(${i + 1}, decode($${2 * i + 1}::text, 'hex'), decode($${2 * i + 2}::text, 'hex'))`,
+  ).join(', ');
   return `with q(ord, tree, hkey) as (
   values ${requests}
 ), f as (
@@ -85,7 +89,7 @@ export function unpackRows(packed: Uint8Array | null): ProofStatementRow[] {
   const rows: ProofStatementRow[] = [];
   if (!packed) return rows;
   const v = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
-  for (let at = 0; at < packed.length; ) {
+  for (let at = 0; at < packed.length;) {
     const [ord, pos, len] = [v.getInt32(at), Number(v.getBigInt64(at + 4)), v.getInt32(at + 12)];
     at += 16;
     rows.push({ ord, pos: pos < 0 ? null : pos, value: len < 0 ? null : packed.subarray(at, (at += len)) });

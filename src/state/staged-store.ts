@@ -1,5 +1,14 @@
 import type { Bytes } from './bytes.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type {
+  BlockRecord,
+  FinalizationRecord,
+  KeyEntry,
+  ReadOptions,
+  StateReader,
+  TreeId,
+  TreeWrites,
+  VersionedStore,
+} from './store.js';
 
 /** One applied block waiting to be written. */
 export interface StagedBlock {
@@ -166,7 +175,9 @@ export class StagedStore implements VersionedStore {
     if (top === undefined) return this.base.read(block, fn); // an empty store: nothing to know yet
     if (block !== top || (options?.settled && this.staged.length === 0)) {
       if (baseAt !== undefined && block <= baseAt) return this.base.read(block, fn, options);
-      throw new Error(`staged store: block ${block} is staged below the staged head ${top} and cannot be read until flushed`);
+      throw new Error(
+        `staged store: block ${block} is staged below the staged head ${top} and cannot be read until flushed`,
+      );
     }
     // Nothing below the staged blocks yet (genesis is staged): the underlying store has no rows at all.
     if (this.base.headReader) return fn(this.overlay(this.base.headReader(baseAt ?? 0n), block));
@@ -282,7 +293,8 @@ export class StagedStore implements VersionedStore {
 
   async commit(block: BlockRecord, writes: Map<TreeId, TreeWrites>): Promise<void> {
     const head = await this.head();
-    if (head && block.number <= head.number) throw new Error(`block ${block.number} is not above the head ${head.number}; roll back first`);
+    if (head && block.number <= head.number)
+      throw new Error(`block ${block.number} is not above the head ${head.number}; roll back first`);
     for (const [tree, w] of writes) {
       const o = this.tree(tree);
       for (const [p, v] of w.nodes) {

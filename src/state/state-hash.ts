@@ -4,7 +4,8 @@ import { poseidon2HashProvider } from './linea-hash.js';
 import type { VersionedStore } from './store.js';
 
 /** The provider behind each STATE_HASH value. */
-export const hashProviderOf = (hash: StateHash): HashProvider => (hash === 'poseidon2' ? poseidon2HashProvider : keccakHashProvider);
+export const hashProviderOf = (hash: StateHash): HashProvider =>
+  hash === 'poseidon2' ? poseidon2HashProvider : keccakHashProvider;
 
 /** The meta row that records which hash built the tree. */
 export const STATE_HASH_META = 'state_hash';

@@ -1,6 +1,13 @@
 import { equal, isZero, toHex, type Bytes } from './bytes.js';
 import {
-  accountHKey, decodeAccountValue, encodeAccountValue, storageHKey, storageKeyWord, treeConstants, type AccountValue, type TreeConstants,
+  accountHKey,
+  decodeAccountValue,
+  encodeAccountValue,
+  storageHKey,
+  storageKeyWord,
+  treeConstants,
+  type AccountValue,
+  type TreeConstants,
 } from './encoding.js';
 import { keccakHashProvider, type HashProvider } from './hash.js';
 import { keccak256 } from '../common/eth/keccak.js';
@@ -36,18 +43,33 @@ export interface MerkleProofJson {
 }
 export type ProofEntryJson =
   | { key: string; leafIndex: number; proof: MerkleProofJson }
-  | { key: string; leftLeafIndex: number; leftProof: MerkleProofJson; rightLeafIndex: number; rightProof: MerkleProofJson };
+  | {
+      key: string;
+      leftLeafIndex: number;
+      leftProof: MerkleProofJson;
+      rightLeafIndex: number;
+      rightProof: MerkleProofJson;
+    };
 export interface StateProofJson {
   accountProof: ProofEntryJson;
   storageProofs: ProofEntryJson[];
 }
 
-const merkleJson = (p: LeafProof): MerkleProofJson => ({ proofRelatedNodes: p.proofRelatedNodes.map(toHex), value: toHex(p.value) });
+const merkleJson = (p: LeafProof): MerkleProofJson => ({
+  proofRelatedNodes: p.proofRelatedNodes.map(toHex),
+  value: toHex(p.value),
+});
 
 export function proofEntryJson(key: string, p: KeyProof): ProofEntryJson {
   return p.kind === 'inclusion'
     ? { key, leafIndex: p.leaf.leafIndex, proof: merkleJson(p.leaf) }
-    : { key, leftLeafIndex: p.left.leafIndex, leftProof: merkleJson(p.left), rightLeafIndex: p.right.leafIndex, rightProof: merkleJson(p.right) };
+    : {
+        key,
+        leftLeafIndex: p.left.leafIndex,
+        leftProof: merkleJson(p.left),
+        rightLeafIndex: p.right.leafIndex,
+        rightProof: merkleJson(p.right),
+      };
 }
 
 /**
@@ -67,7 +89,14 @@ export class WorldState {
 
   emptyAccount(): AccountValue {
     const k = keccak256(new Uint8Array(0));
-    return { nonce: 0n, balance: 0n, storageRoot: this.c.emptyRoot, codeHash: this.c.emptyCodeHash, keccakCodeHash: k, codeSize: 0n };
+    return {
+      nonce: 0n,
+      balance: 0n,
+      storageRoot: this.c.emptyRoot,
+      codeHash: this.c.emptyCodeHash,
+      keccakCodeHash: k,
+      codeSize: 0n,
+    };
   }
 
   private hKeyOf(address: string): string {
@@ -140,11 +169,17 @@ export class WorldState {
       this.c,
       this.store,
       block,
-      [{ tree: ACCOUNT_TREE, hKey: this.hKeyOf(addr) }, ...slots.map((slot) => ({ tree: addr, hKey: toHex(storageHKey(this.c.hasher, slot)) }))],
+      [
+        { tree: ACCOUNT_TREE, hKey: this.hKeyOf(addr) },
+        ...slots.map((slot) => ({ tree: addr, hKey: toHex(storageHKey(this.c.hasher, slot)) })),
+      ],
       // The proof backend serves only blocks finalized on L1 and ingested: rollback never reaches them.
       { settled: true },
     );
-    return { accountProof: proofEntryJson(addr, account!), storageProofs: storage.map((p, i) => proofEntryJson(toHex(slots[i]!), p)) };
+    return {
+      accountProof: proofEntryJson(addr, account!),
+      storageProofs: storage.map((p, i) => proofEntryJson(toHex(slots[i]!), p)),
+    };
   }
 
   /** The account-tree root after a block, when the store still has that block. */

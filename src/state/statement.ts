@@ -15,10 +15,14 @@ const BYTEA_OID = 17;
  * builds the array a byte at a time with parseInt, and a proof's rows are ~5–10 KB of it. A plain
  * Uint8Array view, as PGlite's parser gives.
  */
-const byteaParser = { parsers: { [BYTEA_OID]: (text: string) => {
-  const b = Buffer.from(text.slice(2), 'hex');
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-} } };
+const byteaParser = {
+  parsers: {
+    [BYTEA_OID]: (text: string) => {
+      const b = Buffer.from(text.slice(2), 'hex');
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    },
+  },
+};
 
 /** PGlite instances (one session each) and the statements already prepared on them. */
 const preparedOn = new WeakMap<object, Set<string>>();
@@ -32,7 +36,8 @@ function literal(value: string, type: string): string {
     if (!/^-?\d{1,19}$/.test(value)) throw new Error(`statement: not a decimal integer: "${value.slice(0, 40)}"`);
     return `${value}::bigint`;
   }
-  if (type !== 'text' || !/^[0-9a-f]*$/.test(value)) throw new Error(`statement: only hex text and bigint literals, got ${type} "${value.slice(0, 80)}"`);
+  if (type !== 'text' || !/^[0-9a-f]*$/.test(value))
+    throw new Error(`statement: only hex text and bigint literals, got ${type} "${value.slice(0, 80)}"`);
   return `'${value}'::text`;
 }
 
@@ -44,11 +49,17 @@ function literal(value: string, type: string): string {
  */
 export async function runStatement<R>(db: DbClient, statement: Statement): Promise<R[]> {
   return db.query('state.prepared_statement', async (knex: Knex) => {
-    const client = knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(conn: unknown): Promise<unknown> };
+    const client = knex.client as {
+      acquireConnection(): Promise<unknown>;
+      releaseConnection(conn: unknown): Promise<unknown>;
+    };
     const conn = await client.acquireConnection();
     try {
       if (db.kind === 'pglite') {
-        const pglite = conn as { query(sql: string): Promise<unknown>; exec<T>(sql: string, options?: typeof byteaParser): Promise<{ rows: T[] }[]> };
+        const pglite = conn as {
+          query(sql: string): Promise<unknown>;
+          exec<T>(sql: string, options?: typeof byteaParser): Promise<{ rows: T[] }[]>;
+        };
         let names = preparedOn.get(pglite);
         if (!names) preparedOn.set(pglite, (names = new Set()));
         const prepare = async () => {
@@ -70,7 +81,8 @@ export async function runStatement<R>(db: DbClient, statement: Statement): Promi
         }
       }
       const pg = conn as { query<T>(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> };
-      return (await pg.query<R>({ name: statement.name, text: statement.text, values: statement.values as unknown[] })).rows;
+      return (await pg.query<R>({ name: statement.name, text: statement.text, values: statement.values as unknown[] }))
+        .rows;
     } finally {
       await client.releaseConnection(conn);
     }

@@ -1,9 +1,29 @@
 import { concat, toHex, type Bytes } from './bytes.js';
 import {
-  DEPTH, HEAD_INDEX, LEAF_OPENING_LENGTH, MAX_LEAVES, PROOF_LENGTH, decodeLeafOpening, decodeRootNode, encodeLeafOpening,
-  encodeRootNode, leafHash, rootHash, type LeafOpening, type TreeConstants,
+  DEPTH,
+  HEAD_INDEX,
+  LEAF_OPENING_LENGTH,
+  MAX_LEAVES,
+  PROOF_LENGTH,
+  decodeLeafOpening,
+  decodeRootNode,
+  encodeLeafOpening,
+  encodeRootNode,
+  leafHash,
+  rootHash,
+  type LeafOpening,
+  type TreeConstants,
 } from './encoding.js';
-import type { KeyEntry, ProofReads, ProofRequest, ReadOptions, StateReader, TreeId, TreeWrites, VersionedStore } from './store.js';
+import type {
+  KeyEntry,
+  ProofReads,
+  ProofRequest,
+  ReadOptions,
+  StateReader,
+  TreeId,
+  TreeWrites,
+  VersionedStore,
+} from './store.js';
 
 /**
  * The sparse Merkle tree algorithms over a StateReader: applying a batch of key changes (producing the
@@ -28,7 +48,10 @@ interface Leaf {
 }
 
 const leafRow = (l: Leaf): Bytes => concat(encodeLeafOpening(l.opening), l.value);
-const parseLeafRow = (row: Bytes): Leaf => ({ opening: decodeLeafOpening(row.subarray(0, LEAF_OPENING_LENGTH)), value: row.slice(LEAF_OPENING_LENGTH) });
+const parseLeafRow = (row: Bytes): Leaf => ({
+  opening: decodeLeafOpening(row.subarray(0, LEAF_OPENING_LENGTH)),
+  value: row.slice(LEAF_OPENING_LENGTH),
+});
 
 /** Rows of a tree that holds only the head and tail sentinels: what an unwritten (or cleared) tree reads as. */
 const templates = new WeakMap<TreeConstants, Map<number, Bytes>>();
@@ -111,7 +134,12 @@ interface Plan {
   deletes: { hKey: string; idx: number }[];
 }
 
-async function planChanges(reader: StateReader, tree: TreeId, changes: readonly KeyChange[], fresh: boolean): Promise<Plan> {
+async function planChanges(
+  reader: StateReader,
+  tree: TreeId,
+  changes: readonly KeyChange[],
+  fresh: boolean,
+): Promise<Plan> {
   const byKey = new Map<string, KeyChange>();
   for (const ch of changes) byKey.set(ch.hKey, ch);
   const keys = [...byKey.keys()].sort();
@@ -132,7 +160,11 @@ async function planChanges(reader: StateReader, tree: TreeId, changes: readonly 
 /** Loads the leaves the batch touches and, one hop further, their list neighbours, in two reads. */
 async function prefetchLeaves(rows: RowCache, plan: Plan): Promise<void> {
   const { updates, inserts, deletes } = plan;
-  await rows.load([...updates.map((u) => u.idx), ...deletes.map((d) => d.idx), ...inserts.map((i) => i.pred.leafIndex)].map((i) => posOf(0, i)));
+  await rows.load(
+    [...updates.map((u) => u.idx), ...deletes.map((d) => d.idx), ...inserts.map((i) => i.pred.leafIndex)].map((i) =>
+      posOf(0, i),
+    ),
+  );
   const hop: number[] = [];
   for (const d of deletes) {
     const row = rows.get(posOf(0, d.idx));
@@ -173,7 +205,10 @@ async function relinkLeaves(rows: RowCache, tree: TreeId, plan: Plan, writes: Tr
     const r = await getLeaf(rightIdx);
     if (nextFree >= MAX_LEAVES) throw new Error(`tree "${tree}" is full (${MAX_LEAVES} leaves)`);
     const idx = nextFree++;
-    leaves.set(idx, { opening: { prev: left, next: rightIdx, hKey: hexToBytes32(ins.hKey), hValue: ins.change.hValue }, value: ins.change.value });
+    leaves.set(idx, {
+      opening: { prev: left, next: rightIdx, hKey: hexToBytes32(ins.hKey), hValue: ins.change.hValue },
+      value: ins.change.value,
+    });
     leaves.set(left, { ...l, opening: { ...l.opening, next: idx } });
     leaves.set(rightIdx, { ...r, opening: { ...r.opening, prev: idx } });
     writes.keys.set(ins.hKey, idx);
@@ -192,7 +227,12 @@ async function relinkLeaves(rows: RowCache, tree: TreeId, plan: Plan, writes: Tr
 }
 
 /** Recomputes the dirty paths bottom-up (sibling hashes from the parents' stored rows); returns the sub-root. */
-async function rehashPaths(c: TreeConstants, rows: RowCache, leaves: Map<number, Leaf | null>, writes: TreeWrites): Promise<Bytes> {
+async function rehashPaths(
+  c: TreeConstants,
+  rows: RowCache,
+  leaves: Map<number, Leaf | null>,
+  writes: TreeWrites,
+): Promise<Bytes> {
   const ancestors: number[] = [];
   for (const idx of leaves.keys()) for (let h = 1; h <= DEPTH; h++) ancestors.push(posOf(h, shr(idx, h)));
   await rows.load(ancestors);
@@ -274,8 +314,7 @@ export interface LeafProof {
 }
 
 export type KeyProof =
-  | { kind: 'inclusion'; leaf: LeafProof }
-  | { kind: 'non-inclusion'; left: LeafProof; right: LeafProof };
+  { kind: 'inclusion'; leaf: LeafProof } | { kind: 'non-inclusion'; left: LeafProof; right: LeafProof };
 
 async function leafProof(c: TreeConstants, rows: RowCache, idx: number): Promise<LeafProof> {
   const positions = [ROOT_POS, posOf(0, idx), posOf(0, siblingOf(idx))];
@@ -345,7 +384,12 @@ async function proveAll(c: TreeConstants, reader: StateReader, requests: readonl
 }
 
 /** Proofs built from rows fetched ahead (`VersionedStore.proofReads`); undefined when they need a row not among them. */
-export async function proveFromReads(c: TreeConstants, block: bigint, reads: ProofReads, requests: readonly ProofRequest[]): Promise<KeyProof[] | undefined> {
+export async function proveFromReads(
+  c: TreeConstants,
+  block: bigint,
+  reads: ProofReads,
+  requests: readonly ProofRequest[],
+): Promise<KeyProof[] | undefined> {
   try {
     return await proveAll(c, prefetchedReader(block, reads), requests);
   } catch (err) {
@@ -381,7 +425,12 @@ export async function treeRoot(c: TreeConstants, reader: StateReader, tree: Tree
 }
 
 /** The raw values stored under some hKeys at the reader's block (absent keys are left out). */
-export async function readValues(c: TreeConstants, reader: StateReader, tree: TreeId, hKeys: readonly string[]): Promise<Map<string, Bytes>> {
+export async function readValues(
+  c: TreeConstants,
+  reader: StateReader,
+  tree: TreeId,
+  hKeys: readonly string[],
+): Promise<Map<string, Bytes>> {
   const out = new Map<string, Bytes>();
   if (hKeys.length === 0) return out;
   const floors = await reader.floorKeys(tree, hKeys);

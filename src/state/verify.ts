@@ -1,7 +1,20 @@
 import { concat, equal, fromHex, isZero, toHex, type Bytes } from './bytes.js';
 import {
-  ACCOUNT_VALUE_LENGTH, DEPTH, MAX_LEAVES, PROOF_LENGTH, STORAGE_VALUE_LENGTH, ZERO_WORD, accountHKey,
-  decodeAccountValue, decodeLeafOpening, decodeRootNode, storageHKey, storageKeyWord, treeConstants, type AccountValue, type LeafOpening,
+  ACCOUNT_VALUE_LENGTH,
+  DEPTH,
+  MAX_LEAVES,
+  PROOF_LENGTH,
+  STORAGE_VALUE_LENGTH,
+  ZERO_WORD,
+  accountHKey,
+  decodeAccountValue,
+  decodeLeafOpening,
+  decodeRootNode,
+  storageHKey,
+  storageKeyWord,
+  treeConstants,
+  type AccountValue,
+  type LeafOpening,
 } from './encoding.js';
 import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
 
@@ -49,19 +62,33 @@ function parseHex(s: unknown, what: string): Bytes {
 }
 
 /** Recomputes the root from a leaf's 42 proof entries; returns the leaf opening when it matches `root`. */
-export function verifyMerkleProof(root: string, leafIndex: number, proof: MerkleProofJson, hasher: HashProvider = ethersKeccakHashProvider): Verified<{ opening: LeafOpening; value: Bytes }> {
+export function verifyMerkleProof(
+  root: string,
+  leafIndex: number,
+  proof: MerkleProofJson,
+  hasher: HashProvider = ethersKeccakHashProvider,
+): Verified<{ opening: LeafOpening; value: Bytes }> {
   try {
-    if (!Number.isSafeInteger(leafIndex) || leafIndex < 0 || leafIndex >= MAX_LEAVES) return fail(`leaf index ${leafIndex} is not in [0, 2^${DEPTH})`);
+    if (!Number.isSafeInteger(leafIndex) || leafIndex < 0 || leafIndex >= MAX_LEAVES)
+      return fail(`leaf index ${leafIndex} is not in [0, 2^${DEPTH})`);
     const raw = proof?.proofRelatedNodes;
-    if (!Array.isArray(raw) || raw.length !== PROOF_LENGTH) return fail(`proofRelatedNodes must have ${PROOF_LENGTH} entries, got ${Array.isArray(raw) ? raw.length : 'none'}`);
+    if (!Array.isArray(raw) || raw.length !== PROOF_LENGTH)
+      return fail(
+        `proofRelatedNodes must have ${PROOF_LENGTH} entries, got ${Array.isArray(raw) ? raw.length : 'none'}`,
+      );
     const nodes = raw.map((n, i) => parseHex(n, `proofRelatedNodes[${i}]`));
     const value = parseHex(proof.value, 'value');
     if (nodes[0]!.length !== hasher.rootWireLength) return fail(`the root node must be ${hasher.rootWireLength} bytes`);
-    for (let i = 1; i < DEPTH; i++) if (nodes[i]!.length !== 64) return fail(`proofRelatedNodes[${i}] must be a 64-byte node`);
+    for (let i = 1; i < DEPTH; i++)
+      if (nodes[i]!.length !== 64) return fail(`proofRelatedNodes[${i}] must be a 64-byte node`);
     const sibling = nodes[DEPTH]!;
     const siblingEmpty = sibling.length === hasher.emptyLeafWire.length && isZero(sibling);
-    if (!siblingEmpty && sibling.length !== hasher.leafWireLength) return fail(`the sibling leaf must be ${hasher.leafWireLength} bytes (or ${hasher.emptyLeafWire.length} zero bytes when empty)`);
-    if (nodes[DEPTH + 1]!.length !== hasher.leafWireLength) return fail(`the leaf opening must be ${hasher.leafWireLength} bytes`);
+    if (!siblingEmpty && sibling.length !== hasher.leafWireLength)
+      return fail(
+        `the sibling leaf must be ${hasher.leafWireLength} bytes (or ${hasher.emptyLeafWire.length} zero bytes when empty)`,
+      );
+    if (nodes[DEPTH + 1]!.length !== hasher.leafWireLength)
+      return fail(`the leaf opening must be ${hasher.leafWireLength} bytes`);
     const { nextFreeNode, subRoot } = decodeRootNode(hasher.rootFromWire(nodes[0]!));
     if (leafIndex >= nextFreeNode) return fail(`leaf index ${leafIndex} is not below nextFreeNode ${nextFreeNode}`);
     if (isZero(nodes[DEPTH + 1]!)) return fail('the leaf opening is empty');
@@ -87,7 +114,12 @@ export function hKeyOf(kind: KeyKind, key: string, hasher: HashProvider = ethers
 }
 
 /** Checks that `key` exists with the proof's value; returns the value (decoded for accounts). */
-export function verifyInclusion(root: string, entry: InclusionProofJson, kind: KeyKind, hasher: HashProvider = ethersKeccakHashProvider): Verified<{ value: Bytes; account?: AccountValue }> {
+export function verifyInclusion(
+  root: string,
+  entry: InclusionProofJson,
+  kind: KeyKind,
+  hasher: HashProvider = ethersKeccakHashProvider,
+): Verified<{ value: Bytes; account?: AccountValue }> {
   const m = verifyMerkleProof(root, entry.leafIndex, entry.proof, hasher);
   if (!m.ok) return m;
   let hKey: Bytes;
@@ -99,7 +131,8 @@ export function verifyInclusion(root: string, entry: InclusionProofJson, kind: K
   if (!equal(m.opening.hKey, hKey)) return fail('the leaf holds a different key');
   const expected = kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH;
   if (m.value.length !== expected) return fail(`the value must be ${expected} bytes, got ${m.value.length}`);
-  if (!equal(m.opening.hValue, valueHash(kind, m.value, hasher))) return fail('the leaf does not commit to the given value');
+  if (!equal(m.opening.hValue, valueHash(kind, m.value, hasher)))
+    return fail('the leaf does not commit to the given value');
   return { ok: true, value: m.value, ...(kind === 'account' ? { account: decodeAccountValue(m.value) } : {}) };
 }
 
@@ -120,35 +153,52 @@ const cmp = (a: Bytes, b: Bytes): number => {
 };
 
 /** Checks that `key` is absent: its two neighbours are included and adjacent, and H(key) falls between them. */
-export function verifyNonInclusion(root: string, entry: NonInclusionProofJson, kind: KeyKind, hasher: HashProvider = ethersKeccakHashProvider): Verified {
+export function verifyNonInclusion(
+  root: string,
+  entry: NonInclusionProofJson,
+  kind: KeyKind,
+  hasher: HashProvider = ethersKeccakHashProvider,
+): Verified {
   const left = verifyMerkleProof(root, entry.leftLeafIndex, entry.leftProof, hasher);
   if (!left.ok) return fail(`left proof: ${left.reason}`);
   const right = verifyMerkleProof(root, entry.rightLeafIndex, entry.rightProof, hasher);
   if (!right.ok) return fail(`right proof: ${right.reason}`);
-  if (!neighbourValueOk(left.opening, left.value, kind, hasher)) return fail('left proof: the leaf does not commit to the given value');
-  if (!neighbourValueOk(right.opening, right.value, kind, hasher)) return fail('right proof: the leaf does not commit to the given value');
-  if (left.opening.next !== entry.rightLeafIndex) return fail(`left.next is ${left.opening.next}, not the right leaf index ${entry.rightLeafIndex}`);
-  if (right.opening.prev !== entry.leftLeafIndex) return fail(`right.prev is ${right.opening.prev}, not the left leaf index ${entry.leftLeafIndex}`);
+  if (!neighbourValueOk(left.opening, left.value, kind, hasher))
+    return fail('left proof: the leaf does not commit to the given value');
+  if (!neighbourValueOk(right.opening, right.value, kind, hasher))
+    return fail('right proof: the leaf does not commit to the given value');
+  if (left.opening.next !== entry.rightLeafIndex)
+    return fail(`left.next is ${left.opening.next}, not the right leaf index ${entry.rightLeafIndex}`);
+  if (right.opening.prev !== entry.leftLeafIndex)
+    return fail(`right.prev is ${right.opening.prev}, not the left leaf index ${entry.leftLeafIndex}`);
   let hKey: Bytes;
   try {
     hKey = hKeyOf(kind, entry.key, hasher);
   } catch (err) {
     return fail(`key: ${(err as Error).message}`);
   }
-  if (!(cmp(left.opening.hKey, hKey) < 0)) return fail('H(key) is not above the left neighbour\'s hKey');
-  if (!(cmp(hKey, right.opening.hKey) < 0)) return fail('H(key) is not below the right neighbour\'s hKey');
+  if (!(cmp(left.opening.hKey, hKey) < 0)) return fail("H(key) is not above the left neighbour's hKey");
+  if (!(cmp(hKey, right.opening.hKey) < 0)) return fail("H(key) is not below the right neighbour's hKey");
   return { ok: true };
 }
 
-export const isInclusion = (e: ProofEntryJson): e is InclusionProofJson => e !== null && typeof e === 'object' && 'leafIndex' in e;
+export const isInclusion = (e: ProofEntryJson): e is InclusionProofJson =>
+  e !== null && typeof e === 'object' && 'leafIndex' in e;
 
-export function verifyEntry(root: string, entry: ProofEntryJson, kind: KeyKind, hasher: HashProvider = ethersKeccakHashProvider): Verified<{ account?: AccountValue; exists: boolean }> {
-  if (entry === null || typeof entry !== 'object' || typeof entry.key !== 'string') return fail('not a proof entry (no key)');
+export function verifyEntry(
+  root: string,
+  entry: ProofEntryJson,
+  kind: KeyKind,
+  hasher: HashProvider = ethersKeccakHashProvider,
+): Verified<{ account?: AccountValue; exists: boolean }> {
+  if (entry === null || typeof entry !== 'object' || typeof entry.key !== 'string')
+    return fail('not a proof entry (no key)');
   if (isInclusion(entry)) {
     const r = verifyInclusion(root, entry, kind, hasher);
     return r.ok ? { ok: true, exists: true, ...(r.account ? { account: r.account } : {}) } : r;
   }
-  if (!('leftLeafIndex' in entry)) return fail('neither an inclusion ({leafIndex, proof}) nor a non-inclusion ({leftLeafIndex, …}) proof');
+  if (!('leftLeafIndex' in entry))
+    return fail('neither an inclusion ({leafIndex, proof}) nor a non-inclusion ({leftLeafIndex, …}) proof');
   const r = verifyNonInclusion(root, entry, kind, hasher);
   return r.ok ? { ok: true, exists: false } : r;
 }
@@ -163,9 +213,20 @@ export interface StateProofResultJson {
  * each storage proof against the account's storageRoot (the empty storage root when the account is absent).
  * On failure `failed` names the first entry that does not verify ("accountProof", "storageProofs[2]").
  */
-export function verifyStateProof(root: string, result: StateProofResultJson, hasher: HashProvider = ethersKeccakHashProvider): { ok: true; account: AccountValue | undefined; storageRoot: string } | { ok: false; failed: string; reason: string } {
-  if (!/^0x[0-9a-fA-F]{64}$/.test(root)) return { ok: false, failed: 'root', reason: 'the root must be 32 bytes of hex' };
-  if (result === null || typeof result !== 'object' || !('accountProof' in result) || !Array.isArray(result.storageProofs)) {
+export function verifyStateProof(
+  root: string,
+  result: StateProofResultJson,
+  hasher: HashProvider = ethersKeccakHashProvider,
+):
+  { ok: true; account: AccountValue | undefined; storageRoot: string } | { ok: false; failed: string; reason: string } {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(root))
+    return { ok: false, failed: 'root', reason: 'the root must be 32 bytes of hex' };
+  if (
+    result === null ||
+    typeof result !== 'object' ||
+    !('accountProof' in result) ||
+    !Array.isArray(result.storageProofs)
+  ) {
     return { ok: false, failed: 'result', reason: 'not a svc_getProof result ({accountProof, storageProofs[]})' };
   }
   const acct = verifyEntry(root, result.accountProof, 'account', hasher);
@@ -173,7 +234,12 @@ export function verifyStateProof(root: string, result: StateProofResultJson, has
   const storageRoot = acct.account ? toHex(acct.account.storageRoot) : toHex(treeConstants(hasher).emptyRoot);
   for (const [i, e] of result.storageProofs.entries()) {
     const r = verifyEntry(storageRoot, e, 'storage', hasher);
-    if (!r.ok) return { ok: false, failed: `storageProofs[${i}]${e && typeof e.key === 'string' ? ` (${e.key})` : ''}`, reason: r.reason };
+    if (!r.ok)
+      return {
+        ok: false,
+        failed: `storageProofs[${i}]${e && typeof e.key === 'string' ? ` (${e.key})` : ''}`,
+        reason: r.reason,
+      };
   }
   return { ok: true, account: acct.account, storageRoot };
 }

@@ -91,7 +91,10 @@ export interface TokenApiConfig {
 
 const addressList = () =>
   env.custom<string[], object>('a comma-separated list of 0x-prefixed 20-byte hex addresses', (raw) => {
-    const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const bad = items.find((i) => !isHexOfLength(i, 20));
     if (bad !== undefined) return { ok: false, reason: `"${bad}" is not an address` };
     return { ok: true, value: [...new Set(items.map((i) => i.toLowerCase()))] };
@@ -113,9 +116,11 @@ export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
     if (typeof w !== 'object' || w === null || typeof w.address !== 'string' || !isHexOfLength(w.address, 20)) {
       throw new Error(`item ${i + 1}: "address" must be 0x followed by 40 hex digits`);
     }
-    if (typeof w.label !== 'string' || w.label === '') throw new Error(`item ${i + 1}: "label" must be a non-empty string`);
+    if (typeof w.label !== 'string' || w.label === '')
+      throw new Error(`item ${i + 1}: "label" must be a non-empty string`);
     const status = w.status ?? 'active';
-    if (typeof status !== 'string' || status === '') throw new Error(`item ${i + 1}: "status" must be a non-empty string`);
+    if (typeof status !== 'string' || status === '')
+      throw new Error(`item ${i + 1}: "status" must be a non-empty string`);
     const address = w.address.toLowerCase();
     if (seen.has(address)) throw new Error(`item ${i + 1}: address ${address} is listed twice`);
     seen.add(address);
@@ -124,46 +129,100 @@ export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
 }
 
 const excludedWallets = () =>
-  env.custom('a JSON array of {"address","label","status"} objects, or @/path/to/file.json', (raw) => {
-    try {
-      return { ok: true, value: parseExcludedWallets(raw) };
-    } catch (err) {
-      return { ok: false, reason: (err as Error).message };
-    }
-  }, { default: [] as ExcludedWalletConfig[] });
+  env.custom(
+    'a JSON array of {"address","label","status"} objects, or @/path/to/file.json',
+    (raw) => {
+      try {
+        return { ok: true, value: parseExcludedWallets(raw) };
+      } catch (err) {
+        return { ok: false, reason: (err as Error).message };
+      }
+    },
+    { default: [] as ExcludedWalletConfig[] },
+  );
 
 export const tokenApiEnv = {
   TOKEN_API_HOST: env.string({ default: '127.0.0.1' }).describe('Address the token API listens on.'),
   TOKEN_API_PORT: env.integer({ min: 0, max: 65535, default: 3000 }).describe('Port of the token API.'),
   TOKEN_API_PUBLIC_URL: env.url().describe('Base URL of generated logo links; unset = the listen address.'),
-  TOKEN_API_CACHE_MAX_AGE: env.integer({ min: 0, max: 86_400, default: 30 }).describe('Cache-Control max-age (s) of token and price answers; supply at most its refresh interval.'),
-  NATIVE_TOKEN_ADDRESS: env.address().describe("The chain's native token (ERC-20): the only address with supply figures."),
-  TOKEN_SUPPLY_EXCLUDED_WALLETS: excludedWallets().describe('Wallets left out of the circulating supply, whatever their (informational) status.'),
-  TOKEN_SUPPLY_REFRESH_MS: env.integer({ min: 1_000, default: 60_000 }).describe('How often (ms) the native token supply is read.'),
-  TOKEN_INDEXER_RPC_URL: env.url().describe('JSON-RPC of the chain to index; required by the indexer and the supply job.'),
-  TOKEN_INDEXER_CHAIN_ID: env.integer({ min: 1 }).describe('Refuse to start when the node serves another chain; unset = read from the node.'),
-  TOKEN_INDEXER_V2_FACTORIES: addressList().describe('V2 factories (PairCreated, Swap, Sync) whose pools are followed.'),
-  TOKEN_INDEXER_V3_FACTORIES: addressList().describe('V3 factories (PoolCreated, Swap with sqrtPriceX96) whose pools are followed.'),
+  TOKEN_API_CACHE_MAX_AGE: env
+    .integer({ min: 0, max: 86_400, default: 30 })
+    .describe('Cache-Control max-age (s) of token and price answers; supply at most its refresh interval.'),
+  NATIVE_TOKEN_ADDRESS: env
+    .address()
+    .describe("The chain's native token (ERC-20): the only address with supply figures."),
+  TOKEN_SUPPLY_EXCLUDED_WALLETS: excludedWallets().describe(
+    'Wallets left out of the circulating supply, whatever their (informational) status.',
+  ),
+  TOKEN_SUPPLY_REFRESH_MS: env
+    .integer({ min: 1_000, default: 60_000 })
+    .describe('How often (ms) the native token supply is read.'),
+  TOKEN_INDEXER_RPC_URL: env
+    .url()
+    .describe('JSON-RPC of the chain to index; required by the indexer and the supply job.'),
+  TOKEN_INDEXER_CHAIN_ID: env
+    .integer({ min: 1 })
+    .describe('Refuse to start when the node serves another chain; unset = read from the node.'),
+  TOKEN_INDEXER_V2_FACTORIES: addressList().describe(
+    'V2 factories (PairCreated, Swap, Sync) whose pools are followed.',
+  ),
+  TOKEN_INDEXER_V3_FACTORIES: addressList().describe(
+    'V3 factories (PoolCreated, Swap with sqrtPriceX96) whose pools are followed.',
+  ),
   TOKEN_INDEXER_STABLE_TOKENS: addressList().describe('Tokens priced at 1 USD.'),
-  TOKEN_INDEXER_QUOTE_TOKENS: addressList().describe('Further tokens (WETH...) that may price others, priced hop by hop to a stablecoin.'),
-  TOKEN_INDEXER_CONFIRMATIONS: env.integer({ min: 0, max: 10_000, default: 5 }).describe('Blocks behind the head the indexer stays (reorg safety).'),
+  TOKEN_INDEXER_QUOTE_TOKENS: addressList().describe(
+    'Further tokens (WETH...) that may price others, priced hop by hop to a stablecoin.',
+  ),
+  TOKEN_INDEXER_CONFIRMATIONS: env
+    .integer({ min: 0, max: 10_000, default: 5 })
+    .describe('Blocks behind the head the indexer stays (reorg safety).'),
   TOKEN_INDEXER_START_BLOCK: env.integer({ min: 0, default: 0 }).describe('First block indexed.'),
-  TOKEN_INDEXER_BATCH_BLOCKS: env.integer({ min: 1, max: 100_000, default: 2_000 }).describe('Blocks per eth_getLogs range.'),
+  TOKEN_INDEXER_BATCH_BLOCKS: env
+    .integer({ min: 1, max: 100_000, default: 2_000 })
+    .describe('Blocks per eth_getLogs range.'),
   TOKEN_INDEXER_POLL_MS: env.integer({ min: 100, default: 2_000 }).describe('Polling interval (ms) of the indexer.'),
-  TOKEN_INDEXER_METADATA_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }).describe("How often (ms) every token's totalSupply() is read again."),
-  TOKEN_INDEXER_MIN_LIQUIDITY_USD: env.decimal({ min: 0, default: '0' }).describe('Pools whose quote side is worth less (USD) do not price a token.'),
-  TOKEN_INDEXER_OUTLIER_SHARE: env.decimal({ min: 0.001, max: 100, default: '0.2' }).describe('A pool straying more than this share from the weighted median of the others is left out.'),
-  TOKEN_INDEXER_STALE_AFTER_SECONDS: env.integer({ min: 1, default: 604_800 }).describe('A pool state this much older (s) than the block priced is left out while a fresher one remains.'),
-  TOKEN_INDEXER_REFERENCE_LIQUIDITY_USD: env.decimal({ min: 1, default: '100000' }).describe("Pool liquidity (USD) at which confidence's depth factor reaches 1."),
-  TOKEN_LIST: env.string().describe('Curated token list (tokenlists.org JSON), a file or an http(s) URL: logos and the secure flag.'),
-  TOKEN_LIST_REFRESH_MS: env.integer({ min: 1_000, default: 7_200_000 }).describe('How often (ms) the token list is read again.'),
-  TOKEN_SECURE_MIN_MARKET_CAP_USD: env.decimal({ min: 0, default: '50000' }).describe('isSecure: on the token list and market cap (price x supply) above this (USD).'),
-  TOKEN_API_READY_TIMEOUT_MS: env.integer({ min: 100, max: 60_000, default: 3_000 }).describe('/health/ready: time (ms) the database and the node may take to answer.'),
-  TOKEN_API_READY_MAX_STALL_MS: env.integer({ min: 1_000, default: 120_000 }).describe('/health/ready: time (ms) the indexer or the supply job may go without progress.'),
-  TOKEN_API_RATE_LIMIT_PER_SECOND: env.integer({ min: 0, max: 1_000_000, default: 100 }).describe('Requests a second per client address on /tokens and /prices (0 = off); past it 429 naming it.'),
-  TOKEN_API_RATE_LIMIT_BURST: env.integer({ min: 1, max: 10_000_000 }).describe('Requests one address may send at once; unset = 2 x TOKEN_API_RATE_LIMIT_PER_SECOND.'),
-  TOKEN_API_TRUSTED_PROXY_HOPS: env.integer({ min: 0, max: 10, default: 0 }).describe('Proxies in front whose X-Forwarded-For names the client (0 = the socket address).'),
-  TOKEN_API_READ_MODEL_POLL_MS: env.integer({ min: 100, max: 600_000, default: 5_000 }).describe('Poll (ms) bounding how long a replica lags when a change notification is lost.'),
+  TOKEN_INDEXER_METADATA_REFRESH_MS: env
+    .integer({ min: 1_000, default: 7_200_000 })
+    .describe("How often (ms) every token's totalSupply() is read again."),
+  TOKEN_INDEXER_MIN_LIQUIDITY_USD: env
+    .decimal({ min: 0, default: '0' })
+    .describe('Pools whose quote side is worth less (USD) do not price a token.'),
+  TOKEN_INDEXER_OUTLIER_SHARE: env
+    .decimal({ min: 0.001, max: 100, default: '0.2' })
+    .describe('A pool straying more than this share from the weighted median of the others is left out.'),
+  TOKEN_INDEXER_STALE_AFTER_SECONDS: env
+    .integer({ min: 1, default: 604_800 })
+    .describe('A pool state this much older (s) than the block priced is left out while a fresher one remains.'),
+  TOKEN_INDEXER_REFERENCE_LIQUIDITY_USD: env
+    .decimal({ min: 1, default: '100000' })
+    .describe("Pool liquidity (USD) at which confidence's depth factor reaches 1."),
+  TOKEN_LIST: env
+    .string()
+    .describe('Curated token list (tokenlists.org JSON), a file or an http(s) URL: logos and the secure flag.'),
+  TOKEN_LIST_REFRESH_MS: env
+    .integer({ min: 1_000, default: 7_200_000 })
+    .describe('How often (ms) the token list is read again.'),
+  TOKEN_SECURE_MIN_MARKET_CAP_USD: env
+    .decimal({ min: 0, default: '50000' })
+    .describe('isSecure: on the token list and market cap (price x supply) above this (USD).'),
+  TOKEN_API_READY_TIMEOUT_MS: env
+    .integer({ min: 100, max: 60_000, default: 3_000 })
+    .describe('/health/ready: time (ms) the database and the node may take to answer.'),
+  TOKEN_API_READY_MAX_STALL_MS: env
+    .integer({ min: 1_000, default: 120_000 })
+    .describe('/health/ready: time (ms) the indexer or the supply job may go without progress.'),
+  TOKEN_API_RATE_LIMIT_PER_SECOND: env
+    .integer({ min: 0, max: 1_000_000, default: 100 })
+    .describe('Requests a second per client address on /tokens and /prices (0 = off); past it 429 naming it.'),
+  TOKEN_API_RATE_LIMIT_BURST: env
+    .integer({ min: 1, max: 10_000_000 })
+    .describe('Requests one address may send at once; unset = 2 x TOKEN_API_RATE_LIMIT_PER_SECOND.'),
+  TOKEN_API_TRUSTED_PROXY_HOPS: env
+    .integer({ min: 0, max: 10, default: 0 })
+    .describe('Proxies in front whose X-Forwarded-For names the client (0 = the socket address).'),
+  TOKEN_API_READ_MODEL_POLL_MS: env
+    .integer({ min: 100, max: 600_000, default: 5_000 })
+    .describe('Poll (ms) bounding how long a replica lags when a change notification is lost.'),
   ...httpEnv,
 };
 
@@ -196,7 +255,9 @@ function indexerFrom(v: Values): TokenIndexerConfig {
 }
 
 function needsRpc(v: Values, what: string): string[] {
-  return v.TOKEN_INDEXER_RPC_URL === undefined ? [`TOKEN_INDEXER_RPC_URL: required ${what}: set it to an absolute http or https URL`] : [];
+  return v.TOKEN_INDEXER_RPC_URL === undefined
+    ? [`TOKEN_INDEXER_RPC_URL: required ${what}: set it to an absolute http or https URL`]
+    : [];
 }
 
 /**
@@ -210,7 +271,9 @@ export function loadTokenApiConfig(
   const withIndexer = options.indexer ?? true;
   const { values: v, effective } = parseEnv(tokenApiEnv, source, (v) => [
     ...(withIndexer ? needsRpc(v, 'when the indexer runs in the API process (or pass --no-indexer)') : []),
-    ...(!withIndexer && v.NATIVE_TOKEN_ADDRESS !== undefined ? needsRpc(v, 'to read the supply of NATIVE_TOKEN_ADDRESS') : []),
+    ...(!withIndexer && v.NATIVE_TOKEN_ADDRESS !== undefined
+      ? needsRpc(v, 'to read the supply of NATIVE_TOKEN_ADDRESS')
+      : []),
   ]);
   const config: TokenApiConfig = Object.freeze({
     host: v.TOKEN_API_HOST,
@@ -225,7 +288,11 @@ export function loadTokenApiConfig(
     http: httpLimitsFrom(v),
     readiness: { timeoutMs: v.TOKEN_API_READY_TIMEOUT_MS, maxStallMs: v.TOKEN_API_READY_MAX_STALL_MS },
     readModelPollMs: v.TOKEN_API_READ_MODEL_POLL_MS,
-    rateLimit: rateLimitFrom(v.TOKEN_API_RATE_LIMIT_PER_SECOND, v.TOKEN_API_RATE_LIMIT_BURST, v.TOKEN_API_TRUSTED_PROXY_HOPS),
+    rateLimit: rateLimitFrom(
+      v.TOKEN_API_RATE_LIMIT_PER_SECOND,
+      v.TOKEN_API_RATE_LIMIT_BURST,
+      v.TOKEN_API_TRUSTED_PROXY_HOPS,
+    ),
   });
   return { config, effective };
 }

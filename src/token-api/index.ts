@@ -61,7 +61,10 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
     signal: common.shutdown.signal,
   });
   const supplyRefreshSeconds = Math.max(1, Math.floor(config.supplyRefreshMs / 1000));
-  const supplyCache = new SupplyCache(Math.min(supplyRefreshSeconds, 15), Math.min(config.cacheMaxAgeSeconds, supplyRefreshSeconds));
+  const supplyCache = new SupplyCache(
+    Math.min(supplyRefreshSeconds, 15),
+    Math.min(config.cacheMaxAgeSeconds, supplyRefreshSeconds),
+  );
   // Known once the server listens (port 0 picks a free port); closures below read it lazily.
   const bound: { url?: string } = {};
   const ctx: HandlerContext = {
@@ -77,8 +80,17 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
   // The indexer starts after the server; readiness reads it through this slot.
   const running: { indexer?: TokenIndexerHandle } = {};
   const ready = readinessOf(config, ctx, follower, supplyCache, running);
-  const app = createTokenApiApp({ common, ctx, publicUrl: () => config.publicUrl ?? bound.url, ready, rateLimit: config.rateLimit });
-  const server = await listen(app, config.host, config.port, 'token-api', { limits: config.http ?? DEFAULT_HTTP_LIMITS, logger });
+  const app = createTokenApiApp({
+    common,
+    ctx,
+    publicUrl: () => config.publicUrl ?? bound.url,
+    ready,
+    rateLimit: config.rateLimit,
+  });
+  const server = await listen(app, config.host, config.port, 'token-api', {
+    limits: config.http ?? DEFAULT_HTTP_LIMITS,
+    logger,
+  });
   const url = (bound.url = server.url);
   logger.info({ url }, 'token API listening');
 
@@ -102,20 +114,34 @@ export async function startTokenApi(options: StartTokenApiOptions): Promise<Toke
 const supplyRuns = (config: TokenApiConfig): config is TokenApiConfig & { rpcUrl: string; nativeToken: string } =>
   config.nativeToken !== undefined && config.rpcUrl !== undefined;
 
-function readinessOf(config: TokenApiConfig, ctx: HandlerContext, follower: ReadModelHandle, supplyCache: SupplyCache, running: { indexer?: TokenIndexerHandle }) {
+function readinessOf(
+  config: TokenApiConfig,
+  ctx: HandlerContext,
+  follower: ReadModelHandle,
+  supplyCache: SupplyCache,
+  running: { indexer?: TokenIndexerHandle },
+) {
   return createReadiness({
     pingDatabase: () => ctx.repo.ping(),
     rpcUrl: config.indexer?.rpcUrl ?? config.rpcUrl,
     timeoutMs: config.readiness?.timeoutMs ?? 3_000,
     maxStallMs: config.readiness?.maxStallMs ?? 120_000,
-    indexer: config.indexer ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined } : undefined,
+    indexer: config.indexer
+      ? () => running.indexer?.health() ?? { state: 'starting', lastProgressAt: undefined }
+      : undefined,
     readModel: follower.health,
-    supply: supplyRuns(config) ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs } : undefined,
+    supply: supplyRuns(config)
+      ? { lastUpdatedAt: () => supplyCache.snapshot?.lastUpdated.getTime(), intervalMs: config.supplyRefreshMs }
+      : undefined,
   });
 }
 
 /** The native token's supply job, when the token and a node are configured. */
-function startNativeSupply(common: Common, config: TokenApiConfig, supplyCache: SupplyCache): ReturnType<typeof startSupplyJob> | undefined {
+function startNativeSupply(
+  common: Common,
+  config: TokenApiConfig,
+  supplyCache: SupplyCache,
+): ReturnType<typeof startSupplyJob> | undefined {
   if (!supplyRuns(config)) return undefined;
   return startSupplyJob({
     common,

@@ -11,7 +11,10 @@ export const READ_MODEL_CHANNEL = 'l2stack_token_api_changes';
 async function followChanges(knex: Knex, schema: string, table: string): Promise<void> {
   await knex.raw('alter table ??.?? add column change_seq bigint not null default 0', [schema, table]);
   await knex.raw(`create index ${table}_change_seq_idx on ??.?? (change_seq)`, [schema, table]);
-  await knex.raw('create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()', [schema, table, schema]);
+  await knex.raw(
+    'create trigger stamp_change before insert or update on ??.?? for each row execute function ??.stamp_change()',
+    [schema, table, schema],
+  );
   await knex.raw(
     'create trigger notify_change after insert or update or delete on ??.?? for each statement execute function ??.notify_change()',
     [schema, table, schema],
@@ -97,7 +100,8 @@ export const tokenApiMigrations: readonly Migration[] = [
       });
     },
     async down(knex, schema) {
-      for (const table of ['cursors', 'prices', 'swaps', 'pools', 'tokens']) await knex.schema.withSchema(schema).dropTableIfExists(table);
+      for (const table of ['cursors', 'prices', 'swaps', 'pools', 'tokens'])
+        await knex.schema.withSchema(schema).dropTableIfExists(table);
     },
   },
   {
@@ -162,7 +166,9 @@ export const tokenApiMigrations: readonly Migration[] = [
     },
     async down(knex, schema) {
       for (const table of ['candles', 'price_sources']) await knex.schema.withSchema(schema).dropTableIfExists(table);
-      await knex.raw('alter table ??.pools drop column if exists state_block, drop column if exists state_time', [schema]);
+      await knex.raw('alter table ??.pools drop column if exists state_block, drop column if exists state_time', [
+        schema,
+      ]);
     },
   },
 ];

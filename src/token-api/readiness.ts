@@ -48,7 +48,11 @@ async function probeNode(url: string, timeoutMs: number): Promise<void> {
     if (typeof result !== 'string') throw new Error(`answered ${JSON.stringify(result)?.slice(0, 60)}`);
   } catch (err) {
     const message = (err as Error).message;
-    throw new Error(message.startsWith('no answer within') ? `${what} did not answer within ${timeoutMs} ms` : `${what} failed: ${message}`);
+    throw new Error(
+      message.startsWith('no answer within')
+        ? `${what} did not answer within ${timeoutMs} ms`
+        : `${what} failed: ${message}`,
+    );
   }
 }
 
@@ -76,33 +80,47 @@ export function createReadiness(options: ReadinessOptions): () => Promise<Readin
     };
     await Promise.all([
       settle('database', () => within(options.pingDatabase(), options.timeoutMs, 'the database')),
-      options.rpcUrl === undefined ? Promise.resolve(void (checks.node = 'not configured')) : settle('node', () => probeNode(options.rpcUrl!, options.timeoutMs)),
+      options.rpcUrl === undefined
+        ? Promise.resolve(void (checks.node = 'not configured'))
+        : settle('node', () => probeNode(options.rpcUrl!, options.timeoutMs)),
     ]);
 
     if (options.indexer) {
       const h = options.indexer();
-      if (h.state === 'standing by') checks.indexer = 'standing by'; // another replica indexes; this one serves
-      else if (h.lastProgressAt !== undefined && Date.now() - h.lastProgressAt <= options.maxStallMs) checks.indexer = 'ok';
-      else if (h.lastProgressAt === undefined && Date.now() - startedAt <= options.maxStallMs) checks.indexer = 'starting';
-      else checks.indexer = h.lastProgressAt === undefined ? `not synced since start ${age(startedAt)} ago` : `no progress for ${age(h.lastProgressAt)}`;
+      if (h.state === 'standing by')
+        checks.indexer = 'standing by'; // another replica indexes; this one serves
+      else if (h.lastProgressAt !== undefined && Date.now() - h.lastProgressAt <= options.maxStallMs)
+        checks.indexer = 'ok';
+      else if (h.lastProgressAt === undefined && Date.now() - startedAt <= options.maxStallMs)
+        checks.indexer = 'starting';
+      else
+        checks.indexer =
+          h.lastProgressAt === undefined
+            ? `not synced since start ${age(startedAt)} ago`
+            : `no progress for ${age(h.lastProgressAt)}`;
     } else checks.indexer = 'not configured';
     if (options.supply) {
       const at = options.supply.lastUpdatedAt();
       const allowed = options.maxStallMs + options.supply.intervalMs;
       if (at !== undefined && Date.now() - at <= allowed) checks.supply = 'ok';
       else if (at === undefined && Date.now() - startedAt <= options.maxStallMs) checks.supply = 'pending';
-      else checks.supply = at === undefined ? `no supply computed since start ${age(startedAt)} ago` : `last computed ${age(at)} ago`;
+      else
+        checks.supply =
+          at === undefined ? `no supply computed since start ${age(startedAt)} ago` : `last computed ${age(at)} ago`;
     } else checks.supply = 'not configured';
     if (options.readModel) {
       const m = options.readModel();
       // Lagging is what matters: one failed load while the database blips is retried at the next change or poll.
       if (m.failing === undefined) checks.readModel = 'ok';
-      else checks.readModel = `last load failed: ${m.failing}${m.loadedAt === undefined ? '' : ` (serving the data of ${age(m.loadedAt)} ago)`}`;
+      else
+        checks.readModel = `last load failed: ${m.failing}${m.loadedAt === undefined ? '' : ` (serving the data of ${age(m.loadedAt)} ago)`}`;
     }
 
     const fine = new Set(['ok', 'not configured', 'standing by', 'starting', 'pending']);
     const failing = Object.entries(checks).filter(([, v]) => !fine.has(v));
-    const list = Object.entries(checks).map(([name, v]): Check => (v === 'ok' ? { name, ok: true } : { name, ok: fine.has(v), detail: v }));
+    const list = Object.entries(checks).map(([name, v]): Check =>
+      v === 'ok' ? { name, ok: true } : { name, ok: fine.has(v), detail: v },
+    );
     return { ready: failing.length === 0, checks: list, failing: failing.map(([k, v]) => `${k}: ${v}`) };
   };
 

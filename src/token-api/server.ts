@@ -47,8 +47,18 @@ export function createTokenApiApp(options: {
     }
     return served;
   };
-  const requests = counter(common.metrics, 'l2stack_token_api_requests_total', 'Token API responses by route and status', ['route', 'status']);
-  const duration = histogram(common.metrics, 'l2stack_token_api_request_duration_seconds', 'Token API response time by route', ['route']);
+  const requests = counter(
+    common.metrics,
+    'l2stack_token_api_requests_total',
+    'Token API responses by route and status',
+    ['route', 'status'],
+  );
+  const duration = histogram(
+    common.metrics,
+    'l2stack_token_api_request_duration_seconds',
+    'Token API response time by route',
+    ['route'],
+  );
 
   return createHttpApp<operations>({
     spec,
@@ -66,7 +76,13 @@ export function createTokenApiApp(options: {
         next();
       });
       if (options.rateLimit && options.rateLimit.perSecond > 0) {
-        app.use(['/tokens', '/prices'], rateLimitMiddleware({ ...options.rateLimit, variable: 'TOKEN_API_RATE_LIMIT_PER_SECOND / TOKEN_API_RATE_LIMIT_BURST' }));
+        app.use(
+          ['/tokens', '/prices'],
+          rateLimitMiddleware({
+            ...options.rateLimit,
+            variable: 'TOKEN_API_RATE_LIMIT_PER_SECOND / TOKEN_API_RATE_LIMIT_BURST',
+          }),
+        );
       }
       // The read model's answers for well-formed requests, ahead of routing and validation (fast-path.ts).
       // Off when our responses are validated (tests), so every answer there passes the validator.
@@ -76,7 +92,12 @@ export function createTokenApiApp(options: {
       mountDocs(app);
       app.get('/logos/:file', (req, res) => {
         const m = /^(0x[0-9a-fA-F]{40})\.svg$/.exec(String(req.params.file));
-        if (!m) return sendProblem(res, { status: 404, detail: 'logos are /logos/<contract address>.svg', instance: req.originalUrl });
+        if (!m)
+          return sendProblem(res, {
+            status: 404,
+            detail: 'logos are /logos/<contract address>.svg',
+            instance: req.originalUrl,
+          });
         res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
         res.type('image/svg+xml').send(generatedLogoSvg(m[1]!));
       });

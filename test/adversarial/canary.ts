@@ -32,7 +32,11 @@ export interface Canary {
 }
 
 /** One request at a time, every `intervalMs`, each bounded by `timeoutMs` (a hang counts as a failure). */
-export function startCanary(name: string, req: CanaryRequest, options: { intervalMs?: number; timeoutMs?: number } = {}): Canary {
+export function startCanary(
+  name: string,
+  req: CanaryRequest,
+  options: { intervalMs?: number; timeoutMs?: number } = {},
+): Canary {
   const intervalMs = options.intervalMs ?? 50;
   const timeoutMs = options.timeoutMs ?? 10_000;
   // Its own keep-alive connection, opened before the recipe starts, as a long-lived client would have.
@@ -47,7 +51,13 @@ export function startCanary(name: string, req: CanaryRequest, options: { interva
       const url = new URL(req.url);
       const r = httpRequest(
         url,
-        { method: req.method ?? 'GET', agent, localAddress: req.localAddress, timeout: timeoutMs, headers: { 'content-type': 'application/json', ...req.headers } },
+        {
+          method: req.method ?? 'GET',
+          agent,
+          localAddress: req.localAddress,
+          timeout: timeoutMs,
+          headers: { 'content-type': 'application/json', ...req.headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -86,7 +96,8 @@ export function startCanary(name: string, req: CanaryRequest, options: { interva
       await loop;
       agent.destroy();
       const sorted = [...latencies].sort((a, b) => a - b);
-      const at = (q: number) => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN));
+      const at = (q: number) =>
+        sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN);
       const report: CanaryReport = {
         name,
         sent: latencies.length + failures.length,

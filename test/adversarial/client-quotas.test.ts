@@ -127,8 +127,12 @@ describe('per-client quotas on the RPC endpoint', () => {
       for (const ws of held) ws.send('{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}');
       expect(held.length).toBe(WS_PER_CLIENT);
       expect(new Set(refused.map((r) => r.status))).toEqual(new Set([429]));
-      expect(JSON.parse(refused[0]!.body)).toEqual({ error: expect.stringContaining(`at most ${WS_PER_CLIENT} (RPC_WS_MAX_SOCKETS_PER_CLIENT)`) });
-      expect(await metric(rpc.url, 'l2stack_rpc_ws_refused_total', 'reason="client_sockets"')).toBeGreaterThanOrEqual(18 - WS_PER_CLIENT);
+      expect(JSON.parse(refused[0]!.body)).toEqual({
+        error: expect.stringContaining(`at most ${WS_PER_CLIENT} (RPC_WS_MAX_SOCKETS_PER_CLIENT)`),
+      });
+      expect(await metric(rpc.url, 'l2stack_rpc_ws_refused_total', 'reason="client_sockets"')).toBeGreaterThanOrEqual(
+        18 - WS_PER_CLIENT,
+      );
       // The other address: admitted and answered over its socket while the attacker holds its whole quota.
       const other = await wsClient(wsUrl, undefined, CANARY);
       expect((await other.call('eth_chainId')).result).toBe('0x539');
@@ -139,18 +143,25 @@ describe('per-client quotas on the RPC endpoint', () => {
     }
     await expectServed(canary);
     // The attacker's slots are given back with its sockets.
-    await expect.poll(async () => {
-      const t = await tryUpgrade(wsUrl, ATTACKER);
-      if ('ws' in t) t.ws.terminate();
-      return 'ws' in t;
-    }, { timeout: 15_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          const t = await tryUpgrade(wsUrl, ATTACKER);
+          if ('ws' in t) t.ws.terminate();
+          return 'ws' in t;
+        },
+        { timeout: 15_000, interval: 200 },
+      )
+      .toBe(true);
   });
 
   it('behavior: a socket with no subscription is closed with 1000 naming RPC_WS_IDLE_TIMEOUT_MS; a subscribed one stays open', async () => {
     const idle = await wsClient(wsUrl, undefined, CANARY);
     const subscribed = await wsClient(wsUrl, undefined, CANARY);
     expect(typeof (await subscribed.call('eth_subscribe', ['newHeads'])).result).toBe('string');
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => idle.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      idle.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     const { code, reason } = await closed;
     expect(code).toBe(1000);
     expect(reason).toContain('RPC_WS_IDLE_TIMEOUT_MS');
@@ -160,7 +171,13 @@ describe('per-client quotas on the RPC endpoint', () => {
 
   it(`behavior: one address keeps ${INFLIGHT_PER_CLIENT} slow calls at the node; its next calls (HTTP and WebSocket) get 429 / -32005 naming RPC_MAX_INFLIGHT_PER_CLIENT; another address is served; released, the held calls are answered`, async () => {
     gate.hold();
-    const call = (i: number) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_call', params: [{ to: `0x${(0x1000 + i).toString(16).padStart(40, '0')}`, data: '0x' }, 'latest'] });
+    const call = (i: number) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'eth_call',
+        params: [{ to: `0x${(0x1000 + i).toString(16).padStart(40, '0')}`, data: '0x' }, 'latest'],
+      });
     const sent = Array.from({ length: 6 }, (_, i) => postFrom(rpc.url, call(i), ATTACKER));
     let attackerWs: WsClient | undefined;
     let canary: Canary | undefined;
@@ -169,11 +186,16 @@ describe('per-client quotas on the RPC endpoint', () => {
       canary = nodeCanary('inflight-quota', rpc.url, { localAddress: CANARY });
       attackerWs = await wsClient(wsUrl, undefined, ATTACKER);
       const overWs = await attackerWs.call('eth_call', [{ to: `0x${'22'.repeat(20)}`, data: '0x' }, 'latest']);
-      expect(overWs.error).toMatchObject({ code: -32005, data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT } });
+      expect(overWs.error).toMatchObject({
+        code: -32005,
+        data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT },
+      });
       // A batch while the quota is full: one -32005 per call.
       const batch = await postFrom(rpc.url, `[${chainIds(2)}]`, ATTACKER);
       expect(batch.status).toBe(429);
-      expect((JSON.parse(batch.body) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32005, -32005]);
+      expect((JSON.parse(batch.body) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([
+        -32005, -32005,
+      ]);
       await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the calls are held
       expect(gate.held()).toBe(INFLIGHT_PER_CLIENT);
     } finally {
@@ -183,7 +205,9 @@ describe('per-client quotas on the RPC endpoint', () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(INFLIGHT_PER_CLIENT);
     const over = answers.filter((a) => a.status === 429);
     expect(over).toHaveLength(6 - INFLIGHT_PER_CLIENT);
-    expect((JSON.parse(over[0]!.body) as { error: { message: string } }).error.message).toContain(`at most ${INFLIGHT_PER_CLIENT} of one client at once`);
+    expect((JSON.parse(over[0]!.body) as { error: { message: string } }).error.message).toContain(
+      `at most ${INFLIGHT_PER_CLIENT} of one client at once`,
+    );
     await expectServed(canary!);
     // The slots came back: the attacker's next call is served, and a batch larger than the quota runs alone.
     expect((await attackerWs!.call('eth_chainId')).result).toBe('0x539');
@@ -193,40 +217,56 @@ describe('per-client quotas on the RPC endpoint', () => {
     await attackerWs!.close();
   });
   // uWS has no connection cap: a body being received counts as in flight there (on node the connection quota bounds them).
-  it.runIf(onUws)(`behavior: uws — one address keeps ${INFLIGHT_PER_CLIENT} bodies half-sent; its next request gets 429 naming RPC_MAX_INFLIGHT_PER_CLIENT; another address is served; closed, the slots come back`, async () => {
-    const { hostname, port } = new URL(rpc.url);
-    const canary = nodeCanary('uws-bodies', rpc.url, { localAddress: CANARY });
-    const trickles = Array.from({ length: INFLIGHT_PER_CLIENT }, () => {
-      const s = connect({ host: hostname, port: Number(port), localAddress: ATTACKER });
-      s.on('error', () => undefined);
-      s.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"jsonrpc":"2.0",`);
-      return s;
-    });
-    try {
-      await expect.poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 }).toBe(429);
-      const refused = await postFrom(rpc.url, chainIds(1), ATTACKER);
-      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: -32005, data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT } } });
-      expect((await postFrom(rpc.url, chainIds(1), CANARY)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the bodies are held
-    } finally {
-      trickles.forEach((s) => s.destroy());
-    }
-    await expectServed(canary);
-    await expect.poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 }).toBe(200);
-  });
+  it.runIf(onUws)(
+    `behavior: uws — one address keeps ${INFLIGHT_PER_CLIENT} bodies half-sent; its next request gets 429 naming RPC_MAX_INFLIGHT_PER_CLIENT; another address is served; closed, the slots come back`,
+    async () => {
+      const { hostname, port } = new URL(rpc.url);
+      const canary = nodeCanary('uws-bodies', rpc.url, { localAddress: CANARY });
+      const trickles = Array.from({ length: INFLIGHT_PER_CLIENT }, () => {
+        const s = connect({ host: hostname, port: Number(port), localAddress: ATTACKER });
+        s.on('error', () => undefined);
+        s.write(
+          `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"jsonrpc":"2.0",`,
+        );
+        return s;
+      });
+      try {
+        await expect
+          .poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 })
+          .toBe(429);
+        const refused = await postFrom(rpc.url, chainIds(1), ATTACKER);
+        expect(JSON.parse(refused.body)).toMatchObject({
+          error: { code: -32005, data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: INFLIGHT_PER_CLIENT } },
+        });
+        expect((await postFrom(rpc.url, chainIds(1), CANARY)).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the bodies are held
+      } finally {
+        trickles.forEach((s) => s.destroy());
+      }
+      await expectServed(canary);
+      await expect
+        .poll(async () => (await postFrom(rpc.url, chainIds(1), ATTACKER)).status, { timeout: 15_000, interval: 100 })
+        .toBe(200);
+    },
+  );
 });
 
 /** `n` eth_chainId calls, comma-separated (a batch's members). */
-const chainIds = (n: number) => Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"eth_chainId"}`).join(',');
+const chainIds = (n: number) =>
+  Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"eth_chainId"}`).join(',');
 
 /** POST `body` from `localAddress` on a connection of its own. */
 function postFrom(url: string, body: string, localAddress: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const r = request(url, { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const r = request(
+      url,
+      { method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     r.on('error', reject);
     r.end(body);
   });
@@ -236,28 +276,43 @@ function postFrom(url: string, body: string, localAddress: string): Promise<{ st
  * One address opens 100 idle TCP connections: the server keeps its quota and closes the rest at accept, while a
  * canary from another address (its keep-alive socket opened first) and a brand-new client from it are served.
  */
-async function holdsItsQuota(name: string, url: string, canary: Canary, probe: () => Promise<number | string>): Promise<void> {
+async function holdsItsQuota(
+  name: string,
+  url: string,
+  canary: Canary,
+  probe: () => Promise<number | string>,
+): Promise<void> {
   await new Promise((r) => setTimeout(r, 300)); // the canary's keep-alive socket is open before the flood
   const flood = await idleFlood(url, 100, ATTACKER);
   try {
     await expect.poll(() => flood.open(), { timeout: 15_000, interval: 100 }).toBeLessThanOrEqual(TCP_PER_CLIENT);
     // Its quota, less any keep-alive socket this address already had open (the test's own /metrics reads).
     expect(flood.open(), `${name}: the attacker keeps its quota`).toBeGreaterThan(TCP_PER_CLIENT / 2);
-    expect(await freshRequest(`${url}/health/live`, { localAddress: ATTACKER }), `${name}: the attacker's next connection is closed`).toEqual(expect.any(String));
+    expect(
+      await freshRequest(`${url}/health/live`, { localAddress: ATTACKER }),
+      `${name}: the attacker's next connection is closed`,
+    ).toEqual(expect.any(String));
     expect(await probe(), `${name}: a new client from another address is served`).toBe(200);
     await new Promise((r) => setTimeout(r, 1_000)); // the canary keeps going while the flood is held
   } finally {
     flood.release();
   }
   await expectServed(canary);
-  await expect.poll(() => freshRequest(`${url}/health/live`, { localAddress: ATTACKER }), { timeout: 10_000, interval: 200 }).toBe(200);
+  await expect
+    .poll(() => freshRequest(`${url}/health/live`, { localAddress: ATTACKER }), { timeout: 10_000, interval: 200 })
+    .toBe(200);
 }
 
 describe(`per-client TCP connections (HTTP_MAX_CONNECTIONS_PER_CLIENT=${TCP_PER_CLIENT})`, () => {
   it(`behavior: RPC endpoint${onUws ? ' on uWS' : ''} — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served`, async () => {
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
     await holdsItsQuota('rpc', rpc.url, nodeCanary('rpc-tcp', rpc.url, { localAddress: CANARY }), () =>
-      freshRequest(rpc.url, { method: 'POST', body, headers: { 'content-type': 'application/json' }, localAddress: CANARY }),
+      freshRequest(rpc.url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+        localAddress: CANARY,
+      }),
     );
     // The refusal is told to the operator, naming the variable (a closed connection carries no message).
     expect(rpc.logs.some((l) => l.level === 40 && l.msg.includes('(HTTP_MAX_CONNECTIONS_PER_CLIENT)'))).toBe(true);
@@ -265,19 +320,25 @@ describe(`per-client TCP connections (HTTP_MAX_CONNECTIONS_PER_CLIENT=${TCP_PER_
 
   it('behavior: token API — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served', async () => {
     const canary = startCanary('token-api-tcp', { url: `${token.url}/tokens?limit=1`, localAddress: CANARY });
-    await holdsItsQuota('token-api', token.url, canary, () => freshRequest(`${token.url}/health/live`, { localAddress: CANARY }));
+    await holdsItsQuota('token-api', token.url, canary, () =>
+      freshRequest(`${token.url}/health/live`, { localAddress: CANARY }),
+    );
   });
 
   it('behavior: relayer API — one address holds 20 of 100 idle connections, the rest closed at accept; another address is served', async () => {
     const canary = startCanary('relayer-api-tcp', { url: `${relayer.url}/messages?limit=1`, localAddress: CANARY });
-    await holdsItsQuota('relayer-api', relayer.url, canary, () => freshRequest(`${relayer.url}/health/live`, { localAddress: CANARY }));
+    await holdsItsQuota('relayer-api', relayer.url, canary, () =>
+      freshRequest(`${relayer.url}/health/live`, { localAddress: CANARY }),
+    );
   });
 });
 
 describe('file descriptors', () => {
   it('behavior: the endpoint logs its descriptor limit and HTTP_FD_RESERVE at start, and exports them as metrics', async () => {
     const line = rpc.logs.find((l) => l.msg.startsWith('file descriptors:'));
-    expect(line?.msg).toMatch(/^file descriptors: \d+ limit \(ulimit -n\), 1024 kept for our own database and chain connections \(HTTP_FD_RESERVE\), client connections of the process at most \d+/);
+    expect(line?.msg).toMatch(
+      /^file descriptors: \d+ limit \(ulimit -n\), 1024 kept for our own database and chain connections \(HTTP_FD_RESERVE\), client connections of the process at most \d+/,
+    );
     const limit = await metric(rpc.url, 'l2stack_fd_limit');
     expect(await metric(rpc.url, 'l2stack_fd_reserve')).toBe(1024);
     expect(await metric(rpc.url, 'l2stack_client_connections_max')).toBe(limit - 1024);

@@ -35,7 +35,12 @@ beforeAll(async () => {
   [token, rpc, rpcTrickle, relayer] = await Promise.all([
     startTestApi({ http: limits }, db, { validateResponses: false }),
     startRpcUnderTest({ db, schema: db.schema('rpc_flood'), anvil, env: limitEnv }),
-    startRpcUnderTest({ db, schema: db.schema('rpc_trickle'), anvil, env: { HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_HEADERS_TIMEOUT_MS: '2000' } }),
+    startRpcUnderTest({
+      db,
+      schema: db.schema('rpc_trickle'),
+      anvil,
+      env: { HTTP_REQUEST_TIMEOUT_MS: '2000', HTTP_HEADERS_TIMEOUT_MS: '2000' },
+    }),
     startRelayerApi({ db, limits }),
   ]);
 });
@@ -46,7 +51,12 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function underFlood(name: string, url: string, canary: Canary, probe: () => Promise<number | string>): Promise<void> {
+async function underFlood(
+  name: string,
+  url: string,
+  canary: Canary,
+  probe: () => Promise<number | string>,
+): Promise<void> {
   await new Promise((r) => setTimeout(r, 300)); // the canary's keep-alive socket is open before the flood
   const f = await flood(url, FLOOD);
   try {
@@ -116,7 +126,9 @@ describe('request timeouts (HTTP_REQUEST_TIMEOUT_MS=2000)', () => {
     const { answer, dripped } = await trickle(rpcTrickle.url, head, body);
     expect(answer === '' || answer.startsWith('HTTP/1.1 408'), answer.slice(0, 100)).toBe(true);
     expect(dripped).toBeLessThan(body.length);
-    process.stdout.write(`trickled body: cut after ${dripped} of ${body.length} bytes with ${answer.split('\r\n')[0] || 'a closed socket'}\n`);
+    process.stdout.write(
+      `trickled body: cut after ${dripped} of ${body.length} bytes with ${answer.split('\r\n')[0] || 'a closed socket'}\n`,
+    );
   });
 
   it('behavior: trickled headers are cut too', async () => {

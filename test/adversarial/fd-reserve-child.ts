@@ -12,7 +12,9 @@ import { listen } from '../../src/common/http/server.js';
  */
 type Ask = { kind: 'state' } | { kind: 'connect'; port: number; count: number };
 
-const server = await listen((_req, res) => res.end('ok'), '127.0.0.1', 0, 'fd-child', { limits: httpLimitsFrom(parseEnv(httpEnv, process.env).values) });
+const server = await listen((_req, res) => res.end('ok'), '127.0.0.1', 0, 'fd-child', {
+  limits: httpLimitsFrom(parseEnv(httpEnv, process.env).values),
+});
 const own: Socket[] = [];
 process.send!({ url: server.url, limit: descriptors.limit, clientCap: descriptors.clientCap });
 /** Descriptors open now; the limit itself when even listing them fails for want of one. */
@@ -28,13 +30,15 @@ function openDescriptors(): number {
 process.on('message', (ask: Ask) => {
   if (ask.kind === 'state') return void process.send!({ fds: openDescriptors(), clients: descriptors.open });
   void Promise.all(
-    Array.from({ length: ask.count }, () =>
-      new Promise<string>((resolve) => {
-        const s = connect(ask.port, '127.0.0.1');
-        own.push(s);
-        s.once('connect', () => resolve('ok'));
-        s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-      }),
+    Array.from(
+      { length: ask.count },
+      () =>
+        new Promise<string>((resolve) => {
+          const s = connect(ask.port, '127.0.0.1');
+          own.push(s);
+          s.once('connect', () => resolve('ok'));
+          s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+        }),
     ),
   ).then((results) => process.send!({ results }));
 });

@@ -30,16 +30,21 @@ afterAll(async () => {
 
 /** The child under `ulimit -n LIMIT`, and a way to ask it one thing and wait for its answer. */
 async function startChild(reserve: number) {
-  const child: ChildProcess = spawn('bash', ['-c', `ulimit -n ${LIMIT} && exec "${process.execPath}" --import tsx "${CHILD}"`], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, HTTP_FD_RESERVE: String(reserve), HTTP_MAX_CONNECTIONS_PER_CLIENT: '0' },
-  });
+  const child: ChildProcess = spawn(
+    'bash',
+    ['-c', `ulimit -n ${LIMIT} && exec "${process.execPath}" --import tsx "${CHILD}"`],
+    {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      env: { ...process.env, HTTP_FD_RESERVE: String(reserve), HTTP_MAX_CONNECTIONS_PER_CLIENT: '0' },
+    },
+  );
   // Every answer is awaited at most 15 s: a child that died or hangs fails the test, it does not stall it.
-  const next = <T>() => new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the child did not answer within 15 s')), 15_000);
-    child.once('message', (m) => (clearTimeout(timer), resolve(m as T)));
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`the child exited with ${code}`))));
-  });
+  const next = <T>() =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the child did not answer within 15 s')), 15_000);
+      child.once('message', (m) => (clearTimeout(timer), resolve(m as T)));
+      child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`the child exited with ${code}`))));
+    });
   const started = await next<{ url: string; limit: number; clientCap: number }>();
   const ask = <T>(m: object) => {
     const answer = next<T>();
@@ -50,12 +55,14 @@ async function startChild(reserve: number) {
 }
 
 describe(`file descriptors under ulimit -n ${LIMIT}`, () => {
-  it('behavior: with HTTP_FD_RESERVE=0, 400 idle client connections take every descriptor and the process\'s own connections fail with EMFILE', async () => {
+  it("behavior: with HTTP_FD_RESERVE=0, 400 idle client connections take every descriptor and the process's own connections fail with EMFILE", async () => {
     const child = await startChild(0);
     const flood = await idleFlood(child.url, 400);
     try {
       expect(child.limit).toBe(LIMIT);
-      await expect.poll(async () => (await child.ask<{ fds: number }>({ kind: 'state' })).fds, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(LIMIT - 1);
+      await expect
+        .poll(async () => (await child.ask<{ fds: number }>({ kind: 'state' })).fds, { timeout: 20_000, interval: 100 })
+        .toBeGreaterThanOrEqual(LIMIT - 1);
       const { results } = await child.ask<{ results: string[] }>({ kind: 'connect', port: peerPort, count: 20 });
       expect(results).toContain('EMFILE');
     } finally {
@@ -64,7 +71,7 @@ describe(`file descriptors under ulimit -n ${LIMIT}`, () => {
     }
   });
 
-  it('behavior: with HTTP_FD_RESERVE=64, the flood holds 192 connections, the rest are closed at accept, and the process\'s own 20 connections all connect', async () => {
+  it("behavior: with HTTP_FD_RESERVE=64, the flood holds 192 connections, the rest are closed at accept, and the process's own 20 connections all connect", async () => {
     const child = await startChild(64);
     const flood = await idleFlood(child.url, 400);
     try {
@@ -74,7 +81,9 @@ describe(`file descriptors under ulimit -n ${LIMIT}`, () => {
       expect(state.clients).toBe(LIMIT - 64);
       const { results } = await child.ask<{ results: string[] }>({ kind: 'connect', port: peerPort, count: 20 });
       expect(results).toEqual(Array.from({ length: 20 }, () => 'ok'));
-      process.stdout.write(`ulimit -n ${LIMIT}, HTTP_FD_RESERVE 64: ${flood.open()} of 400 flood connections held, ${state.fds} descriptors open, 20 of 20 own connections made\n`);
+      process.stdout.write(
+        `ulimit -n ${LIMIT}, HTTP_FD_RESERVE 64: ${flood.open()} of 400 flood connections held, ${state.fds} descriptors open, 20 of 20 own connections made\n`,
+      );
     } finally {
       flood.release();
       child.stop();

@@ -17,7 +17,12 @@ export interface FloodResult {
  * loaded machine `ms` may pass before the flood has sent more than the limit's burst; it then goes on until the
  * first 429, for at most 30 s (the flood's size, not the machine's speed, decides whether the limit is reached).
  */
-export async function floodGet(url: string, headers: Record<string, string>, concurrency: number, ms: number): Promise<FloodResult> {
+export async function floodGet(
+  url: string,
+  headers: Record<string, string>,
+  concurrency: number,
+  ms: number,
+): Promise<FloodResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const counts = new Map<number, number>();
   let sample: FloodResult['sample'];
@@ -30,7 +35,12 @@ export async function floodGet(url: string, headers: Record<string, string>, con
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => {
           counts.set(res.statusCode!, (counts.get(res.statusCode!) ?? 0) + 1);
-          if (res.statusCode === 429) sample ??= { retryAfter: res.headers['retry-after'] as string | undefined, type: res.headers['content-type'], body };
+          if (res.statusCode === 429)
+            sample ??= {
+              retryAfter: res.headers['retry-after'] as string | undefined,
+              type: res.headers['content-type'],
+              body,
+            };
           resolve();
         });
       });
@@ -39,9 +49,11 @@ export async function floodGet(url: string, headers: Record<string, string>, con
     });
   const bound = started + Math.max(ms, 30_000);
   const going = () => Date.now() < end || (!counts.has(429) && Date.now() < bound);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (going()) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (going()) await one();
+    }),
+  );
   agent.destroy();
   return { counts, sample, seconds: (Date.now() - started) / 1000 };
 }
@@ -53,7 +65,10 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$
  * (the burst plus the rate for the time elapsed, one second of slack), not the flood; the 429 a problem+json with
  * Retry-After whose detail names the limit and the variables that set it.
  */
-export function expectRefusedPastLimit(result: FloodResult, limit: { perSecond: number; burst: number; variables: string }): void {
+export function expectRefusedPastLimit(
+  result: FloodResult,
+  limit: { perSecond: number; burst: number; variables: string },
+): void {
   const { counts, sample, seconds } = result;
   expect([...counts.keys()].sort()).toEqual([200, 429]);
   expect(counts.get(200) ?? 0).toBeLessThanOrEqual(limit.burst + limit.perSecond * Math.ceil(seconds + 1));
@@ -80,23 +95,22 @@ export async function idleFlood(url: string, count: number, localAddress?: strin
   const sockets: Socket[] = [];
   const closed = new Set<Socket>();
   await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<void>((resolve) => {
-        const s = connect({ port: Number(port), host: hostname, localAddress });
-        sockets.push(s);
-        s.on('error', () => undefined);
-        s.once('close', () => {
-          closed.add(s);
-          resolve();
-        });
-        s.once('connect', () => resolve());
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve) => {
+          const s = connect({ port: Number(port), host: hostname, localAddress });
+          sockets.push(s);
+          s.on('error', () => undefined);
+          s.once('close', () => {
+            closed.add(s);
+            resolve();
+          });
+          s.once('connect', () => resolve());
+        }),
     ),
   );
-  return {
-    open: () => sockets.length - closed.size,
-    release: () => sockets.forEach((s) => s.destroy()),
-  };
+  return { open: () => sockets.length - closed.size, release: () => sockets.forEach((s) => s.destroy()) };
 }
 
 /**
@@ -104,13 +118,26 @@ export async function idleFlood(url: string, count: number, localAddress?: strin
  * all of 127/8 to loopback, so it is another client address): its status, or the error when the connection was
  * refused or reset.
  */
-export function freshRequest(url: string, init: { method?: string; body?: string; headers?: Record<string, string>; localAddress?: string } = {}): Promise<number | string> {
+export function freshRequest(
+  url: string,
+  init: { method?: string; body?: string; headers?: Record<string, string>; localAddress?: string } = {},
+): Promise<number | string> {
   return new Promise((resolve) => {
-    const r = request(url, { method: init.method ?? 'GET', agent: false, localAddress: init.localAddress, timeout: 10_000, headers: { connection: 'close', ...init.headers } }, (res) => {
-      res.on('data', () => undefined);
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', (err) => resolve(err.message));
-    });
+    const r = request(
+      url,
+      {
+        method: init.method ?? 'GET',
+        agent: false,
+        localAddress: init.localAddress,
+        timeout: 10_000,
+        headers: { connection: 'close', ...init.headers },
+      },
+      (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', (err) => resolve(err.message));
+      },
+    );
     r.on('timeout', () => r.destroy(new Error('no answer within 10 s')));
     r.on('error', (err) => resolve(err.message));
     r.end(init.body);

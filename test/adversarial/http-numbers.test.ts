@@ -42,7 +42,9 @@ function cases(file: string): Case[] {
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method] as Node | undefined;
       if (!op) continue;
-      const params = [...((item.parameters as unknown[]) ?? []), ...((op.parameters as unknown[]) ?? [])].map((p) => resolve(doc, p));
+      const params = [...((item.parameters as unknown[]) ?? []), ...((op.parameters as unknown[]) ?? [])].map((p) =>
+        resolve(doc, p),
+      );
       const valid: Record<string, string> = {};
       const numeric: Case['param'][] = [];
       for (const p of params) {
@@ -50,11 +52,17 @@ function cases(file: string): Case[] {
         const schema = resolve(doc, p.schema);
         const type = schema.type;
         if (type === 'integer' || type === 'number') numeric.push({ name: String(p.name), in: p.in, type });
-        const example = p.example ?? schema.example ?? schema.default ?? schema.minimum ?? (schema.enum as unknown[] | undefined)?.[0];
+        const example =
+          p.example ??
+          schema.example ??
+          schema.default ??
+          schema.minimum ??
+          (schema.enum as unknown[] | undefined)?.[0];
         if (p.required || type === 'integer' || type === 'number') valid[String(p.name)] = String(example);
       }
       const pathParams = params.filter((p) => p.in === 'path').map((p) => String(p.name));
-      for (const param of numeric) out.push({ spec: file, method: method.toUpperCase(), path, param, valid, pathParams });
+      for (const param of numeric)
+        out.push({ spec: file, method: method.toUpperCase(), path, param, valid, pathParams });
     }
   }
   return out;
@@ -111,7 +119,9 @@ describe('numeric parameters of both OpenAPI documents', () => {
         const problem = JSON.parse(text) as { status: number; detail: string; errors?: { path: string }[] };
         expect(problem.status).toBe(400);
         expect(problem.detail).toContain(`${c.param.in}/${c.param.name}`);
-        expect(problem.detail).toContain(c.param.type === 'integer' ? 'an integer written in decimal digits' : 'a decimal number');
+        expect(problem.detail).toContain(
+          c.param.type === 'integer' ? 'an integer written in decimal digits' : 'a decimal number',
+        );
         expect(problem.errors?.map((e) => e.path)).toContain(`${c.param.in}/${c.param.name}`);
       }
     });

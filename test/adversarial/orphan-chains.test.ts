@@ -23,19 +23,33 @@ interface Started {
 }
 
 /** `l2stack devnet` without history, on free ports, in memory, with `marker` on it and every child. */
-async function startDevnet(stateFile: string, marker: { name: string; value: string }, extra: string[] = []): Promise<Started> {
+async function startDevnet(
+  stateFile: string,
+  marker: { name: string; value: string },
+  extra: string[] = [],
+): Promise<Started> {
   const child = spawn(process.execPath, [bin, 'devnet', '--history-hours', '0', '--state-file', stateFile, ...extra], {
-    env: { ...process.env, [marker.name]: marker.value, LOG_LEVEL: 'warn', DATABASE_HOST: '', DATABASE_PGLITE_DIR: 'memory://' },
+    env: {
+      ...process.env,
+      [marker.name]: marker.value,
+      LOG_LEVEL: 'warn',
+      DATABASE_HOST: '',
+      DATABASE_PGLITE_DIR: 'memory://',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await until('l2stack devnet ready', () => {
-    if (child.exitCode !== null) throw new Error(`l2stack devnet exited with ${child.exitCode}:\n${out}`);
-    return out.includes('l2stack devnet ready');
-  }, 150_000);
+  await until(
+    'l2stack devnet ready',
+    () => {
+      if (child.exitCode !== null) throw new Error(`l2stack devnet exited with ${child.exitCode}:\n${out}`);
+      return out.includes('l2stack devnet ready');
+    },
+    150_000,
+  );
   return { child, state: JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState, output: () => out, exited };
 }
 
@@ -69,51 +83,72 @@ const anvils = (marker: { name: string; value: string }) =>
   });
 
 describe('orphan chains', () => {
-  it('behavior: SIGKILL of `l2stack devnet` takes both chains down: their ports close and no process of the devnet is left', { timeout: 200_000 }, async () => {
-    const marker = newMarker();
-    const d = await startDevnet(join(mkdtempSync(join(tmpdir(), 'l2s-orphan-')), 'devnet.json'), marker);
-    const urls = [d.state.l1.rpcUrl, d.state.l2.rpcUrl];
-    try {
-      for (const url of urls) expect(await accepts(url)).toBe(true);
-      expect(anvils(marker)).toHaveLength(2);
-      d.child.kill('SIGKILL');
-      await d.exited;
-      await until('both chain ports to close', async () => !(await accepts(urls[0]!)) && !(await accepts(urls[1]!)), 20_000);
-      await until('every process of the devnet (chains, watchdog) to be gone', () => processesWithMarker(marker).length === 0, 10_000);
-    } finally {
-      for (const pid of processesWithMarker(marker)) process.kill(pid, 'SIGKILL');
-    }
-  });
+  it(
+    'behavior: SIGKILL of `l2stack devnet` takes both chains down: their ports close and no process of the devnet is left',
+    { timeout: 200_000 },
+    async () => {
+      const marker = newMarker();
+      const d = await startDevnet(join(mkdtempSync(join(tmpdir(), 'l2s-orphan-')), 'devnet.json'), marker);
+      const urls = [d.state.l1.rpcUrl, d.state.l2.rpcUrl];
+      try {
+        for (const url of urls) expect(await accepts(url)).toBe(true);
+        expect(anvils(marker)).toHaveLength(2);
+        d.child.kill('SIGKILL');
+        await d.exited;
+        await until(
+          'both chain ports to close',
+          async () => !(await accepts(urls[0]!)) && !(await accepts(urls[1]!)),
+          20_000,
+        );
+        await until(
+          'every process of the devnet (chains, watchdog) to be gone',
+          () => processesWithMarker(marker).length === 0,
+          10_000,
+        );
+      } finally {
+        for (const pid of processesWithMarker(marker)) process.kill(pid, 'SIGKILL');
+      }
+    },
+  );
 
-  it('behavior: chains orphaned with their watchdog are stopped by the next devnet on the same state directory', { timeout: 360_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'l2s-orphan-'));
-    const first = newMarker();
-    const second = newMarker();
-    try {
-      const d = await startDevnet(join(dir, 'devnet.json'), first);
-      const orphans = anvils(first);
-      expect(orphans).toHaveLength(2);
-      expect(readdirSync(dir).filter((f) => f.startsWith('anvil-'))).toHaveLength(2);
-      // Everything but the chains dies, as with `kill -9` of the parent and its watchdog: the watchdog
-      // first, so it cannot see its parent go.
-      for (const pid of processesWithMarker(first)) if (!orphans.includes(pid) && pid !== d.child.pid) process.kill(pid, 'SIGKILL');
-      d.child.kill('SIGKILL');
-      await d.exited;
-      await new Promise((r) => setTimeout(r, 500));
-      expect(anvils(first).sort()).toEqual([...orphans].sort());
-      const l1Port = new URL(d.state.l1.rpcUrl).port;
+  it(
+    'behavior: chains orphaned with their watchdog are stopped by the next devnet on the same state directory',
+    { timeout: 360_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'l2s-orphan-'));
+      const first = newMarker();
+      const second = newMarker();
+      try {
+        const d = await startDevnet(join(dir, 'devnet.json'), first);
+        const orphans = anvils(first);
+        expect(orphans).toHaveLength(2);
+        expect(readdirSync(dir).filter((f) => f.startsWith('anvil-'))).toHaveLength(2);
+        // Everything but the chains dies, as with `kill -9` of the parent and its watchdog: the watchdog
+        // first, so it cannot see its parent go.
+        for (const pid of processesWithMarker(first))
+          if (!orphans.includes(pid) && pid !== d.child.pid) process.kill(pid, 'SIGKILL');
+        d.child.kill('SIGKILL');
+        await d.exited;
+        await new Promise((r) => setTimeout(r, 500));
+        expect(anvils(first).sort()).toEqual([...orphans].sort());
+        const l1Port = new URL(d.state.l1.rpcUrl).port;
 
-      // The orphaned L1 port is asked for explicitly: it is free again by the time ports are checked.
-      const next = await startDevnet(join(dir, 'devnet.json'), second, ['--l1-port', l1Port]);
-      expect(next.output()).toContain('stopped chains left running by an earlier devnet');
-      expect(anvils(first)).toEqual([]);
-      expect(new URL(next.state.l1.rpcUrl).port).toBe(l1Port);
-      next.child.kill('SIGINT');
-      expect(await next.exited).toBe(0);
-      await until('every process of the second devnet to be gone', () => processesWithMarker(second).length === 0, 10_000);
-      expect(readdirSync(dir).filter((f) => f.startsWith('anvil-'))).toEqual([]);
-    } finally {
-      for (const pid of [...processesWithMarker(first), ...processesWithMarker(second)]) process.kill(pid, 'SIGKILL');
-    }
-  });
+        // The orphaned L1 port is asked for explicitly: it is free again by the time ports are checked.
+        const next = await startDevnet(join(dir, 'devnet.json'), second, ['--l1-port', l1Port]);
+        expect(next.output()).toContain('stopped chains left running by an earlier devnet');
+        expect(anvils(first)).toEqual([]);
+        expect(new URL(next.state.l1.rpcUrl).port).toBe(l1Port);
+        next.child.kill('SIGINT');
+        expect(await next.exited).toBe(0);
+        await until(
+          'every process of the second devnet to be gone',
+          () => processesWithMarker(second).length === 0,
+          10_000,
+        );
+        expect(readdirSync(dir).filter((f) => f.startsWith('anvil-'))).toEqual([]);
+      } finally {
+        for (const pid of [...processesWithMarker(first), ...processesWithMarker(second)]) process.kill(pid, 'SIGKILL');
+      }
+    },
+  );
 });

@@ -57,7 +57,8 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 
 /** The relayer's record of the L1→L2 message `hash` (undefined while it has none or is not answering). */
 async function stored(r: Relayer, hash: string): Promise<{ messageHash: string; status: string } | undefined> {
-  if (r.child.exitCode !== null) throw new Error(`l2stack relayer exited with ${r.child.exitCode}:\n${r.out().slice(-3_000)}`);
+  if (r.child.exitCode !== null)
+    throw new Error(`l2stack relayer exited with ${r.child.exitCode}:\n${r.out().slice(-3_000)}`);
   const res = await fetch(`${r.url}/messages/${hash}?direction=L1_TO_L2`).catch(() => undefined);
   return res?.ok ? ((await res.json()) as { messageHash: string; status: string }) : undefined;
 }
@@ -81,55 +82,75 @@ afterAll(async () => {
 
 // The processes run on PGlite whatever database the suite uses, so the Postgres pass of CI skips this copy.
 describe.skipIf(Boolean(process.env.DATABASE_HOST))('embedded database on disk', () => {
-  it('behavior: a relayer message survives restarts (SIGTERM and SIGKILL); a second process on the directory is refused naming it and the holder', { timeout: 240_000 }, async () => {
-    const l1 = createProvider(devnet.state.l1.rpcUrl, devnet.state.l1.chainId, { pollingInterval: 50 });
-    // The message may be sent before the first listener starts: that one reads from genesis.
-    const first = await startRelayer(true);
-    let hash: string;
-    try {
-      const sender = new Wallet(devnet.state.accounts[11]!.privateKey, l1);
-      const service = L1MessageService__factory.connect(devnet.state.l1.messageService, sender);
-      const fee = parseEther('0.01');
-      const receipt = await mined(service.sendMessage(Wallet.createRandom().address, fee, '0x', { value: fee + 1n }));
-      hash = String(receipt!.logs.map((l) => service.interface.parseLog(l)).find((p) => p?.name === 'MessageSent')!.args._messageHash).toLowerCase();
-      await until('the first relayer to store the message', async () => (await stored(first, hash)) !== undefined).catch((err: Error) => {
-        throw new Error(`${err.message}\n${first.out().slice(-3_000)}`);
-      });
-      expect(first.out()).toContain(`embedded PGlite in ${dbDir}`);
-
-      // A second process on the same directory would corrupt it: refused before it opens anything.
-      // Bounded: a second process that is not refused would otherwise hold the test to its limit, and is stopped.
-      const second = await startRelayer();
+  it(
+    'behavior: a relayer message survives restarts (SIGTERM and SIGKILL); a second process on the directory is refused naming it and the holder',
+    { timeout: 240_000 },
+    async () => {
+      const l1 = createProvider(devnet.state.l1.rpcUrl, devnet.state.l1.chainId, { pollingInterval: 50 });
+      // The message may be sent before the first listener starts: that one reads from genesis.
+      const first = await startRelayer(true);
+      let hash: string;
       try {
-        const code = await Promise.race([second.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 45_000))]);
-        expect(code, `the second process was not refused:\n${second.out().slice(-2_000)}`).toBe(1);
-      } finally {
-        second.child.kill('SIGKILL');
-      }
-      expect(second.out()).toContain(`the embedded database directory ${dbDir} is in use by process ${first.child.pid}`);
-      expect(await stored(first, hash)).toMatchObject({ messageHash: hash });
+        const sender = new Wallet(devnet.state.accounts[11]!.privateKey, l1);
+        const service = L1MessageService__factory.connect(devnet.state.l1.messageService, sender);
+        const fee = parseEther('0.01');
+        const receipt = await mined(service.sendMessage(Wallet.createRandom().address, fee, '0x', { value: fee + 1n }));
+        hash = String(
+          receipt!.logs.map((l) => service.interface.parseLog(l)).find((p) => p?.name === 'MessageSent')!.args
+            ._messageHash,
+        ).toLowerCase();
+        await until(
+          'the first relayer to store the message',
+          async () => (await stored(first, hash)) !== undefined,
+        ).catch((err: Error) => {
+          throw new Error(`${err.message}\n${first.out().slice(-3_000)}`);
+        });
+        expect(first.out()).toContain(`embedded PGlite in ${dbDir}`);
 
-      first.child.kill('SIGTERM');
-      expect(await first.exited).toBe(0);
-      expect(existsSync(join(dbDir, 'l2stack.lock'))).toBe(false);
-    } finally {
-      first.child.kill('SIGKILL');
-    }
+        // A second process on the same directory would corrupt it: refused before it opens anything.
+        // Bounded: a second process that is not refused would otherwise hold the test to its limit, and is stopped.
+        const second = await startRelayer();
+        try {
+          const code = await Promise.race([
+            second.exited,
+            new Promise<'running'>((r) => setTimeout(() => r('running'), 45_000)),
+          ]);
+          expect(code, `the second process was not refused:\n${second.out().slice(-2_000)}`).toBe(1);
+        } finally {
+          second.child.kill('SIGKILL');
+        }
+        expect(second.out()).toContain(
+          `the embedded database directory ${dbDir} is in use by process ${first.child.pid}`,
+        );
+        expect(await stored(first, hash)).toMatchObject({ messageHash: hash });
 
-    // A clean restart, then a crash: the crashed process's lock is taken over by the next one. A restarted
-    // listener without its stored cursor would start at the head, past the message: only the disk has it.
-    for (const stop of ['SIGKILL', 'SIGTERM'] as const) {
-      const next = await startRelayer();
-      try {
-        await until('the restarted relayer to answer with the message', async () => (await stored(next, hash)) !== undefined);
-        expect(await stored(next, hash)).toMatchObject({ messageHash: hash, status: expect.any(String) });
-        await until('the listener to resume from its stored cursor', () => /"resumed":true[^\n]*listener starting/.test(next.out()));
-        next.child.kill(stop);
-        expect(await next.exited).toBe(stop === 'SIGTERM' ? 0 : null);
+        first.child.kill('SIGTERM');
+        expect(await first.exited).toBe(0);
+        expect(existsSync(join(dbDir, 'l2stack.lock'))).toBe(false);
       } finally {
-        next.child.kill('SIGKILL');
+        first.child.kill('SIGKILL');
       }
-    }
-    l1.destroy();
-  });
+
+      // A clean restart, then a crash: the crashed process's lock is taken over by the next one. A restarted
+      // listener without its stored cursor would start at the head, past the message: only the disk has it.
+      for (const stop of ['SIGKILL', 'SIGTERM'] as const) {
+        const next = await startRelayer();
+        try {
+          await until(
+            'the restarted relayer to answer with the message',
+            async () => (await stored(next, hash)) !== undefined,
+          );
+          expect(await stored(next, hash)).toMatchObject({ messageHash: hash, status: expect.any(String) });
+          await until('the listener to resume from its stored cursor', () =>
+            /"resumed":true[^\n]*listener starting/.test(next.out()),
+          );
+          next.child.kill(stop);
+          expect(await next.exited).toBe(stop === 'SIGTERM' ? 0 : null);
+        } finally {
+          next.child.kill('SIGKILL');
+        }
+      }
+      l1.destroy();
+    },
+  );
 });

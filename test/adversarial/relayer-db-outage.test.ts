@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../helpers/db.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { processDatabase, spawnRelayer, until, type ProcessDatabase, type RelayerProcess } from '../e2e/relayer/process.js';
+import {
+  processDatabase,
+  spawnRelayer,
+  until,
+  type ProcessDatabase,
+  type RelayerProcess,
+} from '../e2e/relayer/process.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { startCanary } from './canary.js';
 
@@ -14,7 +20,10 @@ import { startCanary } from './canary.js';
  * outage of it cannot be made from outside, so this runs on the PostgreSQL pass only.
  */
 const onPostgres = process.env.DATABASE_HOST !== undefined;
-if (!onPostgres) process.stdout.write('relayer-db-outage: skipped on PGlite (the database is inside the process; no outage can be made from outside). Run with DATABASE_HOST.\n');
+if (!onPostgres)
+  process.stdout.write(
+    'relayer-db-outage: skipped on PGlite (the database is inside the process; no outage can be made from outside). Run with DATABASE_HOST.\n',
+  );
 
 let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let db: ProcessDatabase;
@@ -43,7 +52,10 @@ function traffic(url: string, n: number): { stop(): Promise<Seen[]> } {
   let stopped = false;
   const loops = Array.from({ length: n }, async () => {
     while (!stopped) {
-      const r = await fetch(`${url}/messages?limit=5`, { signal: AbortSignal.timeout(30_000) }).catch((err: Error) => ({ status: 0, text: async () => err.message }));
+      const r = await fetch(`${url}/messages?limit=5`, { signal: AbortSignal.timeout(30_000) }).catch((err: Error) => ({
+        status: 0,
+        text: async () => err.message,
+      }));
       seen.push({ status: r.status, body: await r.text(), at: Date.now() });
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -52,56 +64,83 @@ function traffic(url: string, n: number): { stop(): Promise<Seen[]> } {
 }
 
 describe.skipIf(!onPostgres)('adversarial: PostgreSQL outage under relayer API traffic', () => {
-  it('behavior: 503 naming the database during the outage, 200 after, liveness served, every line JSON', { timeout: 90_000 }, async () => {
-    const key = devAccounts(3)[2]!.privateKey;
-    relayer = await spawnRelayer({
-      ...db.env, DATABASE_PORT: String(proxy.port),
-      // No direction: the API alone, so every database error seen comes from its requests.
-      L1_L2_AUTO_CLAIM_ENABLED: 'false', L2_L1_AUTO_CLAIM_ENABLED: 'false', DB_CLEANER_ENABLED: 'false',
-      L1_RPC_URL: 'http://127.0.0.1:9', L2_RPC_URL: 'http://127.0.0.1:9',
-      L1_CONTRACT_ADDRESS: '0x' + '11'.repeat(20), L2_CONTRACT_ADDRESS: '0x' + '22'.repeat(20),
-      L1_SIGNER_TYPE: 'private-key', L2_SIGNER_TYPE: 'private-key', L1_SIGNER_PRIVATE_KEY: key, L2_SIGNER_PRIVATE_KEY: key,
-      API_RATE_LIMIT_PER_SECOND: '1000', LOG_LEVEL: 'info',
-    });
-    const url = relayer.url;
-    await until('the relayer API', async () => (await fetch(`${url}/messages?limit=1`).catch(() => undefined))?.status === 200, 30_000);
-    const canary = startCanary('relayer-liveness', { url: `${url}/health/live` });
-    const load = traffic(url, 4);
-    await new Promise((r) => setTimeout(r, 1_000));
-    const linesBefore = relayer.lines.length;
-    const cutAt = Date.now();
-    await proxy.stop();
-    await new Promise((r) => setTimeout(r, 6_000));
-    const restoredAt = Date.now();
-    await proxy.start();
-    const linesDuring = relayer.lines.length - linesBefore;
-    await until('200 again after the outage', async () => (await fetch(`${url}/messages?limit=1`)).status === 200, 30_000);
-    await new Promise((r) => setTimeout(r, 1_000));
-    const seen = await load.stop();
-    const report = await canary.stop();
+  it(
+    'behavior: 503 naming the database during the outage, 200 after, liveness served, every line JSON',
+    { timeout: 90_000 },
+    async () => {
+      const key = devAccounts(3)[2]!.privateKey;
+      relayer = await spawnRelayer({
+        ...db.env,
+        DATABASE_PORT: String(proxy.port),
+        // No direction: the API alone, so every database error seen comes from its requests.
+        L1_L2_AUTO_CLAIM_ENABLED: 'false',
+        L2_L1_AUTO_CLAIM_ENABLED: 'false',
+        DB_CLEANER_ENABLED: 'false',
+        L1_RPC_URL: 'http://127.0.0.1:9',
+        L2_RPC_URL: 'http://127.0.0.1:9',
+        L1_CONTRACT_ADDRESS: '0x' + '11'.repeat(20),
+        L2_CONTRACT_ADDRESS: '0x' + '22'.repeat(20),
+        L1_SIGNER_TYPE: 'private-key',
+        L2_SIGNER_TYPE: 'private-key',
+        L1_SIGNER_PRIVATE_KEY: key,
+        L2_SIGNER_PRIVATE_KEY: key,
+        API_RATE_LIMIT_PER_SECOND: '1000',
+        LOG_LEVEL: 'info',
+      });
+      const url = relayer.url;
+      await until(
+        'the relayer API',
+        async () => (await fetch(`${url}/messages?limit=1`).catch(() => undefined))?.status === 200,
+        30_000,
+      );
+      const canary = startCanary('relayer-liveness', { url: `${url}/health/live` });
+      const load = traffic(url, 4);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const linesBefore = relayer.lines.length;
+      const cutAt = Date.now();
+      await proxy.stop();
+      await new Promise((r) => setTimeout(r, 6_000));
+      const restoredAt = Date.now();
+      await proxy.start();
+      const linesDuring = relayer.lines.length - linesBefore;
+      await until(
+        '200 again after the outage',
+        async () => (await fetch(`${url}/messages?limit=1`)).status === 200,
+        30_000,
+      );
+      await new Promise((r) => setTimeout(r, 1_000));
+      const seen = await load.stop();
+      const report = await canary.stop();
 
-    const during = seen.filter((s) => s.at > cutAt + 1_500 && s.at < restoredAt);
-    const statuses = new Set(during.map((s) => s.status));
-    process.stdout.write(`relayer-db-outage: ${seen.length} answers, during the outage ${JSON.stringify([...statuses])}; ${linesDuring} log lines printed during the 6 s outage\n`);
-    expect(during.length).toBeGreaterThan(0);
-    expect([...statuses]).toEqual([503]);
-    const problem = JSON.parse(during[0]!.body) as { status: number; title: string; detail: string };
-    expect(problem).toMatchObject({ status: 503, title: 'Service Unavailable', detail: 'The database is unavailable; try again later.' });
-    expect(seen.filter((s) => s.status === 500 || s.status === 0)).toEqual([]);
-    expect(seen.at(-1)!.status).toBe(200);
-    expect(report.failed).toBe(0);
-    // Every line JSON: knex's own log goes through the logger.
-    const notJson = relayer.lines.filter((l) => {
-      if (l === '') return false;
-      try {
-        JSON.parse(l);
-        return false;
-      } catch {
-        return true;
-      }
-    });
-    expect(notJson).toEqual([]);
-    relayer.child.kill('SIGTERM');
-    expect(await relayer.exited).toBe(0);
-  });
+      const during = seen.filter((s) => s.at > cutAt + 1_500 && s.at < restoredAt);
+      const statuses = new Set(during.map((s) => s.status));
+      process.stdout.write(
+        `relayer-db-outage: ${seen.length} answers, during the outage ${JSON.stringify([...statuses])}; ${linesDuring} log lines printed during the 6 s outage\n`,
+      );
+      expect(during.length).toBeGreaterThan(0);
+      expect([...statuses]).toEqual([503]);
+      const problem = JSON.parse(during[0]!.body) as { status: number; title: string; detail: string };
+      expect(problem).toMatchObject({
+        status: 503,
+        title: 'Service Unavailable',
+        detail: 'The database is unavailable; try again later.',
+      });
+      expect(seen.filter((s) => s.status === 500 || s.status === 0)).toEqual([]);
+      expect(seen.at(-1)!.status).toBe(200);
+      expect(report.failed).toBe(0);
+      // Every line JSON: knex's own log goes through the logger.
+      const notJson = relayer.lines.filter((l) => {
+        if (l === '') return false;
+        try {
+          JSON.parse(l);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+      expect(notJson).toEqual([]);
+      relayer.child.kill('SIGTERM');
+      expect(await relayer.exited).toBe(0);
+    },
+  );
 });

@@ -18,7 +18,12 @@ const stops: (() => Promise<unknown>)[] = [];
 const LOGS = 500;
 
 type Reply = { id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
-const allLogs = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_getLogs', params: [{ fromBlock: 'earliest', toBlock: 'latest' }] });
+const allLogs = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'eth_getLogs',
+  params: [{ fromBlock: 'earliest', toBlock: 'latest' }],
+});
 
 async function rpc(env: Record<string, string> = {}): Promise<RpcUnderTest> {
   const r = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil, env });
@@ -32,7 +37,10 @@ beforeAll(async () => {
   db = await openTestDb();
   // A chain with many logs: 500 Noted events (~280 KB as JSON) in two transactions.
   const outer = await deployOuter(wallet(0, provider));
-  for (let i = 0; i < 2; i++) await mined((await outer.getFunction('note')(BigInt(i), ethers.id('budget'), BigInt(LOGS / 2))) as ethers.TransactionResponse);
+  for (let i = 0; i < 2; i++)
+    await mined(
+      (await outer.getFunction('note')(BigInt(i), ethers.id('budget'), BigInt(LOGS / 2))) as ethers.TransactionResponse,
+    );
   provider.destroy();
 });
 
@@ -64,7 +72,9 @@ describe('adversarial: response budget', () => {
       expect(e.error!.message).toMatch(/^response too large: .*RPC_MAX_RESPONSE_BYTES = 4194304/);
     }
     const one = JSON.stringify(answered[0]!.result).length;
-    process.stdout.write(`100 x eth_getLogs: ${answered.length} answered (${one} B each), ${refused.length} refused; reply ${r.text.length} B (unbounded: ~${one * 100} B); RSS ${rssBefore} -> ${rssAfter} MiB\n`);
+    process.stdout.write(
+      `100 x eth_getLogs: ${answered.length} answered (${one} B each), ${refused.length} refused; reply ${r.text.length} B (unbounded: ~${one * 100} B); RSS ${rssBefore} -> ${rssAfter} MiB\n`,
+    );
     expect(answered.length + refused.length).toBe(100);
     expect(answered.length).toBe(Math.floor(budget / one));
     // The budget counts results; ids and per-call errors add a little on top.
@@ -75,7 +85,9 @@ describe('adversarial: response budget', () => {
   it('error: a single answer larger than RPC_MAX_RESPONSE_BYTES is -32005 and does not mark the node down', async () => {
     const endpoint = await rpc({ RPC_MAX_RESPONSE_BYTES: '65536' });
     const canary = blockNumberCanary('rpc-budget single answer', endpoint.url);
-    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => post(endpoint.url, JSON.stringify(allLogs(i)))));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => post(endpoint.url, JSON.stringify(allLogs(i)))),
+    );
     const report = await canary.stop();
     expect(report.failed).toBe(0);
     for (const r of replies) {
@@ -99,12 +111,17 @@ describe('adversarial: cost-weighted rate limit', () => {
         RPC_TRUSTED_PROXY_HOPS: '1',
       });
       // The canary comes from the socket address (no X-Forwarded-For): a bucket of its own.
-      const canary = startCanary(`rpc-budget rate limit (${store})`, {
-        method: 'POST',
-        url: endpoint.url,
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
-        ok: (status, body) => status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
-      }, { intervalMs: 100 });
+      const canary = startCanary(
+        `rpc-budget rate limit (${store})`,
+        {
+          method: 'POST',
+          url: endpoint.url,
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+          ok: (status, body) =>
+            status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
+        },
+        { intervalMs: 100 },
+      );
       const heavy = { 'x-forwarded-for': '10.0.0.1' };
       const light = { 'x-forwarded-for': '10.0.0.2' };
       const statuses = { heavy: [] as number[], light: [] as number[] };
@@ -113,18 +130,26 @@ describe('adversarial: cost-weighted rate limit', () => {
         const h = await post(endpoint.url, JSON.stringify(allLogs(i)), heavy);
         statuses.heavy.push(h.status);
         if (h.status === 429) refusal = JSON.parse(h.text) as Reply;
-        const l = await post(endpoint.url, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] }), light);
+        const l = await post(
+          endpoint.url,
+          JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] }),
+          light,
+        );
         statuses.light.push(l.status);
       }
       const report = await canary.stop();
-      process.stdout.write(`rate limit (${store}): heavy ${statuses.heavy.join(',')}; light ${statuses.light.join(',')}\n`);
+      process.stdout.write(
+        `rate limit (${store}): heavy ${statuses.heavy.join(',')}; light ${statuses.light.join(',')}\n`,
+      );
       expect(report.failed).toBe(0);
       // Each call costs the same 1 unit up front: only the size of the answers tells the two apart.
       expect(statuses.heavy[0]).toBe(200);
       expect(statuses.heavy.slice(1)).toEqual([429, 429, 429, 429, 429]);
       expect(statuses.light).toEqual([200, 200, 200, 200, 200, 200]);
       expect(refusal!.error!.code).toBe(-32005);
-      expect(refusal!.error!.message).toMatch(/^rate limit exceeded: 50 units per second per client \(RPC_RATE_LIMIT_PER_SECOND, burst 100\); .*RPC_RATE_LIMIT_BYTES_PER_UNIT bytes.*; retry after \d+ s$/);
+      expect(refusal!.error!.message).toMatch(
+        /^rate limit exceeded: 50 units per second per client \(RPC_RATE_LIMIT_PER_SECOND, burst 100\); .*RPC_RATE_LIMIT_BYTES_PER_UNIT bytes.*; retry after \d+ s$/,
+      );
     });
   }
 });

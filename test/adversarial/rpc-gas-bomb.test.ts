@@ -24,7 +24,12 @@ const UNBOUNDED = '0xffffffffffffffff';
 const CAP = 50_000_000n;
 
 async function rpc(env: Record<string, string> = {}, upstream = anvil): Promise<RpcUnderTest> {
-  const r = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil: upstream, env: { RPC_TRUSTED_PROXY_HOPS: '1', RPC_RATE_LIMIT_PER_SECOND: '50', ...env } });
+  const r = await startRpcUnderTest({
+    db,
+    schema: db.schema('rpc'),
+    anvil: upstream,
+    env: { RPC_TRUSTED_PROXY_HOPS: '1', RPC_RATE_LIMIT_PER_SECOND: '50', ...env },
+  });
   stops.push(r.stop);
   return r;
 }
@@ -113,7 +118,8 @@ describe('adversarial: gas bomb', () => {
     expect(sent.reply.error).toBeUndefined();
     let receipt = null as { status?: string } | null;
     for (let i = 0; i < 100 && !receipt; i++) {
-      receipt = (await send(r.url, 'eth_getTransactionReceipt', [sent.reply.result], '10.1.0.1')).reply.result as typeof receipt;
+      receipt = (await send(r.url, 'eth_getTransactionReceipt', [sent.reply.result], '10.1.0.1')).reply
+        .result as typeof receipt;
       if (!receipt) await new Promise((res) => setTimeout(res, 50));
     }
     const minedDuringAttack = Date.now() < until;
@@ -128,7 +134,10 @@ describe('adversarial: gas bomb', () => {
     expect(await provider.getBlockNumber()).toBeGreaterThan(startBlock);
     // Every answer is the node's out-of-gas verdict (its gas was bounded) or a limit of ours (-32005, 429):
     // never "no upstream is available" (-32002), which is what a held node gave every client.
-    for (const k of outcomes.keys()) expect(k).toMatch(/^(429|eth_call -32603 EVM error OutOfGas|(eth|svc)_estimateGas -32003 Out of gas.*|debug_traceCall ok|eth_call -32602 Invalid params: param 0 \(transaction\): gas.*|\S+ -32005 .*)$/);
+    for (const k of outcomes.keys())
+      expect(k).toMatch(
+        /^(429|eth_call -32603 EVM error OutOfGas|(eth|svc)_estimateGas -32003 Out of gas.*|debug_traceCall ok|eth_call -32602 Invalid params: param 0 \(transaction\): gas.*|\S+ -32005 .*)$/,
+      );
     expect([...outcomes.keys()].some((k) => k.startsWith('debug_traceCall ok'))).toBe(true);
     // The node is still up for everyone: the pool never marked it down.
     expect(r.logs.filter((l) => l.msg === 'upstream is not answering')).toEqual([]);
@@ -149,11 +158,19 @@ describe('adversarial: gas bomb', () => {
 
   it('error: a call running past RPC_EVM_TIMEOUT_MS, and one queued past it, get -32005 naming it; the node stays up', async () => {
     // A cap raised to 2e9 (about 1.4 s of loop on anvil here) against a 300 ms budget, one slot.
-    const r = await rpc({ RPC_GAS_CAP: '2000000000', RPC_EVM_TIMEOUT_MS: '300', RPC_EVM_MAX_CONCURRENT: '1', RPC_RATE_LIMIT_PER_SECOND: '0' });
+    const r = await rpc({
+      RPC_GAS_CAP: '2000000000',
+      RPC_EVM_TIMEOUT_MS: '300',
+      RPC_EVM_MAX_CONCURRENT: '1',
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+    });
     // Six arrive together: each gets the one slot only when the one before it is cut at its budget, so
     // the first runs out of time on the node and those behind it (a few ms apart) run out of time waiting.
-    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => send(r.url, 'eth_call', [{ to: loop, data: `0x0${i}` }], `10.3.0.${i}`)));
-    for (const a of answers) expect(a.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_EVM_TIMEOUT_MS', limit: 300 } });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => send(r.url, 'eth_call', [{ to: loop, data: `0x0${i}` }], `10.3.0.${i}`)),
+    );
+    for (const a of answers)
+      expect(a.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_EVM_TIMEOUT_MS', limit: 300 } });
     const messages = new Set(answers.map((a) => a.reply.error!.message));
     expect([...messages].sort()).toMatchInlineSnapshot(`
       [
@@ -162,7 +179,9 @@ describe('adversarial: gas bomb', () => {
       ]
     `);
     // A slow call is its own cost, not a dead node: reads are served and the node was never marked down.
-    expect((await send(r.url, 'eth_getBalance', [wallet(3).address, 'latest'], '10.3.0.3')).reply.result).toMatch(/^0x/);
+    expect((await send(r.url, 'eth_getBalance', [wallet(3).address, 'latest'], '10.3.0.3')).reply.result).toMatch(
+      /^0x/,
+    );
     expect(r.logs.filter((l) => l.msg === 'upstream is not answering')).toEqual([]);
   }, 30_000);
 });
@@ -175,20 +194,34 @@ describe('adversarial: frozen node', () => {
       held.process.kill('SIGKILL');
     });
     const deployed = await mined(wallet(0, heldProvider).sendTransaction({ data: LOOP_INIT }));
-    const r = await rpc({ RPC_GAS_CAP: '18446744073709551615', RPC_EVM_TIMEOUT_MS: '500', RPC_RATE_LIMIT_PER_SECOND: '0' }, held);
+    const r = await rpc(
+      { RPC_GAS_CAP: '18446744073709551615', RPC_EVM_TIMEOUT_MS: '500', RPC_RATE_LIMIT_PER_SECOND: '0' },
+      held,
+    );
     expect((await fetch(`${r.url}/health/ready`)).status).toBe(200);
     // What the issue sent: with the cap lifted it reaches anvil, which never stops executing it.
     const bomb = await send(r.url, 'eth_call', [{ to: deployed!.contractAddress, gas: UNBOUNDED }], '10.4.0.1');
     expect(bomb.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_EVM_TIMEOUT_MS' } });
     // A transaction to mine: the block waits for the execution, and state reads wait behind the block.
     const signer = wallet(1, heldProvider);
-    const raw = await signer.signTransaction(await signer.populateTransaction({ to: wallet(2).address, value: 1n, gasLimit: 21_000n, chainId: 1337n, nonce: 0 }));
+    const raw = await signer.signTransaction(
+      await signer.populateTransaction({
+        to: wallet(2).address,
+        value: 1n,
+        gasLimit: 21_000n,
+        chainId: 1337n,
+        nonce: 0,
+      }),
+    );
     void post(held.url, body('eth_sendRawTransaction', [raw])).catch(() => undefined);
     await new Promise((res) => setTimeout(res, 1_100)); // past the 1 s the last probe is shared
     const ready = await fetch(`${r.url}/health/ready`);
     const json = (await ready.json()) as { checks: { name: string; ok: boolean; detail?: string }[] };
     expect(ready.status).toBe(503);
-    expect(json.checks.find((c) => c.name === 'node')).toMatchObject({ ok: false, detail: expect.stringMatching(/within 2000 ms/) });
+    expect(json.checks.find((c) => c.name === 'node')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/within 2000 ms/),
+    });
     expect(json.checks.find((c) => c.name === 'upstreams')?.ok).toBe(true);
     held.process.kill('SIGKILL');
   }, 60_000);
@@ -199,7 +232,10 @@ describe('adversarial: frozen node', () => {
     const r = await rpc({ RPC_RATE_LIMIT_PER_SECOND: '0' }, { ...anvil, url: proxy.url });
     const ready = await fetch(`${r.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', checks: expect.arrayContaining([{ name: 'node', ok: true }]) });
+    expect(await ready.json()).toMatchObject({
+      status: 'ok',
+      checks: expect.arrayContaining([{ name: 'node', ok: true }]),
+    });
     // As anvil held by an endless execution: heads still come (the tracker answers eth_blockNumber), state never does.
     proxy.hold.add('eth_getBalance');
     await new Promise((res) => setTimeout(res, 1_100)); // past the 1 s the last probe is shared
@@ -208,7 +244,12 @@ describe('adversarial: frozen node', () => {
     expect(frozen.status).toBe(503);
     expect(json.status).toBe('unavailable');
     const node = json.checks.find((c) => c.name === 'node');
-    expect(node).toEqual({ name: 'node', ok: false, detail: 'no node answered a state read (eth_getBalance at latest) within 2000 ms: u0: upstream did not answer within 2000 ms' });
+    expect(node).toEqual({
+      name: 'node',
+      ok: false,
+      detail:
+        'no node answered a state read (eth_getBalance at latest) within 2000 ms: u0: upstream did not answer within 2000 ms',
+    });
     // The head check alone would have said ready: that is the case this check exists for.
     expect(json.checks.find((c) => c.name === 'upstreams')?.ok).toBe(true);
     expect((await post(r.url, body('eth_blockNumber', []))).status).toBe(200);

@@ -29,7 +29,12 @@ export interface RpcUnderTest {
  * The endpoint as in production (real sockets, real anvil upstream, the test database), but with its
  * log captured so a test can prove that an attack left no error or stack trace behind.
  */
-export async function startRpcUnderTest(options: { db: Awaited<ReturnType<typeof openTestDb>>; schema: string; anvil: Anvil; env?: Record<string, string> }): Promise<RpcUnderTest> {
+export async function startRpcUnderTest(options: {
+  db: Awaited<ReturnType<typeof openTestDb>>;
+  schema: string;
+  anvil: Anvil;
+  env?: Record<string, string>;
+}): Promise<RpcUnderTest> {
   const logs: LogLine[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -40,7 +45,14 @@ export async function startRpcUnderTest(options: { db: Awaited<ReturnType<typeof
   const logger = createLogger({ level: 'info', destination: sink });
   const common = { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown: new Shutdown(logger) };
   const config = loadRpcConfig(
-    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...transportFromEnv(), ...options.env },
+    {
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: options.anvil.url,
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+      RPC_UPSTREAM_HEAD_POLL_MS: '100',
+      ...transportFromEnv(),
+      ...options.env,
+    },
     { dbSchema: options.schema },
   );
   const running = await startRpc({ common, db: options.db.client, config });
@@ -53,7 +65,8 @@ export function blockNumberCanary(name: string, url: string): Canary {
     method: 'POST',
     url,
     body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
-    ok: (status, body) => status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
+    ok: (status, body) =>
+      status === 200 && /^0x[0-9a-f]+$/.test(String((JSON.parse(body) as { result?: unknown }).result)),
   });
 }
 
@@ -62,7 +75,11 @@ export function blockNumberCanary(name: string, url: string): Canary {
  * tracker) and eth_getBalance of a fresh random address at latest (no cache holds it), so a node that still
  * answers heads but no longer serves state reads fails the canary.
  */
-export function nodeCanary(name: string, url: string, options: { headers?: Record<string, string>; localAddress?: string } = {}): Canary {
+export function nodeCanary(
+  name: string,
+  url: string,
+  options: { headers?: Record<string, string>; localAddress?: string } = {},
+): Canary {
   return startCanary(
     name,
     {
@@ -75,7 +92,11 @@ export function nodeCanary(name: string, url: string, options: { headers?: Recor
       ok: (status, body) => {
         if (status !== 200) return false;
         const answers = JSON.parse(body) as { id: number; result?: unknown }[];
-        return Array.isArray(answers) && answers.length === 2 && answers.every((a) => typeof a.result === 'string' && /^0x[0-9a-f]+$/.test(a.result));
+        return (
+          Array.isArray(answers) &&
+          answers.length === 2 &&
+          answers.every((a) => typeof a.result === 'string' && /^0x[0-9a-f]+$/.test(a.result))
+        );
       },
     },
     { timeoutMs: 10_000 },

@@ -54,7 +54,9 @@ describe('JSON depth limit (RPC_MAX_JSON_DEPTH)', () => {
       const reply = r.json as Reply;
       expect(reply.id).toBe(1);
       expect(reply.error).toMatchObject({ code: -32602, data: { cap: 'RPC_MAX_JSON_DEPTH', limit: 64 } });
-      expect(reply.error!.message).toMatch(/^invalid params: params of eth_\w+ nests deeper than 64 levels of arrays and objects \(RPC_MAX_JSON_DEPTH\)$/);
+      expect(reply.error!.message).toMatch(
+        /^invalid params: params of eth_\w+ nests deeper than 64 levels of arrays and objects \(RPC_MAX_JSON_DEPTH\)$/,
+      );
     }
 
     // "id":1.0 sends the body through the raw-id scanner, which used to recurse into the params.
@@ -69,37 +71,63 @@ describe('JSON depth limit (RPC_MAX_JSON_DEPTH)', () => {
       const r = await send(rpc.url, request(id, 'eth_chainId'));
       expect(r.status).toBe(200);
       expect((r.json as Reply).id).toBeNull();
-      expect((r.json as Reply).error).toMatchObject({ code: -32600, message: expect.stringContaining('member "id" nests deeper than 64 levels') });
+      expect((r.json as Reply).error).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining('member "id" nests deeper than 64 levels'),
+      });
     }
     // A deep unknown member, and a batch whose element is itself a deep array: -32600 too.
     const member = await send(rpc.url, `{"jsonrpc":"2.0","id":7,"method":"eth_chainId","extra":${arrays(10_000)}}`);
-    expect(member.json).toMatchObject({ id: 7, error: { code: -32600, message: expect.stringContaining('member "extra"') } });
+    expect(member.json).toMatchObject({
+      id: 7,
+      error: { code: -32600, message: expect.stringContaining('member "extra"') },
+    });
     const nested = await send(rpc.url, arrays(10_000));
-    expect(nested.json).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('the request nests deeper than 64'), data: { cap: 'RPC_MAX_JSON_DEPTH', limit: 64 } } }]);
+    expect(nested.json).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: expect.stringContaining('the request nests deeper than 64'),
+          data: { cap: 'RPC_MAX_JSON_DEPTH', limit: 64 },
+        },
+      },
+    ]);
 
     // The worst a body under RPC_MAX_BODY_BYTES can do: 500,000 levels.
     const huge = await send(rpc.url, request('3', 'eth_getBalance', arrays(499_000)));
     expect(huge.status).toBe(200);
     expect((huge.json as Reply).error!.code).toBe(-32602);
     // Deep and not JSON at all: still a parse error.
-    expect(((await send(rpc.url, `{"jsonrpc":"2.0","id":1,"params":${'['.repeat(10_000)}`)).json as Reply).error!.code).toBe(-32700);
+    expect(
+      ((await send(rpc.url, `{"jsonrpc":"2.0","id":1,"params":${'['.repeat(10_000)}`)).json as Reply).error!.code,
+    ).toBe(-32700);
 
     // In a batch only the deep call is refused; a deep notification gets no answer.
     const batch = await send(
       rpc.url,
       `[${request('1.0', 'eth_chainId', '[]')},${request('2', 'eth_getBalance', arrays(10_000))},{"jsonrpc":"2.0","method":"eth_chainId","params":${arrays(100)}}]`,
     );
-    expect(batch.text).toMatch(/^\[\{"jsonrpc":"2.0","id":1\.0,"result":"0x[0-9a-f]+"\},\{"jsonrpc":"2.0","id":2,"error":\{"code":-32602,/);
+    expect(batch.text).toMatch(
+      /^\[\{"jsonrpc":"2.0","id":1\.0,"result":"0x[0-9a-f]+"\},\{"jsonrpc":"2.0","id":2,"error":\{"code":-32602,/,
+    );
     expect(batch.json as Reply[]).toHaveLength(2);
-    expect((await post(rpc.url, `{"jsonrpc":"2.0","method":"eth_chainId","params":${arrays(10_000)}}`)).status).toBe(204);
+    expect((await post(rpc.url, `{"jsonrpc":"2.0","method":"eth_chainId","params":${arrays(10_000)}}`)).status).toBe(
+      204,
+    );
 
     // Many at once while the canary runs.
-    const flood = await Promise.all(Array.from({ length: 40 }, (_, i) => send(rpc.url, request(String(i), 'eth_getBalance', arrays(20_000)))));
+    const flood = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => send(rpc.url, request(String(i), 'eth_getBalance', arrays(20_000)))),
+    );
     expect(flood.every((r) => r.status === 200 && (r.json as Reply).error?.code === -32602)).toBe(true);
 
     const report = await canary.stop();
     expect(report.failed, report.failures.join('\n')).toBe(0);
-    const bad = rpc.logs.filter((l) => l.level >= 50 || l.err?.stack !== undefined || /call stack/i.test(JSON.stringify(l)));
+    const bad = rpc.logs.filter(
+      (l) => l.level >= 50 || l.err?.stack !== undefined || /call stack/i.test(JSON.stringify(l)),
+    );
     expect(bad).toEqual([]);
   });
 
@@ -112,11 +140,18 @@ describe('JSON depth limit (RPC_MAX_JSON_DEPTH)', () => {
     expect((over.json as Reply).error!.message).toContain('RPC_MAX_JSON_DEPTH');
     // In a batch the batch array is a level too.
     const batchOver = await send(rpc.url, `[${request('1', 'eth_getBalance', `[${arrays(62)}]`)}]`);
-    expect(((batchOver.json as Reply[])[0]!).error!.message).toContain('RPC_MAX_JSON_DEPTH');
+    expect((batchOver.json as Reply[])[0]!.error!.message).toContain('RPC_MAX_JSON_DEPTH');
   });
 
   it('args: RPC_MAX_JSON_DEPTH is configurable; ordinary requests fit well inside a small limit', async () => {
-    const logs = await send(narrow.url, request('1', 'eth_getLogs', '[{"fromBlock":"0x0","toBlock":"latest","topics":[["0x0000000000000000000000000000000000000000000000000000000000000000"],null]}]'));
+    const logs = await send(
+      narrow.url,
+      request(
+        '1',
+        'eth_getLogs',
+        '[{"fromBlock":"0x0","toBlock":"latest","topics":[["0x0000000000000000000000000000000000000000000000000000000000000000"],null]}]',
+      ),
+    );
     expect((logs.json as Reply).result).toEqual([]);
     const over = await send(narrow.url, request('1', 'eth_getLogs', `[{"topics":[${arrays(6)}]}]`));
     expect((over.json as Reply).error).toMatchObject({ code: -32602, data: { cap: 'RPC_MAX_JSON_DEPTH', limit: 8 } });

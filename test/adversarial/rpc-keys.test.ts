@@ -23,7 +23,12 @@ beforeAll(async () => {
   testDb = await openTestDb();
   const schema = testDb.schema('rpc');
   // 6 failures a minute: a token every 10 s, so what follows the allowance is 429 for seconds, not by a race.
-  rpc = await startRpcUnderTest({ db: testDb, schema, anvil, env: { RPC_TRUSTED_PROXY_HOPS: '1', RPC_KEY_FAILURES_PER_MINUTE: '6' } });
+  rpc = await startRpcUnderTest({
+    db: testDb,
+    schema,
+    anvil,
+    env: { RPC_TRUSTED_PROXY_HOPS: '1', RPC_KEY_FAILURES_PER_MINUTE: '6' },
+  });
   store = new ApiKeyStore(testDb.client, schema);
 }, 120_000);
 afterAll(async () => {
@@ -36,14 +41,34 @@ const CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 
 /** One POST on a raw path (fetch would normalise or refuse some of these), from the address `from`. */
-function raw(path: string, from: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; retryAfter?: string }> {
+function raw(
+  path: string,
+  from: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string; retryAfter?: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(rpc.url);
-    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-forwarded-for': from, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), retryAfter: res.headers['retry-after'] }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': from, ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            retryAfter: res.headers['retry-after'],
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(CALL);
   });
@@ -51,7 +76,10 @@ function raw(path: string, from: string, headers: Record<string, string> = {}): 
 
 const databaseLookups = async () => {
   const text = await (await fetch(`${rpc.url}/metrics`)).text();
-  return [...text.matchAll(/^l2stack_rpc_api_key_lookups_total\{[^}]*source="database"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  return [...text.matchAll(/^l2stack_rpc_api_key_lookups_total\{[^}]*source="database"[^}]*\} (\d+)/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
 };
 
 /**
@@ -84,13 +112,19 @@ const one = () => new Promise((resolve, reject) => {
 const loop = async () => { while (next < workerData.count) { next++; await one(); } };
 Promise.all(Array.from({ length: 32 }, loop)).then(() => { agent.destroy(); parentPort.postMessage({ statuses, limited }); });
 `;
-function flood(count: number, from: string): Promise<{ statuses: Map<number, number>; limited?: { body: string; retryAfter?: string } }> {
+function flood(
+  count: number,
+  from: string,
+): Promise<{ statuses: Map<number, number>; limited?: { body: string; retryAfter?: string } }> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(FLOOD, { eval: true, workerData: { url: rpc.url, from, count, body: CALL } });
-    worker.once('message', (m: { statuses: Record<string, number>; limited?: { body: string; retryAfter?: string } }) => {
-      void worker.terminate();
-      resolve({ statuses: new Map(Object.entries(m.statuses).map(([k, v]) => [Number(k), v])), limited: m.limited });
-    });
+    worker.once(
+      'message',
+      (m: { statuses: Record<string, number>; limited?: { body: string; retryAfter?: string } }) => {
+        void worker.terminate();
+        resolve({ statuses: new Map(Object.entries(m.statuses).map(([k, v]) => [Number(k), v])), limited: m.limited });
+      },
+    );
     worker.once('error', reject);
   });
 }
@@ -101,7 +135,16 @@ const wrongKey = () => `/v1/l2s_${randomBytes(32).toString('base64url')}`;
 describe('adversarial: API key paths', () => {
   it('error: malformed key paths are 401 with a JSON-RPC error, and leave no error line or stack in the log', async () => {
     const canary = nodeCanary('malformed-keys', rpc.url, { headers: { 'x-forwarded-for': '10.1.0.1' } });
-    const paths = ['/v1/%ZZ', '/v1/%', '/v1/%E0%A4%A', '/v1/%00', `/v1/l2s_${'%00'.repeat(43)}`, `/v1/${'A'.repeat(4_000)}`, '/v1/%ZZ?x=1', `/v1/l2s_${'A'.repeat(43)}%`];
+    const paths = [
+      '/v1/%ZZ',
+      '/v1/%',
+      '/v1/%E0%A4%A',
+      '/v1/%00',
+      `/v1/l2s_${'%00'.repeat(43)}`,
+      `/v1/${'A'.repeat(4_000)}`,
+      '/v1/%ZZ?x=1',
+      `/v1/l2s_${'A'.repeat(43)}%`,
+    ];
     // Each request from its own address, so the failure allowance (tested below) does not turn these into 429s.
     for (let round = 0; round < 25; round++) {
       for (const [i, path] of paths.entries()) {
@@ -136,7 +179,9 @@ describe('adversarial: API key paths', () => {
     // The key's owner sits behind the attacker's address too (one NAT), and used it before the flood.
     expect((await raw(`/v1/${key}`, '10.2.0.66')).status).toBe(200);
     // The same client alone first, so the figures printed during the flood have a baseline.
-    const quiet = nodeCanary('wrong-key-flood (before, quiet)', rpc.url, { headers: { 'x-forwarded-for': '10.2.0.1' } });
+    const quiet = nodeCanary('wrong-key-flood (before, quiet)', rpc.url, {
+      headers: { 'x-forwarded-for': '10.2.0.1' },
+    });
     await sleep(1_000);
     await quiet.stop();
     const canary = nodeCanary('wrong-key-flood', rpc.url, { headers: { 'x-forwarded-for': '10.2.0.1' } });
@@ -150,9 +195,15 @@ describe('adversarial: API key paths', () => {
     await sleep(600); // past the registry's 500 ms: the owner's next request is a lookup, not a memory hit
     const ownerBehindNat = await raw(`/v1/${key}`, '10.2.0.66');
     // At most one token can come back in the next 10 s: of three more wrong keys, two at least are refused.
-    const after = [await raw(wrongKey(), '10.2.0.66'), await raw(wrongKey(), '10.2.0.66'), await raw(wrongKey(), '10.2.0.66')];
+    const after = [
+      await raw(wrongKey(), '10.2.0.66'),
+      await raw(wrongKey(), '10.2.0.66'),
+      await raw(wrongKey(), '10.2.0.66'),
+    ];
     const report = await canary.stop();
-    process.stdout.write(`wrong-key flood: ${JSON.stringify(Object.fromEntries(statuses))} in ${seconds.toFixed(1)} s, ${reads} database reads\n`);
+    process.stdout.write(
+      `wrong-key flood: ${JSON.stringify(Object.fromEntries(statuses))} in ${seconds.toFixed(1)} s, ${reads} database reads\n`,
+    );
 
     const allowance = rpc.config.keyFailuresPerMinute;
     expect([...statuses.keys()].sort()).toEqual([401, 429]);
@@ -161,7 +212,9 @@ describe('adversarial: API key paths', () => {
     // Every wrong key is random (no cache can answer it): the allowance is what bounds the reads.
     expect(reads).toBeLessThanOrEqual(allowance + Math.ceil((seconds * allowance) / 60) + 1);
     expect(Number(limited!.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(limited!.body)).toMatchObject({ error: { code: -32005, message: expect.stringContaining('RPC_KEY_FAILURES_PER_MINUTE') } });
+    expect(JSON.parse(limited!.body)).toMatchObject({
+      error: { code: -32005, message: expect.stringContaining('RPC_KEY_FAILURES_PER_MINUTE') },
+    });
     expect(owner.status).toBe(200);
     expect(JSON.parse(owner.body).result).toBe('0x539');
     expect(ownerBehindNat.status).toBe(200);
@@ -182,9 +235,13 @@ describe('adversarial: API key paths', () => {
     expect(statuses.slice(0, allowance).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(allowance).every((s) => s === 429)).toBe(true);
     // A WebSocket upgrade from the locked-out address is refused the same way, from memory.
-    const ws = new WebSocket(`${rpc.url.replace('http', 'ws')}${wrongKey()}`, { headers: { 'x-forwarded-for': '10.3.0.2' } });
+    const ws = new WebSocket(`${rpc.url.replace('http', 'ws')}${wrongKey()}`, {
+      headers: { 'x-forwarded-for': '10.3.0.2' },
+    });
     const refused = await new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
-      ws.once('unexpected-response', (_req, res) => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }));
+      ws.once('unexpected-response', (_req, res) =>
+        resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }),
+      );
       ws.once('open', () => reject(new Error('a locked-out address opened a socket')));
       ws.once('error', reject);
     });

@@ -22,7 +22,8 @@ let first = 0;
 let last = 0;
 const stops: (() => Promise<unknown>)[] = [];
 /** The receipt once anvil mined the transaction (a bounded poll). */
-const receiptOf = (hash: string) => waitFor(`receipt of ${hash}`, async () => (await provider.getTransactionReceipt(hash)) ?? undefined, 20_000, 20);
+const receiptOf = (hash: string) =>
+  waitFor(`receipt of ${hash}`, async () => (await provider.getTransactionReceipt(hash)) ?? undefined, 20_000, 20);
 
 const BLOCKS = 20;
 const PER_BLOCK = 250;
@@ -34,7 +35,14 @@ async function rpc(env: Record<string, string> = {}): Promise<RpcUnderTest> {
     db,
     schema: db.schema('rpc'),
     anvil: { ...anvil, url: proxy.url },
-    env: { RPC_TRUSTED_PROXY_HOPS: '1', RPC_RATE_LIMIT_PER_SECOND: '50', RPC_MAX_RESPONSE_BYTES: String(BUDGET), RPC_LOGS_CHUNK_BLOCKS: '2', RPC_CACHE_BYTES: '0', ...env },
+    env: {
+      RPC_TRUSTED_PROXY_HOPS: '1',
+      RPC_RATE_LIMIT_PER_SECOND: '50',
+      RPC_MAX_RESPONSE_BYTES: String(BUDGET),
+      RPC_LOGS_CHUNK_BLOCKS: '2',
+      RPC_CACHE_BYTES: '0',
+      ...env,
+    },
   });
   stops.push(r.stop);
   return r;
@@ -56,7 +64,11 @@ beforeAll(async () => {
   outer = await deployOuter(wallet(0, provider));
   // BLOCKS blocks of PER_BLOCK logs each (~140 KB of eth_getLogs answer per block).
   for (let i = 0; i < BLOCKS; i++) {
-    const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('flood'), BigInt(PER_BLOCK))) as ethers.TransactionResponse;
+    const tx = (await outer.getFunction('note')(
+      BigInt(i),
+      ethers.id('flood'),
+      BigInt(PER_BLOCK),
+    )) as ethers.TransactionResponse;
     const receipt = await receiptOf(tx.hash);
     if (i === 0) first = receipt!.blockNumber;
     last = receipt!.blockNumber;
@@ -78,7 +90,11 @@ describe('adversarial: wide eth_getLogs', () => {
       { fromBlock: hex(first), toBlock: hex(first + 2) },
       { fromBlock: hex(first + 3), toBlock: hex(first + 6), address, topics: [null, ethers.toBeHex(4, 32)] },
       { fromBlock: hex(last - 4), toBlock: 'latest', address: [address, wallet(5).address] },
-      { fromBlock: 'earliest', toBlock: hex(first + 1), topics: [[ethers.id('nothing'), ethers.id('Noted(uint256,bytes32,uint256)')]] },
+      {
+        fromBlock: 'earliest',
+        toBlock: hex(first + 1),
+        topics: [[ethers.id('nothing'), ethers.id('Noted(uint256,bytes32,uint256)')]],
+      },
     ];
     for (const q of queries) {
       const before = nodeAnswers().length;
@@ -88,25 +104,33 @@ describe('adversarial: wide eth_getLogs', () => {
       expect(resultText(ours.text)).toBe(resultText(direct.text));
       expect(nodeAnswers().length - before, JSON.stringify(q)).toBeGreaterThan(1);
     }
-    const all = (await send(r.url, 'eth_getLogs', [queries[0]], '10.8.1.1')).reply.result as { removed: boolean; logIndex: string }[];
+    const all = (await send(r.url, 'eth_getLogs', [queries[0]], '10.8.1.1')).reply.result as {
+      removed: boolean;
+      logIndex: string;
+    }[];
     expect(all).toHaveLength(3 * PER_BLOCK);
     expect(all.every((l) => l.removed === false)).toBe(true);
     // The eth_getFilterLogs of the same criteria takes the same path.
     const id = (await send(r.url, 'eth_newFilter', [queries[1]], '10.8.1.1')).reply.result as string;
     const filterLogs = await send(r.url, 'eth_getFilterLogs', [id], '10.8.1.1');
-    expect(resultText(filterLogs.text)).toBe(resultText((await post(anvil.url, body('eth_getLogs', [queries[1]]))).text));
+    expect(resultText(filterLogs.text)).toBe(
+      resultText((await post(anvil.url, body('eth_getLogs', [queries[1]]))).text),
+    );
   });
 
   it('error: a range past the budget is -32005 naming RPC_MAX_RESPONSE_BYTES, the node built at most the budget plus one chunk, and the bytes are charged', async () => {
     const r = await rpc({ RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '10' });
-    const whole = (await post(anvil.url, body('eth_getLogs', [{ fromBlock: 'earliest', toBlock: 'latest' }]))).text.length;
+    const whole = (await post(anvil.url, body('eth_getLogs', [{ fromBlock: 'earliest', toBlock: 'latest' }]))).text
+      .length;
     const before = nodeAnswers().length;
     const refused = await send(r.url, 'eth_getLogs', [{ fromBlock: 'earliest', toBlock: 'latest' }], '10.8.2.1');
     expect(refused.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_MAX_RESPONSE_BYTES', limit: BUDGET } });
     expect(refused.reply.error!.message).toMatch(/^response too large: .*\(RPC_MAX_RESPONSE_BYTES = 1048576\)/);
     const built = nodeAnswers().slice(before);
     const total = built.reduce((a, b) => a + b, 0);
-    process.stdout.write(`wide eth_getLogs over the budget: the node built ${total} B in ${built.length} chunks (largest ${Math.max(...built)} B); the whole range is ${whole} B\n`);
+    process.stdout.write(
+      `wide eth_getLogs over the budget: the node built ${total} B in ${built.length} chunks (largest ${Math.max(...built)} B); the whole range is ${whole} B\n`,
+    );
     expect(total).toBeLessThanOrEqual(BUDGET + Math.max(...built));
     expect(total).toBeLessThan(whole);
     // ~1 MiB returned by the node at 32 KiB per unit: far more than the 9 units left of the burst.
@@ -122,33 +146,50 @@ describe('adversarial: wide eth_getLogs', () => {
     expect(refused.reply.error).toMatchObject({ code: -32005, data: { cap: 'RPC_MAX_LOGS_RESULTS', limit: 600 } });
     // 2 blocks (500 logs), then 4 (1,000 more): past 600 after the second chunk, the 14 blocks after it never asked.
     expect(nodeAnswers().length - before).toBe(2);
-    expect(refused.reply.error!.message).toMatchInlineSnapshot(`"query returned more than 600 results (RPC_MAX_LOGS_RESULTS: 600); got 1500. Narrow the range and retry."`);
+    expect(refused.reply.error!.message).toMatchInlineSnapshot(
+      `"query returned more than 600 results (RPC_MAX_LOGS_RESULTS: 600); got 1500. Narrow the range and retry."`,
+    );
   });
 
   it('behavior: a client sending several wide queries at once gets every answer, RPC_LOGS_WIDE_MAX_PER_CLIENT at a time', async () => {
     const r = await rpc({ RPC_LOGS_WIDE_MAX_PER_CLIENT: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
     // Topics that match nothing: cheap for the node, and still wide. One batch: every call starts at once.
     const q = { fromBlock: hex(first), toBlock: hex(last), topics: [ethers.id('nothing')] };
-    const batch = JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] })));
+    const batch = JSON.stringify(
+      Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] })),
+    );
     const replies = JSON.parse((await post(r.url, batch, { 'x-forwarded-for': '10.8.3.1' })).text) as RpcReply[];
     expect(replies.map((x) => x.result)).toEqual([[], [], [], [], []]);
   });
 
-  it('error: a wide query that waits past RPC_EVM_TIMEOUT_MS for one of its client\'s RPC_LOGS_WIDE_MAX_PER_CLIENT slots is -32005 naming it, and never reaches the node', async () => {
-    const r = await rpc({ RPC_LOGS_WIDE_MAX_PER_CLIENT: '2', RPC_EVM_TIMEOUT_MS: '300', RPC_UPSTREAM_TIMEOUT_MS: '2000', RPC_RATE_LIMIT_PER_SECOND: '0' });
+  it("error: a wide query that waits past RPC_EVM_TIMEOUT_MS for one of its client's RPC_LOGS_WIDE_MAX_PER_CLIENT slots is -32005 naming it, and never reaches the node", async () => {
+    const r = await rpc({
+      RPC_LOGS_WIDE_MAX_PER_CLIENT: '2',
+      RPC_EVM_TIMEOUT_MS: '300',
+      RPC_UPSTREAM_TIMEOUT_MS: '2000',
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+    });
     const q = { fromBlock: hex(first), toBlock: hex(last), topics: [ethers.id('nothing')] };
-    const batch = JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] })));
+    const batch = JSON.stringify(
+      Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] })),
+    );
     // A node that never answers logs: the client's two queries hold its two slots for 2 s, the others wait 300 ms.
     proxy.hold.add('eth_getLogs');
     const before = proxy.counts.get('eth_getLogs') ?? 0;
     const replies = JSON.parse((await post(r.url, batch, { 'x-forwarded-for': '10.8.3.2' })).text) as RpcReply[];
     proxy.hold.delete('eth_getLogs');
     expect((proxy.counts.get('eth_getLogs') ?? 0) - before).toBe(2);
-    const refused = replies.filter((x) => (x.error?.data as { cap?: string } | undefined)?.cap === 'RPC_LOGS_WIDE_MAX_PER_CLIENT');
+    const refused = replies.filter(
+      (x) => (x.error?.data as { cap?: string } | undefined)?.cap === 'RPC_LOGS_WIDE_MAX_PER_CLIENT',
+    );
     expect(refused).toHaveLength(3);
     for (const x of refused) expect(x.error).toMatchObject({ code: -32005, data: { limit: 2 } });
-    expect(refused[0]!.error!.message).toMatchInlineSnapshot(`"too many eth_getLogs over 2 blocks (RPC_LOGS_CHUNK_BLOCKS) in flight: this client already has 2 (RPC_LOGS_WIDE_MAX_PER_CLIENT = 2), and none finished within 300 ms (RPC_EVM_TIMEOUT_MS); wait for an answer before sending the next."`);
-    expect(await (await fetch(`${r.url}/metrics`)).text()).toContain('l2stack_rpc_node_quota_refusals_total{variable="RPC_LOGS_WIDE_MAX_PER_CLIENT"} 3');
+    expect(refused[0]!.error!.message).toMatchInlineSnapshot(
+      `"too many eth_getLogs over 2 blocks (RPC_LOGS_CHUNK_BLOCKS) in flight: this client already has 2 (RPC_LOGS_WIDE_MAX_PER_CLIENT = 2), and none finished within 300 ms (RPC_EVM_TIMEOUT_MS); wait for an answer before sending the next."`,
+    );
+    expect(await (await fetch(`${r.url}/metrics`)).text()).toContain(
+      'l2stack_rpc_node_quota_refusals_total{variable="RPC_LOGS_WIDE_MAX_PER_CLIENT"} 3',
+    );
   });
 
   it('behavior: one client asking wide eth_getLogs in a tight loop is refused at the budget and throttled; a canary from another address is served and the chain keeps mining', async () => {
@@ -161,7 +202,12 @@ describe('adversarial: wide eth_getLogs', () => {
     const until = Date.now() + 8_000;
     const lanes = Array.from({ length: 8 }, async () => {
       while (Date.now() < until) {
-        const { status, reply } = await send(r.url, 'eth_getLogs', [{ fromBlock: 'earliest', toBlock: 'latest' }], '10.8.4.1');
+        const { status, reply } = await send(
+          r.url,
+          'eth_getLogs',
+          [{ fromBlock: 'earliest', toBlock: 'latest' }],
+          '10.8.4.1',
+        );
         const cap = (reply.error?.data as { cap?: string } | undefined)?.cap;
         note(status === 429 ? '429' : reply.error ? `${reply.error.code} ${cap}` : 'ok');
       }
@@ -174,14 +220,19 @@ describe('adversarial: wide eth_getLogs', () => {
     const receipt = await receiptOf(sent.reply.result as string);
     await Promise.all(lanes);
     const report = await canary.stop();
-    const built = nodeAnswers().slice(before).reduce((a, b) => a + b, 0);
-    process.stdout.write(`wide getLogs flood: ${JSON.stringify(Object.fromEntries(outcomes))}; the node built ${(built / 1048576).toFixed(1)} MiB in 8 s\n`);
+    const built = nodeAnswers()
+      .slice(before)
+      .reduce((a, b) => a + b, 0);
+    process.stdout.write(
+      `wide getLogs flood: ${JSON.stringify(Object.fromEntries(outcomes))}; the node built ${(built / 1048576).toFixed(1)} MiB in 8 s\n`,
+    );
 
     expect(report.failures).toEqual([]);
     expect(report.sent).toBeGreaterThan(10);
     expect(receipt?.status).toBe(1);
     expect(await provider.getBlockNumber()).toBeGreaterThan(startBlock);
-    for (const k of outcomes.keys()) expect(k).toMatch(/^(429|-32005 RPC_MAX_RESPONSE_BYTES|-32005 RPC_LOGS_WIDE_MAX_PER_CLIENT)$/);
+    for (const k of outcomes.keys())
+      expect(k).toMatch(/^(429|-32005 RPC_MAX_RESPONSE_BYTES|-32005 RPC_LOGS_WIDE_MAX_PER_CLIENT)$/);
     expect(outcomes.get('429') ?? 0).toBeGreaterThan(0);
     expect(r.logs.filter((l) => l.msg === 'upstream is not answering')).toEqual([]);
   }, 60_000);

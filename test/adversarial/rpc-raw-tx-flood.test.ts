@@ -27,13 +27,22 @@ afterAll(async () => {
 });
 
 async function rpc(env: Record<string, string> = {}): Promise<RpcUnderTest> {
-  const r = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil, env: { RPC_TRUSTED_PROXY_HOPS: '1', ...env } });
+  const r = await startRpcUnderTest({
+    db,
+    schema: db.schema('rpc'),
+    anvil,
+    env: { RPC_TRUSTED_PROXY_HOPS: '1', ...env },
+  });
   stops.push(r.stop);
   return r;
 }
 
 /** Four lanes from one address re-sending the same body for `ms`: the answers' first words, counted. */
-async function flood(url: string, body: string, ms: number): Promise<{ outcomes: Record<string, number>; sent: number; cpuMsPerRequest: number }> {
+async function flood(
+  url: string,
+  body: string,
+  ms: number,
+): Promise<{ outcomes: Record<string, number>; sent: number; cpuMsPerRequest: number }> {
   const outcomes = new Map<string, number>();
   const cpu = process.cpuUsage();
   let sent = 0;
@@ -50,7 +59,11 @@ async function flood(url: string, body: string, ms: number): Promise<{ outcomes:
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { outcomes: Object.fromEntries(outcomes), sent, cpuMsPerRequest: (used.user + used.system) / 1000 / Math.max(sent, 1) };
+  return {
+    outcomes: Object.fromEntries(outcomes),
+    sent,
+    cpuMsPerRequest: (used.user + used.system) / 1000 / Math.max(sent, 1),
+  };
 }
 
 describe('adversarial: 500 KB raw transactions in a tight loop', () => {
@@ -85,10 +98,15 @@ describe('adversarial: 500 KB raw transactions in a tight loop', () => {
     // Every uncapped request reached the node: it refused each for its funds, or (busy decoding the flood, ~2 s
     // of CPU per transaction under load) did not answer within the upstream timeout, which the client sees as
     // -32002 "may have reached". Both are the cost the cap avoids.
-    const forwarded = ['200 -32003 Insufficient funds for gas * price + value', '200 -32002 no upstream node is available: eth_sendRawTransaction may have reached'];
+    const forwarded = [
+      '200 -32003 Insufficient funds for gas * price + value',
+      '200 -32002 no upstream node is available: eth_sendRawTransaction may have reached',
+    ];
     expect(Object.keys(before.outcomes)).toContain(forwarded[0]);
     expect(Object.keys(before.outcomes).filter((o) => !forwarded.some((f) => o.startsWith(f)))).toEqual([]);
-    expect(Object.keys(after.outcomes)).toEqual(['200 -32000 oversized data: transaction size N, limit N (RPC_MAX_RAW_TX_BYTES)']);
+    expect(Object.keys(after.outcomes)).toEqual([
+      '200 -32000 oversized data: transaction size N, limit N (RPC_MAX_RAW_TX_BYTES)',
+    ]);
     expect(report.failures).toEqual([]);
     expect(report.sent).toBeGreaterThan(10);
     expect(r.logs.filter((l) => l.level >= 50)).toEqual([]);

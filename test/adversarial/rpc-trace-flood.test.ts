@@ -21,7 +21,8 @@ let db: Awaited<ReturnType<typeof openTestDb>>;
 const heavy: { hash: string; block: number }[] = [];
 const stops: (() => Promise<unknown>)[] = [];
 /** The receipt once anvil mined the transaction (a bounded poll). */
-const receiptOf = (hash: string) => waitFor(`receipt of ${hash}`, async () => (await provider.getTransactionReceipt(hash)) ?? undefined, 20_000, 20);
+const receiptOf = (hash: string) =>
+  waitFor(`receipt of ${hash}`, async () => (await provider.getTransactionReceipt(hash)) ?? undefined, 20_000, 20);
 
 // Init code that returns the 4-byte runtime `JUMPDEST PUSH1 0 JUMP`: it spins until its gas is gone.
 const LOOP_INIT = '0x6004600c60003960046000f35b600056';
@@ -77,9 +78,18 @@ describe('adversarial: traces', () => {
   it('args: a tracer timeout above RPC_EVM_TIMEOUT_MS is lowered to it; a shorter one is kept', () => {
     expect(durationMs('1m30s')).toBe(90_000);
     expect(durationMs('1.5s')).toBe(1_500);
-    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '10s' }, 5_000)).toEqual({ tracer: 'callTracer', timeout: '5000ms' });
-    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '1h' }, 5_000)).toEqual({ tracer: 'callTracer', timeout: '5000ms' });
-    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '300ms' }, 5_000)).toEqual({ tracer: 'callTracer', timeout: '300ms' });
+    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '10s' }, 5_000)).toEqual({
+      tracer: 'callTracer',
+      timeout: '5000ms',
+    });
+    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '1h' }, 5_000)).toEqual({
+      tracer: 'callTracer',
+      timeout: '5000ms',
+    });
+    expect(boundTracerTimeout({ tracer: 'callTracer', timeout: '300ms' }, 5_000)).toEqual({
+      tracer: 'callTracer',
+      timeout: '300ms',
+    });
     expect(boundTracerTimeout({ tracer: 'prestateTracer' }, 5_000)).toEqual({ tracer: 'prestateTracer' });
   });
 
@@ -89,11 +99,24 @@ describe('adversarial: traces', () => {
     // slots (RPC_EVM_MAX_CONCURRENT) are free, but only the client's two traces may reach the node.
     proxy.hold.add('debug_traceTransaction');
     const before = proxy.counts.get('debug_traceTransaction') ?? 0;
-    const batch = JSON.stringify(heavy.slice(0, 5).map(({ hash }, i) => ({ jsonrpc: '2.0', id: i, method: 'debug_traceTransaction', params: [hash, { tracer: 'callTracer' }] })));
+    const batch = JSON.stringify(
+      heavy
+        .slice(0, 5)
+        .map(({ hash }, i) => ({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'debug_traceTransaction',
+          params: [hash, { tracer: 'callTracer' }],
+        })),
+    );
     const replies = JSON.parse((await post(r.url, batch, { 'x-forwarded-for': '10.7.1.1' })).text) as RpcReply[];
     proxy.hold.delete('debug_traceTransaction');
     expect((proxy.counts.get('debug_traceTransaction') ?? 0) - before).toBe(2);
-    for (const x of replies) expect(x.error).toMatchObject({ code: -32005, data: { cap: expect.stringMatching(/^(RPC_EVM_TIMEOUT_MS|RPC_TRACE_MAX_PER_CLIENT)$/) } });
+    for (const x of replies)
+      expect(x.error).toMatchObject({
+        code: -32005,
+        data: { cap: expect.stringMatching(/^(RPC_EVM_TIMEOUT_MS|RPC_TRACE_MAX_PER_CLIENT)$/) },
+      });
     // Without a held node and at the default budget, the five are all answered, two at a time.
     const easy = await rpc({ RPC_TRACE_MAX_PER_CLIENT: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
     const served = JSON.parse((await post(easy.url, batch, { 'x-forwarded-for': '10.7.1.2' })).text) as RpcReply[];
@@ -103,7 +126,12 @@ describe('adversarial: traces', () => {
   it('behavior: a trace is charged by the time the node spent on it, so the next call of that client is refused', async () => {
     const r = await rpc({ RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_RATE_LIMIT_MS_PER_UNIT: '1' });
     // Tracing 27M gas of loop takes the node well over the 2 ms (2 units) left after the call's own unit.
-    const traced = await send(r.url, 'debug_traceBlockByNumber', [hex(heavy[1]!.block), { tracer: 'callTracer' }], '10.7.2.1');
+    const traced = await send(
+      r.url,
+      'debug_traceBlockByNumber',
+      [hex(heavy[1]!.block), { tracer: 'callTracer' }],
+      '10.7.2.1',
+    );
     expect(traced.reply.error).toBeUndefined();
     const next = await send(r.url, 'eth_blockNumber', [], '10.7.2.1');
     expect(next.status).toBe(429);
@@ -124,7 +152,13 @@ describe('adversarial: traces', () => {
         const [method, params] = traces()[i % traces().length]!;
         const { status, reply } = await send(r.url, method, params, `10.7.3.${lane % 4}`);
         const cap = (reply.error?.data as { cap?: string } | undefined)?.cap;
-        note(status === 429 ? '429' : reply.error ? `${reply.error.code} ${cap ?? reply.error.message.slice(0, 60)}` : 'ok');
+        note(
+          status === 429
+            ? '429'
+            : reply.error
+              ? `${reply.error.code} ${cap ?? reply.error.message.slice(0, 60)}`
+              : 'ok',
+        );
       }
     });
     const signer = wallet(1, provider);
@@ -142,7 +176,8 @@ describe('adversarial: traces', () => {
     expect(receipt?.status).toBe(1);
     expect(minedDuringAttack).toBe(true);
     expect(await provider.getBlockNumber()).toBeGreaterThan(startBlock);
-    for (const k of outcomes.keys()) expect(k).toMatch(/^(ok|429|-32005 RPC_TRACE_MAX_PER_CLIENT|-32005 RPC_EVM_TIMEOUT_MS)$/);
+    for (const k of outcomes.keys())
+      expect(k).toMatch(/^(ok|429|-32005 RPC_TRACE_MAX_PER_CLIENT|-32005 RPC_EVM_TIMEOUT_MS)$/);
     expect(outcomes.get('ok') ?? 0).toBeGreaterThan(0);
     expect(outcomes.get('429') ?? 0).toBeGreaterThan(0);
     expect(r.logs.filter((l) => l.msg === 'upstream is not answering')).toEqual([]);
@@ -154,7 +189,7 @@ describe('adversarial: traces', () => {
     await provider.send('anvil_mine', ['0x46']);
     const r = await rpc({ RPC_CACHE_BYTES: '67108864', RPC_RATE_LIMIT_PER_SECOND: '0' });
     const { hash, block } = heavy[2]!;
-    const blockHash = ((await provider.getBlock(block))!).hash!;
+    const blockHash = (await provider.getBlock(block))!.hash!;
     const calls: [string, unknown[]][] = [
       ['debug_traceTransaction', [hash, { tracer: 'callTracer' }]],
       ['debug_traceBlockByNumber', [hex(block), { tracer: 'callTracer' }]],
@@ -163,7 +198,9 @@ describe('adversarial: traces', () => {
     ];
     for (const [method, params] of calls) {
       // trace_transaction is the node's own (anvil serves it) or converted from debug_traceTransaction.
-      const asked = () => (proxy.counts.get(method) ?? 0) + (method === 'trace_transaction' ? (proxy.counts.get('debug_traceTransaction') ?? 0) : 0);
+      const asked = () =>
+        (proxy.counts.get(method) ?? 0) +
+        (method === 'trace_transaction' ? (proxy.counts.get('debug_traceTransaction') ?? 0) : 0);
       const first = await send(r.url, method, params, '10.7.4.1');
       const before = asked();
       const again = await send(r.url, method, params, '10.7.4.2');

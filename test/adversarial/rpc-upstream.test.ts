@@ -26,7 +26,13 @@ const bigGetLogs = (id: number, n: number) =>
     jsonrpc: '2.0',
     id,
     method: 'eth_getLogs',
-    params: [{ fromBlock: '0x0', toBlock: 'latest', address: Array.from({ length: n }, (_, i) => `0x${(id * 1_000_000 + i).toString(16).padStart(40, '0')}`) }],
+    params: [
+      {
+        fromBlock: '0x0',
+        toBlock: 'latest',
+        address: Array.from({ length: n }, (_, i) => `0x${(id * 1_000_000 + i).toString(16).padStart(40, '0')}`),
+      },
+    ],
   });
 
 async function rpc(env: Record<string, string> = {}): Promise<RpcUnderTest> {
@@ -67,10 +73,19 @@ async function limitedNode(limit: number, mode: 'close' | '413'): Promise<{ url:
     });
     req.on('end', () => {
       if (cut) return;
-      const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
+      const up = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: 'POST',
+          path: '/',
+          headers: { 'content-type': 'application/json' },
+        },
+        (r) => {
+          res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
+          r.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       up.end(Buffer.concat(chunks));
     });
@@ -133,7 +148,9 @@ describe('adversarial: upstream path', () => {
       }
     }
     const report = await canary.stop();
-    process.stdout.write(`990KB getLogs: ${outcomes.answered} answered, ${outcomes.refused.length} refused; RSS ${rssBefore} -> ${rssMiB()} MiB\n`);
+    process.stdout.write(
+      `990KB getLogs: ${outcomes.answered} answered, ${outcomes.refused.length} refused; RSS ${rssBefore} -> ${rssMiB()} MiB\n`,
+    );
     expect(report.failed).toBe(0);
     expect(outcomes.answered).toBeGreaterThan(0);
     expect(await upstreamUp(endpoint.url, 'u0')).toBe(true);
@@ -168,9 +185,13 @@ describe('adversarial: upstream path', () => {
       for (const r of big) {
         const reply = JSON.parse(r.text) as Reply;
         expect(reply.error?.code).toBe(-32005);
-        expect(reply.error?.message).toMatch(/request too large for the upstream nodes: u0: the node (closed the connection while receiving|refused) a \d+-byte request/);
+        expect(reply.error?.message).toMatch(
+          /request too large for the upstream nodes: u0: the node (closed the connection while receiving|refused) a \d+-byte request/,
+        );
       }
-      const failedOver = await Promise.all(Array.from({ length: 5 }, (_, i) => post(withBackup.url, bigGetLogs(i + 1, 10_000))));
+      const failedOver = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => post(withBackup.url, bigGetLogs(i + 1, 10_000))),
+      );
       for (const r of failedOver) expect(JSON.parse(r.text)).toMatchObject({ result: [] });
 
       // A batch of mid-size reads over the node's limit together is split until each part passes.

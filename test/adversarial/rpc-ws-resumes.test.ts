@@ -3,7 +3,15 @@ import { ethers } from 'ethers';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { deployOuter, wallet } from '../rpc/helpers.js';
 import { chain, nodeCanary, openTestDb, rssMiB, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
-import { childRssMiB, logTraffic, metric, normalSubscriber, recordingNode, wsClient, type WsAnswer } from './ws-harness.js';
+import {
+  childRssMiB,
+  logTraffic,
+  metric,
+  normalSubscriber,
+  recordingNode,
+  wsClient,
+  type WsAnswer,
+} from './ws-harness.js';
 import { mined } from '../../src/common/chain/mined.js';
 
 /**
@@ -31,11 +39,18 @@ afterAll(async () => {
 });
 
 /** An endpoint with its own recording node in front of anvil, so the calls counted are its own. */
-async function endpoint(env: Record<string, string>): Promise<{ rpc: RpcUnderTest; node: Awaited<ReturnType<typeof recordingNode>> }> {
+async function endpoint(
+  env: Record<string, string>,
+): Promise<{ rpc: RpcUnderTest; node: Awaited<ReturnType<typeof recordingNode>> }> {
   const node = await recordingNode(anvil.url, 64 * 1_048_576);
   stops.push(node.close);
   // Behind one trusted proxy: X-Forwarded-For names the client, so the attackers are not the canary's client.
-  const rpc = await startRpcUnderTest({ db, schema: db.schema('rpc'), anvil, env: { RPC_UPSTREAM_URLS: node.url, RPC_TRUSTED_PROXY_HOPS: '1', ...env } });
+  const rpc = await startRpcUnderTest({
+    db,
+    schema: db.schema('rpc'),
+    anvil,
+    env: { RPC_UPSTREAM_URLS: node.url, RPC_TRUSTED_PROXY_HOPS: '1', ...env },
+  });
   stops.push(rpc.stop);
   return { rpc, node };
 }
@@ -48,7 +63,10 @@ describe('adversarial: resumed subscriptions', () => {
     const outer = await deployOuter(wallet(2, provider));
     const address = (await outer.getAddress()).toLowerCase();
     const start = (await provider.getBlock('latest'))!;
-    for (let i = 0; i < 32; i++) await mined((await outer.getFunction('note')(BigInt(i), ethers.id('history'), 250n)) as ethers.TransactionResponse);
+    for (let i = 0; i < 32; i++)
+      await mined(
+        (await outer.getFunction('note')(BigInt(i), ethers.id('history'), 250n)) as ethers.TransactionResponse,
+      );
     await provider.send('anvil_mine', ['0x64']);
     const { rpc, node } = await endpoint({ RPC_RATE_LIMIT_PER_SECOND: '50' });
     const wsUrl = rpc.url.replace('http://', 'ws://');
@@ -62,13 +80,18 @@ describe('adversarial: resumed subscriptions', () => {
     // over the 100-unit burst) and is ended; charged 1 unit per call it would have been served.
     const single = await wsClient(wsUrl, '10.1.0.1');
     const alone = await single.call('eth_subscribe', ['logs', { address }, point(start)]);
-    expect(alone.error).toMatchObject({ code: -32005, message: expect.stringContaining('RPC_RATE_LIMIT_BYTES_PER_UNIT') });
+    expect(alone.error).toMatchObject({
+      code: -32005,
+      message: expect.stringContaining('RPC_RATE_LIMIT_BYTES_PER_UNIT'),
+    });
     expect(Number(/read (\d+) bytes/.exec(alone.error!.message)?.[1])).toBeGreaterThan(4_000_000);
     await single.close();
 
     // A hundred at once from another client: whatever is admitted runs one at a time and stops at the limit.
     const attacker = await wsClient(wsUrl, '10.1.0.2');
-    const answers: WsAnswer[] = await Promise.all(Array.from({ length: 100 }, () => attacker.call('eth_subscribe', ['logs', { address }, point(start)])));
+    const answers: WsAnswer[] = await Promise.all(
+      Array.from({ length: 100 }, () => attacker.call('eth_subscribe', ['logs', { address }, point(start)])),
+    );
     const accepted = answers.filter((a) => typeof a.result === 'string').length;
     const errors = answers.flatMap((a) => (a.error ? [a.error] : []));
     const reads = node.calls.slice(mark).filter((c) => c.method === 'eth_getLogs' && c.range);
@@ -87,7 +110,11 @@ describe('adversarial: resumed subscriptions', () => {
     // Another client resuming a few blocks back pays a few units and is served.
     const head = await provider.getBlockNumber();
     const small = await wsClient(wsUrl, '10.1.0.3');
-    const sub = await small.call('eth_subscribe', ['logs', { address: traffic.address }, point((await provider.getBlock(head - 4))!)]);
+    const sub = await small.call('eth_subscribe', [
+      'logs',
+      { address: traffic.address },
+      point((await provider.getBlock(head - 4))!),
+    ]);
     expect(sub.result).toMatch(/^0x[0-9a-f]{32}$/);
     const until = Date.now() + 10_000;
     while (small.count(sub.result as string) < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -111,7 +138,14 @@ describe('adversarial: resumed subscriptions', () => {
     await normal.progress(2);
     const canary = nodeCanary('ws-resume-disconnect', rpc.url);
     const rssBefore = rssMiB();
-    const farHeaders = () => node.calls.filter((c) => c.method === 'eth_getBlockByNumber' && c.block !== undefined && c.block > from.number && c.block < from.number + 2_900).length;
+    const farHeaders = () =>
+      node.calls.filter(
+        (c) =>
+          c.method === 'eth_getBlockByNumber' &&
+          c.block !== undefined &&
+          c.block > from.number &&
+          c.block < from.number + 2_900,
+      ).length;
     const before = farHeaders();
 
     await Promise.all(
@@ -124,7 +158,10 @@ describe('adversarial: resumed subscriptions', () => {
     );
     // Within a few seconds everything the attackers held is gone: only the normal subscriber's two remain.
     const until = Date.now() + 5_000;
-    const held = async () => [await metric(rpc.url, 'l2stack_rpc_ws_subscriptions'), await metric(rpc.url, 'l2stack_rpc_ws_sockets')];
+    const held = async () => [
+      await metric(rpc.url, 'l2stack_rpc_ws_subscriptions'),
+      await metric(rpc.url, 'l2stack_rpc_ws_sockets'),
+    ];
     while (JSON.stringify(await held()) !== '[2,1]' && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     expect(await held()).toEqual([2, 1]);
     // Reads already sent when a socket closed (one group of headers per replay) may still reach the node.
@@ -146,7 +183,8 @@ describe('adversarial: resumed subscriptions', () => {
     expect(report.failed).toBe(0);
     await normal.client.close();
     const end = Date.now() + 5_000;
-    while ((await metric(rpc.url, 'l2stack_rpc_ws_subscriptions')) !== 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    while ((await metric(rpc.url, 'l2stack_rpc_ws_subscriptions')) !== 0 && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await metric(rpc.url, 'l2stack_rpc_ws_subscriptions')).toBe(0);
   }, 90_000);
 });

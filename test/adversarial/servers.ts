@@ -11,7 +11,10 @@ import { testCommon } from '../token-api/helpers.js';
  * The relayer's HTTP API alone, over a test database and without chains: what an attacker reaches on
  * API_PORT. Readiness reports only the database (the chain checks need nodes, which these tests do not).
  */
-export async function startRelayerApi(options: { db: Awaited<ReturnType<typeof openTestDb>>; limits?: HttpLimits }): Promise<RunningServer> {
+export async function startRelayerApi(options: {
+  db: Awaited<ReturnType<typeof openTestDb>>;
+  limits?: HttpLimits;
+}): Promise<RunningServer> {
   const schema = options.db.schema('relayer');
   const client = options.db.client;
   await client.query('test.servers', (knex) => migrate(knex, schema, relayerMigrations));

@@ -19,7 +19,11 @@ export interface WsAnswer {
  * (e.g. 127.0.0.2) makes it another client without a proxy.
  */
 export async function wsClient(url: string, forwardedFor?: string, localAddress?: string) {
-  const ws = new WebSocket(url, { headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}, maxPayload: 256 * 1024 * 1024, localAddress });
+  const ws = new WebSocket(url, {
+    headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+    maxPayload: 256 * 1024 * 1024,
+    localAddress,
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -33,7 +37,11 @@ export async function wsClient(url: string, forwardedFor?: string, localAddress?
   let bytes = 0;
   ws.on('message', (data: Buffer) => {
     bytes += data.length;
-    const msg = JSON.parse(data.toString()) as { id?: number; method?: string; params?: { subscription: string; result?: unknown; error?: { code: number; message: string } } };
+    const msg = JSON.parse(data.toString()) as {
+      id?: number;
+      method?: string;
+      params?: { subscription: string; result?: unknown; error?: { code: number; message: string } };
+    };
     if (msg.method === 'eth_subscription') {
       const p = msg.params!;
       if (p.error) ended.set(p.subscription, p.error);
@@ -51,7 +59,8 @@ export async function wsClient(url: string, forwardedFor?: string, localAddress?
     count: (sub: string) => notes.get(sub) ?? 0,
     ended: (sub: string) => ended.get(sub),
     /** The last notification's result of a subscription. */
-    last: (sub: string) => last.get(sub) as { blockNumber?: string; blockHash?: string; logIndex?: string; topics?: string[] } | undefined,
+    last: (sub: string) =>
+      last.get(sub) as { blockNumber?: string; blockHash?: string; logIndex?: string; topics?: string[] } | undefined,
     received: () => bytes,
     call(method: string, params: unknown[] = []): Promise<WsAnswer> {
       const n = id++;
@@ -68,7 +77,8 @@ export async function wsClient(url: string, forwardedFor?: string, localAddress?
 export type WsClient = Awaited<ReturnType<typeof wsClient>>;
 
 /** `n` distinct addresses (none of them a contract), different for each `seed`. */
-export const addresses = (seed: number, n: number) => Array.from({ length: n }, (_, i) => `0x${(seed * 1_000_000 + i + 1).toString(16).padStart(40, '0')}`);
+export const addresses = (seed: number, n: number) =>
+  Array.from({ length: n }, (_, i) => `0x${(seed * 1_000_000 + i + 1).toString(16).padStart(40, '0')}`);
 
 /** A value of the endpoint's /metrics (summed over series matching `labels`); 0 when absent. */
 export async function metric(url: string, name: string, labels = ''): Promise<number> {
@@ -93,7 +103,11 @@ export async function logTraffic(provider: ethers.JsonRpcProvider, from: number,
   let sent = 0;
   const loop = (async () => {
     while (!stopped) {
-      const tx = (await outer.getFunction('note')(BigInt(sent), ethers.id('traffic'), 1n)) as ethers.TransactionResponse;
+      const tx = (await outer.getFunction('note')(
+        BigInt(sent),
+        ethers.id('traffic'),
+        1n,
+      )) as ethers.TransactionResponse;
       await mined(tx);
       sent++;
       await new Promise((r) => setTimeout(r, everyMs));
@@ -118,7 +132,8 @@ export async function normalSubscriber(wsUrl: string, address: string) {
   const c = await wsClient(wsUrl);
   const heads = (await c.call('eth_subscribe', ['newHeads'])).result as string;
   const logs = (await c.call('eth_subscribe', ['logs', { address }])).result as string;
-  if (typeof heads !== 'string' || typeof logs !== 'string') throw new Error('the normal subscriber could not subscribe');
+  if (typeof heads !== 'string' || typeof logs !== 'string')
+    throw new Error('the normal subscriber could not subscribe');
   return {
     client: c,
     heads: () => c.count(heads),
@@ -130,7 +145,10 @@ export async function normalSubscriber(wsUrl: string, address: string) {
       const l0 = c.count(logs);
       const until = Date.now() + timeoutMs;
       while (c.count(heads) < h0 + n || c.count(logs) < l0 + n) {
-        if (Date.now() > until) throw new Error(`the normal subscriber got ${c.count(heads) - h0} heads and ${c.count(logs) - l0} logs in ${timeoutMs} ms, expected ${n} each`);
+        if (Date.now() > until)
+          throw new Error(
+            `the normal subscriber got ${c.count(heads) - h0} heads and ${c.count(logs) - l0} logs in ${timeoutMs} ms, expected ${n} each`,
+          );
         await new Promise((r) => setTimeout(r, 100));
       }
     },
@@ -179,7 +197,8 @@ export async function recordingNode(targetUrl: string, maxBodyBytes: number) {
         return;
       }
       const body = Buffer.concat(chunks);
-      const parsed = JSON.parse(body.toString()) as { method: string; params?: unknown[] } | { method: string; params?: unknown[] }[];
+      const parsed = JSON.parse(body.toString()) as
+        { method: string; params?: unknown[] } | { method: string; params?: unknown[] }[];
       for (const c of Array.isArray(parsed) ? parsed : [parsed]) {
         const p0 = c.params?.[0] as { address?: unknown; fromBlock?: unknown } | string | undefined;
         const call: NodeCall = { method: c.method, bodyBytes: size };
@@ -187,7 +206,8 @@ export async function recordingNode(targetUrl: string, maxBodyBytes: number) {
           call.addresses = p0.address === undefined ? undefined : Array.isArray(p0.address) ? p0.address.length : 1;
           call.range = p0.fromBlock !== undefined;
         }
-        if (c.method === 'eth_getBlockByNumber' && typeof p0 === 'string' && p0.startsWith('0x')) call.block = Number(BigInt(p0));
+        if (c.method === 'eth_getBlockByNumber' && typeof p0 === 'string' && p0.startsWith('0x'))
+          call.block = Number(BigInt(p0));
         calls.push(call);
       }
       forwardTo(target, body, res);

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOWED_LONG_FUNCTIONS, EXCEPTIONS, LAYERS, MAX_ADAPTER_LINES, MAX_FILE_LINES, MAX_FUNCTION_LINES, RPC_LAYERS, TRANSPORT_ADAPTERS, areaOf } from './layers.js';
+import {
+  ALLOWED_LONG_FUNCTIONS,
+  EXCEPTIONS,
+  LAYERS,
+  MAX_ADAPTER_LINES,
+  MAX_FILE_LINES,
+  MAX_FUNCTION_LINES,
+  RPC_LAYERS,
+  TRANSPORT_ADAPTERS,
+  areaOf,
+} from './layers.js';
 import { cyclesOf, readSources } from './source.js';
 
 /**
@@ -33,7 +43,10 @@ function layerViolations(): Map<string, string> {
       const to = areaOf(target);
       if (from === to) {
         if (from === 'rpc' && rpcLayerOf(target) > rpcLayerOf(file.path))
-          found.set(`${file.path} -> ${target}`, `rpc layer '${RPC_LAYERS[rpcLayerOf(file.path)]!.name}' imports '${RPC_LAYERS[rpcLayerOf(target)]!.name}' above it`);
+          found.set(
+            `${file.path} -> ${target}`,
+            `rpc layer '${RPC_LAYERS[rpcLayerOf(file.path)]!.name}' imports '${RPC_LAYERS[rpcLayerOf(target)]!.name}' above it`,
+          );
         continue;
       }
       const [a, b] = [layerOfArea(from), layerOfArea(to)];
@@ -76,13 +89,19 @@ describe('architecture of src/', () => {
 
   it(`behavior: no function over ${MAX_FUNCTION_LINES} lines`, () => {
     const found = new Map(
-      sources.flatMap((f) => f.functions.filter((fn) => fn.lines > MAX_FUNCTION_LINES && !(`${f.path}#${fn.name}` in ALLOWED_LONG_FUNCTIONS)).map((fn) => [`${f.path}#${fn.name}`, `${fn.lines} lines at line ${fn.line}`] as const)),
+      sources.flatMap((f) =>
+        f.functions
+          .filter((fn) => fn.lines > MAX_FUNCTION_LINES && !(`${f.path}#${fn.name}` in ALLOWED_LONG_FUNCTIONS))
+          .map((fn) => [`${f.path}#${fn.name}`, `${fn.lines} lines at line ${fn.line}`] as const),
+      ),
     );
     expect(compare(found, EXCEPTIONS.longFunctions)).toEqual({ unlisted: [], gone: [] });
   });
 
   it(`behavior: no file over ${MAX_FILE_LINES} lines`, () => {
-    const found = new Map(sources.filter((f) => f.lines > MAX_FILE_LINES).map((f) => [f.path, `${f.lines} lines`] as const));
+    const found = new Map(
+      sources.filter((f) => f.lines > MAX_FILE_LINES).map((f) => [f.path, `${f.lines} lines`] as const),
+    );
     expect(compare(found, EXCEPTIONS.longFiles)).toEqual({ unlisted: [], gone: [] });
   });
 });
@@ -94,11 +113,15 @@ describe('transport layer of src/rpc', () => {
 
   it('behavior: reads the core and an adapter of each stack (a move that emptied them would pass everything)', () => {
     expect(core.map((f) => f.path)).toContain('src/rpc/transport/core.ts');
-    for (const dir of TRANSPORT_ADAPTERS.dirs) expect(inTransport.some((f) => f.path.startsWith(dir)), dir).toBe(true);
+    for (const dir of TRANSPORT_ADAPTERS.dirs)
+      expect(
+        inTransport.some((f) => f.path.startsWith(dir)),
+        dir,
+      ).toBe(true);
     expect(inTransport.find((f) => f.path === 'src/rpc/transport/node/ws.ts')?.packages).toContain('ws');
   });
 
-  it('behavior: the neutral core imports no adapter, neither its files nor its stack\'s packages', () => {
+  it("behavior: the neutral core imports no adapter, neither its files nor its stack's packages", () => {
     const found = core.flatMap((f) => [
       ...f.imports.filter(isAdapter).map((t) => `${f.path} -> ${t}`),
       ...f.packages.filter((p) => TRANSPORT_ADAPTERS.packages.includes(p)).map((p) => `${f.path} -> ${p}`),
@@ -107,7 +130,9 @@ describe('transport layer of src/rpc', () => {
   });
 
   it(`behavior: no adapter file over ${MAX_ADAPTER_LINES} lines`, () => {
-    const found = inTransport.filter((f) => isAdapter(f.path) && f.lines > MAX_ADAPTER_LINES).map((f) => `${f.path}: ${f.lines} lines`);
+    const found = inTransport
+      .filter((f) => isAdapter(f.path) && f.lines > MAX_ADAPTER_LINES)
+      .map((f) => `${f.path}: ${f.lines} lines`);
     expect(found).toEqual([]);
   });
 });

@@ -39,7 +39,8 @@ function resolveImport(from: string, specifier: string): string | undefined {
 function nameOf(node: ts.SignatureDeclaration, sf: ts.SourceFile): string {
   if (node.name) return node.name.getText(sf);
   const parent = node.parent;
-  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) return parent.name.getText(sf);
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+    return parent.name.getText(sf);
   return '(anonymous)';
 }
 
@@ -51,12 +52,21 @@ function readSource(path: string): SourceFile {
   const functions: SourceFile['functions'] = [];
   const lineOf = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line + 1;
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       const target = resolveImport(path, node.moduleSpecifier.text);
       if (target) imports.add(target);
       else if (!node.moduleSpecifier.text.startsWith('.')) packages.add(node.moduleSpecifier.text);
     }
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       const target = resolveImport(path, node.arguments[0].text);
       if (target) imports.add(target);
     }

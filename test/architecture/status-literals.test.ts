@@ -37,7 +37,9 @@ describe('architecture: message statuses', () => {
 
   it('behavior: the module itself spells them (the scan finds what it looks for)', () => {
     const inside = sourcePaths().filter((p) => p.startsWith(MODULE));
-    const spelled = new Set(inside.flatMap((p) => statusLiterals(p, readFileSync(join(root, p), 'utf8'))).map((l) => l.split(' ')[1]));
+    const spelled = new Set(
+      inside.flatMap((p) => statusLiterals(p, readFileSync(join(root, p), 'utf8'))).map((l) => l.split(' ')[1]),
+    );
     expect([...spelled].sort()).toEqual([...STATUSES].sort());
   });
 
@@ -46,7 +48,7 @@ describe('architecture: message statuses', () => {
       "const a = m.status === 'PENDING';",
       'type B = { to: "SENT" };',
       'const c = `ABANDONED`;',
-      '// ANCHORED, \'ZERO_FEE\' in a comment',
+      "// ANCHORED, 'ZERO_FEE' in a comment",
       "const d = 'NEEDS_MANUAL_INTERVENTION is a status';",
     ].join('\n');
     expect(statusLiterals('x.ts', text)).toEqual(['x.ts:1 PENDING', 'x.ts:2 SENT', 'x.ts:3 ABANDONED']);

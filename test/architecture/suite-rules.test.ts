@@ -18,7 +18,11 @@ function files(dir: string): string[] {
 describe('suite rules', () => {
   it('structure: no vitest retry option in configs or tests, no --retry in CI', () => {
     const offenders: string[] = [];
-    for (const file of [...files('test'), ...readdirSync('.').filter((f) => /^vitest.*\.ts$/.test(f)), 'test/image/vitest.config.ts']) {
+    for (const file of [
+      ...files('test'),
+      ...readdirSync('.').filter((f) => /^vitest.*\.ts$/.test(f)),
+      'test/image/vitest.config.ts',
+    ]) {
       const text = readFileSync(file, 'utf8');
       if (/\bretry\s*:\s*(?!0\b)/.test(text) && !file.endsWith('suite-rules.test.ts')) offenders.push(file);
     }
@@ -26,10 +30,14 @@ describe('suite rules', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('structure: no unbounded wait for a transaction: mined() (bounded, names the transaction) instead of ethers\' wait()', () => {
+  it("structure: no unbounded wait for a transaction: mined() (bounded, names the transaction) instead of ethers' wait()", () => {
     // ethers' wait() without a timeout can miss a block anvil mines before its poller starts and wait for ever
     // (src/common/chain/mined.ts); wait(confirms, timeoutMs) is bounded.
-    const offenders = files('test').filter((file) => /\.wait\(\)|waitForTransaction\([^,()]*\)/.test(readFileSync(file, 'utf8')) && !file.endsWith('suite-rules.test.ts'));
+    const offenders = files('test').filter(
+      (file) =>
+        /\.wait\(\)|waitForTransaction\([^,()]*\)/.test(readFileSync(file, 'utf8')) &&
+        !file.endsWith('suite-rules.test.ts'),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -56,9 +56,19 @@ const target = new URL(upstream);
 
 function forward(body: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      readBody(res).then(resolve, reject);
-    });
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        readBody(res).then(resolve, reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -79,7 +89,8 @@ const server = createServer((req, res) => {
       }
       const rest = calls.filter((c) => !answers.has(c));
       if (rest.length > 0) {
-        const got = JSON.parse(await forward(JSON.stringify(Array.isArray(body) ? rest : rest[0]))) as { id: unknown } | { id: unknown }[];
+        const got = JSON.parse(await forward(JSON.stringify(Array.isArray(body) ? rest : rest[0]))) as
+          { id: unknown } | { id: unknown }[];
         for (const a of Array.isArray(got) ? got : [got]) answers.set(rest.find((c) => c.id === a.id) ?? rest[0]!, a);
       }
       const out = calls.map((c) => answers.get(c));

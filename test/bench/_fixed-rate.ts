@@ -45,18 +45,28 @@ function frame(buf: Buffer): { length: number; status: number } | undefined {
   const head = buf.subarray(0, end).toString('latin1');
   const status = Number(head.slice(9, 12));
   const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-  if (!m) throw new Error(`fixed-rate load: an answer without Content-Length (chunked answers are not framed here): ${head.split('\r\n')[0]}`);
+  if (!m)
+    throw new Error(
+      `fixed-rate load: an answer without Content-Length (chunked answers are not framed here): ${head.split('\r\n')[0]}`,
+    );
   const length = end + 4 + Number(m[1]);
   return buf.length >= length ? { length, status } : undefined;
 }
 
-const percentile = (sorted: Float64Array, q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+const percentile = (sorted: Float64Array, q: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 /**
  * `rate` requests per second for `seconds` over `connections` keep-alive connections; connection i always
  * sends bodies[i % bodies.length] (a filter per connection, as in the saturated runs).
  */
-export async function fixedRate(target: string, bodies: string[], rate: number, seconds: number, connections = 32): Promise<FixedRateResult> {
+export async function fixedRate(
+  target: string,
+  bodies: string[],
+  rate: number,
+  seconds: number,
+  connections = 32,
+): Promise<FixedRateResult> {
   const url = new URL(target);
   const total = Math.round(rate * seconds);
   const latencies = new Float64Array(total);
@@ -73,7 +83,11 @@ export async function fixedRate(target: string, bodies: string[], rate: number, 
     Array.from({ length: connections }, (_, i) => {
       return new Promise<Conn>((resolve, reject) => {
         const socket = connect(Number(url.port), url.hostname, () => resolve(conn));
-        const conn: Conn = { socket, request: requestBytes(url, bodies[i % bodies.length]!), buffered: Buffer.alloc(0) };
+        const conn: Conn = {
+          socket,
+          request: requestBytes(url, bodies[i % bodies.length]!),
+          buffered: Buffer.alloc(0),
+        };
         socket.setNoDelay(true);
         socket.once('error', reject);
         socket.on('data', (chunk: Buffer) => {
@@ -125,7 +139,8 @@ export async function fixedRate(target: string, bodies: string[], rate: number, 
   });
   // The last requests get one second to be answered; what is still open then is counted, not waited for.
   const deadline = Date.now() + 1000;
-  while (answered < total - waiting() && Date.now() < deadline && conns.some((c) => c.due !== undefined)) await new Promise((r) => setTimeout(r, 5));
+  while (answered < total - waiting() && Date.now() < deadline && conns.some((c) => c.due !== undefined))
+    await new Promise((r) => setTimeout(r, 5));
   const elapsedS = Number(process.hrtime.bigint() - start) / 1e9;
   for (const c of conns) c.socket.destroy();
   if (failure) throw failure;

@@ -48,7 +48,9 @@ export async function checkOnce(url: string, body: string): Promise<string | und
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const text = await res.text();
     const json = JSON.parse(text) as { result?: unknown; error?: unknown };
-    return res.status === 200 && 'result' in json && json.error === undefined ? undefined : `${res.status} ${text.slice(0, 200)}`;
+    return res.status === 200 && 'result' in json && json.error === undefined
+      ? undefined
+      : `${res.status} ${text.slice(0, 200)}`;
   } catch (err) {
     return (err as Error).message;
   }
@@ -57,7 +59,15 @@ export async function checkOnce(url: string, body: string): Promise<string | und
 function cannon(url: string, body: string, connections: number, seconds: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(
-      { url, connections, duration: seconds, pipelining: 1, method: 'POST', headers: { 'content-type': 'application/json' }, body },
+      {
+        url,
+        connections,
+        duration: seconds,
+        pipelining: 1,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
@@ -87,7 +97,11 @@ export async function load(target: Target, bodies: string[], seconds: number): P
   const cpuBefore = cpuSeconds(target.pid);
   const machine = machineTicks();
   const self = process.cpuUsage();
-  const runs = await Promise.all(bodies.length === 1 ? [cannon(target.url, bodies[0]!, CONNECTIONS, seconds)] : bodies.map((b) => cannon(target.url, b, 1, seconds)));
+  const runs = await Promise.all(
+    bodies.length === 1
+      ? [cannon(target.url, bodies[0]!, CONNECTIONS, seconds)]
+      : bodies.map((b) => cannon(target.url, b, 1, seconds)),
+  );
   const selfUs = process.cpuUsage(self);
   const after = machineTicks();
   const cpu = cpuSeconds(target.pid) - cpuBefore;
@@ -119,7 +133,9 @@ export interface Calibrator extends Target {
 /** The floor server of `kind` (test/bench/_floor-server.mjs) in its own process. */
 export async function startCalibrator(kind: 'node' | 'uws', nodeFlags: string[] = []): Promise<Calibrator> {
   const script = new URL('./_floor-server.mjs', import.meta.url).pathname;
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, script, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, script, kind], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

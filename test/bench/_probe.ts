@@ -11,13 +11,27 @@ export const PROBES = Number(process.env.BENCH_PROBE ?? 500);
 function timedPost(url: URL, agent: Agent, body: string): Promise<number> {
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => (text.includes('"result"') && !text.includes('"error"') ? resolve(Number(process.hrtime.bigint() - started) / 1_000) : reject(new Error(`not a result: ${text.slice(0, 200)}`))));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          text.includes('"result"') && !text.includes('"error"')
+            ? resolve(Number(process.hrtime.bigint() - started) / 1_000)
+            : reject(new Error(`not a result: ${text.slice(0, 200)}`)),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -44,7 +58,9 @@ export async function latencyProbe(targets: Target[], body: string): Promise<{ p
   }
   return times.map((ts) => {
     const sorted = ts.sort((a, b) => a - b);
-    return { p50: sorted[Math.floor(sorted.length * 0.5)]!, p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]! };
+    return {
+      p50: sorted[Math.floor(sorted.length * 0.5)]!,
+      p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!,
+    };
   });
 }
-

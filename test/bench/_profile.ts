@@ -12,7 +12,8 @@ export const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 export function summarizeProfile(
   dir: string,
   windows: [number, number][],
-): { busyUs: number; top: [string, number][]; inclusive: [string, number][]; byModule: [string, number][] } | undefined {
+):
+  { busyUs: number; top: [string, number][]; inclusive: [string, number][]; byModule: [string, number][] } | undefined {
   // One file per process: with RPC_WORKERS every worker writes its own (they inherit --cpu-prof), summed here.
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) return undefined;
@@ -54,12 +55,24 @@ export function summarizeProfile(
       for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) onStack.add(frameKey(byId.get(up)!));
       for (const k of onStack) inclusive.set(k, (inclusive.get(k) ?? 0) + us);
       // Where the time goes by layer: node's own (http, net, streams), the kernel calls it makes, ours, libraries.
-      const module = where === '' ? `native ${fn || '(anonymous)'}` : where.startsWith('node:') ? where.replace(/:\d+$/, '').replace(/^(node:internal\/[^/]+).*/, '$1') : where.replace(/:\d+$/, '');
+      const module =
+        where === ''
+          ? `native ${fn || '(anonymous)'}`
+          : where.startsWith('node:')
+            ? where.replace(/:\d+$/, '').replace(/^(node:internal\/[^/]+).*/, '$1')
+            : where.replace(/:\d+$/, '');
       byModule.set(module, (byModule.get(module) ?? 0) + us);
     });
   }
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12);
-  const inclusiveTop = [...inclusive.entries()].filter(([k]) => !k.startsWith('(root)')).sort((a, b) => b[1] - a[1]).slice(0, 30);
-  return { busyUs, top, inclusive: inclusiveTop, byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 24) };
+  const inclusiveTop = [...inclusive.entries()]
+    .filter(([k]) => !k.startsWith('(root)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 30);
+  return {
+    busyUs,
+    top,
+    inclusive: inclusiveTop,
+    byModule: [...byModule.entries()].sort((a, b) => b[1] - a[1]).slice(0, 24),
+  };
 }
-

@@ -20,7 +20,13 @@ export async function retried<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read();
     } catch (err) {
-      if (attempt >= 5 || !/ECONNRESET|socket hang up|EPIPE|fetch failed/i.test(`${(err as Error).message} ${(err as { code?: string }).code ?? ''}`)) throw err;
+      if (
+        attempt >= 5 ||
+        !/ECONNRESET|socket hang up|EPIPE|fetch failed/i.test(
+          `${(err as Error).message} ${(err as { code?: string }).code ?? ''}`,
+        )
+      )
+        throw err;
       await sleep(100 * attempt);
     }
   }
@@ -30,9 +36,22 @@ export const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 
-export interface Sent { hash: string; nonce: bigint; block: number; from: string; to: string; fee: bigint; value: bigint; calldata: string }
+export interface Sent {
+  hash: string;
+  nonce: bigint;
+  block: number;
+  from: string;
+  to: string;
+  fee: bigint;
+  value: bigint;
+  calldata: string;
+}
 
-export interface BenchDb { client: DbClient; schema(name: string): string; close(): Promise<void> }
+export interface BenchDb {
+  client: DbClient;
+  schema(name: string): string;
+  close(): Promise<void>;
+}
 
 /**
  * The database as test/helpers/db.ts opens it (Postgres when DATABASE_HOST is set, else PGlite in memory; a
@@ -51,7 +70,8 @@ export async function openBenchDb(): Promise<BenchDb> {
       return `${prefix}_${name}`;
     },
     async close() {
-      if (client.kind === 'postgres') for (const s of created) await client.knex.raw('drop schema if exists ?? cascade', [s]);
+      if (client.kind === 'postgres')
+        for (const s of created) await client.knex.raw('drop schema if exists ?? cascade', [s]);
       await client.close();
     },
   };
@@ -59,12 +79,18 @@ export async function openBenchDb(): Promise<BenchDb> {
 
 /** JSON-RPC batch of calls to `url`; answers in call order. */
 export async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))) });
-  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
-  return body.sort((a, b) => a.id - b.id).map((a) => {
-    if (a.error) throw new Error(`${calls[a.id]!.method}: ${a.error.message}`);
-    return a.result;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))),
   });
+  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+  return body
+    .sort((a, b) => a.id - b.id)
+    .map((a) => {
+      if (a.error) throw new Error(`${calls[a.id]!.method}: ${a.error.message}`);
+      return a.result;
+    });
 }
 
 /**
@@ -76,7 +102,10 @@ const SEND_BATCH = 100;
 export async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', n: number): Promise<Sent[]> {
   const s = d.devnet.state;
   const chain = layer === 'l1' ? s.l1 : s.l2;
-  const c = layer === 'l1' ? L1MessageService__factory.connect(chain.messageService, sender) : L2MessageService__factory.connect(chain.messageService, sender);
+  const c =
+    layer === 'l1'
+      ? L1MessageService__factory.connect(chain.messageService, sender)
+      : L2MessageService__factory.connect(chain.messageService, sender);
   let nonce = await retried(() => sender.getNonce('pending'));
   const to = d.wallet(12, layer).address;
   const fees = await retried(() => sender.provider!.getFeeData());
@@ -86,12 +115,26 @@ export async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | '
   for (let i = 0; i < n; i += SEND_BATCH) {
     const raws = [];
     for (let j = i; j < Math.min(n, i + SEND_BATCH); j++) {
-      raws.push(await sender.signTransaction({
-        type: 2, chainId: chain.chainId, nonce: nonce++, to: chain.messageService, value: FEE + BigInt(j + 1), gasLimit: 200_000n,
-        maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? 1n, data: c.interface.encodeFunctionData('sendMessage', [to, FEE, '0x']),
-      }));
+      raws.push(
+        await sender.signTransaction({
+          type: 2,
+          chainId: chain.chainId,
+          nonce: nonce++,
+          to: chain.messageService,
+          value: FEE + BigInt(j + 1),
+          gasLimit: 200_000n,
+          maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? 1n,
+          data: c.interface.encodeFunctionData('sendMessage', [to, FEE, '0x']),
+        }),
+      );
     }
-    hashes.push(...((await rpcBatch(chain.rpcUrl, raws.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] })))) as string[]));
+    hashes.push(
+      ...((await rpcBatch(
+        chain.rpcUrl,
+        raws.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] })),
+      )) as string[]),
+    );
     signed.push(...raws);
   }
   const out: Sent[] = [];
@@ -99,14 +142,22 @@ export async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | '
     const part = hashes.slice(i, i + SEND_BATCH);
     let receipts: ({ blockNumber: string; status: string; logs: { topics: string[]; data: string }[] } | null)[];
     for (let poll = 1; ; poll++) {
-      receipts = (await retried(() => rpcBatch(chain.rpcUrl, part.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] }))))) as typeof receipts;
+      receipts = (await retried(() =>
+        rpcBatch(
+          chain.rpcUrl,
+          part.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })),
+        ),
+      )) as typeof receipts;
       if (receipts.every((r) => r !== null)) break;
       // Under heavy load anvil once answered a send with its hash and kept no such transaction (a nonce gap
       // with 686 later sends queued behind it, and this loop waited for ever): every 2 s the sends still
       // without a receipt go again, the same bytes, whose "already known" answers are ignored.
       if (poll % 20 === 0) {
         const missing = part.flatMap((_, k) => (receipts[k] === null ? [signed[i + k]!] : []));
-        await rpcBatch(chain.rpcUrl, missing.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] }))).catch(() => undefined);
+        await rpcBatch(
+          chain.rpcUrl,
+          missing.map((r) => ({ method: 'eth_sendRawTransaction', params: [r] })),
+        ).catch(() => undefined);
       }
       await sleep(100);
     }
@@ -115,7 +166,16 @@ export async function sendMany(d: RelayerDevnet, sender: Wallet, layer: 'l1' | '
       for (const log of r!.logs) {
         const p = c.interface.parseLog(log);
         if (p?.name !== 'MessageSent') continue;
-        out.push({ hash: String(p.args._messageHash), nonce: p.args._nonce as bigint, block: Number(r!.blockNumber), from: p.args._from as string, to: p.args._to as string, fee: p.args._fee as bigint, value: p.args._value as bigint, calldata: p.args._calldata as string });
+        out.push({
+          hash: String(p.args._messageHash),
+          nonce: p.args._nonce as bigint,
+          block: Number(r!.blockNumber),
+          from: p.args._from as string,
+          to: p.args._to as string,
+          fee: p.args._fee as bigint,
+          value: p.args._value as bigint,
+          calldata: p.args._calldata as string,
+        });
       }
     }
   }
@@ -130,4 +190,3 @@ export async function allAnchored(d: RelayerDevnet, l1: Sent[], l2: Sent[]): Pro
   const lastBlock = Math.max(...l2.map((m) => m.block));
   while ((await retried(() => l1Service.currentL2BlockNumber())) < BigInt(lastBlock)) await sleep(100);
 }
-

@@ -27,18 +27,26 @@ export function cpuSeconds(pid: number | undefined): number {
   } catch {
     // Without CONFIG_PROC_CHILDREN: the process alone.
   }
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND + children.reduce((sum, c) => sum + cpuSeconds(c), 0);
+  return (
+    (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND + children.reduce((sum, c) => sum + cpuSeconds(c), 0)
+  );
 }
 
 /** Resident memory of `pid` in MiB. */
-export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+export const rssMiB = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 /**
  * Starts `l2stack rpc` in front of `upstream` and resolves once it listens. `env` adds to (or overrides)
  * the bench defaults; `nodeFlags` go to node before the script (e.g. --cpu-prof); `entry`: bin/l2stack.js (the
  * TypeScript sources through tsx) unless given (builtEntry(): the compiled JavaScript, as the image runs it).
  */
-export async function startEndpoint(upstream: string, env: Record<string, string> = {}, nodeFlags: string[] = [], entry = bin): Promise<RunningEndpoint> {
+export async function startEndpoint(
+  upstream: string,
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+  entry = bin,
+): Promise<RunningEndpoint> {
   const child = spawn(process.execPath, [...nodeFlags, entry, 'rpc'], {
     env: {
       ...process.env,
@@ -81,7 +89,11 @@ export async function startEndpoint(upstream: string, env: Record<string, string
  */
 export function builtEntry(): string {
   const root = new URL('../../', import.meta.url).pathname;
-  spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'ignore' });
+  spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')],
+    { cwd: root, stdio: 'ignore' },
+  );
   const entry = join(root, 'dist/src/cli.js');
   if (!existsSync(entry)) throw new Error(`tsc -p tsconfig.build.json wrote no ${entry}`);
   return entry;

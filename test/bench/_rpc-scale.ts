@@ -23,14 +23,19 @@ export async function scaling(counts: number[]): Promise<void> {
     { name: 'eth_getBlockByNumber final (cache)', bodies: req('eth_getBlockByNumber', [finalized.number, true]) },
   ];
   const [l1] = loadavg();
-  console.log(`scaling: ${CONNECTIONS} connections, static bodies, ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, endpoint: ${entryName()}, load before ${fmt(l1!)}, ${cores()} cores`);
+  console.log(
+    `scaling: ${CONNECTIONS} connections, static bodies, ${SECONDS} s per run, database ${process.env.DATABASE_HOST ? 'PostgreSQL' : 'PGlite'}, endpoint: ${entryName()}, load before ${fmt(l1!)}, ${cores()} cores`,
+  );
   const floor = await startCalibrator('node');
   const baseline = new Map<string, number>();
   try {
     const floors = new Map<string, number>();
     for (const c of cases) floors.set(c.name, (await load(floor, c.bodies, SECONDS)).rps);
     for (const workers of counts) {
-      const endpoint = await startBenchEndpoint(`${workers}`, anvil.url, { RPC_TRANSPORT: 'node', ...(workers > 1 ? { RPC_WORKERS: String(workers) } : {}) }); // one stack for every count (auto takes uWS at 1 where it loads)
+      const endpoint = await startBenchEndpoint(`${workers}`, anvil.url, {
+        RPC_TRANSPORT: 'node',
+        ...(workers > 1 ? { RPC_WORKERS: String(workers) } : {}),
+      }); // one stack for every count (auto takes uWS at 1 where it loads)
       try {
         for (const c of cases) await load(endpoint, c.bodies, 1); // warm: JIT, sockets, the cache entry
         for (const c of cases) {
@@ -46,7 +51,9 @@ export async function scaling(counts: number[]): Promise<void> {
         await endpoint.stop();
       }
     }
-    console.log(`floor node:http, same run: ${cases.map((c) => `${c.name} ${fmt(floors.get(c.name)!, 0)} req/s`).join(', ')}`);
+    console.log(
+      `floor node:http, same run: ${cases.map((c) => `${c.name} ${fmt(floors.get(c.name)!, 0)} req/s`).join(', ')}`,
+    );
   } finally {
     await floor.stop();
     await anvil.stop();

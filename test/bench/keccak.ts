@@ -43,10 +43,14 @@ async function build(hash: Hash): Promise<{ root: string; seconds: number }> {
   let block = 0n;
   for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
     const changes: KeyChange[] = [];
-    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: hash(values[j]!) });
+    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++)
+      changes.push({ hKey: keys[j]!, value: values[j]!, hValue: hash(values[j]!) });
     const update = await store.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
     root = toHex(update.root);
-    await store.commit({ number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root }, new Map([[TREE, update.writes]]));
+    await store.commit(
+      { number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root },
+      new Map([[TREE, update.writes]]),
+    );
   }
   return { root, seconds: (performance.now() - started) / 1000 };
 }
@@ -70,11 +74,17 @@ function replaySeconds(hash: Hash, inputs: readonly Uint8Array[]): number {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function main(): Promise<void> {
-  process.stdout.write(`machine load (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `machine load (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
   const inputs = await recordInputs();
   const sizes = new Map<number, number>();
   for (const input of inputs) sizes.set(input.length, (sizes.get(input.length) ?? 0) + 1);
-  process.stdout.write(`tree of ${LEAVES} leaves: ${inputs.length} hashes (${[...sizes].map(([size, n]) => `${n} of ${size} B`).join(', ')})\n`);
+  process.stdout.write(
+    `tree of ${LEAVES} leaves: ${inputs.length} hashes (${[...sizes].map(([size, n]) => `${n} of ${size} B`).join(', ')})\n`,
+  );
   for (const input of inputs.slice(0, 2_000)) {
     if (toHex(keccak_256(input)) !== toHex(ours(input))) throw new Error(`the two keccaks differ on ${toHex(input)}`);
   }
@@ -94,14 +104,24 @@ export async function main(): Promise<void> {
   }
   if (roots.size !== 1) throw new Error(`the builds disagree on the root: ${[...roots].join(', ')}`);
 
-  process.stdout.write(`median of ${ROUNDS} rounds each\nside                                  ns/hash (replay)   tree leaves/s\n`);
+  process.stdout.write(
+    `median of ${ROUNDS} rounds each\nside                                  ns/hash (replay)   tree leaves/s\n`,
+  );
   sides.forEach((side, i) => {
     const ns = (median(replay[i]!) * 1e9) / inputs.length;
     const lps = LEAVES / median(builds[i]!);
-    process.stdout.write(`${side.name.padEnd(36)} ${ns.toFixed(0).padStart(16)} ${Math.round(lps).toString().padStart(15)}\n`);
+    process.stdout.write(
+      `${side.name.padEnd(36)} ${ns.toFixed(0).padStart(16)} ${Math.round(lps).toString().padStart(15)}\n`,
+    );
   });
   const hashRatio = median(replay[1]!) / median(replay[0]!);
   const buildRatio = median(builds[1]!) / median(builds[0]!);
-  process.stdout.write(`ours vs @noble/hashes: ${hashRatio.toFixed(2)}x on the tree's hashes, ${buildRatio.toFixed(2)}x on the whole build (>1 = ours faster)\n`);
-  process.stdout.write(`machine load after (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `ours vs @noble/hashes: ${hashRatio.toFixed(2)}x on the tree's hashes, ${buildRatio.toFixed(2)}x on the whole build (>1 = ours faster)\n`,
+  );
+  process.stdout.write(
+    `machine load after (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
 }

@@ -33,26 +33,44 @@ async function round(db: Awaited<ReturnType<typeof createDbClient>>, history: bo
   await db.knex.raw(`drop schema if exists "${schema}" cascade`);
   await migrate(db.knex, schema, relayerMigrations);
   if (!history) {
-    await db.knex.raw(`create function "${schema}".bench_no_history() returns trigger language plpgsql as $$ begin return null; end $$`);
-    await db.knex.raw(`create trigger bench_no_history before insert on "${schema}".message_status_history for each row execute function "${schema}".bench_no_history()`);
+    await db.knex.raw(
+      `create function "${schema}".bench_no_history() returns trigger language plpgsql as $$ begin return null; end $$`,
+    );
+    await db.knex.raw(
+      `create trigger bench_no_history before insert on "${schema}".message_status_history for each row execute function "${schema}".bench_no_history()`,
+    );
   }
   const repo = new RelayerRepository(db, schema, 'bench history:1');
   const base = index * MESSAGES * 2 + (history ? MESSAGES : 0);
   const started = performance.now();
   for (let b = 0; b < MESSAGES; b += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, MESSAGES - b) }, (_, i) => newMessage(base + b + i + 1, b + i + 1));
+    const batch = Array.from({ length: Math.min(BATCH, MESSAGES - b) }, (_, i) =>
+      newMessage(base + b + i + 1, b + i + 1),
+    );
     await repo.storeMessages(batch, { name: 'bench', lastBlock: b + BATCH });
   }
   const ids = ((await db.knex(`${schema}.message`).select('id').orderBy('id')) as { id: string }[]).map((r) => r.id);
   for (let s = 1; s < PATH.length; s++) {
     for (let b = 0; b < ids.length; b += BATCH) {
-      const changes = ids.slice(b, b + BATCH).map((id) => ({ id, patch: PATH[s] === 'PENDING' ? { claim_tx_hash: `0x${'ab'.repeat(32)}`, claim_tx_nonce: id } : undefined }));
-      await db.query('bench.transition', (k) => applyTransition(k, schema, changes, [PATH[s - 1]!], PATH[s]!, null, { actor: 'bench' }));
+      const changes = ids
+        .slice(b, b + BATCH)
+        .map((id) => ({
+          id,
+          patch: PATH[s] === 'PENDING' ? { claim_tx_hash: `0x${'ab'.repeat(32)}`, claim_tx_nonce: id } : undefined,
+        }));
+      await db.query('bench.transition', (k) =>
+        applyTransition(k, schema, changes, [PATH[s - 1]!], PATH[s]!, null, { actor: 'bench' }),
+      );
     }
   }
   const ms = (performance.now() - started) / MESSAGES;
-  const lines = Number(((await db.knex(`${schema}.message_status_history`).count({ n: '*' })) as { n: string }[])[0]!.n);
-  if (lines !== (history ? MESSAGES * PATH.length : 0)) throw new Error(`history ${history ? 'on' : 'off'}: ${lines} history lines, expected ${history ? MESSAGES * PATH.length : 0}`);
+  const lines = Number(
+    ((await db.knex(`${schema}.message_status_history`).count({ n: '*' })) as { n: string }[])[0]!.n,
+  );
+  if (lines !== (history ? MESSAGES * PATH.length : 0))
+    throw new Error(
+      `history ${history ? 'on' : 'off'}: ${lines} history lines, expected ${history ? MESSAGES * PATH.length : 0}`,
+    );
   await db.knex.raw(`drop schema "${schema}" cascade`);
   return ms;
 }

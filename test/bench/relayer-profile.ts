@@ -7,8 +7,16 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 export interface ProfileSummary {
   /** Sampled time on CPU (not idle), ms. */
@@ -47,7 +55,8 @@ function summarize(profile: Profile, topN: number): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const nameOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) => (url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(anonymous)');
+  const nameOf = ({ functionName, url, lineNumber }: ProfileNode['callFrame']) =>
+    url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName || '(anonymous)';
   const callerCache = new Map<number, string>();
   const projectCaller = (id: number): string => {
     const cached = callerCache.get(id);
@@ -82,15 +91,27 @@ function summarize(profile: Profile, topN: number): ProfileSummary {
     const m = url ? moduleOf(url) : functionName.startsWith('(') ? functionName : '(native/vm)';
     mod.set(m, (mod.get(m) ?? 0) + us);
   });
-  const sorted = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, us / 1000] as [string, number]);
-  return { busyMs: busyUs / 1000, top: sorted(fn, topN), byModule: sorted(mod, 12), byProjectCaller: sorted(caller, topN) };
+  const sorted = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => [k, us / 1000] as [string, number]);
+  return {
+    busyMs: busyUs / 1000,
+    top: sorted(fn, topN),
+    byModule: sorted(mod, 12),
+    byProjectCaller: sorted(caller, topN),
+  };
 }
 
 /**
  * Starts sampling this thread; the returned function stops and summarizes, and writes the profile to `out`
  * when given (a .cpuprofile that Chrome DevTools opens).
  */
-export async function startProfile(intervalUs = 500, out?: string): Promise<(topN?: number) => Promise<ProfileSummary>> {
+export async function startProfile(
+  intervalUs = 500,
+  out?: string,
+): Promise<(topN?: number) => Promise<ProfileSummary>> {
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');

@@ -15,14 +15,19 @@ import { Wallet, keccak256 as ethersKeccak } from 'ethers';
 import { L1MessageServiceInterface, L2MessageServiceInterface } from '../../generated/contracts/abi/index.js';
 import { bytesToHex, hexToBytes } from '../../src/common/eth/hex.js';
 import { keccak256 } from '../../src/common/eth/keccak.js';
-import { encodeClaimMessageCall, encodeClaimMessageWithProofCall, type ProvenMessage } from '../../src/relayer/claim/calldata.js';
+import {
+  encodeClaimMessageCall,
+  encodeClaimMessageWithProofCall,
+  type ProvenMessage,
+} from '../../src/relayer/claim/calldata.js';
 import { createSigner, toTransaction, type UnsignedTx } from '../../src/relayer/signer.js';
 
 const ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 5);
 const OPS = Number(process.env.BENCH_SIGN_OPS ?? 2_000);
 const KEY = `0x${'3c'.repeat(32)}`;
 
-const hex = (n: number, salt = 0) => `0x${Buffer.from(Array.from({ length: n }, (_, i) => (i * 131 + n + salt * 17) & 0xff)).toString('hex')}`;
+const hex = (n: number, salt = 0) =>
+  `0x${Buffer.from(Array.from({ length: n }, (_, i) => (i * 131 + n + salt * 17) & 0xff)).toString('hex')}`;
 /** Distinct rows (so no cache of any layer sees the same input twice in a row), shaped as the bench's messages. */
 const messages: ProvenMessage[] = Array.from({ length: 64 }, (_, i) => ({
   from: hex(20, i),
@@ -39,9 +44,20 @@ const messages: ProvenMessage[] = Array.from({ length: 64 }, (_, i) => ({
 
 const ethersCalldata = (m: ProvenMessage, i: number) =>
   i % 2 === 0
-    ? L2MessageServiceInterface.encodeFunctionData('claimMessage', [m.from, m.to, m.fee, m.value, m.feeRecipient, m.calldata, m.nonce])
-    : L1MessageServiceInterface.encodeFunctionData('claimMessageWithProof', [[m.proof, m.nonce, m.leafIndex, m.from, m.to, m.fee, m.value, m.feeRecipient, m.merkleRoot, m.calldata]]);
-const ourCalldata = (m: ProvenMessage, i: number) => (i % 2 === 0 ? encodeClaimMessageCall(m) : encodeClaimMessageWithProofCall(m));
+    ? L2MessageServiceInterface.encodeFunctionData('claimMessage', [
+        m.from,
+        m.to,
+        m.fee,
+        m.value,
+        m.feeRecipient,
+        m.calldata,
+        m.nonce,
+      ])
+    : L1MessageServiceInterface.encodeFunctionData('claimMessageWithProof', [
+        [m.proof, m.nonce, m.leafIndex, m.from, m.to, m.fee, m.value, m.feeRecipient, m.merkleRoot, m.calldata],
+      ]);
+const ourCalldata = (m: ProvenMessage, i: number) =>
+  i % 2 === 0 ? encodeClaimMessageCall(m) : encodeClaimMessageWithProofCall(m);
 
 const unsigned = (data: string, i: number): UnsignedTx => ({
   chainId: 59_141n,
@@ -72,13 +88,18 @@ export async function main(): Promise<void> {
   const fixedData = ourCalldata(messages[1]!, 1);
   // The two paths must agree before their costs are compared.
   const probe = unsigned(fixedData, 7);
-  if ((await signer.signTransaction(probe)) !== (await wallet.signTransaction(toTransaction(probe)))) throw new Error('signers disagree');
+  if ((await signer.signTransaction(probe)) !== (await wallet.signTransaction(toTransaction(probe))))
+    throw new Error('signers disagree');
   messages.forEach((m, i) => {
     if (ethersCalldata(m, i) !== ourCalldata(m, i)) throw new Error(`calldata ${i} differs`);
   });
 
   const cases: { name: string; ethers: Op; ours: Op }[] = [
-    { name: 'calldata', ethers: (i) => ethersCalldata(messages[i % 64]!, i), ours: (i) => ourCalldata(messages[i % 64]!, i) },
+    {
+      name: 'calldata',
+      ethers: (i) => ethersCalldata(messages[i % 64]!, i),
+      ours: (i) => ourCalldata(messages[i % 64]!, i),
+    },
     {
       name: 'sign+serialize+hash',
       ethers: async (i) => ethersKeccak(await wallet.signTransaction(toTransaction(unsigned(fixedData, i)))),
@@ -86,11 +107,17 @@ export async function main(): Promise<void> {
     },
     {
       name: 'claim (all of it)',
-      ethers: async (i) => ethersKeccak(await wallet.signTransaction(toTransaction(unsigned(ethersCalldata(messages[i % 64]!, i), i)))),
-      ours: async (i) => bytesToHex(keccak256(hexToBytes(await signer.signTransaction(unsigned(ourCalldata(messages[i % 64]!, i), i))))),
+      ethers: async (i) =>
+        ethersKeccak(await wallet.signTransaction(toTransaction(unsigned(ethersCalldata(messages[i % 64]!, i), i)))),
+      ours: async (i) =>
+        bytesToHex(keccak256(hexToBytes(await signer.signTransaction(unsigned(ourCalldata(messages[i % 64]!, i), i))))),
     },
   ];
-  console.log(`${ROUNDS} alternating rounds of ${OPS} operations each; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `${ROUNDS} alternating rounds of ${OPS} operations each; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   // Warm both paths up (JIT) before measuring.
   for (const c of cases) {
     for (let i = 0; i < 300; i++) {
@@ -110,5 +137,9 @@ export async function main(): Promise<void> {
       `${c.name.padEnd(22)} ethers ${me.toFixed(1).padStart(7)} µs CPU/op (${Math.round(1e6 / me)}/s)   ours ${mo.toFixed(1).padStart(7)} µs CPU/op (${Math.round(1e6 / mo)}/s)   ${(me / mo).toFixed(2)}x`,
     );
   }
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }

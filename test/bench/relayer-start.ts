@@ -54,10 +54,18 @@ const BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 /** The sender of every run's backlog (a free test account; its nonce carries on from run to run). */
 const SENDER = 10;
 /** Log lines whose time the timeline prints (the last such line): [label, text the line contains]. */
-const MARKS: [string, string][] = [['CLI loaded', 'effective configuration'], ['database opened', 'database opened'], ['API started', 'relayer started'], ['directions started', 'direction started']];
+const MARKS: [string, string][] = [
+  ['CLI loaded', 'effective configuration'],
+  ['database opened', 'database opened'],
+  ['API started', 'relayer started'],
+  ['directions started', 'direction started'],
+];
 
 const COMPARE_ENV: Record<string, string> = Object.fromEntries(
-  (process.env.BENCH_START_COMPARE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  (process.env.BENCH_START_COMPARE_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? BIN : undefined);
 /** How long a run may take to resolve every claim (BENCH_START_DEADLINE_S, default 300) before it is stopped and the stall described. */
@@ -66,8 +74,26 @@ const DEADLINE_MS = Number(process.env.BENCH_START_DEADLINE_S ?? 300) * 1_000;
 /** The loops' intervals (both listeners); unset: the test settings' 200 ms. The relayer's default is 4000. */
 const INTERVAL_MS = process.env.BENCH_START_INTERVAL_MS;
 
-interface Variant { label: string; migrated: boolean; history: boolean; bin?: string; env?: Record<string, string>; compared?: boolean }
-interface RunResult { variant: Variant; liveMs: number; firstClaimMs: number; lastMs: number; claims: number; fromStart: number; steady: number; marks: string; cpuToFirstClaimMs: number; cpuPerClaimMs: number }
+interface Variant {
+  label: string;
+  migrated: boolean;
+  history: boolean;
+  bin?: string;
+  env?: Record<string, string>;
+  compared?: boolean;
+}
+interface RunResult {
+  variant: Variant;
+  liveMs: number;
+  firstClaimMs: number;
+  lastMs: number;
+  claims: number;
+  fromStart: number;
+  steady: number;
+  marks: string;
+  cpuToFirstClaimMs: number;
+  cpuPerClaimMs: number;
+}
 
 /**
  * CPU time of process `pid` (user + system, ms), sampled every 20 ms from /proc while it runs, so the CPU spent
@@ -89,13 +115,25 @@ function cpuSampler(pid: number): { stop(): void; at(ms: number): number } {
 }
 
 /** A database of its own for one relayer process: a PGlite directory, or a fresh Postgres database when DATABASE_HOST is set. */
-async function runDatabase(admin: DbClient): Promise<{ env: Record<string, string>; config: DatabaseConfig; drop(): Promise<void> }> {
+async function runDatabase(
+  admin: DbClient,
+): Promise<{ env: Record<string, string>; config: DatabaseConfig; drop(): Promise<void> }> {
   if (admin.kind === 'postgres') {
     const name = `relayer_start_${randomBytes(4).toString('hex')}`;
     await admin.knex.raw(`create database ${name}`);
     const c = admin.config as { host: string; port: number; user?: string; password?: string };
-    const env = { DATABASE_HOST: c.host, DATABASE_PORT: String(c.port), DATABASE_NAME: name, ...(c.user ? { DATABASE_USER: c.user } : {}), ...(c.password ? { DATABASE_PASSWORD: c.password } : {}) };
-    return { env, config: loadDatabaseConfig(env), drop: async () => void (await admin.knex.raw(`drop database if exists ${name} with (force)`)) };
+    const env = {
+      DATABASE_HOST: c.host,
+      DATABASE_PORT: String(c.port),
+      DATABASE_NAME: name,
+      ...(c.user ? { DATABASE_USER: c.user } : {}),
+      ...(c.password ? { DATABASE_PASSWORD: c.password } : {}),
+    };
+    return {
+      env,
+      config: loadDatabaseConfig(env),
+      drop: async () => void (await admin.knex.raw(`drop database if exists ${name} with (force)`)),
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'l2stack-relayer-start-'));
   const env = { DATABASE_PGLITE_DIR: dir };
@@ -108,8 +146,12 @@ async function prepare(config: DatabaseConfig, history: boolean): Promise<void> 
   try {
     await migrate(db.knex, RELAYER_SCHEMA, relayerMigrations);
     if (history) return;
-    await db.knex.raw(`create function "${RELAYER_SCHEMA}".bench_no_history() returns trigger language plpgsql as $$ begin return null; end $$`);
-    await db.knex.raw(`create trigger bench_no_history before insert on "${RELAYER_SCHEMA}".message_status_history for each row execute function "${RELAYER_SCHEMA}".bench_no_history()`);
+    await db.knex.raw(
+      `create function "${RELAYER_SCHEMA}".bench_no_history() returns trigger language plpgsql as $$ begin return null; end $$`,
+    );
+    await db.knex.raw(
+      `create trigger bench_no_history before insert on "${RELAYER_SCHEMA}".message_status_history for each row execute function "${RELAYER_SCHEMA}".bench_no_history()`,
+    );
   } finally {
     await db.close();
   }
@@ -118,7 +160,10 @@ async function prepare(config: DatabaseConfig, history: boolean): Promise<void> 
 async function metricSum(url: string, name: string): Promise<number> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-    return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+      .reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
   } catch {
     return 0;
   }
@@ -126,15 +171,25 @@ async function metricSum(url: string, name: string): Promise<number> {
 
 /** Sends the backlog, starts the command, waits until it resolved every claim, stops it; times from its database. */
 async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise<RunResult> {
-  const from = { l1: await retried(() => d.wallet(SENDER, 'l1').provider!.getBlockNumber()), l2: await retried(() => d.wallet(SENDER, 'l2').provider!.getBlockNumber()) };
-  const [l1, l2] = await Promise.all([sendMany(d, d.wallet(SENDER, 'l1'), 'l1', N), sendMany(d, d.wallet(SENDER, 'l2'), 'l2', N)]);
+  const from = {
+    l1: await retried(() => d.wallet(SENDER, 'l1').provider!.getBlockNumber()),
+    l2: await retried(() => d.wallet(SENDER, 'l2').provider!.getBlockNumber()),
+  };
+  const [l1, l2] = await Promise.all([
+    sendMany(d, d.wallet(SENDER, 'l1'), 'l1', N),
+    sendMany(d, d.wallet(SENDER, 'l2'), 'l2', N),
+  ]);
   await allAnchored(d, l1, l2);
   const database = await runDatabase(admin);
   try {
     if (variant.migrated) await prepare(database.config, variant.history);
     const port = await reservePort('127.0.0.1', 0, 'relayer API');
     const env = {
-      PATH: process.env.PATH ?? '', API_PORT: String(port), LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info', ...database.env, ...variant.env,
+      PATH: process.env.PATH ?? '',
+      API_PORT: String(port),
+      LOG_LEVEL: process.env.BENCH_START_LOG_LEVEL ?? 'info',
+      ...database.env,
+      ...variant.env,
       ...relayerEnv(d, {
         L1_LISTENER_INITIAL_FROM_BLOCK: String(from.l1),
         L2_LISTENER_INITIAL_FROM_BLOCK: String(from.l2),
@@ -145,13 +200,21 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const lines: string[] = [];
     const load = loadavg();
     const spawned = Date.now();
-    const child = spawn(process.execPath, [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), variant.bin ?? BIN, 'relayer'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), variant.bin ?? BIN, 'relayer'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const cpu = cpuSampler(child.pid!);
-    for (const s of [child.stdout, child.stderr]) s.on('data', (c: Buffer) => lines.push(...c.toString().split('\n').filter(Boolean)));
+    for (const s of [child.stdout, child.stderr])
+      s.on('data', (c: Buffer) => lines.push(...c.toString().split('\n').filter(Boolean)));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     let liveMs = NaN;
     while (child.exitCode === null) {
-      const ok = await fetch(`${url}/health/live`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/health/live`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) {
         liveMs = Date.now() - spawned;
         break;
@@ -159,29 +222,43 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
       await sleep(20);
     }
     const deadline = Date.now() + DEADLINE_MS;
-    while (child.exitCode === null && Date.now() < deadline && (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N) await sleep(250);
+    while (
+      child.exitCode === null &&
+      Date.now() < deadline &&
+      (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N
+    )
+      await sleep(250);
     const stalled = (await metricSum(url, 'relayer_claims_resolved_total')) < 2 * N;
     child.kill('SIGTERM');
     const code = await exited;
     cpu.stop();
-    if (LOG) appendFileSync(LOG, `# ${variant.label}, spawned at ${new Date(spawned).toISOString()}\n${lines.join('\n')}\n`);
+    if (LOG)
+      appendFileSync(LOG, `# ${variant.label}, spawned at ${new Date(spawned).toISOString()}\n${lines.join('\n')}\n`);
     if (code !== 0) throw new Error(`the relayer exited ${code}:\n${lines.slice(-20).join('\n')}`);
     const marks = MARKS.map(([label, text]) => {
       const times = lines.filter((l) => l.includes(text)).map((l) => Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? ''));
       return `${label} ${times.length > 0 ? Math.max(...times) - spawned : NaN} ms`;
     }).join(', ');
     const db = await createDbClient(database.config);
-    const rows = (await db.knex(`${RELAYER_SCHEMA}.message`).select('status', 'claim_tx_created_at', 'claimed_at')) as { status: string; claim_tx_created_at: Date | null; claimed_at: Date | null }[];
+    const rows = (await db.knex(`${RELAYER_SCHEMA}.message`).select('status', 'claim_tx_created_at', 'claimed_at')) as {
+      status: string;
+      claim_tx_created_at: Date | null;
+      claimed_at: Date | null;
+    }[];
     if (stalled) await describeStall(db, env);
     // When each direction first reached each status (the history's times): where the first round's time goes.
     const reached = variant.history
-      ? ((await db.knex.raw(
-          `select m.direction, h.status, min(h.at) as first from ${RELAYER_SCHEMA}.message_status_history h join ${RELAYER_SCHEMA}.message m on m.id = h.message_id group by 1, 2 order by 3`,
-        )) as { rows: { direction: string; status: string; first: Date }[] }).rows
+      ? (
+          (await db.knex.raw(
+            `select m.direction, h.status, min(h.at) as first from ${RELAYER_SCHEMA}.message_status_history h join ${RELAYER_SCHEMA}.message m on m.id = h.message_id group by 1, 2 order by 3`,
+          )) as { rows: { direction: string; status: string; first: Date }[] }
+        ).rows
       : [];
     await db.close();
     const t = (x: Date | null) => (x ? new Date(x).getTime() - spawned : NaN);
-    const stages = reached.map((r) => `${r.direction === 'L1_TO_L2' ? 'L1→L2' : 'L2→L1'} ${r.status} ${t(r.first)} ms`).join(', ');
+    const stages = reached
+      .map((r) => `${r.direction === 'L1_TO_L2' ? 'L1→L2' : 'L2→L1'} ${r.status} ${t(r.first)} ms`)
+      .join(', ');
     const claimed = rows.filter((r) => r.status === 'CLAIMED_SUCCESS');
     if (claimed.length < 2 * N) {
       const byStatus = new Map<string, number>();
@@ -194,7 +271,18 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     // CPU per claim while claiming: what the steady rate costs the relayer's one thread, far less moved by the
     // machine's load than the rate itself.
     const cpuPerClaimMs = (cpu.at(spawned + lastMs) - cpuToFirstClaimMs) / claimed.length;
-    const result = { variant, liveMs, firstClaimMs, lastMs, claims: claimed.length, fromStart: (1000 * claimed.length) / lastMs, steady: (1000 * claimed.length) / (lastMs - firstClaimMs), marks, cpuToFirstClaimMs, cpuPerClaimMs };
+    const result = {
+      variant,
+      liveMs,
+      firstClaimMs,
+      lastMs,
+      claims: claimed.length,
+      fromStart: (1000 * claimed.length) / lastMs,
+      steady: (1000 * claimed.length) / (lastMs - firstClaimMs),
+      marks,
+      cpuToFirstClaimMs,
+      cpuPerClaimMs,
+    };
     console.log(
       `${variant.label.padEnd(28)} start→live ${liveMs} ms, start→first claim ${firstClaimMs} ms (CPU ${cpuToFirstClaimMs} ms), last receipt ${lastMs} ms; ${claimed.length}/${2 * N} claimed; ` +
         `${result.fromStart.toFixed(1)} claims/s from the start, steady ${result.steady.toFixed(1)} claims/s (CPU ${cpuPerClaimMs.toFixed(2)} ms per claim); load average ${load}\n  timeline: ${marks}${stages ? `\n  first reached (message history): ${stages}` : ''}`,
@@ -210,7 +298,17 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
  * claim in time: whether it knows the transaction, the signer's latest and pending nonces, its pool's counts.
  */
 async function describeStall(db: DbClient, env: Record<string, string>): Promise<void> {
-  const lowest = (await db.knex(`${RELAYER_SCHEMA}.message`).where({ status: 'PENDING' }).select('direction', 'claim_tx_hash', 'claim_tx_nonce', 'claim_signer', 'claim_tx_created_at').orderByRaw('claim_tx_nonce::bigint')) as { direction: string; claim_tx_hash: string; claim_tx_nonce: string; claim_signer: string; claim_tx_created_at: Date }[];
+  const lowest = (await db
+    .knex(`${RELAYER_SCHEMA}.message`)
+    .where({ status: 'PENDING' })
+    .select('direction', 'claim_tx_hash', 'claim_tx_nonce', 'claim_signer', 'claim_tx_created_at')
+    .orderByRaw('claim_tx_nonce::bigint')) as {
+    direction: string;
+    claim_tx_hash: string;
+    claim_tx_nonce: string;
+    claim_signer: string;
+    claim_tx_created_at: Date;
+  }[];
   for (const direction of ['L1_TO_L2', 'L2_TO_L1']) {
     const pending = lowest.filter((r) => r.direction === direction);
     if (pending.length === 0) continue;
@@ -240,13 +338,21 @@ function summarize(results: RunResult[], what: string): void {
   const off = of(false).length > 0 ? median(of(false).map((x) => x.steady)) : NaN;
   const cpuOn = median(of(true).map((x) => x.cpuPerClaimMs));
   const cpuOff = of(false).length > 0 ? median(of(false).map((x) => x.cpuPerClaimMs)) : NaN;
-  const first = (xs: RunResult[]) => (xs.length > 0 ? `${median(xs.map((x) => x.firstClaimMs))} ms (CPU ${median(xs.map((x) => x.cpuToFirstClaimMs))} ms)` : 'not run');
+  const first = (xs: RunResult[]) =>
+    xs.length > 0
+      ? `${median(xs.map((x) => x.firstClaimMs))} ms (CPU ${median(xs.map((x) => x.cpuToFirstClaimMs))} ms)`
+      : 'not run';
   console.log(
     `\nsummary (${N} each way, ${what}): start→live median ${median(all.map((x) => x.liveMs))} ms; start→first claim median: fresh database ${first(all.filter((x) => !x.variant.migrated))}, ` +
       `restart ${first(of(true))}; claims/s from the start median ${median(all.map((x) => x.fromStart)).toFixed(1)}; steady median ${on.toFixed(1)} claims/s with history` +
-      (Number.isNaN(off) ? '' : `, ${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate`) +
+      (Number.isNaN(off)
+        ? ''
+        : `, ${off.toFixed(1)} without: the history costs ${(100 * (1 - on / off)).toFixed(1)} % of the steady rate`) +
       `; CPU per claim median ${cpuOn.toFixed(2)} ms with history` +
-      (Number.isNaN(cpuOff) ? '' : `, ${cpuOff.toFixed(2)} without (the history: ${(100 * (cpuOn / cpuOff - 1)).toFixed(1)} % more CPU per claim)`) + `; load average ${loadavg()}`,
+      (Number.isNaN(cpuOff)
+        ? ''
+        : `, ${cpuOff.toFixed(2)} without (the history: ${(100 * (cpuOn / cpuOff - 1)).toFixed(1)} % more CPU per claim)`) +
+      `; load average ${loadavg()}`,
   );
 }
 
@@ -255,15 +361,31 @@ export async function main(): Promise<void> {
   const common = testCommon('warn');
   const d = await startRelayerDevnet(common, db.client, db.schema('bench_coordinator'), { blockTimeMs: 1_000 });
   try {
-    console.log(`${N} messages each way sent before the relayer starts; database ${db.client.kind}; ${ROUNDS} rounds of history on/off; load average ${loadavg()}`);
+    console.log(
+      `${N} messages each way sent before the relayer starts; database ${db.client.kind}; ${ROUNDS} rounds of history on/off; load average ${loadavg()}`,
+    );
     const results: RunResult[] = [];
-    const compared = (v: Variant): Variant[] => (COMPARE ? [v, { ...v, label: `compared: ${v.label}`, bin: COMPARE, env: COMPARE_ENV, compared: true }] : [v]);
-    if (FRESH) for (const v of compared({ label: 'fresh database', migrated: false, history: true })) results.push(await run(d, db.client, v));
+    const compared = (v: Variant): Variant[] =>
+      COMPARE ? [v, { ...v, label: `compared: ${v.label}`, bin: COMPARE, env: COMPARE_ENV, compared: true }] : [v];
+    if (FRESH)
+      for (const v of compared({ label: 'fresh database', migrated: false, history: true }))
+        results.push(await run(d, db.client, v));
     for (let r = 0; r < ROUNDS; r++) {
-      for (const v of [...compared({ label: 'restart, history on', migrated: true, history: true }), { label: 'restart, history off', migrated: true, history: false }]) results.push(await run(d, db.client, v));
+      for (const v of [
+        ...compared({ label: 'restart, history on', migrated: true, history: true }),
+        { label: 'restart, history off', migrated: true, history: false },
+      ])
+        results.push(await run(d, db.client, v));
     }
-    summarize(results.filter((x) => !x.variant.compared), db.client.kind);
-    if (COMPARE) summarize(results.filter((x) => x.variant.compared), `${db.client.kind}, compared: ${COMPARE} ${process.env.BENCH_START_COMPARE_ENV ?? ''}`);
+    summarize(
+      results.filter((x) => !x.variant.compared),
+      db.client.kind,
+    );
+    if (COMPARE)
+      summarize(
+        results.filter((x) => x.variant.compared),
+        `${db.client.kind}, compared: ${COMPARE} ${process.env.BENCH_START_COMPARE_ENV ?? ''}`,
+      );
   } finally {
     await d.stop();
     await db.close();

@@ -32,7 +32,12 @@ const pct = (xs: number[], p: number) => {
 const fmt = (n: number) => n.toFixed(2);
 
 /** Opens `n` sockets, each subscribed with `params`; every notification's arrival time is recorded by block number. */
-async function subscribers(wsUrl: string, n: number, params: unknown[], arrivals: Map<number, number[]>): Promise<WebSocket[]> {
+async function subscribers(
+  wsUrl: string,
+  n: number,
+  params: unknown[],
+  arrivals: Map<number, number[]>,
+): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];
   for (let start = 0; start < n; start += 100) {
     const batch = await Promise.all(
@@ -45,7 +50,11 @@ async function subscribers(wsUrl: string, n: number, params: unknown[], arrivals
         await new Promise<void>((resolve, reject) => {
           ws.on('message', (d) => {
             const now = performance.now();
-            const msg = JSON.parse(d.toString()) as { id?: number; error?: unknown; params?: { result: { number?: string; blockNumber?: string } } };
+            const msg = JSON.parse(d.toString()) as {
+              id?: number;
+              error?: unknown;
+              params?: { result: { number?: string; blockNumber?: string } };
+            };
             if (msg.id === 1) return msg.error ? reject(new Error(JSON.stringify(msg.error))) : resolve();
             const r = msg.params?.result;
             const block = Number(r?.number ?? r?.blockNumber);
@@ -98,10 +107,18 @@ function httpCaller(url: string): () => Promise<void> {
   const body = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
   return () =>
     new Promise<void>((resolve, reject) => {
-      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve());
-      });
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -109,7 +126,13 @@ function httpCaller(url: string): () => Promise<void> {
 
 export async function main(): Promise<void> {
   const { anvil, provider } = await chain();
-  const endpoint = await startEndpoint(anvil.url, { RPC_WS_MAX_SOCKETS: '5000', RPC_WS_MAX_SOCKETS_PER_CLIENT: '0', HTTP_MAX_CONNECTIONS: '8000', HTTP_MAX_CONNECTIONS_PER_CLIENT: '0', RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024) });
+  const endpoint = await startEndpoint(anvil.url, {
+    RPC_WS_MAX_SOCKETS: '5000',
+    RPC_WS_MAX_SOCKETS_PER_CLIENT: '0',
+    HTTP_MAX_CONNECTIONS: '8000',
+    HTTP_MAX_CONNECTIONS_PER_CLIENT: '0',
+    RPC_WS_MAX_TOTAL_BUFFERED_BYTES: String(64 * 1024 * 1024),
+  });
   const outer = await deployOuter(wallet(0, provider));
   const address = await outer.getAddress();
   const sides = [
@@ -123,7 +146,9 @@ export async function main(): Promise<void> {
     sockets.push(...(await subscribers(side.ws, HEAD_SOCKETS, ['newHeads'], heads[i]!)));
     sockets.push(...(await subscribers(side.ws, LOG_SOCKETS, ['logs', { address }], logs[i]!)));
   }
-  console.log(`${sockets.length} sockets subscribed (${HEAD_SOCKETS} newHeads + ${LOG_SOCKETS} logs per side); load average ${loadavg().map(fmt).join(' ')}`);
+  console.log(
+    `${sockets.length} sockets subscribed (${HEAD_SOCKETS} newHeads + ${LOG_SOCKETS} logs per side); load average ${loadavg().map(fmt).join(' ')}`,
+  );
 
   const sentAt = new Map<number, number>();
   const signer = wallet(1, provider);
@@ -133,7 +158,10 @@ export async function main(): Promise<void> {
   const first = (await provider.getBlockNumber()) + 1;
   for (let b = 0; b < BLOCKS; b++) {
     const t = performance.now();
-    const tx = (await contract.getFunction('note')(b, ethers.ZeroHash, 1, { nonce: nonce++, gasLimit: 60_000 })) as ethers.TransactionResponse;
+    const tx = (await contract.getFunction('note')(b, ethers.ZeroHash, 1, {
+      nonce: nonce++,
+      gasLimit: 60_000,
+    })) as ethers.TransactionResponse;
     const receipt = await mined(tx);
     sentAt.set(receipt!.blockNumber, t);
     await new Promise((r) => setTimeout(r, GAP_MS));
@@ -142,12 +170,17 @@ export async function main(): Promise<void> {
   const cpu = cpuSeconds(endpoint.pid) - cpuBefore;
   const last = first + BLOCKS - 1;
 
-  console.log('\nnotification latency, ms from sending the block\'s transaction to arrival (every socket, every block):');
+  console.log(
+    "\nnotification latency, ms from sending the block's transaction to arrival (every socket, every block):",
+  );
   console.log('| side | kind | received / expected | p50 | p99 |');
   console.log('|---|---|---|---|---|');
   let endpointNotes = 0;
   for (const [i, side] of sides.entries()) {
-    for (const [kind, map, perBlock] of [['newHeads', heads[i]!, HEAD_SOCKETS], ['logs', logs[i]!, LOG_SOCKETS]] as const) {
+    for (const [kind, map, perBlock] of [
+      ['newHeads', heads[i]!, HEAD_SOCKETS],
+      ['logs', logs[i]!, LOG_SOCKETS],
+    ] as const) {
       const lat: number[] = [];
       let received = 0;
       for (let b = first; b <= last; b++) {
@@ -155,10 +188,14 @@ export async function main(): Promise<void> {
         received += map.get(b)?.length ?? 0;
       }
       if (i === 1) endpointNotes += received;
-      console.log(`| ${side.name} | ${kind} | ${received} / ${perBlock * BLOCKS} | ${fmt(pct(lat, 50))} | ${fmt(pct(lat, 99))} |`);
+      console.log(
+        `| ${side.name} | ${kind} | ${received} / ${perBlock * BLOCKS} | ${fmt(pct(lat, 50))} | ${fmt(pct(lat, 99))} |`,
+      );
     }
   }
-  console.log(`endpoint CPU: ${fmt(cpu * 1000)} ms for ${endpointNotes} notifications = ${fmt((cpu * 1e6) / Math.max(1, endpointNotes))} µs per notification (includes its head tracking and one eth_getLogs per block)`);
+  console.log(
+    `endpoint CPU: ${fmt(cpu * 1000)} ms for ${endpointNotes} notifications = ${fmt((cpu * 1e6) / Math.max(1, endpointNotes))} µs per notification (includes its head tracking and one eth_getLogs per block)`,
+  );
   for (const s of sockets) s.terminate();
 
   console.log(`\neth_blockNumber, one client, ${CALLS} calls one at a time:`);
@@ -189,7 +226,15 @@ export async function main(): Promise<void> {
       });
       // A paused client reads nothing (not even the close), so the cut-offs are counted at the server.
       (ws as unknown as { _socket: { pause(): void } })._socket.pause();
-      for (let i = 0; i < 100; i++) ws.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: 'latest', address }] }));
+      for (let i = 0; i < 100; i++)
+        ws.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'eth_getLogs',
+            params: [{ fromBlock: '0x0', toBlock: 'latest', address }],
+          }),
+        );
       return ws;
     }),
   );
@@ -202,7 +247,7 @@ export async function main(): Promise<void> {
   const deadline = Date.now() + 60_000;
   // Done when the count stops moving for 3 s (not every socket needs cutting to get under the total cap).
   let cutOff = -1;
-  for (let stable = 0; stable < 12 && Date.now() < deadline; ) {
+  for (let stable = 0; stable < 12 && Date.now() < deadline;) {
     await new Promise((r) => setTimeout(r, 250));
     const n = await slowClosed();
     stable = n === cutOff ? stable + 1 : 0;
@@ -212,7 +257,9 @@ export async function main(): Promise<void> {
   for (const ws of slow) ws.terminate();
   clearInterval(sampler);
   const after = rssMiB(endpoint.pid);
-  console.log(`\nslow readers: 100 sockets × 100 eth_getLogs answers never read; cut off by the server: ${cutOff} of 100 (RPC_WS_MAX_TOTAL_BUFFERED_BYTES 64 MiB); endpoint RSS ${fmt(before)} MiB before, ${fmt(peak)} MiB at peak, ${fmt(after)} MiB after`);
+  console.log(
+    `\nslow readers: 100 sockets × 100 eth_getLogs answers never read; cut off by the server: ${cutOff} of 100 (RPC_WS_MAX_TOTAL_BUFFERED_BYTES 64 MiB); endpoint RSS ${fmt(before)} MiB before, ${fmt(peak)} MiB at peak, ${fmt(after)} MiB after`,
+  );
 
   await endpoint.stop();
   await anvil.stop();

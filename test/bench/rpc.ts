@@ -48,13 +48,27 @@ export const cores = () => readFileSync('/proc/cpuinfo', 'utf8').match(/^process
 
 // The compiled build unless BENCH_RPC_SOURCE=1 (the sources through tsx: see builtEntry).
 let entry: string | undefined;
-export const entryName = () => (process.env.BENCH_RPC_SOURCE ? 'sources through tsx (BENCH_RPC_SOURCE)' : 'compiled build (dist/, as the image runs it)');
+export const entryName = () =>
+  process.env.BENCH_RPC_SOURCE
+    ? 'sources through tsx (BENCH_RPC_SOURCE)'
+    : 'compiled build (dist/, as the image runs it)';
 
 /** An endpoint of this bench: the shared launcher with the bench's limits. */
-export async function startBenchEndpoint(name: string, upstream: string, env: Record<string, string>, nodeFlags: string[] = [], from?: string): Promise<Target & RunningEndpoint> {
+export async function startBenchEndpoint(
+  name: string,
+  upstream: string,
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+  from?: string,
+): Promise<Target & RunningEndpoint> {
   if (!process.env.BENCH_RPC_SOURCE) entry ??= builtEntry();
   // The filter cases make 32 filters per case on each endpoint (uninstalled after it).
-  const running = await startEndpoint(upstream, { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env }, nodeFlags, from ?? entry);
+  const running = await startEndpoint(
+    upstream,
+    { RPC_MAX_LOGS_RESULTS: '10000', RPC_MAX_FILTERS_PER_CLIENT: '1000', ...env },
+    nodeFlags,
+    from ?? entry,
+  );
   return { ...running, name };
 }
 
@@ -68,8 +82,10 @@ export function bound(s: Side, singleThreaded: boolean): string {
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 // Fixed-rate runs (test/bench/_fixed-rate.ts): shares of the node:http floor's saturated rate in the same case,
 // and absolute rates; BENCH_FIXED=off skips them.
-const FIXED_SHARES = process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED ?? '0.5,0.9').split(',').map(Number);
-const FIXED_RATES = process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED_RATES ?? '10000').split(',').map(Number);
+const FIXED_SHARES =
+  process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED ?? '0.5,0.9').split(',').map(Number);
+const FIXED_RATES =
+  process.env.BENCH_FIXED === 'off' ? [] : (process.env.BENCH_FIXED_RATES ?? '10000').split(',').map(Number);
 const FIXED_SECONDS = Number(process.env.BENCH_FIXED_SECONDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -92,17 +108,31 @@ function printSide(t: Target, rounds: Map<Target, Side>[], direct: Target, floor
  * The case at fixed rates: shares of the floor's saturated rate measured just before, and absolute ones; per
  * side the latency from each request's release (µs), the rate it kept up with, and what bounds it.
  */
-async function fixedRates(name: string, bodies: (t: Target) => string[], floorRps: number, sides: Target[]): Promise<void> {
-  const rates = [...FIXED_SHARES.map((share) => ({ rate: Math.round(share * floorRps), label: `${fmt(share)} of the floor's ${fmt(floorRps, 0)} req/s` })), ...FIXED_RATES.map((rate) => ({ rate, label: 'fixed' }))];
+async function fixedRates(
+  name: string,
+  bodies: (t: Target) => string[],
+  floorRps: number,
+  sides: Target[],
+): Promise<void> {
+  const rates = [
+    ...FIXED_SHARES.map((share) => ({
+      rate: Math.round(share * floorRps),
+      label: `${fmt(share)} of the floor's ${fmt(floorRps, 0)} req/s`,
+    })),
+    ...FIXED_RATES.map((rate) => ({ rate, label: 'fixed' })),
+  ];
   for (const { rate, label } of rates) {
-    console.log(`  at ${rate} req/s (${label}), ${CONNECTIONS} connections, ${FIXED_SECONDS} s, open loop (test/bench/_fixed-rate.ts):`);
+    console.log(
+      `  at ${rate} req/s (${label}), ${CONNECTIONS} connections, ${FIXED_SECONDS} s, open loop (test/bench/_fixed-rate.ts):`,
+    );
     for (const t of sides) {
       const before = cpuSeconds(t.pid);
       const machine = machineTicks();
       const r = await fixedRate(t.url, bodies(t), rate, FIXED_SECONDS, CONNECTIONS);
       const after = machineTicks();
       const idle = (after.idle - machine.idle) / Math.max(1, after.total - machine.total);
-      const cpuUs = t.pid === undefined ? NaN : ((cpuSeconds(t.pid) - before) * 1e6) / Math.max(1, r.achieved * FIXED_SECONDS);
+      const cpuUs =
+        t.pid === undefined ? NaN : ((cpuSeconds(t.pid) - before) * 1e6) / Math.max(1, r.achieved * FIXED_SECONDS);
       const kept = r.achieved >= 0.98 * rate ? 'kept up' : `fell behind (${fmt((100 * r.achieved) / rate, 0)} %)`;
       console.log(
         `    ${t.name.padEnd(16)} p50 ${fmt(r.p50Us, 0).padStart(6)} µs  p99 ${fmt(r.p99Us, 0).padStart(6)} µs  max ${fmt(r.maxUs / 1000, 1).padStart(6)} ms  ${fmt(r.achieved, 0).padStart(6)} req/s ${kept}  cpu ${fmt(cpuUs, 1)} µs/req  machine idle ${fmt(100 * idle, 0)} %` +
@@ -118,7 +148,9 @@ export async function main(): Promise<void> {
   const signer = wallet(0, provider);
   const outer = await deployOuter(signer);
   const address = await outer.getAddress();
-  const tx = (await outer.getFunction('note')(1n, ethers.id('bench'), 1000n, { gasLimit: 29_000_000n })) as ethers.TransactionResponse;
+  const tx = (await outer.getFunction('note')(1n, ethers.id('bench'), 1000n, {
+    gasLimit: 29_000_000n,
+  })) as ethers.TransactionResponse;
   const receipt = (await mined(tx))!;
   // Enough blocks on top that the logs block is final for anvil (its finalized tag trails the head).
   await provider.send('anvil_mine', ['0x80']);
@@ -132,14 +164,31 @@ export async function main(): Promise<void> {
   const floor = await startCalibrator('node', ['--cpu-prof', `--cpu-prof-dir=${floorProfileDir}`]);
   const uws = await startCalibrator('uws');
   // on and off are the node:http endpoint, named: the default (auto) would be uWS wherever its build loads.
-  const on = await startBenchEndpoint('on', anvil.url, { RPC_TRANSPORT: 'node' }, profiled === 'on' ? profileFlags : []);
-  const off = await startBenchEndpoint('off', anvil.url, { RPC_TRANSPORT: 'node', RPC_CACHE_BYTES: '0' }, profiled === 'off' ? profileFlags : []);
+  const on = await startBenchEndpoint(
+    'on',
+    anvil.url,
+    { RPC_TRANSPORT: 'node' },
+    profiled === 'on' ? profileFlags : [],
+  );
+  const off = await startBenchEndpoint(
+    'off',
+    anvil.url,
+    { RPC_TRANSPORT: 'node', RPC_CACHE_BYTES: '0' },
+    profiled === 'off' ? profileFlags : [],
+  );
   // The uWS side is the default endpoint (RPC_TRANSPORT unset) wherever `auto` picks uWS, as a user runs it.
   const autoIsUws = chooseTransport('auto', 1).transport === 'uws';
-  const onUws = await startBenchEndpoint(autoIsUws ? 'default (uWS)' : 'on uWS', anvil.url, autoIsUws ? {} : { RPC_TRANSPORT: 'uws' }, profiled === 'uws' ? profileFlags : []);
+  const onUws = await startBenchEndpoint(
+    autoIsUws ? 'default (uWS)' : 'on uWS',
+    anvil.url,
+    autoIsUws ? {} : { RPC_TRANSPORT: 'uws' },
+    profiled === 'uws' ? profileFlags : [],
+  );
   const profiledSide = { on, off, uws: onUws }[profiled];
   const baseline = process.env.BENCH_RPC_BASELINE;
-  const before = baseline ? await startBenchEndpoint('before (on)', anvil.url, {}, [], join(baseline, 'dist/src/cli.js')) : undefined;
+  const before = baseline
+    ? await startBenchEndpoint('before (on)', anvil.url, {}, [], join(baseline, 'dist/src/cli.js'))
+    : undefined;
   const sides: Target[] = [direct, floor, uws, on, off, onUws, ...(before ? [before] : [])];
   let miner: NodeJS.Timeout | undefined;
   let profiledRequests = 0;
@@ -148,26 +197,63 @@ export async function main(): Promise<void> {
   const floorWindows: [number, number][] = [];
   try {
     const logsBlock = `0x${receipt.blockNumber.toString(16)}`;
-    const logsCount = ((await result(on.url, 'eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])) as unknown[]).length;
+    const logsCount = (
+      (await result(on.url, 'eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])) as unknown[]
+    ).length;
     const req = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
     const filterIds = new Map<string, string[]>();
     const makeFilters = async () => {
       for (const t of sides) {
-        filterIds.set(t.url, await Promise.all(Array.from({ length: CONNECTIONS }, () => result(t === floor || t === uws ? anvil.url : t.url, 'eth_newFilter', [{ address }]) as Promise<string>)));
+        filterIds.set(
+          t.url,
+          await Promise.all(
+            Array.from(
+              { length: CONNECTIONS },
+              () =>
+                result(t === floor || t === uws ? anvil.url : t.url, 'eth_newFilter', [{ address }]) as Promise<string>,
+            ),
+          ),
+        );
       }
     };
     const uninstallAll = async () => {
-      for (const [url, ids] of filterIds) for (const id of ids) await result(url === floor.url || url === uws.url ? anvil.url : url, 'eth_uninstallFilter', [id]);
+      for (const [url, ids] of filterIds)
+        for (const id of ids)
+          await result(url === floor.url || url === uws.url ? anvil.url : url, 'eth_uninstallFilter', [id]);
       filterIds.clear();
     };
     // A filter per connection: each connection polls its own filter with a fixed body.
     const pollBodies = (t: Target) => filterIds.get(t.url)!.map((id) => req('eth_getFilterChanges', [id]));
-    const cases: { name: string; bodies: (t: Target) => string[]; before?: () => Promise<void>; after?: () => Promise<void>; probe?: false; fixed?: true }[] = [
+    const cases: {
+      name: string;
+      bodies: (t: Target) => string[];
+      before?: () => Promise<void>;
+      after?: () => Promise<void>;
+      probe?: false;
+      fixed?: true;
+    }[] = [
       { name: 'eth_blockNumber (head)', bodies: () => [req('eth_blockNumber', [])], fixed: true },
-      { name: 'eth_getBalance (cache)', bodies: () => [req('eth_getBalance', [signer.address, 'latest'])], fixed: true },
-      { name: 'eth_call', bodies: () => [req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest'])] },
-      { name: `eth_getLogs (${logsCount} logs)`, bodies: () => [req('eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])] },
-      { name: 'eth_getFilterChanges empty', before: makeFilters, after: uninstallAll, bodies: pollBodies, probe: false, fixed: true },
+      {
+        name: 'eth_getBalance (cache)',
+        bodies: () => [req('eth_getBalance', [signer.address, 'latest'])],
+        fixed: true,
+      },
+      {
+        name: 'eth_call',
+        bodies: () => [req('eth_call', [{ to: address, data: outer.interface.encodeFunctionData('inner') }, 'latest'])],
+      },
+      {
+        name: `eth_getLogs (${logsCount} logs)`,
+        bodies: () => [req('eth_getLogs', [{ fromBlock: logsBlock, toBlock: logsBlock, address }])],
+      },
+      {
+        name: 'eth_getFilterChanges empty',
+        before: makeFilters,
+        after: uninstallAll,
+        bodies: pollBodies,
+        probe: false,
+        fixed: true,
+      },
       {
         name: 'eth_getFilterChanges new blocks',
         before: async () => {
@@ -175,7 +261,13 @@ export async function main(): Promise<void> {
           // A block with 3 logs every 100 ms, made on the node directly.
           let n = 10n;
           const data = (k: bigint) => outer.interface.encodeFunctionData('note', [k, ethers.id('poll'), 3n]);
-          miner = setInterval(() => void provider.send('eth_sendTransaction', [{ from: signer.address, to: address, data: data(n++), gas: '0x100000' }]).catch(() => undefined), 100);
+          miner = setInterval(
+            () =>
+              void provider
+                .send('eth_sendTransaction', [{ from: signer.address, to: address, data: data(n++), gas: '0x100000' }])
+                .catch(() => undefined),
+            100,
+          );
         },
         after: async () => {
           clearInterval(miner);
@@ -216,16 +308,30 @@ export async function main(): Promise<void> {
       }
       console.log(ROUNDS > 1 ? `${c.name} (median of ${ROUNDS} rounds; ratios: median, min-max)` : c.name);
       for (const t of sides) printSide(t, rounds, direct, floor);
-      if (c.fixed) await fixedRates(c.name, c.bodies, median(rounds.map((r) => r.get(floor)!.rps)), [direct, floor, uws, on, onUws]);
+      if (c.fixed)
+        await fixedRates(c.name, c.bodies, median(rounds.map((r) => r.get(floor)!.rps)), [
+          direct,
+          floor,
+          uws,
+          on,
+          onUws,
+        ]);
       await c.after?.();
     }
     const [a1] = loadavg();
-    console.log(`\nload average after: ${fmt(a1!)} (1 min). Ratios are to anvil and to the node:http floor in the same run; answers checked before each run and sampled every 100 ms during it.`);
+    console.log(
+      `\nload average after: ${fmt(a1!)} (1 min). Ratios are to anvil and to the node:http floor in the same run; answers checked before each run and sampled every 100 ms during it.`,
+    );
     const probed = [direct, floor, on, off, onUws];
-    if (PROBES > 0) console.log(`\nlatency probe: one request at a time over one kept-alive connection per side, sides taking turns (µs): ${probed.map((t) => t.name).join(' | ')}`);
+    if (PROBES > 0)
+      console.log(
+        `\nlatency probe: one request at a time over one kept-alive connection per side, sides taking turns (µs): ${probed.map((t) => t.name).join(' | ')}`,
+      );
     for (const c of cases.filter((x) => PROBES > 0 && x.probe !== false && (!only || only.test(x.name)))) {
       const times = await latencyProbe(probed, c.bodies(direct)[0]!);
-      console.log(`${c.name.padEnd(31)} ${times.map((s) => `p50 ${fmt(s.p50, 0).padStart(5)} p99 ${fmt(s.p99, 0).padStart(5)}`).join(' | ')}`);
+      console.log(
+        `${c.name.padEnd(31)} ${times.map((s) => `p50 ${fmt(s.p50, 0).padStart(5)} p99 ${fmt(s.p99, 0).padStart(5)}`).join(' | ')}`,
+      );
     }
   } finally {
     clearInterval(miner);
@@ -236,15 +342,22 @@ export async function main(): Promise<void> {
   const floorProfile = summarizeProfile(floorProfileDir, floorWindows);
   if (profile) {
     const perReq = (us: number) => fmt(us / Math.max(1, profiledRequests), 1).padStart(6);
-    console.log(`\n${{ on: 'cache-on', off: 'cache-off', uws: 'uWS (cache-on)' }[profiled]} endpoint, --cpu-prof during its measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${perReq(profile.busyUs)} µs/request; heaviest self time:`);
-    for (const [fn, us] of profile.top) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
+    console.log(
+      `\n${{ on: 'cache-on', off: 'cache-off', uws: 'uWS (cache-on)' }[profiled]} endpoint, --cpu-prof during its measured runs: ${fmt(profile.busyUs / 1000, 0)} ms on CPU for ${profiledRequests} requests: ${perReq(profile.busyUs)} µs/request; heaviest self time:`,
+    );
+    for (const [fn, us] of profile.top)
+      console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
     console.log('heaviest inclusive time (% of busy, µs per request):');
-    for (const [fn, us] of profile.inclusive) console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
+    for (const [fn, us] of profile.inclusive)
+      console.log(`  ${fmt((100 * us) / profile.busyUs, 1).padStart(5)} %  ${perReq(us)}  ${fn}`);
     // Per module, beside the floor's profile of the same cases: Node's own layers and the kernel calls cost
     // both alike (the system calls are sampled as busy and grow with the machine's load), the rest is ours.
     const floorBy = new Map(floorProfile?.byModule ?? []);
-    const perFloorReq = (us: number | undefined) => (us === undefined ? '     -' : fmt(us / Math.max(1, floorRequests), 1).padStart(6));
-    console.log(`self time by module, µs per request: endpoint | floor (${floorProfile ? `${fmt(floorProfile.busyUs / Math.max(1, floorRequests), 1)} µs/request busy` : 'no profile'})`);
+    const perFloorReq = (us: number | undefined) =>
+      us === undefined ? '     -' : fmt(us / Math.max(1, floorRequests), 1).padStart(6);
+    console.log(
+      `self time by module, µs per request: endpoint | floor (${floorProfile ? `${fmt(floorProfile.busyUs / Math.max(1, floorRequests), 1)} µs/request busy` : 'no profile'})`,
+    );
     for (const [m, us] of profile.byModule) console.log(`  ${perReq(us)} | ${perFloorReq(floorBy.get(m))}  ${m}`);
   }
   rmSync(profileDir, { recursive: true, force: true });

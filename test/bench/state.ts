@@ -67,7 +67,8 @@ interface Result {
   p99: number;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /** Same keys and values for every store, so every run builds the identical tree. */
 const keys = Array.from({ length: LEAVES }, () => toHex(randomBytes(32)));
@@ -76,7 +77,9 @@ const values = Array.from({ length: LEAVES }, (_, i) => {
   new DataView(v.buffer).setUint32(28, i + 1);
   return v;
 });
-const probes = Array.from({ length: PROOFS }, (_, i) => (i % 2 === 0 ? keys[Math.floor(Math.random() * LEAVES)]! : toHex(randomBytes(32))));
+const probes = Array.from({ length: PROOFS }, (_, i) =>
+  i % 2 === 0 ? keys[Math.floor(Math.random() * LEAVES)]! : toHex(randomBytes(32)),
+);
 
 async function run(name: string, store: VersionedStore, ingestPath = false): Promise<Result & { root: string }> {
   // The ingest path: what the state manager does per block (check the head, apply through the staged store, write).
@@ -86,14 +89,21 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   let block = 0n;
   for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
     const changes: KeyChange[] = [];
-    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.storageValue(values[j]!) });
+    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++)
+      changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.storageValue(values[j]!) });
     if (staged) await staged.sync();
     const writer = staged ?? store;
     const update = await writer.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
     root = toHex(update.root);
-    await writer.commit({ number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root }, new Map([[TREE, update.writes]]));
+    await writer.commit(
+      { number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root },
+      new Map([[TREE, update.writes]]),
+    );
     await staged?.flush();
-    if (block % 20n === 19n) process.stdout.write(`  ${name}: ${i + PER_BLOCK} leaves, ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    if (block % 20n === 19n)
+      process.stdout.write(
+        `  ${name}: ${i + PER_BLOCK} leaves, ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+      );
   }
   const buildSeconds = (performance.now() - started) / 1000;
   const head = block - 1n;
@@ -108,9 +118,17 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
  */
 // The check's hasher as svc_getProof's backend has it (node hashes remembered by content).
 let checkHasher = memoHasher(c.hasher);
-const useHash = (hash: StateHash): void => void ((c = treeConstants(hashProviderOf(hash))), (checkHasher = memoHasher(c.hasher)));
+const useHash = (hash: StateHash): void =>
+  void ((c = treeConstants(hashProviderOf(hash))), (checkHasher = memoHasher(c.hasher)));
 
-async function measureProofs(name: string, store: VersionedStore, head: bigint, root: string, keysToProve: readonly string[], checkTimed = false) {
+async function measureProofs(
+  name: string,
+  store: VersionedStore,
+  head: bigint,
+  root: string,
+  keysToProve: readonly string[],
+  checkTimed = false,
+) {
   const times: number[] = [];
   const cpu = process.cpuUsage();
   for (const probe of keysToProve) {
@@ -122,13 +140,18 @@ async function measureProofs(name: string, store: VersionedStore, head: bigint, 
     // hashed again): `checkTimed` counts that check in the latency, as the caller of svc_getProof sees it.
     for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
       const json = { proofRelatedNodes: leaf.proofRelatedNodes.map(toHex), value: toHex(leaf.value) };
-      if (!verifyMerkleProof(root, leaf.leafIndex, json, checkTimed ? checkHasher : c.hasher).ok) throw new Error(`${name}: a proof does not verify`);
+      if (!verifyMerkleProof(root, leaf.leafIndex, json, checkTimed ? checkHasher : c.hasher).ok)
+        throw new Error(`${name}: a proof does not verify`);
     }
     if (checkTimed) times.push(performance.now() - t);
   }
   const used = process.cpuUsage(cpu);
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), cpuMsPerProof: (used.user + used.system) / 1000 / keysToProve.length };
+  return {
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
+    cpuMsPerProof: (used.user + used.system) / 1000 / keysToProve.length,
+  };
 }
 
 /**
@@ -154,7 +177,10 @@ async function compareProofPaths(name: string, store: VersionedStore, head: bigi
   // BENCH_STATE_PROOF_PROFILE=dir: a CPU profile of each path's proofs (one more pass) as dir/<store>-<path>.cpuprofile.
   const profileDir = process.env.BENCH_STATE_PROOF_PROFILE;
   if (profileDir) {
-    for (const [path, s] of [['stepwise', stepwise], ['statement', store]] as const) {
+    for (const [path, s] of [
+      ['stepwise', stepwise],
+      ['statement', store],
+    ] as const) {
       const file = join(profileDir, `${name}-${path}.cpuprofile`);
       await profiled(file, () => measureProofs(name, s, head, root, probes));
       process.stdout.write(`  ${name} ${path}: profile of ${probes.length} proofs in ${file}\n`);
@@ -178,7 +204,10 @@ async function postgresReachable(): Promise<boolean> {
 async function dbStore(client: DbClient): Promise<{ store: PgStore; drop: () => Promise<void> }> {
   const schema = `bench_state_${randomBytes(3).toString('hex')}`;
   await migrate(client.knex, schema, stateMigrations);
-  return { store: new PgStore(client, schema), drop: async () => void (await client.knex.raw('drop schema if exists ?? cascade', [schema])) };
+  return {
+    store: new PgStore(client, schema),
+    drop: async () => void (await client.knex.raw('drop schema if exists ?? cascade', [schema])),
+  };
 }
 
 const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build,dev').split(',');
@@ -205,7 +234,15 @@ async function eachStore(use: (name: string, store: VersionedStore) => Promise<v
     process.stdout.write('postgres: 127.0.0.1:5432 not reachable, skipped\n');
     return;
   }
-  const pg = await createDbClient({ kind: 'postgres', host: '127.0.0.1', port: 5432, database: 'test', user: 'postgres', password: undefined, ssl: undefined });
+  const pg = await createDbClient({
+    kind: 'postgres',
+    host: '127.0.0.1',
+    port: 5432,
+    database: 'test',
+    user: 'postgres',
+    password: undefined,
+    ssl: undefined,
+  });
   try {
     const { store, drop } = await dbStore(pg);
     try {
@@ -224,41 +261,65 @@ async function backfill(): Promise<void> {
   const devDb = await createDbClient({ kind: 'pglite', dataDir: undefined });
   const started = performance.now();
   // No coordinator, and no empty blocks while measuring: the chain holds still at the end of its history.
-  const devnet = await startDevnet({ common, db: devDb, options: { historyHours: HISTORY_HOURS, coordinator: false, blockTimeMs: 1_000_000_000 } });
+  const devnet = await startDevnet({
+    common,
+    db: devDb,
+    options: { historyHours: HISTORY_HOURS, coordinator: false, blockTimeMs: 1_000_000_000 },
+  });
   const l2 = createProvider(devnet.state.l2.upstreamRpcUrl, devnet.state.l2.chainId);
   // As the state manager runs it: headers and traces through the lean JSON-RPC client (BENCH_STATE_RPC=ethers: through ethers).
-  const rpc = process.env.BENCH_STATE_RPC === 'ethers' ? undefined : createJsonRpcCaller(devnet.state.l2.upstreamRpcUrl);
+  const rpc =
+    process.env.BENCH_STATE_RPC === 'ethers' ? undefined : createJsonRpcCaller(devnet.state.l2.upstreamRpcUrl);
   try {
     const target = BigInt(await l2.getBlockNumber());
-    process.stdout.write(`backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-    const rows: { name: string; mode: string; trace: TraceMethod; seconds: number; root: string; hash: StateHash }[] = [];
-    for (const hash of HASHES) for (const trace of TRACES) for (const perTx of MODES) {
-      await eachStore(async (name, store) => {
-        const world = new WorldState(store, hashProviderOf(hash));
-        const ingestor = new Ingestor(world, l2, common.logger, createMetrics(), {
-          maxBlocksPerStep: 100,
-          blocksPerTransaction: perTx,
-          genesisAccounts: devnet.state.accounts.map((a) => a.address.toLowerCase()),
-          finalized: () => undefined,
-          rpc,
-          traceMethod: trace,
-        });
-        const t = performance.now();
-        while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
-        const seconds = (performance.now() - t) / 1000;
-        const root = (await store.block(target))!.root;
-        rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, trace, seconds, root, hash });
-        process.stdout.write(`  ${hash} ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}, ${trace}): ${seconds.toFixed(2)} s\n`);
-      });
-    }
-    if (new Set(rows.map((r) => `${r.hash} ${r.root}`)).size !== HASHES.length) throw new Error(`stores disagree on the root: ${rows.map((r) => `${r.hash} ${r.name} ${r.mode} ${r.trace} ${r.root}`).join(', ')}`);
+    process.stdout.write(
+      `backfill: devnet with ${HISTORY_HOURS} h of history, ${target + 1n} L2 blocks (started in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+    );
+    const rows: { name: string; mode: string; trace: TraceMethod; seconds: number; root: string; hash: StateHash }[] =
+      [];
+    for (const hash of HASHES)
+      for (const trace of TRACES)
+        for (const perTx of MODES) {
+          await eachStore(async (name, store) => {
+            const world = new WorldState(store, hashProviderOf(hash));
+            const ingestor = new Ingestor(world, l2, common.logger, createMetrics(), {
+              maxBlocksPerStep: 100,
+              blocksPerTransaction: perTx,
+              genesisAccounts: devnet.state.accounts.map((a) => a.address.toLowerCase()),
+              finalized: () => undefined,
+              rpc,
+              traceMethod: trace,
+            });
+            const t = performance.now();
+            while (((await store.head())?.number ?? -1n) < target) await ingestor.step();
+            const seconds = (performance.now() - t) / 1000;
+            const root = (await store.block(target))!.root;
+            rows.push({ name, mode: perTx === 1 ? 'per block' : `batched ≤${perTx}`, trace, seconds, root, hash });
+            process.stdout.write(
+              `  ${hash} ${name} (${perTx === 1 ? 'one transaction per block' : `up to ${perTx} blocks per transaction`}, ${trace}): ${seconds.toFixed(2)} s\n`,
+            );
+          });
+        }
+    if (new Set(rows.map((r) => `${r.hash} ${r.root}`)).size !== HASHES.length)
+      throw new Error(
+        `stores disagree on the root: ${rows.map((r) => `${r.hash} ${r.name} ${r.mode} ${r.trace} ${r.root}`).join(', ')}`,
+      );
     const blocks = Number(target + 1n);
-    for (const h of HASHES) process.stdout.write(`\n${h} root at block ${target}: ${rows.find((r) => r.hash === h)!.root} (identical on every store, mode and trace method)`);
-    process.stdout.write('\nhash       store      mode          trace                                s   blocks/s   vs memory (same hash, mode and trace)\n');
+    for (const h of HASHES)
+      process.stdout.write(
+        `\n${h} root at block ${target}: ${rows.find((r) => r.hash === h)!.root} (identical on every store, mode and trace method)`,
+      );
+    process.stdout.write(
+      '\nhash       store      mode          trace                                s   blocks/s   vs memory (same hash, mode and trace)\n',
+    );
     for (const r of rows) {
-      const base = rows.find((b) => b.name === 'memory' && b.mode === r.mode && b.trace === r.trace && b.hash === r.hash);
+      const base = rows.find(
+        (b) => b.name === 'memory' && b.mode === r.mode && b.trace === r.trace && b.hash === r.hash,
+      );
       const ratio = base ? `${(base.seconds / r.seconds).toFixed(3)}x` : 'n/a';
-      process.stdout.write(`${r.hash.padEnd(9)}  ${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.trace.padEnd(30)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`);
+      process.stdout.write(
+        `${r.hash.padEnd(9)}  ${r.name.padEnd(9)}  ${r.mode.padEnd(13)} ${r.trace.padEnd(30)} ${r.seconds.toFixed(2).padStart(6)} ${(blocks / r.seconds).toFixed(1).padStart(10)} ${ratio.padStart(11)}\n`,
+      );
     }
   } finally {
     l2.destroy();
@@ -269,12 +330,20 @@ async function backfill(): Promise<void> {
 }
 
 export async function main(): Promise<void> {
-  process.stdout.write(`machine load (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${cpus().length} cores\n`);
+  process.stdout.write(
+    `machine load (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, ${cpus().length} cores\n`,
+  );
   if (PARTS.includes('backfill')) await backfill();
   if (PARTS.includes('build')) await build();
   if (PARTS.includes('dev')) await devReady();
   if (PARTS.includes('proof')) await proofPaths();
-  process.stdout.write(`machine load after (1/5/15 min): ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `machine load after (1/5/15 min): ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
 }
 
 /** Build modes: straight on the store, or through the state manager's write path (StagedStore, one transaction per block). */
@@ -286,7 +355,9 @@ async function build(): Promise<void> {
 
 async function buildWith(hash: StateHash): Promise<void> {
   useHash(hash);
-  process.stdout.write(`state tree (${hash}): ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`);
+  process.stdout.write(
+    `state tree (${hash}): ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`,
+  );
   const results: (Result & { root: string })[] = [];
   results.push(await run('memory', new MemoryStore()));
   for (const mode of BUILD_MODES) {
@@ -296,10 +367,13 @@ async function buildWith(hash: StateHash): Promise<void> {
     });
   }
 
-  if (new Set(results.map((r) => r.root)).size !== 1) throw new Error(`stores disagree on the root: ${results.map((r) => `${r.name} ${r.root}`).join(', ')}`);
+  if (new Set(results.map((r) => r.root)).size !== 1)
+    throw new Error(`stores disagree on the root: ${results.map((r) => `${r.name} ${r.root}`).join(', ')}`);
   const base = results[0]!;
   process.stdout.write(`\nroot ${base.root} (identical on every store)\n`);
-  process.stdout.write('store                 build s   leaves/s   vs memory   proof p50 ms   p99 ms   p50 vs memory\n');
+  process.stdout.write(
+    'store                 build s   leaves/s   vs memory   proof p50 ms   p99 ms   p50 vs memory\n',
+  );
   for (const r of results) {
     process.stdout.write(
       `${r.name.padEnd(20)} ${r.buildSeconds.toFixed(1).padStart(8)} ${Math.round(r.leavesPerSecond).toString().padStart(10)} ${(r.leavesPerSecond / base.leavesPerSecond).toFixed(3).padStart(10)}x ${r.p50.toFixed(2).padStart(13)} ${r.p99.toFixed(2).padStart(8)} ${(r.p50 / base.p50).toFixed(1).padStart(13)}x\n`,
@@ -311,7 +385,8 @@ async function buildWith(hash: StateHash): Promise<void> {
 async function profiled<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const session = new Session();
   session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, (err, res) => (err ? reject(err) : resolve(res))));
   await post('Profiler.enable');
   await post('Profiler.start');
   try {
@@ -344,7 +419,14 @@ async function devReady(): Promise<void> {
   const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
   const file = join(mkdtempSync(join(tmpdir(), 'l2s-bench-')), 'devnet.json');
   const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
-    env: { ...process.env, LOG_LEVEL: process.env.BENCH_STATE_DEV_LOG_LEVEL ?? 'warn', DATABASE_HOST: '', TOKEN_API_PORT: '0', RPC_PORT: '0', API_PORT: '0' },
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.BENCH_STATE_DEV_LOG_LEVEL ?? 'warn',
+      DATABASE_HOST: '',
+      TOKEN_API_PORT: '0',
+      RPC_PORT: '0',
+      API_PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -367,38 +449,67 @@ async function devReady(): Promise<void> {
     process.stdout.write(`dev: \`l2stack dev\` ready in ${((ready - startedAt) / 1000).toFixed(1)} s\n`);
     const state = JSON.parse(readFileSync(file, 'utf8')) as DevnetState;
     const rpc = async (method: string, params: unknown[]) =>
-      (await (await fetch(state.services.rpc!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: unknown; error?: { code: number; message?: string } };
+      (await (
+        await fetch(state.services.rpc!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        })
+      ).json()) as { result?: unknown; error?: { code: number; message?: string } };
     // What svc_getProof answered until it served (each distinct answer once, with its time after ready): says what it waited for.
     const answers: string[] = [];
     // Sent in this process, as `l2stack devnet send-message --from l2` does (the CLI's own start-up under load is not the stack's).
     const l2 = createProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { pollingInterval: 100 });
-    const sender = L2MessageService__factory.connect(state.l2.messageService, new Wallet(state.accounts[ROLES.user]!.privateKey, l2));
+    const sender = L2MessageService__factory.connect(
+      state.l2.messageService,
+      new Wallet(state.accounts[ROLES.user]!.privateKey, l2),
+    );
     const sending = (async () => {
       const fee = parseEther('0.0001');
-      const tx = await sender.sendMessage(state.accounts[ROLES.user]!.address, fee, '0x', { value: parseEther('0.001') + fee });
+      const tx = await sender.sendMessage(state.accounts[ROLES.user]!.address, fee, '0x', {
+        value: parseEther('0.001') + fee,
+      });
       const receipt = await mined(tx);
       const event = receipt?.logs.map((l) => sender.interface.parseLog(l)).find((e) => e?.name === 'MessageSent');
       if (!event) throw new Error(`transaction ${tx.hash} emitted no MessageSent event`);
-      process.stdout.write(`dev: the L2→L1 message was mined ${((performance.now() - ready) / 1000).toFixed(1)} s after ready\n`);
+      process.stdout.write(
+        `dev: the L2→L1 message was mined ${((performance.now() - ready) / 1000).toFixed(1)} s after ready\n`,
+      );
       return event.args._messageHash as string;
     })().finally(() => l2.destroy());
-    const proofAt = poll('svc_getProof', async () => {
-      const r: { result?: unknown; error?: unknown } = await rpc('svc_getProof', [state.accounts[4]!.address, [], 'finalized']).catch((err: Error) => ({ error: { code: 0, message: err.message } }));
-      if (r.result) return performance.now();
-      const said = JSON.stringify(r.error).replace(/\d+/g, 'N');
-      if (!answers.some((a) => a.endsWith(said))) answers.push(`${((performance.now() - ready) / 1000).toFixed(1)} s: ${said}`);
-      return undefined;
-    }, 300);
+    const proofAt = poll(
+      'svc_getProof',
+      async () => {
+        const r: { result?: unknown; error?: unknown } = await rpc('svc_getProof', [
+          state.accounts[4]!.address,
+          [],
+          'finalized',
+        ]).catch((err: Error) => ({ error: { code: 0, message: err.message } }));
+        if (r.result) return performance.now();
+        const said = JSON.stringify(r.error).replace(/\d+/g, 'N');
+        if (!answers.some((a) => a.endsWith(said)))
+          answers.push(`${((performance.now() - ready) / 1000).toFixed(1)} s: ${said}`);
+        return undefined;
+      },
+      300,
+    );
     const hash = await sending;
-    const claimedAt = poll('the L2→L1 claim', async () => {
-      const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L2_TO_L1`);
-      if (!res.ok) return undefined;
-      const { status } = (await res.json()) as { status: string };
-      if (['CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(status)) throw new Error(`dev: the L2→L1 message ended ${status}`);
-      return status === 'CLAIMED_SUCCESS' ? performance.now() : undefined;
-    }, 300);
+    const claimedAt = poll(
+      'the L2→L1 claim',
+      async () => {
+        const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L2_TO_L1`);
+        if (!res.ok) return undefined;
+        const { status } = (await res.json()) as { status: string };
+        if (['CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(status))
+          throw new Error(`dev: the L2→L1 message ended ${status}`);
+        return status === 'CLAIMED_SUCCESS' ? performance.now() : undefined;
+      },
+      300,
+    );
     const [p, cl] = await Promise.all([proofAt, claimedAt]);
-    process.stdout.write(`dev: svc_getProof served ${((p - ready) / 1000).toFixed(1)} s after ready; an L2→L1 message sent at ready claimed on L1 ${((cl - ready) / 1000).toFixed(1)} s after ready\n`);
+    process.stdout.write(
+      `dev: svc_getProof served ${((p - ready) / 1000).toFixed(1)} s after ready; an L2→L1 message sent at ready claimed on L1 ${((cl - ready) / 1000).toFixed(1)} s after ready\n`,
+    );
     for (const a of answers) process.stdout.write(`  svc_getProof before it served, from ${a}\n`);
   } finally {
     child.kill('SIGINT');

@@ -22,8 +22,24 @@ const WIDE_CONNECTIONS = Number(process.env.BENCH_WIDE_CONNECTIONS ?? 1_000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
-const ORDERS = ['name', 'symbol', 'decimals', 'contractAddress', 'currentPrice', 'priceUpdatedAt', 'createdAt', 'updatedAt', 'last24hVariation',
-  'last24hVariationAbsolute', 'sells', 'buys', 'swaps', 'isPossibleSpam', 'totalSupply', 'fdv'];
+const ORDERS = [
+  'name',
+  'symbol',
+  'decimals',
+  'contractAddress',
+  'currentPrice',
+  'priceUpdatedAt',
+  'createdAt',
+  'updatedAt',
+  'last24hVariation',
+  'last24hVariationAbsolute',
+  'sells',
+  'buys',
+  'swaps',
+  'isPossibleSpam',
+  'totalSupply',
+  'fdv',
+];
 
 /** A small deterministic generator, so every run sends the same URL sequence. */
 function lcg(seed: number) {
@@ -50,7 +66,10 @@ function cases(native: string): Case[] {
       },
     },
     { name: 'one token (random of 10k)', path: (r) => `/tokens/${addr(1 + r(TOKENS))}` },
-    { name: 'prices 100 random addresses', path: (r) => `/prices?addresses=${Array.from({ length: 100 }, () => addr(1 + r(TOKENS))).join(',')}` },
+    {
+      name: 'prices 100 random addresses',
+      path: (r) => `/prices?addresses=${Array.from({ length: 100 }, () => addr(1 + r(TOKENS))).join(',')}`,
+    },
     { name: 'supply raw', path: `/tokens/${native}/supply/total` },
     { name: 'list page 1, limit 10', path: '/tokens?page=1&limit=10&order=swaps' },
     { name: 'list page 1000, limit 10', path: '/tokens?page=1000&limit=10&order=swaps' },
@@ -89,13 +108,24 @@ async function serve(): Promise<void> {
   const schema = `bench_token_api_${process.pid}`;
   const anvil = await startAnvil({ port: 0, chainId: 31_337 });
   const deployer = await createProvider(anvil.url, 31_337).getSigner(0);
-  const nativeContract = await new NativeToken__factory(deployer).deploy('Native', 'NAT', await deployer.getAddress(), parseEther('1000000000'));
+  const nativeContract = await new NativeToken__factory(deployer).deploy(
+    'Native',
+    'NAT',
+    await deployer.getAddress(),
+    parseEther('1000000000'),
+  );
   await nativeContract.waitForDeployment();
   const native = (await nativeContract.getAddress()).toLowerCase();
   const config = {
-    host: '127.0.0.1', port: 0, publicUrl: 'http://127.0.0.1:3000', cacheMaxAgeSeconds: 30,
-    nativeToken: native, excludedWallets: [{ address: addr(0xbeef), label: 'Treasury', status: 'active' }], supplyRefreshMs: 60_000,
-    rpcUrl: anvil.url, indexer: undefined,
+    host: '127.0.0.1',
+    port: 0,
+    publicUrl: 'http://127.0.0.1:3000',
+    cacheMaxAgeSeconds: 30,
+    nativeToken: native,
+    excludedWallets: [{ address: addr(0xbeef), label: 'Treasury', status: 'active' }],
+    supplyRefreshMs: 60_000,
+    rpcUrl: anvil.url,
+    indexer: undefined,
   };
 
   const plain = await startTokenApi({ common, db, schema, config });
@@ -107,11 +137,24 @@ async function serve(): Promise<void> {
     const supply = `${1_000_000 + ((i * 104_729) % 1_000_000_000)}.${i % 1000}`;
     const variation = priced ? (((i * 31) % 200) - 100) / 3 : null;
     return {
-      address: addr(i + 1), name: `Token ${i}`, symbol: `T${i}`, decimals: 18, total_supply_raw: '0', total_supply: supply, total_supply_num: supply,
-      current_price: price, price_updated_at: priced ? new Date(now - 60_000) : null, last24h_variation: variation,
-      last24h_variation_abs: variation === null ? null : Math.abs(variation), fdv: price === null ? null : price * Number(supply),
-      buys: (i * 13) % 5000, sells: (i * 17) % 5000, swaps: ((i * 13) % 5000) + ((i * 17) % 5000), is_possible_spam: i % 50 === 0,
-      is_secure: i % 4 === 0, list_logo: i % 3 === 0 ? `https://tokens.example.org/${i}.png` : null,
+      address: addr(i + 1),
+      name: `Token ${i}`,
+      symbol: `T${i}`,
+      decimals: 18,
+      total_supply_raw: '0',
+      total_supply: supply,
+      total_supply_num: supply,
+      current_price: price,
+      price_updated_at: priced ? new Date(now - 60_000) : null,
+      last24h_variation: variation,
+      last24h_variation_abs: variation === null ? null : Math.abs(variation),
+      fdv: price === null ? null : price * Number(supply),
+      buys: (i * 13) % 5000,
+      sells: (i * 17) % 5000,
+      swaps: ((i * 13) % 5000) + ((i * 17) % 5000),
+      is_possible_spam: i % 50 === 0,
+      is_secure: i % 4 === 0,
+      list_logo: i % 3 === 0 ? `https://tokens.example.org/${i}.png` : null,
     };
   });
   for (let i = 0; i < rows.length; i += 1_000) await db.knex(`${schema}.tokens`).insert(rows.slice(i, i + 1_000));
@@ -133,7 +176,12 @@ async function serve(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
-  const limited = await startTokenApi({ common, db, schema, config: { ...config, rateLimit: { perSecond: 1e9, burst: 1e9, trustedProxyHops: 0 } } });
+  const limited = await startTokenApi({
+    common,
+    db,
+    schema,
+    config: { ...config, rateLimit: { perSecond: 1e9, burst: 1e9, trustedProxyHops: 0 } },
+  });
   await limited.supply!.refresh();
   gc();
   const mem = process.memoryUsage();
@@ -155,9 +203,18 @@ async function serve(): Promise<void> {
   }
   const bareServer = await listen(bare, '127.0.0.1', 0, 'bare');
   const served: Served = {
-    plain: plain.url, limited: limited.url, bare: bareServer.url, backend: db.kind, native, bytes,
+    plain: plain.url,
+    limited: limited.url,
+    bare: bareServer.url,
+    backend: db.kind,
+    native,
+    bytes,
     memory: {
-      rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, replicaHeapMb: (mem.heapUsed - heapBefore) / 2 ** 20, tokens: TOKENS, pricePoints: rowCount,
+      rssMb: mem.rss / 2 ** 20,
+      heapMb: mem.heapUsed / 2 ** 20,
+      replicaHeapMb: (mem.heapUsed - heapBefore) / 2 ** 20,
+      tokens: TOKENS,
+      pricePoints: rowCount,
     },
   };
   process.stdout.write(`${JSON.stringify(served)}\n`);
@@ -179,10 +236,21 @@ async function serve(): Promise<void> {
  * token and a candle per token and hour, as getTokenPriceSources and getTokenCandles read them.
  */
 async function seedSourcesAndCandles(knex: import('knex').Knex, schema: string, now: number): Promise<void> {
-  const params = { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 };
+  const params = {
+    minLiquidityUsd: 1_000,
+    outlierShare: 0.2,
+    staleAfterSeconds: 604_800,
+    referenceLiquidityUsd: 100_000,
+  };
   const pool = (k: number, n: number, extra: object) => ({
-    pool: addr(0x100000 + k * 4 + n), kind: n % 2 ? 'v3' : 'v2', quote: addr(0xaaaa), route: [addr(0xaaaa), addr(0xbbbb)], quotePriceUsd: 3000,
-    block: 1_000 + k, timeMs: now - 60_000 - n * 3_600_000, ...extra,
+    pool: addr(0x100000 + k * 4 + n),
+    kind: n % 2 ? 'v3' : 'v2',
+    quote: addr(0xaaaa),
+    route: [addr(0xaaaa), addr(0xbbbb)],
+    quotePriceUsd: 3000,
+    block: 1_000 + k,
+    timeMs: now - 60_000 - n * 3_600_000,
+    ...extra,
   });
   for (let i = 0; i < TOKENS; i += 500) {
     const sources = [];
@@ -191,11 +259,25 @@ async function seedSourcesAndCandles(knex: import('knex').Knex, schema: string, 
       if (k % 10 === 0) continue; // unpriced, as in the tokens table
       const price = 1 + ((k + 0) % 100) / 10;
       sources.push({
-        token: addr(k + 1), observed_at: new Date(now - 60_000), block_number: 1_000 + k,
+        token: addr(k + 1),
+        observed_at: new Date(now - 60_000),
+        block_number: 1_000 + k,
         detail: JSON.stringify({
-          price, basis: 'pools', params,
-          used: [0.6, 0.3, 0.1].map((weight, n) => pool(k, n, { liquidityUsd: weight * 500_000, spotPrice: price, weight })),
-          excluded: [pool(k, 3, { liquidityUsd: 40_000, spotPrice: price * 3, weight: 0, reason: 'outlier', medianOfOthers: price })],
+          price,
+          basis: 'pools',
+          params,
+          used: [0.6, 0.3, 0.1].map((weight, n) =>
+            pool(k, n, { liquidityUsd: weight * 500_000, spotPrice: price, weight }),
+          ),
+          excluded: [
+            pool(k, 3, {
+              liquidityUsd: 40_000,
+              spotPrice: price * 3,
+              weight: 0,
+              reason: 'outlier',
+              medianOfOthers: price,
+            }),
+          ],
         }),
       });
       for (let h = 0; h < 24; h++) {
@@ -203,8 +285,16 @@ async function seedSourcesAndCandles(knex: import('knex').Knex, schema: string, 
         const hourStart = Math.floor(at / 3_600_000) * 3_600_000;
         const close = 1 + ((k + h) % 100) / 10;
         candles.push({
-          token: addr(k + 1), hour: new Date(hourStart), open: close, high: close * 1.1, low: close * 0.9, close, volume_usd: 1_000 + k,
-          area: close * (at - hourStart), covered_from: new Date(hourStart), last_at: new Date(at),
+          token: addr(k + 1),
+          hour: new Date(hourStart),
+          open: close,
+          high: close * 1.1,
+          low: close * 0.9,
+          close,
+          volume_usd: 1_000 + k,
+          area: close * (at - hourStart),
+          covered_from: new Date(hourStart),
+          last_at: new Date(at),
         });
       }
     }
@@ -227,7 +317,15 @@ interface Run {
   cpuUsPerReq: number;
 }
 
-async function run(pid: number, base: string, c: Case, bareIndex: number | undefined, seed: number, connections = CONNECTIONS, duration = DURATION_S): Promise<Run> {
+async function run(
+  pid: number,
+  base: string,
+  c: Case,
+  bareIndex: number | undefined,
+  seed: number,
+  connections = CONNECTIONS,
+  duration = DURATION_S,
+): Promise<Run> {
   const rand = lcg(seed);
   // The bare server gets the same URL shape under its case prefix, so parsing costs the same.
   const prefix = bareIndex === undefined ? '' : `/case/${bareIndex}`;
@@ -239,17 +337,22 @@ async function run(pid: number, base: string, c: Case, bareIndex: number | undef
   const cpu0 = cpuSeconds(pid);
   // A fixed path is one static request (autocannon builds it once); a path per request costs the generator its
   // setupRequest call each time, which caps it near 16k req/s (below what the bare server answers).
-  const request = typeof c.path === 'string' ? { method: 'GET' as const, path: next() } : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: next() }) };
+  const request =
+    typeof c.path === 'string'
+      ? { method: 'GET' as const, path: next() }
+      : { method: 'GET' as const, setupRequest: (req: autocannon.Request) => ({ ...req, path: next() }) };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    autocannon(
-      { url: base, connections, duration, pipelining: 1, requests: [request] },
-      (err, res) => (err ? reject(err) : resolve(res)),
+    autocannon({ url: base, connections, duration, pipelining: 1, requests: [request] }, (err, res) =>
+      err ? reject(err) : resolve(res),
     );
   });
   const cpu = cpuSeconds(pid) - cpu0;
   const total = result.requests.total || 1;
   return {
-    rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors + result.timeouts,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    bad: result.non2xx + result.errors + result.timeouts,
     cpuUsPerReq: (cpu / total) * 1e6,
   };
 }
@@ -259,9 +362,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function main(): Promise<void> {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there (open it in Chrome DevTools).
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...prof, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -298,14 +403,36 @@ export async function main(): Promise<void> {
     if (bad > 0) console.log(`warning: ${c.name}: ${bad} non-2xx, failed or timed-out requests`);
     const med = (rs: Run[], k: keyof Run) => median(rs.map((r) => r[k]));
     rows.push([
-      c.name, String(served.bytes[i]),
-      med(ours, 'rps').toFixed(0), String(med(ours, 'p50')), String(med(ours, 'p99')), med(ours, 'cpuUsPerReq').toFixed(0),
+      c.name,
+      String(served.bytes[i]),
+      med(ours, 'rps').toFixed(0),
+      String(med(ours, 'p50')),
+      String(med(ours, 'p99')),
+      med(ours, 'cpuUsPerReq').toFixed(0),
       (med(ours, 'rps') / med(bare, 'rps')).toFixed(2),
-      med(limitedRuns, 'rps').toFixed(0), (med(limitedRuns, 'rps') / med(ours, 'rps')).toFixed(2), med(limitedRuns, 'cpuUsPerReq').toFixed(0),
-      med(bare, 'rps').toFixed(0), String(med(bare, 'p99')), med(bare, 'cpuUsPerReq').toFixed(0),
+      med(limitedRuns, 'rps').toFixed(0),
+      (med(limitedRuns, 'rps') / med(ours, 'rps')).toFixed(2),
+      med(limitedRuns, 'cpuUsPerReq').toFixed(0),
+      med(bare, 'rps').toFixed(0),
+      String(med(bare, 'p99')),
+      med(bare, 'cpuUsPerReq').toFixed(0),
     ]);
   }
-  const head = ['case', 'bytes', 'req/s', 'p50 ms', 'p99 ms', 'cpu µs/req', 'ratio', 'limited req/s', 'limited ÷ plain', 'limited µs/req', 'bare req/s', 'bare p99', 'bare µs/req'];
+  const head = [
+    'case',
+    'bytes',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'cpu µs/req',
+    'ratio',
+    'limited req/s',
+    'limited ÷ plain',
+    'limited µs/req',
+    'bare req/s',
+    'bare p99',
+    'bare µs/req',
+  ];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(fmt(head));

@@ -26,7 +26,10 @@ export function docSnippets(): Map<string, string> {
  */
 export function writeSnippets(links: Record<string, string> = {}): string {
   const snippets = docSnippets();
-  const key = createHash('sha256').update(JSON.stringify([[...snippets], Object.entries(links).sort()])).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(JSON.stringify([[...snippets], Object.entries(links).sort()]))
+    .digest('hex')
+    .slice(0, 16);
   const dir = join(tmpdir(), 'l2stack-snippets', key);
   if (existsSync(dir)) return dir;
   const tmp = `${dir}.tmp-${process.pid}`;

@@ -48,11 +48,34 @@ beforeAll(async () => {
   await token.waitForDeployment();
   native = (await token.getAddress()).toLowerCase();
   await mined(token.transfer(TREASURY, parseEther('250000000')));
-  t = await startTestApi({ nativeToken: native, rpcUrl: anvil.url, excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active' }] });
+  t = await startTestApi({
+    nativeToken: native,
+    rpcUrl: anvil.url,
+    excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active' }],
+  });
   await t.api.supply!.refresh();
   await seedTokens(t, [
-    { address: A, name: 'Alpha', symbol: 'ALP', currentPrice: 2, priceUpdatedAt: hoursAgo(1), fdv: 2000, totalSupply: '1000', swaps: 3, isSecure: true },
-    { address: B, name: 'Beta', symbol: 'BET', currentPrice: 1, priceUpdatedAt: hoursAgo(2), fdv: 5000, totalSupply: '5000.25', swaps: 9 },
+    {
+      address: A,
+      name: 'Alpha',
+      symbol: 'ALP',
+      currentPrice: 2,
+      priceUpdatedAt: hoursAgo(1),
+      fdv: 2000,
+      totalSupply: '1000',
+      swaps: 3,
+      isSecure: true,
+    },
+    {
+      address: B,
+      name: 'Beta',
+      symbol: 'BET',
+      currentPrice: 1,
+      priceUpdatedAt: hoursAgo(2),
+      fdv: 5000,
+      totalSupply: '5000.25',
+      swaps: 9,
+    },
     { address: C, name: 'Gamma', symbol: 'GAM', decimals: 6, totalSupply: '1000000000.5', isPossibleSpam: true },
   ]);
   await seedPrices(t, [
@@ -62,11 +85,40 @@ beforeAll(async () => {
   ]);
   // What the indexer stores with a price (indexer/candles-store.ts): one pool used, one left out.
   const detail = {
-    price: 2, basis: 'pools', params: { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 },
-    used: [{ pool: POOL_USED, kind: 'v2', quote: B, route: [B], quotePriceUsd: 1, liquidityUsd: 50_000, spotPrice: 2, block: 10, timeMs: hoursAgo(1).getTime(), weight: 1 }],
-    excluded: [{ pool: POOL_OUT, kind: 'v3', quote: B, route: [B], quotePriceUsd: 1, liquidityUsd: 200, spotPrice: 200, weight: 0, reason: 'belowMinLiquidity' }],
+    price: 2,
+    basis: 'pools',
+    params: { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 },
+    used: [
+      {
+        pool: POOL_USED,
+        kind: 'v2',
+        quote: B,
+        route: [B],
+        quotePriceUsd: 1,
+        liquidityUsd: 50_000,
+        spotPrice: 2,
+        block: 10,
+        timeMs: hoursAgo(1).getTime(),
+        weight: 1,
+      },
+    ],
+    excluded: [
+      {
+        pool: POOL_OUT,
+        kind: 'v3',
+        quote: B,
+        route: [B],
+        quotePriceUsd: 1,
+        liquidityUsd: 200,
+        spotPrice: 200,
+        weight: 0,
+        reason: 'belowMinLiquidity',
+      },
+    ],
   };
-  await t.db.client.knex(`${t.schema}.price_sources`).insert({ token: A, observed_at: hoursAgo(1), block_number: 10, detail: JSON.stringify(detail) });
+  await t.db.client
+    .knex(`${t.schema}.price_sources`)
+    .insert({ token: A, observed_at: hoursAgo(1), block_number: 10, detail: JSON.stringify(detail) });
   await t.api.sync();
 }, 180_000);
 afterAll(async () => {
@@ -76,7 +128,15 @@ afterAll(async () => {
 
 describe('token API: Accept negotiation and boolean spellings (plain fetch)', () => {
   it('behavior: without format, Accept decides the supply representation; format wins; Vary: Accept', async () => {
-    const fast = await startTestApi({ nativeToken: native, rpcUrl: anvil.url, excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active' }] }, t.db, { validateResponses: false, schema: t.schema });
+    const fast = await startTestApi(
+      {
+        nativeToken: native,
+        rpcUrl: anvil.url,
+        excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active' }],
+      },
+      t.db,
+      { validateResponses: false, schema: t.schema },
+    );
     try {
       await fast.api.supply!.refresh();
       // The validated route (t) and the fast path ahead of it (fast) must agree.
@@ -93,7 +153,9 @@ describe('token API: Accept negotiation and boolean spellings (plain fetch)', ()
         for (const [headers, query, type] of cases) {
           const res = await fetch(`${base}/tokens/${native}/supply/total${query}`, { headers });
           expect(res.status, `${base} ${JSON.stringify(headers)} ${query}`).toBe(200);
-          expect(res.headers.get('content-type'), `${base} ${JSON.stringify(headers)} ${query}`).toMatch(new RegExp(`^${type}`));
+          expect(res.headers.get('content-type'), `${base} ${JSON.stringify(headers)} ${query}`).toMatch(
+            new RegExp(`^${type}`),
+          );
           expect(res.headers.get('vary')).toBe('Accept');
           const body = await res.text();
           expect(body).toBe(type === 'text/plain' ? TOTAL : JSON.stringify(JSON.parse(body)));
@@ -106,10 +168,20 @@ describe('token API: Accept negotiation and boolean spellings (plain fetch)', ()
   });
 
   it('behavior: isSecure accepts true/false/True/False/1/0 and refuses anything else with 400', async () => {
-    for (const [value, expected] of [['true', [A]], ['True', [A]], ['1', [A]], ['false', [B, C]], ['False', [B, C]], ['0', [B, C]]] as const) {
+    for (const [value, expected] of [
+      ['true', [A]],
+      ['True', [A]],
+      ['1', [A]],
+      ['false', [B, C]],
+      ['False', [B, C]],
+      ['0', [B, C]],
+    ] as const) {
       const res = await fetch(`${t.url}/tokens?isSecure=${value}&order=symbol&sort=asc`);
       expect(res.status, value).toBe(200);
-      expect(((await res.json()) as { data: { contractAddress: string }[] }).data.map((d) => d.contractAddress), value).toEqual(expected);
+      expect(
+        ((await res.json()) as { data: { contractAddress: string }[] }).data.map((d) => d.contractAddress),
+        value,
+      ).toEqual(expected);
     }
     for (const value of ['yes', 'TRUE', '2', '']) {
       const res = await fetch(`${t.url}/tokens?isSecure=${value}`);
@@ -122,149 +194,269 @@ describe('token API: Accept negotiation and boolean spellings (plain fetch)', ()
 describe.skipIf(javaMissing !== undefined)('token API: TypeScript client (openapi-generator typescript-fetch)', () => {
   if (javaMissing) console.warn(`generated-client tests skipped: ${javaMissing}`);
 
-  it('behavior: every operation returns typed bodies; 304 and problem+json errors surface as the Response', async () => {
-    const { dir } = generateClient('token-api.openapi.yaml', 'typescript-fetch', { typescriptThreePlus: 'true' });
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the client is generated at test time; its types do not exist at compile time
-    const c: any = await import(pathToFileURL(join(dir, 'index.ts')).href);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the snippets import the generated client
-    const snippets: any = await import(pathToFileURL(join(writeSnippets({ 'token-api-client': dir }), 'token-client-snippets.ts')).href);
-    // The configuration of docs/clients.md: Node's fetch, and an Accept header (the client sends none).
-    const config = new c.Configuration(snippets.tokenApiParameters(t.url));
-    const tokens = new c.TokensApi(config);
-    const supply = new c.SupplyApi(config);
-    const prices = new c.PricesApi(config);
-    const failure = async (call: () => Promise<unknown>) => {
-      try {
-        await call();
-      } catch (e) {
-        const res = e as Response;
-        return { status: res.status, type: res.headers.get('content-type'), body: res.status === 304 ? undefined : await res.json() };
-      }
-      return undefined;
-    };
+  it(
+    'behavior: every operation returns typed bodies; 304 and problem+json errors surface as the Response',
+    async () => {
+      const { dir } = generateClient('token-api.openapi.yaml', 'typescript-fetch', { typescriptThreePlus: 'true' });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the client is generated at test time; its types do not exist at compile time
+      const c: any = await import(pathToFileURL(join(dir, 'index.ts')).href);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the snippets import the generated client
+      const snippets: any = await import(
+        pathToFileURL(join(writeSnippets({ 'token-api-client': dir }), 'token-client-snippets.ts')).href
+      );
+      // The configuration of docs/clients.md: Node's fetch, and an Accept header (the client sends none).
+      const config = new c.Configuration(snippets.tokenApiParameters(t.url));
+      const tokens = new c.TokensApi(config);
+      const supply = new c.SupplyApi(config);
+      const prices = new c.PricesApi(config);
+      const failure = async (call: () => Promise<unknown>) => {
+        try {
+          await call();
+        } catch (e) {
+          const res = e as Response;
+          return {
+            status: res.status,
+            type: res.headers.get('content-type'),
+            body: res.status === 304 ? undefined : await res.json(),
+          };
+        }
+        return undefined;
+      };
 
-    const secure = await tokens.listTokens({ isSecure: true });
-    expect(secure.data.map((x: { contractAddress: string }) => x.contractAddress)).toEqual([A]);
-    expect(secure.meta).toEqual({ page: 1, limit: 50, totalItemsCount: 1, pagesCount: 1 });
-    expect(secure.data[0].priceUpdatedAt).toBeInstanceOf(Date);
-    const rest = await tokens.listTokens({ isSecure: false, order: 'symbol', sort: 'asc' });
-    expect(rest.data.map((x: { symbol: string }) => x.symbol)).toEqual(['BET', 'GAM']);
-    expect(await failure(() => tokens.listTokens({ limit: 500 }))).toMatchObject({ status: 400, type: expect.stringMatching(/^application\/problem\+json/), body: { status: 400 } });
+      const secure = await tokens.listTokens({ isSecure: true });
+      expect(secure.data.map((x: { contractAddress: string }) => x.contractAddress)).toEqual([A]);
+      expect(secure.meta).toEqual({ page: 1, limit: 50, totalItemsCount: 1, pagesCount: 1 });
+      expect(secure.data[0].priceUpdatedAt).toBeInstanceOf(Date);
+      const rest = await tokens.listTokens({ isSecure: false, order: 'symbol', sort: 'asc' });
+      expect(rest.data.map((x: { symbol: string }) => x.symbol)).toEqual(['BET', 'GAM']);
+      expect(await failure(() => tokens.listTokens({ limit: 500 }))).toMatchObject({
+        status: 400,
+        type: expect.stringMatching(/^application\/problem\+json/),
+        body: { status: 400 },
+      });
 
-    const raw = await tokens.getTokenRaw({ contractAddress: A.toUpperCase().replace('0X', '0x') });
-    const alpha = await raw.value();
-    expect(alpha).toMatchObject({ contractAddress: A, name: 'Alpha', currentPrice: 2, info: { totalSupply: '1000', swaps: 3 } });
-    const etag = raw.raw.headers.get('etag');
-    expect(etag).toBeTruthy();
-    // Unaided, the 304 is thrown as the Response; the snippet keeps the cached copy.
-    expect(await failure(() => tokens.getToken({ contractAddress: A, ifNoneMatch: etag }))).toEqual({ status: 304, type: null, body: undefined });
-    const getA = (ifNoneMatch: string | undefined) => tokens.getTokenRaw({ contractAddress: A, ifNoneMatch });
-    const first = await snippets.fetchIfChanged(getA);
-    expect(first).toMatchObject({ value: { contractAddress: A, name: 'Alpha' }, etag });
-    const again = await snippets.fetchIfChanged(getA, first.etag, first.value);
-    expect(again.value).toBe(first.value);
-    expect(again.etag).toBe(etag);
-    expect(await failure(() => tokens.getToken({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { title: 'Not Found', status: 404 } });
-    expect(await failure(() => tokens.getToken({ contractAddress: '0x12' }))).toMatchObject({ status: 400, body: { status: 400 } });
+      const raw = await tokens.getTokenRaw({ contractAddress: A.toUpperCase().replace('0X', '0x') });
+      const alpha = await raw.value();
+      expect(alpha).toMatchObject({
+        contractAddress: A,
+        name: 'Alpha',
+        currentPrice: 2,
+        info: { totalSupply: '1000', swaps: 3 },
+      });
+      const etag = raw.raw.headers.get('etag');
+      expect(etag).toBeTruthy();
+      // Unaided, the 304 is thrown as the Response; the snippet keeps the cached copy.
+      expect(await failure(() => tokens.getToken({ contractAddress: A, ifNoneMatch: etag }))).toEqual({
+        status: 304,
+        type: null,
+        body: undefined,
+      });
+      const getA = (ifNoneMatch: string | undefined) => tokens.getTokenRaw({ contractAddress: A, ifNoneMatch });
+      const first = await snippets.fetchIfChanged(getA);
+      expect(first).toMatchObject({ value: { contractAddress: A, name: 'Alpha' }, etag });
+      const again = await snippets.fetchIfChanged(getA, first.etag, first.value);
+      expect(again.value).toBe(first.value);
+      expect(again.etag).toBe(etag);
+      expect(await failure(() => tokens.getToken({ contractAddress: UNKNOWN }))).toMatchObject({
+        status: 404,
+        body: { title: 'Not Found', status: 404 },
+      });
+      expect(await failure(() => tokens.getToken({ contractAddress: '0x12' }))).toMatchObject({
+        status: 400,
+        body: { status: 400 },
+      });
 
-    const total = await supply.getTotalSupply({ contractAddress: native });
-    expect(total.totalSupply).toBe(TOTAL);
-    expect(total.lastUpdated).toBeInstanceOf(Date);
-    expect((await supply.getTotalSupply({ contractAddress: native, format: 'json' })).totalSupply).toBe(TOTAL);
-    // Unaided, format=raw is parsed as JSON (a float) into the JSON model: no totalSupply. The snippet reads the text.
-    expect((await supply.getTotalSupply({ contractAddress: native, format: 'raw' })).totalSupply).toBeUndefined();
-    expect(await snippets.totalSupplyText(supply, native)).toBe(TOTAL);
-    const circulating = await supply.getCirculatingSupply({ contractAddress: native, format: 'json' });
-    expect(circulating).toMatchObject({ circulatingSupply: CIRCULATING, totalSupply: TOTAL, excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active', balance: '250000000' }] });
-    expect(await failure(() => supply.getTotalSupply({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { status: 404 } });
+      const total = await supply.getTotalSupply({ contractAddress: native });
+      expect(total.totalSupply).toBe(TOTAL);
+      expect(total.lastUpdated).toBeInstanceOf(Date);
+      expect((await supply.getTotalSupply({ contractAddress: native, format: 'json' })).totalSupply).toBe(TOTAL);
+      // Unaided, format=raw is parsed as JSON (a float) into the JSON model: no totalSupply. The snippet reads the text.
+      expect((await supply.getTotalSupply({ contractAddress: native, format: 'raw' })).totalSupply).toBeUndefined();
+      expect(await snippets.totalSupplyText(supply, native)).toBe(TOTAL);
+      const circulating = await supply.getCirculatingSupply({ contractAddress: native, format: 'json' });
+      expect(circulating).toMatchObject({
+        circulatingSupply: CIRCULATING,
+        totalSupply: TOTAL,
+        excludedWallets: [{ address: TREASURY, label: 'Treasury', status: 'active', balance: '250000000' }],
+      });
+      expect(await failure(() => supply.getTotalSupply({ contractAddress: UNKNOWN }))).toMatchObject({
+        status: 404,
+        body: { status: 404 },
+      });
 
-    const series = await prices.getTokenPrices({ contractAddress: A });
-    expect(series.length).toBeGreaterThanOrEqual(3);
-    expect(series.at(-1)).toMatchObject({ price: 2 });
-    expect(series[0].timestamp).toBeInstanceOf(Date);
-    const map = await prices.getPrices({ addresses: `${A},${B},${UNKNOWN}` });
-    expect(Object.keys(map).sort()).toEqual([A, B, UNKNOWN].sort());
-    expect(map[UNKNOWN]).toEqual([]);
-    expect(map[B].at(-1).price).toBe(1);
-    expect(await failure(() => prices.getPrices({ addresses: `${A},0x12345` }))).toMatchObject({ status: 400, body: { status: 400 } });
+      const series = await prices.getTokenPrices({ contractAddress: A });
+      expect(series.length).toBeGreaterThanOrEqual(3);
+      expect(series.at(-1)).toMatchObject({ price: 2 });
+      expect(series[0].timestamp).toBeInstanceOf(Date);
+      const map = await prices.getPrices({ addresses: `${A},${B},${UNKNOWN}` });
+      expect(Object.keys(map).sort()).toEqual([A, B, UNKNOWN].sort());
+      expect(map[UNKNOWN]).toEqual([]);
+      expect(map[B].at(-1).price).toBe(1);
+      expect(await failure(() => prices.getPrices({ addresses: `${A},0x12345` }))).toMatchObject({
+        status: 400,
+        body: { status: 400 },
+      });
 
-    const sources = await prices.getTokenPriceSources({ contractAddress: A });
-    expect(sources).toMatchObject({ contractAddress: A, price: 2, basis: 'pools', liquidityUsd: 50_000, parameters: { outlierShare: 0.2 } });
-    expect(sources.confidence).toBeCloseTo(sources.factors.depth * sources.factors.agreement * sources.factors.freshness, 12);
-    expect(sources.sources[0]).toMatchObject({ pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 });
-    expect(sources.sources[0].stateTime).toBeInstanceOf(Date);
-    expect(sources.excluded[0]).toMatchObject({ pool: POOL_OUT, kind: 'v3', reason: 'belowMinLiquidity', blockNumber: null, stateTime: null });
-    expect(await prices.getTokenPriceSources({ contractAddress: C })).toMatchObject({ price: null, basis: 'none', confidence: null, factors: null });
-    expect(await failure(() => prices.getTokenPriceSources({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { status: 404 } });
-    const candles = await prices.getTokenCandles({ contractAddress: A });
-    expect(candles.map((c: { close: number }) => c.close)).toEqual(series.map((p: { price: number }) => p.price));
-    expect(candles[0].timestamp).toBeInstanceOf(Date);
-    expect(candles.at(-1)).toMatchObject({ open: 2, high: 2, low: 2, close: 2, twap: 2, volumeUsd: 0 });
-    expect(await failure(() => prices.getTokenCandles({ contractAddress: UNKNOWN }))).toMatchObject({ status: 404, body: { status: 404 } });
-  }, GENERATION_TIMEOUT);
+      const sources = await prices.getTokenPriceSources({ contractAddress: A });
+      expect(sources).toMatchObject({
+        contractAddress: A,
+        price: 2,
+        basis: 'pools',
+        liquidityUsd: 50_000,
+        parameters: { outlierShare: 0.2 },
+      });
+      expect(sources.confidence).toBeCloseTo(
+        sources.factors.depth * sources.factors.agreement * sources.factors.freshness,
+        12,
+      );
+      expect(sources.sources[0]).toMatchObject({ pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 });
+      expect(sources.sources[0].stateTime).toBeInstanceOf(Date);
+      expect(sources.excluded[0]).toMatchObject({
+        pool: POOL_OUT,
+        kind: 'v3',
+        reason: 'belowMinLiquidity',
+        blockNumber: null,
+        stateTime: null,
+      });
+      expect(await prices.getTokenPriceSources({ contractAddress: C })).toMatchObject({
+        price: null,
+        basis: 'none',
+        confidence: null,
+        factors: null,
+      });
+      expect(await failure(() => prices.getTokenPriceSources({ contractAddress: UNKNOWN }))).toMatchObject({
+        status: 404,
+        body: { status: 404 },
+      });
+      const candles = await prices.getTokenCandles({ contractAddress: A });
+      expect(candles.map((c: { close: number }) => c.close)).toEqual(series.map((p: { price: number }) => p.price));
+      expect(candles[0].timestamp).toBeInstanceOf(Date);
+      expect(candles.at(-1)).toMatchObject({ open: 2, high: 2, low: 2, close: 2, twap: 2, volumeUsd: 0 });
+      expect(await failure(() => prices.getTokenCandles({ contractAddress: UNKNOWN }))).toMatchObject({
+        status: 404,
+        body: { status: 404 },
+      });
+    },
+    GENERATION_TIMEOUT,
+  );
 });
 
-describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)('token API: Python client (openapi-generator python)', () => {
-  if (pythonMissing) console.warn(`Python client tests skipped: ${pythonMissing}`);
+describe.skipIf(javaMissing !== undefined || pythonMissing !== undefined)(
+  'token API: Python client (openapi-generator python)',
+  () => {
+    if (pythonMissing) console.warn(`Python client tests skipped: ${pythonMissing}`);
 
-  it('behavior: every operation returns typed models; 304 and problem+json errors raise ApiException with the status', async () => {
-    const { dir } = generateClient('token-api.openapi.yaml', 'python', { packageName: 'token_api_client' });
-    const snippets = writeSnippets();
-    const out = await runPython(join(root, 'test/clients/drive_token_api.py'), [dir, t.url, JSON.stringify({ native, known: [A, B], unknown: UNKNOWN, unpriced: C, snippets })]);
-    const problem = (status: number) => ({ status, type: expect.stringMatching(/^application\/problem\+json/), body: expect.objectContaining({ status }) });
+    it(
+      'behavior: every operation returns typed models; 304 and problem+json errors raise ApiException with the status',
+      async () => {
+        const { dir } = generateClient('token-api.openapi.yaml', 'python', { packageName: 'token_api_client' });
+        const snippets = writeSnippets();
+        const out = await runPython(join(root, 'test/clients/drive_token_api.py'), [
+          dir,
+          t.url,
+          JSON.stringify({ native, known: [A, B], unknown: UNKNOWN, unpriced: C, snippets }),
+        ]);
+        const problem = (status: number) => ({
+          status,
+          type: expect.stringMatching(/^application\/problem\+json/),
+          body: expect.objectContaining({ status }),
+        });
 
-    // is_secure=True is sent as `True`: accepted (issue 14: it was a 400).
-    expect(out.listSecure).toMatchObject({ cls: 'TokenPage', total: 1, data: [{ cls: 'Token', address: A, infoCls: 'TokenInfo', totalSupply: '1000', price: 2 }] });
-    expect(out.listNotSecure.data.map((x: { address: string }) => x.address)).toEqual([B, C]);
-    expect(out.listNotSecure.data[1]).toMatchObject({ price: null, priceUpdatedAt: null, spam: true, decimals: 6, totalSupply: '1000000000.5' });
-    expect(out.listAddresses.data.map((x: { address: string }) => x.address).sort()).toEqual([A, B]);
-    expect(out.listBadLimit).toEqual(problem(400));
+        // is_secure=True is sent as `True`: accepted (issue 14: it was a 400).
+        expect(out.listSecure).toMatchObject({
+          cls: 'TokenPage',
+          total: 1,
+          data: [{ cls: 'Token', address: A, infoCls: 'TokenInfo', totalSupply: '1000', price: 2 }],
+        });
+        expect(out.listNotSecure.data.map((x: { address: string }) => x.address)).toEqual([B, C]);
+        expect(out.listNotSecure.data[1]).toMatchObject({
+          price: null,
+          priceUpdatedAt: null,
+          spam: true,
+          decimals: 6,
+          totalSupply: '1000000000.5',
+        });
+        expect(out.listAddresses.data.map((x: { address: string }) => x.address).sort()).toEqual([A, B]);
+        expect(out.listBadLimit).toEqual(problem(400));
 
-    expect(out.getToken).toMatchObject({ status: 200, token: { cls: 'Token', address: A, name: 'Alpha', swaps: 3 } });
-    expect(out.getToken.etag).toBeTruthy();
-    // Unaided, a 304 raises ApiException; through the snippet the cached token and its ETag are kept.
-    expect(out.getToken304Unaided).toEqual({ status: 304, type: null, body: null });
-    expect(out.getTokenIfChanged).toEqual({ token: out.getToken.token, etag: out.getToken.etag, cachedKept: true, etagAgain: out.getToken.etag });
-    expect(out.getToken404).toEqual(problem(404));
-    expect(out.getToken400).toEqual(problem(400));
+        expect(out.getToken).toMatchObject({
+          status: 200,
+          token: { cls: 'Token', address: A, name: 'Alpha', swaps: 3 },
+        });
+        expect(out.getToken.etag).toBeTruthy();
+        // Unaided, a 304 raises ApiException; through the snippet the cached token and its ETag are kept.
+        expect(out.getToken304Unaided).toEqual({ status: 304, type: null, body: null });
+        expect(out.getTokenIfChanged).toEqual({
+          token: out.getToken.token,
+          etag: out.getToken.etag,
+          cachedKept: true,
+          etagAgain: out.getToken.etag,
+        });
+        expect(out.getToken404).toEqual(problem(404));
+        expect(out.getToken400).toEqual(problem(400));
 
-    // JSON first: the typed model, with or without format=json (issue 14: it was a plain string).
-    expect(out.totalDefault).toMatchObject({ cls: 'TotalSupplyResponse', total: TOTAL });
-    expect(out.totalJson).toEqual({ cls: 'TotalSupplyResponse', total: TOTAL });
-    // The generator keeps one media type per response: unaided, the bare number is parsed into the JSON model.
-    expect(out.totalRawUnaided).toBe('ValueError: Invalid value for `total_supply`, must not be `None`');
-    expect(out.totalRaw).toBe(TOTAL);
-    expect(out.total304Unaided).toEqual({ status: 304, type: null, body: null });
-    expect(out.totalIfChanged).toEqual({ total: TOTAL, etag: expect.stringMatching(/^(W\/)?"/), cachedKept: true, etagAgain: out.totalIfChanged.etag });
-    expect(out.total404).toEqual(problem(404));
-    expect(out.circulating).toEqual({
-      cls: 'CirculatingSupplyResponse',
-      circulating: CIRCULATING,
-      total: TOTAL,
-      wallets: [{ cls: 'ExcludedWallet', address: TREASURY, label: 'Treasury', status: 'active', balance: '250000000' }],
-    });
-    expect(out.circulating400).toEqual(problem(400));
+        // JSON first: the typed model, with or without format=json (issue 14: it was a plain string).
+        expect(out.totalDefault).toMatchObject({ cls: 'TotalSupplyResponse', total: TOTAL });
+        expect(out.totalJson).toEqual({ cls: 'TotalSupplyResponse', total: TOTAL });
+        // The generator keeps one media type per response: unaided, the bare number is parsed into the JSON model.
+        expect(out.totalRawUnaided).toBe('ValueError: Invalid value for `total_supply`, must not be `None`');
+        expect(out.totalRaw).toBe(TOTAL);
+        expect(out.total304Unaided).toEqual({ status: 304, type: null, body: null });
+        expect(out.totalIfChanged).toEqual({
+          total: TOTAL,
+          etag: expect.stringMatching(/^(W\/)?"/),
+          cachedKept: true,
+          etagAgain: out.totalIfChanged.etag,
+        });
+        expect(out.total404).toEqual(problem(404));
+        expect(out.circulating).toEqual({
+          cls: 'CirculatingSupplyResponse',
+          circulating: CIRCULATING,
+          total: TOTAL,
+          wallets: [
+            { cls: 'ExcludedWallet', address: TREASURY, label: 'Treasury', status: 'active', balance: '250000000' },
+          ],
+        });
+        expect(out.circulating400).toEqual(problem(400));
 
-    expect(out.tokenPrices.length).toBeGreaterThanOrEqual(3);
-    expect(out.tokenPrices.at(-1)).toMatchObject({ cls: 'Price', price: 2 });
-    expect(out.tokenPrices404).toEqual(problem(404));
-    // A typed map of Price lists (issue 14: AttributeError on dict(str, list)).
-    expect(Object.keys(out.prices).sort()).toEqual([A, B, UNKNOWN].sort());
-    expect(out.prices[UNKNOWN]).toEqual([]);
-    expect(out.prices[B].at(-1)).toMatchObject({ cls: 'Price', price: 1 });
-    expect(out.prices304).toEqual({ status: 304, type: null, body: null });
-    expect(out.prices400).toEqual(problem(400));
+        expect(out.tokenPrices.length).toBeGreaterThanOrEqual(3);
+        expect(out.tokenPrices.at(-1)).toMatchObject({ cls: 'Price', price: 2 });
+        expect(out.tokenPrices404).toEqual(problem(404));
+        // A typed map of Price lists (issue 14: AttributeError on dict(str, list)).
+        expect(Object.keys(out.prices).sort()).toEqual([A, B, UNKNOWN].sort());
+        expect(out.prices[UNKNOWN]).toEqual([]);
+        expect(out.prices[B].at(-1)).toMatchObject({ cls: 'Price', price: 1 });
+        expect(out.prices304).toEqual({ status: 304, type: null, body: null });
+        expect(out.prices400).toEqual(problem(400));
 
-    expect(out.priceSources).toMatchObject({
-      cls: 'PriceSources', basis: 'pools', price: 2, factorsCls: 'PriceSourcesFactors', paramsCls: 'PricingParameters',
-      sources: [{ cls: 'PoolSource', pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 }],
-      excluded: [{ cls: 'PoolSource', pool: POOL_OUT, kind: 'v3', reason: 'belowMinLiquidity', blockNumber: null, stateTime: null }],
-    });
-    expect(out.priceSources.confidence).toBeGreaterThan(0);
-    expect(out.priceSourcesNone).toEqual({ basis: 'none', price: null, confidence: null, factors: null });
-    expect(out.priceSources404).toEqual(problem(404));
-    expect(out.candles.map((c: { close: number }) => c.close)).toEqual(out.tokenPrices.map((p: { price: number }) => p.price));
-    expect(out.candles.at(-1)).toMatchObject({ cls: 'Candle', close: 2, twap: 2, volumeUsd: 0 });
-    expect(out.candles404).toEqual(problem(404));
-  }, GENERATION_TIMEOUT);
-});
+        expect(out.priceSources).toMatchObject({
+          cls: 'PriceSources',
+          basis: 'pools',
+          price: 2,
+          factorsCls: 'PriceSourcesFactors',
+          paramsCls: 'PricingParameters',
+          sources: [{ cls: 'PoolSource', pool: POOL_USED, kind: 'v2', route: [B], weight: 1, blockNumber: 10 }],
+          excluded: [
+            {
+              cls: 'PoolSource',
+              pool: POOL_OUT,
+              kind: 'v3',
+              reason: 'belowMinLiquidity',
+              blockNumber: null,
+              stateTime: null,
+            },
+          ],
+        });
+        expect(out.priceSources.confidence).toBeGreaterThan(0);
+        expect(out.priceSourcesNone).toEqual({ basis: 'none', price: null, confidence: null, factors: null });
+        expect(out.priceSources404).toEqual(problem(404));
+        expect(out.candles.map((c: { close: number }) => c.close)).toEqual(
+          out.tokenPrices.map((p: { price: number }) => p.price),
+        );
+        expect(out.candles.at(-1)).toMatchObject({ cls: 'Candle', close: 2, twap: 2, volumeUsd: 0 });
+        expect(out.candles404).toEqual(problem(404));
+      },
+      GENERATION_TIMEOUT,
+    );
+  },
+);

@@ -6,7 +6,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { ClusterTarballError, unpackCluster } from '../../src/common/db/cluster-tarball.js';
 
 /** A ustar archive of `entries` (type '0' file, '5' directory, '2' symlink), gzipped: what dumpDataDir writes, or a hostile variant. */
-function tarball(entries: { name: string; type?: '0' | '5' | '2'; data?: string; prefix?: string }[], { end = true } = {}): string {
+function tarball(
+  entries: { name: string; type?: '0' | '5' | '2'; data?: string; prefix?: string }[],
+  { end = true } = {},
+): string {
   const blocks: Buffer[] = [];
   for (const e of entries) {
     const header = Buffer.alloc(512);
@@ -51,14 +54,37 @@ describe('unpacking the saved empty cluster into a new data directory', () => {
 
   it('behavior: a ustar prefix is part of the name', () => {
     const dir = emptyDir();
-    unpackCluster(tarball([{ name: 'base', type: '5' }, { name: '1259', prefix: 'base', data: 'y' }, { name: 'PG_VERSION', data: '17' }]), dir, []);
+    unpackCluster(
+      tarball([
+        { name: 'base', type: '5' },
+        { name: '1259', prefix: 'base', data: 'y' },
+        { name: 'PG_VERSION', data: '17' },
+      ]),
+      dir,
+      [],
+    );
     expect(readFileSync(join(dir, 'base/1259'), 'utf8')).toBe('y');
   });
 
   it.each([
-    ['a name climbing out of the directory', [{ name: '/../escaped', data: 'no' }, ...cluster], 'is not a plain relative path'],
-    ['a symbolic link', [{ name: '/base', type: '5' as const }, { name: '/base/link', type: '2' as const }, ...cluster.slice(1)], 'has type "2"'],
-    ['a file cut short', [{ name: '/PG_VERSION', data: '17' }, { name: '/big', data: 'z'.repeat(2_000) }], 'truncated'],
+    [
+      'a name climbing out of the directory',
+      [{ name: '/../escaped', data: 'no' }, ...cluster],
+      'is not a plain relative path',
+    ],
+    [
+      'a symbolic link',
+      [{ name: '/base', type: '5' as const }, { name: '/base/link', type: '2' as const }, ...cluster.slice(1)],
+      'has type "2"',
+    ],
+    [
+      'a file cut short',
+      [
+        { name: '/PG_VERSION', data: '17' },
+        { name: '/big', data: 'z'.repeat(2_000) },
+      ],
+      'truncated',
+    ],
     ['no cluster in it', [{ name: '/base', type: '5' as const }], 'no PG_VERSION'],
   ])('error: %s is refused before anything is written', (_what, entries, message) => {
     const dir = emptyDir();

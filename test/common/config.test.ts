@@ -37,7 +37,14 @@ describe('parseEnv', () => {
   it('error: reports every problem at once, by variable name, never echoing a secret', () => {
     let error: unknown;
     try {
-      parseEnv(specs, { ENABLED: 'yes', PORT: '70000', CONTRACT: '0x12', PRIVATE_KEY: 'not-a-key-but-secret', MODE: 'c', CAP: '0' });
+      parseEnv(specs, {
+        ENABLED: 'yes',
+        PORT: '70000',
+        CONTRACT: '0x12',
+        PRIVATE_KEY: 'not-a-key-but-secret',
+        MODE: 'c',
+        CAP: '0',
+      });
     } catch (err) {
       error = err;
     }
@@ -83,27 +90,43 @@ describe('database config', () => {
   });
 
   it('error: DATABASE_PGLITE_SHARED_BUFFERS_MB outside 1-1024 is named', () => {
-    expect(loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '64' })).toMatchObject({ kind: 'pglite', sharedBuffersMb: 64 });
-    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '0' })).toThrow(/DATABASE_PGLITE_SHARED_BUFFERS_MB: expected an integer from 1 to 1024/);
-    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '16MB' })).toThrow(/DATABASE_PGLITE_SHARED_BUFFERS_MB/);
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '64' })).toMatchObject({
+      kind: 'pglite',
+      sharedBuffersMb: 64,
+    });
+    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '0' })).toThrow(
+      /DATABASE_PGLITE_SHARED_BUFFERS_MB: expected an integer from 1 to 1024/,
+    );
+    expect(() => loadDatabaseConfig({ DATABASE_PGLITE_SHARED_BUFFERS_MB: '16MB' })).toThrow(
+      /DATABASE_PGLITE_SHARED_BUFFERS_MB/,
+    );
   });
 
   it('behavior: DATABASE_HOST selects Postgres; SSL settings only when DATABASE_SSL is true', () => {
     expect(loadDatabaseConfig({ DATABASE_HOST: 'db', DATABASE_SSL_CA_PATH: '/ca.pem' })).toEqual({
-      kind: 'postgres', host: 'db', port: 5432, database: 'l2stack', user: undefined, password: undefined, ssl: undefined,
+      kind: 'postgres',
+      host: 'db',
+      port: 5432,
+      database: 'l2stack',
+      user: undefined,
+      password: undefined,
+      ssl: undefined,
     });
     const withSsl = loadDatabaseConfig({ DATABASE_HOST: 'db', DATABASE_SSL: 'true', DATABASE_SSL_CA_PATH: '/ca.pem' });
     expect(withSsl.kind === 'postgres' && withSsl.ssl).toEqual({ caPath: '/ca.pem', rejectUnauthorized: false });
   });
 
   it('error: a bad DATABASE_PORT is named', () => {
-    expect(() => loadDatabaseConfig({ DATABASE_HOST: 'db', DATABASE_PORT: 'abc' })).toThrow(/DATABASE_PORT: expected an integer from 1 to 65535/);
+    expect(() => loadDatabaseConfig({ DATABASE_HOST: 'db', DATABASE_PORT: 'abc' })).toThrow(
+      /DATABASE_PORT: expected an integer from 1 to 65535/,
+    );
   });
 });
 
 describe('parseEnv cross-variable rules', () => {
   const specs = { A: env.string(), B: env.string(), PORT: env.integer({ min: 1 }) };
-  const needBoth = (v: { A?: string; B?: string }) => ((v.A === undefined) !== (v.B === undefined) ? ['A and B: set both or neither'] : []);
+  const needBoth = (v: { A?: string; B?: string }) =>
+    (v.A === undefined) !== (v.B === undefined) ? ['A and B: set both or neither'] : [];
 
   it('error: cross-variable problems are reported together with per-variable ones', () => {
     expect(() => parseEnv(specs, { A: 'x', PORT: 'nope' }, needBoth)).toThrow(

@@ -28,7 +28,11 @@ afterAll(async () => {
 async function sample(name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = (await metrics.getMetricsAsJSON()).find((m) => m.name === name);
   const values = (metric?.values ?? []) as { value: number; labels: Record<string, string>; metricName?: string }[];
-  return values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l) && (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`))?.value;
+  return values.find(
+    (v) =>
+      Object.entries(labels).every(([k, l]) => v.labels[k] === l) &&
+      (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`),
+  )?.value;
 }
 
 describe('labelled database queries', () => {

@@ -39,7 +39,10 @@ describe(`db on ${databaseKind()}`, () => {
   it('behavior: migrations run once in their own schema', async () => {
     expect(await migrate(db.client.knex, schema, migrations)).toEqual(['001_samples', '002_samples_note']);
     expect(await migrate(db.client.knex, schema, migrations)).toEqual([]);
-    const tables = await db.client.knex('information_schema.tables').where({ table_schema: schema }).pluck('table_name');
+    const tables = await db.client
+      .knex('information_schema.tables')
+      .where({ table_schema: schema })
+      .pluck('table_name');
     expect(tables.sort()).toEqual(['knex_migrations', 'knex_migrations_lock', 'samples']);
   });
 
@@ -53,13 +56,16 @@ describe(`db on ${databaseKind()}`, () => {
   it('behavior: int8, numeric(78,0), jsonb and timestamptz round-trip exactly', async () => {
     const maxUint256 = (2n ** 256n - 1n).toString();
     const seenAt = new Date('2026-11-21T10:15:30.123Z');
-    await db.client.knex.withSchema(schema).table('samples').insert({
-      block_number: '9007199254740993', // 2^53 + 1: must not pass through a float
-      wei: maxUint256,
-      payload: JSON.stringify({ nested: { list: [1, 'two'] } }),
-      seen_at: seenAt,
-      hash: '0xaa',
-    });
+    await db.client.knex
+      .withSchema(schema)
+      .table('samples')
+      .insert({
+        block_number: '9007199254740993', // 2^53 + 1: must not pass through a float
+        wei: maxUint256,
+        payload: JSON.stringify({ nested: { list: [1, 'two'] } }),
+        seen_at: seenAt,
+        hash: '0xaa',
+      });
     const row = await db.client.knex.withSchema(schema).table('samples').where({ hash: '0xaa' }).first();
     expect(row.id).toBe('1');
     expect(row.block_number).toBe('9007199254740993');
@@ -74,7 +80,10 @@ describe(`db on ${databaseKind()}`, () => {
   it('error: a unique violation is classified, not retried', async () => {
     const insert = () =>
       db.client.query('test.db', (knex) =>
-        knex.withSchema(schema).table('samples').insert({ block_number: 1, wei: '1', payload: '{}', seen_at: new Date(), hash: '0xbb' }),
+        knex
+          .withSchema(schema)
+          .table('samples')
+          .insert({ block_number: 1, wei: '1', payload: '{}', seen_at: new Date(), hash: '0xbb' }),
       );
     await insert();
     const err = await insert().catch((e: unknown) => e);
@@ -83,8 +92,12 @@ describe(`db on ${databaseKind()}`, () => {
   });
 
   it('error: connection failures are retryable', () => {
-    expect(classifyDbError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBeInstanceOf(RetryableError);
-    expect(classifyDbError(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBeInstanceOf(RetryableError);
+    expect(
+      classifyDbError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })),
+    ).toBeInstanceOf(RetryableError);
+    expect(classifyDbError(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBeInstanceOf(
+      RetryableError,
+    );
     expect(classifyDbError(Object.assign(new Error('syntax'), { code: '42601' }))).not.toBeInstanceOf(RetryableError);
   });
 

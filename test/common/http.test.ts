@@ -36,7 +36,12 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-interface ProblemBody { type: string; title: string; status: number; detail: string }
+interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+}
 const problem = async (res: Response) => (await res.json()) as ProblemBody;
 const id = (suffix: string) => `0x${'1'.repeat(40 - suffix.length)}${suffix}`;
 

@@ -3,7 +3,14 @@ import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { slotCounter, slotHistogram } from '../../src/common/metric-slots.js';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
-const observations: [string, number][] = [['a', 0.0005], ['a', 0.001], ['a', 0.05], ['b', 2], ['a', 0.5], ['b', 0.01]];
+const observations: [string, number][] = [
+  ['a', 0.0005],
+  ['a', 0.001],
+  ['a', 0.05],
+  ['b', 2],
+  ['a', 0.5],
+  ['b', 0.01],
+];
 
 /** The same observations through prom-client's own classes and through the slots: the text must be the same. */
 function both() {
@@ -36,8 +43,14 @@ describe('metric slots', () => {
   it('behavior: the cluster aggregation (RPC_WORKERS) sums slots as it sums prom-client metrics', async () => {
     const a = both();
     const b = both();
-    const theirs = await AggregatorRegistry.aggregate([await a.theirs.getMetricsAsJSON(), await b.theirs.getMetricsAsJSON()]).metrics();
-    const ours = await AggregatorRegistry.aggregate([await a.ours.getMetricsAsJSON(), await b.ours.getMetricsAsJSON()]).metrics();
+    const theirs = await AggregatorRegistry.aggregate([
+      await a.theirs.getMetricsAsJSON(),
+      await b.theirs.getMetricsAsJSON(),
+    ]).metrics();
+    const ours = await AggregatorRegistry.aggregate([
+      await a.ours.getMetricsAsJSON(),
+      await b.ours.getMetricsAsJSON(),
+    ]).metrics();
     expect(ours).toBe(theirs);
   });
 

@@ -36,6 +36,8 @@ describe('mined', () => {
     // A nonce two ahead of the account's: the node queues it for good.
     const nonce = (await wallet.getNonce('pending')) + 2;
     const sent = await wallet.sendTransaction({ to: wallet.address, value: 1n, nonce });
-    await expect(mined(sent, 500)).rejects.toThrow(new RegExp(`transaction ${sent.hash} \\(nonce ${nonce} .*not mined within 500 ms`));
+    await expect(mined(sent, 500)).rejects.toThrow(
+      new RegExp(`transaction ${sent.hash} \\(nonce ${nonce} .*not mined within 500 ms`),
+    );
   });
 });

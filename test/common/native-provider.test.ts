@@ -14,7 +14,16 @@ describe('NativeJsonRpcProvider', () => {
   const answers: Record<string, (id: unknown) => string> = {
     eth_blockNumber: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x2a' }),
     web3_clientVersion: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: 'nœud/1.0 — 節点 🚀' }),
-    eth_call: (id) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: 3, message: 'execution reverted', data: `0x08c379a0${AbiCoder.defaultAbiCoder().encode(['string'], ['no']).slice(2)}` } }),
+    eth_call: (id) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: 3,
+          message: 'execution reverted',
+          data: `0x08c379a0${AbiCoder.defaultAbiCoder().encode(['string'], ['no']).slice(2)}`,
+        },
+      }),
     eth_gasPrice: () => '{"jsonrpc":"2.0","id":',
   };
 
@@ -41,7 +50,10 @@ describe('NativeJsonRpcProvider', () => {
 
   it('maps a JSON-RPC error as ethers does (a revert with its reason)', async () => {
     const provider = createProvider(url, 1);
-    const err = (await provider.call({ to: '0x' + '11'.repeat(20), data: '0x' }).catch((e: unknown) => e)) as { code?: string; reason?: string };
+    const err = (await provider.call({ to: '0x' + '11'.repeat(20), data: '0x' }).catch((e: unknown) => e)) as {
+      code?: string;
+      reason?: string;
+    };
     expect(err.code).toBe('CALL_EXCEPTION');
     expect(err.reason).toBe('no');
     provider.destroy();

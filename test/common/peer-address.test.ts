@@ -17,7 +17,19 @@ function bytesOf(address: string): Uint8Array {
 
 describe('formatPeerAddress', () => {
   it("behavior: writes every address as Node's socket.remoteAddress does (so both transports key a client alike)", () => {
-    const cases = ['127.0.0.1', '10.0.0.255', '::1', '::', '::ffff:127.0.0.1', '2001:db8::1', '2001:db8:0:0:1:0:0:1', 'fe80::1:2:3:4', '1:0:0:2:0:0:0:3', '1:2:3:4:5:6:7:8', '1:0:2:0:3:0:4:0'];
+    const cases = [
+      '127.0.0.1',
+      '10.0.0.255',
+      '::1',
+      '::',
+      '::ffff:127.0.0.1',
+      '2001:db8::1',
+      '2001:db8:0:0:1:0:0:1',
+      'fe80::1:2:3:4',
+      '1:0:0:2:0:0:0:3',
+      '1:2:3:4:5:6:7:8',
+      '1:0:2:0:3:0:4:0',
+    ];
     for (const text of cases) {
       // SocketAddress normalises the way Node names peers (inet_ntop).
       const node = new SocketAddress({ address: text, family: isIP(text) === 4 ? 'ipv4' : 'ipv6' }).address;

@@ -15,7 +15,9 @@ describe('PGlite directory lock', () => {
     const release = lockPgliteDir(dir);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
     expect(() => lockPgliteDir(dir)).toThrow(DatabaseLockedError);
-    expect(() => lockPgliteDir(dir)).toThrow(`the embedded database directory ${dir} is in use by process ${process.pid}`);
+    expect(() => lockPgliteDir(dir)).toThrow(
+      `the embedded database directory ${dir} is in use by process ${process.pid}`,
+    );
     release();
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
     lockPgliteDir(dir)();
@@ -57,29 +59,42 @@ describe('PGlite directory lock', () => {
 describe('embedded database location', () => {
   it('behavior: DATABASE_PGLITE_DIR unset leaves the choice to the command; memory:// is memory; a path is made absolute', () => {
     expect(loadDatabaseConfig({})).toEqual({ kind: 'pglite', dataDir: undefined, sharedBuffersMb: 16 });
-    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'memory://' })).toEqual({ kind: 'pglite', dataDir: PGLITE_MEMORY, sharedBuffersMb: 16 });
-    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'x/y' })).toEqual({ kind: 'pglite', dataDir: join(process.cwd(), 'x/y'), sharedBuffersMb: 16 });
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'memory://' })).toEqual({
+      kind: 'pglite',
+      dataDir: PGLITE_MEMORY,
+      sharedBuffersMb: 16,
+    });
+    expect(loadDatabaseConfig({ DATABASE_PGLITE_DIR: 'x/y' })).toEqual({
+      kind: 'pglite',
+      dataDir: join(process.cwd(), 'x/y'),
+      sharedBuffersMb: 16,
+    });
     expect(defaultPgliteDir('relayer')).toBe(join(process.cwd(), '.l2stack', 'pglite', 'relayer'));
     expect(describeDatabase({ kind: 'pglite', dataDir: undefined })).toBe('embedded PGlite in memory');
     expect(describeDatabase({ kind: 'pglite', dataDir: undefined }, '/d')).toBe('embedded PGlite in /d');
   });
 
   // On-disk PGlite whatever database the suite uses: the Postgres pass of CI would run the same thing again.
-  it.skipIf(Boolean(process.env.DATABASE_HOST))('behavior: a PGlite directory keeps data across close and reopen, is locked while open, and unlocked on close', async () => {
-    const dir = freshDir();
-    const config = loadDatabaseConfig({ DATABASE_PGLITE_DIR: dir });
-    const first = await createDbClient(config);
-    expect(first.description).toBe(`embedded PGlite in ${dir}`);
-    await first.knex.raw('create table kept (v text)');
-    await first.knex('kept').insert({ v: 'survives' });
-    await expect(createDbClient(config)).rejects.toThrow(`the embedded database directory ${dir} is in use by process ${process.pid}`);
-    await first.close();
-    expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
-    const second = await createDbClient(config);
-    try {
-      expect(await second.knex('kept').select('v')).toEqual([{ v: 'survives' }]);
-    } finally {
-      await second.close();
-    }
-  });
+  it.skipIf(Boolean(process.env.DATABASE_HOST))(
+    'behavior: a PGlite directory keeps data across close and reopen, is locked while open, and unlocked on close',
+    async () => {
+      const dir = freshDir();
+      const config = loadDatabaseConfig({ DATABASE_PGLITE_DIR: dir });
+      const first = await createDbClient(config);
+      expect(first.description).toBe(`embedded PGlite in ${dir}`);
+      await first.knex.raw('create table kept (v text)');
+      await first.knex('kept').insert({ v: 'survives' });
+      await expect(createDbClient(config)).rejects.toThrow(
+        `the embedded database directory ${dir} is in use by process ${process.pid}`,
+      );
+      await first.close();
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+      const second = await createDbClient(config);
+      try {
+        expect(await second.knex('kept').select('v')).toEqual([{ v: 'survives' }]);
+      } finally {
+        await second.close();
+      }
+    },
+  );
 });

@@ -8,7 +8,8 @@ const walMiB = (dir: string) =>
   readdirSync(join(dir, 'pg_wal'))
     .map((f) => statSync(join(dir, 'pg_wal', f)))
     .filter((s) => s.isFile())
-    .reduce((sum, s) => sum + s.size, 0) / 2 ** 20;
+    .reduce((sum, s) => sum + s.size, 0) /
+  2 ** 20;
 
 /** 600,000 row updates on an on-disk PGlite; returns pg_wal in MiB before and after. */
 async function churn(checkpointMs: number): Promise<{ before: number; after: number }> {

@@ -9,10 +9,14 @@ import { pgliteStart } from '../../src/common/db/pglite-template.js';
 
 const freshDir = () => join(mkdtempSync(join(tmpdir(), 'l2s-template-')), 'pglite');
 const tables = async (db: Awaited<ReturnType<typeof createDbClient>>) =>
-  ((await db.knex.raw("select table_name from information_schema.tables where table_schema = 'public'")) as { rows: { table_name: string }[] }).rows.map((r) => r.table_name);
+  (
+    (await db.knex.raw("select table_name from information_schema.tables where table_schema = 'public'")) as {
+      rows: { table_name: string }[];
+    }
+  ).rows.map((r) => r.table_name);
 
 describe('a new embedded database from the saved empty cluster', () => {
-  it('behavior: once a template exists a new directory starts from it, empty, under this process\'s lock (the one in the tarball is not kept)', async () => {
+  it("behavior: once a template exists a new directory starts from it, empty, under this process's lock (the one in the tarball is not kept)", async () => {
     // The first new database saves the template when there is none yet (it is an empty cluster either way).
     const first = await createDbClient({ kind: 'pglite', dataDir: freshDir() });
     await first.knex.raw('create table written_after (v text)');
@@ -33,7 +37,9 @@ describe('a new embedded database from the saved empty cluster', () => {
     try {
       expect(await tables(db)).toEqual([]);
       expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
-      await expect(createDbClient({ kind: 'pglite', dataDir: dir })).rejects.toThrow(`is in use by process ${process.pid}`);
+      await expect(createDbClient({ kind: 'pglite', dataDir: dir })).rejects.toThrow(
+        `is in use by process ${process.pid}`,
+      );
     } finally {
       await db.close();
     }
@@ -55,7 +61,7 @@ describe('a new embedded database from the saved empty cluster', () => {
 });
 
 describe('PGlite settings', () => {
-  it('behavior: shared_buffers is DATABASE_PGLITE_SHARED_BUFFERS_MB (default 16 MB, not PostgreSQL\'s 128 MB)', async () => {
+  it("behavior: shared_buffers is DATABASE_PGLITE_SHARED_BUFFERS_MB (default 16 MB, not PostgreSQL's 128 MB)", async () => {
     const setting = async (db: Awaited<ReturnType<typeof createDbClient>>) =>
       ((await db.knex.raw("select current_setting('shared_buffers') as v")) as { rows: { v: string }[] }).rows[0]!.v;
     const byDefault = await createDbClient({ kind: 'pglite', dataDir: undefined });

@@ -7,7 +7,8 @@ import { l2stackCacheDir } from '../../src/common/cache-dir.js';
 import { loadOpenApi, specPath } from '../../src/common/http/spec.js';
 import { parseYamlCached } from '../../src/common/http/spec-cache.js';
 
-const cacheFile = (name: string, text: string) => join(l2stackCacheDir()!, `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 32)}.json`);
+const cacheFile = (name: string, text: string) =>
+  join(l2stackCacheDir()!, `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 32)}.json`);
 
 describe('specs parsed once per content', () => {
   it('behavior: a spec loads as the YAML parser reads it, the first time and from the cache', () => {

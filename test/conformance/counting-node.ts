@@ -70,7 +70,13 @@ export async function countingNode(targetUrl: string): Promise<CountingNode> {
       }
       forwarded += sent.length;
       const up = request(
-        { host: target.hostname, port: target.port, method: 'POST', path: target.pathname, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: 'POST',
+          path: target.pathname,
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
         (r) => {
           const back: Buffer[] = [];
           r.on('data', (c: Buffer) => back.push(c));

@@ -29,7 +29,12 @@ beforeAll(async () => {
   ({ anvil } = await chain());
   node = await countingNode(anvil.url);
   db = await openTestDb();
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [node.url], env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000', RPC_WS_PENDING_POLL_MS: '3600000' } });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [node.url],
+    env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000', RPC_WS_PENDING_POLL_MS: '3600000' },
+  });
   methods = new Map((await loadRpcSpec()).dereferenced.methods.map((m) => [m.name, m]));
   protective = protectiveTable();
 });
@@ -63,7 +68,10 @@ function isProtective(table: string, message: string): boolean {
   // "invalid params: param 2 (name) at name.1: 10 is below 50: <reason>" or "...: <reason> (<advice>)": a part of the
   // message after the param's path, without its advice in brackets, written in the table.
   const detail = message.replace(/^.*?: param \d+ \([^)]*\)(?: at [^:]*)?: /, '');
-  return detail.split(': ').map((part) => part.replace(/ \(.*$/, '')).some((part) => part.length > 10 && table.includes(part));
+  return detail
+    .split(': ')
+    .map((part) => part.replace(/ \(.*$/, ''))
+    .some((part) => part.length > 10 && table.includes(part));
 }
 
 /** anvil's -32602 about its state, not the input's form: a block above its head (geth accepts such a filter). */
@@ -106,7 +114,10 @@ const RULES: Rule[] = [
     cases: [
       ['eth_call', [{ to: TO }, 'latest', { [A]: { balance: '0x1' } }]],
       ['eth_call', [{ to: TO }, 'latest', { [A]: { state: {}, stateDiff: {} } }]],
-      ['eth_call', [{ to: TO }, 'latest', { [A]: { stateDiff: { [`0x${'00'.repeat(32)}`]: `0x${'00'.repeat(31)}01` } } }]],
+      [
+        'eth_call',
+        [{ to: TO }, 'latest', { [A]: { stateDiff: { [`0x${'00'.repeat(32)}`]: `0x${'00'.repeat(31)}01` } } }],
+      ],
       ['eth_call', [{ to: TO }, 'latest', { [A]: { code: '0x6001', nonce: '0x5' } }]],
     ],
   },
@@ -130,7 +141,9 @@ const RULES: Rule[] = [
     name: 'block parameters',
     sampled: ['eth_getBalance', 'eth_getBlockByNumber', 'eth_getTransactionCount', 'eth_getCode', 'eth_getStorageAt'],
     cases: [
-      ...['latest', 'earliest', 'pending', 'safe', 'finalized', '0x0', '0x1', '0xffffff'].map((b): [string, unknown[]] => ['eth_getBalance', [A, b]]),
+      ...['latest', 'earliest', 'pending', 'safe', 'finalized', '0x0', '0x1', '0xffffff'].map(
+        (b): [string, unknown[]] => ['eth_getBalance', [A, b]],
+      ),
       ['eth_getBalance', [A]],
       ['eth_getBalance', [A, { blockNumber: '0x0' }]],
       ['eth_getBalance', [A, { blockHash: `0x${'11'.repeat(32)}` }]],
@@ -160,7 +173,9 @@ function specValidParams(method: SpecMethod): fc.Arbitrary<unknown[]> {
   const firstOptional = method.params.findIndex((p) => !p.required);
   const all = fc.tuple(...method.params.map((p) => arbitraryFor(p.schema)));
   if (firstOptional < 0) return all;
-  return fc.tuple(all, fc.integer({ min: firstOptional, max: method.params.length })).map(([values, n]) => values.slice(0, n));
+  return fc
+    .tuple(all, fc.integer({ min: firstOptional, max: method.params.length }))
+    .map(([values, n]) => values.slice(0, n));
 }
 
 /**
@@ -179,38 +194,47 @@ async function straight(method: string, params: unknown[]): Promise<RpcReply> {
 describe('differential: each rule of ours against anvil straight', () => {
   const seed = Number(process.env.DIFF_SEED ?? 36);
   for (const rule of RULES) {
-    it(`behavior: ${rule.name}: no spec-valid input we refuse is accepted by anvil, and every answer has anvil's verdict`, { timeout: 120_000 }, async () => {
-      const inputs: [string, unknown[]][] = [...rule.cases];
-      for (const name of rule.sampled) {
-        const method = methods.get(name);
-        expect(method, `${name} is in the spec`).toBeDefined();
-        for (const params of fc.sample(specValidParams(method!), { numRuns: 30, seed })) inputs.push([name, params]);
-      }
-      const tally = { tried: 0, bothAnswer: 0, bothRefuse: 0, protectiveRefusals: 0, aboutState: 0 };
-      const differ: string[] = [];
-      for (const [method, params] of inputs) {
-        tally.tried++;
-        const before = node.calls();
-        const ours = await call(rpc.url, method, params);
-        const reachedNode = node.calls() > before;
-        const theirs = await straight(method, params);
-        const show = `${method} ${JSON.stringify(params).slice(0, 200)}`;
-        if (theirs.error && ABOUT_STATE.test(theirs.error.message) && !ours.error) {
-          tally.aboutState++;
-        } else if (ours.error && !reachedNode) {
-          if (theirs.error) tally.bothRefuse++;
-          else if (isProtective(protective, ours.error.message)) tally.protectiveRefusals++;
-          else differ.push(`we refuse (${ours.error.code} ${ours.error.message.slice(0, 160)}), anvil answers: ${show}`);
-        } else if (Boolean(ours.error) === Boolean(theirs.error)) {
-          if (ours.error) tally.bothRefuse++;
-          else tally.bothAnswer++;
-        } else {
-          differ.push(`we ${ours.error ? `refuse (${ours.error.message.slice(0, 120)})` : 'answer'}, anvil ${theirs.error ? `refuses (${theirs.error.message.slice(0, 120)})` : 'answers'}: ${show}`);
+    it(
+      `behavior: ${rule.name}: no spec-valid input we refuse is accepted by anvil, and every answer has anvil's verdict`,
+      { timeout: 120_000 },
+      async () => {
+        const inputs: [string, unknown[]][] = [...rule.cases];
+        for (const name of rule.sampled) {
+          const method = methods.get(name);
+          expect(method, `${name} is in the spec`).toBeDefined();
+          for (const params of fc.sample(specValidParams(method!), { numRuns: 30, seed })) inputs.push([name, params]);
         }
-      }
-      console.info(`differential, ${rule.name}: ${tally.tried} inputs, ${tally.bothAnswer} answered by both, ${tally.bothRefuse} refused by both, ${tally.protectiveRefusals} protective refusals (in the docs' table), ${tally.aboutState} about anvil's state (a block above its head), ${differ.length} verdicts differ${differ.length ? `:\n${differ.join('\n')}` : ''}`);
-      expect(differ).toEqual([]);
-      expect(tally.bothAnswer).toBeGreaterThan(0);
-    });
+        const tally = { tried: 0, bothAnswer: 0, bothRefuse: 0, protectiveRefusals: 0, aboutState: 0 };
+        const differ: string[] = [];
+        for (const [method, params] of inputs) {
+          tally.tried++;
+          const before = node.calls();
+          const ours = await call(rpc.url, method, params);
+          const reachedNode = node.calls() > before;
+          const theirs = await straight(method, params);
+          const show = `${method} ${JSON.stringify(params).slice(0, 200)}`;
+          if (theirs.error && ABOUT_STATE.test(theirs.error.message) && !ours.error) {
+            tally.aboutState++;
+          } else if (ours.error && !reachedNode) {
+            if (theirs.error) tally.bothRefuse++;
+            else if (isProtective(protective, ours.error.message)) tally.protectiveRefusals++;
+            else
+              differ.push(`we refuse (${ours.error.code} ${ours.error.message.slice(0, 160)}), anvil answers: ${show}`);
+          } else if (Boolean(ours.error) === Boolean(theirs.error)) {
+            if (ours.error) tally.bothRefuse++;
+            else tally.bothAnswer++;
+          } else {
+            differ.push(
+              `we ${ours.error ? `refuse (${ours.error.message.slice(0, 120)})` : 'answer'}, anvil ${theirs.error ? `refuses (${theirs.error.message.slice(0, 120)})` : 'answers'}: ${show}`,
+            );
+          }
+        }
+        console.info(
+          `differential, ${rule.name}: ${tally.tried} inputs, ${tally.bothAnswer} answered by both, ${tally.bothRefuse} refused by both, ${tally.protectiveRefusals} protective refusals (in the docs' table), ${tally.aboutState} about anvil's state (a block above its head), ${differ.length} verdicts differ${differ.length ? `:\n${differ.join('\n')}` : ''}`,
+        );
+        expect(differ).toEqual([]);
+        expect(tally.bothAnswer).toBeGreaterThan(0);
+      },
+    );
   }
 });

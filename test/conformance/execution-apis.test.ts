@@ -36,7 +36,8 @@ describe('eth_ results against the official execution-apis schemas', () => {
     const provider = new ethers.JsonRpcProvider(rpc.url, 1337, { staticNetwork: true, cacheTimeout: -1 });
     const signer = wallet(0, provider);
     const outer = await deployOuter(signer);
-    const filterId = (await call(rpc.url, 'eth_newFilter', [{ fromBlock: '0x0', address: await outer.getAddress() }])).result as string;
+    const filterId = (await call(rpc.url, 'eth_newFilter', [{ fromBlock: '0x0', address: await outer.getAddress() }]))
+      .result as string;
     const blockFilterId = (await call(rpc.url, 'eth_newBlockFilter', [])).result as string;
     const noted = await mined(outer.getFunction('note')(7n, ethers.id('tag'), 3n));
     const sent = await mined(signer.sendTransaction({ to: wallet(1).address, value: 1n, type: 1, accessList: [] }));
@@ -95,7 +96,23 @@ describe('eth_ results against the official execution-apis schemas', () => {
       ['eth_fillTransaction', [{ from: signer.address, to: address, data }]],
       ['eth_fillTransaction', [{ from: signer.address, to: wallet(3).address, value: '0x1', gasPrice: '0x3b9aca00' }]],
       ['eth_createAccessList', [{ from: signer.address, to: address, data }, 'latest']],
-      ['eth_simulateV1', [{ blockStateCalls: [{ calls: [{ from: signer.address, to: address, input: data }, { from: signer.address, to: wallet(3).address, value: '0x1' }] }, { calls: [] }] }, 'latest']],
+      [
+        'eth_simulateV1',
+        [
+          {
+            blockStateCalls: [
+              {
+                calls: [
+                  { from: signer.address, to: address, input: data },
+                  { from: signer.address, to: wallet(3).address, value: '0x1' },
+                ],
+              },
+              { calls: [] },
+            ],
+          },
+          'latest',
+        ],
+      ],
       ['eth_newPendingTransactionFilter', []],
     ];
     const problems: string[] = [];
@@ -111,7 +128,8 @@ describe('eth_ results against the official execution-apis schemas', () => {
       checked.add(method);
       const verdict = official.check(method, reply.result);
       if (verdict.problem) problems.push(`${where}: execution-apis: ${verdict.problem}`);
-      for (const a of verdict.additions) (additions.get(method) ?? additions.set(method, new Set()).get(method)!).add(a);
+      for (const a of verdict.additions)
+        (additions.get(method) ?? additions.set(method, new Set()).get(method)!).add(a);
       const own = ours(method, reply.result);
       if (own) problems.push(`${where}: our spec: ${own}`);
     }
@@ -121,7 +139,9 @@ describe('eth_ results against the official execution-apis schemas', () => {
     expect(problems).toEqual([]);
     // Every eth_ method we serve that the execution-apis define was exercised here.
     const served = (await import('../../src/rpc/spec.js')).loadRpcSpec;
-    const ethServed = (await served()).dereferenced.methods.map((m) => m.name).filter((m) => m.startsWith('eth_') && official.methods.has(m));
+    const ethServed = (await served()).dereferenced.methods
+      .map((m) => m.name)
+      .filter((m) => m.startsWith('eth_') && official.methods.has(m));
     expect(ethServed.filter((m) => !checked.has(m))).toEqual([]);
     expect(node.refusals).toEqual([]);
   });

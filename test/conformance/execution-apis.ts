@@ -24,9 +24,7 @@ export const NODE_ADDITIONS: Record<string, Record<string, Schema>> = {
  * blocks carry no `size` (docs/rpc-limits.md says so). Passed on as the node writes them; any other missing member,
  * or this one in another method, fails the check.
  */
-export const NODE_GAPS: Record<string, string[]> = {
-  eth_simulateV1: ['size'],
-};
+export const NODE_GAPS: Record<string, string[]> = { eth_simulateV1: ['size'] };
 
 interface AjvError {
   keyword: string;
@@ -38,7 +36,10 @@ interface AjvError {
  * surely right. Only that case is forgiven: every error is a oneOf that more than one branch passed.
  */
 const onlyAmbiguousOneOf = (result: unknown, errors: AjvError[] | null | undefined) =>
-  Array.isArray(result) && result.length === 0 && (errors ?? []).length > 0 && (errors ?? []).every((e) => e.keyword === 'oneOf' && Array.isArray(e.params.passingSchemas));
+  Array.isArray(result) &&
+  result.length === 0 &&
+  (errors ?? []).length > 0 &&
+  (errors ?? []).every((e) => e.keyword === 'oneOf' && Array.isArray(e.params.passingSchemas));
 
 const readYaml = (dir: string) =>
   readdirSync(new URL(dir, VENDORED))
@@ -49,7 +50,12 @@ const readYaml = (dir: string) =>
 function rebase(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rebase);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : rebase(v)]));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : rebase(v),
+    ]),
+  );
 }
 
 export interface ExecutionApisCheck {
@@ -67,7 +73,10 @@ export function executionApis(): ExecutionApisCheck {
   const schemas = Object.assign({}, ...readYaml('schemas/')) as Record<string, Schema>;
   const methods = (readYaml('methods/') as { name: string; result: { schema: Schema } }[][]).flat();
   const lenientSchemas = Object.fromEntries(
-    Object.entries(schemas).map(([name, s]) => [name, NODE_ADDITIONS[name] ? { ...s, properties: { ...(s.properties as Schema), ...NODE_ADDITIONS[name] } } : s]),
+    Object.entries(schemas).map(([name, s]) => [
+      name,
+      NODE_ADDITIONS[name] ? { ...s, properties: { ...(s.properties as Schema), ...NODE_ADDITIONS[name] } } : s,
+    ]),
   );
   const strict = new Ajv({ allErrors: true });
   const lenient = new Ajv({ allErrors: true });
@@ -85,14 +94,26 @@ export function executionApis(): ExecutionApisCheck {
         v = { strict: strict.compile(schema), lenient: lenient.compile(schema) };
         compiled.set(method, v);
       }
-      if (v.strict(result) || onlyAmbiguousOneOf(result, v.strict.errors as AjvError[] | null)) return { additions: [] };
+      if (v.strict(result) || onlyAmbiguousOneOf(result, v.strict.errors as AjvError[] | null))
+        return { additions: [] };
       const gaps = NODE_GAPS[method] ?? [];
-      const isGap = (e: Ajv.ErrorObject) => e.keyword === 'required' && gaps.includes(String((e.params as { missingProperty?: string }).missingProperty));
+      const isGap = (e: Ajv.ErrorObject) =>
+        e.keyword === 'required' && gaps.includes(String((e.params as { missingProperty?: string }).missingProperty));
       if (!v.lenient(result) && !(v.lenient.errors ?? []).every(isGap)) {
-        return { problem: lenient.errorsText((v.lenient.errors ?? []).filter((e) => !isGap(e)), { dataVar: 'result' }), additions: [] };
+        return {
+          problem: lenient.errorsText(
+            (v.lenient.errors ?? []).filter((e) => !isGap(e)),
+            { dataVar: 'result' },
+          ),
+          additions: [],
+        };
       }
-      const additions = (v.strict.errors ?? []).filter((e) => e.keyword === 'additionalProperties').map((e) => String((e.params as { additionalProperty: string }).additionalProperty));
-      const missing = (v.strict.errors ?? []).filter(isGap).map((e) => `without ${String((e.params as { missingProperty?: string }).missingProperty)}`);
+      const additions = (v.strict.errors ?? [])
+        .filter((e) => e.keyword === 'additionalProperties')
+        .map((e) => String((e.params as { additionalProperty: string }).additionalProperty));
+      const missing = (v.strict.errors ?? [])
+        .filter(isGap)
+        .map((e) => `without ${String((e.params as { missingProperty?: string }).missingProperty)}`);
       return { additions: [...new Set([...additions, ...missing])] };
     },
   };

@@ -17,27 +17,38 @@ interface MethodSet {
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 const listed = (): string[] => read('./execution-apis/methods.txt').split('\n').filter(Boolean);
 const methodSet = (): MethodSet => JSON.parse(read('./method-set.json')) as MethodSet;
-const specMethods = (): string[] => (JSON.parse(read('../../specs/rpc.openrpc.json')) as { methods: { name: string }[] }).methods.map((m) => m.name);
+const specMethods = (): string[] =>
+  (JSON.parse(read('../../specs/rpc.openrpc.json')) as { methods: { name: string }[] }).methods.map((m) => m.name);
 
 /** Whether an omission entry covers a method: the exact name, or a prefix ending in *. */
-const covers = (entry: string, method: string) => (entry.endsWith('*') ? method.startsWith(entry.slice(0, -1)) : entry === method);
+const covers = (entry: string, method: string) =>
+  entry.endsWith('*') ? method.startsWith(entry.slice(0, -1)) : entry === method;
 
 /** Every way the served set differs from execution-apis − omitted + added; empty when they agree. */
-export function methodSetProblems(executionApis: readonly string[], served: readonly string[], set: MethodSet): string[] {
+export function methodSetProblems(
+  executionApis: readonly string[],
+  served: readonly string[],
+  set: MethodSet,
+): string[] {
   const problems: string[] = [];
   const official = new Set(executionApis);
   const ours = new Set(served);
   const omittedBy = (m: string) => Object.keys(set.omitted).find((e) => covers(e, m));
   for (const m of executionApis) {
     const omission = omittedBy(m);
-    if (!ours.has(m) && omission === undefined) problems.push(`${m}: in execution-apis, neither served nor omitted (serve it, or add it to method-set.json "omitted" with a reason)`);
+    if (!ours.has(m) && omission === undefined)
+      problems.push(
+        `${m}: in execution-apis, neither served nor omitted (serve it, or add it to method-set.json "omitted" with a reason)`,
+      );
     if (ours.has(m) && omission !== undefined) problems.push(`${m}: served, yet omitted by "${omission}"`);
   }
   for (const entry of Object.keys(set.omitted)) {
-    if (!executionApis.some((m) => covers(entry, m))) problems.push(`${entry}: omitted, but execution-apis has no such method (stale omission)`);
+    if (!executionApis.some((m) => covers(entry, m)))
+      problems.push(`${entry}: omitted, but execution-apis has no such method (stale omission)`);
   }
   for (const m of served) {
-    if (!official.has(m) && !(m in set.added)) problems.push(`${m}: served, not in execution-apis, and not listed in method-set.json "added"`);
+    if (!official.has(m) && !(m in set.added))
+      problems.push(`${m}: served, not in execution-apis, and not listed in method-set.json "added"`);
   }
   for (const m of Object.keys(set.added)) {
     if (!ours.has(m)) problems.push(`${m}: listed as added, but not served`);
@@ -68,13 +79,18 @@ describe('the method set', () => {
     ]);
     // Omitted on purpose, it passes; a new engine_ method is covered by the engine_* omission.
     const set = methodSet();
-    expect(methodSetProblems(newer, specMethods(), { ...set, omitted: { ...set.omitted, eth_getBlockWitnessV9: 'why' } })).toEqual([]);
+    expect(
+      methodSetProblems(newer, specMethods(), { ...set, omitted: { ...set.omitted, eth_getBlockWitnessV9: 'why' } }),
+    ).toEqual([]);
     expect(methodSetProblems([...listed(), 'engine_newPayloadV9'], specMethods(), set)).toEqual([]);
   });
 
   it('error: stale entries fail: an omission of a served method, an omission execution-apis no longer has, an addition not served', () => {
     const set = methodSet();
-    const problems = methodSetProblems(listed(), specMethods(), { omitted: { ...set.omitted, eth_call: 'x', eth_mining: 'y' }, added: { ...set.added, svc_gone: 'z' } });
+    const problems = methodSetProblems(listed(), specMethods(), {
+      omitted: { ...set.omitted, eth_call: 'x', eth_mining: 'y' },
+      added: { ...set.added, svc_gone: 'z' },
+    });
     expect(problems).toEqual([
       'eth_call: served, yet omitted by "eth_call"',
       'eth_mining: omitted, but execution-apis has no such method (stale omission)',
@@ -87,9 +103,11 @@ describe('the method set', () => {
     expect(/serves exactly the (\d+) methods/.exec(read('../../docs/rpc.md'))?.[1]).toBe(String(specMethods().length));
   });
 
-  it('behavior: methods.txt is the vendored release\'s list: every method of the vendored method files is in it', () => {
+  it("behavior: methods.txt is the vendored release's list: every method of the vendored method files is in it", () => {
     const files = ['block', 'client', 'execute', 'fee_market', 'fill', 'filter', 'state', 'submit', 'transaction'];
-    const vendored = files.flatMap((f) => (parse(read(`./execution-apis/methods/${f}.yaml`)) as { name: string }[]).map((m) => m.name));
+    const vendored = files.flatMap((f) =>
+      (parse(read(`./execution-apis/methods/${f}.yaml`)) as { name: string }[]).map((m) => m.name),
+    );
     expect(vendored.length).toBeGreaterThan(30);
     expect(vendored.filter((m) => !listed().includes(m))).toEqual([]);
     expect(listed()).toEqual([...listed()].sort());

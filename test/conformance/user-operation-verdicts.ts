@@ -11,7 +11,8 @@ import { CANONICAL_ENTRY_POINTS } from '../../src/rpc/bundler.js';
 export type Verdict = 'accepted' | 'invalid params' | 'internal error' | `code ${number}`;
 
 /** How Alto words a request its schemas refuse (zod-validation-error), whatever code it puts on it. */
-export const isShapeRefusal = (reply: RpcReply) => /Validation error|Required at|Unrecognized key|invalid_union|Expected .*, received/i.test(reply.error?.message ?? '');
+export const isShapeRefusal = (reply: RpcReply) =>
+  /Validation error|Required at|Unrecognized key|invalid_union|Expected .*, received/i.test(reply.error?.message ?? '');
 
 export function verdictOf(reply: RpcReply): Verdict {
   if (reply.error === undefined) return 'accepted';
@@ -29,7 +30,16 @@ const isV07 = (op: Op) => !('initCode' in op);
 /** Whether an eip7702Auth's signature recovers to an address, decided by what Alto itself calls (viem). */
 async function recovers(auth: Record<string, string>): Promise<boolean> {
   try {
-    await recoverAuthorizationAddress({ authorization: { address: auth.address as `0x${string}`, chainId: Number(auth.chainId), nonce: Number(auth.nonce), r: auth.r as `0x${string}`, s: auth.s as `0x${string}`, yParity: Number(auth.yParity) } });
+    await recoverAuthorizationAddress({
+      authorization: {
+        address: auth.address as `0x${string}`,
+        chainId: Number(auth.chainId),
+        nonce: Number(auth.nonce),
+        r: auth.r as `0x${string}`,
+        s: auth.s as `0x${string}`,
+        yParity: Number(auth.yParity),
+      },
+    });
     return true;
   } catch {
     return false;
@@ -41,30 +51,50 @@ async function recovers(auth: Record<string, string>): Promise<boolean> {
  * which inputs it concerns. `protects` names the rules kept although Alto's verdict differs, because Alto
  * answers those inputs with an exception of its own (-32603) instead of a validation error.
  */
-export const USER_OPERATION_RULES: { name: string; protects?: true; applies(method: string, params: unknown[]): Promise<boolean> | boolean }[] = [
-  { name: 'v0.7 factoryData without factory (dropped)', applies: (_m, [op]) => isV07(op as Op) && set(op as Op, 'factoryData') && !set(op as Op, 'factory') },
+export const USER_OPERATION_RULES: {
+  name: string;
+  protects?: true;
+  applies(method: string, params: unknown[]): Promise<boolean> | boolean;
+}[] = [
+  {
+    name: 'v0.7 factoryData without factory (dropped)',
+    applies: (_m, [op]) => isV07(op as Op) && set(op as Op, 'factoryData') && !set(op as Op, 'factory'),
+  },
   {
     name: 'v0.7 paymaster gas limits or data without paymaster (dropped)',
-    applies: (_m, [op]) => isV07(op as Op) && !set(op as Op, 'paymaster') && ['paymasterVerificationGasLimit', 'paymasterPostOpGasLimit', 'paymasterData'].some((k) => set(op as Op, k)),
+    applies: (_m, [op]) =>
+      isV07(op as Op) &&
+      !set(op as Op, 'paymaster') &&
+      ['paymasterVerificationGasLimit', 'paymasterPostOpGasLimit', 'paymasterData'].some((k) => set(op as Op, k)),
   },
   {
     name: 'eip7702Auth that recovers to no address, on eth_estimateUserOperationGas (dropped)',
-    applies: async (m, [op]) => m === 'eth_estimateUserOperationGas' && set(op as Op, 'eip7702Auth') && !(await recovers((op as Op).eip7702Auth as Record<string, string>)),
+    applies: async (m, [op]) =>
+      m === 'eth_estimateUserOperationGas' &&
+      set(op as Op, 'eip7702Auth') &&
+      !(await recovers((op as Op).eip7702Auth as Record<string, string>)),
   },
   {
     name: 'eip7702Auth that recovers to no address, on eth_sendUserOperation',
     protects: true,
-    applies: async (m, [op]) => m === 'eth_sendUserOperation' && set(op as Op, 'eip7702Auth') && !(await recovers((op as Op).eip7702Auth as Record<string, string>)),
+    applies: async (m, [op]) =>
+      m === 'eth_sendUserOperation' &&
+      set(op as Op, 'eip7702Auth') &&
+      !(await recovers((op as Op).eip7702Auth as Record<string, string>)),
   },
   {
     name: 'operation of one version to the canonical EntryPoint of the other',
-    applies: (_m, [op, entryPoint]) => String(entryPoint).toLowerCase() === CANONICAL_ENTRY_POINTS[isV07(op as Op) ? '0.6' : '0.7'],
+    applies: (_m, [op, entryPoint]) =>
+      String(entryPoint).toLowerCase() === CANONICAL_ENTRY_POINTS[isV07(op as Op) ? '0.6' : '0.7'],
   },
   {
     name: 'stateOverride with state and stateDiff for one account (refused where state has slots)',
     protects: true,
     applies: (m, params) =>
-      m === 'eth_estimateUserOperationGas' && Object.values((params[2] ?? {}) as Record<string, Op>).some((a) => a !== null && typeof a === 'object' && a.state !== undefined && a.stateDiff !== undefined),
+      m === 'eth_estimateUserOperationGas' &&
+      Object.values((params[2] ?? {}) as Record<string, Op>).some(
+        (a) => a !== null && typeof a === 'object' && a.state !== undefined && a.stateDiff !== undefined,
+      ),
   },
 ];
 
@@ -83,14 +113,26 @@ export interface Trial {
 export async function trial(
   source: string,
   method: string,
-  ask: { ours: (method: string, params: unknown[]) => Promise<RpcReply>; theirs: (method: string, params: unknown[]) => Promise<RpcReply> },
+  ask: {
+    ours: (method: string, params: unknown[]) => Promise<RpcReply>;
+    theirs: (method: string, params: unknown[]) => Promise<RpcReply>;
+  },
   params: unknown[],
   theirsParams: unknown[] = params,
 ): Promise<Trial> {
   const rules: string[] = [];
   for (const rule of USER_OPERATION_RULES) if (await rule.applies(method, params)) rules.push(rule.name);
   const [oursReply, theirsReply] = [await ask.ours(method, params), await ask.theirs(method, theirsParams)];
-  return { source, method, params, ours: verdictOf(oursReply), theirs: verdictOf(theirsReply), rules, oursReply, theirsReply };
+  return {
+    source,
+    method,
+    params,
+    ours: verdictOf(oursReply),
+    theirs: verdictOf(theirsReply),
+    rules,
+    oursReply,
+    theirsReply,
+  };
 }
 
 /**
@@ -115,9 +157,14 @@ export function report(trials: Trial[]): { lines: string[]; disagreeing: string[
     return `${rule.name}: ${mine.length} inputs tried, ${equal} verdicts equal${rule.protects ? protects : ''}`;
   });
   const none = trials.filter((t) => t.rules.length === 0);
-  lines.push(`no rule of ours concerned: ${none.length} inputs tried, ${none.filter((t) => t.ours === t.theirs).length} verdicts equal`);
+  lines.push(
+    `no rule of ours concerned: ${none.length} inputs tried, ${none.filter((t) => t.ours === t.theirs).length} verdicts equal`,
+  );
   const disagreeing = trials
     .filter((t) => !agrees(t))
-    .map((t) => `${t.source} ${t.method} ${JSON.stringify(t.params).slice(0, 300)}: ours ${t.ours} (${t.oursReply.error?.message.slice(0, 160) ?? 'result'}), Alto ${t.theirs} (${t.theirsReply.error?.message.slice(0, 160) ?? 'result'})`);
+    .map(
+      (t) =>
+        `${t.source} ${t.method} ${JSON.stringify(t.params).slice(0, 300)}: ours ${t.ours} (${t.oursReply.error?.message.slice(0, 160) ?? 'result'}), Alto ${t.theirs} (${t.theirsReply.error?.message.slice(0, 160) ?? 'result'})`,
+    );
   return { lines, disagreeing };
 }

@@ -11,7 +11,12 @@ import { declaredVariables, value } from '../../scripts/codegen/env-example.js';
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const docsDir = join(root, 'docs');
-const documents = ['README.md', ...readdirSync(docsDir).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const documents = [
+  'README.md',
+  ...readdirSync(docsDir)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
 
 /**
@@ -23,17 +28,30 @@ function handWrittenDefaults(doc: string, text: string): string[] {
   const found: string[] = [];
   const units: Record<string, number> = { KiB: 1024, MiB: 1_048_576, GiB: 1_073_741_824, s: 1000, min: 60_000, ms: 1 };
   // Generated blocks blanked (their lines kept, so line numbers stay right); a name and its default may be on two lines.
-  const prose = text.replace(/<!-- generated:env [^>]*-->[\s\S]*?<!-- \/generated -->/g, (block) => block.replace(/[^\n]/g, ' '));
+  const prose = text.replace(/<!-- generated:env [^>]*-->[\s\S]*?<!-- \/generated -->/g, (block) =>
+    block.replace(/[^\n]/g, ' '),
+  );
   for (const [name, spec] of declaredVariables()) {
     if (spec.default === undefined) continue;
     const want = value(spec.default);
     if (!/^\d+(\.\d+)?$/.test(want)) continue;
-    const re = new RegExp(`\`${name}\`[^|\`]{0,30}?(?<!\\d)[(,=;]\\s*(?:default\\s+)?(\\d[\\d,]*(?:\\.\\d+)?)\\s*(KiB|MiB|GiB|min|ms|s)?\\b`, 'g');
+    const re = new RegExp(
+      `\`${name}\`[^|\`]{0,30}?(?<!\\d)[(,=;]\\s*(?:default\\s+)?(\\d[\\d,]*(?:\\.\\d+)?)\\s*(KiB|MiB|GiB|min|ms|s)?\\b`,
+      'g',
+    );
     for (const m of prose.matchAll(re)) {
       const n = Number(m[1]!.replace(/,/g, ''));
       const unit = m[2];
-      const scaled = unit === undefined ? n : unit === 's' || unit === 'min' || unit === 'ms' ? (name.endsWith('_MS') ? n * units[unit]! : n * (units[unit]! / 1000)) : n * units[unit]!;
-      if (String(n) === want || String(scaled) === want) found.push(`${doc}:${prose.slice(0, m.index).split('\n').length}: ${m[0].replace(/\s+/g, ' ')}`);
+      const scaled =
+        unit === undefined
+          ? n
+          : unit === 's' || unit === 'min' || unit === 'ms'
+            ? name.endsWith('_MS')
+              ? n * units[unit]!
+              : n * (units[unit]! / 1000)
+            : n * units[unit]!;
+      if (String(n) === want || String(scaled) === want)
+        found.push(`${doc}:${prose.slice(0, m.index).split('\n').length}: ${m[0].replace(/\s+/g, ' ')}`);
     }
   }
   return found;

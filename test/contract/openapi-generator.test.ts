@@ -22,25 +22,59 @@ const CLIENTS = [
 ];
 
 describe.skipIf(javaMissing !== undefined)('openapi-generator clients', () => {
-  it('behavior: the docs name the generator version the JAR reports, and no other', () => {
-    const version = generatorVersion();
-    expect(version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(readFileSync(CLIENTS_DOC, 'utf8')).toContain(`openapi-generator ${version}`);
-    const docs = ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-    const named = docs.flatMap((f) => [...readFileSync(join(root, f), 'utf8').matchAll(/openapi-generator (\d+\.\d+\.\d+[\w.-]*)/g)].map((m) => `${f}: ${m[1]}`));
-    expect(named.filter((n) => !n.endsWith(`: ${version}`))).toEqual([]);
-  }, GENERATION_TIMEOUT);
+  it(
+    'behavior: the docs name the generator version the JAR reports, and no other',
+    () => {
+      const version = generatorVersion();
+      expect(version).toMatch(/^\d+\.\d+\.\d+/);
+      expect(readFileSync(CLIENTS_DOC, 'utf8')).toContain(`openapi-generator ${version}`);
+      const docs = [
+        'README.md',
+        'CONTRIBUTING.md',
+        ...readdirSync(join(root, 'docs'))
+          .filter((f) => f.endsWith('.md'))
+          .map((f) => `docs/${f}`),
+      ];
+      const named = docs.flatMap((f) =>
+        [...readFileSync(join(root, f), 'utf8').matchAll(/openapi-generator (\d+\.\d+\.\d+[\w.-]*)/g)].map(
+          (m) => `${f}: ${m[1]}`,
+        ),
+      );
+      expect(named.filter((n) => !n.endsWith(`: ${version}`))).toEqual([]);
+    },
+    GENERATION_TIMEOUT,
+  );
 
   for (const { spec, link, snippet } of CLIENTS) {
-    it(`behavior: a typescript-fetch client generated from ${spec} compiles, with the snippet ${snippet} of docs/clients.md`, () => {
-      const { dir } = generateClient(spec, 'typescript-fetch', { typescriptThreePlus: 'true' });
-      expect(readdirSync(join(dir, 'apis')).length).toBeGreaterThan(0);
-      const snippets = writeSnippets({ [link]: dir });
-      const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--strict', '--noEmit', '--skipLibCheck', '--target', 'es2020', '--lib', 'es2020,dom', '--moduleResolution', 'node', '--module', 'commonjs', join(dir, 'index.ts'), join(snippets, snippet)], {
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
-      expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
-    }, GENERATION_TIMEOUT);
+    it(
+      `behavior: a typescript-fetch client generated from ${spec} compiles, with the snippet ${snippet} of docs/clients.md`,
+      () => {
+        const { dir } = generateClient(spec, 'typescript-fetch', { typescriptThreePlus: 'true' });
+        expect(readdirSync(join(dir, 'apis')).length).toBeGreaterThan(0);
+        const snippets = writeSnippets({ [link]: dir });
+        const tsc = spawnSync(
+          process.execPath,
+          [
+            join(root, 'node_modules/typescript/bin/tsc'),
+            '--strict',
+            '--noEmit',
+            '--skipLibCheck',
+            '--target',
+            'es2020',
+            '--lib',
+            'es2020,dom',
+            '--moduleResolution',
+            'node',
+            '--module',
+            'commonjs',
+            join(dir, 'index.ts'),
+            join(snippets, snippet),
+          ],
+          { encoding: 'utf8', timeout: 120_000 },
+        );
+        expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+      },
+      GENERATION_TIMEOUT,
+    );
   }
 });

@@ -18,10 +18,21 @@ describe('OpenRPC generated client', () => {
     try {
       cpSync(join(root, 'generated/rpc/client'), dir, { recursive: true });
       symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-      const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir, '--noEmit', '--skipLibCheck', '--noImplicitAny', 'false', '--lib', 'es2020,dom'], {
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
+      const tsc = spawnSync(
+        process.execPath,
+        [
+          join(root, 'node_modules/typescript/bin/tsc'),
+          '-p',
+          dir,
+          '--noEmit',
+          '--skipLibCheck',
+          '--noImplicitAny',
+          'false',
+          '--lib',
+          'es2020,dom',
+        ],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
       expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });

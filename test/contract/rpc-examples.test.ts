@@ -15,26 +15,34 @@ describe('rpc.openrpc.json examples', () => {
     const ajv = new Ajv();
     const problems: string[] = [];
     for (const method of spec.dereferenced.methods) {
-      const examples = ((method as unknown as { examples?: ExamplePairing[] }).examples ?? []);
+      const examples = (method as unknown as { examples?: ExamplePairing[] }).examples ?? [];
       if (examples.length === 0) problems.push(`${method.name}: no example`);
       for (const ex of examples) {
         const where = `${method.name} "${ex.name}"`;
-        if (ex.params.length > method.params.length) problems.push(`${where}: ${ex.params.length} params, the method takes ${method.params.length}`);
+        if (ex.params.length > method.params.length)
+          problems.push(`${where}: ${ex.params.length} params, the method takes ${method.params.length}`);
         method.params.forEach((p, i) => {
           const given = ex.params[i];
           if (!given) {
             if (p.required) problems.push(`${where}: required param ${p.name} missing`);
             return;
           }
-          if (given.name !== p.name) problems.push(`${where}: param ${i} is named ${given.name}, the spec says ${p.name}`);
-          if (!ajv.validate(p.schema as object, given.value)) problems.push(`${where}: param ${p.name}: ${ajv.errorsText()}`);
+          if (given.name !== p.name)
+            problems.push(`${where}: param ${i} is named ${given.name}, the spec says ${p.name}`);
+          if (!ajv.validate(p.schema as object, given.value))
+            problems.push(`${where}: param ${p.name}: ${ajv.errorsText()}`);
         });
         try {
-          checkParamRules(method.name, method.params.map((p) => p.name), ex.params.map((p) => p.value));
+          checkParamRules(
+            method.name,
+            method.params.map((p) => p.name),
+            ex.params.map((p) => p.value),
+          );
         } catch (err) {
           problems.push(`${where}: ${(err as Error).message}`);
         }
-        if (!ajv.validate(method.result.schema as object, ex.result.value)) problems.push(`${where}: result: ${ajv.errorsText()}`);
+        if (!ajv.validate(method.result.schema as object, ex.result.value))
+          problems.push(`${where}: result: ${ajv.errorsText()}`);
       }
     }
     expect(problems).toEqual([]);

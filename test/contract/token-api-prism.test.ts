@@ -48,41 +48,99 @@ beforeAll(async () => {
   ]);
   const knex = t.db.client.knex;
   const candle = (h: number, open: number, close: number, coveredFrom: number, lastAt: number) => ({
-    token: A, hour: new Date(hourStart - h * HOUR), open, high: Math.max(open, close, 3), low: Math.min(open, close), close, volume_usd: 1234.5,
-    area: open * (lastAt - coveredFrom), covered_from: new Date(coveredFrom), last_at: new Date(lastAt),
+    token: A,
+    hour: new Date(hourStart - h * HOUR),
+    open,
+    high: Math.max(open, close, 3),
+    low: Math.min(open, close),
+    close,
+    volume_usd: 1234.5,
+    area: open * (lastAt - coveredFrom),
+    covered_from: new Date(coveredFrom),
+    last_at: new Date(lastAt),
   });
   await knex(`${t.schema}.candles`).insert([
     candle(5, 2, 2, hourStart - 5 * HOUR + 60_000, hourStart - 5 * HOUR + 60_000),
     candle(1, 2, 2.1, hourStart - HOUR, hourStart - HOUR + 600_000),
   ]);
-  const params = { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 };
+  const params = {
+    minLiquidityUsd: 1_000,
+    outlierShare: 0.2,
+    staleAfterSeconds: 604_800,
+    referenceLiquidityUsd: 100_000,
+  };
   const pool = (n: number, extra: object) => ({
-    pool: addr(0xd0 + n), kind: n % 2 ? 'v3' : 'v2', quote: B, route: [B], quotePriceUsd: 1, block: 100 + n, timeMs: hourStart - HOUR + 600_000, ...extra,
+    pool: addr(0xd0 + n),
+    kind: n % 2 ? 'v3' : 'v2',
+    quote: B,
+    route: [B],
+    quotePriceUsd: 1,
+    block: 100 + n,
+    timeMs: hourStart - HOUR + 600_000,
+    ...extra,
   });
   await knex(`${t.schema}.price_sources`).insert([
     {
-      token: A, observed_at: new Date(hourStart - HOUR + 600_000), block_number: 101,
+      token: A,
+      observed_at: new Date(hourStart - HOUR + 600_000),
+      block_number: 101,
       detail: JSON.stringify({
-        price: 2.1, basis: 'pools', params,
-        used: [pool(0, { liquidityUsd: 80_000, spotPrice: 2.1, weight: 0.8 }), pool(1, { liquidityUsd: 20_000, spotPrice: 2.1, weight: 0.2 })],
-        excluded: [pool(2, { liquidityUsd: 30_000, spotPrice: 9, weight: 0, reason: 'outlier', medianOfOthers: 2.1 }), pool(3, { liquidityUsd: 10, spotPrice: 1, weight: 0, reason: 'belowMinLiquidity', block: undefined, timeMs: undefined })],
+        price: 2.1,
+        basis: 'pools',
+        params,
+        used: [
+          pool(0, { liquidityUsd: 80_000, spotPrice: 2.1, weight: 0.8 }),
+          pool(1, { liquidityUsd: 20_000, spotPrice: 2.1, weight: 0.2 }),
+        ],
+        excluded: [
+          pool(2, { liquidityUsd: 30_000, spotPrice: 9, weight: 0, reason: 'outlier', medianOfOthers: 2.1 }),
+          pool(3, {
+            liquidityUsd: 10,
+            spotPrice: 1,
+            weight: 0,
+            reason: 'belowMinLiquidity',
+            block: undefined,
+            timeMs: undefined,
+          }),
+        ],
       }),
     },
-    { token: B, observed_at: new Date(hourStart - 5 * HOUR), block_number: 90, detail: JSON.stringify({ price: 1, basis: 'peg', params, used: [], excluded: [] }) },
+    {
+      token: B,
+      observed_at: new Date(hourStart - 5 * HOUR),
+      block_number: 90,
+      detail: JSON.stringify({ price: 1, basis: 'peg', params, used: [], excluded: [] }),
+    },
   ]);
   await t.api.sync();
 
   const port = await freePort();
-  prism = spawn(`${root}node_modules/.bin/prism`, ['proxy', `${root}specs/token-api.openapi.yaml`, t.url, '--port', String(port), '--host', '127.0.0.1', '--errors', '-v', 'warn'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  prism = spawn(
+    `${root}node_modules/.bin/prism`,
+    [
+      'proxy',
+      `${root}specs/token-api.openapi.yaml`,
+      t.url,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--errors',
+      '-v',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let log = '';
   prism.stdout!.on('data', (d) => (log += String(d)));
   prism.stderr!.on('data', (d) => (log += String(d)));
   base = `http://127.0.0.1:${port}`;
   // Bounded wait for the proxy to answer (it loads and dereferences the spec first).
   for (let i = 0; ; i++) {
-    const up = await fetch(`${base}/tokens/${A}`).then((r) => r.status === 200, () => false);
+    const up = await fetch(`${base}/tokens/${A}`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (up) break;
     if (i >= 600 || prism.exitCode !== null) throw new Error(`prism did not start within 60 s: ${log.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -109,9 +167,18 @@ describe('token API through Prism (prism proxy --errors)', () => {
   it('behavior: getTokenPriceSources answers conform: pools, peg, no price, unknown token', async () => {
     const a = await viaPrism(`/tokens/${A}/price-sources`);
     expect(a).toMatchObject({ status: 200, body: { basis: 'pools', price: 2.1, liquidityUsd: 100_000 } });
-    expect((a.body as { excluded: { reason: string }[] }).excluded.map((x) => x.reason)).toEqual(['outlier', 'belowMinLiquidity']);
-    expect(await viaPrism(`/tokens/${B}/price-sources`)).toMatchObject({ status: 200, body: { basis: 'peg', confidence: 1 } });
-    expect(await viaPrism(`/tokens/${C}/price-sources`)).toMatchObject({ status: 200, body: { basis: 'none', confidence: null } });
+    expect((a.body as { excluded: { reason: string }[] }).excluded.map((x) => x.reason)).toEqual([
+      'outlier',
+      'belowMinLiquidity',
+    ]);
+    expect(await viaPrism(`/tokens/${B}/price-sources`)).toMatchObject({
+      status: 200,
+      body: { basis: 'peg', confidence: 1 },
+    });
+    expect(await viaPrism(`/tokens/${C}/price-sources`)).toMatchObject({
+      status: 200,
+      body: { basis: 'none', confidence: null },
+    });
     expect(await viaPrism(`/tokens/${addr(9)}/price-sources`)).toMatchObject({ status: 404, body: { status: 404 } });
   });
 
@@ -119,13 +186,16 @@ describe('token API through Prism (prism proxy --errors)', () => {
     const candles = await viaPrism(`/prices/${A}/candles`);
     const points = await viaPrism(`/prices/${A}`);
     expect(candles.status).toBe(200);
-    expect((candles.body as { close: number }[]).map((c) => c.close)).toEqual((points.body as { price: number }[]).map((p) => p.price));
+    expect((candles.body as { close: number }[]).map((c) => c.close)).toEqual(
+      (points.body as { price: number }[]).map((p) => p.price),
+    );
     expect(await viaPrism(`/prices/${C}/candles`)).toEqual({ status: 200, body: [] });
     expect(await viaPrism(`/prices/${addr(9)}/candles`)).toMatchObject({ status: 404, body: { status: 404 } });
   });
 
   it('behavior: the seed operations still conform beside them', async () => {
-    for (const path of ['/tokens', `/tokens/${A}`, `/prices/${A}`, `/prices?addresses=${A},${C}`]) expect((await viaPrism(path)).status, path).toBe(200);
+    for (const path of ['/tokens', `/tokens/${A}`, `/prices/${A}`, `/prices?addresses=${A},${C}`])
+      expect((await viaPrism(path)).status, path).toBe(200);
   });
 
   it('error: Prism refuses a malformed address before it reaches the server, as the spec says', async () => {

@@ -13,13 +13,21 @@ import { createRequire } from 'node:module';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
-interface Compiled { code: number; output: string }
+interface Compiled {
+  code: number;
+  output: string;
+}
 
 const compile = (project: string) =>
   new Promise<Compiled>((resolve) => {
-    execFile(process.execPath, [tsc, '-p', project, '--pretty', 'false'], { cwd: root, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      [tsc, '-p', project, '--pretty', 'false'],
+      { cwd: root, maxBuffer: 8 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, output: `${stdout}${stderr}` });
+      },
+    );
   });
 
 /** `line code` of each error marked in the fixture: a `// expect TSxxxx` comment names the error of the next line. */
@@ -41,7 +49,10 @@ function reportedErrors(output: string, file: string): string[] {
 
 describe('RPC handlers are typed by the spec', () => {
   it('a handler with a result or params the spec does not allow fails tsc --noEmit, with exactly the marked errors', async () => {
-    const [wrong, right] = await Promise.all([compile('test/types/tsconfig.wrong.json'), compile('test/types/tsconfig.right.json')]);
+    const [wrong, right] = await Promise.all([
+      compile('test/types/tsconfig.wrong.json'),
+      compile('test/types/tsconfig.right.json'),
+    ]);
 
     expect(right.output.trim()).toBe('');
     expect(right.code).toBe(0);
@@ -54,6 +65,8 @@ describe('RPC handlers are typed by the spec', () => {
     expect(reportedErrors(wrong.output, 'wrong-result.fixture.ts')).toEqual(expected);
     expect(wrong.output).toContain(`Type 'number' is not assignable to type 'MethodAnswer<"eth_getBalance">'`);
     expect(wrong.output).toContain(`Type 'RawJson<Block>' is not assignable to type 'RawJson<string>'`);
-    expect(wrong.output).toContain(`Argument of type '"eth_notInTheSpec"' is not assignable to parameter of type 'keyof RpcMethodMap'`);
+    expect(wrong.output).toContain(
+      `Argument of type '"eth_notInTheSpec"' is not assignable to parameter of type 'keyof RpcMethodMap'`,
+    );
   }, 240_000);
 });

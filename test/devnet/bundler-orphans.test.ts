@@ -27,7 +27,10 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-const exited = (child: ChildProcess) => new Promise<string | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.signalCode) : child.once('exit', (_c, s) => r(s))));
+const exited = (child: ChildProcess) =>
+  new Promise<string | null>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r(child.signalCode) : child.once('exit', (_c, s) => r(s)),
+  );
 
 describe('bundler pid files', () => {
   it('behavior: a bundler whose devnet is gone is killed and its record removed', async () => {
@@ -43,7 +46,10 @@ describe('bundler pid files', () => {
   it('behavior: a pid that is no longer a bundler on that port is left alone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l2s-bundler-orphan-'));
     const other = lingering('/x/some-other-server.js', '--port', '40124');
-    writeFileSync(join(dir, 'bundler-40124.pid'), `${JSON.stringify({ anvil: other.pid, parent: await deadPid(), port: 40124 })}\n`);
+    writeFileSync(
+      join(dir, 'bundler-40124.pid'),
+      `${JSON.stringify({ anvil: other.pid, parent: await deadPid(), port: 40124 })}\n`,
+    );
     expect(await reapOrphanChains(dir)).toEqual([]);
     expect(isAlive(other.pid!)).toBe(true);
     expect(existsSync(join(dir, 'bundler-40124.pid'))).toBe(false);
@@ -52,7 +58,10 @@ describe('bundler pid files', () => {
   it('behavior: a bundler whose devnet still runs is left alone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l2s-bundler-orphan-'));
     const bundler = lingering('/x/alto.js', '--port', '40125');
-    writeFileSync(join(dir, 'bundler-40125.pid'), `${JSON.stringify({ anvil: bundler.pid, parent: process.pid, port: 40125 })}\n`);
+    writeFileSync(
+      join(dir, 'bundler-40125.pid'),
+      `${JSON.stringify({ anvil: bundler.pid, parent: process.pid, port: 40125 })}\n`,
+    );
     expect(await reapOrphanChains(dir)).toEqual([]);
     expect(isAlive(bundler.pid!)).toBe(true);
   });

@@ -25,10 +25,20 @@ describe('pool keeper', () => {
     const wallet = new Wallet(devAccounts(2)[1]!.privateKey, provider);
     const nonce = await provider.getTransactionCount(wallet.address, 'latest');
     const fees = await provider.getFeeData();
-    const raws = await Promise.all([1, 2, 5].map((i) => wallet.signTransaction({
-      type: 2, chainId, nonce: nonce + i, to: wallet.address, value: 1n, gasLimit: 21_000,
-      maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    })));
+    const raws = await Promise.all(
+      [1, 2, 5].map((i) =>
+        wallet.signTransaction({
+          type: 2,
+          chainId,
+          nonce: nonce + i,
+          to: wallet.address,
+          value: 1n,
+          gasLimit: 21_000,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        }),
+      ),
+    );
     await provider.send('eth_sendRawTransaction', [raws[0]]);
     await provider.send('anvil_setNonce', [wallet.address, `0x${(nonce + 1).toString(16)}`]);
     await provider.send('evm_mine', []);
@@ -37,7 +47,7 @@ describe('pool keeper', () => {
     return { provider, wallet, nonce, hashes: raws.slice(0, 2).map((r) => keccak256(r)), raws };
   }
 
-  it('behavior: without the keeper, anvil keeps a transaction at its sender\'s nonce queued for good', async () => {
+  it("behavior: without the keeper, anvil keeps a transaction at its sender's nonce queued for good", async () => {
     const { provider, raws, hashes } = await park(0);
     expect(await provider.send('txpool_status', [])).toMatchObject({ pending: '0x0', queued: '0x3' });
     await expect(provider.send('eth_sendRawTransaction', [raws[0]])).rejects.toThrow(/already imported|already known/i);
@@ -48,7 +58,12 @@ describe('pool keeper', () => {
 
   it('behavior: with the keeper (the default), the parked transaction and the one behind it are mined, nobody re-sending', async () => {
     const { provider, wallet, nonce, hashes } = await park(100);
-    await waitFor('both parked transactions to be mined', async () => ((await provider.getTransactionCount(wallet.address, 'latest')) === nonce + 3 ? true : undefined), 10_000, 50);
+    await waitFor(
+      'both parked transactions to be mined',
+      async () => ((await provider.getTransactionCount(wallet.address, 'latest')) === nonce + 3 ? true : undefined),
+      10_000,
+      50,
+    );
     for (const hash of hashes) expect((await provider.getTransactionReceipt(hash))?.status).toBe(1);
     // A gap a client made is not the keeper's to fill: nonce n+5, sent before the release, is still queued after it.
     expect(await provider.send('txpool_status', [])).toMatchObject({ pending: '0x0', queued: '0x1' });

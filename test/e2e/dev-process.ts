@@ -29,16 +29,26 @@ const freePort = () =>
  */
 export async function spawnDev(name: string): Promise<DevProcess> {
   const stateFile = join(mkdtempSync(join(tmpdir(), `l2stack-${name}-`)), 'devnet.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, RPC_PORT: String(await freePort()), TOKEN_API_PORT: String(await freePort()), API_PORT: String(await freePort()) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    RPC_PORT: String(await freePort()),
+    TOKEN_API_PORT: String(await freePort()),
+    API_PORT: String(await freePort()),
+  };
   delete env.DATABASE_HOST;
-  const child: ChildProcess = spawn(process.execPath, ['bin/l2stack.js', 'dev', '--history-hours', '1', '--state-file', stateFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['bin/l2stack.js', 'dev', '--history-hours', '1', '--state-file', stateFile],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const until = async <T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T> => {
     const deadline = Date.now() + ms;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`l2stack dev exited ${child.exitCode} while waiting for ${what}:\n${output.slice(-3_000)}`);
+      if (child.exitCode !== null)
+        throw new Error(`l2stack dev exited ${child.exitCode} while waiting for ${what}:\n${output.slice(-3_000)}`);
       const value = await probe().catch(() => undefined);
       if (value !== undefined) return value;
       if (Date.now() > deadline) throw new Error(`${what} not within ${ms / 1_000} s:\n${output.slice(-3_000)}`);

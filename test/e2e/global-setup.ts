@@ -32,7 +32,9 @@ export default async function setup(project: TestProject) {
   const logger = createLogger({
     level: 'info',
     name: 'e2e-devnet',
-    destination: new Writable({ write: (chunk, _e, cb) => (lines.push(String(chunk)), lines.length > 2_000 && lines.shift(), cb()) }),
+    destination: new Writable({
+      write: (chunk, _e, cb) => (lines.push(String(chunk)), lines.length > 2_000 && lines.shift(), cb()),
+    }),
   });
   const shutdown = new Shutdown(logger);
   const common = { logger, metrics: createMetrics({ defaultMetrics: false }), shutdown };
@@ -48,9 +50,15 @@ export default async function setup(project: TestProject) {
     // A deadline, so a start-up that hangs fails the run with its log instead of holding CI until its own limit.
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the e2e devnet did not start within ${SETUP_DEADLINE_MS / 1_000} s`)), SETUP_DEADLINE_MS);
+      timer = setTimeout(
+        () => reject(new Error(`the e2e devnet did not start within ${SETUP_DEADLINE_MS / 1_000} s`)),
+        SETUP_DEADLINE_MS,
+      );
     });
-    const devnet = await Promise.race([startDevnet({ common, db, options: { historyHours: 26, coordinatorSchema: schema } }), deadline]).finally(() => clearTimeout(timer));
+    const devnet = await Promise.race([
+      startDevnet({ common, db, options: { historyHours: 26, coordinatorSchema: schema } }),
+      deadline,
+    ]).finally(() => clearTimeout(timer));
     const stateFile = join(mkdtempSync(join(tmpdir(), 'l2stack-e2e-')), 'devnet.json');
     await writeStateFile(stateFile, devnet.state);
     project.provide('devnet', devnet.state);

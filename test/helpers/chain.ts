@@ -1,4 +1,11 @@
-import { Transaction, Wallet, keccak256, type JsonRpcProvider, type TransactionRequest, type TransactionResponse } from 'ethers';
+import {
+  Transaction,
+  Wallet,
+  keccak256,
+  type JsonRpcProvider,
+  type TransactionRequest,
+  type TransactionResponse,
+} from 'ethers';
 import { createProvider } from '../../src/common/chain/provider.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 
@@ -21,7 +28,12 @@ export function devnetSigners(state: DevnetState, accountIndex: number) {
 }
 
 /** Polls until `check` returns a value other than undefined, or fails naming what it waited for. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 45_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 45_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -57,26 +69,39 @@ export async function sendRawBurst(
   // What the node said to the re-sends and the mining, kept for the timeout's message (distinct answers only).
   const answers = new Set<string>();
   const note = (what: string) => (err: unknown) => void answers.add(`${what}: ${(err as Error).message.slice(0, 160)}`);
-  await waitFor(`the last of ${raws.length} transactions to be mined`, async () => {
-    if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
-    const mined = await provider.getTransactionCount(sender, 'latest');
-    const missing = raws.slice(Math.max(0, mined - firstNonce));
-    await Promise.all(missing.map((raw) => provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
-      if (!/already known|already imported/i.test((err as Error).message)) note('eth_sendRawTransaction')(err);
-    })));
-    // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
-    // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
-    if (mined === minedBefore) await provider.send('evm_mine', []).catch(note('evm_mine'));
-    minedBefore = mined;
-    return undefined;
-  }, options.timeoutMs ?? 120_000, 1_000).catch(async (err: Error) => {
+  await waitFor(
+    `the last of ${raws.length} transactions to be mined`,
+    async () => {
+      if (await provider.send('eth_getTransactionReceipt', [lastHash])) return true;
+      const mined = await provider.getTransactionCount(sender, 'latest');
+      const missing = raws.slice(Math.max(0, mined - firstNonce));
+      await Promise.all(
+        missing.map((raw) =>
+          provider.send('eth_sendRawTransaction', [raw]).catch((err: unknown) => {
+            if (!/already known|already imported/i.test((err as Error).message)) note('eth_sendRawTransaction')(err);
+          }),
+        ),
+      );
+      // No progress for a whole second: anvil's automine has also stopped with a full pool under CI's load (6 of 200
+      // mined, the rest pending for 120 s). A mined block takes what is pending; a node without evm_mine refuses it.
+      if (mined === minedBefore) await provider.send('evm_mine', []).catch(note('evm_mine'));
+      minedBefore = mined;
+      return undefined;
+    },
+    options.timeoutMs ?? 120_000,
+    1_000,
+  ).catch(async (err: Error) => {
     // Say how far it got and what the node holds, so a stall can be told from a lost transaction.
     const state = await Promise.all([
       provider.getTransactionCount(sender, 'latest'),
       provider.getTransactionCount(sender, 'pending'),
       provider.getBlockNumber(),
       provider.send('txpool_status', []).catch((e: Error) => e.message),
-    ]).then(([latest, pending, head, pool]) => `${latest - firstNonce} of ${raws.length} mined, ${pending - latest} pending at the node, head ${head}, txpool ${JSON.stringify(pool)}`, (e: Error) => `the node did not answer: ${e.message}`);
+    ]).then(
+      ([latest, pending, head, pool]) =>
+        `${latest - firstNonce} of ${raws.length} mined, ${pending - latest} pending at the node, head ${head}, txpool ${JSON.stringify(pool)}`,
+      (e: Error) => `the node did not answer: ${e.message}`,
+    );
     throw new Error(`${err.message}: ${state}; node answers: ${[...answers].join(' | ') || 'none'}`, { cause: err });
   });
 }
@@ -89,7 +114,11 @@ export async function sendRawBurst(
  * ever on it.
  */
 export class ResendingWallet extends Wallet {
-  constructor(privateKey: string, provider: JsonRpcProvider, private readonly bounds = { resendEveryMs: 2_000, timeoutMs: 60_000 }) {
+  constructor(
+    privateKey: string,
+    provider: JsonRpcProvider,
+    private readonly bounds = { resendEveryMs: 2_000, timeoutMs: 60_000 },
+  ) {
     super(privateKey, provider);
   }
 
@@ -105,7 +134,9 @@ export class ResendingWallet extends Wallet {
       if (await provider.send('eth_getTransactionReceipt', [response.hash])) return response;
       const now = Date.now();
       if (now - started > this.bounds.timeoutMs) {
-        throw new Error(`transaction ${response.hash} (nonce ${response.nonce}) not mined after ${this.bounds.timeoutMs} ms`);
+        throw new Error(
+          `transaction ${response.hash} (nonce ${response.nonce}) not mined after ${this.bounds.timeoutMs} ms`,
+        );
       }
       if (now - sentAt >= this.bounds.resendEveryMs) {
         sentAt = now;

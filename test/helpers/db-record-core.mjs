@@ -60,7 +60,8 @@ export function installRecorder() {
   syncBuiltinESMExports();
   // Children that inherit the environment load this module and record under the file current at their spawn.
   const flag = `--import=${import.meta.url}`;
-  if (!(process.env.NODE_OPTIONS ?? '').includes(flag)) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${flag}`.trim();
+  if (!(process.env.NODE_OPTIONS ?? '').includes(flag))
+    process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${flag}`.trim();
   return (g[KEY] = rec);
 }
 
@@ -79,8 +80,9 @@ export function current(/** @type {Recorder} */ rec, /** @type {string} */ file)
 // Loaded by NODE_OPTIONS in a child: record under the spawning file, each note at once (and once).
 const target = process.env.L2STACK_DB_RECORD;
 const file = process.env.L2STACK_DB_RECORD_FILE;
-if (target && file && !(/** @type {Record<symbol, unknown>} */ (/** @type {unknown} */ (globalThis)))[KEY]) {
+if (target && file && !/** @type {Record<symbol, unknown>} */ (/** @type {unknown} */ (globalThis))[KEY]) {
   const rec = installRecorder();
   rec.file = file;
-  rec.onTouch = (what) => appendFileSync(target, `${JSON.stringify({ file, touched: [`${what} (in a child process)`] })}\n`);
+  rec.onTouch = (what) =>
+    appendFileSync(target, `${JSON.stringify({ file, touched: [`${what} (in a child process)`] })}\n`);
 }

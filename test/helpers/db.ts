@@ -6,9 +6,15 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
  * A database for one test file: Postgres when DATABASE_HOST is set (CI runs the suite once that way),
  * else a fresh in-memory PGlite. Each call gets a unique schema prefix so files never share tables.
  */
-export async function openTestDb(): Promise<{ client: DbClient; schema: (name: string) => string; close(): Promise<void> }> {
+export async function openTestDb(): Promise<{
+  client: DbClient;
+  schema: (name: string) => string;
+  close(): Promise<void>;
+}> {
   // In memory whatever DATABASE_PGLITE_DIR says: files running in parallel never share a PGlite directory.
-  const client = await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }), { poolMax: 4 });
+  const client = await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }), {
+    poolMax: 4,
+  });
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const created: string[] = [];
   return {

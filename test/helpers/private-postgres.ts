@@ -25,7 +25,11 @@ export interface PrivatePostgres {
 /** The directory of initdb/pg_ctl, or why there is none. */
 export function postgresBinaries(): { bin: string } | { missing: string } {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (versions.length === 0) return { missing: `no Postgres server binaries under ${root}/*/bin` };
   return { bin: join(root, versions[0]!, 'bin') };
 }
@@ -36,7 +40,8 @@ export async function startPrivatePostgres(bin: string): Promise<PrivatePostgres
   const data = join(dir, 'data');
   const port = await reservePort('127.0.0.1', 0, 'private postgres');
   // Postgres refuses to run as root: as root, run its tools as the `postgres` account, which owns the directory.
-  const tool = (name: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, name), ...args]) : run(join(bin, name), args));
+  const tool = (name: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, name), ...args]) : run(join(bin, name), args);
   if (asRoot) {
     const { stdout } = await run('id', ['-u', 'postgres']);
     const { stdout: gid } = await run('id', ['-g', 'postgres']);
@@ -44,12 +49,18 @@ export async function startPrivatePostgres(bin: string): Promise<PrivatePostgres
   }
   await tool('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
-  const start = async () => void (await tool('pg_ctl', ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', options]));
+  const start = async () =>
+    void (await tool('pg_ctl', ['start', '-w', '-D', data, '-l', join(dir, 'log'), '-o', options]));
   const stop = async () => void (await tool('pg_ctl', ['stop', '-w', '-m', 'fast', '-D', data]));
   await start();
   return {
     port,
-    env: { DATABASE_HOST: '127.0.0.1', DATABASE_PORT: String(port), DATABASE_USER: 'postgres', DATABASE_NAME: 'postgres' },
+    env: {
+      DATABASE_HOST: '127.0.0.1',
+      DATABASE_PORT: String(port),
+      DATABASE_USER: 'postgres',
+      DATABASE_NAME: 'postgres',
+    },
     start,
     stop,
     async destroy() {

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createPublicClient, createWalletClient, defineChain, http, type Chain, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type Chain,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { entryPoint07Abi, formatUserOperationRequest, type UserOperation } from 'viem/account-abstraction';
 import solc from 'solc';
@@ -32,11 +40,17 @@ export function installedVersion(name: keyof typeof SDK_VERSIONS): string {
 /** The devnet's L2 as a viem chain. */
 export function devnetChain(state: DevnetState): Chain {
   const url = state.l2.upstreamRpcUrl;
-  return defineChain({ id: state.l2.chainId, name: 'l2stack devnet L2', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } });
+  return defineChain({
+    id: state.l2.chainId,
+    name: 'l2stack devnet L2',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  });
 }
 
 /** A node client straight to the devnet's L2 (anvil). */
-export const nodeClient = (state: DevnetState): PublicClient => createPublicClient({ chain: devnetChain(state), transport: http(state.l2.upstreamRpcUrl) });
+export const nodeClient = (state: DevnetState): PublicClient =>
+  createPublicClient({ chain: devnetChain(state), transport: http(state.l2.upstreamRpcUrl) });
 
 /** The SimpleAccount (EntryPoint v0.7, the devnet's SimpleAccountFactory) owned by devnet accounts[index]. */
 export function simpleAccount(state: DevnetState, index: number) {
@@ -55,10 +69,29 @@ export type SimpleAccount = Awaited<ReturnType<typeof simpleAccount>>;
  * too, so the SDK needs nothing else; a bare bundler (Alto) serves no eth_getBlockByNumber, so straight to it
  * the SDK reads fees from the node (`client`), as an integrator of a bare bundler sets it up.
  */
-export function smartAccountClient(state: DevnetState, account: SimpleAccount, bundlerUrl: string, bundlerIsBare: boolean, paymaster?: Hex) {
+export function smartAccountClient(
+  state: DevnetState,
+  account: SimpleAccount,
+  bundlerUrl: string,
+  bundlerIsBare: boolean,
+  paymaster?: Hex,
+) {
   // The test paymaster signs nothing: its data is empty, it returns no context (so no postOp: 0 gas for it), and the bundler's estimate gives its verification gas.
-  const sponsor = paymaster ? { paymaster: { getPaymasterStubData: async () => ({ paymaster, paymasterData: '0x' as Hex, paymasterPostOpGasLimit: 0n }), getPaymasterData: async () => ({ paymaster, paymasterData: '0x' as Hex }) } } : {};
-  return createSmartAccountClient({ account, chain: devnetChain(state), bundlerTransport: http(bundlerUrl), ...(bundlerIsBare ? { client: nodeClient(state) } : {}), ...sponsor });
+  const sponsor = paymaster
+    ? {
+        paymaster: {
+          getPaymasterStubData: async () => ({ paymaster, paymasterData: '0x' as Hex, paymasterPostOpGasLimit: 0n }),
+          getPaymasterData: async () => ({ paymaster, paymasterData: '0x' as Hex }),
+        },
+      }
+    : {};
+  return createSmartAccountClient({
+    account,
+    chain: devnetChain(state),
+    bundlerTransport: http(bundlerUrl),
+    ...(bundlerIsBare ? { client: nodeClient(state) } : {}),
+    ...sponsor,
+  });
 }
 
 /** A test paymaster for EntryPoint v0.7 that sponsors every operation (the devnet deploys none). */
@@ -79,16 +112,40 @@ contract AcceptAllPaymaster {
 
 /** Deploys the sponsoring paymaster from devnet accounts[0] and deposits `deposit` wei for it at the EntryPoint. */
 export async function deployPaymaster(state: DevnetState, deposit: bigint): Promise<Hex> {
-  const input = { language: 'Solidity', sources: { 'p.sol': { content: PAYMASTER_SOURCE } }, settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } };
-  const out = JSON.parse(solc.compile(JSON.stringify(input))) as { errors?: { severity: string; formattedMessage: string }[]; contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>> };
+  const input = {
+    language: 'Solidity',
+    sources: { 'p.sol': { content: PAYMASTER_SOURCE } },
+    settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  };
+  const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  };
   const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
   const artifact = out.contracts['p.sol']!.AcceptAllPaymaster!;
-  const wallet = createWalletClient({ chain: devnetChain(state), transport: http(state.l2.upstreamRpcUrl), account: privateKeyToAccount(state.accounts[0]!.privateKey as Hex) });
+  const wallet = createWalletClient({
+    chain: devnetChain(state),
+    transport: http(state.l2.upstreamRpcUrl),
+    account: privateKeyToAccount(state.accounts[0]!.privateKey as Hex),
+  });
   const node = nodeClient(state);
-  const deployed = await node.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi: artifact.abi, bytecode: `0x${artifact.evm.bytecode.object}`, args: [state.entryPoint] }), timeout: 60_000 });
+  const deployed = await node.waitForTransactionReceipt({
+    hash: await wallet.deployContract({
+      abi: artifact.abi,
+      bytecode: `0x${artifact.evm.bytecode.object}`,
+      args: [state.entryPoint],
+    }),
+    timeout: 60_000,
+  });
   const paymaster = deployed.contractAddress!;
-  const hash = await wallet.writeContract({ address: state.entryPoint! as Hex, abi: entryPoint07Abi, functionName: 'depositTo', args: [paymaster], value: deposit });
+  const hash = await wallet.writeContract({
+    address: state.entryPoint! as Hex,
+    abi: entryPoint07Abi,
+    functionName: 'depositTo',
+    args: [paymaster],
+    value: deposit,
+  });
   await node.waitForTransactionReceipt({ hash, timeout: 60_000 });
   return paymaster;
 }
@@ -96,7 +153,11 @@ export async function deployPaymaster(state: DevnetState, deposit: bigint): Prom
 /** Sends `wei` from devnet accounts[0] to `to` and waits for its receipt. */
 export async function fund(state: DevnetState, to: Hex, wei: bigint): Promise<void> {
   const chain = devnetChain(state);
-  const wallet = createWalletClient({ chain, transport: http(state.l2.upstreamRpcUrl), account: privateKeyToAccount(state.accounts[0]!.privateKey as Hex) });
+  const wallet = createWalletClient({
+    chain,
+    transport: http(state.l2.upstreamRpcUrl),
+    account: privateKeyToAccount(state.accounts[0]!.privateKey as Hex),
+  });
   const hash = await wallet.sendTransaction({ to, value: wei });
   await nodeClient(state).waitForTransactionReceipt({ hash, timeout: 60_000 });
 }

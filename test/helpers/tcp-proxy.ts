@@ -13,7 +13,10 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }, options: { host?: string; port?: number } = {}): Promise<TcpProxy> {
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  options: { host?: string; port?: number } = {},
+): Promise<TcpProxy> {
   const host = options.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
   const track = (s: Socket) => {

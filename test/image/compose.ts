@@ -34,7 +34,10 @@ export async function composeStack(s: DevnetState, relayerKey: string): Promise<
   const l2 = await forward(portOf(s.l2.upstreamRpcUrl));
   const host = 'host.containers.internal';
   const urls = { l1: `http://${host}:${l1.port}`, l2: `http://${host}:${l2.port}` };
-  const envFile = writeEnvFile(join(mkdtempSync(join(tmpdir(), 'l2stack-compose-')), 'relayer.env'), { ...relayerEnv(s, urls, relayerKey), LOG_LEVEL: 'info' });
+  const envFile = writeEnvFile(join(mkdtempSync(join(tmpdir(), 'l2stack-compose-')), 'relayer.env'), {
+    ...relayerEnv(s, urls, relayerKey),
+    LOG_LEVEL: 'info',
+  });
   const ports = {
     'token-api': await reservePort('127.0.0.1', 0, 'token API'),
     rpc: await reservePort('127.0.0.1', 0, 'RPC'),
@@ -51,7 +54,8 @@ export async function composeStack(s: DevnetState, relayerKey: string): Promise<
     RPC_PUBLISH_PORT: String(ports.rpc),
     RELAYER_API_PUBLISH_PORT: String(ports.relayer),
   };
-  const compose = (args: string[], timeoutMs: number) => run('podman-compose', ['-p', project, '-f', 'docker/compose.yaml', ...args], { env, timeoutMs, combined: true });
+  const compose = (args: string[], timeoutMs: number) =>
+    run('podman-compose', ['-p', project, '-f', 'docker/compose.yaml', ...args], { env, timeoutMs, combined: true });
   return {
     project,
     ports,

@@ -22,7 +22,11 @@ export async function startDevnet(deadlineMs = 300_000): Promise<DevnetProcess> 
   // Its coordinator's database is embedded and in memory, whatever database the rest of CI uses.
   delete env.DATABASE_HOST;
   delete env.DATABASE_PGLITE_DIR;
-  const child = spawn(process.execPath, [BIN, 'devnet', '--history-hours', '0', '--state-file', stateFile], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'devnet', '--history-hours', '0', '--state-file', stateFile], {
+    env,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const keep = (c: Buffer) => (output = (output + c.toString()).slice(-20_000));
   child.stdout.on('data', keep);
@@ -37,7 +41,8 @@ export async function startDevnet(deadlineMs = 300_000): Promise<DevnetProcess> 
   };
   const deadline = Date.now() + deadlineMs;
   while (!output.includes('l2stack devnet ready')) {
-    if (child.exitCode !== null) throw new Error(`l2stack devnet exited ${child.exitCode} before it was ready:\n${output.slice(-3_000)}`);
+    if (child.exitCode !== null)
+      throw new Error(`l2stack devnet exited ${child.exitCode} before it was ready:\n${output.slice(-3_000)}`);
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`l2stack devnet not ready within ${deadlineMs / 1_000} s:\n${output.slice(-3_000)}`);
@@ -49,10 +54,21 @@ export async function startDevnet(deadlineMs = 300_000): Promise<DevnetProcess> 
 
 /** Sends a message with `l2stack devnet send-message` from devnet account `account`; returns its hash. */
 export async function sendMessage(devnet: DevnetProcess, from: 'l1' | 'l2', account: number): Promise<string> {
-  const args = [BIN, 'devnet', 'send-message', '--from', from, '--account', String(account), '--state-file', devnet.stateFile];
+  const args = [
+    BIN,
+    'devnet',
+    'send-message',
+    '--from',
+    from,
+    '--account',
+    String(account),
+    '--state-file',
+    devnet.stateFile,
+  ];
   const r = await run(process.execPath, args, { timeoutMs: 120_000, env: process.env });
   const hash = r.stdout.trim().toLowerCase();
-  if (r.code !== 0 || !/^0x[0-9a-f]{64}$/.test(hash)) throw new Error(`send-message --from ${from} exited ${r.code}: ${r.stdout}${r.stderr}`.slice(0, 3_000));
+  if (r.code !== 0 || !/^0x[0-9a-f]{64}$/.test(hash))
+    throw new Error(`send-message --from ${from} exited ${r.code}: ${r.stdout}${r.stderr}`.slice(0, 3_000));
   return hash;
 }
 

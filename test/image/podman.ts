@@ -35,16 +35,28 @@ export interface Result {
  * checks still run on demand (`podman healthcheck run`), so those lines are noise in a failure message.
  */
 const noise = /unable to get systemd connection|Removing timer for container/;
-const clean = (text: string) => text.split('\n').filter((l) => !noise.test(l)).join('\n');
+const clean = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => !noise.test(l))
+    .join('\n');
 
 /**
  * Runs `cmd` to completion within `timeoutMs`; past it the process is killed and the promise rejects.
  * `combined`: standard error goes to `stdout` too, in the order written (podman-compose interleaves both).
  */
-export function run(cmd: string, args: string[], options: { timeoutMs: number; env?: NodeJS.ProcessEnv; cwd?: string; combined?: boolean }): Promise<Result> {
+export function run(
+  cmd: string,
+  args: string[],
+  options: { timeoutMs: number; env?: NodeJS.ProcessEnv; cwd?: string; combined?: boolean },
+): Promise<Result> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: options.env ?? PODMAN_ENV, cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      env: options.env ?? PODMAN_ENV,
+      cwd: options.cwd ?? ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout = (stdout + c.toString()).slice(-200_000)));
@@ -54,7 +66,11 @@ export function run(cmd: string, args: string[], options: { timeoutMs: number; e
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish within ${options.timeoutMs / 1_000} s:\n${clean(stderr).slice(-3_000)}`));
+      reject(
+        new Error(
+          `${cmd} ${args.join(' ')} did not finish within ${options.timeoutMs / 1_000} s:\n${clean(stderr).slice(-3_000)}`,
+        ),
+      );
     }, options.timeoutMs);
     child.on('error', (err) => (clearTimeout(timer), reject(err)));
     child.on('close', (code) => {
@@ -67,7 +83,8 @@ export function run(cmd: string, args: string[], options: { timeoutMs: number; e
 /** podman `args`, which must succeed; the error carries its output. */
 export async function podman(args: string[], timeoutMs = 60_000): Promise<Result> {
   const r = await run('podman', args, { timeoutMs });
-  if (r.code !== 0) throw new Error(`podman ${args.join(' ')} exited ${r.code}:\n${(r.stderr || r.stdout).slice(-3_000)}`);
+  if (r.code !== 0)
+    throw new Error(`podman ${args.join(' ')} exited ${r.code}:\n${(r.stderr || r.stdout).slice(-3_000)}`);
   return r;
 }
 
@@ -87,7 +104,22 @@ export async function buildTarget(target: string, tag: string): Promise<Result> 
   const cache = npmCache();
   // A failed build must not leave an older image under the tag for the tests after it to run.
   await podman(['untag', tag], 60_000).catch(() => undefined);
-  const args = ['build', '--format', 'docker', '--pull=never', '--jobs', '2', ...(cache ? ['--volume', `${cache}:/root/.npm`] : []), '-f', 'docker/Dockerfile', '--target', target, '-t', tag, '.'];
+  const args = [
+    'build',
+    '--format',
+    'docker',
+    '--pull=never',
+    '--jobs',
+    '2',
+    ...(cache ? ['--volume', `${cache}:/root/.npm`] : []),
+    '-f',
+    'docker/Dockerfile',
+    '--target',
+    target,
+    '-t',
+    tag,
+    '.',
+  ];
   return podman(args, 600_000);
 }
 
@@ -99,8 +131,10 @@ export async function inspect<T>(kind: 'image' | 'container', name: string): Pro
 
 /** Removes containers and volumes left by a test, whatever state they are in; never throws. */
 export async function removeQuietly(containers: string[], volumes: string[] = []): Promise<void> {
-  if (containers.length > 0) await run('podman', ['rm', '--force', '--time', '2', ...containers], { timeoutMs: 60_000 }).catch(() => undefined);
-  if (volumes.length > 0) await run('podman', ['volume', 'rm', '--force', ...volumes], { timeoutMs: 60_000 }).catch(() => undefined);
+  if (containers.length > 0)
+    await run('podman', ['rm', '--force', '--time', '2', ...containers], { timeoutMs: 60_000 }).catch(() => undefined);
+  if (volumes.length > 0)
+    await run('podman', ['volume', 'rm', '--force', ...volumes], { timeoutMs: 60_000 }).catch(() => undefined);
 }
 
 /** Runs the container's HEALTHCHECK once (podman has no systemd timers here); true when it passed. */
@@ -110,7 +144,12 @@ export async function healthy(container: string): Promise<boolean> {
 }
 
 /** Polls `probe` every `everyMs` until it is truthy; fails naming `what` (and the last detail) past `ms`. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, ms: number, everyMs = 250): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  ms: number,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -120,7 +159,8 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1_000} s${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${ms / 1_000} s${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

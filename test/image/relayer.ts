@@ -41,7 +41,13 @@ export function relayerEnv(s: DevnetState, urls: { l1: string; l2: string }, key
 
 /** Writes `env` as an env file (one KEY=value a line) readable by its owner only: it holds a signer key. */
 export function writeEnvFile(path: string, env: Record<string, string>): string {
-  writeFileSync(path, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+  writeFileSync(
+    path,
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -76,7 +82,11 @@ export async function live(api: string): Promise<boolean> {
  * Milliseconds from `startedAt` to the first history entry matching `pick` over `records` (the relayer's own
  * clock, which is the host's: the container shares its kernel).
  */
-export function msToFirst(records: MessageRecord[], startedAt: string, pick: (e: MessageRecord['history'][number]) => boolean): number {
+export function msToFirst(
+  records: MessageRecord[],
+  startedAt: string,
+  pick: (e: MessageRecord['history'][number]) => boolean,
+): number {
   const times = records.flatMap((r) => r.history.filter(pick).map((e) => Date.parse(e.at)));
   return Math.min(...times) - Date.parse(startedAt);
 }

@@ -9,10 +9,25 @@ export const ALERTS = join(root, 'docker/prometheus/alerts.yml');
 export const ALERT_TESTS = join(root, 'docker/prometheus/alerts.test.yml');
 export const DASHBOARDS = join(root, 'docker/grafana/dashboards');
 
-interface Rule { alert?: string; record?: string; expr: string }
-interface AlertTests { tests: { name: string; alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[] }
-interface Panel { title: string; targets?: { expr: string }[]; panels?: Panel[] }
-export interface Dashboard { uid: string; title: string; templating: { list: { name: string; type: string; query?: unknown }[] }; panels: Panel[] }
+interface Rule {
+  alert?: string;
+  record?: string;
+  expr: string;
+}
+interface AlertTests {
+  tests: { name: string; alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+}
+interface Panel {
+  title: string;
+  targets?: { expr: string }[];
+  panels?: Panel[];
+}
+export interface Dashboard {
+  uid: string;
+  title: string;
+  templating: { list: { name: string; type: string; query?: unknown }[] };
+  panels: Panel[];
+}
 
 export const alertRules = (path = ALERTS): Rule[] =>
   (parse(readFileSync(path, 'utf8')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
@@ -31,7 +46,8 @@ const panelsOf = (panels: Panel[]): Panel[] => panels.flatMap((p) => [p, ...pane
 export function expressions(): { where: string; expr: string }[] {
   const out = alertRules().map((r) => ({ where: `alerts.yml ${r.alert ?? r.record}`, expr: r.expr }));
   for (const { file, dashboard } of dashboards()) {
-    for (const p of panelsOf(dashboard.panels)) for (const t of p.targets ?? []) out.push({ where: `${file} "${p.title}"`, expr: t.expr });
+    for (const p of panelsOf(dashboard.panels))
+      for (const t of p.targets ?? []) out.push({ where: `${file} "${p.title}"`, expr: t.expr });
     for (const v of dashboard.templating.list) {
       const q = typeof v.query === 'object' && v.query !== null ? (v.query as { query?: string }).query : undefined;
       const m = q && /^label_values\((\w+)/.exec(q);
@@ -42,7 +58,21 @@ export function expressions(): { where: string; expr: string }[] {
 }
 
 /** PromQL words that are not metric names where they stand as bare identifiers. */
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /**
  * The metric names an expression reads: identifiers not followed by "(" (a function or an aggregation), outside

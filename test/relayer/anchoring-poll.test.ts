@@ -17,7 +17,9 @@ describe('L1→L2 anchoring while the coordinator has not anchored yet', () => {
     const rows = await c.addMessages(5, parseEther('0.01'), { anchor: false });
     for (const m of rows) await c.setStatus(m.id, 'TRANSACTION_SIZE_COMPUTED');
     const ethCalls = async () =>
-      (await c.registry.getSingleMetric('relayer_rpc_calls_total')!.get()).values.filter((v) => v.labels.method === 'eth_call').reduce((n, v) => n + v.value, 0);
+      (await c.registry.getSingleMetric('relayer_rpc_calls_total')!.get()).values
+        .filter((v) => v.labels.method === 'eth_call')
+        .reduce((n, v) => n + v.value, 0);
     const anchoring = createL1L2AnchoringProcessor(p.ctx);
 
     const before = await ethCalls();

@@ -9,7 +9,10 @@ const selector = iface.getFunction('record')!.selector;
 
 describe('calldata filter', () => {
   it('behavior: matches on the selector and decoded arguments by name', () => {
-    const f = createCalldataFilter({ expression: `calldata.funcSignature == "${selector}" and calldata.amount > 0`, functionInterface });
+    const f = createCalldataFilter({
+      expression: `calldata.funcSignature == "${selector}" and calldata.amount > 0`,
+      functionInterface,
+    });
     expect(f.test(record(5n))).toEqual({ pass: true });
     expect(f.test(record(0n))).toEqual({ pass: false, reason: 'calldata does not match the calldata filter' });
   });
@@ -21,7 +24,10 @@ describe('calldata filter', () => {
   });
 
   it('behavior: hex strings compare regardless of letter case', () => {
-    const f = createCalldataFilter({ expression: `calldata.funcSignature == "${selector.toUpperCase().replace('0X', '0x')}" and calldata.note == "0xABCD"`, functionInterface });
+    const f = createCalldataFilter({
+      expression: `calldata.funcSignature == "${selector.toUpperCase().replace('0X', '0x')}" and calldata.note == "0xABCD"`,
+      functionInterface,
+    });
     expect(f.test(record(1n, '0xabcd'))).toEqual({ pass: true });
   });
 

@@ -63,7 +63,9 @@ async function horizonPassedWrites(): Promise<boolean> {
   const until = Date.now() + 30_000;
   for (;;) {
     const result = await testDb.client.query('test.change_feed', (knex) =>
-      knex.raw(`select (pg_snapshot_xmin(pg_current_snapshot()) > coalesce(max(change_xid), '0'::xid8)) as passed from ${schema}.message`),
+      knex.raw(
+        `select (pg_snapshot_xmin(pg_current_snapshot()) > coalesce(max(change_xid), '0'::xid8)) as passed from ${schema}.message`,
+      ),
     );
     if ((result as { rows: { passed: boolean }[] }).rows[0]!.passed) return true;
     if (Date.now() > until) return false;
@@ -72,7 +74,12 @@ async function horizonPassedWrites(): Promise<boolean> {
 }
 
 /** The oracle: a full read of the due rows (retry time passed) of `statuses`, oldest first. */
-function due(repo: RelayerRepository, direction: Direction, statuses: readonly MessageStatus[], limit: number): Promise<MessageRow[]> {
+function due(
+  repo: RelayerRepository,
+  direction: Direction,
+  statuses: readonly MessageStatus[],
+  limit: number,
+): Promise<MessageRow[]> {
   return repo.read('test.due', (knex) =>
     repo
       .table(knex, 'message')
@@ -92,7 +99,10 @@ const CLAIMABLE: readonly MessageStatus[] = ['ANCHORED', 'FEE_UNDERPRICED'];
 describe('relayer change feed', () => {
   it('behavior: after one full read, a write costs a loop one read of the changed rows only, and no write costs nothing', async () => {
     const repo = await freshRepo();
-    await repo.storeMessages(Array.from({ length: 300 }, (_, i) => message(i)), { name: 'c', lastBlock: 300 });
+    await repo.storeMessages(
+      Array.from({ length: 300 }, (_, i) => message(i)),
+      { name: 'c', lastBlock: 300 },
+    );
     const quiet = await horizonPassedWrites();
     const first = await statements(() => repo.dueChanged('L1_TO_L2', SENT, 100, 60_000));
     expect(first.result).toHaveLength(100);
@@ -104,7 +114,15 @@ describe('relayer change feed', () => {
 
     // Three rows move on: one read of the feed, answering those three rows (one line when nothing changed).
     const moved = first.result.slice(0, 3);
-    expect((await repo.transitionMany(moved.map((m) => ({ id: m.id, patch: {} })), ['SENT'], 'TRANSACTION_SIZE_COMPUTED')).size).toBe(3);
+    expect(
+      (
+        await repo.transitionMany(
+          moved.map((m) => ({ id: m.id, patch: {} })),
+          ['SENT'],
+          'TRANSACTION_SIZE_COMPUTED',
+        )
+      ).size,
+    ).toBe(3);
     const next = await statements(() => repo.dueChanged('L1_TO_L2', SENT, 100, 60_000));
     expect(next.sent).toHaveLength(1);
     expect(next.sent[0]!.sql).toMatch(/change_xid >=/);
@@ -120,18 +138,27 @@ describe('relayer change feed', () => {
 
   it('behavior: a write by another connection reaches the loop within maxAgeMs, and a full page drained below half is read again in order', async () => {
     const repo = await freshRepo();
-    await repo.storeMessages(Array.from({ length: 40 }, (_, i) => message(i)), { name: 'c', lastBlock: 40 });
+    await repo.storeMessages(
+      Array.from({ length: 40 }, (_, i) => message(i)),
+      { name: 'c', lastBlock: 40 },
+    );
     const page = await repo.dueChanged('L1_TO_L2', SENT, 10, 0);
     expect(page).toHaveLength(10);
     // An operator's SQL, not through the repository.
-    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(0, 2)).update({ status: 'EXCLUDED' }));
+    await testDb.client.query('test.change_feed', (knex) =>
+      knex(`${schema}.message`).whereIn('id', ids(page).slice(0, 2)).update({ status: 'EXCLUDED' }),
+    );
     expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual(ids(page).slice(2));
     // A row past the end of the page changes: it stays out (the rows between it and the page were never read).
     const beyond = (await due(repo, 'L1_TO_L2', SENT, 40)).at(-1)!;
-    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).where({ id: beyond.id }).update({ failure_reason: 'touched' }));
+    await testDb.client.query('test.change_feed', (knex) =>
+      knex(`${schema}.message`).where({ id: beyond.id }).update({ failure_reason: 'touched' }),
+    );
     expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual(ids(page).slice(2));
     // Four more leave: six rows (below half of the full ten) and the rest of the backlog is read in, in order.
-    await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).whereIn('id', ids(page).slice(2, 6)).update({ status: 'EXCLUDED' }));
+    await testDb.client.query('test.change_feed', (knex) =>
+      knex(`${schema}.message`).whereIn('id', ids(page).slice(2, 6)).update({ status: 'EXCLUDED' }),
+    );
     const refilled = await repo.dueChanged('L1_TO_L2', SENT, 10, 0);
     expect(ids(refilled)).toEqual(ids(await due(repo, 'L1_TO_L2', SENT, 10)));
     expect(ids(refilled).slice(0, 4)).toEqual(ids(page).slice(6));
@@ -149,29 +176,32 @@ describe('relayer change feed', () => {
     expect(ids(await repo.dueChanged('L1_TO_L2', CLAIMABLE, 10, 60_000))).toEqual([String(a!.id), String(b!.id)]);
   });
 
-  it.skipIf(process.env.DATABASE_HOST === undefined)('behavior: a transaction that commits after a later one was read is still seen (PostgreSQL, two connections)', async () => {
-    const repo = await freshRepo();
-    await repo.storeMessages([message(1), message(2)], { name: 'c', lastBlock: 2 });
-    const [a, b] = await due(repo, 'L1_TO_L2', SENT, 10);
-    expect(await repo.dueChanged('L1_TO_L2', SENT, 10, 0)).toHaveLength(2);
-    const knex = testDb.client.knex;
-    // The first writer takes its transaction id and holds it open while a second commits and the loop reads.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let wrote!: () => void;
-    const written = new Promise<void>((r) => (wrote = r));
-    const slow = knex.transaction(async (trx: Knex.Transaction) => {
-      await trx(`${schema}.message`).where({ id: a!.id }).update({ status: 'EXCLUDED' });
-      wrote();
-      await held;
-    });
-    await written;
-    await knex(`${schema}.message`).where({ id: b!.id }).update({ status: 'EXCLUDED' });
-    expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual([String(a!.id)]);
-    release();
-    await slow;
-    expect(await repo.dueChanged('L1_TO_L2', SENT, 10, 0)).toEqual([]);
-  });
+  it.skipIf(process.env.DATABASE_HOST === undefined)(
+    'behavior: a transaction that commits after a later one was read is still seen (PostgreSQL, two connections)',
+    async () => {
+      const repo = await freshRepo();
+      await repo.storeMessages([message(1), message(2)], { name: 'c', lastBlock: 2 });
+      const [a, b] = await due(repo, 'L1_TO_L2', SENT, 10);
+      expect(await repo.dueChanged('L1_TO_L2', SENT, 10, 0)).toHaveLength(2);
+      const knex = testDb.client.knex;
+      // The first writer takes its transaction id and holds it open while a second commits and the loop reads.
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let wrote!: () => void;
+      const written = new Promise<void>((r) => (wrote = r));
+      const slow = knex.transaction(async (trx: Knex.Transaction) => {
+        await trx(`${schema}.message`).where({ id: a!.id }).update({ status: 'EXCLUDED' });
+        wrote();
+        await held;
+      });
+      await written;
+      await knex(`${schema}.message`).where({ id: b!.id }).update({ status: 'EXCLUDED' });
+      expect(ids(await repo.dueChanged('L1_TO_L2', SENT, 10, 0))).toEqual([String(a!.id)]);
+      release();
+      await slow;
+      expect(await repo.dueChanged('L1_TO_L2', SENT, 10, 0)).toEqual([]);
+    },
+  );
 
   it('behavior: under random inserts, moves, retry times and outside writes, every read is the start of what a full read gives, and at least half a page of it (or all of it)', async () => {
     const repo = await freshRepo();
@@ -182,20 +212,37 @@ describe('relayer change feed', () => {
       | { kind: 'retry'; pick: number; futureMs: number }
       | { kind: 'read' };
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('insert' as const), blocks: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 12 }) }),
-      fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), to: fc.constantFrom<MessageStatus>('SENT', 'ANCHORED', 'FEE_UNDERPRICED', 'PENDING', 'CLAIMED_SUCCESS'), outside: fc.boolean() }),
+      fc.record({
+        kind: fc.constant('insert' as const),
+        blocks: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 12 }),
+      }),
+      fc.record({
+        kind: fc.constant('move' as const),
+        pick: fc.nat(),
+        to: fc.constantFrom<MessageStatus>('SENT', 'ANCHORED', 'FEE_UNDERPRICED', 'PENDING', 'CLAIMED_SUCCESS'),
+        outside: fc.boolean(),
+      }),
       fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(), futureMs: fc.constantFrom(-1_000, 60_000) }),
       fc.record({ kind: fc.constant('read' as const) }),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 25 }), async (ops: Op[]) => {
         for (const o of ops) {
-          const all = await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).orderBy('id').select<MessageRow[]>('*'));
-          if (o.kind === 'insert') await repo.storeMessages(o.blocks.map((b) => message(b)), { name: 'c', lastBlock: 1 });
+          const all = await testDb.client.query('test.change_feed', (knex) =>
+            knex(`${schema}.message`).orderBy('id').select<MessageRow[]>('*'),
+          );
+          if (o.kind === 'insert')
+            await repo.storeMessages(
+              o.blocks.map((b) => message(b)),
+              { name: 'c', lastBlock: 1 },
+            );
           else if (all.length > 0 && o.kind === 'move') {
             const row = all[o.pick % all.length]!;
             // Moves the transition table lacks are written from outside (as an operator's SQL would).
-            if (o.outside || !isAllowed(row.status, o.to)) await testDb.client.query('test.change_feed', (knex) => knex(`${schema}.message`).where({ id: row.id }).update({ status: o.to }));
+            if (o.outside || !isAllowed(row.status, o.to))
+              await testDb.client.query('test.change_feed', (knex) =>
+                knex(`${schema}.message`).where({ id: row.id }).update({ status: o.to }),
+              );
             else await repo.transition(row.id, [row.status], o.to);
           } else if (all.length > 0 && o.kind === 'retry') {
             const row = all[o.pick % all.length]!;

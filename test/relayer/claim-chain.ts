@@ -50,7 +50,15 @@ export interface ClaimChain {
   /** Anchors on chain the messages added with `anchor: false`. */
   anchorPending(): Promise<void>;
   /** A context and its claiming and receipt steps for the given variable overrides. */
-  pipeline(overrides?: Record<string, string>): Promise<{ ctx: DirectionContext; claim: () => Promise<boolean>; receipts: () => Promise<boolean>; config: RelayerConfig; chain: Chain }>;
+  pipeline(
+    overrides?: Record<string, string>,
+  ): Promise<{
+    ctx: DirectionContext;
+    claim: () => Promise<boolean>;
+    receipts: () => Promise<boolean>;
+    config: RelayerConfig;
+    chain: Chain;
+  }>;
   row(id: string): Promise<MessageRow>;
   setStatus(id: string, status: string): Promise<void>;
   /** Sets columns of a message row directly. */
@@ -78,7 +86,10 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
   const repo = new RelayerRepository(db, schema);
   const registry = createMetrics({ defaultMetrics: false });
   const logLines: string[] = [];
-  const logger = createLogger({ level: 'info', destination: new Writable({ write: (chunk, _e, cb) => (logLines.push(String(chunk)), cb()) }) });
+  const logger = createLogger({
+    level: 'info',
+    destination: new Writable({ write: (chunk, _e, cb) => (logLines.push(String(chunk)), cb()) }),
+  });
   const shutdown = new Shutdown(logger);
   let anchored = 0;
   let rolling = '0x' + '00'.repeat(32);
@@ -111,20 +122,45 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
       for (const m of messages) rolling = nextRollingHash(rolling, m.hash);
       anchored += count;
       const [last, rollingNow] = [anchored, rolling];
-      pending = async () => void (await mined(service.anchorL1L2MessageHashes(messages.map((m) => m.hash), first, last, rollingNow)));
+      pending = async () =>
+        void (await mined(
+          service.anchorL1L2MessageHashes(
+            messages.map((m) => m.hash),
+            first,
+            last,
+            rollingNow,
+          ),
+        ));
       if (options.anchor !== false) await anchorPending();
       const block = await provider.getBlockNumber();
       await repo.storeMessages(
         messages.map((m, i) => ({
-          message_hash: m.hash, direction: 'L1_TO_L2', message_sender: m.from, destination: m.to, fee: m.fee.toString(), value: '0',
-          message_nonce: m.nonce.toString(), calldata: '0x', contract_address: address, sent_block_number: block, sent_tx_hash: m.hash, sent_log_index: i,
-          status: 'SENT', failure_reason: null,
+          message_hash: m.hash,
+          direction: 'L1_TO_L2',
+          message_sender: m.from,
+          destination: m.to,
+          fee: m.fee.toString(),
+          value: '0',
+          message_nonce: m.nonce.toString(),
+          calldata: '0x',
+          contract_address: address,
+          sent_block_number: block,
+          sent_tx_hash: m.hash,
+          sent_log_index: i,
+          status: 'SENT',
+          failure_reason: null,
         })),
         { name: 'test', lastBlock: block },
       );
       const hashes = messages.map((m) => m.hash);
-      await db.query('test.claim_chain', (knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).update({ status: 'ANCHORED', anchored_at: knex.fn.now() }));
-      return db.query('test.claim_chain', (knex) => knex(`${schema}.message`).whereIn('message_hash', hashes).orderBy('message_nonce').select<MessageRow[]>('*'));
+      await db.query('test.claim_chain', (knex) =>
+        knex(`${schema}.message`)
+          .whereIn('message_hash', hashes)
+          .update({ status: 'ANCHORED', anchored_at: knex.fn.now() }),
+      );
+      return db.query('test.claim_chain', (knex) =>
+        knex(`${schema}.message`).whereIn('message_hash', hashes).orderBy('message_nonce').select<MessageRow[]>('*'),
+      );
     },
     anchorPending,
     async pipeline(overrides = {}) {
@@ -142,15 +178,38 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
         L1_L2_EOA_ENABLED: 'true',
         ...overrides,
       });
-      const chain = (await connectChain({ name: 'L2', url: config.l2.rpcUrl, contract: address, metrics: registry, logger }, shutdown.signal))!;
+      const chain = (await connectChain(
+        { name: 'L2', url: config.l2.rpcUrl, contract: address, metrics: registry, logger },
+        shutdown.signal,
+      ))!;
       chains.push(chain);
       // The primary key, then any extra keys of L2_SIGNER_PRIVATE_KEYS, as the relayer builds them.
       const signers = await Promise.all([config.l2.signer!, ...config.l2.extraSigners].map((sc) => createSigner(sc)));
       const metrics = createRelayerMetrics(registry, repo);
-      const senders = signers.map((signer, i) => new ClaimSender(repo, chain, signer, { maxNonceDiff: config.claiming.maxNonceDiff, logger, metrics, direction: 'L1_TO_L2', primary: i === 0 }));
+      const senders = signers.map(
+        (signer, i) =>
+          new ClaimSender(repo, chain, signer, {
+            maxNonceDiff: config.claiming.maxNonceDiff,
+            logger,
+            metrics,
+            direction: 'L1_TO_L2',
+            primary: i === 0,
+          }),
+      );
       const ctx: DirectionContext = {
-        direction: 'L1_TO_L2', config, dir: config.l1ToL2, origin: chain, originConfig: config.l1, destination: chain, destinationConfig: config.l2,
-        repo, metrics, logger, sender: senders[0]!, senders, health: { lastProgressAt: undefined, lastBlock: undefined },
+        direction: 'L1_TO_L2',
+        config,
+        dir: config.l1ToL2,
+        origin: chain,
+        originConfig: config.l1,
+        destination: chain,
+        destinationConfig: config.l2,
+        repo,
+        metrics,
+        logger,
+        sender: senders[0]!,
+        senders,
+        health: { lastProgressAt: undefined, lastBlock: undefined },
       };
       return { ctx, config, chain, claim: createClaimingProcessor(ctx), receipts: createReceiptPersister(ctx) };
     },
@@ -162,11 +221,17 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
     },
     async setNextNonce(nonce) {
       await db.query('test.claim_chain', (knex) =>
-        knex(`${schema}.signer_nonce`).insert({ chain_id: String(anvil.chainId), address: relayer.address.toLowerCase(), next_nonce: nonce }).onConflict(['chain_id', 'address']).merge(['next_nonce']),
+        knex(`${schema}.signer_nonce`)
+          .insert({ chain_id: String(anvil.chainId), address: relayer.address.toLowerCase(), next_nonce: nonce })
+          .onConflict(['chain_id', 'address'])
+          .merge(['next_nonce']),
       );
     },
     row: (id) => db.query('test.claim_chain', (knex) => knex(`${schema}.message`).where({ id }).first<MessageRow>('*')),
-    history: (id) => db.query('test.claim_chain', (knex) => knex(`${schema}.message_status_history`).where({ message_id: id }).orderBy('id').select('status', 'reason')),
+    history: (id) =>
+      db.query('test.claim_chain', (knex) =>
+        knex(`${schema}.message_status_history`).where({ message_id: id }).orderBy('id').select('status', 'reason'),
+      ),
     async stop() {
       for (const c of chains) c.provider.destroy();
       provider.destroy();
@@ -174,7 +239,6 @@ export async function startClaimChain(db: DbClient, schema: string): Promise<Cla
     },
   };
 }
-
 
 /**
  * A claim chain for the whole test file: started before its first test on the file's own test database

@@ -35,7 +35,10 @@ describe('the relayer API built off the start path', () => {
     expect(await live.json()).toEqual({ status: 'ok' });
     expect(builds).toBe(0); // never idle here (idleBelow -1): the build waits for maxWaitMs
     const asked = Date.now();
-    const [a, b] = await Promise.all([fetch(`${url}/messages?limit=1`), fetch(`${url}/messages/0xab`, { method: 'POST', body: 'x' })]);
+    const [a, b] = await Promise.all([
+      fetch(`${url}/messages?limit=1`),
+      fetch(`${url}/messages/0xab`, { method: 'POST', body: 'x' }),
+    ]);
     expect(await a.json()).toEqual({ served: 'GET /messages?limit=1' });
     expect(await b.json()).toEqual({ served: 'POST /messages/0xab' });
     expect(builds).toBe(1);
@@ -45,14 +48,23 @@ describe('the relayer API built off the start path', () => {
   });
 
   it('behavior: an idle process builds the API within a sampling window or two, without waiting for maxWaitMs', async () => {
-    const { api: deferred } = await serve({ build: async () => echoApp, idleBelow: 0.5, windowMs: 50, maxWaitMs: 60_000 });
+    const { api: deferred } = await serve({
+      build: async () => echoApp,
+      idleBelow: 0.5,
+      windowMs: 50,
+      maxWaitMs: 60_000,
+    });
     const started = Date.now();
     await deferred.built;
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('error: a build that fails is reported once and every request gets a 500 problem naming it', async () => {
-    const { url, failures, api: deferred } = await serve({ build: async () => Promise.reject(new Error('spec unreadable')) });
+    const {
+      url,
+      failures,
+      api: deferred,
+    } = await serve({ build: async () => Promise.reject(new Error('spec unreadable')) });
     const waiting = fetch(`${url}/messages`);
     await deferred.built;
     for (const res of [await waiting, await fetch(`${url}/messages/0x01`)]) {

@@ -29,7 +29,15 @@ type Pipeline = Awaited<ReturnType<ClaimChain['pipeline']>>;
 
 /** The claimMessage calldata of a row, encoded here (fee recipient zero: the relayer calls the service itself). */
 function claimData(m: MessageRow): string {
-  return c.service.interface.encodeFunctionData('claimMessage', [m.message_sender, m.destination, m.fee, m.value, ZeroAddress, m.calldata, m.message_nonce]);
+  return c.service.interface.encodeFunctionData('claimMessage', [
+    m.message_sender,
+    m.destination,
+    m.fee,
+    m.value,
+    ZeroAddress,
+    m.calldata,
+    m.message_nonce,
+  ]);
 }
 
 /** Gas of the relayer's claim of `m`, as eth_estimateGas gives it to the relayer. */
@@ -49,7 +57,11 @@ async function settle(p: Pipeline, ids: string[]): Promise<MessageRow[]> {
 }
 
 async function claimedEvents(hash: string): Promise<number> {
-  const logs = await c.provider.getLogs({ address: await c.service.getAddress(), topics: [id('MessageClaimed(bytes32)'), hash], fromBlock: 0 });
+  const logs = await c.provider.getLogs({
+    address: await c.service.getAddress(),
+    topics: [id('MessageClaimed(bytes32)'), hash],
+    fromBlock: 0,
+  });
   return logs.length;
 }
 
@@ -90,7 +102,8 @@ describe('profitability', () => {
     // F = 77 × gas × k: start at F ≈ 1.5 × 2^48 (7 bytes, a few gwei per gas), where the float product
     // gas × m × 1.1 rounds above the exact one (a mantissa of F above 1.38).
     let k = (3n * 2n ** 47n) / (77n * gas);
-    for (let tries = 0; !fits(70n * k); tries++, k++) if (tries > 10_000) throw new Error('no suitable maxFeePerGas found');
+    for (let tries = 0; !fits(70n * k); tries++, k++)
+      if (tries > 10_000) throw new Error('no suitable maxFeePerGas found');
     const m = 70n * k;
     const fee = (gas * m * 11n) / 10n;
     const [exact] = await c.addMessages(1, fee);
@@ -134,7 +147,11 @@ describe('profitability', () => {
     await p.claim();
     expect(Date.now()).toBeLessThan(retryAt); // (else this check proved nothing)
     const still = await c.row(priced!.id);
-    expect([still.status, still.failure_reason, still.retry_after]).toEqual(['FEE_UNDERPRICED', r.failure_reason, r.retry_after]);
+    expect([still.status, still.failure_reason, still.retry_after]).toEqual([
+      'FEE_UNDERPRICED',
+      r.failure_reason,
+      r.retry_after,
+    ]);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
 
     await wait(retryAt - Date.now() + 50);
@@ -142,21 +159,33 @@ describe('profitability', () => {
     const [done] = await settle(p, [priced!.id]);
     expect(done!.status).toBe('CLAIMED_SUCCESS');
     // (The test chain stores messages SENT and anchors them without a history entry.)
-    expect((await c.history(priced!.id)).map((h) => h.status)).toEqual(['SENT', 'FEE_UNDERPRICED', 'PENDING', 'CLAIMED_SUCCESS']);
+    expect((await c.history(priced!.id)).map((h) => h.status)).toEqual([
+      'SENT',
+      'FEE_UNDERPRICED',
+      'PENDING',
+      'CLAIMED_SUCCESS',
+    ]);
     expect(await claimedEvents(priced!.message_hash)).toBe(1);
   });
 });
 
 describe('sponsoring', () => {
-  it('behavior: zero-fee and underpriced messages are claimed at the relayer\'s cost, and relayer_sponsored_spend_wei_total is exactly their gasUsed × effectiveGasPrice', async () => {
+  it("behavior: zero-fee and underpriced messages are claimed at the relayer's cost, and relayer_sponsored_spend_wei_total is exactly their gasUsed × effectiveGasPrice", async () => {
     const p = await c.pipeline({ L1_L2_ENABLE_RELAYER_SPONSORING: 'true', MAX_RELAYER_SPONSOR_GAS_LIMIT: '250000' });
     const [zero] = await c.addMessages(1, 0n);
     const [cheap] = await c.addMessages(1, 1n);
     const spentBefore = sample(await c.registry.metrics(), 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"');
-    const sentBefore = sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`);
+    const sentBefore = sample(
+      await c.registry.metrics(),
+      'relayer_claims_sent_total',
+      `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`,
+    );
     await p.claim();
     const rows = await settle(p, [zero!.id, cheap!.id]);
-    expect(rows.map((r) => [r.status, r.is_sponsored])).toEqual([['CLAIMED_SUCCESS', true], ['CLAIMED_SUCCESS', true]]);
+    expect(rows.map((r) => [r.status, r.is_sponsored])).toEqual([
+      ['CLAIMED_SUCCESS', true],
+      ['CLAIMED_SUCCESS', true],
+    ]);
     let cost = 0n;
     for (const r of rows) {
       const receipt = (await c.provider.getTransactionReceipt(r.claim_tx_hash!))!;
@@ -166,7 +195,10 @@ describe('sponsoring', () => {
     expect(cost).toBeGreaterThan(0n);
     const text = await c.registry.metrics();
     expect(sample(text, 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"') - spentBefore).toBe(cost);
-    expect(sample(text, 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`) - sentBefore).toBe(2n);
+    expect(
+      sample(text, 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="true",signer="${c.relayerAddress}"`) -
+        sentBefore,
+    ).toBe(2n);
     for (const r of rows) expect(await claimedEvents(r.message_hash)).toBe(1);
   });
 
@@ -179,12 +211,17 @@ describe('sponsoring', () => {
     const nonce = await c.provider.getTransactionCount(c.relayerAddress, 'pending');
     await p.claim();
     const z = await c.row(zero!.id);
-    expect([z.status, z.failure_reason]).toEqual(['ZERO_FEE', `zero-fee message needs ${gas} gas, above MAX_RELAYER_SPONSOR_GAS_LIMIT 30000`]);
+    expect([z.status, z.failure_reason]).toEqual([
+      'ZERO_FEE',
+      `zero-fee message needs ${gas} gas, above MAX_RELAYER_SPONSOR_GAS_LIMIT 30000`,
+    ]);
     const u = await c.row(cheap!.id);
     expect(u.status).toBe('FEE_UNDERPRICED');
     expect(u.failure_reason).toMatch(/^fee 1 wei below estimated cost \d+ wei x PROFIT_MARGIN 1$/);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
-    expect(sample(await c.registry.metrics(), 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"')).toBe(spentBefore);
+    expect(sample(await c.registry.metrics(), 'relayer_sponsored_spend_wei_total', 'direction="L1_TO_L2"')).toBe(
+      spentBefore,
+    );
   });
 });
 
@@ -202,7 +239,13 @@ describe('gas and fees', () => {
     try {
       for (let i = 1; i <= 4; i++) {
         for (const tip of [gwei(i), gwei(i + 4)]) {
-          await filler.sendTransaction({ to: filler.address, nonce: nonce++, gasLimit: 21_000n, maxPriorityFeePerGas: tip, maxFeePerGas: gwei(100) });
+          await filler.sendTransaction({
+            to: filler.address,
+            nonce: nonce++,
+            gasLimit: 21_000n,
+            maxPriorityFeePerGas: tip,
+            maxFeePerGas: gwei(100),
+          });
         }
         await c.rpc('evm_mine');
       }
@@ -248,22 +291,31 @@ describe('ENABLE_SVC_ESTIMATE_GAS', () => {
     expect(JSON.parse(warned[0]!).level).toBe(40);
   });
 
-  it('behavior: through our RPC endpoint the claim\'s gas limit and fees come from svc_estimateGas (counted by the endpoint), not eth_estimateGas', async () => {
+  it("behavior: through our RPC endpoint the claim's gas limit and fees come from svc_estimateGas (counted by the endpoint), not eth_estimateGas", async () => {
     rpc = await startTestRpc({ db: testDb.client, schema: testDb.schema('rpc'), upstreams: [c.anvil.url] });
     const p = await c.pipeline({ ENABLE_SVC_ESTIMATE_GAS: 'true', L2_RPC_URL: rpc.url });
     const [m] = await c.addMessages(1);
     const call = { from: c.relayerAddress, to: await c.service.getAddress(), data: claimData(m!) };
-    const expected = await p.chain.provider.send('svc_estimateGas', [call]) as { gasLimit: string; baseFeePerGas: string; priorityFeePerGas: string };
-    const calls = async (method: string) => sample(await rpc!.common.metrics.metrics(), 'l2stack_rpc_calls_total', `method="${method}",outcome="ok"`);
+    const expected = (await p.chain.provider.send('svc_estimateGas', [call])) as {
+      gasLimit: string;
+      baseFeePerGas: string;
+      priorityFeePerGas: string;
+    };
+    const calls = async (method: string) =>
+      sample(await rpc!.common.metrics.metrics(), 'l2stack_rpc_calls_total', `method="${method}",outcome="ok"`);
     const [svcBefore, ethBefore] = [await calls('svc_estimateGas'), await calls('eth_estimateGas')];
     await p.claim();
-    expect(await calls('svc_estimateGas') - svcBefore).toBe(1n);
-    expect(await calls('eth_estimateGas') - ethBefore).toBe(0n);
+    expect((await calls('svc_estimateGas')) - svcBefore).toBe(1n);
+    expect((await calls('eth_estimateGas')) - ethBefore).toBe(0n);
     const [r] = await settle(p, [m!.id]);
     expect(r!.status).toBe('CLAIMED_SUCCESS');
     const tx = Transaction.from(r!.claim_tx_raw!);
     const tip = BigInt(expected.priorityFeePerGas);
-    expect([tx.gasLimit, tx.maxFeePerGas, tx.maxPriorityFeePerGas]).toEqual([(BigInt(expected.gasLimit) * 6n) / 5n, BigInt(expected.baseFeePerGas) + tip, tip]);
+    expect([tx.gasLimit, tx.maxFeePerGas, tx.maxPriorityFeePerGas]).toEqual([
+      (BigInt(expected.gasLimit) * 6n) / 5n,
+      BigInt(expected.baseFeePerGas) + tip,
+      tip,
+    ]);
     expect(await claimedEvents(m!.message_hash)).toBe(1);
   });
 });
@@ -274,7 +326,9 @@ describe('claim via', () => {
     const p = await c.pipeline({ L2_CLAIM_VIA_ADDRESS: via });
     const [m] = await c.addMessages(1);
     const nonce = await c.provider.getTransactionCount(c.relayerAddress, 'pending');
-    await expect(p.claim()).rejects.toThrow(`L2_CLAIM_VIA_ADDRESS ${via} has no contract code on L2; no claim is sent until it has`);
+    await expect(p.claim()).rejects.toThrow(
+      `L2_CLAIM_VIA_ADDRESS ${via} has no contract code on L2; no claim is sent until it has`,
+    );
     expect((await c.row(m!.id)).status).toBe('ANCHORED');
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
 
@@ -291,7 +345,9 @@ describe('claim via', () => {
     const receipt = (await c.provider.getTransactionReceipt(r!.claim_tx_hash!))!;
     expect(tx.to!.toLowerCase()).toBe(via);
     // The fee went to the relayer (named as fee recipient), not to the forwarder.
-    expect(await c.provider.getBalance(c.relayerAddress)).toBe(balance + BigInt(m!.fee) - receipt.gasUsed * receipt.gasPrice);
+    expect(await c.provider.getBalance(c.relayerAddress)).toBe(
+      balance + BigInt(m!.fee) - receipt.gasUsed * receipt.gasPrice,
+    );
     expect(await c.provider.getBalance(via)).toBe(0n);
     expect(await claimedEvents(m!.message_hash)).toBe(1);
   });

@@ -24,13 +24,37 @@ function sample(text: string, name: string, labels: string): number | undefined 
 
 describe('broadcast refusals', () => {
   it('args: refusals are told apart from answers that may hide an accepted transaction', () => {
-    expect(classifyBroadcastError({ code: 'INSUFFICIENT_FUNDS', message: 'insufficient funds for intrinsic transaction cost' })).toEqual({ refused: true, insufficientFunds: true });
-    expect(classifyBroadcastError({ code: 'UNKNOWN_ERROR', message: 'could not coalesce error', error: { code: -32003, message: 'max fee per gas less than block base fee' } })).toEqual({ refused: true, insufficientFunds: false });
-    expect(classifyBroadcastError({ code: 'UNKNOWN_ERROR', message: 'x', error: { code: -32000, message: 'nonce too high' } }).refused).toBe(true);
-    expect(classifyBroadcastError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })).refused).toBe(true);
+    expect(
+      classifyBroadcastError({
+        code: 'INSUFFICIENT_FUNDS',
+        message: 'insufficient funds for intrinsic transaction cost',
+      }),
+    ).toEqual({ refused: true, insufficientFunds: true });
+    expect(
+      classifyBroadcastError({
+        code: 'UNKNOWN_ERROR',
+        message: 'could not coalesce error',
+        error: { code: -32003, message: 'max fee per gas less than block base fee' },
+      }),
+    ).toEqual({ refused: true, insufficientFunds: false });
+    expect(
+      classifyBroadcastError({
+        code: 'UNKNOWN_ERROR',
+        message: 'x',
+        error: { code: -32000, message: 'nonce too high' },
+      }).refused,
+    ).toBe(true);
+    expect(
+      classifyBroadcastError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))
+        .refused,
+    ).toBe(true);
     expect(classifyBroadcastError({ code: 'TIMEOUT', message: 'request timeout' }).refused).toBe(false);
-    expect(classifyBroadcastError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })).refused).toBe(false);
-    expect(classifyBroadcastError({ code: 'SERVER_ERROR', message: 'server response 502 Bad Gateway' }).refused).toBe(false);
+    expect(classifyBroadcastError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })).refused).toBe(
+      false,
+    );
+    expect(classifyBroadcastError({ code: 'SERVER_ERROR', message: 'server response 502 Bad Gateway' }).refused).toBe(
+      false,
+    );
   });
 
   it('behavior: a claim priced under the base fee is refused by the node: no retry used, no claim counted, message back in ANCHORED', async () => {
@@ -42,7 +66,13 @@ describe('broadcast refusals', () => {
     expect([r.status, r.retries, r.claim_tx_hash]).toEqual(['ANCHORED', 0, null]);
     expect(r.failure_reason).toMatch(/^claim transaction refused by the node: /);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
-    expect(sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0).toBe(0);
+    expect(
+      sample(
+        await c.registry.metrics(),
+        'relayer_claims_sent_total',
+        `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`,
+      ) ?? 0,
+    ).toBe(0);
     // Fees back to normal: the same message is claimed.
     await c.db(m!.id, { status: 'CLAIMED_SUCCESS' });
   });
@@ -51,21 +81,35 @@ describe('broadcast refusals', () => {
 describe('drained signer', () => {
   it('behavior: with no balance nothing is signed, no retry is used and claiming pauses (logged once, readiness detail, gauge); funded again, every message is claimed once and the end is logged once', async () => {
     const p = await c.pipeline({ MAX_NUMBER_OF_RETRIES: '1' });
-    const before = sample(await c.registry.metrics(), 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0;
+    const before =
+      sample(
+        await c.registry.metrics(),
+        'relayer_claims_sent_total',
+        `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`,
+      ) ?? 0;
     const lines = c.logLines.length;
     const funded = await c.provider.getBalance(c.relayerAddress);
     await c.rpc('anvil_setBalance', [c.relayerAddress, '0x0']);
     const rows = await c.addMessages(5);
     const nonce = await c.provider.getTransactionCount(c.relayerAddress, 'pending');
     for (let i = 0; i < 4; i++) await p.claim();
-    for (const r of await Promise.all(rows.map((m) => c.row(m.id)))) expect([r.status, r.retries]).toEqual(['ANCHORED', 0]);
+    for (const r of await Promise.all(rows.map((m) => c.row(m.id))))
+      expect([r.status, r.retries]).toEqual(['ANCHORED', 0]);
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(nonce);
     const metrics = await c.registry.metrics();
-    expect(sample(metrics, 'relayer_signer_balance_wei', `direction="L1_TO_L2",chain="L2",signer="${c.relayerAddress}"`)).toBe(0);
-    expect(sample(metrics, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${c.relayerAddress}"`)).toBe(1);
+    expect(
+      sample(metrics, 'relayer_signer_balance_wei', `direction="L1_TO_L2",chain="L2",signer="${c.relayerAddress}"`),
+    ).toBe(0);
+    expect(sample(metrics, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${c.relayerAddress}"`)).toBe(
+      1,
+    );
     const paused = c.logLines.slice(lines).filter((l) => l.includes('claiming paused'));
     expect(paused).toHaveLength(1);
-    expect(JSON.parse(paused[0]!).msg).toMatch(new RegExp(`^claiming paused: signer ${c.relayerAddress} balance 0 wei cannot pay the next claim \\(needs \\d+ wei: gas limit \\d+ x max fee per gas \\d+\\)$`));
+    expect(JSON.parse(paused[0]!).msg).toMatch(
+      new RegExp(
+        `^claiming paused: signer ${c.relayerAddress} balance 0 wei cannot pay the next claim \\(needs \\d+ wei: gas limit \\d+ x max fee per gas \\d+\\)$`,
+      ),
+    );
 
     await c.rpc('anvil_setBalance', [c.relayerAddress, hex(funded > parseEther('1') ? funded : parseEther('1'))]);
     await p.claim();
@@ -79,7 +123,13 @@ describe('drained signer', () => {
     const accepted = (await c.provider.getTransactionCount(c.relayerAddress, 'latest')) - nonce;
     expect(accepted).toBe(5);
     const text = await c.registry.metrics();
-    expect((sample(text, 'relayer_claims_sent_total', `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`) ?? 0) - before).toBe(accepted);
+    expect(
+      (sample(
+        text,
+        'relayer_claims_sent_total',
+        `direction="L1_TO_L2",sponsored="false",signer="${c.relayerAddress}"`,
+      ) ?? 0) - before,
+    ).toBe(accepted);
     expect(sample(text, 'relayer_claiming_paused_funds', `direction="L1_TO_L2",signer="${c.relayerAddress}"`)).toBe(0);
     const own = c.logLines.slice(lines);
     expect(own.filter((l) => l.includes('claiming paused'))).toHaveLength(1);
@@ -96,7 +146,9 @@ describe('drained signer', () => {
     expect((await c.row(m!.id)).status).toBe('ANCHORED');
     const paused = c.logLines.slice(lines).filter((l) => l.includes('claiming paused'));
     expect(paused).toHaveLength(1);
-    expect(JSON.parse(paused[0]!).msg).toMatch(/is below L2_SIGNER_MIN_BALANCE_WEI \(100000000000000000000000 wei\); claiming paused until it is funded$/);
+    expect(JSON.parse(paused[0]!).msg).toMatch(
+      /is below L2_SIGNER_MIN_BALANCE_WEI \(100000000000000000000000 wei\); claiming paused until it is funded$/,
+    );
     await c.db(m!.id, { status: 'CLAIMED_SUCCESS' });
   });
 });

@@ -18,7 +18,11 @@ beforeAll(() => {
 });
 
 async function claimedEvents(hash: string): Promise<number> {
-  const logs = await c.provider.getLogs({ address: await c.service.getAddress(), topics: [id('MessageClaimed(bytes32)'), hash], fromBlock: 0 });
+  const logs = await c.provider.getLogs({
+    address: await c.service.getAddress(),
+    topics: [id('MessageClaimed(bytes32)'), hash],
+    fromBlock: 0,
+  });
   return logs.length;
 }
 
@@ -43,7 +47,13 @@ describe('submission lifecycle', () => {
         const r = await c.row(m!.id);
         const tx = Transaction.from(r.claim_tx_raw!);
         const prev = versions.at(-1)!;
-        expect([r.status, r.bumps, r.retries, Number(r.claim_tx_nonce), tx.nonce]).toEqual(['PENDING', bump, 1 + bump, original.nonce, original.nonce]);
+        expect([r.status, r.bumps, r.retries, Number(r.claim_tx_nonce), tx.nonce]).toEqual([
+          'PENDING',
+          bump,
+          1 + bump,
+          original.nonce,
+          original.nonce,
+        ]);
         expect(tx.maxFeePerGas! * 10n >= prev.maxFeePerGas! * 11n).toBe(true);
         expect(tx.maxPriorityFeePerGas! * 10n >= prev.maxPriorityFeePerGas! * 11n).toBe(true);
         expect(tx.maxPriorityFeePerGas! > prev.maxPriorityFeePerGas!).toBe(true);
@@ -70,7 +80,11 @@ describe('submission lifecycle', () => {
   });
 
   it('behavior: after MAX_BUMPS_PER_CYCLE the claim is cancelled (same nonce, zero value, to itself) and a new cycle claims it once', async () => {
-    const p = await c.pipeline({ MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT, MAX_BUMPS_PER_CYCLE: '1', MAX_RETRY_CYCLES: '2' });
+    const p = await c.pipeline({
+      MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT,
+      MAX_BUMPS_PER_CYCLE: '1',
+      MAX_RETRY_CYCLES: '2',
+    });
     const [m] = await c.addMessages(1);
     await c.rpc('evm_setAutomine', [false]);
     let nonce: number;
@@ -83,7 +97,14 @@ describe('submission lifecycle', () => {
       await p.receipts(); // bumps exhausted: cancel
       const r = await c.row(m!.id);
       const cancel = Transaction.from(r.claim_tx_raw!);
-      expect([r.status, r.claim_tx_kind, cancel.nonce, cancel.to?.toLowerCase(), cancel.value, cancel.data]).toEqual(['PENDING', 'cancel', nonce, c.relayerAddress, 0n, '0x']);
+      expect([r.status, r.claim_tx_kind, cancel.nonce, cancel.to?.toLowerCase(), cancel.value, cancel.data]).toEqual([
+        'PENDING',
+        'cancel',
+        nonce,
+        c.relayerAddress,
+        0n,
+        '0x',
+      ]);
       expect(r.failure_reason).toMatch(new RegExp(`cycle 1 cancelled at nonce ${nonce}`));
       await mine();
       await p.receipts();
@@ -104,7 +125,11 @@ describe('submission lifecycle', () => {
   });
 
   it('behavior: after MAX_RETRY_CYCLES cancelled cycles the message needs manual intervention, and a stuck message never holds back the others', async () => {
-    const p = await c.pipeline({ MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT, MAX_BUMPS_PER_CYCLE: '0', MAX_RETRY_CYCLES: '1' });
+    const p = await c.pipeline({
+      MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT,
+      MAX_BUMPS_PER_CYCLE: '0',
+      MAX_RETRY_CYCLES: '1',
+    });
     const [stuck, other] = await c.addMessages(2);
     await c.setStatus(other!.id, 'SENT');
     await c.rpc('evm_setAutomine', [false]);
@@ -162,7 +187,12 @@ describe('submission lifecycle', () => {
   });
 
   it('behavior: MAX_NUMBER_OF_RETRIES bounds submissions: the cycle is cancelled and the message needs manual intervention', async () => {
-    const p = await c.pipeline({ MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT, MAX_BUMPS_PER_CYCLE: '5', MAX_RETRY_CYCLES: '5', MAX_NUMBER_OF_RETRIES: '2' });
+    const p = await c.pipeline({
+      MESSAGE_SUBMISSION_TIMEOUT: TIMEOUT,
+      MAX_BUMPS_PER_CYCLE: '5',
+      MAX_RETRY_CYCLES: '5',
+      MAX_NUMBER_OF_RETRIES: '2',
+    });
     const [m] = await c.addMessages(1);
     await c.rpc('evm_setAutomine', [false]);
     try {
@@ -194,7 +224,11 @@ describe('fee cap and gas limit', () => {
   }
 
   it('behavior: with L2_MAX_GAS_FEE_ENFORCED no claim is sent while the fee is above MAX_FEE_PER_GAS_CAP; it is claimed once the fee falls', async () => {
-    const p = await c.pipeline({ L2_MAX_GAS_FEE_ENFORCED: 'true', MAX_FEE_PER_GAS_CAP: gwei(5).toString(), RETRY_DELAY_IN_SECONDS: '1' });
+    const p = await c.pipeline({
+      L2_MAX_GAS_FEE_ENFORCED: 'true',
+      MAX_FEE_PER_GAS_CAP: gwei(5).toString(),
+      RETRY_DELAY_IN_SECONDS: '1',
+    });
     const [m] = await c.addMessages(1);
     await setBaseFee(gwei(50));
     const nonceBefore = await c.provider.getTransactionCount(c.relayerAddress, 'pending');
@@ -204,7 +238,9 @@ describe('fee cap and gas limit', () => {
       await p.claim();
       const r = await c.row(m!.id);
       expect(r.status).toBe('FEE_UNDERPRICED');
-      expect(r.failure_reason).toMatch(/^estimated max fee per gas \d+ wei above MAX_FEE_PER_GAS_CAP 5000000000 \(L2_MAX_GAS_FEE_ENFORCED\)$/);
+      expect(r.failure_reason).toMatch(
+        /^estimated max fee per gas \d+ wei above MAX_FEE_PER_GAS_CAP 5000000000 \(L2_MAX_GAS_FEE_ENFORCED\)$/,
+      );
       expect(r.retry_after).not.toBeNull();
       expect(r.claim_tx_hash).toBeNull();
     }
@@ -257,7 +293,12 @@ describe('nonces', () => {
     const [m, holder] = await c.addMessages(2);
     const onChain = await c.provider.getTransactionCount(c.relayerAddress, 'pending');
     // A claim recorded at nonce onChain + 4 (e.g. by an instance whose broadcasts never arrived) holds the lease.
-    await c.db(holder!.id, { status: 'PENDING', claim_tx_nonce: String(onChain + 4), claim_tx_hash: `0x${'ee'.repeat(32)}`, claim_tx_raw: '0x00' });
+    await c.db(holder!.id, {
+      status: 'PENDING',
+      claim_tx_nonce: String(onChain + 4),
+      claim_tx_hash: `0x${'ee'.repeat(32)}`,
+      claim_tx_raw: '0x00',
+    });
     await c.setNextNonce(onChain + 5);
     const lines = c.logLines.length;
     await p.claim();
@@ -266,8 +307,12 @@ describe('nonces', () => {
     expect(await c.provider.getTransactionCount(c.relayerAddress, 'pending')).toBe(onChain);
     const paused = c.logLines.slice(lines).filter((l) => l.includes('claiming paused'));
     expect(paused).toHaveLength(1); // once per pause, not per iteration
-    expect(JSON.parse(paused[0]!).msg).toBe(`claiming paused: the database nonce ${onChain + 5} is 5 ahead of the chain's ${onChain} for ${c.relayerAddress}, more than MAX_NONCE_DIFF (2); claiming resumes when the chain catches up`);
-    expect(await c.registry.metrics()).toContain(`relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 1`);
+    expect(JSON.parse(paused[0]!).msg).toBe(
+      `claiming paused: the database nonce ${onChain + 5} is 5 ahead of the chain's ${onChain} for ${c.relayerAddress}, more than MAX_NONCE_DIFF (2); claiming resumes when the chain catches up`,
+    );
+    expect(await c.registry.metrics()).toContain(
+      `relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 1`,
+    );
 
     // The holder is resolved (no live transaction): its lease and the ones above it are stale.
     await c.db(holder!.id, { status: 'CLAIMED_REVERTED' });
@@ -276,7 +321,9 @@ describe('nonces', () => {
     expect([r.status, Number(r.claim_tx_nonce)]).toEqual(['PENDING', onChain]);
     expect(c.logLines.slice(lines).some((l) => l.includes('stale nonce leases reclaimed'))).toBe(true);
     expect(c.logLines.slice(lines).some((l) => l.includes('claiming resumed'))).toBe(true);
-    expect(await c.registry.metrics()).toContain(`relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 0`);
+    expect(await c.registry.metrics()).toContain(
+      `relayer_claiming_paused{direction="L1_TO_L2",signer="${c.relayerAddress}"} 0`,
+    );
     await wait(100);
     await p.receipts();
     expect((await c.row(m!.id)).status).toBe('CLAIMED_SUCCESS');

@@ -28,16 +28,37 @@ async function settle(p: { receipts: () => Promise<boolean> }, id: string): Prom
 const past = () => new Date(Date.now() - 1_000);
 
 describe('history', () => {
-  it('behavior: a claim\'s life is one line per move, with the claim transaction, its nonce and signer, and this instance as actor', async () => {
+  it("behavior: a claim's life is one line per move, with the claim transaction, its nonce and signer, and this instance as actor", async () => {
     const p = await c.pipeline();
     const [m] = await c.addMessages(1);
     await p.claim();
     expect(await settle(p, m!.id)).toBe('CLAIMED_SUCCESS');
     const row = await c.row(m!.id);
     const lines = (await c.repo.history([m!.id])).get(m!.id)!;
-    const tx = { claim_tx_hash: row.claim_tx_hash, claim_tx_nonce: row.claim_tx_nonce, signer: c.relayerAddress, actor: c.repo.actor };
-    expect(lines.map(({ from_status, status, claim_tx_hash, claim_tx_nonce, signer, actor }) => ({ from_status, status, claim_tx_hash, claim_tx_nonce, signer, actor }))).toEqual([
-      { from_status: null, status: 'SENT', claim_tx_hash: null, claim_tx_nonce: null, signer: null, actor: c.repo.actor },
+    const tx = {
+      claim_tx_hash: row.claim_tx_hash,
+      claim_tx_nonce: row.claim_tx_nonce,
+      signer: c.relayerAddress,
+      actor: c.repo.actor,
+    };
+    expect(
+      lines.map(({ from_status, status, claim_tx_hash, claim_tx_nonce, signer, actor }) => ({
+        from_status,
+        status,
+        claim_tx_hash,
+        claim_tx_nonce,
+        signer,
+        actor,
+      })),
+    ).toEqual([
+      {
+        from_status: null,
+        status: 'SENT',
+        claim_tx_hash: null,
+        claim_tx_nonce: null,
+        signer: null,
+        actor: c.repo.actor,
+      },
       { from_status: 'ANCHORED', status: 'PENDING', ...tx },
       { from_status: 'PENDING', status: 'CLAIMED_SUCCESS', ...tx },
     ]);
@@ -73,11 +94,18 @@ describe('NON_EXECUTABLE re-simulation', () => {
     for (const m of [a!, b!]) await c.db(m.id, { retry_after: past() });
     await resimulate();
     await resimulate();
-    for (const m of [a!, b!]) expect([(await c.row(m.id)).status, (await c.row(m.id)).resimulations]).toEqual(['ANCHORED', 0]);
+    for (const m of [a!, b!])
+      expect([(await c.row(m.id)).status, (await c.row(m.id)).resimulations]).toEqual(['ANCHORED', 0]);
     await p.claim();
     for (const m of [a!, b!]) expect(await settle(p, m.id)).toBe('CLAIMED_SUCCESS');
     const lines = (await c.repo.history([a!.id])).get(a!.id)!.map((h) => `${h.from_status}>${h.status}`);
-    expect(lines).toEqual(['null>SENT', 'ANCHORED>NON_EXECUTABLE', 'NON_EXECUTABLE>ANCHORED', 'ANCHORED>PENDING', 'PENDING>CLAIMED_SUCCESS']);
+    expect(lines).toEqual([
+      'null>SENT',
+      'ANCHORED>NON_EXECUTABLE',
+      'NON_EXECUTABLE>ANCHORED',
+      'ANCHORED>PENDING',
+      'PENDING>CLAIMED_SUCCESS',
+    ]);
   });
 
   it('behavior: with RELAYER_RESIMULATE_NON_EXECUTABLE=false NON_EXECUTABLE stays final (no re-simulation time)', async () => {
@@ -96,7 +124,8 @@ describe('stuck messages', () => {
   it('behavior: a message claimable longer than RELAYER_STUCK_AFTER_SECONDS counts in relayer_messages_stuck and is logged once; claimed, it leaves the gauge', async () => {
     const p = await c.pipeline();
     const [m] = await c.addMessages(1);
-    const gauge = async () => /relayer_messages_stuck\{direction="L1_TO_L2"\} (\d+)/.exec(await c.registry.metrics())?.[1];
+    const gauge = async () =>
+      /relayer_messages_stuck\{direction="L1_TO_L2"\} (\d+)/.exec(await c.registry.metrics())?.[1];
     expect(await gauge()).toBe('0');
     await c.db(m!.id, { anchored_at: new Date(Date.now() - 601_000) });
     expect(await gauge()).toBe('1');

@@ -10,7 +10,12 @@ import { messageTrees } from '../../src/common/chain/messages.js';
 import { migrate } from '../../src/common/db/migrations.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
-import { L1MessageService__factory, L2MessageService__factory, type L1MessageService, type L2MessageService } from '../../generated/contracts/types/index.js';
+import {
+  L1MessageService__factory,
+  L2MessageService__factory,
+  type L1MessageService,
+  type L2MessageService,
+} from '../../generated/contracts/types/index.js';
 import { loadRelayerConfig } from '../../src/relayer/config.js';
 import { connectChain, type Chain } from '../../src/relayer/chain.js';
 import { relayerMigrations } from '../../src/relayer/db/migrations.js';
@@ -40,7 +45,13 @@ let l2: L2MessageService;
 let relayerAddress: string;
 let schema: string;
 let repo: RelayerRepository;
-let steps: { listen: () => Promise<boolean>; finalizations: () => Promise<boolean>; anchor: () => Promise<boolean>; claim: () => Promise<boolean>; receipts: () => Promise<boolean> };
+let steps: {
+  listen: () => Promise<boolean>;
+  finalizations: () => Promise<boolean>;
+  anchor: () => Promise<boolean>;
+  claim: () => Promise<boolean>;
+  receipts: () => Promise<boolean>;
+};
 const chains: Chain[] = [];
 const user = Wallet.createRandom().address;
 const rpc = <T = unknown>(method: string, params: unknown[] = []) => provider.send(method, params) as Promise<T>;
@@ -51,8 +62,14 @@ beforeAll(async () => {
   provider = createProvider(anvil.url, anvil.chainId, { pollingInterval: 50 });
   const [owner, sender] = devAccounts(2).map((a) => new Wallet(a.privateKey, provider));
   // The owner deploys both services and is the L1 operator and the L2 message setter.
-  l1 = L1MessageService__factory.connect(await (await new L1MessageService__factory(owner).deploy(owner!.address, PERIOD, parseEther('1'))).getAddress(), owner);
-  l2 = L2MessageService__factory.connect(await (await new L2MessageService__factory(owner).deploy(owner!.address, 0n)).getAddress(), sender);
+  l1 = L1MessageService__factory.connect(
+    await (await new L1MessageService__factory(owner).deploy(owner!.address, PERIOD, parseEther('1'))).getAddress(),
+    owner,
+  );
+  l2 = L2MessageService__factory.connect(
+    await (await new L2MessageService__factory(owner).deploy(owner!.address, 0n)).getAddress(),
+    sender,
+  );
   await rpc('anvil_setBalance', [await l1.getAddress(), `0x${parseEther('100').toString(16)}`]);
   const relayer = Wallet.createRandom();
   relayerAddress = relayer.address.toLowerCase();
@@ -89,12 +106,30 @@ beforeAll(async () => {
     chains.push(chain);
     return chain;
   };
-  const [origin, destination] = [await connect('L2', config.l2.contractAddress), await connect('L1', config.l1.contractAddress)];
+  const [origin, destination] = [
+    await connect('L2', config.l2.contractAddress),
+    await connect('L1', config.l1.contractAddress),
+  ];
   const metrics = createRelayerMetrics(registry, repo);
-  const sender2 = new ClaimSender(repo, destination, await createSigner(config.l1.signer!), { maxNonceDiff: 100, logger, metrics, direction: 'L2_TO_L1' });
+  const sender2 = new ClaimSender(repo, destination, await createSigner(config.l1.signer!), {
+    maxNonceDiff: 100,
+    logger,
+    metrics,
+    direction: 'L2_TO_L1',
+  });
   const ctx: DirectionContext = {
-    direction: 'L2_TO_L1', config, dir: config.l2ToL1, origin, originConfig: config.l2, destination, destinationConfig: config.l1,
-    repo, metrics, logger, sender: sender2, health: { lastProgressAt: undefined, lastBlock: undefined },
+    direction: 'L2_TO_L1',
+    config,
+    dir: config.l2ToL1,
+    origin,
+    originConfig: config.l2,
+    destination,
+    destinationConfig: config.l1,
+    repo,
+    metrics,
+    logger,
+    sender: sender2,
+    health: { lastProgressAt: undefined, lastBlock: undefined },
   };
   steps = {
     listen: createListener(ctx),
@@ -124,8 +159,13 @@ async function finalize(): Promise<void> {
   const current = Number(await l1.currentL2BlockNumber());
   const head = await provider.getBlockNumber();
   const events = await l2.queryFilter(l2.filters.MessageSent(), current + 1, head);
-  const messages = events.map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber })).sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
-  const roots = messageTrees(messages.map((m) => m.hash), 5).map((t) => t.root);
+  const messages = events
+    .map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber }))
+    .sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
+  const roots = messageTrees(
+    messages.map((m) => m.hash),
+    5,
+  ).map((t) => t.root);
   await mined(l1.finalizeBlocks(head, ZeroHash, roots, 5, [...new Set(messages.map((m) => m.block))]));
 }
 
@@ -136,16 +176,30 @@ async function anchor(): Promise<void> {
   await steps.anchor();
 }
 
-const row = (hash: string) => testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message`).where({ message_hash: hash, direction: 'L2_TO_L1' }).first<MessageRow>('*'));
-const due = (hash: string) => testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message`).where({ message_hash: hash }).update({ retry_after: null }));
+const row = (hash: string) =>
+  testDb.client.query('test.rate_limit', (knex) =>
+    knex(`${schema}.message`).where({ message_hash: hash, direction: 'L2_TO_L1' }).first<MessageRow>('*'),
+  );
+const due = (hash: string) =>
+  testDb.client.query('test.rate_limit', (knex) =>
+    knex(`${schema}.message`).where({ message_hash: hash }).update({ retry_after: null }),
+  );
 const history = async (hash: string) => {
   const r = await row(hash);
-  return testDb.client.query('test.rate_limit', (knex) => knex(`${schema}.message_status_history`).where({ message_id: r.id }).orderBy('id').select('status', 'reason')) as Promise<{ status: string; reason: string | null }[]>;
+  return testDb.client.query('test.rate_limit', (knex) =>
+    knex(`${schema}.message_status_history`).where({ message_id: r.id }).orderBy('id').select('status', 'reason'),
+  ) as Promise<{ status: string; reason: string | null }[]>;
 };
 const sentNonce = () => provider.getTransactionCount(relayerAddress, 'pending');
 
 async function claimedEvents(hash: string): Promise<number> {
-  return (await provider.getLogs({ address: await l1.getAddress(), topics: [id('MessageClaimed(bytes32)'), hash], fromBlock: 0 })).length;
+  return (
+    await provider.getLogs({
+      address: await l1.getAddress(),
+      topics: [id('MessageClaimed(bytes32)'), hash],
+      fromBlock: 0,
+    })
+  ).length;
 }
 
 /** Claims and resolves receipts until the message is CLAIMED_SUCCESS (bounded). */
@@ -171,7 +225,11 @@ describe('L1 withdrawal rate limit', () => {
     await steps.receipts();
     expect((await row(a)).status).toBe('CLAIMED_SUCCESS');
     let rb = await row(b);
-    expect([rb.status, rb.claim_tx_hash, rb.failure_reason]).toEqual(['ANCHORED', null, 'L1 rate limit: 601000000000000000 wei does not fit the 499000000000000000 wei left in the period; retried later']);
+    expect([rb.status, rb.claim_tx_hash, rb.failure_reason]).toEqual([
+      'ANCHORED',
+      null,
+      'L1 rate limit: 601000000000000000 wei does not fit the 499000000000000000 wei left in the period; retried later',
+    ]);
     expect(rb.retry_after).not.toBeNull();
     expect(await sentNonce()).toBe(nonce + 1);
 
@@ -217,9 +275,16 @@ describe('L1 withdrawal rate limit', () => {
       // The owner takes away the room left, with a higher tip so it is ordered first in the block.
       const used = await l1.currentPeriodAmountInWei();
       const tip = BigInt(pending.claim_max_priority_fee_per_gas!) + 1_000_000_000n;
-      const lower = await l1.setRateLimit(used, false, { gasLimit: 100_000n, maxPriorityFeePerGas: tip, maxFeePerGas: BigInt(pending.claim_max_fee_per_gas!) + tip });
+      const lower = await l1.setRateLimit(used, false, {
+        gasLimit: 100_000n,
+        maxPriorityFeePerGas: tip,
+        maxFeePerGas: BigInt(pending.claim_max_fee_per_gas!) + tip,
+      });
       await rpc('evm_mine');
-      const [lowered, claimed] = [(await provider.getTransactionReceipt(lower.hash))!, (await provider.getTransactionReceipt(claimTx))!];
+      const [lowered, claimed] = [
+        (await provider.getTransactionReceipt(lower.hash))!,
+        (await provider.getTransactionReceipt(claimTx))!,
+      ];
       expect([lowered.blockNumber, lowered.index, lowered.status]).toEqual([claimed.blockNumber, 0, 1]);
       expect([claimed.index, claimed.status]).toEqual([1, 0]);
     } finally {
@@ -227,7 +292,12 @@ describe('L1 withdrawal rate limit', () => {
     }
     await steps.receipts();
     const back = await row(d);
-    expect([back.status, back.claim_tx_hash, back.proof, back.failure_reason]).toEqual(['SENT', null, null, `claim ${claimTx} reverted: L1 rate limit; retried later`]);
+    expect([back.status, back.claim_tx_hash, back.proof, back.failure_reason]).toEqual([
+      'SENT',
+      null,
+      null,
+      `claim ${claimTx} reverted: L1 rate limit; retried later`,
+    ]);
 
     // Anchored again, but there is no room: not sent until the limit is raised.
     await anchor();
@@ -242,6 +312,14 @@ describe('L1 withdrawal rate limit', () => {
     expect(done.status).toBe('CLAIMED_SUCCESS');
     expect(done.claim_tx_hash).not.toBe(claimTx);
     expect(await claimedEvents(d)).toBe(1);
-    expect((await history(d)).map((h) => h.status)).toEqual(['SENT', 'ANCHORED', 'PENDING', 'SENT', 'ANCHORED', 'PENDING', 'CLAIMED_SUCCESS']);
+    expect((await history(d)).map((h) => h.status)).toEqual([
+      'SENT',
+      'ANCHORED',
+      'PENDING',
+      'SENT',
+      'ANCHORED',
+      'PENDING',
+      'CLAIMED_SUCCESS',
+    ]);
   });
 });

@@ -12,7 +12,10 @@ const TX_CONTROL = /^\s*(begin|commit|rollback|savepoint|release savepoint)\b/i;
  * relayer's schema, plus the BEGIN/COMMIT/ROLLBACK of each transaction that named it. Statements of others
  * sharing the client (the devnet's coordinator, a benchmark's own polling) are not counted.
  */
-export function countStatements(knex: Knex, schema: string): { count(): number; byKind(): Record<string, number>; stop(): void } {
+export function countStatements(
+  knex: Knex,
+  schema: string,
+): { count(): number; byKind(): Record<string, number>; stop(): void } {
   const quoted = `"${schema}".`;
   const ours = new Set<string>();
   const control = new Map<string, number>();

@@ -14,12 +14,21 @@ describe('signedChainId', () => {
         const signed = [
           await wallet.signTransaction({ ...base, data, type: 0, chainId, gasPrice: 10n ** 9n }),
           await wallet.signTransaction({ ...base, data, type: 1, chainId, gasPrice: 10n ** 9n }),
-          await wallet.signTransaction({ ...base, data, type: 2, chainId, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n }),
+          await wallet.signTransaction({
+            ...base,
+            data,
+            type: 2,
+            chainId,
+            maxFeePerGas: 10n ** 10n,
+            maxPriorityFeePerGas: 1n,
+          }),
         ];
         for (const raw of signed) {
           expect(signedChainId(raw)).toBe(chainId);
           expect(foreignChainReason(raw, chainId)).toBeUndefined();
-          expect(foreignChainReason(raw, chainId + 1n)).toBe(`it was signed for chain id ${chainId}, the destination is chain id ${chainId + 1n}`);
+          expect(foreignChainReason(raw, chainId + 1n)).toBe(
+            `it was signed for chain id ${chainId}, the destination is chain id ${chainId + 1n}`,
+          );
         }
       }
     }

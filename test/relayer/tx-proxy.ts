@@ -30,13 +30,17 @@ export async function startTxProxy(
   };
   const server: Server = createServer((req, res) => {
     void body(req).then((raw) => {
-      const parsed = JSON.parse(raw.toString('utf8')) as { id: unknown; method: string; params?: unknown[] } | unknown[];
+      const parsed = JSON.parse(raw.toString('utf8')) as
+        { id: unknown; method: string; params?: unknown[] } | unknown[];
       if (!Array.isArray(parsed)) {
         calls.set(parsed.method, (calls.get(parsed.method) ?? 0) + 1);
         const own = answer(parsed.method, parsed.params ?? []);
         if (own) {
           void own.then(
-            (result) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result })),
+            (result) =>
+              res
+                .setHeader('content-type', 'application/json')
+                .end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result })),
             () => res.destroy(),
           );
           return;
@@ -50,10 +54,19 @@ export async function startTxProxy(
           }
         }
       }
-      const up = request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
-        r.pipe(res);
-      });
+      const up = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
+          r.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       up.end(raw);
     });
@@ -62,6 +75,10 @@ export async function startTxProxy(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls: (method) => calls.get(method) ?? 0,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

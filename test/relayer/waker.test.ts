@@ -35,7 +35,13 @@ function countedLoop(waker: Waker, signal: AbortSignal, during?: (n: number) => 
   let runs = 0;
   const waiting = new Map<number, () => void>();
   const done = runLoop({
-    name: 'test', direction: 'L1_TO_L2', intervalMs: MINUTE, signal, logger, metrics: createRelayerMetrics(createMetrics(), repo), waker,
+    name: 'test',
+    direction: 'L1_TO_L2',
+    intervalMs: MINUTE,
+    signal,
+    logger,
+    metrics: createRelayerMetrics(createMetrics(), repo),
+    waker,
     tick: async () => {
       runs++;
       during?.(runs);
@@ -84,11 +90,18 @@ describe('RelayerRepository.onEntered', () => {
   it('behavior: each settled write names the statuses it moved messages into: stored windows, transitions and batches of them', async () => {
     const entered: MessageStatus[] = [];
     const unsubscribe = repo.onEntered((s) => entered.push(s));
-    await repo.storeMessages([newMessage(1, 1), newMessage(2, 1, { status: 'EXCLUDED', failure_reason: 'test' })], { name: 'waker', lastBlock: 1 });
+    await repo.storeMessages([newMessage(1, 1), newMessage(2, 1, { status: 'EXCLUDED', failure_reason: 'test' })], {
+      name: 'waker',
+      lastBlock: 1,
+    });
     expect(entered.sort()).toEqual(['EXCLUDED', 'SENT']);
     const [one] = await repo.findByHash(newMessage(1, 1).message_hash);
     entered.length = 0;
-    await repo.transitionMany([{ id: String(one!.id), patch: { compressed_transaction_size: 100 } }], ['SENT'], 'TRANSACTION_SIZE_COMPUTED');
+    await repo.transitionMany(
+      [{ id: String(one!.id), patch: { compressed_transaction_size: 100 } }],
+      ['SENT'],
+      'TRANSACTION_SIZE_COMPUTED',
+    );
     expect(entered).toEqual(['TRANSACTION_SIZE_COMPUTED']);
     await repo.transition(String(one!.id), ['TRANSACTION_SIZE_COMPUTED'], 'ANCHORED', { anchored_at: new Date() });
     expect(entered).toEqual(['TRANSACTION_SIZE_COMPUTED', 'ANCHORED']);

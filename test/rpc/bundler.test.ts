@@ -40,10 +40,24 @@ async function wire(answer: (method: string, id: unknown) => [number, string, st
 
 const HASH = `0x${'22'.repeat(32)}`;
 /** A complete v0.7 user operation (the spec refuses a partial one before any bundler is asked). */
-const OP = { sender: '0x1111111111111111111111111111111111111111', nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
+const OP = {
+  sender: '0x1111111111111111111111111111111111111111',
+  nonce: '0x0',
+  callData: '0x',
+  callGasLimit: '0x186a0',
+  verificationGasLimit: '0x186a0',
+  preVerificationGas: '0xc350',
+  maxFeePerGas: '0x3b9aca00',
+  maxPriorityFeePerGas: '0x3b9aca00',
+  signature: '0x',
+};
 const EP = '0x2222222222222222222222222222222222222222';
 /** A refused signature as a bundler may word it: ERC-7769 code -32507, with data to carry through. */
-const AA24 = { code: -32507, message: 'Invalid UserOperation signature or paymaster signature', data: { reason: 'AA24 signature error' } };
+const AA24 = {
+  code: -32507,
+  message: 'Invalid UserOperation signature or paymaster signature',
+  data: { reason: 'AA24 signature error' },
+};
 
 let anvil: Anvil;
 let db: Awaited<ReturnType<typeof openTestDb>>;
@@ -55,7 +69,11 @@ async function endpointFor(bundlerUrl: string, prefix?: string) {
     db: db.client,
     schema: db.schema('rpc'),
     upstreams: [anvil.url],
-    env: { RPC_BUNDLER_URL: bundlerUrl, ...(prefix ? { RPC_BUNDLER_VENDOR_PREFIX: prefix } : {}), RPC_UPSTREAM_TIMEOUT_MS: '1000' },
+    env: {
+      RPC_BUNDLER_URL: bundlerUrl,
+      ...(prefix ? { RPC_BUNDLER_VENDOR_PREFIX: prefix } : {}),
+      RPC_UPSTREAM_TIMEOUT_MS: '1000',
+    },
   });
   servers.push(rpc);
   return rpc.url;
@@ -75,43 +93,73 @@ afterAll(async () => {
 
 describe('bundler forwarding', () => {
   it('behavior: vendor_ methods take the configured prefix of any vendor; eth_ methods keep their names', async () => {
-    const bundler = await wire((method, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, result: method === 'acme_getUserOperationStatus' ? { status: 'included', transactionHash: HASH } : [EP] })]);
+    const bundler = await wire((method, id) => [
+      200,
+      'application/json',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        result: method === 'acme_getUserOperationStatus' ? { status: 'included', transactionHash: HASH } : [EP],
+      }),
+    ]);
     wires.push(bundler);
     const url = await endpointFor(bundler.url, 'acme_');
-    expect((await call(url, 'vendor_getUserOperationStatus', [HASH])).result).toEqual({ status: 'included', transactionHash: HASH });
+    expect((await call(url, 'vendor_getUserOperationStatus', [HASH])).result).toEqual({
+      status: 'included',
+      transactionHash: HASH,
+    });
     expect((await call(url, 'eth_supportedEntryPoints', [])).result).toEqual([EP]);
     expect(bundler.seen).toEqual(['acme_getUserOperationStatus', 'eth_supportedEntryPoints']);
   });
 
-  it('error: the bundler\'s own error (an AA code) passes through with its code, message and data', async () => {
-    const bundler = await wire((_m, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, error: AA24 })]);
+  it("error: the bundler's own error (an AA code) passes through with its code, message and data", async () => {
+    const bundler = await wire((_m, id) => [
+      200,
+      'application/json',
+      JSON.stringify({ jsonrpc: '2.0', id, error: AA24 }),
+    ]);
     wires.push(bundler);
     const url = await endpointFor(bundler.url, 'pimlico_');
     expect((await call(url, 'eth_sendUserOperation', [OP, EP])).error).toEqual(AA24);
   });
 
-  it('error: an error the bundler sends without a code (Alto\'s own exceptions) is -32603 with its message, never an error object without a code', async () => {
-    const bundler = await wire((_m, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, error: { message: 'Hex size (28) exceeds padding size (16).' } })]);
+  it("error: an error the bundler sends without a code (Alto's own exceptions) is -32603 with its message, never an error object without a code", async () => {
+    const bundler = await wire((_m, id) => [
+      200,
+      'application/json',
+      JSON.stringify({ jsonrpc: '2.0', id, error: { message: 'Hex size (28) exceeds padding size (16).' } }),
+    ]);
     wires.push(bundler);
     const url = await endpointFor(bundler.url);
-    expect((await call(url, 'eth_sendUserOperation', [OP, EP])).error).toEqual({ code: -32603, message: 'the ERC-4337 bundler failed: Hex size (28) exceeds padding size (16).' });
+    expect((await call(url, 'eth_sendUserOperation', [OP, EP])).error).toEqual({
+      code: -32603,
+      message: 'the ERC-4337 bundler failed: Hex size (28) exceeds padding size (16).',
+    });
   });
 
   it('error: a v0.6 operation sent to the canonical EntryPoint v0.7 is -32602 naming both, and the bundler is not asked', async () => {
-    const bundler = await wire((_m, id) => [200, 'application/json', JSON.stringify({ jsonrpc: '2.0', id, result: HASH })]);
+    const bundler = await wire((_m, id) => [
+      200,
+      'application/json',
+      JSON.stringify({ jsonrpc: '2.0', id, result: HASH }),
+    ]);
     wires.push(bundler);
     const url = await endpointFor(bundler.url);
     const { callData, signature, sender, nonce, ...gas } = OP;
     const v06 = { sender, nonce, initCode: '0x', callData, ...gas, paymasterAndData: '0x', signature };
     const reply = await call(url, 'eth_sendUserOperation', [v06, '0x0000000071727De22E5E9d8BAf0edAc6f37da032']);
     expect(reply.error?.code).toBe(-32602);
-    expect(reply.error?.message).toMatch(/param 1 \(entryPoint\): 0x0000000071727De22E5E9d8BAf0edAc6f37da032 is the EntryPoint v0\.7 and the user operation has the v0\.6 shape/);
+    expect(reply.error?.message).toMatch(
+      /param 1 \(entryPoint\): 0x0000000071727De22E5E9d8BAf0edAc6f37da032 is the EntryPoint v0\.7 and the user operation has the v0\.6 shape/,
+    );
     // The same operation at the v0.6 EntryPoint goes through.
-    expect((await call(url, 'eth_sendUserOperation', [v06, '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789'])).result).toBe(HASH);
+    expect((await call(url, 'eth_sendUserOperation', [v06, '0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789'])).result).toBe(
+      HASH,
+    );
     expect(bundler.seen).toEqual(['eth_sendUserOperation']);
   });
 
-  it('error: a bundler answering HTML (a proxy\'s 502 page) is -32002 naming the bundler, as JSON', async () => {
+  it("error: a bundler answering HTML (a proxy's 502 page) is -32002 naming the bundler, as JSON", async () => {
     const bundler = await wire(() => [502, 'text/html', '<html><body>502 Bad Gateway</body></html>']);
     wires.push(bundler);
     const url = await endpointFor(bundler.url);
@@ -124,16 +172,26 @@ describe('bundler forwarding', () => {
     await bundler.close();
     const url = await endpointFor(bundler.url);
     const reply = await call(url, 'vendor_getUserOperationGasPrice', []);
-    expect(reply.error).toEqual({ code: -32002, message: 'the ERC-4337 bundler is not available: connection failed: ECONNREFUSED' });
+    expect(reply.error).toEqual({
+      code: -32002,
+      message: 'the ERC-4337 bundler is not available: connection failed: ECONNREFUSED',
+    });
     expect((await call(url, 'eth_chainId', [])).result).toBe('0x539');
   });
 
   it('error: a bundler that never answers is -32002 after the upstream timeout (RPC_UPSTREAM_TIMEOUT_MS)', async () => {
     const silent = createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    wires.push({ url: '', seen: [], close: () => new Promise((r) => (silent.close(() => r()), silent.closeAllConnections())) });
+    wires.push({
+      url: '',
+      seen: [],
+      close: () => new Promise((r) => (silent.close(() => r()), silent.closeAllConnections())),
+    });
     const url = await endpointFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`);
     const reply = await call(url, 'eth_supportedEntryPoints', []);
-    expect(reply.error).toEqual({ code: -32002, message: 'the ERC-4337 bundler is not available: did not answer within 1000 ms' });
+    expect(reply.error).toEqual({
+      code: -32002,
+      message: 'the ERC-4337 bundler is not available: did not answer within 1000 ms',
+    });
   });
 });

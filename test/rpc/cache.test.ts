@@ -41,7 +41,12 @@ beforeAll(async () => {
   // Polls only at start (finalized is read then): every later upstream request is one this test caused.
   const env = { RPC_UPSTREAM_HEAD_POLL_MS: '600000' };
   rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [anvil.url], env });
-  off = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [anvil.url], env: { ...env, RPC_CACHE_BYTES: '0' } });
+  off = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [anvil.url],
+    env: { ...env, RPC_CACHE_BYTES: '0' },
+  });
 });
 
 afterAll(async () => {
@@ -76,19 +81,30 @@ describe('answer cache', () => {
     // A transfer made on the node directly (not through the endpoint): only the new head tells us.
     const tx = await wallet(0, provider).sendTransaction({ to: who, value: 1234n });
     await mined(tx);
-    expect(await until('the new balance', async () => ((await balance()) === start + 1234n ? true : undefined))).toBe(true);
+    expect(await until('the new balance', async () => ((await balance()) === start + 1234n ? true : undefined))).toBe(
+      true,
+    );
     expect(BigInt((await result(off.url, 'eth_getBalance', [who, 'latest'])) as string)).toBe(start + 1234n);
   });
 
   it('behavior: a reorg drops what was true at the old head (latest block, block by number)', async () => {
-    const latest = (await result(rpc.url, 'eth_getBlockByNumber', ['latest', false])) as { number: string; hash: string };
+    const latest = (await result(rpc.url, 'eth_getBlockByNumber', ['latest', false])) as {
+      number: string;
+      hash: string;
+    };
     expect(await result(rpc.url, 'eth_getBlockByNumber', [latest.number, false])).toMatchObject({ hash: latest.hash });
     // The node replaces its last block by another one of the same number.
     await provider.send('anvil_reorg', [1, []]);
     const replaced = (await result(anvil.url, 'eth_getBlockByNumber', [latest.number, false])) as { hash: string };
     expect(replaced.hash).not.toBe(latest.hash);
-    await until('the reorged block', async () => (((await result(rpc.url, 'eth_getBlockByNumber', ['latest', false])) as { hash: string }).hash === replaced.hash ? true : undefined));
-    expect(await result(rpc.url, 'eth_getBlockByNumber', [latest.number, false])).toMatchObject({ hash: replaced.hash });
+    await until('the reorged block', async () =>
+      ((await result(rpc.url, 'eth_getBlockByNumber', ['latest', false])) as { hash: string }).hash === replaced.hash
+        ? true
+        : undefined,
+    );
+    expect(await result(rpc.url, 'eth_getBlockByNumber', [latest.number, false])).toMatchObject({
+      hash: replaced.hash,
+    });
   });
 
   it('behavior: nothing pending and no unknown block is kept; with RPC_CACHE_BYTES=0 every read goes to the node', async () => {

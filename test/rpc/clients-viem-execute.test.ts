@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, encodeFunctionData, http, parseAbi, parseEther, type Address, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  encodeFunctionData,
+  http,
+  parseAbi,
+  parseEther,
+  type Address,
+  type PublicClient,
+} from 'viem';
 import { openTestDb } from '../helpers/db.js';
 import { chain, deployOuter, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
@@ -12,7 +20,10 @@ let outer: Address;
 let ours: PublicClient;
 let direct: PublicClient;
 
-const abi = parseAbi(['function go() payable returns (uint256)', 'function note(uint256 n, bytes32 tag, uint256 count)']);
+const abi = parseAbi([
+  'function go() payable returns (uint256)',
+  'function note(uint256 n, bytes32 tag, uint256 count)',
+]);
 const account = wallet(0).address as Address;
 const to = wallet(1).address as Address;
 
@@ -32,7 +43,8 @@ afterAll(async () => {
   await db?.close();
 });
 
-const byAddress = <T extends { address: string }>(list: readonly T[]) => [...list].sort((x, y) => x.address.localeCompare(y.address));
+const byAddress = <T extends { address: string }>(list: readonly T[]) =>
+  [...list].sort((x, y) => x.address.localeCompare(y.address));
 
 describe('viem against the endpoint', () => {
   it('behavior: createAccessList gives the access list and gas anvil gives', async () => {
@@ -61,7 +73,9 @@ describe('viem against the endpoint', () => {
     const got = await simulate(ours);
     const want = await simulate(direct);
     expect(got).toHaveLength(2);
-    expect(got.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length]))).toEqual(want.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length])));
+    expect(got.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length]))).toEqual(
+      want.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length])),
+    );
     expect(got[1]!.calls.map((c) => c.status)).toEqual(['success', 'success']);
     expect(got[1]!.calls[0]!.logs?.length).toBe(2);
     expect(got[1]!.number).toBe(got[0]!.number! + 1n);

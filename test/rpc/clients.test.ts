@@ -34,7 +34,11 @@ async function filterPolls(): Promise<number> {
 
 describe('ethers v6 against the endpoint', () => {
   it('behavior: block number, logs, event watching through filters, a signed transaction and a trace', async () => {
-    const provider = new ethers.JsonRpcProvider(rpc.url, 1337, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 100 });
+    const provider = new ethers.JsonRpcProvider(rpc.url, 1337, {
+      staticNetwork: true,
+      cacheTimeout: -1,
+      pollingInterval: 100,
+    });
     const signer = wallet(6, provider);
     const contract = new ethers.Contract(address, outerArtifact().abi, signer);
     expect(await provider.getBlockNumber()).toBeGreaterThan(0);
@@ -67,8 +71,20 @@ describe('viem against the endpoint', () => {
   it('behavior: block number, logs, event watching through filters, a signed transaction and a trace', async () => {
     const client = createPublicClient({ transport: http(rpc.url) });
     const account = privateKeyToAccount(wallet(7).privateKey as Hex);
-    const walletClient = createWalletClient({ account, transport: http(rpc.url), chain: { id: 1337, name: 'devnet', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpc.url] } } } });
-    const abi = parseAbi(['event Noted(uint256 indexed n, bytes32 indexed tag, uint256 extra)', 'function note(uint256 n, bytes32 tag, uint256 count)']);
+    const walletClient = createWalletClient({
+      account,
+      transport: http(rpc.url),
+      chain: {
+        id: 1337,
+        name: 'devnet',
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [rpc.url] } },
+      },
+    });
+    const abi = parseAbi([
+      'event Noted(uint256 indexed n, bytes32 indexed tag, uint256 extra)',
+      'function note(uint256 n, bytes32 tag, uint256 count)',
+    ]);
     expect(await client.getBlockNumber()).toBeGreaterThan(0n);
 
     const polled = await filterPolls();
@@ -88,18 +104,34 @@ describe('viem against the endpoint', () => {
       });
     });
     await new Promise((r) => setTimeout(r, 300));
-    const hash = await walletClient.writeContract({ address: address as Hex, abi, functionName: 'note', args: [77n, ethers.id('viem') as Hex, 3n], chain: walletClient.chain });
+    const hash = await walletClient.writeContract({
+      address: address as Hex,
+      abi,
+      functionName: 'note',
+      args: [77n, ethers.id('viem') as Hex, 3n],
+      chain: walletClient.chain,
+    });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     await got;
     unwatch();
     expect(seen).toEqual([77n, 77n, 77n]);
     expect(await filterPolls()).toBeGreaterThan(polled);
 
-    const logs = await client.getLogs({ address: address as Hex, fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber });
+    const logs = await client.getLogs({
+      address: address as Hex,
+      fromBlock: receipt.blockNumber,
+      toBlock: receipt.blockNumber,
+    });
     expect(logs).toHaveLength(3);
-    const trace = (await client.request({ method: 'debug_traceTransaction' as never, params: [hash, { tracer: 'callTracer' }] as never })) as { to: string };
+    const trace = (await client.request({
+      method: 'debug_traceTransaction' as never,
+      params: [hash, { tracer: 'callTracer' }] as never,
+    })) as { to: string };
     expect(trace.to.toLowerCase()).toBe(address.toLowerCase());
-    const parity = (await client.request({ method: 'trace_transaction' as never, params: [hash] as never })) as unknown[];
+    const parity = (await client.request({
+      method: 'trace_transaction' as never,
+      params: [hash] as never,
+    })) as unknown[];
     expect(parity.length).toBeGreaterThan(0);
   });
 });

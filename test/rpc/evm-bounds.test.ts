@@ -7,7 +7,7 @@ import { loadRpcConfig } from '../../src/rpc/config.js';
 const CAP = 50_000_000n;
 
 describe('capGas', () => {
-  it('args: an omitted gas becomes the cap, the rest of the call is kept and the caller\'s object is not changed', () => {
+  it("args: an omitted gas becomes the cap, the rest of the call is kept and the caller's object is not changed", () => {
     const call = { to: '0x00000000000000000000000000000000000000aa', data: '0x01' };
     expect(capGas(call, CAP)).toEqual({ ...call, gas: '0x2faf080' });
     expect(call).not.toHaveProperty('gas');
@@ -37,8 +37,12 @@ describe('capGas', () => {
     const c = loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545' });
     expect(c.evm).toEqual({ gasCap: 50_000_000n, timeoutMs: 5_000, maxConcurrent: 4 });
     expect(c.rateLimit.msPerUnit).toBe(10);
-    expect(loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_GAS_CAP: '1000000000' }).evm.gasCap).toBe(1_000_000_000n);
-    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_GAS_CAP: '100' })).toThrow(/RPC_GAS_CAP/);
+    expect(loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_GAS_CAP: '1000000000' }).evm.gasCap).toBe(
+      1_000_000_000n,
+    );
+    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_GAS_CAP: '100' })).toThrow(
+      /RPC_GAS_CAP/,
+    );
   });
 });
 

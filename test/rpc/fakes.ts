@@ -3,11 +3,19 @@ import type { AddressInfo } from 'node:net';
 import type { ProofBackend } from '../../src/rpc/index.js';
 
 /** A tiny ERC-4337 bundler speaking JSON-RPC with canned answers; it records the method names it saw. */
-export async function fakeBundler(vendorPrefix = 'pimlico_'): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+export async function fakeBundler(
+  vendorPrefix = 'pimlico_',
+): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const answers: Record<string, unknown> = {
     eth_sendUserOperation: `0x${'ab'.repeat(32)}`,
-    eth_estimateUserOperationGas: { preVerificationGas: '0xb000', verificationGasLimit: '0x10000', callGasLimit: '0x5000', paymasterVerificationGasLimit: null, paymasterPostOpGasLimit: null },
+    eth_estimateUserOperationGas: {
+      preVerificationGas: '0xb000',
+      verificationGasLimit: '0x10000',
+      callGasLimit: '0x5000',
+      paymasterVerificationGasLimit: null,
+      paymasterPostOpGasLimit: null,
+    },
     eth_supportedEntryPoints: ['0x0000000071727De22E5E9d8BAf0edAc6f37da032'],
     eth_getUserOperationByHash: null,
     eth_getUserOperationReceipt: null,
@@ -32,7 +40,9 @@ export async function fakeBundler(vendorPrefix = 'pimlico_'): Promise<{ url: str
       seen.push(method);
       res.setHeader('content-type', 'application/json');
       if (!(method in answers)) {
-        res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: `bundler: no method ${method}` } }));
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: `bundler: no method ${method}` } }),
+        );
         return;
       }
       res.end(JSON.stringify({ jsonrpc: '2.0', id, result: answers[method] }));
@@ -56,7 +66,10 @@ export function fakeProofBackend(): ProofBackend & { asked: unknown[][] } {
   const proof = (key: string) => ({
     key,
     leafIndex: 2,
-    proof: { proofRelatedNodes: Array.from({ length: 42 }, (_, i) => `0x${i.toString(16).padStart(2, '0').repeat(32)}`), value: `0x${'00'.repeat(32)}` },
+    proof: {
+      proofRelatedNodes: Array.from({ length: 42 }, (_, i) => `0x${i.toString(16).padStart(2, '0').repeat(32)}`),
+      value: `0x${'00'.repeat(32)}`,
+    },
   });
   return {
     asked,

@@ -27,7 +27,12 @@ beforeAll(async () => {
   // Two replicas on one database (the upstream alone would not share filters between them).
   a = await startTestRpc({ db: db.client, schema, upstreams: [anvil.url] });
   b = await startTestRpc({ db: db.client, schema, upstreams: [anvil.url] });
-  capped = await startTestRpc({ db: db.client, schema, upstreams: [anvil.url], env: { RPC_MAX_LOGS_BLOCK_RANGE: '3', RPC_MAX_LOGS_RESULTS: '5' } });
+  capped = await startTestRpc({
+    db: db.client,
+    schema,
+    upstreams: [anvil.url],
+    env: { RPC_MAX_LOGS_BLOCK_RANGE: '3', RPC_MAX_LOGS_RESULTS: '5' },
+  });
 });
 
 afterAll(async () => {
@@ -62,7 +67,9 @@ describe('filters in the database', () => {
   });
 
   it('behavior: polls alternating between replicas lose and double nothing', async () => {
-    const id = await result(a.url, 'eth_newFilter', [{ address, topics: [outer.interface.getEvent('Noted')!.topicHash] }]);
+    const id = await result(a.url, 'eth_newFilter', [
+      { address, topics: [outer.interface.getEvent('Noted')!.topicHash] },
+    ]);
     const seen: Log[] = [];
     const start = await provider.getBlockNumber();
     for (let i = 0; i < 12; i++) {
@@ -71,7 +78,9 @@ describe('filters in the database', () => {
       if (i % 4 === 0) await emit(BigInt(200 + i), 1n); // logs that land between polls
     }
     seen.push(...((await result(a.url, 'eth_getFilterChanges', [id])) as Log[]));
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as Log[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+    ])) as Log[];
     expect(seen.map(key)).toEqual(truth.map(key));
   });
 
@@ -81,10 +90,14 @@ describe('filters in the database', () => {
     const seen: Log[] = [];
     for (let round = 0; round < 4; round++) {
       await emit(BigInt(300 + round), 3n);
-      const polls = await Promise.all(Array.from({ length: 8 }, (_, i) => result(i % 2 === 0 ? a.url : b.url, 'eth_getFilterChanges', [id])));
+      const polls = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => result(i % 2 === 0 ? a.url : b.url, 'eth_getFilterChanges', [id])),
+      );
       for (const p of polls) seen.push(...(p as Log[]));
     }
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as Log[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+    ])) as Log[];
     expect(seen.map(key).sort()).toEqual(truth.map(key).sort());
     expect(new Set(seen.map(key)).size).toBe(seen.length);
   });
@@ -111,7 +124,9 @@ describe('filters in the database', () => {
       }
       updatesPerRound.push(updates);
     }
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as Log[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+    ])) as Log[];
     expect(seen.map(key)).toEqual(truth.map(key));
     // Racing polls would each fetch the logs and try the compare-and-set (losers too): one update per round at most.
     expect(Math.max(...updatesPerRound)).toBe(1);
@@ -123,7 +138,7 @@ describe('filters in the database', () => {
     // The endpoint knows the head through its head tracker, which may not have seen the last mined block
     // yet (docs/rpc-speed.md "Head tracker"): the rest comes with a later poll, so poll until three hashes came.
     const hashes: string[] = [];
-    for (const deadline = Date.now() + 15_000; hashes.length < 3 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 15_000; hashes.length < 3 && Date.now() < deadline;) {
       hashes.push(...((await result(a.url, 'eth_getFilterChanges', [id])) as string[]));
       if (hashes.length < 3) await new Promise((r) => setTimeout(r, 100));
     }
@@ -141,7 +156,9 @@ describe('filters in the database', () => {
     for (let i = 0; i < 7; i++) await emit(BigInt(400 + i), 2n);
     const seen: Log[] = [];
     for (let i = 0; i < 10; i++) seen.push(...((await result(capped.url, 'eth_getFilterChanges', [id])) as Log[]));
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as Log[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+    ])) as Log[];
     expect(seen.map(key)).toEqual(truth.map(key));
   });
 
@@ -177,7 +194,10 @@ describe('filters in the database', () => {
 
     const old = await result(a.url, 'eth_newFilter', [{}]);
     // Not polled for longer than RPC_FILTER_TTL_SECONDS (300 s): moved back in time rather than waited for.
-    await db.client.knex(`${schema}.filters`).where({ id: old }).update({ last_poll_at: db.client.knex.raw(`now() - interval '301 seconds'`) });
+    await db.client
+      .knex(`${schema}.filters`)
+      .where({ id: old })
+      .update({ last_poll_at: db.client.knex.raw(`now() - interval '301 seconds'`) });
     expect((await call(b.url, 'eth_getFilterChanges', [old])).error!.message).toMatch(/^filter not found/);
     expect((await call(b.url, 'eth_getFilterLogs', [old])).error!.message).toMatch(/^filter not found/);
     expect(await result(a.url, 'eth_uninstallFilter', [old])).toBe(false);
@@ -187,7 +207,9 @@ describe('filters in the database', () => {
 describe('eth_getLogs rules', () => {
   it('behavior: blockHash wins over fromBlock/toBlock', async () => {
     const r = await emit(500n, 2n);
-    const logs = (await result(a.url, 'eth_getLogs', [{ blockHash: r.blockHash, fromBlock: '0x0', toBlock: '0x0', address }])) as Log[];
+    const logs = (await result(a.url, 'eth_getLogs', [
+      { blockHash: r.blockHash, fromBlock: '0x0', toBlock: '0x0', address },
+    ])) as Log[];
     expect(logs.map((l) => l.transactionHash)).toEqual([r.hash, r.hash]);
   });
 
@@ -197,7 +219,9 @@ describe('eth_getLogs rules', () => {
     await emit(603n, 1n, 'three');
     const range = { fromBlock: `0x${r1.blockNumber.toString(16)}`, toBlock: 'latest' };
     const topic = (n: bigint) => ethers.zeroPadValue(ethers.toBeHex(n), 32);
-    const or = (await result(a.url, 'eth_getLogs', [{ ...range, address: [address, wallet(5).address], topics: [null, [topic(601n), topic(602n)]] }])) as Log[];
+    const or = (await result(a.url, 'eth_getLogs', [
+      { ...range, address: [address, wallet(5).address], topics: [null, [topic(601n), topic(602n)]] },
+    ])) as Log[];
     expect(or.map((l) => l.transactionHash)).toEqual([r1.hash, r2.hash]);
     const byTag = (await result(a.url, 'eth_getLogs', [{ ...range, topics: [null, null, ethers.id('two')] }])) as Log[];
     expect(byTag.map((l) => l.transactionHash)).toEqual([r2.hash]);

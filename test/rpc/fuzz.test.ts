@@ -20,7 +20,12 @@ beforeAll(async () => {
   db = await openTestDb();
   // Head tracking off (one poll at start) and the pending-transaction watch polled by calls only (its timer
   // hourly: filters/pending.ts), so every upstream request during a run comes from a call.
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [upstream.url], env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000', RPC_WS_PENDING_POLL_MS: '3600000' } });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [upstream.url],
+    env: { RPC_UPSTREAM_HEAD_POLL_MS: '3600000', RPC_WS_PENDING_POLL_MS: '3600000' },
+  });
   methods = (await loadRpcSpec()).dereferenced.methods;
 });
 
@@ -35,16 +40,35 @@ afterAll(async () => {
 function paramsValid(method: SpecMethod, params: unknown[]): boolean {
   if (params.length > method.params.length) return false;
   const ajv = new Ajv();
-  return method.params.every((p, i) => (params[i] === undefined ? !p.required : ajv.validate(p.schema as object, params[i]) === true));
+  return method.params.every((p, i) =>
+    params[i] === undefined ? !p.required : ajv.validate(p.schema as object, params[i]) === true,
+  );
 }
 
 const value = fc.oneof(
-  fc.constantFrom('0x', '0x0', '0x1', 'latest', 'pending', 'earliest', 'finalized', `0x${'ab'.repeat(20)}`, `0x${'cd'.repeat(32)}`, '0xzz', '', 'callTracer'),
+  fc.constantFrom(
+    '0x',
+    '0x0',
+    '0x1',
+    'latest',
+    'pending',
+    'earliest',
+    'finalized',
+    `0x${'ab'.repeat(20)}`,
+    `0x${'cd'.repeat(32)}`,
+    '0xzz',
+    '',
+    'callTracer',
+  ),
   fc.integer(),
   fc.boolean(),
   fc.constant(null),
   fc.string({ maxLength: 12 }),
-  fc.dictionary(fc.constantFrom('fromBlock', 'toBlock', 'address', 'topics', 'to', 'data', 'tracer', 'x'), fc.constantFrom('0x1', 'latest', null, 7, [], 'callTracer'), { maxKeys: 3 }),
+  fc.dictionary(
+    fc.constantFrom('fromBlock', 'toBlock', 'address', 'topics', 'to', 'data', 'tracer', 'x'),
+    fc.constantFrom('0x1', 'latest', null, 7, [], 'callTracer'),
+    { maxKeys: 3 },
+  ),
   fc.array(fc.constantFrom(null, '0x1', `0x${'cd'.repeat(32)}`), { maxLength: 3 }),
 );
 
@@ -53,8 +77,19 @@ describe('fuzzing', () => {
     const body = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
-      fc.record({ jsonrpc: fc.constantFrom('2.0', '1.0', 2), id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.object()), method: fc.oneof(fc.string(), fc.integer()), params: value }).map((v) => JSON.stringify(v)),
-      fc.array(fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.string({ maxLength: 10 }) }), { maxLength: 5 }).map((v) => JSON.stringify(v)),
+      fc
+        .record({
+          jsonrpc: fc.constantFrom('2.0', '1.0', 2),
+          id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.object()),
+          method: fc.oneof(fc.string(), fc.integer()),
+          params: value,
+        })
+        .map((v) => JSON.stringify(v)),
+      fc
+        .array(fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.string({ maxLength: 10 }) }), {
+          maxLength: 5,
+        })
+        .map((v) => JSON.stringify(v)),
     );
     const before = upstream.calls();
     await fc.assert(
@@ -88,31 +123,39 @@ describe('fuzzing', () => {
     expect(invalid).toBeGreaterThan(100);
   });
 
-  it('behavior: params the spec accepts are never refused by the node: every malformed input is refused by us first', { timeout: 120_000 }, async () => {
-    // Spec-valid params generated from the spec's own schemas (as an OpenRPC fuzzer does); a fixed seed, so
-    // a count can be compared between two versions of the spec (FUZZ_SEED picks another sample).
-    const seed = Number(process.env.FUZZ_SEED ?? 16);
-    const perMethod = 25;
-    const reached: (Refusal & { called: string })[] = [];
-    const stateAnswersBefore = upstream.stateAnswers.length;
-    let sent = 0;
-    for (const method of methods) {
-      const samples = method.params.length === 0 ? [[]] : fc.sample(specValidParams(method), { numRuns: perMethod, seed });
-      for (const params of samples) {
-        const before = upstream.refusals.length;
-        const r = await post(rpc.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: method.name, params }));
-        sent++;
-        expect(r.status, `${method.name} ${JSON.stringify(params).slice(0, 200)}`).toBeLessThan(500);
-        reached.push(...upstream.refusals.slice(before).map((f) => ({ ...f, called: method.name })));
+  it(
+    'behavior: params the spec accepts are never refused by the node: every malformed input is refused by us first',
+    { timeout: 120_000 },
+    async () => {
+      // Spec-valid params generated from the spec's own schemas (as an OpenRPC fuzzer does); a fixed seed, so
+      // a count can be compared between two versions of the spec (FUZZ_SEED picks another sample).
+      const seed = Number(process.env.FUZZ_SEED ?? 16);
+      const perMethod = 25;
+      const reached: (Refusal & { called: string })[] = [];
+      const stateAnswersBefore = upstream.stateAnswers.length;
+      let sent = 0;
+      for (const method of methods) {
+        const samples =
+          method.params.length === 0 ? [[]] : fc.sample(specValidParams(method), { numRuns: perMethod, seed });
+        for (const params of samples) {
+          const before = upstream.refusals.length;
+          const r = await post(rpc.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: method.name, params }));
+          sent++;
+          expect(r.status, `${method.name} ${JSON.stringify(params).slice(0, 200)}`).toBeLessThan(500);
+          reached.push(...upstream.refusals.slice(before).map((f) => ({ ...f, called: method.name })));
+        }
       }
-    }
-    const summary = reached.map((f) => `${f.called}${f.method === f.called ? '' : ` (sent ${f.method})`} ${f.code} ${f.message} <- ${String(JSON.stringify(f.params)).slice(0, 160)}`);
-    const aboutState = upstream.stateAnswers.length - stateAnswersBefore;
-    console.info(
-      `spec-valid fuzzing: ${sent} calls, ${reached.length} reached the node only to be refused, ${aboutState} answered -32602 about the chain's state (a block above the head)${summary.length ? `:\n${summary.join('\n')}` : ''}`,
-    );
-    expect(summary).toEqual([]);
-  });
+      const summary = reached.map(
+        (f) =>
+          `${f.called}${f.method === f.called ? '' : ` (sent ${f.method})`} ${f.code} ${f.message} <- ${String(JSON.stringify(f.params)).slice(0, 160)}`,
+      );
+      const aboutState = upstream.stateAnswers.length - stateAnswersBefore;
+      console.info(
+        `spec-valid fuzzing: ${sent} calls, ${reached.length} reached the node only to be refused, ${aboutState} answered -32602 about the chain's state (a block above the head)${summary.length ? `:\n${summary.join('\n')}` : ''}`,
+      );
+      expect(summary).toEqual([]);
+    },
+  );
 });
 
 /** Positional params the spec accepts: required ones always, optional ones at the end sometimes left out. */
@@ -120,5 +163,7 @@ function specValidParams(method: SpecMethod): fc.Arbitrary<unknown[]> {
   const firstOptional = method.params.findIndex((p) => !p.required);
   const all = fc.tuple(...method.params.map((p) => arbitraryFor(p.schema)));
   if (firstOptional < 0) return all;
-  return fc.tuple(all, fc.integer({ min: firstOptional, max: method.params.length })).map(([values, n]) => values.slice(0, n));
+  return fc
+    .tuple(all, fc.integer({ min: firstOptional, max: method.params.length }))
+    .map(([values, n]) => values.slice(0, n));
 }

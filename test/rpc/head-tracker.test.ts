@@ -3,7 +3,11 @@ import { createLogger } from '../../src/common/log.js';
 import { HeadTracker, type HeadEvent } from '../../src/rpc/head/tracker.js';
 
 const hash = (fork: string, n: number) => `0x${fork}${n.toString(16).padStart(63, '0')}`;
-const header = (fork: string, n: number, parentFork = fork) => ({ number: `0x${n.toString(16)}`, hash: hash(fork, n), parentHash: n === 0 ? hash('0', 0) : hash(parentFork, n - 1) });
+const header = (fork: string, n: number, parentFork = fork) => ({
+  number: `0x${n.toString(16)}`,
+  hash: hash(fork, n),
+  parentHash: n === 0 ? hash('0', 0) : hash(parentFork, n - 1),
+});
 
 /** A node's chain held in memory: blockByHash is what the tracker walks back with. */
 function chain() {
@@ -12,7 +16,11 @@ function chain() {
     byHash.set(h.hash, h);
     return h;
   };
-  const tracker = new HeadTracker({ depth: 16, logger: createLogger({ level: 'silent' }), blockByHash: async (h) => byHash.get(h) ?? null });
+  const tracker = new HeadTracker({
+    depth: 16,
+    logger: createLogger({ level: 'silent' }),
+    blockByHash: async (h) => byHash.get(h) ?? null,
+  });
   const events: HeadEvent[] = [];
   tracker.subscribe((e) => events.push(e));
   return { add, tracker, events };

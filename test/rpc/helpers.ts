@@ -20,7 +20,11 @@ export interface RpcReply {
   error?: { code: number; message: string; data?: unknown };
 }
 
-export async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Headers }> {
+export async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
@@ -32,23 +36,38 @@ export async function call(url: string, method: string, params: unknown[] = []):
 }
 
 /** Calls and returns the result, failing with the error message otherwise. */
-export async function result(url: string, method: string, params: unknown[] = []): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function result(url: string, method: string, params: unknown[] = []): Promise<any> {
   const r = await call(url, method, params);
   if (r.error) throw new Error(`${method}: ${r.error.code} ${r.error.message}`);
   return r.result;
 }
 
 /** Sends a JSON-RPC body on to the node at `target` and pipes its answer back as it is (test proxies). */
-export function forwardTo(target: URL, body: string | Buffer, res: ServerResponse, answered?: (bytes: number) => void): void {
-  const up = request({ host: target.hostname, port: target.port, method: 'POST', path: '/', headers: { 'content-type': 'application/json' } }, (r) => {
-    res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
-    if (answered) {
-      let bytes = 0;
-      r.on('data', (c: Buffer) => (bytes += c.length));
-      r.on('end', () => answered(bytes));
-    }
-    r.pipe(res);
-  });
+export function forwardTo(
+  target: URL,
+  body: string | Buffer,
+  res: ServerResponse,
+  answered?: (bytes: number) => void,
+): void {
+  const up = request(
+    {
+      host: target.hostname,
+      port: target.port,
+      method: 'POST',
+      path: '/',
+      headers: { 'content-type': 'application/json' },
+    },
+    (r) => {
+      res.writeHead(r.statusCode ?? 200, { 'content-type': 'application/json' });
+      if (answered) {
+        let bytes = 0;
+        r.on('data', (c: Buffer) => (bytes += c.length));
+        r.on('end', () => answered(bytes));
+      }
+      r.pipe(res);
+    },
+  );
   up.on('error', () => res.destroy());
   up.end(body);
 }
@@ -116,7 +135,9 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
       const refused = calls.find((c) => refuse.has(c.method));
       if (refused) {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: refused.id, error: { code: -32601, message: 'Method not found' } }));
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id: refused.id, error: { code: -32601, message: 'Method not found' } }),
+        );
         return;
       }
       const first = calls[0]?.method ?? '';
@@ -153,7 +174,14 @@ export async function startTestRpc(options: {
   proofBackend?: ProofBackend;
 }): Promise<{ url: string; common: Common; config: RpcConfig; stop(): Promise<void> }> {
   const config = loadRpcConfig(
-    { RPC_PORT: '0', RPC_UPSTREAM_URLS: options.upstreams.join(','), RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', ...transportFromEnv(), ...options.env },
+    {
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: options.upstreams.join(','),
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+      RPC_UPSTREAM_HEAD_POLL_MS: '100',
+      ...transportFromEnv(),
+      ...options.env,
+    },
     { dbSchema: options.schema, ...options.config },
   );
   const common = testCommon();
@@ -203,8 +231,15 @@ contract Outer {
 let compiled: { abi: ethers.InterfaceAbi; bytecode: string } | undefined;
 export function outerArtifact(): { abi: ethers.InterfaceAbi; bytecode: string } {
   if (!compiled) {
-    const input = { language: 'Solidity', sources: { 't.sol': { content: SOURCE } }, settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } };
-    const out = JSON.parse(solc.compile(JSON.stringify(input))) as { errors?: { severity: string; formattedMessage: string }[]; contracts: Record<string, Record<string, { abi: ethers.InterfaceAbi; evm: { bytecode: { object: string } } }>> };
+    const input = {
+      language: 'Solidity',
+      sources: { 't.sol': { content: SOURCE } },
+      settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+    };
+    const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
+      errors?: { severity: string; formattedMessage: string }[];
+      contracts: Record<string, Record<string, { abi: ethers.InterfaceAbi; evm: { bytecode: { object: string } } }>>;
+    };
     const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
     if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
     const c = out.contracts['t.sol']!.Outer!;

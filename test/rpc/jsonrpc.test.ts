@@ -13,7 +13,12 @@ beforeAll(async () => {
   ({ anvil } = await chain());
   upstream = await countingUpstream(anvil.url);
   db = await openTestDb();
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [upstream.url], env: { RPC_MAX_BATCH: '100', RPC_UPSTREAM_HEAD_POLL_MS: '60000' } });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [upstream.url],
+    env: { RPC_MAX_BATCH: '100', RPC_UPSTREAM_HEAD_POLL_MS: '60000' },
+  });
 });
 
 afterAll(async () => {
@@ -43,8 +48,13 @@ describe('JSON-RPC 2.0 envelope', () => {
       const r = await post(rpc.url, `{"jsonrpc":"2.0","id":${id},"method":"eth_chainId"}`);
       expect(r.text).toBe(`{"jsonrpc":"2.0","id":${id},"result":"0x539"}`);
     }
-    const batch = await post(rpc.url, '[{"jsonrpc":"2.0","id":98765432109876543210,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"x","method":"eth_chainId"}]');
-    expect(batch.text).toBe('[{"jsonrpc":"2.0","id":98765432109876543210,"result":"0x539"},{"jsonrpc":"2.0","id":"x","result":"0x539"}]');
+    const batch = await post(
+      rpc.url,
+      '[{"jsonrpc":"2.0","id":98765432109876543210,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"x","method":"eth_chainId"}]',
+    );
+    expect(batch.text).toBe(
+      '[{"jsonrpc":"2.0","id":98765432109876543210,"result":"0x539"},{"jsonrpc":"2.0","id":"x","result":"0x539"}]',
+    );
   });
 
   it('error: malformed JSON is -32700 with id null and HTTP 200, never an HTML page', async () => {
@@ -79,9 +89,19 @@ describe('JSON-RPC 2.0 envelope', () => {
     const single = await post(rpc.url, '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}');
     expect(single.status).toBe(204);
     expect(single.text).toBe('');
-    const batch = await post(rpc.url, '[{"jsonrpc":"2.0","method":"eth_chainId"},{"jsonrpc":"2.0","method":"eth_blockNumber"}]');
+    const batch = await post(
+      rpc.url,
+      '[{"jsonrpc":"2.0","method":"eth_chainId"},{"jsonrpc":"2.0","method":"eth_blockNumber"}]',
+    );
     expect(batch.status).toBe(204);
-    const mixed = JSON.parse((await post(rpc.url, '[{"jsonrpc":"2.0","method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"}]')).text);
+    const mixed = JSON.parse(
+      (
+        await post(
+          rpc.url,
+          '[{"jsonrpc":"2.0","method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"}]',
+        )
+      ).text,
+    );
     expect(mixed).toEqual([{ jsonrpc: '2.0', id: 2, result: '0x539' }]);
   });
 
@@ -126,7 +146,12 @@ describe('JSON-RPC 2.0 envelope', () => {
   });
 
   it('error: a body over RPC_MAX_BODY_BYTES is HTTP 413 with -32600 naming the limit', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [`0x${'ab'.repeat(600_000)}`] });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_sendRawTransaction',
+      params: [`0x${'ab'.repeat(600_000)}`],
+    });
     const r = await post(rpc.url, big);
     expect(r.status).toBe(413);
     const j = JSON.parse(r.text);
@@ -147,8 +172,21 @@ describe('JSON-RPC 2.0 envelope', () => {
 
 describe('allow-list', () => {
   const refused = [
-    'anvil_setBalance', 'evm_mine', 'hardhat_impersonateAccount', 'hardhat_reset', 'debug_setHead', 'admin_nodeInfo', 'personal_sign',
-    'miner_start', 'engine_newPayloadV3', 'engine_forkchoiceUpdatedV3', 'eth_sendTransaction', 'eth_sign', 'eth_accounts', 'txpool_content', 'rpc.other',
+    'anvil_setBalance',
+    'evm_mine',
+    'hardhat_impersonateAccount',
+    'hardhat_reset',
+    'debug_setHead',
+    'admin_nodeInfo',
+    'personal_sign',
+    'miner_start',
+    'engine_newPayloadV3',
+    'engine_forkchoiceUpdatedV3',
+    'eth_sendTransaction',
+    'eth_sign',
+    'eth_accounts',
+    'txpool_content',
+    'rpc.other',
   ];
   for (const method of refused) {
     it(`error: ${method} is -32601 naming it and never reaches an upstream`, async () => {
@@ -165,7 +203,9 @@ describe('allow-list', () => {
 
   it('behavior: rpc.discover returns specs/rpc.openrpc.json', async () => {
     const r = await call(rpc.url, 'rpc.discover');
-    expect(r.result).toEqual(JSON.parse(readFileSync(new URL('../../specs/rpc.openrpc.json', import.meta.url), 'utf8')));
+    expect(r.result).toEqual(
+      JSON.parse(readFileSync(new URL('../../specs/rpc.openrpc.json', import.meta.url), 'utf8')),
+    );
   });
 });
 
@@ -196,7 +236,7 @@ describe('params', () => {
     }
   });
 
-  it('behavior: a call object\'s unknown member goes to the node, which ignores it: the same answer as anvil straight (a filter\'s unknown member stays refused, as anvil refuses it)', async () => {
+  it("behavior: a call object's unknown member goes to the node, which ignores it: the same answer as anvil straight (a filter's unknown member stays refused, as anvil refuses it)", async () => {
     const to = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
     for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
       const params = [{ to, gass: '0x1' }, 'latest'];
@@ -204,19 +244,34 @@ describe('params', () => {
       expect(node.error, `anvil ${method}`).toBeUndefined();
       expect(ours, method).toEqual({ ...node, id: ours.id });
     }
-    const [ours, node] = await Promise.all([call(rpc.url, 'eth_getLogs', [{ bogus: 1 }]), call(anvil.url, 'eth_getLogs', [{ bogus: 1 }])]);
+    const [ours, node] = await Promise.all([
+      call(rpc.url, 'eth_getLogs', [{ bogus: 1 }]),
+      call(anvil.url, 'eth_getLogs', [{ bogus: 1 }]),
+    ]);
     expect([ours.error?.code, node.error?.code]).toEqual([-32602, -32602]);
   });
 
   it('error: params by name are refused (the spec is by position)', async () => {
-    const j = JSON.parse((await post(rpc.url, '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":{"address":"0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"}}')).text);
+    const j = JSON.parse(
+      (
+        await post(
+          rpc.url,
+          '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":{"address":"0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"}}',
+        )
+      ).text,
+    );
     expect(j.error.code).toBe(-32602);
     expect(j.error.message).toContain('by position');
   });
 
   it('error: tracers other than callTracer and prestateTracer are -32602 naming the allowed ones', async () => {
     const hash = `0x${'11'.repeat(32)}`;
-    const cases: unknown[] = [{}, { tracer: 'flatCallTracer' }, { tracer: '{data: [], fault: function() {}, result: function() { return 1 }}' }, { tracer: 'callTracer', tracerConfig: { bogus: true } }];
+    const cases: unknown[] = [
+      {},
+      { tracer: 'flatCallTracer' },
+      { tracer: '{data: [], fault: function() {}, result: function() { return 1 }}' },
+      { tracer: 'callTracer', tracerConfig: { bogus: true } },
+    ];
     for (const options of cases) {
       for (const [method, params] of [
         ['debug_traceTransaction', [hash, options]],
@@ -229,7 +284,8 @@ describe('params', () => {
         });
         expect(n).toBe(0);
         expect(r!.error!.code).toBe(-32602);
-        if ((options as { tracerConfig?: unknown }).tracerConfig === undefined) expect(r!.error!.message, JSON.stringify(options)).toMatch(/callTracer, prestateTracer/);
+        if ((options as { tracerConfig?: unknown }).tracerConfig === undefined)
+          expect(r!.error!.message, JSON.stringify(options)).toMatch(/callTracer, prestateTracer/);
       }
     }
     const missing = await call(rpc.url, 'debug_traceTransaction', [hash]);
@@ -242,7 +298,14 @@ describe('operations', () => {
     expect((await fetch(`${rpc.url}/health/live`)).status).toBe(200);
     const ready = await fetch(`${rpc.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ok', checks: [{ name: 'database', ok: true }, { name: 'upstreams', ok: true, detail: expect.stringMatching(/^upstream 1 healthy at head \d+$/) }, { name: 'node', ok: true }] });
+    expect(await ready.json()).toMatchObject({
+      status: 'ok',
+      checks: [
+        { name: 'database', ok: true },
+        { name: 'upstreams', ok: true, detail: expect.stringMatching(/^upstream 1 healthy at head \d+$/) },
+        { name: 'node', ok: true },
+      ],
+    });
     const metrics = await (await fetch(`${rpc.url}/metrics`)).text();
     expect(metrics).toMatch(/l2stack_rpc_calls_total\{method="eth_chainId",outcome="ok"\} \d+/);
     expect(metrics).toMatch(/l2stack_rpc_calls_total\{method="other",outcome="-32601"\} \d+/);
@@ -251,7 +314,10 @@ describe('operations', () => {
   });
 
   it('behavior: CORS preflight is answered for browsers', async () => {
-    const r = await fetch(rpc.url, { method: 'OPTIONS', headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST' } });
+    const r = await fetch(rpc.url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST' },
+    });
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });

@@ -19,7 +19,12 @@ beforeAll(async () => {
   testDb = await openTestDb();
   const schema = testDb.schema('rpc');
   // The public tier: 1 unit per second, burst 2 — a keyed client must not be held to it.
-  rpc = await startTestRpc({ db: testDb.client, schema, upstreams: [anvil.url], env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '20' } });
+  rpc = await startTestRpc({
+    db: testDb.client,
+    schema,
+    upstreams: [anvil.url],
+    env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '20' },
+  });
   store = new ApiKeyStore(testDb.client, schema);
 }, 120_000);
 afterAll(async () => {
@@ -32,7 +37,11 @@ const body = (method: string, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, me
 
 describe('API keys at the endpoint', () => {
   it('behavior: a key gets its own limit and allow-list by path or header, while anonymous calls hit the public limit', async () => {
-    const { key } = await store.create('fast-reader', { ratePerSecond: 10_000, burst: 10_000, methods: ['eth_blockNumber', 'eth_chainId'] });
+    const { key } = await store.create('fast-reader', {
+      ratePerSecond: 10_000,
+      burst: 10_000,
+      methods: ['eth_blockNumber', 'eth_chainId'],
+    });
     // The public burst (20) in one batch, then the same again: refused unless 20 s went by, whatever the load.
     const calls = (n: number) => `[${Array.from({ length: n }, (_, i) => body('eth_chainId', i)).join(',')}]`;
     expect((await post(rpc.url, calls(20))).status).toBe(200);
@@ -46,7 +55,13 @@ describe('API keys at the endpoint', () => {
     const viaHeader = await post(rpc.url, body('eth_chainId'), { 'x-api-key': key });
     expect(JSON.parse(viaHeader.text).result).toBe('0x539');
 
-    const batch = await post(`${rpc.url}/v1/${key}`, JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }, { jsonrpc: '2.0', id: 2, method: 'eth_getBalance', params: ['0x' + '00'.repeat(20), 'latest'] }]));
+    const batch = await post(
+      `${rpc.url}/v1/${key}`,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] },
+        { jsonrpc: '2.0', id: 2, method: 'eth_getBalance', params: ['0x' + '00'.repeat(20), 'latest'] },
+      ]),
+    );
     const [ok, refused] = JSON.parse(batch.text) as { result?: string; error?: { code: number; message: string } }[];
     expect(ok!.result).toBe('0x539');
     expect(refused!.error).toMatchObject({ code: -32601, message: expect.stringContaining('not allowed for API key') });
@@ -77,7 +92,9 @@ describe('API keys at the endpoint', () => {
     expect(revoked.status).toBe(401);
     expect(JSON.parse(revoked.text).error.message).toContain(`API key ${record.id} (short-lived) was revoked`);
     const wsRefused = new WebSocket(`${rpc.url.replace('http', 'ws')}/v1/${key}`);
-    const status = await new Promise<number>((resolve) => wsRefused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    const status = await new Promise<number>((resolve) =>
+      wsRefused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(status).toBe(401);
   }, 60_000);
 });

@@ -44,7 +44,14 @@ describe('negative cache', () => {
     const key = generateApiKey();
     expect(await queries(() => registry.lookup(key))).toBe(1);
     // The key appears (as if written through another replica's database connection before this one saw it).
-    await testDb.client.query('test.keys_negative', (k) => k(`${schema}.api_keys`).insert({ id: 'k_late00000000', name: 'late', key_hash: hashApiKey(key), key_prefix: displayPrefix(key) }));
+    await testDb.client.query('test.keys_negative', (k) =>
+      k(`${schema}.api_keys`).insert({
+        id: 'k_late00000000',
+        name: 'late',
+        key_hash: hashApiKey(key),
+        key_prefix: displayPrefix(key),
+      }),
+    );
     let kind: string | undefined;
     expect(await queries(async () => void (kind = (await registry.lookup(key)).kind))).toBe(0);
     expect(kind).toBe('unknown');

@@ -29,10 +29,22 @@ const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('API key store and registry', () => {
   it('behavior: a created key is found with its limits; only its SHA-256 is stored', async () => {
-    const { record, key } = await store.create('wallet-backend', { ratePerSecond: 200, burst: 400, methods: ['eth_call', 'eth_blockNumber'] });
+    const { record, key } = await store.create('wallet-backend', {
+      ratePerSecond: 200,
+      burst: 400,
+      methods: ['eth_call', 'eth_blockNumber'],
+    });
     expect(key).toMatch(/^l2s_[A-Za-z0-9_-]{43}$/);
-    expect(record).toMatchObject({ name: 'wallet-backend', ratePerSecond: 200, burst: 400, methods: ['eth_call', 'eth_blockNumber'] });
-    const rows = (await testDb.client.query('test.keys', (k) => k(`${schema}.api_keys`).select('*'))) as Record<string, unknown>[];
+    expect(record).toMatchObject({
+      name: 'wallet-backend',
+      ratePerSecond: 200,
+      burst: 400,
+      methods: ['eth_call', 'eth_blockNumber'],
+    });
+    const rows = (await testDb.client.query('test.keys', (k) => k(`${schema}.api_keys`).select('*'))) as Record<
+      string,
+      unknown
+    >[];
     const text = JSON.stringify(rows);
     expect(text).not.toContain(key);
     expect(text).toContain(hashApiKey(key));
@@ -81,9 +93,15 @@ describe('API key store and registry', () => {
   });
 });
 
-function keysCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function keysCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'rpc', 'keys', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'rpc', 'keys', ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -102,7 +120,10 @@ describe('l2stack rpc keys', () => {
   });
 
   it('behavior: create prints the key once on stdout, list shows it without the secret, revoke marks it revoked', async () => {
-    const created = await keysCli(['create', 'indexer-1', '--rate', '100', '--methods', 'eth_getLogs,eth_blockNumber'], pdb.env);
+    const created = await keysCli(
+      ['create', 'indexer-1', '--rate', '100', '--methods', 'eth_getLogs,eth_blockNumber'],
+      pdb.env,
+    );
     expect(created.code, created.stderr).toBe(0);
     const key = created.stdout.trim();
     expect(key).toMatch(/^l2s_[A-Za-z0-9_-]{43}$/);
@@ -118,7 +139,10 @@ describe('l2stack rpc keys', () => {
 
     const revoked = await keysCli(['revoke', 'indexer-1'], pdb.env);
     expect(revoked.code, revoked.stderr).toBe(0);
-    const json = JSON.parse((await keysCli(['list', '--json'], pdb.env)).stdout) as { name: string; revokedAt?: string }[];
+    const json = JSON.parse((await keysCli(['list', '--json'], pdb.env)).stdout) as {
+      name: string;
+      revokedAt?: string;
+    }[];
     expect(json.find((r) => r.name === 'indexer-1')?.revokedAt).toBeDefined();
   }, 240_000); // four process start-ups, each booting the embedded database: slow on a loaded 2-core machine
 

@@ -14,7 +14,13 @@ import { LARGE_ANSWER_CHARS, RawJson } from '../../src/rpc/upstream/raw-json.js'
  * these check that the chunks make the same JSON a string would, alone and inside batches, with the id as
  * written, and that one encoding serves many replies; then the endpoint itself with a node's 1,000 logs.
  */
-const big = JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}`, note: 'é✓' })));
+const big = JSON.stringify(
+  Array.from({ length: 400 }, (_, i) => ({
+    logIndex: `0x${i.toString(16)}`,
+    data: `0x${'ab'.repeat(32)}`,
+    note: 'é✓',
+  })),
+);
 const answer = new RawJson(big);
 const calls: Record<string, () => CallResult> = {
   big: () => ({ result: answer }),
@@ -36,7 +42,9 @@ beforeAll(async () => {
   const { anvil: a, provider } = await chain();
   anvil = a;
   const outer = await deployOuter(wallet(0, provider));
-  const tx = (await outer.getFunction('note')(1n, ethers.id('large'), 1000n, { gasLimit: 29_000_000n })) as ethers.TransactionResponse;
+  const tx = (await outer.getFunction('note')(1n, ethers.id('large'), 1000n, {
+    gasLimit: 29_000_000n,
+  })) as ethers.TransactionResponse;
   const block = `0x${(await mined(tx)).blockNumber.toString(16)}`;
   logsQuery = { fromBlock: block, toBlock: block, address: await outer.getAddress() };
   db = await openTestDb();
@@ -74,13 +82,15 @@ describe('large answers', () => {
   });
 
   it('behavior: a batch mixing large, small, parsed and failed answers and a notification keeps order and is one JSON array', async () => {
-    const reply = await body(JSON.stringify([
-      { jsonrpc: '2.0', id: 1, method: 'small' },
-      { jsonrpc: '2.0', id: 2, method: 'big' },
-      { jsonrpc: '2.0', method: 'big' },
-      { jsonrpc: '2.0', id: 3, method: 'fails' },
-      { jsonrpc: '2.0', id: 4, method: 'parsed' },
-    ]));
+    const reply = await body(
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'small' },
+        { jsonrpc: '2.0', id: 2, method: 'big' },
+        { jsonrpc: '2.0', method: 'big' },
+        { jsonrpc: '2.0', id: 3, method: 'fails' },
+        { jsonrpc: '2.0', id: 4, method: 'parsed' },
+      ]),
+    );
     expect(JSON.parse(replyText(reply))).toEqual([
       { jsonrpc: '2.0', id: 1, result: '0x1' },
       { jsonrpc: '2.0', id: 2, result: JSON.parse(big) },
@@ -89,9 +99,11 @@ describe('large answers', () => {
     ]);
   });
 
-  it('behavior: over HTTP (the endpoint itself) a 1,000-log answer, alone, twice (then from the cache) and in a batch, is the node\'s answer with our ids and an exact content-length', async () => {
+  it("behavior: over HTTP (the endpoint itself) a 1,000-log answer, alone, twice (then from the cache) and in a batch, is the node's answer with our ids and an exact content-length", async () => {
     const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'eth_getLogs', params: [logsQuery] });
-    const direct = JSON.parse((await post(anvil.url, JSON.stringify(call(1)))).received.toString('utf8')) as { result: unknown[] };
+    const direct = JSON.parse((await post(anvil.url, JSON.stringify(call(1)))).received.toString('utf8')) as {
+      result: unknown[];
+    };
     expect(direct.result.length).toBe(1000);
     for (const id of [7, 8]) {
       const { length, received } = await post(rpc.url, JSON.stringify(call(id)));
@@ -99,7 +111,10 @@ describe('large answers', () => {
       expect(length).toBeGreaterThan(LARGE_ANSWER_CHARS);
       expect(JSON.parse(received.toString('utf8'))).toEqual({ jsonrpc: '2.0', id, result: direct.result });
     }
-    const batch = await post(rpc.url, JSON.stringify([call(1), { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }, call(3)]));
+    const batch = await post(
+      rpc.url,
+      JSON.stringify([call(1), { jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }, call(3)]),
+    );
     expect(batch.length).toBe(batch.received.length);
     const answers = JSON.parse(batch.received.toString('utf8')) as { id: number; result: unknown }[];
     expect(answers.map((a) => a.id)).toEqual([1, 2, 3]);

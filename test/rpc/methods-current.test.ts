@@ -32,8 +32,18 @@ beforeAll(async () => {
   loop = (await mined(signer.sendTransaction({ data: LOOP_INIT })))!.contractAddress!.toLowerCase();
   node = await countingUpstream(anvil.url);
   db = await openTestDb();
-  live = await startTestRpc({ db: db.client, schema: db.schema('live'), upstreams: [anvil.url], env: { RPC_GAS_CAP: '1000000' } });
-  counted = await startTestRpc({ db: db.client, schema: db.schema('counted'), upstreams: [node.url], env: { RPC_GAS_CAP: '1000000' } });
+  live = await startTestRpc({
+    db: db.client,
+    schema: db.schema('live'),
+    upstreams: [anvil.url],
+    env: { RPC_GAS_CAP: '1000000' },
+  });
+  counted = await startTestRpc({
+    db: db.client,
+    schema: db.schema('counted'),
+    upstreams: [node.url],
+    env: { RPC_GAS_CAP: '1000000' },
+  });
 });
 
 afterAll(async () => {
@@ -47,17 +57,27 @@ afterAll(async () => {
 /** The next block's base fee by anvil's own eth_feeHistory, once the endpoint has seen anvil's head. */
 async function anvilNextBaseFee(): Promise<string> {
   const head = await result(anvil.url, 'eth_blockNumber');
-  await waitFor(`the endpoint to see block ${head}`, async () => ((await result(live.url, 'eth_blockNumber')) === head ? true : undefined), 20_000, 50);
+  await waitFor(
+    `the endpoint to see block ${head}`,
+    async () => ((await result(live.url, 'eth_blockNumber')) === head ? true : undefined),
+    20_000,
+    50,
+  );
   return (await result(anvil.url, 'eth_feeHistory', ['0x1', 'latest', []])).baseFeePerGas.at(-1);
 }
 
 describe('eth_baseFee', () => {
-  it('behavior: equals anvil\'s next base fee after a block above the gas target, an empty block and a block below it', async () => {
+  it("behavior: equals anvil's next base fee after a block above the gas target, an empty block and a block below it", async () => {
     const seen: string[] = [];
     // 20,000,000 gas burnt of a 30,000,000 limit: above the 15,000,000 target, the fee rises.
     // (It fails out of gas: its receipt is read by hash, since wait() throws on a failed transaction.)
     const burnt = await signer.sendTransaction({ to: loop, gasLimit: 20_000_000n });
-    const receipt = await waitFor('the loop transaction', async () => (await result(anvil.url, 'eth_getTransactionReceipt', [burnt.hash])) ?? undefined, 20_000, 50);
+    const receipt = await waitFor(
+      'the loop transaction',
+      async () => (await result(anvil.url, 'eth_getTransactionReceipt', [burnt.hash])) ?? undefined,
+      20_000,
+      50,
+    );
     expect(receipt.gasUsed).toBe(ethers.toQuantity(20_000_000n));
     seen.push(await anvilNextBaseFee());
     expect(await result(live.url, 'eth_baseFee')).toBe(seen.at(-1));
@@ -70,7 +90,9 @@ describe('eth_baseFee', () => {
     // A transfer, far below the target; and the block the node then mines carries the fee we announced.
     const announced = await result(live.url, 'eth_baseFee');
     const transfer = await mined(signer.sendTransaction({ to, value: 1n }));
-    expect((await result(anvil.url, 'eth_getBlockByNumber', [ethers.toQuantity(transfer.blockNumber), false])).baseFeePerGas).toBe(announced);
+    expect(
+      (await result(anvil.url, 'eth_getBlockByNumber', [ethers.toQuantity(transfer.blockNumber), false])).baseFeePerGas,
+    ).toBe(announced);
     seen.push(await anvilNextBaseFee());
     expect(await result(live.url, 'eth_baseFee')).toBe(seen.at(-1));
     // The three blocks moved the fee three different ways: the comparisons above cover each.
@@ -81,7 +103,7 @@ describe('eth_baseFee', () => {
     expect(node.counts.get('eth_feeHistory')).toBeGreaterThanOrEqual(2);
   });
 
-  it('behavior: the EIP-1559 computation gives every block\'s successor the base fee anvil gave it', async () => {
+  it("behavior: the EIP-1559 computation gives every block's successor the base fee anvil gave it", async () => {
     const head = Number(await result(anvil.url, 'eth_blockNumber'));
     expect(head).toBeGreaterThanOrEqual(4);
     // From block 1 on: anvil starts block 1 at its initial base fee (1 gwei), whatever the genesis says.
@@ -116,7 +138,7 @@ describe('eth_fillTransaction', () => {
     expect(node.counts.get('eth_fillTransaction')).toBe(cases.length);
   });
 
-  it('error: an estimate the node cannot make is the node\'s own error, passed on', async () => {
+  it("error: an estimate the node cannot make is the node's own error, passed on", async () => {
     const tx = { from, to: loop };
     const direct = await call(anvil.url, 'eth_fillTransaction', [tx]);
     expect(direct.error?.message).toContain('gas required exceeds allowance');
@@ -126,7 +148,10 @@ describe('eth_fillTransaction', () => {
   it('error: params anvil refuses as malformed are refused with -32602 before the node', async () => {
     const before = node.counts.get('eth_fillTransaction') ?? 0;
     for (const params of [[], [{ from: '0x12' }], [{ to, value: '0xzz' }]]) {
-      expect((await call(anvil.url, 'eth_fillTransaction', params)).error?.code, `anvil ${JSON.stringify(params)}`).toBe(-32602);
+      expect(
+        (await call(anvil.url, 'eth_fillTransaction', params)).error?.code,
+        `anvil ${JSON.stringify(params)}`,
+      ).toBe(-32602);
       expect((await call(counted.url, 'eth_fillTransaction', params)).error?.code, JSON.stringify(params)).toBe(-32602);
     }
     expect(node.counts.get('eth_fillTransaction') ?? 0).toBe(before);
@@ -150,9 +175,14 @@ describe('eth_fillTransaction', () => {
     ];
     const before = node.counts.get('eth_fillTransaction') ?? 0;
     for (const [tx, member] of mirrored) {
-      expect((await call(anvil.url, 'eth_fillTransaction', [tx])).error?.code, `anvil ${JSON.stringify(tx)}`).toBe(-32602);
+      expect((await call(anvil.url, 'eth_fillTransaction', [tx])).error?.code, `anvil ${JSON.stringify(tx)}`).toBe(
+        -32602,
+      );
       const ours = await call(counted.url, 'eth_fillTransaction', [tx]);
-      expect([ours.error?.code, ours.error?.message.includes(`transaction.${member}`)], JSON.stringify(tx)).toEqual([-32602, true]);
+      expect([ours.error?.code, ours.error?.message.includes(`transaction.${member}`)], JSON.stringify(tx)).toEqual([
+        -32602,
+        true,
+      ]);
     }
     // anvil panics on a blob fee without hashes: shown on a throwaway anvil, refused before ours.
     const doomed = await startAnvil({ port: 0, chainId: 1337 });
@@ -166,14 +196,19 @@ describe('eth_fillTransaction', () => {
     }
     expect(node.counts.get('eth_fillTransaction') ?? 0).toBe(before);
     // An empty authorization list, and blobs without hashes, are the node's to judge.
-    for (const tx of [{ from, to, authorizationList: [] }, { from, to: null, authorizationList: [] }]) {
-      expect((await call(counted.url, 'eth_fillTransaction', [tx])).error, JSON.stringify(tx)).toEqual((await call(anvil.url, 'eth_fillTransaction', [tx])).error);
+    for (const tx of [
+      { from, to, authorizationList: [] },
+      { from, to: null, authorizationList: [] },
+    ]) {
+      expect((await call(counted.url, 'eth_fillTransaction', [tx])).error, JSON.stringify(tx)).toEqual(
+        (await call(anvil.url, 'eth_fillTransaction', [tx])).error,
+      );
     }
   });
 });
 
 describe('eth_getProof', () => {
-  it('behavior: storage keys come back as geth writes the key sent (0x0 stays 0x0), the proofs are anvil\'s', async () => {
+  it("behavior: storage keys come back as geth writes the key sent (0x0 stays 0x0), the proofs are anvil's", async () => {
     const upper = `0x${'0'.repeat(62)}AB`;
     const keys = ['0x0', '0x1', upper, '0x00ab', `0x${'0'.repeat(63)}2`, '0x', `0x${'0'.repeat(62)}3`];
     // geth (internal/ethapi GetProof): a 32-byte key as its lower-case word, a shorter one as a quantity.

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ethers } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
-import { call, chain, countingUpstream, deployOuter, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
+import {
+  call,
+  chain,
+  countingUpstream,
+  deployOuter,
+  result,
+  startTestRpc,
+  wallet,
+  type CountingUpstream,
+} from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { mined } from '../../src/common/chain/mined.js';
 
@@ -28,10 +37,20 @@ beforeAll(async () => {
   block = { number: ethers.toQuantity(receipt.blockNumber), hash: receipt.blockHash, tx: receipt.hash };
   node = await countingUpstream(anvil.url);
   db = await openTestDb();
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [node.url], env: { RPC_SIMULATE_MAX_BLOCKS: '3', RPC_SIMULATE_MAX_CALLS: '4', RPC_GAS_CAP: '1000000' } });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [node.url],
+    env: { RPC_SIMULATE_MAX_BLOCKS: '3', RPC_SIMULATE_MAX_CALLS: '4', RPC_GAS_CAP: '1000000' },
+  });
   // A node that does not serve net_listening either (anvil 1.7 already lacks net_peerCount).
   node.refuse.add('net_listening');
-  bare = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [node.url], env: { RPC_GAS_CAP: '2000000000', RPC_EVM_TIMEOUT_MS: '50' } });
+  bare = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc'),
+    upstreams: [node.url],
+    env: { RPC_GAS_CAP: '2000000000', RPC_EVM_TIMEOUT_MS: '50' },
+  });
 });
 
 afterAll(async () => {
@@ -55,12 +74,17 @@ describe('standard methods answered as the node answers them', () => {
       ['web3_sha3', ['0x68656c6c6f']],
       ['web3_sha3', ['0x']],
     ];
-    for (const [method, params] of same) expect([method, await call(rpc.url, method, params)].toString()).toBe([method, await call(anvil.url, method, params)].toString());
+    for (const [method, params] of same)
+      expect([method, await call(rpc.url, method, params)].toString()).toBe(
+        [method, await call(anvil.url, method, params)].toString(),
+      );
     expect((await call(rpc.url, 'eth_getUncleCountByBlockNumber', [block.number])).result).toBe('0x0');
     expect((await call(rpc.url, 'eth_getUncleByBlockHashAndIndex', [block.hash, '0x0'])).result).toBeNull();
     // An unknown block: the node's own error, passed on.
     const unknown = await call(rpc.url, 'eth_getUncleCountByBlockHash', [ethers.id('no block')]);
-    expect(unknown.error).toEqual((await call(anvil.url, 'eth_getUncleCountByBlockHash', [ethers.id('no block')])).error);
+    expect(unknown.error).toEqual(
+      (await call(anvil.url, 'eth_getUncleCountByBlockHash', [ethers.id('no block')])).error,
+    );
   });
 
   it('behavior: web3_sha3 is computed by the endpoint (no node call) and is keccak-256', async () => {
@@ -100,7 +124,10 @@ describe('eth_createAccessList', () => {
   it('behavior: equals anvil for a call that reads and writes storage', async () => {
     const tx = { from, to: outer, data: '0x' + ethers.id('go()').slice(2, 10), value: '0x1', gas: '0xf4240' };
     // anvil lists the accounts in no fixed order (a hash map): compared by address.
-    const sorted = (r: { accessList: { address: string }[] }) => ({ ...r, accessList: [...r.accessList].sort((x, y) => x.address.localeCompare(y.address)) });
+    const sorted = (r: { accessList: { address: string }[] }) => ({
+      ...r,
+      accessList: [...r.accessList].sort((x, y) => x.address.localeCompare(y.address)),
+    });
     const ours = sorted(await result(rpc.url, 'eth_createAccessList', [tx, 'latest']));
     expect(ours).toEqual(sorted(await result(anvil.url, 'eth_createAccessList', [tx, 'latest'])));
     expect(ours.accessList.length).toBe(2);
@@ -121,7 +148,14 @@ const transfer = (gas?: string) => ({ from, to, value: '0x1', ...(gas ? { gas } 
 
 describe('eth_simulateV1', () => {
   it('behavior: calls and their results equal anvil', async () => {
-    const payload = { blockStateCalls: [{ calls: [transfer('0x5208'), { from, to: outer, data: '0x' + ethers.id('go()').slice(2, 10), gas: '0x30d40' }] }, { calls: [transfer('0x5208')] }] };
+    const payload = {
+      blockStateCalls: [
+        {
+          calls: [transfer('0x5208'), { from, to: outer, data: '0x' + ethers.id('go()').slice(2, 10), gas: '0x30d40' }],
+        },
+        { calls: [transfer('0x5208')] },
+      ],
+    };
     const ours = await result(rpc.url, 'eth_simulateV1', [payload, block.number]);
     const direct = await result(anvil.url, 'eth_simulateV1', [payload, block.number]);
     expect(ours.map((b: { calls: unknown }) => b.calls)).toEqual(direct.map((b: { calls: unknown }) => b.calls));
@@ -133,7 +167,10 @@ describe('eth_simulateV1', () => {
     const before = asked('eth_simulateV1');
     const cases: [unknown, string][] = [
       [{ blockStateCalls: [{}, {}, {}, {}] }, 'RPC_SIMULATE_MAX_BLOCKS'],
-      [{ blockStateCalls: [{ calls: [transfer(), transfer()] }, { calls: [transfer(), transfer(), transfer()] }] }, 'RPC_SIMULATE_MAX_CALLS'],
+      [
+        { blockStateCalls: [{ calls: [transfer(), transfer()] }, { calls: [transfer(), transfer(), transfer()] }] },
+        'RPC_SIMULATE_MAX_CALLS',
+      ],
       [{ blockStateCalls: [{ calls: [transfer('0x7a120'), transfer('0x7a121')] }] }, 'RPC_GAS_CAP'],
       // 1,000,000 - 990,000 = 10,000 left for the call without gas: less than a transfer needs.
       [{ blockStateCalls: [{ calls: [transfer('0xf1b30'), transfer()] }] }, 'RPC_GAS_CAP'],
@@ -152,14 +189,24 @@ describe('eth_simulateV1', () => {
 
   it('behavior: a call without gas gets what RPC_GAS_CAP has left after the gas the earlier calls used', async () => {
     // 1,000,000 - 21,000 used by the first: the second gets 979,000 (simulate-gas.test.ts has the rest).
-    const blocks = await result(rpc.url, 'eth_simulateV1', [{ blockStateCalls: [{ calls: [transfer('0xecd30'), transfer()] }], returnFullTransactions: true }]);
+    const blocks = await result(rpc.url, 'eth_simulateV1', [
+      { blockStateCalls: [{ calls: [transfer('0xecd30'), transfer()] }], returnFullTransactions: true },
+    ]);
     expect(blocks[0].calls.map((c: { status: string }) => c.status)).toEqual(['0x1', '0x1']);
     expect(blocks[0].transactions.map((t: { gas: string }) => t.gas)).toEqual(['0xecd30', '0xef038']);
   });
 
   it('error: a simulation past RPC_EVM_TIMEOUT_MS is -32005 naming it', async () => {
     const loop = '0x' + '42'.repeat(20);
-    const payload = { blockStateCalls: [{ blockOverrides: { gasLimit: '0x77359400' }, stateOverrides: { [loop]: { code: LOOP } }, calls: [{ from, to: loop }] }] };
+    const payload = {
+      blockStateCalls: [
+        {
+          blockOverrides: { gasLimit: '0x77359400' },
+          stateOverrides: { [loop]: { code: LOOP } },
+          calls: [{ from, to: loop }],
+        },
+      ],
+    };
     const r = await call(bare.url, 'eth_simulateV1', [payload]);
     expect(r.error?.code).toBe(-32005);
     expect(r.error?.message).toContain('RPC_EVM_TIMEOUT_MS');

@@ -34,14 +34,29 @@ beforeAll(async () => {
   await send('delegate', outer.getFunction('delegate')());
   await send('transfer', signer.sendTransaction({ to: wallet(1).address, value: 1234n }));
   // A transaction that reverts at the top level, mined anyway (explicit gas limit, no estimate).
-  const failing = await signer.sendTransaction({ to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad'), gasLimit: 100_000n });
+  const failing = await signer.sendTransaction({
+    to: await outer.getAddress(),
+    data: outer.interface.encodeFunctionData('bad'),
+    gasLimit: 100_000n,
+  });
   txs.failing = (await provider.waitForTransaction(failing.hash, 1, 60_000))!;
 
   bundler = await fakeBundler('pimlico_');
   db = await openTestDb();
   const schema = db.schema('rpc');
-  rpc = await startTestRpc({ db: db.client, schema, upstreams: [anvil.url], proofBackend: proofs, env: { RPC_BUNDLER_URL: bundler.url, RPC_BUNDLER_VENDOR_PREFIX: 'pimlico_' } });
-  converted = await startTestRpc({ db: db.client, schema, upstreams: [anvil.url], env: { RPC_TRACE_TRANSACTION_SOURCE: 'callTracer' } });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema,
+    upstreams: [anvil.url],
+    proofBackend: proofs,
+    env: { RPC_BUNDLER_URL: bundler.url, RPC_BUNDLER_VENDOR_PREFIX: 'pimlico_' },
+  });
+  converted = await startTestRpc({
+    db: db.client,
+    schema,
+    upstreams: [anvil.url],
+    env: { RPC_TRACE_TRANSACTION_SOURCE: 'callTracer' },
+  });
   validate = await resultValidator();
 });
 
@@ -61,10 +76,22 @@ describe('every method of the spec over HTTP', () => {
     const go = txs.go!;
     const block = hex(go.blockNumber);
     const callObj = { from: sender, to, data: outer.interface.encodeFunctionData('go'), value: '0x3' };
-    const signed = await wallet(2, provider).signTransaction(await wallet(2, provider).populateTransaction({ to: sender, value: 1n }));
+    const signed = await wallet(2, provider).signTransaction(
+      await wallet(2, provider).populateTransaction({ to: sender, value: 1n }),
+    );
     const filterId = await result(rpc.url, 'eth_newFilter', [{ address: to }]);
     const blockFilterId = await result(rpc.url, 'eth_newBlockFilter', []);
-    const userOp = { sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
+    const userOp = {
+      sender,
+      nonce: '0x0',
+      callData: '0x',
+      callGasLimit: '0x186a0',
+      verificationGasLimit: '0x186a0',
+      preVerificationGas: '0xc350',
+      maxFeePerGas: '0x3b9aca00',
+      maxPriorityFeePerGas: '0x3b9aca00',
+      signature: '0x',
+    };
     const plan: Record<string, unknown[]> = {
       eth_chainId: [],
       eth_blockNumber: [],
@@ -154,7 +181,12 @@ describe('chain rules', () => {
     }
     const traces = await result(converted.url, 'trace_transaction', [txs.go!.hash]);
     expect(traces.map((t: { traceAddress: number[] }) => t.traceAddress)).toEqual([[], [0], [1]]);
-    expect(traces[0]).toMatchObject({ blockNumber: txs.go!.blockNumber, transactionPosition: 0, subtraces: 2, type: 'call' });
+    expect(traces[0]).toMatchObject({
+      blockNumber: txs.go!.blockNumber,
+      transactionPosition: 0,
+      subtraces: 2,
+      type: 'call',
+    });
     expect(traces[2].error).toBe('Reverted');
   });
 
@@ -164,7 +196,10 @@ describe('chain rules', () => {
   });
 
   it('behavior: debug_traceBlockByNumber entries are {txHash, result} in block order', async () => {
-    const entries = await result(rpc.url, 'debug_traceBlockByNumber', [hex(txs.note!.blockNumber), { tracer: 'callTracer' }]);
+    const entries = await result(rpc.url, 'debug_traceBlockByNumber', [
+      hex(txs.note!.blockNumber),
+      { tracer: 'callTracer' },
+    ]);
     expect(entries).toHaveLength(1);
     expect(entries[0].txHash).toBe(txs.note!.hash);
     expect(entries[0].result.type).toBe('CALL');
@@ -184,16 +219,25 @@ describe('chain rules', () => {
   });
 
   it('error: a reverting eth_call is error 3 with the revert data', async () => {
-    const r = await call(rpc.url, 'eth_call', [{ to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad') }]);
+    const r = await call(rpc.url, 'eth_call', [
+      { to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad') },
+    ]);
     expect(r.error!.code).toBe(3);
-    expect(outer.interface.parseError(r.error!.data as string)?.args[0] ?? ethers.AbiCoder.defaultAbiCoder().decode(['string'], `0x${(r.error!.data as string).slice(10)}`)[0]).toBe('outer failed');
+    expect(
+      outer.interface.parseError(r.error!.data as string)?.args[0] ??
+        ethers.AbiCoder.defaultAbiCoder().decode(['string'], `0x${(r.error!.data as string).slice(10)}`)[0],
+    ).toBe('outer failed');
   });
 });
 
 describe('svc_estimateGas', () => {
   it('behavior: gas limit from the upstream estimate, base fee of the latest block, priority fee from the compressed size', async () => {
     const { compressedSize, signedSizeTransaction, priorityFee } = await import('../../src/rpc/estimate-gas.js');
-    const callObj = { from: sender, to: await outer.getAddress(), data: outer.interface.encodeFunctionData('note', [7n, ethers.id('x'), 2n]) };
+    const callObj = {
+      from: sender,
+      to: await outer.getAddress(),
+      data: outer.interface.encodeFunctionData('note', [7n, ethers.id('x'), 2n]),
+    };
     const est = await result(rpc.url, 'svc_estimateGas', [callObj]);
     const gas = BigInt(await result(anvil.url, 'eth_estimateGas', [callObj]));
     const latest = await result(anvil.url, 'eth_getBlockByNumber', ['latest', false]);
@@ -201,19 +245,32 @@ describe('svc_estimateGas', () => {
     expect(est.baseFeePerGas).toBe(latest.baseFeePerGas);
     const costs = rpc.config.estimateGas;
     const nonce = BigInt(await provider.getTransactionCount(sender));
-    const bytes = signedSizeTransaction(callObj, { chainId: 1337n, nonce, gasLimit: gas, baseFee: BigInt(latest.baseFeePerGas), priorityFee: priorityFee(costs, 0, gas) });
+    const bytes = signedSizeTransaction(callObj, {
+      chainId: 1337n,
+      nonce,
+      gasLimit: gas,
+      baseFee: BigInt(latest.baseFeePerGas),
+      priorityFee: priorityFee(costs, 0, gas),
+    });
     const size = compressedSize(bytes);
     expect(size).toBeGreaterThan(50);
     // 1.2 × (variableCost × size / gasLimit + fixedCost), rounded up
-    const expected = (12n * (costs.variableCostWei * BigInt(size) + costs.fixedCostWei * gas) + 10n * gas - 1n) / (10n * gas);
+    const expected =
+      (12n * (costs.variableCostWei * BigInt(size) + costs.fixedCostWei * gas) + 10n * gas - 1n) / (10n * gas);
     expect(BigInt(est.priorityFeePerGas)).toBe(expected);
     // More calldata costs more per gas of the same call.
-    const bigger = await result(rpc.url, 'svc_estimateGas', [{ ...callObj, data: `${callObj.data}${ethers.hexlify(ethers.randomBytes(2000)).slice(2)}` }]);
-    expect(BigInt(bigger.priorityFeePerGas) * BigInt(bigger.gasLimit)).toBeGreaterThan(BigInt(est.priorityFeePerGas) * BigInt(est.gasLimit));
+    const bigger = await result(rpc.url, 'svc_estimateGas', [
+      { ...callObj, data: `${callObj.data}${ethers.hexlify(ethers.randomBytes(2000)).slice(2)}` },
+    ]);
+    expect(BigInt(bigger.priorityFeePerGas) * BigInt(bigger.gasLimit)).toBeGreaterThan(
+      BigInt(est.priorityFeePerGas) * BigInt(est.gasLimit),
+    );
   });
 
   it('error: a reverting call is error 3 carrying the revert data', async () => {
-    const r = await call(rpc.url, 'svc_estimateGas', [{ to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad') }]);
+    const r = await call(rpc.url, 'svc_estimateGas', [
+      { to: await outer.getAddress(), data: outer.interface.encodeFunctionData('bad') },
+    ]);
     expect(r.error!.code).toBe(3);
     expect(r.error!.data).toMatch(/^0x08c379a0/);
   });
@@ -222,13 +279,29 @@ describe('svc_estimateGas', () => {
 describe('ERC-4337 and asset changes', () => {
   it('behavior: bundler methods are forwarded, vendor_ renamed to the configured prefix', async () => {
     bundler.seen.length = 0;
-    expect(await result(rpc.url, 'vendor_getUserOperationStatus', [ZERO_HASH])).toEqual({ status: 'not_found', transactionHash: null });
+    expect(await result(rpc.url, 'vendor_getUserOperationStatus', [ZERO_HASH])).toEqual({
+      status: 'not_found',
+      transactionHash: null,
+    });
     expect(await result(rpc.url, 'eth_supportedEntryPoints', [])).toHaveLength(1);
     expect(bundler.seen).toEqual(['pimlico_getUserOperationStatus', 'eth_supportedEntryPoints']);
   });
 
   it('error: without a bundler the bundler methods say so (-32601)', async () => {
-    const r = await call(converted.url, 'eth_sendUserOperation', [{ sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' }, sender]);
+    const r = await call(converted.url, 'eth_sendUserOperation', [
+      {
+        sender,
+        nonce: '0x0',
+        callData: '0x',
+        callGasLimit: '0x186a0',
+        verificationGasLimit: '0x186a0',
+        preVerificationGas: '0xc350',
+        maxFeePerGas: '0x3b9aca00',
+        maxPriorityFeePerGas: '0x3b9aca00',
+        signature: '0x',
+      },
+      sender,
+    ]);
     expect(r.error!.code).toBe(-32601);
     expect(r.error!.message).toMatch(/no bundler is configured.*RPC_BUNDLER_URL/);
   });
@@ -239,14 +312,18 @@ describe('ERC-4337 and asset changes', () => {
     const other = wallet(3).address.toLowerCase();
     const me = sender.toLowerCase();
     const token = to.toLowerCase();
-    const go = await result(rpc.url, 'vendor_simulateAssetChanges', [{ from: sender, to, value: '0x3', data: outer.interface.encodeFunctionData('go') }]);
+    const go = await result(rpc.url, 'vendor_simulateAssetChanges', [
+      { from: sender, to, value: '0x3', data: outer.interface.encodeFunctionData('go') },
+    ]);
     expect(go.changes).toEqual(
       [
         { address: me, assetType: 'native', token: null, tokenId: null, delta: '-3' },
         { address: inner, assetType: 'native', token: null, tokenId: null, delta: '3' },
       ].sort((a, b) => a.address.localeCompare(b.address)),
     );
-    const moved = await result(rpc.url, 'vendor_simulateAssetChanges', [{ from: sender, to, data: outer.interface.encodeFunctionData('moveTokens', [other]) }]);
+    const moved = await result(rpc.url, 'vendor_simulateAssetChanges', [
+      { from: sender, to, data: outer.interface.encodeFunctionData('moveTokens', [other]) },
+    ]);
     const forOther = moved.changes.filter((c: { address: string }) => c.address === other);
     expect(forOther).toEqual([
       { address: other, assetType: 'erc20', token, tokenId: null, delta: '1000' },
@@ -255,8 +332,12 @@ describe('ERC-4337 and asset changes', () => {
       { address: other, assetType: 'erc1155', token, tokenId: '0x6', delta: '10' },
       { address: other, assetType: 'erc1155', token, tokenId: '0x7', delta: '20' },
     ]);
-    expect(moved.changes.filter((c: { address: string }) => c.address === me).map((c: { delta: string }) => c.delta)).toEqual(['-1000', '-1', '-3', '-10', '-20']);
-    const bad = await call(rpc.url, 'vendor_simulateAssetChanges', [{ to, data: outer.interface.encodeFunctionData('bad') }]);
+    expect(
+      moved.changes.filter((c: { address: string }) => c.address === me).map((c: { delta: string }) => c.delta),
+    ).toEqual(['-1000', '-1', '-3', '-10', '-20']);
+    const bad = await call(rpc.url, 'vendor_simulateAssetChanges', [
+      { to, data: outer.interface.encodeFunctionData('bad') },
+    ]);
     expect(bad.error!.code).toBe(3);
   });
 });

@@ -28,7 +28,14 @@ afterAll(async () => {
 
 async function start(env: Record<string, string>): Promise<RunningRpc> {
   const config = loadRpcConfig(
-    { RPC_PORT: '0', RPC_UPSTREAM_URLS: `${anvil.url},${DEAD_UPSTREAM}`, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_UPSTREAM_HEAD_POLL_MS: '100', RPC_HEAD_SOURCE: 'poll', ...env },
+    {
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: `${anvil.url},${DEAD_UPSTREAM}`,
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+      RPC_UPSTREAM_HEAD_POLL_MS: '100',
+      RPC_HEAD_SOURCE: 'poll',
+      ...env,
+    },
     { dbSchema: testDb.schema('rpc') },
   );
   const r = await startRpc({ common: testCommon(), db: testDb.client, config });
@@ -37,7 +44,8 @@ async function start(env: Record<string, string>): Promise<RunningRpc> {
 }
 
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
-const post = (url: string, headers: Record<string, string> = {}) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: CALL });
+const post = (url: string, headers: Record<string, string> = {}) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: CALL });
 const anvilHostPort = () => new URL(anvil.url).host;
 
 describe('operator port, readiness and CORS', () => {
@@ -73,23 +81,39 @@ describe('operator port, readiness and CORS', () => {
     const res = await fetch(`${rpc.url}/health/ready`, { headers: { origin: 'https://app.example' } });
     const text = await res.text();
     const body = JSON.parse(text) as { checks: { name: string; ok: boolean; detail?: string }[] };
-    expect(body.checks.find((c) => c.name === 'upstreams')).toMatchObject({ ok: true, detail: expect.stringMatching(/^upstream 1 healthy at head \d+; upstream 2 down$/) });
+    expect(body.checks.find((c) => c.name === 'upstreams')).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^upstream 1 healthy at head \d+; upstream 2 down$/),
+    });
     expect(text).not.toContain(anvilHostPort());
     expect(text).not.toMatch(/127\.0\.0\.1|http:|:9\b/);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    expect((await fetch(`${rpc.url}/metrics`, { headers: { origin: 'https://app.example' } })).headers.get('access-control-allow-origin')).toBeNull();
+    expect(
+      (await fetch(`${rpc.url}/metrics`, { headers: { origin: 'https://app.example' } })).headers.get(
+        'access-control-allow-origin',
+      ),
+    ).toBeNull();
   }, 60_000);
 
   it('behavior: RPC_CORS_ORIGINS "*" (default) allows any page, a list echoes only a listed origin with Vary, "none" sends no CORS header', async () => {
     const open = await start({});
     const simple = await post(open.url, { origin: 'https://any.example' });
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');
-    const preflight = await fetch(open.url, { method: 'OPTIONS', headers: { origin: 'https://any.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const preflight = await fetch(open.url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://any.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('content-type');
     // A refused key is an answer a page must be able to read, like any other.
-    expect((await post(`${open.url}/v1/%ZZ`, { origin: 'https://any.example' })).headers.get('access-control-allow-origin')).toBe('*');
+    expect(
+      (await post(`${open.url}/v1/%ZZ`, { origin: 'https://any.example' })).headers.get('access-control-allow-origin'),
+    ).toBe('*');
 
     const listed = await start({ RPC_CORS_ORIGINS: 'https://app.example.org, http://localhost:5173' });
     const ok = await post(listed.url, { origin: 'https://app.example.org' });
@@ -99,10 +123,16 @@ describe('operator port, readiness and CORS', () => {
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     expect(other.headers.get('vary')).toBe('Origin');
     expect(((await other.json()) as { result: string }).result).toBe('0x539'); // served; the browser keeps it from the page
-    const pfOk = await fetch(`${listed.url}/v1/abc`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' } });
+    const pfOk = await fetch(`${listed.url}/v1/abc`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+    });
     expect(pfOk.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(pfOk.headers.get('access-control-allow-methods')).toContain('POST');
-    const pfBad = await fetch(listed.url, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const pfBad = await fetch(listed.url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(pfBad.status).toBe(204);
     expect(pfBad.headers.get('access-control-allow-origin')).toBeNull();
     expect(pfBad.headers.get('access-control-allow-methods')).toBeNull();
@@ -114,7 +144,11 @@ describe('operator port, readiness and CORS', () => {
   }, 60_000);
 
   it('error: RPC_CORS_ORIGINS that is not "*", "none" or a list of origins is refused at start, by name', () => {
-    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_CORS_ORIGINS: 'app.example.org' })).toThrow(/RPC_CORS_ORIGINS: expected "\*" \(any origin\), "none"/);
-    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_CORS_ORIGINS: 'https://a.example/path' })).toThrow(/RPC_CORS_ORIGINS/);
+    expect(() =>
+      loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_CORS_ORIGINS: 'app.example.org' }),
+    ).toThrow(/RPC_CORS_ORIGINS: expected "\*" \(any origin\), "none"/);
+    expect(() =>
+      loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_CORS_ORIGINS: 'https://a.example/path' }),
+    ).toThrow(/RPC_CORS_ORIGINS/);
   });
 });

@@ -33,10 +33,14 @@ const freePort = () =>
 /** One call on its own connection, so the cluster's round-robin spreads them over the workers. */
 const freshCall = (url: string) =>
   new Promise<number>((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
   });
@@ -88,7 +92,11 @@ describe.skipIf(!shared)('operator port with RPC_WORKERS', () => {
       const ready = await fetch(`${urls.operator}/health/ready`);
       const body = (await ready.json()) as { status: string; checks: { name: string; ok: boolean; detail?: string }[] };
       expect(ready.status, JSON.stringify(body)).toBe(200);
-      expect(body.checks.find((c) => c.name === 'workers')).toEqual({ name: 'workers', ok: true, detail: '2 of 2 workers answered' });
+      expect(body.checks.find((c) => c.name === 'workers')).toEqual({
+        name: 'workers',
+        ok: true,
+        detail: '2 of 2 workers answered',
+      });
       expect(body.checks.find((c) => c.name === 'upstreams')?.detail).toContain(new URL(anvil.url).host);
     } finally {
       child.kill('SIGTERM');

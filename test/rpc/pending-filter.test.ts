@@ -34,7 +34,8 @@ let nonceOf = 0;
 async function send(n: number): Promise<string[]> {
   const signer = new ethers.NonceManager(wallet(3, provider));
   const hashes: string[] = [];
-  for (let i = 0; i < n; i++) hashes.push((await signer.sendTransaction({ to: wallet(4).address, value: BigInt(++nonceOf) })).hash);
+  for (let i = 0; i < n; i++)
+    hashes.push((await signer.sendTransaction({ to: wallet(4).address, value: BigInt(++nonceOf) })).hash);
   return hashes;
 }
 
@@ -50,13 +51,15 @@ async function collect(id: string, urls: string[], want: number | ((got: string[
 }
 
 describe('eth_newPendingTransactionFilter across replicas', () => {
-  it('behavior: reports the same hashes as the node\'s own filter, each once, polls alternating between replicas', async () => {
+  it("behavior: reports the same hashes as the node's own filter, each once, polls alternating between replicas", async () => {
     const direct = await result(anvil.url, 'eth_newPendingTransactionFilter');
     const id = await result(a.url, 'eth_newPendingTransactionFilter');
     const sent = await send(4);
     const got = await collect(id, [b.url, a.url], sent.length);
     expect(got.sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
-    expect((await result(anvil.url, 'eth_getFilterChanges', [direct])).map((h: string) => h.toLowerCase()).sort()).toEqual(got);
+    expect(
+      (await result(anvil.url, 'eth_getFilterChanges', [direct])).map((h: string) => h.toLowerCase()).sort(),
+    ).toEqual(got);
     // Nothing twice, whichever replica is asked next.
     expect(await result(a.url, 'eth_getFilterChanges', [id])).toEqual([]);
     expect(await result(b.url, 'eth_getFilterChanges', [id])).toEqual([]);
@@ -73,13 +76,16 @@ describe('eth_newPendingTransactionFilter across replicas', () => {
     const sent = await send(6);
     const got: string[] = [];
     for (let i = 0; i < 100 && got.length < sent.length; i++) {
-      const [x, y] = await Promise.all([result(a.url, 'eth_getFilterChanges', [id]), result(b.url, 'eth_getFilterChanges', [id])]);
+      const [x, y] = await Promise.all([
+        result(a.url, 'eth_getFilterChanges', [id]),
+        result(b.url, 'eth_getFilterChanges', [id]),
+      ]);
       got.push(...(x as string[]), ...(y as string[]));
     }
     expect(got.sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
   });
 
-  it('error: when the node forgot the endpoint\'s watch, the poll says hashes may be missed (never []), and a new filter works', async () => {
+  it("error: when the node forgot the endpoint's watch, the poll says hashes may be missed (never []), and a new filter works", async () => {
     const id = await result(a.url, 'eth_newPendingTransactionFilter');
     // The node answers the watch's next poll with an error, as it does for a filter it no longer holds.
     node.failNext.set('eth_getFilterChanges', ['rpc']);

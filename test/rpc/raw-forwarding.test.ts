@@ -1,14 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { readResponse } from '../../src/rpc/upstream/client.js';
-import { arrayElements, arrayLength, arrayLongerThan, fastResultOfAscii, RawJson, splitResponse } from '../../src/rpc/upstream/raw-json.js';
+import {
+  arrayElements,
+  arrayLength,
+  arrayLongerThan,
+  fastResultOfAscii,
+  RawJson,
+  splitResponse,
+} from '../../src/rpc/upstream/raw-json.js';
 
 /**
  * Pass-through answers are cut out of the node's text by structure, never parsed (raw-json.ts): these
  * check that the cut is exact for every shape a node writes and that broken text is refused, not passed on.
  */
 describe('raw JSON forwarding', () => {
-  it('behavior: the result member is the node\'s exact text, whatever the member order and spacing', () => {
-    const logs = JSON.stringify([{ data: '0x"}]', topics: ['0xab'] }, { data: 'a\\"b', topics: [] }]);
+  it("behavior: the result member is the node's exact text, whatever the member order and spacing", () => {
+    const logs = JSON.stringify([
+      { data: '0x"}]', topics: ['0xab'] },
+      { data: 'a\\"b', topics: [] },
+    ]);
     for (const text of [
       `{"jsonrpc":"2.0","id":7,"result":${logs}}`,
       `{ "result" : ${logs} , "id" : 7 , "jsonrpc" : "2.0" }`,
@@ -33,19 +43,29 @@ describe('raw JSON forwarding', () => {
     expect(readResponse('{"jsonrpc":"2.0","id":1,"result":"0x1","error":null}')!.raw!.text).toBe('"0x1"');
   });
 
-  it('behavior: a long answer in the node\'s own framing is cut in constant time, and one that also carries an error is still read as the error', () => {
-    const logs = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}`, removed: false })));
+  it("behavior: a long answer in the node's own framing is cut in constant time, and one that also carries an error is still read as the error", () => {
+    const logs = JSON.stringify(
+      Array.from({ length: 50 }, (_, i) => ({
+        logIndex: `0x${i.toString(16)}`,
+        data: `0x${'ab'.repeat(32)}`,
+        removed: false,
+      })),
+    );
     const block = JSON.stringify({ number: '0x2', extraData: `0x${'cd'.repeat(200)}`, transactions: [] });
     for (const result of [logs, block]) {
       expect(readResponse(`{"jsonrpc":"2.0","id":7,"result":${result}}`)!.raw!.text).toBe(result);
-      const both = readResponse(`{"jsonrpc":"2.0","id":7,"result":${result},"error":{"code":-32000,"message":"header not found"}}`)!;
+      const both = readResponse(
+        `{"jsonrpc":"2.0","id":7,"result":${result},"error":{"code":-32000,"message":"header not found"}}`,
+      )!;
       expect(both.error).toEqual({ code: -32000, message: 'header not found' });
       expect(both.raw).toBeUndefined();
     }
   });
 
   it('behavior: a long ASCII answer is cut on its bytes as the text path cuts it: the result a view of them, decoded only when read', () => {
-    const logs = JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}` })));
+    const logs = JSON.stringify(
+      Array.from({ length: 50 }, (_, i) => ({ logIndex: `0x${i.toString(16)}`, data: `0x${'ab'.repeat(32)}` })),
+    );
     const object = JSON.stringify({ number: '0x2', extraData: `0x${'cd'.repeat(200)}`, transactions: [] });
     for (const result of [logs, object]) {
       const text = `{"jsonrpc":"2.0","id":7,"result":${result}}\n`;
@@ -61,7 +81,11 @@ describe('raw JSON forwarding', () => {
       expect(raw.value).toEqual(JSON.parse(result));
     }
     // What the text path refuses or sends to the full check, the byte path does not cut either.
-    for (const text of [`{"jsonrpc":"2.0","id":7,"result":${object.slice(0, -1)},"error":{"code":1,"message":"x"}}}`, `{"jsonrpc":"2.0","id":7,"result":${logs}`, `{"id":7,"jsonrpc":"2.0","result":${logs}}`]) {
+    for (const text of [
+      `{"jsonrpc":"2.0","id":7,"result":${object.slice(0, -1)},"error":{"code":1,"message":"x"}}}`,
+      `{"jsonrpc":"2.0","id":7,"result":${logs}`,
+      `{"id":7,"jsonrpc":"2.0","result":${logs}}`,
+    ]) {
       expect(fastResultOfAscii(Buffer.from(text, 'latin1')), text.slice(0, 40)).toBeUndefined();
     }
   });

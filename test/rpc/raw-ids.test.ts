@@ -11,7 +11,8 @@ describe('scanBody: the one pass over a body (depth and numeric ids as written)'
   });
 
   it('behavior: ids that are not numbers are left to JSON (undefined), and so is a body without one', () => {
-    for (const id of ['"abc"', '"1.0"', 'null', '{"a":1}', '[1]']) expect(scanBody(call(id)).numericIds).toEqual([undefined]);
+    for (const id of ['"abc"', '"1.0"', 'null', '{"a":1}', '[1]'])
+      expect(scanBody(call(id)).numericIds).toEqual([undefined]);
     expect(scanBody('{"jsonrpc":"2.0","method":"eth_chainId"}').numericIds).toEqual([]);
   });
 
@@ -45,7 +46,17 @@ describe('scanBody: the one pass over a body (depth and numeric ids as written)'
   });
 
   it('error: text that is not JSON is scanned without throwing (the caller answers -32700)', () => {
-    for (const body of ['', '{', '{"id":', '{"id":1', '"unterminated', '[{"id":1.0},', '}}]]', '{"a":"\\', 'not json']) {
+    for (const body of [
+      '',
+      '{',
+      '{"id":',
+      '{"id":1',
+      '"unterminated',
+      '[{"id":1.0},',
+      '}}]]',
+      '{"a":"\\',
+      'not json',
+    ]) {
       expect(() => scanBody(body)).not.toThrow();
     }
     expect(scanBody('{"id":1.0').numericIds).toEqual(['1.0']);

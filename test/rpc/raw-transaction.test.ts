@@ -21,7 +21,11 @@ describe('raw transaction size', () => {
 
   it('error: past the cap the refusal names RPC_MAX_RAW_TX_BYTES and nothing is decoded (garbage of that size is refused for its size)', () => {
     const garbage = `0x02${'ff'.repeat(2_000)}`;
-    expect(() => decodeRawTransaction(garbage, 1_024)).toThrow('oversized data: transaction size 2001, limit 1024 (RPC_MAX_RAW_TX_BYTES)');
-    expect(() => decodeRawTransaction(garbage, 4_096)).toThrow(/^invalid params: param 0 \(signedTransaction\): not a signed transaction/);
+    expect(() => decodeRawTransaction(garbage, 1_024)).toThrow(
+      'oversized data: transaction size 2001, limit 1024 (RPC_MAX_RAW_TX_BYTES)',
+    );
+    expect(() => decodeRawTransaction(garbage, 4_096)).toThrow(
+      /^invalid params: param 0 \(signedTransaction\): not a signed transaction/,
+    );
   });
 });

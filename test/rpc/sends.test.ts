@@ -39,7 +39,12 @@ afterAll(async () => {
 });
 
 /** A signed EIP-1559 transaction carrying `dataBytes` of calldata (gas enough for it), nonce as given. */
-async function signed(signer: ethers.Wallet | ethers.HDNodeWallet, nonce: number, dataBytes = 0, value = 1n): Promise<string> {
+async function signed(
+  signer: ethers.Wallet | ethers.HDNodeWallet,
+  nonce: number,
+  dataBytes = 0,
+  value = 1n,
+): Promise<string> {
   return signer.signTransaction({
     type: 2,
     chainId: 1337,
@@ -80,7 +85,9 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     expect((await mined((await provider.getTransaction(hash))!, 30_000)).status).toBe(1);
 
     const past = await signed(signer, nonce + 1, CAP + 1_000);
-    expect((await call(rpc.url, 'eth_sendRawTransaction', [past])).error?.message).toMatch(/^oversized data: transaction size \d+, limit 131072 \(RPC_MAX_RAW_TX_BYTES\)$/);
+    expect((await call(rpc.url, 'eth_sendRawTransaction', [past])).error?.message).toMatch(
+      /^oversized data: transaction size \d+, limit 131072 \(RPC_MAX_RAW_TX_BYTES\)$/,
+    );
     // The one documented difference (docs/rpc-limits.md, "Raw transactions"): the cap protects the endpoint, not the node's rule.
     expect((await call(anvil.url, 'eth_sendRawTransaction', [past])).result).toBe(ethers.keccak256(past));
   });
@@ -93,7 +100,7 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     expect(sends() - before).toBe(0);
   });
 
-  it("behavior: a raw transaction is charged by its size (1 unit per RPC_RATE_LIMIT_BYTES_PER_UNIT), refused or not, so a client sending large ones waits", async () => {
+  it('behavior: a raw transaction is charged by its size (1 unit per RPC_RATE_LIMIT_BYTES_PER_UNIT), refused or not, so a client sending large ones waits', async () => {
     const limited = await startTestRpc({
       db: db.client,
       schema: db.schema('rpc'),
@@ -104,7 +111,9 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     stops.push(limited.stop);
     const chainId = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] });
     // 1 unit for the call, 24 for ~98 KB at 4 KiB a unit: far past the 3 of the burst, the next call waits.
-    const big = await call(limited.url, 'eth_sendRawTransaction', [await signed(ethers.Wallet.createRandom(), 0, 100_000)]);
+    const big = await call(limited.url, 'eth_sendRawTransaction', [
+      await signed(ethers.Wallet.createRandom(), 0, 100_000),
+    ]);
     expect(big.error?.message).toMatch(/insufficient funds/i);
     expect((await post(limited.url, chainId)).status).toBe(429);
   });
@@ -114,11 +123,22 @@ describe('eth_sendRawTransaction: size before decoding', () => {
       db: db.client,
       schema: db.schema('rpc'),
       upstreams: [anvil.url],
-      env: { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '3', RPC_RATE_LIMIT_BYTES_PER_UNIT: '4096', RPC_TRUSTED_PROXY_HOPS: '1' },
+      env: {
+        RPC_RATE_LIMIT_PER_SECOND: '1',
+        RPC_RATE_LIMIT_BURST: '3',
+        RPC_RATE_LIMIT_BYTES_PER_UNIT: '4096',
+        RPC_TRUSTED_PROXY_HOPS: '1',
+      },
     });
     stops.push(limited.stop);
-    const send = (raw: string, from: string) => post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }), { 'x-forwarded-for': from });
-    const chainId = (from: string) => post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }), { 'x-forwarded-for': from });
+    const send = (raw: string, from: string) =>
+      post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }), {
+        'x-forwarded-for': from,
+      });
+    const chainId = (from: string) =>
+      post(limited.url, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_chainId', params: [] }), {
+        'x-forwarded-for': from,
+      });
     const oversized = await send(await signed(ethers.Wallet.createRandom(), 0, 300_000), '10.5.0.1');
     expect(oversized.text).toContain('oversized data');
     expect((await chainId('10.5.0.1')).status).toBe(429);
@@ -148,7 +168,9 @@ describe('eth_sendRawTransaction: a re-send answers the hash', () => {
     try {
       const first = await call(rpc.url, 'eth_sendRawTransaction', [raw]);
       expect(first.result).toBe(ethers.keccak256(raw));
-      expect((await call(anvil.url, 'eth_sendRawTransaction', [raw])).error?.message).toBe('transaction already imported');
+      expect((await call(anvil.url, 'eth_sendRawTransaction', [raw])).error?.message).toBe(
+        'transaction already imported',
+      );
       expect((await call(rpc.url, 'eth_sendRawTransaction', [raw])).result).toBe(first.result);
     } finally {
       await call(anvil.url, 'evm_setAutomine', [true]);
@@ -175,7 +197,8 @@ describe('eth_sendRawTransactionSync (EIP-7966)', () => {
       const receipt = await sendRawTransactionSync(client, { serializedTransaction: raw, timeout: 5_000 });
       expect(receipt.transactionHash).toBe(ethers.keccak256(raw));
       expect(receipt.status).toBe('success');
-      if (client.transport.type === 'webSocket') (await (client.transport as unknown as { getRpcClient(): Promise<{ close(): void }> }).getRpcClient()).close();
+      if (client.transport.type === 'webSocket')
+        (await (client.transport as unknown as { getRpcClient(): Promise<{ close(): void }> }).getRpcClient()).close();
     }
   });
 
@@ -186,7 +209,12 @@ describe('eth_sendRawTransactionSync (EIP-7966)', () => {
     try {
       const waiting = call(rpc.url, 'eth_sendRawTransactionSync', [raw, '0x2710']);
       // Mined once the node holds it: the call is then between its first receipt lookup and the next head.
-      for (let i = 0; i < 200 && (await call(anvil.url, 'eth_getTransactionByHash', [ethers.keccak256(raw)])).result === null; i++) await new Promise((r) => setTimeout(r, 25));
+      for (
+        let i = 0;
+        i < 200 && (await call(anvil.url, 'eth_getTransactionByHash', [ethers.keccak256(raw)])).result === null;
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 25));
       const lookups = node.counts.get('eth_getTransactionReceipt') ?? 0;
       await call(anvil.url, 'evm_mine', []);
       const r = await waiting;
@@ -200,7 +228,12 @@ describe('eth_sendRawTransactionSync (EIP-7966)', () => {
   });
 
   it('error: no receipt within the wait is error 4 with the hash as data, and the wait is capped by RPC_SEND_SYNC_TIMEOUT_MS', async () => {
-    const capped = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [anvil.url], env: { RPC_SEND_SYNC_TIMEOUT_MS: '300' } });
+    const capped = await startTestRpc({
+      db: db.client,
+      schema: db.schema('rpc'),
+      upstreams: [anvil.url],
+      env: { RPC_SEND_SYNC_TIMEOUT_MS: '300' },
+    });
     stops.push(capped.stop);
     const signer = wallet(8, provider);
     const raw = await signed(signer, await provider.getTransactionCount(signer.address));
@@ -210,7 +243,8 @@ describe('eth_sendRawTransactionSync (EIP-7966)', () => {
       const r = await call(capped.url, 'eth_sendRawTransactionSync', [raw, 3_600_000]);
       expect(r.error).toEqual({
         code: 4,
-        message: "The transaction was added to the transaction pool but wasn't processed in 300 ms (the wait is at most RPC_SEND_SYNC_TIMEOUT_MS = 300 ms); look it up by hash",
+        message:
+          "The transaction was added to the transaction pool but wasn't processed in 300 ms (the wait is at most RPC_SEND_SYNC_TIMEOUT_MS = 300 ms); look it up by hash",
         data: ethers.keccak256(raw),
       });
     } finally {

@@ -15,7 +15,12 @@ let small: Awaited<ReturnType<typeof startTestRpc>>;
 
 const from = wallet(0).address.toLowerCase();
 const to = wallet(1).address.toLowerCase();
-const transfer = (gas?: bigint) => ({ from, to, value: '0x1', ...(gas === undefined ? {} : { gas: `0x${gas.toString(16)}` }) });
+const transfer = (gas?: bigint) => ({
+  from,
+  to,
+  value: '0x1',
+  ...(gas === undefined ? {} : { gas: `0x${gas.toString(16)}` }),
+});
 /** A contract that writes a slot: uses more than a transfer (~43,000 gas). */
 const store = '0x' + '5'.repeat(40);
 const STORE = '0x6001600055';
@@ -27,7 +32,12 @@ beforeAll(async () => {
   node = await countingUpstream(anvil.url);
   db = await openTestDb();
   rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc'), upstreams: [node.url] });
-  small = await startTestRpc({ db: db.client, schema: db.schema('small'), upstreams: [node.url], env: { RPC_GAS_CAP: '100000' } });
+  small = await startTestRpc({
+    db: db.client,
+    schema: db.schema('small'),
+    upstreams: [node.url],
+    env: { RPC_GAS_CAP: '100000' },
+  });
 });
 
 afterAll(async () => {
@@ -38,12 +48,21 @@ afterAll(async () => {
   await db?.close();
 });
 
-type Blocks = { hash: string; transactionsRoot: string; receiptsRoot: string; stateRoot: string; gasUsed: string; transactions: { gas: string }[] }[];
-const simulate = (url: string, blockStateCalls: unknown[]) => call(url, 'eth_simulateV1', [{ blockStateCalls, returnFullTransactions: true }, 'latest']);
-const roots = (blocks: Blocks) => blocks.map((b) => [b.hash, b.transactionsRoot, b.receiptsRoot, b.stateRoot, b.gasUsed]);
+type Blocks = {
+  hash: string;
+  transactionsRoot: string;
+  receiptsRoot: string;
+  stateRoot: string;
+  gasUsed: string;
+  transactions: { gas: string }[];
+}[];
+const simulate = (url: string, blockStateCalls: unknown[]) =>
+  call(url, 'eth_simulateV1', [{ blockStateCalls, returnFullTransactions: true }, 'latest']);
+const roots = (blocks: Blocks) =>
+  blocks.map((b) => [b.hash, b.transactionsRoot, b.receiptsRoot, b.stateRoot, b.gasUsed]);
 
 describe('eth_simulateV1 gas as the node fills it', () => {
-  it('behavior: omitted gas is the block\'s gas left in call order; the blocks equal anvil sent that gas (hashes and roots)', async () => {
+  it("behavior: omitted gas is the block's gas left in call order; the blocks equal anvil sent that gas (hashes and roots)", async () => {
     const overrides = { [store]: { code: STORE } };
     // What the slot write uses, asked of anvil (an SSTORE to an empty slot; far below any fill here).
     const probe = await simulate(anvil.url, [{ stateOverrides: overrides, calls: [{ ...write, gas: '0x186a0' }] }]);
@@ -51,22 +70,45 @@ describe('eth_simulateV1 gas as the node fills it', () => {
     expect(written).toBeGreaterThan(21_000n);
     const cases: { name: string; payload: unknown[]; expected: unknown[] }[] = [
       // Two transfers: the second gets what the first left of the block.
-      { name: 'two transfers', payload: [{ calls: [transfer(), transfer()] }], expected: [{ calls: [transfer(BLOCK), transfer(BLOCK - 21_000n)] }] },
+      {
+        name: 'two transfers',
+        payload: [{ calls: [transfer(), transfer()] }],
+        expected: [{ calls: [transfer(BLOCK), transfer(BLOCK - 21_000n)] }],
+      },
       // A lowered block gas limit is the fill; a given gas is kept and counted as used gas, not as given.
       {
         name: 'lowered gasLimit',
-        payload: [{ blockOverrides: { gasLimit: '0x186a0' }, stateOverrides: overrides, calls: [transfer(30_000n), write, transfer()] }],
-        expected: [{ blockOverrides: { gasLimit: '0x186a0' }, stateOverrides: overrides, calls: [transfer(30_000n), { ...write, gas: '0x13498' }, transfer(100_000n - 21_000n - written)] }],
+        payload: [
+          {
+            blockOverrides: { gasLimit: '0x186a0' },
+            stateOverrides: overrides,
+            calls: [transfer(30_000n), write, transfer()],
+          },
+        ],
+        expected: [
+          {
+            blockOverrides: { gasLimit: '0x186a0' },
+            stateOverrides: overrides,
+            calls: [transfer(30_000n), { ...write, gas: '0x13498' }, transfer(100_000n - 21_000n - written)],
+          },
+        ],
       },
       // Each block starts with its whole limit.
-      { name: 'two blocks', payload: [{ calls: [transfer()] }, { calls: [transfer(), transfer()] }], expected: [{ calls: [transfer(BLOCK)] }, { calls: [transfer(BLOCK), transfer(BLOCK - 21_000n)] }] },
+      {
+        name: 'two blocks',
+        payload: [{ calls: [transfer()] }, { calls: [transfer(), transfer()] }],
+        expected: [{ calls: [transfer(BLOCK)] }, { calls: [transfer(BLOCK), transfer(BLOCK - 21_000n)] }],
+      },
     ];
     for (const c of cases) {
       const ours = await simulate(rpc.url, c.payload);
       const direct = await simulate(anvil.url, c.expected);
       expect(ours.error, c.name).toBeUndefined();
       expect(roots(ours.result as Blocks), c.name).toEqual(roots(direct.result as Blocks));
-      expect((ours.result as Blocks).flatMap((b) => b.transactions.map((t) => t.gas)), c.name).toEqual((c.expected as { calls: { gas: string }[] }[]).flatMap((b) => b.calls.map((x) => x.gas)));
+      expect(
+        (ours.result as Blocks).flatMap((b) => b.transactions.map((t) => t.gas)),
+        c.name,
+      ).toEqual((c.expected as { calls: { gas: string }[] }[]).flatMap((b) => b.calls.map((x) => x.gas)));
       expect(ours.result, c.name).toEqual(direct.result);
     }
   });
@@ -74,8 +116,13 @@ describe('eth_simulateV1 gas as the node fills it', () => {
   it('behavior: RPC_GAS_CAP bounds the whole simulation: omitted gas gets at most what the budget has left', async () => {
     // Cap 100,000: the first transfer gets the cap, the second what the first left of it.
     const ours = await simulate(small.url, [{ calls: [transfer(), transfer()] }]);
-    expect((ours.result as Blocks)[0]!.transactions.map((t) => t.gas)).toEqual(['0x186a0', `0x${(100_000n - 21_000n).toString(16)}`]);
-    expect(ours.result).toEqual((await simulate(anvil.url, [{ calls: [transfer(100_000n), transfer(79_000n)] }])).result);
+    expect((ours.result as Blocks)[0]!.transactions.map((t) => t.gas)).toEqual([
+      '0x186a0',
+      `0x${(100_000n - 21_000n).toString(16)}`,
+    ]);
+    expect(ours.result).toEqual(
+      (await simulate(anvil.url, [{ calls: [transfer(100_000n), transfer(79_000n)] }])).result,
+    );
   });
 
   it('error: a call that needs more gas than its block has left is -38015, as a node answers it; anvil 1.7.1 runs it past the limit', async () => {
@@ -86,7 +133,9 @@ describe('eth_simulateV1 gas as the node fills it', () => {
     expect(r.error?.message).toContain('block gas limit reached');
     expect(r.error?.message).toContain('blockStateCalls[0].calls[1]');
     // The block is exhausted for a call without gas too.
-    const exhausted = await simulate(rpc.url, [{ blockOverrides: { gasLimit: '0x5208' }, calls: [transfer(21_000n), transfer()] }]);
+    const exhausted = await simulate(rpc.url, [
+      { blockOverrides: { gasLimit: '0x5208' }, calls: [transfer(21_000n), transfer()] },
+    ]);
     expect(exhausted.error?.code).toBe(-38015);
     // anvil answers the first as if the limit were not there: the verdict is the node's (geth's), not anvil's.
     expect((await simulate(anvil.url, full)).result?.[0]?.gasUsed).toBe('0xa410');
@@ -95,15 +144,24 @@ describe('eth_simulateV1 gas as the node fills it', () => {
   });
 
   it('error: a call without a to is refused as anvil refuses it (-32602, missing to), before the node', async () => {
-    const creations = [{ from, input: '0x00', gas: '0x100000' }, { from, to: null, value: '0x1', gas: '0x100000', maxFeePerGas: '0x3b9aca00' }];
+    const creations = [
+      { from, input: '0x00', gas: '0x100000' },
+      { from, to: null, value: '0x1', gas: '0x100000', maxFeePerGas: '0x3b9aca00' },
+    ];
     for (const c of creations) {
       const direct = await simulate(anvil.url, [{ calls: [c] }]);
-      expect([direct.error?.code, direct.error?.message.includes('"to"')], `anvil ${JSON.stringify(c)}`).toEqual([-32602, true]);
+      expect([direct.error?.code, direct.error?.message.includes('"to"')], `anvil ${JSON.stringify(c)}`).toEqual([
+        -32602,
+        true,
+      ]);
     }
     const sent = node.counts.get('eth_simulateV1') ?? 0;
     for (const c of creations) {
       const ours = await simulate(rpc.url, [{ calls: [transfer(), c] }]);
-      expect([ours.error?.code, ours.error?.message.includes('blockStateCalls.0.calls.1.to')], JSON.stringify(c)).toEqual([-32602, true]);
+      expect(
+        [ours.error?.code, ours.error?.message.includes('blockStateCalls.0.calls.1.to')],
+        JSON.stringify(c),
+      ).toEqual([-32602, true]);
     }
     expect(node.counts.get('eth_simulateV1') ?? 0).toBe(sent);
   });
@@ -117,13 +175,21 @@ describe('eth_simulateV1 gas as the node fills it', () => {
 
   it('behavior: the fill follows what the calls used, whatever the first run gave them', () => {
     const payload = { blockStateCalls: [{ calls: [transfer(), transfer(50_000n), transfer()] }] };
-    const measured = [{ gasLimit: '0x30d40', calls: [{ gasUsed: '0x5208' }, { gasUsed: '0x5208' }, { gasUsed: '0x5208' }] }];
+    const measured = [
+      { gasLimit: '0x30d40', calls: [{ gasUsed: '0x5208' }, { gasUsed: '0x5208' }, { gasUsed: '0x5208' }] },
+    ];
     const filled = gasAsTheNodeFills(payload, measured, 50_000_000n);
-    expect(filled.blockStateCalls[0]!.calls!.map((c) => c.gas)).toEqual(['0x30d40', '0xc350', `0x${(200_000n - 42_000n).toString(16)}`]);
+    expect(filled.blockStateCalls[0]!.calls!.map((c) => c.gas)).toEqual([
+      '0x30d40',
+      '0xc350',
+      `0x${(200_000n - 42_000n).toString(16)}`,
+    ]);
   });
 
   it('behavior: the empty blocks a node puts in where a block number skips ahead are not taken for requested blocks', () => {
-    const payload = { blockStateCalls: [{ blockOverrides: { number: '0x5' }, calls: [transfer()] }, { calls: [transfer()] }] };
+    const payload = {
+      blockStateCalls: [{ blockOverrides: { number: '0x5' }, calls: [transfer()] }, { calls: [transfer()] }],
+    };
     // As geth answers it: blocks 0x3 and 0x4 are put in, empty, before the requested 0x5.
     const measured = [
       { number: '0x3', gasLimit: '0x1', calls: [] },

@@ -19,7 +19,12 @@ import { chain } from './helpers.js';
  * uWS writes its `uWebSockets` header on every response, node:http does not.
  */
 const here = createRequire(import.meta.url);
-const uwsBuildHere = existsSync(join(dirname(here.resolve(`${UWS_PACKAGE}/package.json`)), `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`));
+const uwsBuildHere = existsSync(
+  join(
+    dirname(here.resolve(`${UWS_PACKAGE}/package.json`)),
+    `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`,
+  ),
+);
 /** Whether that build loads here (its glibc) and so can run. */
 const uwsRuns = probeUws().ok;
 
@@ -40,20 +45,41 @@ afterAll(async () => {
 /** The endpoint in this process with RPC_TRANSPORT as given ('' leaves it unset), its log lines kept. */
 async function start(transport: string, name: string) {
   const common = testCommon('info');
-  const env = { RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', ...(transport ? { RPC_TRANSPORT: transport } : {}) };
+  const env = {
+    RPC_PORT: '0',
+    RPC_UPSTREAM_URLS: anvil.url,
+    RPC_RATE_LIMIT_PER_SECOND: '0',
+    ...(transport ? { RPC_TRANSPORT: transport } : {}),
+  };
   const config = loadRpcConfig(env, { dbSchema: testDb.schema(name) });
   const running = await startRpc({ common, db: testDb.client, config });
   stops.push(() => common.shutdown.run('test done'));
-  const res = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+  const res = await fetch(running.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  });
   const body = (await res.json()) as { result?: string };
-  return { running, logs: common.logs.map((l) => JSON.parse(l) as Record<string, unknown>), uwsHeader: res.headers.get('uwebsockets'), chainId: body.result };
+  return {
+    running,
+    logs: common.logs.map((l) => JSON.parse(l) as Record<string, unknown>),
+    uwsHeader: res.headers.get('uwebsockets'),
+    chainId: body.result,
+  };
 }
 
 describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modules}; ${UWS_PACKAGE} ${uwsBuildHere ? 'has' : 'has no'} build for it${uwsBuildHere ? `, which ${uwsRuns ? 'loads' : 'does not load'}` : ''})`, () => {
   it('args: RPC_TRANSPORT is auto (the default), node or uws; anything else, and uws with RPC_WORKERS > 1, are refused at start by name', () => {
     expect(loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545' }).transport).toBe('auto');
-    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_TRANSPORT: 'fast' })).toThrow(/RPC_TRANSPORT/);
-    const config = loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_TRANSPORT: 'uws', RPC_WORKERS: '2', RPC_RATE_LIMIT_PER_SECOND: '0' });
+    expect(() => loadRpcConfig({ RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545', RPC_TRANSPORT: 'fast' })).toThrow(
+      /RPC_TRANSPORT/,
+    );
+    const config = loadRpcConfig({
+      RPC_UPSTREAM_URLS: 'http://127.0.0.1:8545',
+      RPC_TRANSPORT: 'uws',
+      RPC_WORKERS: '2',
+      RPC_RATE_LIMIT_PER_SECOND: '0',
+    });
     expect(() => checkWorkers(config, { kind: 'postgres' })).toThrow(/RPC_WORKERS=2 needs RPC_TRANSPORT=node/);
   });
 
@@ -71,12 +97,17 @@ describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modul
         ? /RPC_TRANSPORT=auto: uWebSockets\.js's build uws_\w+\.node loads, but .*HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold/
         : uwsBuildHere
           ? /RPC_TRANSPORT=auto: uWebSockets\.js cannot run here \(its build uws_\w+\.node needs glibc >= [\d.]+, this machine has glibc [\d.]+\)/
-          : new RegExp(`RPC_TRANSPORT=auto: uWebSockets\\.js cannot run here \\(.*ABI ${process.versions.modules}.*\\)`);
+          : new RegExp(
+              `RPC_TRANSPORT=auto: uWebSockets\\.js cannot run here \\(.*ABI ${process.versions.modules}.*\\)`,
+            );
     expect(String(chosen?.why)).toMatch(why);
   });
 
   it('behavior: auto with RPC_WORKERS > 1 chooses node:http (node:cluster shares the port), saying so', () => {
-    expect(chooseTransport('auto', 2)).toMatchObject({ transport: 'node', why: expect.stringMatching(/RPC_WORKERS=2.*node:cluster/) });
+    expect(chooseTransport('auto', 2)).toMatchObject({
+      transport: 'node',
+      why: expect.stringMatching(/RPC_WORKERS=2.*node:cluster/),
+    });
   });
 
   it('behavior: RPC_TRANSPORT=node is node:http on every Node line', async () => {
@@ -89,20 +120,37 @@ describe(`RPC_TRANSPORT on Node ${process.version} (ABI ${process.versions.modul
     expect([running.transport, uwsHeader !== null, chainId]).toEqual(['uws', true, '0x539']);
   });
 
-  it.runIf(uwsBuildHere && !uwsRuns)('error: RPC_TRANSPORT=uws where its build does not load refuses at start, naming the glibc it needs and the one here', async () => {
-    const config = loadRpcConfig({ RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' }, { dbSchema: testDb.schema('refused_glibc') });
-    const common = testCommon();
-    stops.push(() => common.shutdown.run('test done'));
-    const refused = startRpc({ common, db: testDb.client, config });
-    await expect(refused).rejects.toThrow(/RPC_TRANSPORT=uws cannot run here: its build uws_\w+\.node needs glibc >= [\d.]+, this machine has glibc [\d.]+; use RPC_TRANSPORT=auto or node/);
-  });
+  it.runIf(uwsBuildHere && !uwsRuns)(
+    'error: RPC_TRANSPORT=uws where its build does not load refuses at start, naming the glibc it needs and the one here',
+    async () => {
+      const config = loadRpcConfig(
+        { RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' },
+        { dbSchema: testDb.schema('refused_glibc') },
+      );
+      const common = testCommon();
+      stops.push(() => common.shutdown.run('test done'));
+      const refused = startRpc({ common, db: testDb.client, config });
+      await expect(refused).rejects.toThrow(
+        /RPC_TRANSPORT=uws cannot run here: its build uws_\w+\.node needs glibc >= [\d.]+, this machine has glibc [\d.]+; use RPC_TRANSPORT=auto or node/,
+      );
+    },
+  );
 
-  it.skipIf(uwsBuildHere)('error: RPC_TRANSPORT=uws where there is no build for this Node refuses at start, naming this Node ABI and the ABIs (Node lines) it has builds for', async () => {
-    const config = loadRpcConfig({ RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' }, { dbSchema: testDb.schema('refused') });
-    const common = testCommon();
-    stops.push(() => common.shutdown.run('test done'));
-    const refused = startRpc({ common, db: testDb.client, config });
-    await expect(refused).rejects.toThrow(new RegExp(`RPC_TRANSPORT=uws cannot run here: .*ABI ${process.versions.modules}\\b.*builds for Node ABI .*\\(Node \\d+\\).*use RPC_TRANSPORT=auto or node`));
-  });
+  it.skipIf(uwsBuildHere)(
+    'error: RPC_TRANSPORT=uws where there is no build for this Node refuses at start, naming this Node ABI and the ABIs (Node lines) it has builds for',
+    async () => {
+      const config = loadRpcConfig(
+        { RPC_PORT: '0', RPC_UPSTREAM_URLS: anvil.url, RPC_RATE_LIMIT_PER_SECOND: '0', RPC_TRANSPORT: 'uws' },
+        { dbSchema: testDb.schema('refused') },
+      );
+      const common = testCommon();
+      stops.push(() => common.shutdown.run('test done'));
+      const refused = startRpc({ common, db: testDb.client, config });
+      await expect(refused).rejects.toThrow(
+        new RegExp(
+          `RPC_TRANSPORT=uws cannot run here: .*ABI ${process.versions.modules}\\b.*builds for Node ABI .*\\(Node \\d+\\).*use RPC_TRANSPORT=auto or node`,
+        ),
+      );
+    },
+  );
 });
-

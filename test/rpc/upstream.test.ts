@@ -29,7 +29,10 @@ describe('upstream pool', () => {
     const deadPort = await reservePort('127.0.0.1', 0, 'test');
     const rpc = await rpcWith([`http://127.0.0.1:${deadPort}`, anvil.url]);
     for (let i = 0; i < 5; i++) expect(await result(rpc.url, 'eth_chainId')).toBe('0x539');
-    const ready = (await (await fetch(`${rpc.url}/health/ready`)).json()) as { status: string; checks: { name: string; ok: boolean; detail: string }[] };
+    const ready = (await (await fetch(`${rpc.url}/health/ready`)).json()) as {
+      status: string;
+      checks: { name: string; ok: boolean; detail: string }[];
+    };
     const upstreams = ready.checks.find((c) => c.name === 'upstreams');
     expect(ready.status).toBe('ok'); // one healthy upstream is enough: reads fail over
     expect(upstreams?.ok).toBe(true);
@@ -48,7 +51,16 @@ describe('upstream pool', () => {
     second.hold.add('eth_sendRawTransaction');
     const rpc = await rpcWith([first.url, second.url], { RPC_UPSTREAM_TIMEOUT_MS: '1500' });
     const signer = wallet(4);
-    const raw = await signer.signTransaction({ to: wallet(5).address, value: 1n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, chainId: 1337n, type: 2 });
+    const raw = await signer.signTransaction({
+      to: wallet(5).address,
+      value: 1n,
+      nonce: 0,
+      gasLimit: 21_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+      chainId: 1337n,
+      type: 2,
+    });
     const r = await call(rpc.url, 'eth_sendRawTransaction', [raw]);
     expect(r.error!.code).toBe(-32002);
     expect(r.error!.message).toMatch(/not sent again/);
@@ -90,8 +102,13 @@ describe('upstream pool', () => {
 describe('rate limit', () => {
   for (const store of ['memory', 'postgres'] as const) {
     it(`behavior: per client, every call of a batch counts; over the limit HTTP 429 + -32005 with Retry-After (${store})`, async () => {
-      const rpc = await rpcWith([anvil.url], { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '20', RPC_RATE_LIMIT_STORE: store });
-      const batch = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' })));
+      const rpc = await rpcWith([anvil.url], {
+        RPC_RATE_LIMIT_PER_SECOND: '1',
+        RPC_RATE_LIMIT_BURST: '20',
+        RPC_RATE_LIMIT_STORE: store,
+      });
+      const batch = (n: number) =>
+        JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' })));
       const began = Date.now();
       // The whole burst (20) in one batch, then the same again: served only if the first batch cost less than one
       // unit a call, or 20 s went by (1 unit a second comes back; a gap of seconds under load is not 20 s).
@@ -122,9 +139,15 @@ describe('rate limit', () => {
   }
 
   it('behavior: behind a trusted proxy the client is the forwarded address', async () => {
-    const rpc = await rpcWith([anvil.url], { RPC_RATE_LIMIT_PER_SECOND: '1', RPC_RATE_LIMIT_BURST: '20', RPC_TRUSTED_PROXY_HOPS: '1' });
+    const rpc = await rpcWith([anvil.url], {
+      RPC_RATE_LIMIT_PER_SECOND: '1',
+      RPC_RATE_LIMIT_BURST: '20',
+      RPC_TRUSTED_PROXY_HOPS: '1',
+    });
     // The burst (20) in one batch, then the same again: refused unless 20 s went by, whatever the machine's load.
-    const body = JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' })));
+    const body = JSON.stringify(
+      Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' })),
+    );
     expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.1' })).status).toBe(200);
     expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.1' })).status).toBe(429);
     expect((await post(rpc.url, body, { 'x-forwarded-for': '10.0.0.2' })).status).toBe(200);

@@ -25,7 +25,12 @@ describe.runIf(canRecount())('connections by client (/proc/self/net/tcp)', () =>
   it('behavior: counts the accepted connections of each address on the port, and a closed one no more', async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    await Promise.all([open(port, '127.0.0.3'), open(port, '127.0.0.3'), open(port, '127.0.0.3'), open(port, '127.0.0.4')]);
+    await Promise.all([
+      open(port, '127.0.0.3'),
+      open(port, '127.0.0.3'),
+      open(port, '127.0.0.3'),
+      open(port, '127.0.0.4'),
+    ]);
     await expect.poll(() => sockets.length, { timeout: 5_000 }).toBe(8);
     expect(Object.fromEntries(connectionsByClient(port))).toEqual({ '127.0.0.3': 3, '127.0.0.4': 1 });
     // Closed by the server (as uWS closes one): its descriptor is gone, so it is not counted, whatever its TCP state.

@@ -21,15 +21,30 @@ let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let onNode: Awaited<ReturnType<typeof startTestRpc>>;
 let onUws: Awaited<ReturnType<typeof startTestRpc>>;
 
-const SHARED = { HTTP_REQUEST_TIMEOUT_MS: '1500', RPC_WS_MAX_SOCKETS: '3', RPC_WS_MAX_INFLIGHT: '1', RPC_WS_MAX_BUFFERED_BYTES: '65536' };
+const SHARED = {
+  HTTP_REQUEST_TIMEOUT_MS: '1500',
+  RPC_WS_MAX_SOCKETS: '3',
+  RPC_WS_MAX_INFLIGHT: '1',
+  RPC_WS_MAX_BUFFERED_BYTES: '65536',
+};
 
 beforeAll(async () => {
   if (!uws.ok) return;
   ({ anvil, provider } = await chain());
   testDb = await openTestDb();
   [onNode, onUws] = await Promise.all([
-    startTestRpc({ db: testDb.client, schema: testDb.schema('rpc_node'), upstreams: [anvil.url], env: { ...SHARED, RPC_TRANSPORT: 'node' } }),
-    startTestRpc({ db: testDb.client, schema: testDb.schema('rpc_uws'), upstreams: [anvil.url], env: { ...SHARED, RPC_TRANSPORT: 'uws' } }),
+    startTestRpc({
+      db: testDb.client,
+      schema: testDb.schema('rpc_node'),
+      upstreams: [anvil.url],
+      env: { ...SHARED, RPC_TRANSPORT: 'node' },
+    }),
+    startTestRpc({
+      db: testDb.client,
+      schema: testDb.schema('rpc_uws'),
+      upstreams: [anvil.url],
+      env: { ...SHARED, RPC_TRANSPORT: 'uws' },
+    }),
   ]);
 }, 120_000);
 afterAll(async () => {
@@ -44,7 +59,15 @@ interface Seen {
   headers: Record<string, string | null>;
 }
 
-const READ_HEADERS = ['content-type', 'access-control-allow-origin', 'access-control-allow-methods', 'access-control-allow-headers', 'access-control-max-age', 'vary', 'retry-after'];
+const READ_HEADERS = [
+  'content-type',
+  'access-control-allow-origin',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-max-age',
+  'vary',
+  'retry-after',
+];
 
 async function seen(base: string, path: string, init: RequestInit = {}): Promise<Seen> {
   const res = await fetch(`${base}${path}`, init);
@@ -76,21 +99,81 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
   it('behavior: answers every kind of request as the node:http endpoint does (status, body, content type, CORS)', async () => {
     const json = { 'content-type': 'application/json' };
     const cases: [string, string, RequestInit][] = [
-      ['single call', '/', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}' }],
-      ['batch', '/', { method: 'POST', headers: json, body: '[{"jsonrpc":"2.0","id":"a","method":"eth_chainId","params":[]},{"jsonrpc":"2.0","id":2,"method":"nope_x","params":[]}]' }],
-      ['notification only', '/', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}' }],
+      [
+        'single call',
+        '/',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}' },
+      ],
+      [
+        'batch',
+        '/',
+        {
+          method: 'POST',
+          headers: json,
+          body: '[{"jsonrpc":"2.0","id":"a","method":"eth_chainId","params":[]},{"jsonrpc":"2.0","id":2,"method":"nope_x","params":[]}]',
+        },
+      ],
+      [
+        'notification only',
+        '/',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}' },
+      ],
       ['malformed JSON', '/', { method: 'POST', headers: json, body: '{"jsonrpc":' }],
-      ['wrong params', '/', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x12"]}' }],
-      ['text/plain body', '/', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"jsonrpc":"2.0","id":1,"method":"net_version","params":[]}' }],
-      ['query string', '/?x=1', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }],
-      ['over RPC_MAX_BODY_BYTES (declared)', '/', { method: 'POST', headers: json, body: `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["${'a'.repeat(1_100_000)}"]}` }],
-      ['unknown API key', '/v1/l2k_nope', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }],
-      ['malformed API key', '/v1/%ZZ', { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }],
+      [
+        'wrong params',
+        '/',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x12"]}' },
+      ],
+      [
+        'text/plain body',
+        '/',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"net_version","params":[]}',
+        },
+      ],
+      [
+        'query string',
+        '/?x=1',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' },
+      ],
+      [
+        'over RPC_MAX_BODY_BYTES (declared)',
+        '/',
+        {
+          method: 'POST',
+          headers: json,
+          body: `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["${'a'.repeat(1_100_000)}"]}`,
+        },
+      ],
+      [
+        'unknown API key',
+        '/v1/l2k_nope',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' },
+      ],
+      [
+        'malformed API key',
+        '/v1/%ZZ',
+        { method: 'POST', headers: json, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' },
+      ],
       ['GET /', '/', {}],
       ['GET unknown path', '/nope', {}],
       ['POST unknown path', '/nope', { method: 'POST', body: '{}' }],
-      ['CORS preflight', '/', { method: 'OPTIONS', headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST' } }],
-      ['CORS on a call', '/', { method: 'POST', headers: { ...json, origin: 'https://dapp.example' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' }],
+      [
+        'CORS preflight',
+        '/',
+        { method: 'OPTIONS', headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST' } },
+      ],
+      [
+        'CORS on a call',
+        '/',
+        {
+          method: 'POST',
+          headers: { ...json, origin: 'https://dapp.example' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+        },
+      ],
       ['liveness', '/health/live', {}],
       ['readiness', '/health/ready', {}],
     ];
@@ -111,11 +194,20 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
         c.close();
       },
     });
-    const res = await fetch(onUws.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(onUws.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
-    expect((await res.json()) as unknown).toMatchObject({ error: { code: -32600, message: expect.stringContaining('RPC_MAX_BODY_BYTES') } });
+    expect((await res.json()) as unknown).toMatchObject({
+      error: { code: -32600, message: expect.stringContaining('RPC_MAX_BODY_BYTES') },
+    });
     // The endpoint goes on serving.
-    expect(JSON.parse((await post(onUws.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}')).text).result).toBe('0x539');
+    expect(
+      JSON.parse((await post(onUws.url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}')).text).result,
+    ).toBe('0x539');
   });
 
   it('error: a body trickled past HTTP_REQUEST_TIMEOUT_MS is cut with 408 naming it', async () => {
@@ -137,7 +229,12 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
     const wsUrl = onUws.url.replace('http://', 'ws://');
     const ws = new WebSocket(wsUrl);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const messages: { id?: number; result?: unknown; method?: string; params?: { subscription: string; result: { number: string } } }[] = [];
+    const messages: {
+      id?: number;
+      result?: unknown;
+      method?: string;
+      params?: { subscription: string; result: { number: string } };
+    }[] = [];
     ws.on('message', (d) => messages.push(JSON.parse(d.toString()) as never));
     ws.send('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
     ws.send('{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["newHeads"]}');
@@ -146,7 +243,11 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
     const sub = messages.find((m) => m.id === 2)?.result as string;
     expect(sub).toMatch(/^0x[0-9a-f]+$/);
     await provider.send('evm_mine', []);
-    await expect.poll(() => messages.some((m) => m.method === 'eth_subscription' && m.params?.subscription === sub), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(() => messages.some((m) => m.method === 'eth_subscription' && m.params?.subscription === sub), {
+        timeout: 10_000,
+      })
+      .toBe(true);
 
     const more = [new WebSocket(wsUrl), new WebSocket(wsUrl)];
     await Promise.all(more.map((w) => new Promise((resolve, reject) => w.once('open', resolve).once('error', reject))));
@@ -166,11 +267,24 @@ describe.runIf(uws.ok)(`RPC_TRANSPORT=uws${uws.ok ? '' : ` (cannot run here: ${u
 
   it('error: messages piling up beyond RPC_WS_MAX_INFLIGHT calls in flight are held up to RPC_WS_MAX_BUFFERED_BYTES, then the socket is cut with 1008 naming it', async () => {
     // uWS cannot stop reading one socket (transport/uws/ws.ts): what waits is held and bounded instead.
-    await expect.poll(async () => (await fetch(`${onUws.url}/metrics`).then((r) => r.text())).match(/l2stack_rpc_ws_sockets (\d+)/)?.[1], { timeout: 10_000 }).toBe('0');
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${onUws.url}/metrics`).then((r) => r.text())).match(/l2stack_rpc_ws_sockets (\d+)/)?.[1],
+        { timeout: 10_000 },
+      )
+      .toBe('0');
     const ws = new WebSocket(onUws.url.replace('http://', 'ws://'));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] }).padEnd(2_048, ' ');
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_getBlockByNumber',
+      params: ['latest', false],
+    }).padEnd(2_048, ' ');
     for (let i = 0; i < 100; i++) ws.send(call);
     const { code, reason } = await closed;
     expect(code).toBe(1008);

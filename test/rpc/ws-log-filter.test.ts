@@ -6,7 +6,13 @@ const A = '0x' + 'aa'.repeat(20);
 const B = '0x' + 'bb'.repeat(20);
 const T1 = '0x' + '11'.repeat(32);
 const T2 = '0x' + '22'.repeat(32);
-const log = (address: string, topics: string[]): WireLog => ({ address, topics, blockNumber: '0x1', blockHash: '0x' + '00'.repeat(32), logIndex: '0x0' });
+const log = (address: string, topics: string[]): WireLog => ({
+  address,
+  topics,
+  blockNumber: '0x1',
+  blockHash: '0x' + '00'.repeat(32),
+  logIndex: '0x0',
+});
 
 describe('logs subscription filter', () => {
   it('behavior: address lists, null positions and topic alternatives match as eth_getLogs does', () => {

@@ -4,7 +4,15 @@ import WebSocket from 'ws';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
 import { waitFor } from '../helpers/chain.js';
-import { chain, countingUpstream, deployOuter, result, startTestRpc, wallet, type CountingUpstream } from './helpers.js';
+import {
+  chain,
+  countingUpstream,
+  deployOuter,
+  result,
+  startTestRpc,
+  wallet,
+  type CountingUpstream,
+} from './helpers.js';
 import { mined } from '../../src/common/chain/mined.js';
 
 /**
@@ -48,8 +56,14 @@ async function subscriber(url: string) {
   const notes = new Map<string, Note[]>();
   const answers = new Map<number, (r: { result?: unknown; error?: unknown }) => void>();
   ws.on('message', (data) => {
-    const msg = JSON.parse(data.toString()) as { id?: number; result?: unknown; error?: unknown; params?: { subscription: string; result: Note } };
-    if (msg.params) notes.set(msg.params.subscription, [...(notes.get(msg.params.subscription) ?? []), msg.params.result]);
+    const msg = JSON.parse(data.toString()) as {
+      id?: number;
+      result?: unknown;
+      error?: unknown;
+      params?: { subscription: string; result: Note };
+    };
+    if (msg.params)
+      notes.set(msg.params.subscription, [...(notes.get(msg.params.subscription) ?? []), msg.params.result]);
     else answers.get(msg.id!)?.(msg);
   });
   let id = 0;
@@ -78,15 +92,23 @@ describe('subscriptions when the node fails eth_getLogs', () => {
     // The first two eth_getLogs the proxy sees from now on fail: the endpoint's fetch for the next block.
     proxy.failNext.set('eth_getLogs', ['http', 'rpc']);
     for (let i = 0; i < 5; i++) {
-      const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('held'), BigInt(i + 1))) as ethers.TransactionResponse;
+      const tx = (await outer.getFunction('note')(
+        BigInt(i),
+        ethers.id('held'),
+        BigInt(i + 1),
+      )) as ethers.TransactionResponse;
       await mined(tx);
     }
     const end = await provider.getBlockNumber();
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: `0x${end.toString(16)}`, address }])) as Note[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: `0x${end.toString(16)}`, address },
+    ])) as Note[];
     expect(truth).toHaveLength(15); // 1+2+3+4+5
     const key = (l: Note) => `${BigInt(l.blockNumber!)}:${BigInt(l.logIndex!)}:${l.transactionHash}`;
     await waitFor('every log delivered', async () => (client.notes(logsSub).length >= truth.length ? true : undefined));
-    await waitFor('every head delivered', async () => (client.notes(headsSub).some((h) => BigInt(h.number!) === BigInt(end)) ? true : undefined));
+    await waitFor('every head delivered', async () =>
+      client.notes(headsSub).some((h) => BigInt(h.number!) === BigInt(end)) ? true : undefined,
+    );
     expect(proxy.failed).toEqual(['eth_getLogs:http', 'eth_getLogs:rpc']);
     // Nothing late and doubled: give a stray retry time to show itself.
     await new Promise((r) => setTimeout(r, 500));

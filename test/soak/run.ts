@@ -47,7 +47,13 @@ function rssMiB(pid: number): number {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'l2stack-soak-'));
   const stateFile = join(dir, 'devnet.json');
-  const [tokenPort, rpcPort, apiPort, l1Port, l2Port] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [tokenPort, rpcPort, apiPort, l1Port, l2Port] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     LOG_LEVEL: 'warn',
@@ -63,10 +69,24 @@ async function main(): Promise<void> {
   // On disk by default, as every service keeps it now: rows the chains and the relayer add are data, not a
   // leak, and would otherwise show up in this process's RSS. SOAK_DB=memory measures the in-memory setup.
   const dbArgs = process.env.SOAK_DB === 'memory' ? [] : ['--db-dir', join(dir, 'pglite')];
-  const child = spawn(process.execPath, ['bin/l2stack.js', 'dev', ...dbArgs, '--traffic', '--history-hours', String(historyHours), '--state-file', stateFile, '--l1-port', String(l1Port), '--l2-port', String(l2Port)], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/l2stack.js',
+      'dev',
+      ...dbArgs,
+      '--traffic',
+      '--history-hours',
+      String(historyHours),
+      '--state-file',
+      stateFile,
+      '--l1-port',
+      String(l1Port),
+      '--l2-port',
+      String(l2Port),
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => process.stderr.write(c));
@@ -79,7 +99,9 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
   }
   const state = JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState;
-  console.log(`stack ready in ${((Date.now() - started) / 1000).toFixed(0)} s; soak ${minutes} min, warm-up ${warmupMinutes} min, ${concurrency} clients`);
+  console.log(
+    `stack ready in ${((Date.now() - started) / 1000).toFixed(0)} s; soak ${minutes} min, warm-up ${warmupMinutes} min, ${concurrency} clients`,
+  );
 
   const stop = new AbortController();
   const traffic = mixedTraffic(state, await listedTokens(state), concurrency, stop.signal);
@@ -111,7 +133,9 @@ async function main(): Promise<void> {
   await traffic.done;
   // The devnet's traffic sends a message each way every few seconds: the relayer must have kept claiming.
   const metrics = await (await fetch(`${state.services.relayerApi!}/metrics`)).text();
-  const claimed = [...metrics.matchAll(/^relayer_messages\{direction="([^"]+)",status="CLAIMED_SUCCESS"\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+  const claimed = [
+    ...metrics.matchAll(/^relayer_messages\{direction="([^"]+)",status="CLAIMED_SUCCESS"\} (\d+)/gm),
+  ].map((m) => `${m[1]} ${m[2]}`);
   console.log(`relayer messages CLAIMED_SUCCESS during the soak: ${claimed.join(', ') || 'none'}`);
   child.kill('SIGTERM');
   const code = await exited;
@@ -119,7 +143,9 @@ async function main(): Promise<void> {
 
   const growth = warm === undefined ? NaN : ((last - warm) / warm) * 100;
   const counts = traffic.counts();
-  console.log(`\nafter warm-up ${warm} MiB, at the end ${last} MiB: ${growth.toFixed(1)} %; l2stack dev exited ${code} on SIGTERM`);
+  console.log(
+    `\nafter warm-up ${warm} MiB, at the end ${last} MiB: ${growth.toFixed(1)} %; l2stack dev exited ${code} on SIGTERM`,
+  );
   console.log(`requests: ${counts.ok} ok, ${counts.refused} refused as expected, ${counts.failed} failed`);
   for (const [what, n] of traffic.failureKinds()) console.log(`  failed: ${n} × ${what}`);
   const ok = Number.isFinite(growth) && growth <= 10 && counts.failed === 0 && code === 0 && claimed.length > 0;

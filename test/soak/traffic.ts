@@ -14,20 +14,37 @@ interface Operation {
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 const int = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
-const ORDERS = ['name', 'symbol', 'currentPrice', 'priceUpdatedAt', 'last24hVariation', 'swaps', 'buys', 'sells', 'fdv', 'totalSupply'];
+const ORDERS = [
+  'name',
+  'symbol',
+  'currentPrice',
+  'priceUpdatedAt',
+  'last24hVariation',
+  'swaps',
+  'buys',
+  'sells',
+  'fdv',
+  'totalSupply',
+];
 
 async function httpGet(url: string, expect: 'ok' | 'refused'): Promise<Outcome> {
   const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
   await res.arrayBuffer();
   if (res.status >= 500) return `HTTP ${res.status} ${new URL(url).pathname}`;
-  if (expect === 'refused') return res.status === 400 ? 'refused' : `HTTP ${res.status} for a hostile ${new URL(url).pathname}`;
+  if (expect === 'refused')
+    return res.status === 400 ? 'refused' : `HTTP ${res.status} for a hostile ${new URL(url).pathname}`;
   return res.status === 200 ? 'ok' : `HTTP ${res.status} ${new URL(url).pathname}`;
 }
 
 let rpcId = 1;
 async function rpc(url: string, body: unknown): Promise<Outcome> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: text,
+    signal: AbortSignal.timeout(30_000),
+  });
   const answer = await res.text();
   if (res.status >= 500) return `HTTP ${res.status} from the RPC endpoint`;
   if (res.status === 413 || res.status === 429) return 'refused';
@@ -53,7 +70,11 @@ function operations(state: DevnetState, tokens: string[]): Operation[] {
   const relayer = state.services.relayerApi!;
   const accounts = state.accounts.map((a) => a.address);
   const recentLogs = async () => {
-    const res = await fetch(endpoint, { method: 'POST', body: JSON.stringify(call('eth_blockNumber', [])), headers: { 'content-type': 'application/json' } });
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      body: JSON.stringify(call('eth_blockNumber', [])),
+      headers: { 'content-type': 'application/json' },
+    });
     const head = Number(((await res.json()) as { result: string }).result);
     const from = Math.max(0, head - int(10, 500));
     return rpc(endpoint, call('eth_getLogs', [{ fromBlock: `0x${from.toString(16)}`, toBlock: 'latest' }]));
@@ -62,7 +83,11 @@ function operations(state: DevnetState, tokens: string[]): Operation[] {
     const res = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(call('eth_newFilter', [{ address: pick<string | string[]>([tokens, [pick(tokens)], state.l2.messageService]) }])),
+      body: JSON.stringify(
+        call('eth_newFilter', [
+          { address: pick<string | string[]>([tokens, [pick(tokens)], state.l2.messageService]) },
+        ]),
+      ),
     });
     const made = (await res.json()) as { result?: string; error?: { code: number; message: string } };
     if (!made.result) return made.error?.code === -32603 ? `-32603 ${made.error.message}` : 'refused';
@@ -73,20 +98,66 @@ function operations(state: DevnetState, tokens: string[]): Operation[] {
   };
   const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
   return [
-    { weight: 6, run: () => httpGet(`${token}/tokens?page=${int(1, 3)}&limit=${int(1, 100)}&order=${pick(ORDERS)}&sort=${pick(['asc', 'desc'])}`, 'ok') },
+    {
+      weight: 6,
+      run: () =>
+        httpGet(
+          `${token}/tokens?page=${int(1, 3)}&limit=${int(1, 100)}&order=${pick(ORDERS)}&sort=${pick(['asc', 'desc'])}`,
+          'ok',
+        ),
+    },
     { weight: 4, run: () => httpGet(`${token}/tokens/${pick(tokens)}`, 'ok') },
     { weight: 3, run: () => httpGet(`${token}/prices/${pick(tokens)}`, 'ok') },
-    { weight: 2, run: () => httpGet(`${token}/prices?addresses=${tokens.filter(() => Math.random() < 0.5).concat(pick(tokens)).join(',')}`, 'ok') },
-    { weight: 1, run: () => httpGet(`${token}/tokens/${state.nativeToken}/supply/${pick(['total', 'circulating'])}?format=${pick(['json', 'raw'])}`, 'ok') },
-    { weight: 1, run: () => httpGet(`${token}/tokens?limit=${pick(['1e309', '-1e309', '1e2', '0x10', '1.5'])}`, 'refused') },
+    {
+      weight: 2,
+      run: () =>
+        httpGet(
+          `${token}/prices?addresses=${tokens
+            .filter(() => Math.random() < 0.5)
+            .concat(pick(tokens))
+            .join(',')}`,
+          'ok',
+        ),
+    },
+    {
+      weight: 1,
+      run: () =>
+        httpGet(
+          `${token}/tokens/${state.nativeToken}/supply/${pick(['total', 'circulating'])}?format=${pick(['json', 'raw'])}`,
+          'ok',
+        ),
+    },
+    {
+      weight: 1,
+      run: () => httpGet(`${token}/tokens?limit=${pick(['1e309', '-1e309', '1e2', '0x10', '1.5'])}`, 'refused'),
+    },
     { weight: 6, run: () => rpc(endpoint, call('eth_blockNumber', [])) },
     { weight: 4, run: () => rpc(endpoint, call('eth_getBalance', [pick(accounts), 'latest'])) },
     { weight: 4, run: () => rpc(endpoint, call('eth_call', [{ to: pick(tokens), data: '0x18160ddd' }, 'latest'])) },
     { weight: 3, run: recentLogs },
     { weight: 3, run: filterRound },
-    { weight: 2, run: () => rpc(endpoint, Array.from({ length: int(2, 20) }, () => call('eth_getBalance', [pick(accounts), 'latest']))) },
-    { weight: 1, run: () => rpc(endpoint, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${deep(5_000)}}`) },
-    { weight: 1, run: () => rpc(endpoint, call('eth_newFilter', [{ address: Array.from({ length: 5_000 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`) }])) },
+    {
+      weight: 2,
+      run: () =>
+        rpc(
+          endpoint,
+          Array.from({ length: int(2, 20) }, () => call('eth_getBalance', [pick(accounts), 'latest'])),
+        ),
+    },
+    {
+      weight: 1,
+      run: () => rpc(endpoint, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${deep(5_000)}}`),
+    },
+    {
+      weight: 1,
+      run: () =>
+        rpc(
+          endpoint,
+          call('eth_newFilter', [
+            { address: Array.from({ length: 5_000 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`) },
+          ]),
+        ),
+    },
     { weight: 2, run: () => httpGet(`${relayer}/messages?limit=${int(1, 100)}`, 'ok') },
     { weight: 1, run: () => httpGet(`${relayer}/health/live`, 'ok') },
     { weight: 1, run: () => httpGet(`${relayer}/metrics`, 'ok') },

@@ -10,7 +10,13 @@ const base = {
 
 describe('state manager configuration', () => {
   it('behavior: defaults keep the last 128 finalized blocks and poll every second', () => {
-    expect(loadStateConfig({ ...base, STATE_GENESIS_ACCOUNTS: '0x00000000000000000000000000000000000000Bb, 0x00000000000000000000000000000000000000cc' })).toEqual({
+    expect(
+      loadStateConfig({
+        ...base,
+        STATE_GENESIS_ACCOUNTS:
+          '0x00000000000000000000000000000000000000Bb, 0x00000000000000000000000000000000000000cc',
+      }),
+    ).toEqual({
       l2RpcUrl: base.STATE_L2_RPC_URL,
       l1RpcUrl: base.STATE_L1_RPC_URL,
       l1MessageService: '0x00000000000000000000000000000000000000aa',
@@ -29,13 +35,27 @@ describe('state manager configuration', () => {
   it('error: every problem is reported at once, by variable name', () => {
     let err: unknown;
     try {
-      loadStateConfig({ STATE_L1_RPC_URL: 'ftp://x', STATE_RETAINED_FINALIZED_BLOCKS: '0', STATE_GENESIS_ACCOUNTS: '0x12', STATE_BLOCKS_PER_TRANSACTION: '0', STATE_L2_TRACE_METHOD: 'trace_block' });
+      loadStateConfig({
+        STATE_L1_RPC_URL: 'ftp://x',
+        STATE_RETAINED_FINALIZED_BLOCKS: '0',
+        STATE_GENESIS_ACCOUNTS: '0x12',
+        STATE_BLOCKS_PER_TRANSACTION: '0',
+        STATE_L2_TRACE_METHOD: 'trace_block',
+      });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join('\n');
-    for (const name of ['STATE_L2_RPC_URL: required', 'STATE_L1_RPC_URL: expected', 'STATE_L1_MESSAGE_SERVICE: required', 'STATE_RETAINED_FINALIZED_BLOCKS: expected an integer >= 1', 'STATE_BLOCKS_PER_TRANSACTION: expected an integer', 'STATE_GENESIS_ACCOUNTS: expected a comma-separated list', 'STATE_L2_TRACE_METHOD: expected one of debug_traceBlockByHash, trace_replayBlockTransactions']) {
+    for (const name of [
+      'STATE_L2_RPC_URL: required',
+      'STATE_L1_RPC_URL: expected',
+      'STATE_L1_MESSAGE_SERVICE: required',
+      'STATE_RETAINED_FINALIZED_BLOCKS: expected an integer >= 1',
+      'STATE_BLOCKS_PER_TRANSACTION: expected an integer',
+      'STATE_GENESIS_ACCOUNTS: expected a comma-separated list',
+      'STATE_L2_TRACE_METHOD: expected one of debug_traceBlockByHash, trace_replayBlockTransactions',
+    ]) {
       expect(problems).toContain(name);
     }
     expect(problems).toContain('"0x12" is not an address');

@@ -6,16 +6,32 @@ const A = '0x00000000000000000000000000000000000000aa';
 const s = (n: number) => toHex(word(n));
 
 describe('prestate diffs to account changes', () => {
-  it('behavior: folds a block\'s transactions: changed fields, new slots, slots set to zero', () => {
+  it("behavior: folds a block's transactions: changed fields, new slots, slots set to zero", () => {
     const changes = blockChanges([
-      { result: { pre: { [A]: { balance: '0x10', nonce: 1, storage: { [s(1)]: s(5) } } }, post: { [A]: { balance: '0x20', storage: { [s(1)]: s(6), [s(2)]: s(7) } } } } },
+      {
+        result: {
+          pre: { [A]: { balance: '0x10', nonce: 1, storage: { [s(1)]: s(5) } } },
+          post: { [A]: { balance: '0x20', storage: { [s(1)]: s(6), [s(2)]: s(7) } } },
+        },
+      },
       // A slot present before but missing after was cleared.
-      { result: { pre: { [A]: { balance: '0x20', nonce: 1, storage: { [s(2)]: s(7) } } }, post: { [A]: { nonce: 2 } } } },
+      {
+        result: { pre: { [A]: { balance: '0x20', nonce: 1, storage: { [s(2)]: s(7) } } }, post: { [A]: { nonce: 2 } } },
+      },
     ]);
     expect(changes).toHaveLength(1);
     const a = changes[0]!;
-    expect(a).toMatchObject({ address: A, deleted: false, balance: 0x20n, nonce: 2n, before: { balance: 0x10n, nonce: 1n } });
-    expect([...a.storage].map(([k, v]) => [k, toHex(v)])).toEqual([[s(1), s(6)], [s(2), s(0)]]);
+    expect(a).toMatchObject({
+      address: A,
+      deleted: false,
+      balance: 0x20n,
+      nonce: 2n,
+      before: { balance: 0x10n, nonce: 1n },
+    });
+    expect([...a.storage].map(([k, v]) => [k, toHex(v)])).toEqual([
+      [s(1), s(6)],
+      [s(2), s(0)],
+    ]);
   });
 
   it('behavior: an account in pre but not in post is deleted; coming back in the same block starts from nothing', () => {

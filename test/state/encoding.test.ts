@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { hexlify, keccak256 as ethersKeccak } from 'ethers';
 import { concat, fromHex, toHex, word } from '../../src/state/bytes.js';
 import {
-  ACCOUNT_VALUE_LENGTH, decodeAccountValue, decodeLeafOpening, decodeRootNode, encodeAccountValue, encodeLeafOpening, encodeRootNode, treeConstants,
+  ACCOUNT_VALUE_LENGTH,
+  decodeAccountValue,
+  decodeLeafOpening,
+  decodeRootNode,
+  encodeAccountValue,
+  encodeLeafOpening,
+  encodeRootNode,
+  treeConstants,
 } from '../../src/state/encoding.js';
 import { ethersKeccakHashProvider, keccakHashProvider } from '../../src/state/hash.js';
 import { keccak256 } from '../../src/common/eth/keccak.js';
@@ -10,7 +17,7 @@ import { MemoryStore } from '../../src/state/memory-store.js';
 import { templateRows, treeRoot } from '../../src/state/tree.js';
 
 describe('state tree encodings', () => {
-  it('behavior: the tree\'s keccak256 equals ethers\' for every length around the 136-byte rate', () => {
+  it("behavior: the tree's keccak256 equals ethers' for every length around the 136-byte rate", () => {
     for (let n = 0; n <= 300; n++) {
       const data = Uint8Array.from({ length: n }, (_, i) => (i * 31 + n) & 0xff);
       expect(hexlify(keccak256(data)), `length ${n}`).toBe(ethersKeccak(data));
@@ -41,17 +48,33 @@ describe('state tree encodings', () => {
     expect(bytes.length).toBe(128);
     expect(toHex(bytes.subarray(0, 32))).toBe(toHex(word(2 ** 40 - 1)));
     expect(decodeLeafOpening(bytes)).toEqual(opening);
-    expect(decodeRootNode(encodeRootNode(12, keccak256(word(3))))).toEqual({ nextFreeNode: 12, subRoot: keccak256(word(3)) });
-    const account = { nonce: 5n, balance: 10n ** 24n, storageRoot: keccak256(word(4)), codeHash: keccak256(word(5)), keccakCodeHash: keccak256(word(6)), codeSize: 1234n };
+    expect(decodeRootNode(encodeRootNode(12, keccak256(word(3))))).toEqual({
+      nextFreeNode: 12,
+      subRoot: keccak256(word(3)),
+    });
+    const account = {
+      nonce: 5n,
+      balance: 10n ** 24n,
+      storageRoot: keccak256(word(4)),
+      codeHash: keccak256(word(5)),
+      keccakCodeHash: keccak256(word(6)),
+      codeSize: 1234n,
+    };
     const value = encodeAccountValue(account);
     expect(value.length).toBe(ACCOUNT_VALUE_LENGTH);
-    expect(toHex(value)).toBe(toHex(concat(word(5n), word(10n ** 24n), account.storageRoot, account.codeHash, account.keccakCodeHash, word(1234n))));
+    expect(toHex(value)).toBe(
+      toHex(
+        concat(word(5n), word(10n ** 24n), account.storageRoot, account.codeHash, account.keccakCodeHash, word(1234n)),
+      ),
+    );
     expect(decodeAccountValue(value)).toEqual(account);
   });
 
   it('error: malformed encodings are refused with the reason', () => {
     expect(() => decodeLeafOpening(new Uint8Array(127))).toThrow('a leaf opening is 128 bytes, got 127');
-    expect(() => decodeLeafOpening(concat(word(2n ** 40n), new Uint8Array(96)))).toThrow(/prevLeafIndex 1099511627776 is outside the tree/);
+    expect(() => decodeLeafOpening(concat(word(2n ** 40n), new Uint8Array(96)))).toThrow(
+      /prevLeafIndex 1099511627776 is outside the tree/,
+    );
     expect(() => decodeAccountValue(new Uint8Array(191))).toThrow('an account value is 192 bytes, got 191');
     expect(() => fromHex('0x123')).toThrow(/not an even-length hex string/);
     expect(() => fromHex('0xzz')).toThrow(/not an even-length hex string/);

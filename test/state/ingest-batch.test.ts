@@ -73,7 +73,9 @@ async function follow(ing: Ingestor, store: VersionedStore): Promise<unknown[]> 
     if ((await store.head())?.hash === latest!.hash) return errors;
     await ing.step().catch((err: unknown) => errors.push(err));
   }
-  throw new Error(`did not catch up; ${errors.length} step errors, the first: ${errors.slice(0, 3).map(String).join('; ')}`);
+  throw new Error(
+    `did not catch up; ${errors.length} step errors, the first: ${errors.slice(0, 3).map(String).join('; ')}`,
+  );
 }
 
 /** Every row of a store's tables, in key order. */
@@ -82,8 +84,12 @@ async function dump(store: PgStore) {
   const s = store.schema;
   return {
     blocks: await q(`select number, hash, parent_hash, root from ${s}.blocks order by number`),
-    nodes: await q(`select encode(tree, 'hex') t, pos, block, encode(value, 'hex') v from ${s}.nodes order by tree, pos, block`),
-    keys: await q(`select encode(tree, 'hex') t, encode(hkey, 'hex') h, block, leaf_index from ${s}.keys order by tree, hkey, block`),
+    nodes: await q(
+      `select encode(tree, 'hex') t, pos, block, encode(value, 'hex') v from ${s}.nodes order by tree, pos, block`,
+    ),
+    keys: await q(
+      `select encode(tree, 'hex') t, encode(hkey, 'hex') h, block, leaf_index from ${s}.keys order by tree, hkey, block`,
+    ),
   };
 }
 
@@ -102,7 +108,11 @@ beforeAll(async () => {
       void (async () => {
         const body = Buffer.concat(chunks).toString();
         const call = JSON.parse(body) as { method: string; params: unknown[] };
-        if (onHeader && call.method === (onHeader.method ?? 'eth_getBlockByNumber') && Number(call.params[0]) === onHeader.block) {
+        if (
+          onHeader &&
+          call.method === (onHeader.method ?? 'eth_getBlockByNumber') &&
+          Number(call.params[0]) === onHeader.block
+        ) {
           const hook = onHeader;
           onHeader = undefined;
           await hook.run();
@@ -156,38 +166,44 @@ describe('batched state ingest', () => {
     ['midbatch', 'eth_getBlockByNumber', undefined],
     // The parity replay is asked by number: the block is replaced between its header and its replay.
     ['midreplay', 'trace_replayBlockTransactions', 'trace_replayBlockTransactions'],
-  ] as const)('behavior: a reorg while a batch is being fetched is rolled back exactly (%s, the reorg before %s)', async (name, hookMethod, traceMethod) => {
-    const store = await pgStore(name);
-    const ing = ingestor(store, 3, proxyUrl, traceMethod);
-    expect(await follow(ing, store)).toEqual([]);
-    const base = await l2p.getBlockNumber();
-    const snapshot = (await l2p.send('evm_snapshot', [])) as string;
-    await activity(12, 'd');
-    let fired = false;
-    onHeader = {
-      block: base + 8,
-      method: hookMethod,
-      run: async () => {
-        await l2p.send('evm_revert', [snapshot]);
-        signer.reset();
-        await activity(14, 'e');
-        fired = true;
-      },
-    };
-    // Step errors are allowed here (a trace asked by the hash of a block the reorg removed is refused); the result must be exact.
-    const errors = await follow(ing, store);
-    // Replays by number in flight at the reorg see the new branch's blocks under old headers: refused, not applied.
-    // Under load the replay can also reach the node before the new branch has that block, and anvil refuses it
-    // ("Resource not found", seen once in CI): refused as well. Either way a step failed at the reorg, and the
-    // exact comparison below is what shows nothing of the old branch was kept.
-    if (traceMethod) expect(errors.map(String).join('\n')).toMatch(/L2 block \d+ was replaced while it was replayed|Resource not found/);
-    // The ingestor may have caught up with the new branch while it was still growing: follow it to its end.
-    for (let i = 0; i < 600 && !fired; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(fired).toBe(true);
-    await follow(ing, store);
+  ] as const)(
+    'behavior: a reorg while a batch is being fetched is rolled back exactly (%s, the reorg before %s)',
+    async (name, hookMethod, traceMethod) => {
+      const store = await pgStore(name);
+      const ing = ingestor(store, 3, proxyUrl, traceMethod);
+      expect(await follow(ing, store)).toEqual([]);
+      const base = await l2p.getBlockNumber();
+      const snapshot = (await l2p.send('evm_snapshot', [])) as string;
+      await activity(12, 'd');
+      let fired = false;
+      onHeader = {
+        block: base + 8,
+        method: hookMethod,
+        run: async () => {
+          await l2p.send('evm_revert', [snapshot]);
+          signer.reset();
+          await activity(14, 'e');
+          fired = true;
+        },
+      };
+      // Step errors are allowed here (a trace asked by the hash of a block the reorg removed is refused); the result must be exact.
+      const errors = await follow(ing, store);
+      // Replays by number in flight at the reorg see the new branch's blocks under old headers: refused, not applied.
+      // Under load the replay can also reach the node before the new branch has that block, and anvil refuses it
+      // ("Resource not found", seen once in CI): refused as well. Either way a step failed at the reorg, and the
+      // exact comparison below is what shows nothing of the old branch was kept.
+      if (traceMethod)
+        expect(errors.map(String).join('\n')).toMatch(
+          /L2 block \d+ was replaced while it was replayed|Resource not found/,
+        );
+      // The ingestor may have caught up with the new branch while it was still growing: follow it to its end.
+      for (let i = 0; i < 600 && !fired; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(fired).toBe(true);
+      await follow(ing, store);
 
-    const perBlock = await pgStore(`${name}_per_block`);
-    expect(await follow(ingestor(perBlock, 1), perBlock)).toEqual([]);
-    expect(await dump(store)).toEqual(await dump(perBlock));
-  });
+      const perBlock = await pgStore(`${name}_per_block`);
+      expect(await follow(ingestor(perBlock, 1), perBlock)).toEqual([]);
+      expect(await dump(store)).toEqual(await dump(perBlock));
+    },
+  );
 });

@@ -10,8 +10,10 @@ export interface LineaProofData {
   storageProofs: InclusionProofJson[];
 }
 export const lineaProofs = (): LineaProofData => lineaJson<LineaProofData>('merkle-proof-data-poseidon2.json');
-export const lineaRoots = (): Record<'STATE_ROOT' | 'STORAGE_ROOT' | 'ACCOUNT_KEY_HASH' | 'ACCOUNT_VALUE_HASH' | 'STORAGE_KEY_HASH' | 'STORAGE_VALUE_HASH', string> =>
-  lineaJson('roots.json');
+export const lineaRoots = (): Record<
+  'STATE_ROOT' | 'STORAGE_ROOT' | 'ACCOUNT_KEY_HASH' | 'ACCOUNT_VALUE_HASH' | 'STORAGE_KEY_HASH' | 'STORAGE_VALUE_HASH',
+  string
+> => lineaJson('roots.json');
 export const lineaAccountKeys = (): { input: string; output: string }[] => lineaJson('account-key-test-vectors.json');
 
 /** One byte of a hex string altered (XOR 0x01 at byte `i`). */
@@ -22,7 +24,8 @@ export function alterByte(hex: string, i: number): string {
 }
 
 /** Byte positions to alter in an entry of `n` bytes: every byte of short entries, else first, middle and last. */
-export const positions = (n: number): number[] => (n <= 32 ? Array.from({ length: n }, (_, i) => i) : [0, 1, Math.floor(n / 2), n - 2, n - 1]);
+export const positions = (n: number): number[] =>
+  n <= 32 ? Array.from({ length: n }, (_, i) => i) : [0, 1, Math.floor(n / 2), n - 2, n - 1];
 
 /** Every proof with one byte altered: in each node (some positions), and in every byte of the value. */
 export function alteredProofs(p: InclusionProofJson): { what: string; proof: InclusionProofJson }[] {
@@ -35,6 +38,7 @@ export function alteredProofs(p: InclusionProofJson): { what: string; proof: Inc
     }
   }
   const valueBytes = (p.proof.value.length - 2) / 2;
-  for (let i = 0; i < valueBytes; i++) out.push({ what: `value byte ${i}`, proof: { ...p, proof: { ...p.proof, value: alterByte(p.proof.value, i) } } });
+  for (let i = 0; i < valueBytes; i++)
+    out.push({ what: `value byte ${i}`, proof: { ...p, proof: { ...p.proof, value: alterByte(p.proof.value, i) } } });
   return out;
 }

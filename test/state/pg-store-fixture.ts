@@ -8,7 +8,10 @@ import { openTestDb } from '../helpers/db.js';
  * A migrated state schema on the test database (PGlite, or PostgreSQL when DATABASE_HOST is set) and a
  * PgStore on it, for one describe block: `store()` is ready inside its tests, and the database is closed after.
  */
-export function usePgStore(schemaName: string): { store: () => PgStore; db: () => Awaited<ReturnType<typeof openTestDb>> } {
+export function usePgStore(schemaName: string): {
+  store: () => PgStore;
+  db: () => Awaited<ReturnType<typeof openTestDb>>;
+} {
   let db: Awaited<ReturnType<typeof openTestDb>> | undefined;
   let store: PgStore | undefined;
   beforeAll(async () => {

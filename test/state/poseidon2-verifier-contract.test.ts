@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Wallet } from 'ethers';
-import { Poseidon2SparseMerkleProofVerifier__factory, type Poseidon2SparseMerkleProofVerifier } from '../../generated/contracts/types/index.js';
+import {
+  Poseidon2SparseMerkleProofVerifier__factory,
+  type Poseidon2SparseMerkleProofVerifier,
+} from '../../generated/contracts/types/index.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { fromHex, toHex } from '../../src/state/bytes.js';
@@ -22,8 +25,8 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-describe('Poseidon2SparseMerkleProofVerifier (Solidity) on Linea\'s published vectors', () => {
-  it('behavior: the contract\'s Poseidon2 and key hash match every published vector and the TypeScript hash', async () => {
+describe("Poseidon2SparseMerkleProofVerifier (Solidity) on Linea's published vectors", () => {
+  it("behavior: the contract's Poseidon2 and key hash match every published vector and the TypeScript hash", async () => {
     const hashes = lineaJson<{ in: string; out: string }[]>('poseidon2-test-data.json');
     for (const v of hashes) expect(await verifier.poseidon2(v.in), v.in).toBe(v.out);
     const keys = lineaAccountKeys();
@@ -31,7 +34,9 @@ describe('Poseidon2SparseMerkleProofVerifier (Solidity) on Linea\'s published ve
     // Limbs at and above p (all-ones input), which the contract reduces before the permutation.
     const high = `0x${'ff'.repeat(64)}`;
     expect(await verifier.poseidon2(high)).toBe(toHex(poseidon2(fromHex(high))));
-    console.log(`on anvil: ${hashes.length}/${hashes.length} Poseidon2 vectors, ${keys.length}/${keys.length} account-key vectors match`);
+    console.log(
+      `on anvil: ${hashes.length}/${hashes.length} Poseidon2 vectors, ${keys.length}/${keys.length} account-key vectors match`,
+    );
   });
 
   it('behavior: accepts the published account and storage proofs against their roots', async () => {
@@ -39,10 +44,20 @@ describe('Poseidon2SparseMerkleProofVerifier (Solidity) on Linea\'s published ve
     const { accountProof: a, storageProofs } = lineaProofs();
     const s = storageProofs[0]!;
     expect(await verifier.verifyProof(a.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT)).toBe(true);
-    expect(await verifier.verifyAccount(a.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT, a.key, a.proof.value)).toBe(true);
+    expect(
+      await verifier.verifyAccount(a.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT, a.key, a.proof.value),
+    ).toBe(true);
     expect(await verifier.storageRootOf(a.proof.value)).toBe(roots.STORAGE_ROOT);
-    expect(await verifier.verifyStorage(s.proof.proofRelatedNodes, s.leafIndex, roots.STORAGE_ROOT, s.key, s.proof.value)).toBe(true);
-    const gas = await verifier.verifyAccount.estimateGas(a.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT, a.key, a.proof.value);
+    expect(
+      await verifier.verifyStorage(s.proof.proofRelatedNodes, s.leafIndex, roots.STORAGE_ROOT, s.key, s.proof.value),
+    ).toBe(true);
+    const gas = await verifier.verifyAccount.estimateGas(
+      a.proof.proofRelatedNodes,
+      a.leafIndex,
+      roots.STATE_ROOT,
+      a.key,
+      a.proof.value,
+    );
     console.log(`on anvil: 2/2 published proofs accepted; verifyAccount costs ${gas} gas`);
   });
 
@@ -51,19 +66,51 @@ describe('Poseidon2SparseMerkleProofVerifier (Solidity) on Linea\'s published ve
     const { accountProof: a, storageProofs } = lineaProofs();
     const s = storageProofs[0]!;
     // The last altered byte of each node and of the value (every byte of short entries is covered in TypeScript).
-    const pick = <T extends { what: string }>(xs: T[]): T[] => [...new Map(xs.map((x) => [x.what.replace(/ byte \d+$/, ''), x])).values()];
+    const pick = <T extends { what: string }>(xs: T[]): T[] => [
+      ...new Map(xs.map((x) => [x.what.replace(/ byte \d+$/, ''), x])).values(),
+    ];
     let rejected = 0;
     for (const x of pick(alteredProofs(a))) {
-      expect(await verifier.verifyAccount(x.proof.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT, a.key, x.proof.proof.value), x.what).toBe(false);
+      expect(
+        await verifier.verifyAccount(
+          x.proof.proof.proofRelatedNodes,
+          a.leafIndex,
+          roots.STATE_ROOT,
+          a.key,
+          x.proof.proof.value,
+        ),
+        x.what,
+      ).toBe(false);
       rejected++;
     }
     for (const x of pick(alteredProofs(s))) {
-      expect(await verifier.verifyStorage(x.proof.proof.proofRelatedNodes, s.leafIndex, roots.STORAGE_ROOT, s.key, x.proof.proof.value), x.what).toBe(false);
+      expect(
+        await verifier.verifyStorage(
+          x.proof.proof.proofRelatedNodes,
+          s.leafIndex,
+          roots.STORAGE_ROOT,
+          s.key,
+          x.proof.proof.value,
+        ),
+        x.what,
+      ).toBe(false);
       rejected++;
     }
-    expect(await verifier.verifyAccount(a.proof.proofRelatedNodes, a.leafIndex + 1, roots.STATE_ROOT, a.key, a.proof.value)).toBe(false);
-    expect(await verifier.verifyAccount(a.proof.proofRelatedNodes, a.leafIndex, roots.STATE_ROOT, `0x${'2e'.padEnd(40, '0')}`, a.proof.value)).toBe(false);
-    expect(await verifier.verifyStorage(s.proof.proofRelatedNodes, s.leafIndex, roots.STATE_ROOT, s.key, s.proof.value)).toBe(false);
+    expect(
+      await verifier.verifyAccount(a.proof.proofRelatedNodes, a.leafIndex + 1, roots.STATE_ROOT, a.key, a.proof.value),
+    ).toBe(false);
+    expect(
+      await verifier.verifyAccount(
+        a.proof.proofRelatedNodes,
+        a.leafIndex,
+        roots.STATE_ROOT,
+        `0x${'2e'.padEnd(40, '0')}`,
+        a.proof.value,
+      ),
+    ).toBe(false);
+    expect(
+      await verifier.verifyStorage(s.proof.proofRelatedNodes, s.leafIndex, roots.STATE_ROOT, s.key, s.proof.value),
+    ).toBe(false);
     console.log(`on anvil: ${rejected} altered published proofs rejected (plus wrong index, key and root)`);
     expect(rejected).toBe(2 * (42 + 1));
   });

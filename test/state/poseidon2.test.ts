@@ -9,17 +9,29 @@ const json = <T>(name: string): T => JSON.parse(readFileSync(new URL(name, dir),
 
 /** test_vector_poseidon2.txt: blocks of "input", "output" headers then `[0x.., ...]` byte lists, separated by "--". */
 function textVectors(): { input: Uint8Array; output: string }[] {
-  const lists = readFileSync(new URL('test_vector_poseidon2.txt', dir), 'utf8').split('\n').filter((l) => l.startsWith('['));
+  const lists = readFileSync(new URL('test_vector_poseidon2.txt', dir), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('['));
   const out: { input: Uint8Array; output: string }[] = [];
-  const bytes = (l: string): Uint8Array => Uint8Array.from(l.slice(1, -1).split(',').map((b) => parseInt(b, 16)));
-  for (let i = 0; i + 1 < lists.length; i += 2) out.push({ input: bytes(lists[i]!), output: toHex(bytes(lists[i + 1]!)) });
+  const bytes = (l: string): Uint8Array =>
+    Uint8Array.from(
+      l
+        .slice(1, -1)
+        .split(',')
+        .map((b) => parseInt(b, 16)),
+    );
+  for (let i = 0; i + 1 < lists.length; i += 2)
+    out.push({ input: bytes(lists[i]!), output: toHex(bytes(lists[i + 1]!)) });
   return out;
 }
 
 describe('Poseidon2 over KoalaBear (Linea)', () => {
   it('behavior: matches every published hash vector', () => {
     const vectors = [
-      ...json<{ in: string; out: string }[]>('poseidon2-test-data.json').map((v) => ({ input: fromHex(v.in), output: v.out })),
+      ...json<{ in: string; out: string }[]>('poseidon2-test-data.json').map((v) => ({
+        input: fromHex(v.in),
+        output: v.out,
+      })),
       ...textVectors(),
     ];
     let passed = 0;
@@ -42,14 +54,23 @@ describe('Poseidon2 over KoalaBear (Linea)', () => {
     for (const [a, b] of pairs) expect(mulMod(a, b), `${a}·${b}`).toBe(Number((BigInt(a) * BigInt(b)) % p));
   });
 
-  it('behavior: input limbs are taken mod p (p and 2p hash as 0), as Linea\'s contract reduces them', () => {
+  it("behavior: input limbs are taken mod p (p and 2p hash as 0), as Linea's contract reduces them", () => {
     const limbs = (words: number[]): Uint8Array => {
       const b = new Uint8Array(32);
       words.forEach((w, i) => new DataView(b.buffer).setUint32(4 * i, w));
       return b;
     };
     const zero = toHex(poseidon2(new Uint8Array(64)));
-    expect(toHex(poseidon2(new Uint8Array([...limbs([KOALABEAR_P, 2 * KOALABEAR_P, 0, 0, 0, 0, 0, KOALABEAR_P]), ...limbs([0, 0, 0, 2 * KOALABEAR_P])])))).toBe(zero);
+    expect(
+      toHex(
+        poseidon2(
+          new Uint8Array([
+            ...limbs([KOALABEAR_P, 2 * KOALABEAR_P, 0, 0, 0, 0, 0, KOALABEAR_P]),
+            ...limbs([0, 0, 0, 2 * KOALABEAR_P]),
+          ]),
+        ),
+      ),
+    ).toBe(zero);
     expect(toHex(poseidon2(limbs([KOALABEAR_P + 5])))).toBe(toHex(poseidon2(limbs([5]))));
   });
 

@@ -10,12 +10,24 @@ const A = '0x00000000000000000000000000000000000000a1';
 
 async function setup(finalized: bigint | undefined, head = 10n) {
   const world = new WorldState(new MemoryStore());
-  for (let n = 0n; n <= head; n++) await world.applyBlock({ number: n, hash: `0x${n}`, parentHash: '0x' }, [{ address: A, deleted: false, balance: n + 1n, storage: new Map() }]);
-  const backend = createProofBackend(world, { latestFinalized: () => finalized, ingestedHead: () => head, retainedFinalizedBlocks: 4, metrics: createMetrics({ defaultMetrics: false }) });
+  for (let n = 0n; n <= head; n++)
+    await world.applyBlock({ number: n, hash: `0x${n}`, parentHash: '0x' }, [
+      { address: A, deleted: false, balance: n + 1n, storage: new Map() },
+    ]);
+  const backend = createProofBackend(world, {
+    latestFinalized: () => finalized,
+    ingestedHead: () => head,
+    retainedFinalizedBlocks: 4,
+    metrics: createMetrics({ defaultMetrics: false }),
+  });
   return { world, backend };
 }
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as RpcError);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as RpcError,
+  );
 
 describe('svc_getProof backend', () => {
   it('behavior: "finalized" and any retained finalized block are served and verify against that block\'s root', async () => {
@@ -23,7 +35,10 @@ describe('svc_getProof backend', () => {
     for (const block of ['finalized', 5n, 8n] as const) {
       const p = await backend.getProof(A, [], block);
       const root = (await world.rootAt(block === 'finalized' ? 8n : block))!;
-      expect(verifyStateProof(root, p)).toMatchObject({ ok: true, account: { balance: (block === 'finalized' ? 8n : block) + 1n } });
+      expect(verifyStateProof(root, p)).toMatchObject({
+        ok: true,
+        account: { balance: (block === 'finalized' ? 8n : block) + 1n },
+      });
     }
   });
 
@@ -52,6 +67,8 @@ describe('svc_getProof backend', () => {
     const early = await rejection((await setup(undefined)).backend.getProof(A, [], 'finalized'));
     expect(early!.message).toMatch(/has not read the finalized block from L1 yet/);
     const behind = await rejection((await setup(12n)).backend.getProof(A, [], 11n));
-    expect(behind!.message).toBe('block 11 is finalized on L1 but the state manager has only applied blocks up to 10; try again shortly');
+    expect(behind!.message).toBe(
+      'block 11 is finalized on L1 but the state manager has only applied blocks up to 10; try again shortly',
+    );
   });
 });

@@ -20,8 +20,14 @@ const A = addr(1);
 const SLOT = toHex(word(7));
 const FINALIZED = 6n;
 
-interface Entry { leafIndex: number; key: string }
-interface StateProof { accountProof: Entry; storageProofs: Entry[] }
+interface Entry {
+  leafIndex: number;
+  key: string;
+}
+interface StateProof {
+  accountProof: Entry;
+  storageProofs: Entry[];
+}
 
 describe('svc_getProof: proofs are checked before they leave', () => {
   const { store, db } = usePgStore(SCHEMA);
@@ -34,12 +40,28 @@ describe('svc_getProof: proofs are checked before they leave', () => {
     world = new WorldState(store());
     for (let n = 0n; n <= 8n; n++) {
       // Several accounts so the proven leaf has siblings and inner nodes with rows; A keeps a storage slot.
-      const changes = [1, 2, 3, 4, 5].map((i) => ({ address: addr(i), deleted: false, balance: n * 10n + BigInt(i), storage: i === 1 ? new Map([[SLOT, word(Number(n) + 1)]]) : new Map() }));
+      const changes = [1, 2, 3, 4, 5].map((i) => ({
+        address: addr(i),
+        deleted: false,
+        balance: n * 10n + BigInt(i),
+        storage: i === 1 ? new Map([[SLOT, word(Number(n) + 1)]]) : new Map(),
+      }));
       await world.applyBlock({ number: n, hash: `0x${n}`, parentHash: '0x' }, changes);
     }
-    const backend = createProofBackend(world, { latestFinalized: () => FINALIZED, ingestedHead: () => 8n, retainedFinalizedBlocks: 16, metrics: backendCommon.metrics, logger: backendCommon.logger });
+    const backend = createProofBackend(world, {
+      latestFinalized: () => FINALIZED,
+      ingestedHead: () => 8n,
+      retainedFinalizedBlocks: 16,
+      metrics: backendCommon.metrics,
+      logger: backendCommon.logger,
+    });
     ({ anvil } = await chain());
-    rpc = await startTestRpc({ db: db().client, schema: 'proof_check_rpc', upstreams: [anvil.url], proofBackend: backend });
+    rpc = await startTestRpc({
+      db: db().client,
+      schema: 'proof_check_rpc',
+      upstreams: [anvil.url],
+      proofBackend: backend,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -48,7 +70,10 @@ describe('svc_getProof: proofs are checked before they leave', () => {
   });
 
   const proof = async () => call(rpc.url, 'svc_getProof', [A, [SLOT], 'finalized']);
-  const raw = { raw: <T,>(sql: string, bindings: readonly unknown[]) => db().client.knex.raw(sql, bindings as never) as unknown as Promise<T> };
+  const raw = {
+    raw: <T>(sql: string, bindings: readonly unknown[]) =>
+      db().client.knex.raw(sql, bindings as never) as unknown as Promise<T>,
+  };
   const table = (name: string) => `"${db().schema(SCHEMA)}"."${name}"`;
   /** Flips one bit of byte `at` (negative: from the end) of every version ≤ the finalized block of a node row; twice restores it. */
   const flip = async (tree: string, pos: number, at: number): Promise<number> => {
@@ -60,10 +85,13 @@ describe('svc_getProof: proofs are checked before they leave', () => {
     return r.rowCount;
   };
 
-  it('behavior: an intact tree answers, and the answer verifies against the block\'s root', async () => {
+  it("behavior: an intact tree answers, and the answer verifies against the block's root", async () => {
     const r = await proof();
     expect(r.error).toBeUndefined();
-    expect(verifyStateProof((await world.rootAt(FINALIZED))!, r.result as never)).toMatchObject({ ok: true, account: { balance: FINALIZED * 10n + 1n } });
+    expect(verifyStateProof((await world.rootAt(FINALIZED))!, r.result as never)).toMatchObject({
+      ok: true,
+      account: { balance: FINALIZED * 10n + 1n },
+    });
   });
 
   it('error: each kind of damaged row gives -32603 and an error log naming what failed; repaired, the proof is served again', async () => {
@@ -88,7 +116,10 @@ describe('svc_getProof: proofs are checked before they leave', () => {
       try {
         const r = await proof();
         expect(r.result, what).toBeUndefined();
-        expect(r.error, what).toEqual({ code: -32603, message: `internal error: the proof for block ${FINALIZED} does not verify against its finalized state root; the operator has been told` });
+        expect(r.error, what).toEqual({
+          code: -32603,
+          message: `internal error: the proof for block ${FINALIZED} does not verify against its finalized state root; the operator has been told`,
+        });
         const logged = backendCommon.logs.slice(before).join('');
         expect(logged, what).toMatch(/svc_getProof: a proof built from the stored state tree does not verify/);
         expect(logged, what).toMatch(failed);
@@ -105,13 +136,19 @@ describe('svc_getProof: proofs are checked before they leave', () => {
 
   it('error: a damaged key row (the leaf index of the key) is caught too', async () => {
     const before = backendCommon.logs.length;
-    const r = await raw.raw<{ rowCount: number }>(`update ${table('keys')} set leaf_index = leaf_index # 1 where tree = decode('', 'hex') and block <= ? and leaf_index > 1`, [FINALIZED.toString()]);
+    const r = await raw.raw<{ rowCount: number }>(
+      `update ${table('keys')} set leaf_index = leaf_index # 1 where tree = decode('', 'hex') and block <= ? and leaf_index > 1`,
+      [FINALIZED.toString()],
+    );
     expect(r.rowCount).toBeGreaterThan(0);
     try {
       expect((await proof()).error?.code).toBe(-32603);
       expect(backendCommon.logs.slice(before).join('')).toMatch(/does not verify/);
     } finally {
-      await raw.raw(`update ${table('keys')} set leaf_index = leaf_index # 1 where tree = decode('', 'hex') and block <= ? and leaf_index > 1`, [FINALIZED.toString()]);
+      await raw.raw(
+        `update ${table('keys')} set leaf_index = leaf_index # 1 where tree = decode('', 'hex') and block <= ? and leaf_index > 1`,
+        [FINALIZED.toString()],
+      );
     }
     expect((await proof()).error).toBeUndefined();
   });

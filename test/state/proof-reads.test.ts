@@ -64,7 +64,16 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
   it('behavior: several trees in one statement, one of them never written (the empty-tree template), and the account tree', async () => {
     const [a, b, empty] = [newTree(), newTree(), newTree()];
     const n = next++;
-    await applyBlock(store, a, n, [{ key: 1, value: 1 }, { key: 5, value: 2 }], new Map());
+    await applyBlock(
+      store,
+      a,
+      n,
+      [
+        { key: 1, value: 1 },
+        { key: 5, value: 2 },
+      ],
+      new Map(),
+    );
     const m = next++;
     await applyBlock(store, b, m, [{ key: 3, value: 3 }], new Map());
     await expectSame(m, [a, b, empty, ACCOUNT_TREE]);
@@ -76,10 +85,21 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
   it('behavior: a tree cleared and rebuilt smaller proves the same as the stepwise read, before and after', async () => {
     const tree = newTree();
     const n = next++;
-    await applyBlock(store, tree, n, Array.from({ length: UNIVERSE }, (_, k) => ({ key: k, value: 1 + (k % 3) })), new Map());
+    await applyBlock(
+      store,
+      tree,
+      n,
+      Array.from({ length: UNIVERSE }, (_, k) => ({ key: k, value: 1 + (k % 3) })),
+      new Map(),
+    );
     const m = next++;
-    const update = await store.read(n, (r) => applyChanges(c, r, tree, changesOf([{ key: 3, value: 2 }]), { reset: true }));
-    await store.commit({ number: m, hash: `0x${m.toString(16)}`, parentHash: `0x${n.toString(16)}`, root: toHex(update.root) }, new Map([[tree, update.writes]]));
+    const update = await store.read(n, (r) =>
+      applyChanges(c, r, tree, changesOf([{ key: 3, value: 2 }]), { reset: true }),
+    );
+    await store.commit(
+      { number: m, hash: `0x${m.toString(16)}`, parentHash: `0x${n.toString(16)}`, root: toHex(update.root) },
+      new Map([[tree, update.writes]]),
+    );
     await expectSame(n, [tree]);
     await expectSame(m, [tree]);
   });
@@ -87,7 +107,16 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
   it('behavior: proveKeysAt gives the stepwise result even when the statement misses a row (it falls back to the read transaction)', async () => {
     const tree = newTree();
     const n = next++;
-    await applyBlock(store, tree, n, [{ key: 2, value: 1 }, { key: 7, value: 3 }], new Map());
+    await applyBlock(
+      store,
+      tree,
+      n,
+      [
+        { key: 2, value: 1 },
+        { key: 7, value: 3 },
+      ],
+      new Map(),
+    );
     const requests = [0, 2, 4].map((k) => ({ tree, hKey: hKeyOf(k) }));
     let calls = 0;
     const lossy = Object.create(store, {
@@ -105,12 +134,15 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
   });
 
   // PGlite: the statement is PREPAREd once per session; a session that lost it (DEALLOCATE) gets it prepared again.
-  it.runIf(databaseKind() === 'pglite')('behavior: the proof statement is prepared again after the session dropped it', async () => {
-    const tree = newTree();
-    const n = next++;
-    await applyBlock(store, tree, n, [{ key: 4, value: 2 }], new Map());
-    await expectSame(n, [tree]);
-    await db.client.knex.raw('deallocate all');
-    await expectSame(n, [tree]);
-  });
+  it.runIf(databaseKind() === 'pglite')(
+    'behavior: the proof statement is prepared again after the session dropped it',
+    async () => {
+      const tree = newTree();
+      const n = next++;
+      await applyBlock(store, tree, n, [{ key: 4, value: 2 }], new Map());
+      await expectSame(n, [tree]);
+      await db.client.knex.raw('deallocate all');
+      await expectSame(n, [tree]);
+    },
+  );
 });

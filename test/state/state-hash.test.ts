@@ -15,21 +15,35 @@ const A = '0x00000000000000000000000000000000000000a1';
 const header = (n: bigint) => ({ number: n, hash: `0x${n.toString(16)}`, parentHash: `0x${(n - 1n).toString(16)}` });
 
 describe('STATE_HASH', () => {
-  it('args: poseidon2 (the chain\'s format) by default, keccak on request, anything else refused naming the choices', () => {
+  it("args: poseidon2 (the chain's format) by default, keccak on request, anything else refused naming the choices", () => {
     expect(loadStateConfig(base).hash).toBe('poseidon2');
     expect(loadStateConfig({ ...base, STATE_HASH: 'keccak' }).hash).toBe('keccak');
-    expect(() => loadStateConfig({ ...base, STATE_HASH: 'mimc' })).toThrow(/STATE_HASH: expected one of poseidon2, keccak/);
+    expect(() => loadStateConfig({ ...base, STATE_HASH: 'mimc' })).toThrow(
+      /STATE_HASH: expected one of poseidon2, keccak/,
+    );
   });
 
   it('behavior: a world state on poseidon2 serves proofs that verify under Poseidon2 and not under keccak', async () => {
     const world = new WorldState(new MemoryStore(), hashProviderOf('poseidon2'));
-    const root = await world.applyBlock(header(0n), [{ address: A, deleted: false, nonce: 1n, balance: 7n, code: new Uint8Array([0x60, 0x00]), storage: new Map([[`0x${'00'.repeat(31)}01`, new Uint8Array(32).fill(9)]]) }]);
+    const root = await world.applyBlock(header(0n), [
+      {
+        address: A,
+        deleted: false,
+        nonce: 1n,
+        balance: 7n,
+        code: new Uint8Array([0x60, 0x00]),
+        storage: new Map([[`0x${'00'.repeat(31)}01`, new Uint8Array(32).fill(9)]]),
+      },
+    ]);
     const proof = await world.getProof(A, [`0x${'00'.repeat(31)}01`, `0x${'00'.repeat(31)}02`], 0n);
     expect(verifyStateProof(root, proof, hashProviderOf('poseidon2'))).toMatchObject({ ok: true });
     expect(verifyStateProof(root, proof, hashProviderOf('keccak')).ok).toBe(false);
     // Linea's wire format: a 96-byte root node and 192-byte leaf openings.
     const entry = proof.accountProof as { proof: { proofRelatedNodes: string[] } };
-    expect([entry.proof.proofRelatedNodes[0]!.length, entry.proof.proofRelatedNodes[41]!.length]).toEqual([2 + 192, 2 + 384]);
+    expect([entry.proof.proofRelatedNodes[0]!.length, entry.proof.proofRelatedNodes[41]!.length]).toEqual([
+      2 + 192,
+      2 + 384,
+    ]);
   });
 
   describe('stored with the tree (PgStore on the test database)', () => {
@@ -43,15 +57,19 @@ describe('STATE_HASH', () => {
       const err = await pinStateHash(store, 'keccak').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StateHashMismatchError);
       expect((err as Error).message).toBe(
-        'STATE_HASH is keccak but this database\'s state tree was built with poseidon2: set STATE_HASH=poseidon2, or point the state manager at an empty schema to build a keccak tree',
+        "STATE_HASH is keccak but this database's state tree was built with poseidon2: set STATE_HASH=poseidon2, or point the state manager at an empty schema to build a keccak tree",
       );
     });
   });
 
   it('error: a tree with blocks and no record was built before the setting, with keccak', async () => {
     const store = new MemoryStore();
-    await new WorldState(store).applyBlock(header(0n), [{ address: A, deleted: false, balance: 1n, storage: new Map() }]);
-    await expect(pinStateHash(store, 'poseidon2')).rejects.toThrow('STATE_HASH is poseidon2 but this database\'s state tree was built with keccak');
+    await new WorldState(store).applyBlock(header(0n), [
+      { address: A, deleted: false, balance: 1n, storage: new Map() },
+    ]);
+    await expect(pinStateHash(store, 'poseidon2')).rejects.toThrow(
+      "STATE_HASH is poseidon2 but this database's state tree was built with keccak",
+    );
     await pinStateHash(store, 'keccak');
     expect(await store.getMeta(STATE_HASH_META)).toBe('keccak');
   });

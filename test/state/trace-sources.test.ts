@@ -43,7 +43,9 @@ async function history(): Promise<void> {
   // Through anvil's CREATE2 factory: an account of the chain's genesis, with code, that the tree was not told of.
   await mined(signer.sendTransaction({ to: CREATE2_FACTORY, data: `0x${'00'.repeat(32)}600160055500` }));
   // A reverting transfer (more than the balance), with its gas given so nothing estimates it first.
-  const reverting = await TestToken__factory.connect(await token.getAddress(), other).transfer(FRESH, 10n ** 30n, { gasLimit: 100_000 });
+  const reverting = await TestToken__factory.connect(await token.getAddress(), other).transfer(FRESH, 10n ** 30n, {
+    gasLimit: 100_000,
+  });
   expect((await l2p.getTransactionReceipt(reverting.hash))?.status).toBe(0); // automine: mined when sent
 
   // One block, several transactions: `second` gets tokens and hands them all back (its slot set then
@@ -93,7 +95,10 @@ afterAll(async () => {
 
 describe('state diff sources', () => {
   it('behavior: prestateTracer diffs and parity replays build the same root after every block', async () => {
-    const [byPrestate, byReplay] = [await follow('debug_traceBlockByHash'), await follow('trace_replayBlockTransactions')];
+    const [byPrestate, byReplay] = [
+      await follow('debug_traceBlockByHash'),
+      await follow('trace_replayBlockTransactions'),
+    ];
     const head = await l2p.getBlockNumber();
     expect(head).toBeGreaterThanOrEqual(8);
     for (let b = 0n; b <= BigInt(head); b++) {
@@ -107,14 +112,39 @@ describe('state diff sources', () => {
     const replay: ParityBlockReplay = [
       {
         stateDiff: {
-          '0xAAAA000000000000000000000000000000000001': { balance: { '*': { from: '0x10', to: '0x5' } }, nonce: { '*': { from: '0x0', to: '0x1' } }, code: '=', storage: {} },
-          '0x00000000000000000000000000000000000000c0': { balance: '=', nonce: '=', code: '=', storage: { '0x01': { '-': '0x07' }, '0x02': { '*': { from: '0x01', to: '0x02' } } } },
+          '0xAAAA000000000000000000000000000000000001': {
+            balance: { '*': { from: '0x10', to: '0x5' } },
+            nonce: { '*': { from: '0x0', to: '0x1' } },
+            code: '=',
+            storage: {},
+          },
+          '0x00000000000000000000000000000000000000c0': {
+            balance: '=',
+            nonce: '=',
+            code: '=',
+            storage: { '0x01': { '-': '0x07' }, '0x02': { '*': { from: '0x01', to: '0x02' } } },
+          },
         },
       },
-      { stateDiff: { '0x00000000000000000000000000000000000000c1': { balance: { '-': '0x0' }, nonce: { '-': '0x1' }, code: { '-': '0x60' }, storage: { '0x01': { '*': { from: '0x01', to: '0x02' } } } } } },
+      {
+        stateDiff: {
+          '0x00000000000000000000000000000000000000c1': {
+            balance: { '-': '0x0' },
+            nonce: { '-': '0x1' },
+            code: { '-': '0x60' },
+            storage: { '0x01': { '*': { from: '0x01', to: '0x02' } } },
+          },
+        },
+      },
     ];
     const [sender, contract, destroyed] = parityBlockChanges(replay);
-    expect(sender).toMatchObject({ address: '0xaaaa000000000000000000000000000000000001', deleted: false, balance: 5n, nonce: 1n, before: { balance: 16n, nonce: 0n } });
+    expect(sender).toMatchObject({
+      address: '0xaaaa000000000000000000000000000000000001',
+      deleted: false,
+      balance: 5n,
+      nonce: 1n,
+      before: { balance: 16n, nonce: 0n },
+    });
     expect(contract).toMatchObject({ address: '0x00000000000000000000000000000000000000c0', deleted: false });
     expect([contract!.balance, contract!.nonce, contract!.code]).toEqual([undefined, undefined, undefined]);
     const slot = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
@@ -122,13 +152,21 @@ describe('state diff sources', () => {
       [slot(1), '00'.repeat(32)],
       [slot(2), `${'00'.repeat(31)}02`],
     ]);
-    expect(destroyed).toMatchObject({ address: '0x00000000000000000000000000000000000000c1', deleted: true, clearStorage: true });
+    expect(destroyed).toMatchObject({
+      address: '0x00000000000000000000000000000000000000c1',
+      deleted: true,
+      clearStorage: true,
+    });
     expect(destroyed!.storage.size).toBe(0);
   });
 
   it('error: a replay entry without a state diff, or a delta of another shape, is refused naming it', () => {
-    expect(() => parityBlockChanges([{ transactionHash: '0x01' }] as ParityBlockReplay)).toThrow('replay entry 0 has no stateDiff');
-    const bad = [{ stateDiff: { '0x00000000000000000000000000000000000000c0': { balance: { '?': '0x1' } } } }] as unknown as ParityBlockReplay;
+    expect(() => parityBlockChanges([{ transactionHash: '0x01' }] as ParityBlockReplay)).toThrow(
+      'replay entry 0 has no stateDiff',
+    );
+    const bad = [
+      { stateDiff: { '0x00000000000000000000000000000000000000c0': { balance: { '?': '0x1' } } } },
+    ] as unknown as ParityBlockReplay;
     expect(() => parityBlockChanges(bad)).toThrow(/replay entry 0, account 0x0+c0 balance: not a state-diff delta/);
   });
 });

@@ -11,7 +11,7 @@ describe('state tree on the in-memory store', () => {
     await proofsMatchModel(new MemoryStore(), 25);
   });
 
-  it('behavior: the root does not depend on the order of a block\'s changes', async () => {
+  it("behavior: the root does not depend on the order of a block's changes", async () => {
     await rootIgnoresOrder(() => new MemoryStore(), 30);
   });
 
@@ -23,7 +23,9 @@ describe('state tree on the in-memory store', () => {
     const store = new MemoryStore();
     const tree = newTree();
     await applyBlock(store, tree, 5n, [{ key: 1, value: 1 }], new Map());
-    await expect(applyBlock(store, tree, 5n, [{ key: 2, value: 1 }], new Map())).rejects.toThrow(/not above the head 5/);
+    await expect(applyBlock(store, tree, 5n, [{ key: 2, value: 1 }], new Map())).rejects.toThrow(
+      /not above the head 5/,
+    );
   });
 });
 
@@ -38,7 +40,7 @@ describe(`state tree on the database store (${databaseKind()})`, () => {
     await proofsMatchModel(store, 5);
   });
 
-  it('behavior: the root does not depend on the order of a block\'s changes (same roots as the memory store)', async () => {
+  it("behavior: the root does not depend on the order of a block's changes (same roots as the memory store)", async () => {
     await rootIgnoresOrder(() => store, 4);
     // Same history on both stores gives the same roots.
     const mem = new MemoryStore();
@@ -46,7 +48,11 @@ describe(`state tree on the database store (${databaseKind()})`, () => {
     const [m1, m2] = [new Map<number, number>(), new Map<number, number>()];
     const head = (await store.head())!.number;
     for (let i = 1n; i <= 3n; i++) {
-      const ops = [{ key: Number(i), value: 1 }, { key: Number(i) + 3, value: 2 }, { key: 1, value: i === 3n ? 0 : 3 }];
+      const ops = [
+        { key: Number(i), value: 1 },
+        { key: Number(i) + 3, value: 2 },
+        { key: 1, value: i === 3n ? 0 : 3 },
+      ];
       const a = await applyBlock(store, tree, head + i, ops, m1);
       const b = await applyBlock(mem, tree, head + i, ops, m2);
       expect(a).toBe(b);

@@ -13,7 +13,8 @@ import { DEFAULT_STATE_HASH } from '../../src/state/config.js';
 import { hashProviderOf } from '../../src/state/state-hash.js';
 
 const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
-const spawn = (input: string, ...args: string[]) => spawnSync(process.execPath, [bin, 'verify-proof', ...args], { input, encoding: 'utf8', timeout: 60_000 });
+const spawn = (input: string, ...args: string[]) =>
+  spawnSync(process.execPath, [bin, 'verify-proof', ...args], { input, encoding: 'utf8', timeout: 60_000 });
 const A = '0x00000000000000000000000000000000000000a1';
 
 let root: string;
@@ -23,7 +24,13 @@ let result: StateProofJson;
 function run(input: string, rootArg: unknown, hash?: string): { code: number; stdout: string; stderr: string } {
   let stdout = '';
   let stderr = '';
-  const code = verifyProof(rootArg, input, (l) => void (stdout += l), (l) => void (stderr += l), hash);
+  const code = verifyProof(
+    rootArg,
+    input,
+    (l) => void (stdout += l),
+    (l) => void (stderr += l),
+    hash,
+  );
   return { code, stdout, stderr };
 }
 
@@ -56,7 +63,9 @@ describe('l2stack verify-proof', () => {
     const other = run(JSON.stringify(result), `0x${'11'.repeat(32)}`);
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(/^verify-proof: accountProof does not verify: the root node hashes to 0x/);
-    expect(run('{"accountProof": 1}', root).stderr).toContain('verify-proof: result does not verify: not a svc_getProof result');
+    expect(run('{"accountProof": 1}', root).stderr).toContain(
+      'verify-proof: result does not verify: not a svc_getProof result',
+    );
   });
 
   it('args: a missing or malformed --root, or input that is not JSON, exits 2 with the usage', () => {
@@ -66,25 +75,60 @@ describe('l2stack verify-proof', () => {
     expect(bad.stderr).toContain('Usage: l2stack verify-proof');
     expect(() => run(JSON.stringify(result), undefined)).toThrow(new UsageError('--root is required'));
     expect(() => run('not json', root)).toThrow(/the input is not JSON/);
-    expect(() => verifyProof(root, JSON.stringify(result), () => {}, () => {}, 'mimc')).toThrow(new UsageError('--hash must be one of poseidon2, keccak, got "mimc"'));
+    expect(() =>
+      verifyProof(
+        root,
+        JSON.stringify(result),
+        () => {},
+        () => {},
+        'mimc',
+      ),
+    ).toThrow(new UsageError('--hash must be one of poseidon2, keccak, got "mimc"'));
   });
 
-  it('behavior: --hash poseidon2 --file verifies Linea\'s published proof result against its state root, and not under keccak', () => {
-    const file = fileURLToPath(new URL('../fixtures/linea-poseidon2/merkle-proof-data-poseidon2.json', import.meta.url));
-    const r = spawnSync(process.execPath, [bin, 'verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file], { encoding: 'utf8', timeout: 60_000 });
+  it("behavior: --hash poseidon2 --file verifies Linea's published proof result against its state root, and not under keccak", () => {
+    const file = fileURLToPath(
+      new URL('../fixtures/linea-poseidon2/merkle-proof-data-poseidon2.json', import.meta.url),
+    );
+    const r = spawnSync(
+      process.execPath,
+      [bin, 'verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain(`ok: account 0x2f00000000000000000000000000000000000000 exists (nonce 41, balance 15353, storageRoot ${lineaRoots().STORAGE_ROOT}); 1 storage proof verified (1 present, 0 absent)`);
+    expect(r.stdout).toContain(
+      `ok: account 0x2f00000000000000000000000000000000000000 exists (nonce 41, balance 15353, storageRoot ${lineaRoots().STORAGE_ROOT}); 1 storage proof verified (1 present, 0 absent)`,
+    );
     const text = readFileSync(file, 'utf8');
-    expect(run(text, lineaRoots().STATE_ROOT, 'keccak').stderr).toMatch(/^verify-proof: accountProof does not verify: the root node must be 64 bytes/);
+    expect(run(text, lineaRoots().STATE_ROOT, 'keccak').stderr).toMatch(
+      /^verify-proof: accountProof does not verify: the root node must be 64 bytes/,
+    );
   });
 
-  it('error: --rpc to an endpoint without svc_getProof (anvil) exits 1 with the endpoint\'s error', async () => {
+  it("error: --rpc to an endpoint without svc_getProof (anvil) exits 1 with the endpoint's error", async () => {
     const anvil = await startAnvil({ port: 0, chainId: 31337 });
     try {
-      const args = ['verify-proof', '--root', root, '--rpc', anvil.url, '--address', A, '--keys', toHex(word(1)), '--block', '0x0'];
+      const args = [
+        'verify-proof',
+        '--root',
+        root,
+        '--rpc',
+        anvil.url,
+        '--address',
+        A,
+        '--keys',
+        toHex(word(1)),
+        '--block',
+        '0x0',
+      ];
       const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
-        const child = execFile(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 }, (error, _stdout, stderr) => resolve({ status: error ? (error.code as number) : 0, stderr }));
+        const child = execFile(
+          process.execPath,
+          [bin, ...args],
+          { encoding: 'utf8', timeout: 60_000 },
+          (error, _stdout, stderr) => resolve({ status: error ? (error.code as number) : 0, stderr }),
+        );
         child.stdin?.end();
       });
       expect(r.status).toBe(1);

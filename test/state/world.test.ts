@@ -19,7 +19,10 @@ const SLOTS = 4;
 const addr = (i: number) => `0x${(0xa0 + i).toString(16).padStart(40, '0')}`;
 const slot = (i: number) => toHex(word(i));
 
-type Op = { kind: 'balance'; a: number; v: number } | { kind: 'slot'; a: number; s: number; v: number } | { kind: 'delete'; a: number };
+type Op =
+  | { kind: 'balance'; a: number; v: number }
+  | { kind: 'slot'; a: number; s: number; v: number }
+  | { kind: 'delete'; a: number };
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('balance' as const), a: fc.nat(ACCOUNTS - 1), v: fc.nat(3) }),
   fc.record({ kind: fc.constant('slot' as const), a: fc.nat(ACCOUNTS - 1), s: fc.nat(SLOTS - 1), v: fc.nat(2) }),
@@ -67,9 +70,16 @@ async function check(store: VersionedStore, numRuns: number): Promise<void> {
       const model = new Map<number, ModelAccount>();
       for (const ops of blocks) {
         const n = blockNo++;
-        const root = await world.applyBlock({ number: n, hash: `0x${n.toString(16)}`, parentHash: '0x' }, toChanges(ops, model));
+        const root = await world.applyBlock(
+          { number: n, hash: `0x${n.toString(16)}`, parentHash: '0x' },
+          toChanges(ops, model),
+        );
         for (let a = 0; a < ACCOUNTS; a++) {
-          const p = await world.getProof(addr(a), Array.from({ length: SLOTS }, (_, s) => slot(s)), n);
+          const p = await world.getProof(
+            addr(a),
+            Array.from({ length: SLOTS }, (_, s) => slot(s)),
+            n,
+          );
           const v = verifyStateProof(root, p, keccakHashProvider);
           if (!v.ok) throw new Error(`account ${a} at ${n}: ${v.failed}: ${v.reason}`);
           const m = model.get(a);

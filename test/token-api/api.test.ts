@@ -12,8 +12,34 @@ const MIXED = '0xAbCdEf0000000000000000000000000000000001';
 const UNKNOWN = '0x0000000000000000000000000000000000000001';
 
 const seeds: TokenSeed[] = [
-  { address: A, name: 'Alpha', symbol: 'ALP', currentPrice: 2, priceUpdatedAt: hoursAgo(1), last24hVariation: 5, fdv: 2000, totalSupply: '1000', swaps: 3, buys: 2, sells: 1, isSecure: true, listLogo: 'https://tokens.example.org/alp.png' },
-  { address: B, name: 'Beta', symbol: 'BET', currentPrice: 1, priceUpdatedAt: hoursAgo(2), last24hVariation: -10, fdv: 5000, totalSupply: '5000.25', swaps: 9, buys: 4, sells: 5 },
+  {
+    address: A,
+    name: 'Alpha',
+    symbol: 'ALP',
+    currentPrice: 2,
+    priceUpdatedAt: hoursAgo(1),
+    last24hVariation: 5,
+    fdv: 2000,
+    totalSupply: '1000',
+    swaps: 3,
+    buys: 2,
+    sells: 1,
+    isSecure: true,
+    listLogo: 'https://tokens.example.org/alp.png',
+  },
+  {
+    address: B,
+    name: 'Beta',
+    symbol: 'BET',
+    currentPrice: 1,
+    priceUpdatedAt: hoursAgo(2),
+    last24hVariation: -10,
+    fdv: 5000,
+    totalSupply: '5000.25',
+    swaps: 9,
+    buys: 4,
+    sells: 5,
+  },
   { address: C, name: 'Gamma', symbol: 'GAM', decimals: 6, totalSupply: '1000000000.5', isPossibleSpam: true },
   { address: MIXED, name: 'Mixed', symbol: 'MIX', isPossibleSpam: null },
 ];
@@ -40,12 +66,25 @@ describe('token API: tokens', () => {
     const { data } = await t.client.GET('/tokens', { params: { query: { order: 'name', sort: 'asc' } } });
     const [alpha, beta, gamma, mixed] = data!.data;
     expect(alpha).toEqual({
-      name: 'Alpha', symbol: 'ALP', decimals: 18, logo: 'https://tokens.example.org/alp.png', contractAddress: A,
-      currentPrice: 2, priceUpdatedAt: hoursAgo(1).toISOString(), last24hVariation: 5, isPossibleSpam: false,
+      name: 'Alpha',
+      symbol: 'ALP',
+      decimals: 18,
+      logo: 'https://tokens.example.org/alp.png',
+      contractAddress: A,
+      currentPrice: 2,
+      priceUpdatedAt: hoursAgo(1).toISOString(),
+      last24hVariation: 5,
+      isPossibleSpam: false,
       info: { sells: 1, buys: 2, swaps: 3, fdv: 2000, totalSupply: '1000' },
     });
     expect(beta!.info.totalSupply).toBe('5000.25');
-    expect(gamma).toMatchObject({ currentPrice: null, priceUpdatedAt: null, last24hVariation: null, isPossibleSpam: true, info: { fdv: null, totalSupply: '1000000000.5' } });
+    expect(gamma).toMatchObject({
+      currentPrice: null,
+      priceUpdatedAt: null,
+      last24hVariation: null,
+      isPossibleSpam: true,
+      info: { fdv: null, totalSupply: '1000000000.5' },
+    });
     expect(gamma!.logo).toBe(`${t.url}/logos/${C}.svg`);
     expect(mixed).not.toHaveProperty('isPossibleSpam');
     const logo = await get(new URL(gamma!.logo).pathname);
@@ -62,7 +101,9 @@ describe('token API: tokens', () => {
   });
 
   it('behavior: addresses filters in any case, duplicates count once', async () => {
-    const { data } = await t.client.GET('/tokens', { params: { query: { addresses: `${A.toUpperCase().replace('0X', '0x')},${C},${C},${UNKNOWN}` } } });
+    const { data } = await t.client.GET('/tokens', {
+      params: { query: { addresses: `${A.toUpperCase().replace('0X', '0x')},${C},${C},${UNKNOWN}` } },
+    });
     expect(data!.data.map((x) => x.contractAddress).sort()).toEqual([A, C]);
     expect(data!.meta.totalItemsCount).toBe(2);
   });
@@ -74,8 +115,15 @@ describe('token API: tokens', () => {
 
   it('error: page, limit, order, sort, isSecure out of range are 400 problems naming the parameter', async () => {
     for (const [query, name] of [
-      ['page=0', 'page'], ['page=1001', 'page'], ['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=abc', 'limit'],
-      ['order=price', 'order'], ['sort=up', 'sort'], ['isSecure=maybe', 'isSecure'], ['bogus=1', 'bogus'],
+      ['page=0', 'page'],
+      ['page=1001', 'page'],
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['limit=abc', 'limit'],
+      ['order=price', 'order'],
+      ['sort=up', 'sort'],
+      ['isSecure=maybe', 'isSecure'],
+      ['bogus=1', 'bogus'],
     ] as const) {
       const res = await get(`/tokens?${query}`);
       expect(res.status, query).toBe(400);
@@ -131,7 +179,8 @@ async function atRequestTime<T>(path: string, expected: (now: number) => T): Pro
     const before = Date.now();
     const body = await (await get(path)).json();
     const after = Date.now();
-    if (Math.floor(before / 3_600_000) === Math.floor(after / 3_600_000) || attempt > 0) return { body, expected: expected(after) };
+    if (Math.floor(before / 3_600_000) === Math.floor(after / 3_600_000) || attempt > 0)
+      return { body, expected: expected(after) };
   }
 }
 
@@ -172,7 +221,12 @@ describe('token API: prices', () => {
   });
 
   it('error: /prices without addresses, with a bad item or with 101 items is 400', async () => {
-    for (const q of ['', '?addresses=', `?addresses=${A},nope`, `?addresses=${Array.from({ length: 101 }, () => A).join(',')}`]) {
+    for (const q of [
+      '',
+      '?addresses=',
+      `?addresses=${A},nope`,
+      `?addresses=${Array.from({ length: 101 }, () => A).join(',')}`,
+    ]) {
       const res = await get(`/prices${q}`);
       expect(res.status, q).toBe(400);
       await expectSpecResponse('getPrices', res);
@@ -183,7 +237,10 @@ describe('token API: prices', () => {
 describe('token API: caching headers', () => {
   it('behavior: every 200 has ETag and Cache-Control; a matching If-None-Match is a bodiless 304', async () => {
     for (const [op, path] of [
-      ['listTokens', '/tokens?limit=2'], ['getToken', `/tokens/${A}`], ['getTokenPrices', `/prices/${A}`], ['getPrices', `/prices?addresses=${A}`],
+      ['listTokens', '/tokens?limit=2'],
+      ['getToken', `/tokens/${A}`],
+      ['getTokenPrices', `/prices/${A}`],
+      ['getPrices', `/prices?addresses=${A}`],
     ] as const) {
       const first = await get(path);
       expect(first.status).toBe(200);
@@ -211,7 +268,11 @@ describe('token API: caching headers', () => {
 
 describe('token API: spec, docs, health, metrics', () => {
   it('behavior: serves the spec as JSON and YAML with this server first in servers', async () => {
-    const json = (await (await get('/openapi.json')).json()) as { openapi: string; servers: { url: string }[]; paths: object };
+    const json = (await (await get('/openapi.json')).json()) as {
+      openapi: string;
+      servers: { url: string }[];
+      paths: object;
+    };
     expect(json.openapi).toBe('3.0.3');
     expect(json.servers[0]!.url).toBe(t.url);
     expect(Object.keys(json.paths)).toHaveLength(8);
@@ -232,7 +293,10 @@ describe('token API: spec, docs, health, metrics', () => {
 
   it('behavior: health and metrics', async () => {
     expect(await (await get('/health/live')).json()).toEqual({ status: 'ok' });
-    expect(await (await get('/health/ready')).json()).toMatchObject({ status: 'ok', checks: expect.arrayContaining([{ name: 'database', ok: true }]) });
+    expect(await (await get('/health/ready')).json()).toMatchObject({
+      status: 'ok',
+      checks: expect.arrayContaining([{ name: 'database', ok: true }]),
+    });
     const metrics = await (await get('/metrics')).text();
     expect(metrics).toContain('l2stack_token_api_requests_total{route="/tokens",status="200"}');
   });
@@ -291,7 +355,7 @@ describe('token API: failures', () => {
     // Ready again once a fresh readiness answer is computed (they are shared for a second). On a loaded machine a
     // probe can still be slow, so poll for up to 20 s and, if it never recovers, fail showing the last report.
     let last = { status: 0, body: '' };
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 1_100));
       const res = await get('/health/ready');
       last = { status: res.status, body: await res.text() };

@@ -1,6 +1,19 @@
-import { AbiCoder, encodeBytes32String, parseUnits, toBeHex, zeroPadValue, type JsonRpcProvider, type Signer } from 'ethers';
 import {
-  Bytes32MetadataToken__factory, DexFactory__factory, DexPair__factory, DexRouter__factory, RevertingMetadataToken__factory, TestToken__factory,
+  AbiCoder,
+  encodeBytes32String,
+  parseUnits,
+  toBeHex,
+  zeroPadValue,
+  type JsonRpcProvider,
+  type Signer,
+} from 'ethers';
+import {
+  Bytes32MetadataToken__factory,
+  DexFactory__factory,
+  DexPair__factory,
+  DexRouter__factory,
+  RevertingMetadataToken__factory,
+  TestToken__factory,
   type DexRouter,
 } from '../../generated/contracts/types/index.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
@@ -42,27 +55,50 @@ export async function buildWorld(provider: JsonRpcProvider): Promise<World> {
     return (await c.getAddress()).toLowerCase();
   };
   const erc = (name: string, symbol: string, decimals: number, supply: number) =>
-    deploy(new TestToken__factory(deployer).deploy(name, symbol, decimals, owner, parseUnits(String(supply), decimals)));
+    deploy(
+      new TestToken__factory(deployer).deploy(name, symbol, decimals, owner, parseUnits(String(supply), decimals)),
+    );
   const tokens = {
     USDS: await erc('USD Stable', 'USDS', 6, 1_000_000_000),
     WETH: await erc('Wrapped Ether', 'WETH', 18, 1_000_000),
     TST: await erc('Test Coin', 'TST', 18, 100_000_000),
     SIX: await erc('Six Decimals', 'SIX', 6, 1_000_000),
     SPAM: await erc('FREE AIRDROP claim at l2s-rewards.xyz', 'AIRDROP', 18, 1_000_000_000),
-    MKR: await deploy(new Bytes32MetadataToken__factory(deployer).deploy(encodeBytes32String('Maker'), encodeBytes32String('MKR'), 18, owner, parseUnits('1000000', 18))),
-    BROKE: await deploy(new RevertingMetadataToken__factory(deployer).deploy('BROKE', 18, owner, parseUnits('1000000', 18))),
+    MKR: await deploy(
+      new Bytes32MetadataToken__factory(deployer).deploy(
+        encodeBytes32String('Maker'),
+        encodeBytes32String('MKR'),
+        18,
+        owner,
+        parseUnits('1000000', 18),
+      ),
+    ),
+    BROKE: await deploy(
+      new RevertingMetadataToken__factory(deployer).deploy('BROKE', 18, owner, parseUnits('1000000', 18)),
+    ),
     VTK: await erc('V3 Token', 'VTK', 18, 10_000_000),
   };
   const factory = await deploy(new DexFactory__factory(deployer).deploy());
   const routerAddress = await deploy(new DexRouter__factory(deployer).deploy(factory));
   const router = DexRouter__factory.connect(routerAddress, deployer);
-  for (const t of Object.values(tokens)) await mined(TestToken__factory.connect(t, deployer).approve(routerAddress, MAX));
+  for (const t of Object.values(tokens))
+    await mined(TestToken__factory.connect(t, deployer).approve(routerAddress, MAX));
   const dex = DexFactory__factory.connect(factory, deployer);
   const v3Factory = '0x00000000000000000000000000000000000f3f3f';
   const v3Pool = '0x00000000000000000000000000000000000f3001';
   await provider.send('anvil_setCode', [v3Factory, LOG4_EMITTER]);
   await provider.send('anvil_setCode', [v3Pool, LOG3_EMITTER]);
-  return { provider, deployer, owner, router, factory, tokens, pair: async (a, b) => (await dex.getPair(a, b)).toLowerCase(), v3Factory, v3Pool };
+  return {
+    provider,
+    deployer,
+    owner,
+    router,
+    factory,
+    tokens,
+    pair: async (a, b) => (await dex.getPair(a, b)).toLowerCase(),
+    v3Factory,
+    v3Pool,
+  };
 }
 
 export async function addLiquidity(w: World, a: string, b: string, amountA: bigint, amountB: bigint): Promise<void> {
@@ -74,7 +110,13 @@ export async function swap(w: World, tokenIn: string, tokenOut: string, amountIn
 }
 
 /** Spot price of `token` in `quote` from a V2 pair's reserves (whole tokens). */
-export async function v2Price(w: World, token: string, quote: string, decToken: number, decQuote: number): Promise<number> {
+export async function v2Price(
+  w: World,
+  token: string,
+  quote: string,
+  decToken: number,
+  decQuote: number,
+): Promise<number> {
   const pair = DexPair__factory.connect(await w.pair(token, quote), w.provider);
   const [r0, r1] = await pair.getReserves();
   const token0 = (await pair.token0()).toLowerCase();
@@ -96,8 +138,16 @@ export async function v3PoolCreated(w: World, token0: string, token1: string, fe
 }
 
 /** Emits a V3 Swap from the fake pool. */
-export async function v3Swap(w: World, amount0: bigint, amount1: bigint, sqrtPriceX96: bigint, liquidity: bigint): Promise<void> {
-  const body = coder.encode(['int256', 'int256', 'uint160', 'uint128', 'int24'], [amount0, amount1, sqrtPriceX96, liquidity, 0]).slice(2);
+export async function v3Swap(
+  w: World,
+  amount0: bigint,
+  amount1: bigint,
+  sqrtPriceX96: bigint,
+  liquidity: bigint,
+): Promise<void> {
+  const body = coder
+    .encode(['int256', 'int256', 'uint160', 'uint128', 'int24'], [amount0, amount1, sqrtPriceX96, liquidity, 0])
+    .slice(2);
   const data = `0x${word(TOPICS.v3Swap)}${word(w.owner)}${word(w.owner)}${body}`;
   await mined(w.deployer.sendTransaction({ to: w.v3Pool, data }));
 }

@@ -30,13 +30,24 @@ it('behavior: a change committed before LISTEN holds is served once it holds, wi
     },
   };
   const controller = new AbortController();
-  const follower = await followReadModel({ db, schema: t.schema, logger: t.common.logger, pollMs: 3_600_000, signal: controller.signal });
+  const follower = await followReadModel({
+    db,
+    schema: t.schema,
+    logger: t.common.logger,
+    pollMs: 3_600_000,
+    signal: controller.signal,
+  });
   try {
     const token = addr(0x901);
     await seedTokens(t, [{ address: token }]);
     expect(follower.model.token(token)).toBeUndefined(); // committed after the first load, before LISTEN
     letListen();
-    await waitFor('the replica to serve the token committed before LISTEN held', async () => follower.model.token(token), 30_000, 20);
+    await waitFor(
+      'the replica to serve the token committed before LISTEN held',
+      async () => follower.model.token(token),
+      30_000,
+      20,
+    );
   } finally {
     controller.abort();
     await follower.stop();

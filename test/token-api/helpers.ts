@@ -43,7 +43,13 @@ export async function startTestApi(
   const database = db ?? (await openTestDb());
   const schema = options.schema ?? database.schema('token_api');
   const common = testCommon();
-  const api = await startTokenApi({ common, db: database.client, config: apiConfig(overrides), schema, validateResponses: options.validateResponses ?? true });
+  const api = await startTokenApi({
+    common,
+    db: database.client,
+    config: apiConfig(overrides),
+    schema,
+    validateResponses: options.validateResponses ?? true,
+  });
   return {
     api,
     url: api.url,
@@ -88,7 +94,8 @@ function resolve<T>(node: unknown): T {
 }
 
 function operation(operationId: string) {
-  for (const item of Object.values(spec.paths)) for (const op of Object.values(item)) if (op.operationId === operationId) return op;
+  for (const item of Object.values(spec.paths))
+    for (const op of Object.values(item)) if (op.operationId === operationId) return op;
   throw new Error(`no operation ${operationId}`);
 }
 
@@ -101,7 +108,8 @@ export async function expectSpecResponse(operationId: string, res: Response): Pr
   const documented = op.responses[String(res.status)];
   expect(documented, `${operationId}: status ${res.status} is not documented`).toBeDefined();
   const r = resolve<ResponseSpec>(documented);
-  for (const name of Object.keys(r.headers ?? {})) expect(res.headers.get(name), `${operationId} ${res.status}: header ${name}`).not.toBeNull();
+  for (const name of Object.keys(r.headers ?? {}))
+    expect(res.headers.get(name), `${operationId} ${res.status}: header ${name}`).not.toBeNull();
   const text = await res.text();
   if (!r.content) {
     expect(text).toBe('');
@@ -163,7 +171,8 @@ export async function seedTokens(t: TestApi, seeds: TokenSeed[]): Promise<void> 
     created_at: s.createdAt ?? new Date('2025-01-01T00:00:00Z'),
     updated_at: s.updatedAt ?? new Date('2025-01-01T00:00:00Z'),
   }));
-  for (let i = 0; i < rows.length; i += 500) await t.db.client.knex(`${t.schema}.tokens`).insert(rows.slice(i, i + 500));
+  for (let i = 0; i < rows.length; i += 500)
+    await t.db.client.knex(`${t.schema}.tokens`).insert(rows.slice(i, i + 500));
   await t.api.sync(); // the API answers from its read model, which follows the database asynchronously
 }
 
@@ -172,7 +181,11 @@ export async function seedPrices(t: TestApi, rows: { token: string; price: numbe
   for (let i = 0; i < rows.length; i += 1_000) {
     await t.db.client
       .knex(`${t.schema}.prices`)
-      .insert(rows.slice(i, i + 1_000).map((r) => ({ token: r.token.toLowerCase(), hour: hour(r.at), price: r.price, observed_at: r.at })));
+      .insert(
+        rows
+          .slice(i, i + 1_000)
+          .map((r) => ({ token: r.token.toLowerCase(), hour: hour(r.at), price: r.price, observed_at: r.at })),
+      );
   }
   await t.api.sync();
 }

@@ -8,7 +8,17 @@ import { createProvider } from '../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import type { TokenIndexerConfig } from '../../src/token-api/config.js';
 import { startTokenIndexer } from '../../src/token-api/index.js';
-import { addLiquidity, buildWorld, setNextTimestamp, sqrtPriceX96For, swap, v2Price, v3PoolCreated, v3Swap, type World } from './chain.js';
+import {
+  addLiquidity,
+  buildWorld,
+  setNextTimestamp,
+  sqrtPriceX96For,
+  swap,
+  v2Price,
+  v3PoolCreated,
+  v3Swap,
+  type World,
+} from './chain.js';
 import { startTestApi, testCommon, type TestApi } from './helpers.js';
 
 /**
@@ -56,7 +66,13 @@ beforeAll(async () => {
   await swap(w, WETH, TST, e(0.5));
   await setNextTimestamp(w, ago(3));
   const vtkIs0 = v0 === VTK;
-  await v3Swap(w, vtkIs0 ? e(10) : -e(20, 6), vtkIs0 ? -e(20, 6) : e(10), sqrtPriceX96For(vtkIs0 ? 2 : 0.5, vtkIs0 ? 18 : 6, vtkIs0 ? 6 : 18), 10n ** 18n);
+  await v3Swap(
+    w,
+    vtkIs0 ? e(10) : -e(20, 6),
+    vtkIs0 ? -e(20, 6) : e(10),
+    sqrtPriceX96For(vtkIs0 ? 2 : 0.5, vtkIs0 ? 18 : 6, vtkIs0 ? 6 : 18),
+    10n ** 18n,
+  );
   await setNextTimestamp(w, late1);
   await swap(w, WETH, TST, e(0.25));
   await setNextTimestamp(w, late2);
@@ -64,19 +80,56 @@ beforeAll(async () => {
   pNow = (await v2Price(w, TST, WETH, 18, 18)) * 3000;
 
   const listFile = join(mkdtempSync(join(tmpdir(), 'token-list-')), 'list.json');
-  writeFileSync(listFile, JSON.stringify({
-    name: 'test list',
-    tokens: [
-      { chainId: 31_337, address: TST, symbol: 'TST', name: 'Test Coin', decimals: 18, logoURI: 'https://example.org/tst.png' },
-      { chainId: 31_337, address: USDS, symbol: 'USDS', name: 'USD Stable', decimals: 6, logoURI: 'https://example.org/usds.png' },
-      { chainId: 31_337, address: SIX, symbol: 'SIX', name: 'Six Decimals', decimals: 6 },
-      { chainId: 1, address: MKR, symbol: 'MKR', name: 'Maker on another chain', decimals: 18, logoURI: 'https://example.org/mkr.png' },
-    ],
-  }));
+  writeFileSync(
+    listFile,
+    JSON.stringify({
+      name: 'test list',
+      tokens: [
+        {
+          chainId: 31_337,
+          address: TST,
+          symbol: 'TST',
+          name: 'Test Coin',
+          decimals: 18,
+          logoURI: 'https://example.org/tst.png',
+        },
+        {
+          chainId: 31_337,
+          address: USDS,
+          symbol: 'USDS',
+          name: 'USD Stable',
+          decimals: 6,
+          logoURI: 'https://example.org/usds.png',
+        },
+        { chainId: 31_337, address: SIX, symbol: 'SIX', name: 'Six Decimals', decimals: 6 },
+        {
+          chainId: 1,
+          address: MKR,
+          symbol: 'MKR',
+          name: 'Maker on another chain',
+          decimals: 18,
+          logoURI: 'https://example.org/mkr.png',
+        },
+      ],
+    }),
+  );
   indexerConfig = {
-    rpcUrl: anvil.url, chainId: 31_337, v2Factories: [w.factory], v3Factories: [w.v3Factory], stableTokens: [USDS], quoteTokens: [WETH],
-    nativeToken: undefined, confirmations: 0, startBlock: 0, batchBlocks: 7, pollMs: 3_600_000, metadataRefreshMs: 3_600_000,
-    tokenList: listFile, tokenListRefreshMs: 3_600_000, secureMinMarketCapUsd: 10_000_000, minLiquidityUsd: 0,
+    rpcUrl: anvil.url,
+    chainId: 31_337,
+    v2Factories: [w.factory],
+    v3Factories: [w.v3Factory],
+    stableTokens: [USDS],
+    quoteTokens: [WETH],
+    nativeToken: undefined,
+    confirmations: 0,
+    startBlock: 0,
+    batchBlocks: 7,
+    pollMs: 3_600_000,
+    metadataRefreshMs: 3_600_000,
+    tokenList: listFile,
+    tokenListRefreshMs: 3_600_000,
+    secureMinMarketCapUsd: 10_000_000,
+    minLiquidityUsd: 0,
     // SIX's two pools disagree by 100 %: wide enough here that both price it (outliers: manipulation.test.ts).
     pricing: { outlierShare: 1 },
   };
@@ -130,7 +183,9 @@ describe('token indexer', () => {
   });
 
   it('behavior: hourly prices keep the last observation per UTC hour, one point per hour of the last 24 h', async () => {
-    const { data } = await t.client.GET('/prices/{contractAddress}', { params: { path: { contractAddress: w.tokens.TST } } });
+    const { data } = await t.client.GET('/prices/{contractAddress}', {
+      params: { path: { contractAddress: w.tokens.TST } },
+    });
     const hours = data!.map((p) => Date.parse(p.timestamp));
     expect([24, 25]).toContain(hours.length);
     hours.forEach((h, i) => expect(h).toBe(hours[0]! + i * HOUR));
@@ -153,7 +208,9 @@ describe('token indexer', () => {
   it('behavior: the token list gives logos and, with the market-cap threshold, the secure flag', async () => {
     expect((await token(w.tokens.TST)).logo).toBe('https://example.org/tst.png');
     expect((await token(w.tokens.MKR)).logo).toBe(`${t.url}/logos/${w.tokens.MKR}.svg`); // listed on another chain only
-    const secure = await t.client.GET('/tokens', { params: { query: { isSecure: true, order: 'symbol', sort: 'asc' } } });
+    const secure = await t.client.GET('/tokens', {
+      params: { query: { isSecure: true, order: 'symbol', sort: 'asc' } },
+    });
     expect(secure.data!.data.map((x) => x.symbol)).toEqual(['TST', 'USDS']); // SIX is listed but below $10M
   });
 
@@ -191,7 +248,12 @@ describe('token indexer', () => {
     const common = testCommon();
     const schema = t.db.schema('token_api_conf');
     const head = await w.provider.getBlockNumber();
-    const idx = await startTokenIndexer({ common, db: t.db.client, config: { ...indexerConfig, confirmations: 3, batchBlocks: 1_000 }, schema });
+    const idx = await startTokenIndexer({
+      common,
+      db: t.db.client,
+      config: { ...indexerConfig, confirmations: 3, batchBlocks: 1_000 },
+      schema,
+    });
     try {
       expect(await idx.syncToHead()).toBe(head - 3);
     } finally {

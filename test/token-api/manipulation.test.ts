@@ -37,7 +37,8 @@ let USDY: string;
 const pools: Record<'deep' | 'weth' | 'usdx' | 'thin', string> = { deep: '', weth: '', usdx: '', thin: '' };
 let baseline = 0;
 
-const get = async <T>(operationId: string, path: string) => (await expectSpecResponse(operationId, await fetch(`${t.url}${path}`))) as T;
+const get = async <T>(operationId: string, path: string) =>
+  (await expectSpecResponse(operationId, await fetch(`${t.url}${path}`))) as T;
 const token = () => get<Token>('getToken', `/tokens/${MAN}`);
 const sources = () => get<Sources>('getTokenPriceSources', `/tokens/${MAN}/price-sources`);
 const sync = () => t.api.indexer!.syncToHead();
@@ -68,9 +69,22 @@ beforeAll(async () => {
   pools.usdx = await w.pair(MAN, USDX);
   pools.thin = await w.pair(MAN, USDY);
   config = {
-    rpcUrl: anvil.url, chainId: 31_337, v2Factories: [w.factory], v3Factories: [], stableTokens: [USDS, USDX, USDY], quoteTokens: [WETH],
-    nativeToken: undefined, confirmations: 0, startBlock: 0, batchBlocks: 50, pollMs: 3_600_000, metadataRefreshMs: 3_600_000,
-    tokenList: undefined, tokenListRefreshMs: 3_600_000, secureMinMarketCapUsd: 1e12, minLiquidityUsd: 5_000,
+    rpcUrl: anvil.url,
+    chainId: 31_337,
+    v2Factories: [w.factory],
+    v3Factories: [],
+    stableTokens: [USDS, USDX, USDY],
+    quoteTokens: [WETH],
+    nativeToken: undefined,
+    confirmations: 0,
+    startBlock: 0,
+    batchBlocks: 50,
+    pollMs: 3_600_000,
+    metadataRefreshMs: 3_600_000,
+    tokenList: undefined,
+    tokenListRefreshMs: 3_600_000,
+    secureMinMarketCapUsd: 1e12,
+    minLiquidityUsd: 5_000,
     pricing: { outlierShare: 0.2, referenceLiquidityUsd: 100_000 },
   };
   t = await startTestApi({ indexer: config });
@@ -99,11 +113,19 @@ describe('price manipulation on the devnet DEX', () => {
     expect(s.excluded).toEqual([expect.objectContaining({ pool: pools.thin, reason: 'belowMinLiquidity', weight: 0 })]);
     expect(s.excludedCount).toBe(1);
     // confidence = depth × agreement × freshness, each recomputable from the answer.
-    expect(s.parameters).toEqual({ minLiquidityUsd: 5_000, outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 });
+    expect(s.parameters).toEqual({
+      minLiquidityUsd: 5_000,
+      outlierShare: 0.2,
+      staleAfterSeconds: 604_800,
+      referenceLiquidityUsd: 100_000,
+    });
     expect(s.factors!.depth).toBe(1); // $280k used against a $100k reference
     expect(s.factors!.agreement).toBeCloseTo(1, 9);
     const age = (x: Sources['sources'][number]) => (Date.parse(s.evaluatedAt) - Date.parse(x.stateTime!)) / 1000;
-    expect(s.factors!.freshness).toBeCloseTo(s.sources.reduce((sum, x) => sum + x.weight * 0.5 ** (age(x) / 604_800), 0), 12);
+    expect(s.factors!.freshness).toBeCloseTo(
+      s.sources.reduce((sum, x) => sum + x.weight * 0.5 ** (age(x) / 604_800), 0),
+      12,
+    );
     expect(s.confidence).toBeCloseTo(s.factors!.depth * s.factors!.agreement * s.factors!.freshness, 12);
     for (const x of s.sources) {
       expect(x.blockNumber).toBeGreaterThan(0);
@@ -175,7 +197,7 @@ describe('hourly candles', () => {
     expect(hour.volumeUsd).toBeGreaterThan(200_000);
   });
 
-  it('behavior: a spike in the last block of an hour is that hour\'s point and close, but not its twap', async () => {
+  it("behavior: a spike in the last block of an hour is that hour's point and close, but not its twap", async () => {
     await setNextTimestamp(w, at(3, 0, -2));
     const held = await balance(MAN);
     await swap(w, w.tokens.USDS, MAN, e(200_000, 6));
@@ -207,7 +229,13 @@ describe('hourly candles', () => {
     });
     // Hours without a swap of MAN are flat and carry no volume.
     const quiet = candles.find((c) => c.timestamp === at(6, 0).toISOString())!;
-    expect(quiet).toMatchObject({ open: quiet.close, high: quiet.close, low: quiet.close, twap: quiet.close, volumeUsd: 0 });
+    expect(quiet).toMatchObject({
+      open: quiet.close,
+      high: quiet.close,
+      low: quiet.close,
+      twap: quiet.close,
+      volumeUsd: 0,
+    });
     // The deep-pool trade of 7 h ago: 10,000 USDS of MAN at the price after it.
     const trade = candles.find((c) => c.timestamp === at(7, 0).toISOString())!;
     expect(trade.volumeUsd).toBeGreaterThan(9_000);
@@ -215,12 +243,26 @@ describe('hourly candles', () => {
   });
 
   it('error: the same 400 and 404 as /prices/{contractAddress}', async () => {
-    for (const [suffix, operationId] of [['', 'getTokenPrices'], ['/candles', 'getTokenCandles']] as const) {
-      expect((await expectSpecResponse(operationId, await fetch(`${t.url}/prices/0x12${suffix}`))) as { status: number }).toMatchObject({ status: 400 });
-      expect(await expectSpecResponse(operationId, await fetch(`${t.url}/prices/${'0x'.padEnd(42, '9')}${suffix}`))).toMatchObject({ status: 404 });
+    for (const [suffix, operationId] of [
+      ['', 'getTokenPrices'],
+      ['/candles', 'getTokenCandles'],
+    ] as const) {
+      expect(
+        (await expectSpecResponse(operationId, await fetch(`${t.url}/prices/0x12${suffix}`))) as { status: number },
+      ).toMatchObject({ status: 400 });
+      expect(
+        await expectSpecResponse(operationId, await fetch(`${t.url}/prices/${'0x'.padEnd(42, '9')}${suffix}`)),
+      ).toMatchObject({ status: 404 });
     }
-    expect(await expectSpecResponse('getTokenPriceSources', await fetch(`${t.url}/tokens/0x12/price-sources`))).toMatchObject({ status: 400 });
-    expect(await expectSpecResponse('getTokenPriceSources', await fetch(`${t.url}/tokens/${'0x'.padEnd(42, '9')}/price-sources`))).toMatchObject({ status: 404 });
+    expect(
+      await expectSpecResponse('getTokenPriceSources', await fetch(`${t.url}/tokens/0x12/price-sources`)),
+    ).toMatchObject({ status: 400 });
+    expect(
+      await expectSpecResponse(
+        'getTokenPriceSources',
+        await fetch(`${t.url}/tokens/${'0x'.padEnd(42, '9')}/price-sources`),
+      ),
+    ).toMatchObject({ status: 404 });
   });
 });
 
@@ -228,18 +270,38 @@ describe('stale pools', () => {
   it('behavior: pools whose state is older than the stale limit are left out while a fresher pool remains', async () => {
     // A second API and indexer over the same chain, with a one-hour limit: MAN was last priced by the deep
     // pool's trade 3 h ago, when its WETH and USDX pools had not traded for 8 h and 5 h.
-    const other = await startTestApi({ indexer: { ...config, pricing: { ...config.pricing, staleAfterSeconds: 3_600 } } }, t.db, { schema: t.db.schema('token_api_stale') });
+    const other = await startTestApi(
+      { indexer: { ...config, pricing: { ...config.pricing, staleAfterSeconds: 3_600 } } },
+      t.db,
+      { schema: t.db.schema('token_api_stale') },
+    );
     try {
       await other.api.indexer!.syncToHead();
-      const s = (await expectSpecResponse('getTokenPriceSources', await fetch(`${other.url}/tokens/${MAN}/price-sources`))) as Sources;
+      const s = (await expectSpecResponse(
+        'getTokenPriceSources',
+        await fetch(`${other.url}/tokens/${MAN}/price-sources`),
+      )) as Sources;
       expect(s.sources.map((x) => x.pool)).toEqual([pools.deep]);
       expect(Object.fromEntries(s.excluded.map((x) => [x.pool, x.reason]))).toEqual({
-        [pools.weth]: 'stale', [pools.usdx]: 'stale', [pools.thin]: 'belowMinLiquidity',
+        [pools.weth]: 'stale',
+        [pools.usdx]: 'stale',
+        [pools.thin]: 'belowMinLiquidity',
       });
       expect(s.price).toBeCloseTo(s.sources[0]!.spotPrice, 12);
       // Stablecoins are pegged, with full confidence and nothing to list.
-      const usds = (await expectSpecResponse('getTokenPriceSources', await fetch(`${other.url}/tokens/${w.tokens.USDS}/price-sources`))) as Sources;
-      expect(usds).toMatchObject({ price: 1, basis: 'peg', confidence: 1, factors: null, sources: [], excluded: [], excludedCount: 0 });
+      const usds = (await expectSpecResponse(
+        'getTokenPriceSources',
+        await fetch(`${other.url}/tokens/${w.tokens.USDS}/price-sources`),
+      )) as Sources;
+      expect(usds).toMatchObject({
+        price: 1,
+        basis: 'peg',
+        confidence: 1,
+        factors: null,
+        sources: [],
+        excluded: [],
+        excludedCount: 0,
+      });
     } finally {
       await other.close();
     }

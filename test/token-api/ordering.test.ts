@@ -46,29 +46,49 @@ const scaled = (s: string) => {
 };
 const value = (s: (typeof seeds)[number], c: OrderColumn): Value => {
   switch (c) {
-    case 'name': return s.name!;
-    case 'symbol': return s.symbol!;
-    case 'decimals': return s.decimals!;
-    case 'contractAddress': return s.address;
-    case 'currentPrice': return s.currentPrice ?? null;
-    case 'priceUpdatedAt': return s.priceUpdatedAt?.getTime() ?? null;
-    case 'createdAt': return s.createdAt!.getTime();
-    case 'updatedAt': return s.updatedAt!.getTime();
-    case 'last24hVariation': return s.last24hVariation ?? null;
-    case 'last24hVariationAbsolute': return s.last24hVariation == null ? null : Math.abs(s.last24hVariation);
-    case 'sells': return s.sells!;
-    case 'buys': return s.buys!;
-    case 'swaps': return s.swaps!;
-    case 'isPossibleSpam': return s.isPossibleSpam ?? null;
-    case 'totalSupply': return scaled(s.totalSupply!);
-    case 'fdv': return s.fdv ?? null;
+    case 'name':
+      return s.name!;
+    case 'symbol':
+      return s.symbol!;
+    case 'decimals':
+      return s.decimals!;
+    case 'contractAddress':
+      return s.address;
+    case 'currentPrice':
+      return s.currentPrice ?? null;
+    case 'priceUpdatedAt':
+      return s.priceUpdatedAt?.getTime() ?? null;
+    case 'createdAt':
+      return s.createdAt!.getTime();
+    case 'updatedAt':
+      return s.updatedAt!.getTime();
+    case 'last24hVariation':
+      return s.last24hVariation ?? null;
+    case 'last24hVariationAbsolute':
+      return s.last24hVariation == null ? null : Math.abs(s.last24hVariation);
+    case 'sells':
+      return s.sells!;
+    case 'buys':
+      return s.buys!;
+    case 'swaps':
+      return s.swaps!;
+    case 'isPossibleSpam':
+      return s.isPossibleSpam ?? null;
+    case 'totalSupply':
+      return scaled(s.totalSupply!);
+    case 'fdv':
+      return s.fdv ?? null;
   }
 };
 // Byte order for strings (the API orders names and symbols with the "C" collation).
 const cmp = (a: Exclude<Value, null>, b: Exclude<Value, null>) =>
   typeof a === 'string' ? Buffer.compare(Buffer.from(a), Buffer.from(b as string)) : a < b ? -1 : a > b ? 1 : 0;
 
-function reference(c: OrderColumn, sort: 'asc' | 'desc', filter: (s: (typeof seeds)[number]) => boolean = () => true): string[] {
+function reference(
+  c: OrderColumn,
+  sort: 'asc' | 'desc',
+  filter: (s: (typeof seeds)[number]) => boolean = () => true,
+): string[] {
   return seeds
     .filter(filter)
     .sort((x, y) => {
@@ -121,7 +141,9 @@ describe('token API: ordering', () => {
   }
 
   it('behavior: ordering combines with the isSecure filter', async () => {
-    expect(await walk({ order: 'swaps', sort: 'desc', isSecure: true }, 4)).toEqual(reference('swaps', 'desc', (s) => s.isSecure === true));
+    expect(await walk({ order: 'swaps', sort: 'desc', isSecure: true }, 4)).toEqual(
+      reference('swaps', 'desc', (s) => s.isSecure === true),
+    );
   });
 
   it('behavior: without order and sort the list is fdv desc', async () => {

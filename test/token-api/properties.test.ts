@@ -12,18 +12,42 @@ const TOKENS = 12;
 
 beforeAll(async () => {
   t = await startTestApi({ nativeToken: addr(1) });
-  await seedTokens(t, Array.from({ length: TOKENS }, (_, i) => ({ address: addr(i + 1), currentPrice: i % 3 ? i : null, fdv: i % 3 ? i * 10 : null, swaps: i })));
+  await seedTokens(
+    t,
+    Array.from({ length: TOKENS }, (_, i) => ({
+      address: addr(i + 1),
+      currentPrice: i % 3 ? i : null,
+      fdv: i % 3 ? i * 10 : null,
+      swaps: i,
+    })),
+  );
   await seedPrices(t, [{ token: addr(2), price: 2, at: new Date(Date.now() - 3_600_000) }]);
 });
 afterAll(() => t?.close());
 
 const SQLISH = [
-  "' OR '1'='1", "1; DROP TABLE tokens;--", "fdv desc; delete from tokens", "name) union select * from pg_user--",
-  "0x0000000000000000000000000000000000000001' --", '%27%20OR%201%3D1', '"; select pg_sleep(10);--', '\\x00', '${7*7}', '<script>',
+  "' OR '1'='1",
+  '1; DROP TABLE tokens;--',
+  'fdv desc; delete from tokens',
+  'name) union select * from pg_user--',
+  "0x0000000000000000000000000000000000000001' --",
+  '%27%20OR%201%3D1',
+  '"; select pg_sleep(10);--',
+  '\\x00',
+  '${7*7}',
+  '<script>',
 ];
 const validAddress = fc.stringMatching(/^0x[0-9a-fA-F]{40}$/);
-const nastyText = fc.oneof(fc.constantFrom(...SQLISH), fc.string({ maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 20 }));
-const numberish = fc.oneof(fc.integer({ min: -5, max: 1100 }).map(String), fc.constantFrom('', '1.5', '1e2', '0x10', 'NaN', '-0', '99999999999999999999', ' 1'), nastyText);
+const nastyText = fc.oneof(
+  fc.constantFrom(...SQLISH),
+  fc.string({ maxLength: 60 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+);
+const numberish = fc.oneof(
+  fc.integer({ min: -5, max: 1100 }).map(String),
+  fc.constantFrom('', '1.5', '1e2', '0x10', 'NaN', '-0', '99999999999999999999', ' 1'),
+  nastyText,
+);
 const addressList = fc.oneof(
   fc.array(validAddress, { minLength: 1, maxLength: 5 }).map((a) => a.join(',')),
   fc.array(fc.oneof(validAddress, nastyText), { minLength: 1, maxLength: 4 }).map((a) => a.join(',')),
@@ -31,8 +55,24 @@ const addressList = fc.oneof(
   nastyText,
 );
 const orderValue = fc.oneof(
-  fc.constantFrom('name', 'symbol', 'decimals', 'contractAddress', 'currentPrice', 'priceUpdatedAt', 'createdAt', 'updatedAt', 'last24hVariation',
-    'last24hVariationAbsolute', 'sells', 'buys', 'swaps', 'isPossibleSpam', 'totalSupply', 'fdv'),
+  fc.constantFrom(
+    'name',
+    'symbol',
+    'decimals',
+    'contractAddress',
+    'currentPrice',
+    'priceUpdatedAt',
+    'createdAt',
+    'updatedAt',
+    'last24hVariation',
+    'last24hVariationAbsolute',
+    'sells',
+    'buys',
+    'swaps',
+    'isPossibleSpam',
+    'totalSupply',
+    'fdv',
+  ),
   nastyText,
 );
 const listQuery = fc.record(
@@ -51,7 +91,8 @@ const listQuery = fc.record(
 /** A path segment WHATWG URL parsing treats as "." or "..", whatever the case of an encoded dot. */
 const DOT_SEGMENT = /^(\.|%2e){1,2}$/i;
 const qs = (q: Record<string, string>) => new URLSearchParams(q).toString();
-const rows = async () => Number((await t.db.client.knex(`${t.schema}.tokens`).count<{ c: string }[]>({ c: '*' }))[0]!.c);
+const rows = async () =>
+  Number((await t.db.client.knex(`${t.schema}.tokens`).count<{ c: string }[]>({ c: '*' }))[0]!.c);
 
 async function check(operationId: string, path: string, res: Response) {
   // The only documented 5xx a request can cause: supply before the first computation (this API has no supply job).
@@ -75,13 +116,28 @@ describe('token API: properties', () => {
   it('behavior: valid list queries always succeed with a consistent page', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ page: fc.integer({ min: 1, max: 1000 }), limit: fc.integer({ min: 1, max: 100 }), sort: fc.constantFrom('asc', 'desc'), isSecure: fc.boolean() }, { requiredKeys: ['page', 'limit'] }),
+        fc.record(
+          {
+            page: fc.integer({ min: 1, max: 1000 }),
+            limit: fc.integer({ min: 1, max: 100 }),
+            sort: fc.constantFrom('asc', 'desc'),
+            isSecure: fc.boolean(),
+          },
+          { requiredKeys: ['page', 'limit'] },
+        ),
         async (q) => {
-          const res = await fetch(`${t.url}/tokens?${qs(Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)])))}`);
+          const res = await fetch(
+            `${t.url}/tokens?${qs(Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)])))}`,
+          );
           expect(res.status).toBe(200);
-          const body = (await expectSpecResponse('listTokens', res)) as { data: unknown[]; meta: { totalItemsCount: number; pagesCount: number } };
+          const body = (await expectSpecResponse('listTokens', res)) as {
+            data: unknown[];
+            meta: { totalItemsCount: number; pagesCount: number };
+          };
           expect(body.meta.pagesCount).toBe(Math.ceil(body.meta.totalItemsCount / q.limit));
-          expect(body.data.length).toBe(Math.max(0, Math.min(q.limit, body.meta.totalItemsCount - (q.page - 1) * q.limit)));
+          expect(body.data.length).toBe(
+            Math.max(0, Math.min(q.limit, body.meta.totalItemsCount - (q.page - 1) * q.limit)),
+          );
         },
       ),
       { numRuns: 100 },
@@ -102,7 +158,12 @@ describe('token API: properties', () => {
   });
 
   it('behavior: any path segment as contractAddress gives 200, 400 or 404 per the spec on every path operation', async () => {
-    const segment = fc.oneof(validAddress, nastyText.filter((s) => s.length > 0), fc.constant(addr(2)), fc.constant(addr(1).toUpperCase().replace('0X', '0x')));
+    const segment = fc.oneof(
+      validAddress,
+      nastyText.filter((s) => s.length > 0),
+      fc.constant(addr(2)),
+      fc.constant(addr(1).toUpperCase().replace('0X', '0x')),
+    );
     await fc.assert(
       fc.asyncProperty(segment, fc.constantFrom('raw', 'json', 'xml', ''), async (raw, format) => {
         const seg = encodeURIComponent(raw);
@@ -120,7 +181,11 @@ describe('token API: properties', () => {
             if (res.status >= 400) expect(res.headers.get('content-type'), path).toContain('application/problem+json');
             continue;
           }
-          if (res.status === 404 && res.headers.get('content-type')?.includes('problem') && !/^0x[0-9a-fA-F]{40}$/.test(raw)) {
+          if (
+            res.status === 404 &&
+            res.headers.get('content-type')?.includes('problem') &&
+            !/^0x[0-9a-fA-F]{40}$/.test(raw)
+          ) {
             // A segment with "/" or ".." can leave the route entirely: still a problem+json 404, just not of this operation.
             expect(res.status).toBeLessThan(500);
             continue;

@@ -41,7 +41,13 @@ const ready = async () => {
 describe('token API readiness', () => {
   it('behavior: 503 naming the node while it is frozen, 200 again when it answers', async () => {
     await expect.poll(async () => (await ready()).status, { timeout: 10_000 }).toBe(200);
-    expect((await ready()).body).toMatchObject({ status: 'ok', checks: expect.arrayContaining([{ name: 'database', ok: true }, { name: 'node', ok: true }]) });
+    expect((await ready()).body).toMatchObject({
+      status: 'ok',
+      checks: expect.arrayContaining([
+        { name: 'database', ok: true },
+        { name: 'node', ok: true },
+      ]),
+    });
 
     anvil.process.kill('SIGSTOP');
     try {
@@ -50,7 +56,9 @@ describe('token API readiness', () => {
       expect(body.status).toBe('unavailable');
       expect(check(body, 'database')).toEqual({ name: 'database', ok: true });
       expect(check(body, 'node')?.ok).toBe(false);
-      expect(check(body, 'node')?.detail).toMatch(/^eth_blockNumber on http:\/\/127\.0\.0\.1:\d+ did not answer within 500 ms$/);
+      expect(check(body, 'node')?.detail).toMatch(
+        /^eth_blockNumber on http:\/\/127\.0\.0\.1:\d+ did not answer within 500 ms$/,
+      );
     } finally {
       anvil.process.kill('SIGCONT');
     }

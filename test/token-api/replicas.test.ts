@@ -26,14 +26,24 @@ let second: TokenApiHandle;
 let secondCommon: ReturnType<typeof testCommon>;
 
 beforeAll(async () => {
-  first = await startTestApi({ publicUrl: 'http://api.example.org', ...NO_POLL }, undefined, { validateResponses: false });
-  await seedTokens(first, TOKENS.map((address) => ({ address })));
+  first = await startTestApi({ publicUrl: 'http://api.example.org', ...NO_POLL }, undefined, {
+    validateResponses: false,
+  });
+  await seedTokens(
+    first,
+    TOKENS.map((address) => ({ address })),
+  );
   secondDb =
     first.db.client.kind === 'postgres'
       ? await createDbClient(loadDatabaseConfig({ ...process.env, DATABASE_PGLITE_DIR: PGLITE_MEMORY }), { poolMax: 4 })
       : first.db.client;
   secondCommon = testCommon();
-  second = await startTokenApi({ common: secondCommon, db: secondDb, config: apiConfig({ publicUrl: 'http://api.example.org', ...NO_POLL }), schema: first.schema });
+  second = await startTokenApi({
+    common: secondCommon,
+    db: secondDb,
+    config: apiConfig({ publicUrl: 'http://api.example.org', ...NO_POLL }),
+    schema: first.schema,
+  });
 });
 afterAll(async () => {
   await secondCommon?.shutdown.run('test done');
@@ -58,7 +68,10 @@ describe('two replicas', () => {
     const base = Date.now() - 60_000;
     const write = (k: number) =>
       first.db.client.knex.transaction((trx) =>
-        store.recordObservations(trx, TOKENS.map((token) => ({ token, price: k, at: new Date(base + k * 1_000) }))),
+        store.recordObservations(
+          trx,
+          TOKENS.map((token) => ({ token, price: k, at: new Date(base + k * 1_000) })),
+        ),
       );
 
     // The next write starts once both replicas serve the last one (not after a fixed pause: on a loaded
@@ -89,7 +102,9 @@ describe('two replicas', () => {
         pending = write(++k).catch((err: unknown) => (writeFailed = err));
         since = Date.now();
       } else if (Date.now() - since > FOLLOW_DEADLINE_MS) {
-        throw new Error(`write ${k} not served by both replicas ${FOLLOW_DEADLINE_MS} ms after it began (they serve ${served.join(' and ')})`);
+        throw new Error(
+          `write ${k} not served by both replicas ${FOLLOW_DEADLINE_MS} ms after it began (they serve ${served.join(' and ')})`,
+        );
       }
     }
 

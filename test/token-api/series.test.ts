@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IndexerStore } from '../../src/token-api/indexer/store.js';
-import { hourlySeries, pruneBefore, upsertHour, windowHours, type HourlyRows } from '../../src/token-api/read-model/series.js';
+import {
+  hourlySeries,
+  pruneBefore,
+  upsertHour,
+  windowHours,
+  type HourlyRows,
+} from '../../src/token-api/read-model/series.js';
 import { addr, expectSpecResponse, seedPrices, seedTokens, startTestApi, type TestApi } from './helpers.js';
 
 const HOUR = 3_600_000;
@@ -27,7 +33,11 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const prices = async (address: string) => (await expectSpecResponse('getTokenPrices', await fetch(`${t.url}/prices/${address}`))) as { price: number; timestamp: string }[];
+const prices = async (address: string) =>
+  (await expectSpecResponse('getTokenPrices', await fetch(`${t.url}/prices/${address}`))) as {
+    price: number;
+    timestamp: string;
+  }[];
 
 describe('hourly price series', () => {
   it('behavior: an hour with no swap still has its point, carrying the last price forward', async () => {
@@ -58,7 +68,9 @@ describe('hourly price series', () => {
       const [first, last] = [series[0]!.price, series.at(-1)!.price];
       expect(token.last24hVariation).toBeCloseTo(((last - first) / first) * 100, 9);
     }
-    expect(((await (await fetch(`${t.url}/tokens/${F}`)).json()) as { last24hVariation: unknown }).last24hVariation).toBeNull();
+    expect(
+      ((await (await fetch(`${t.url}/tokens/${F}`)).json()) as { last24hVariation: unknown }).last24hVariation,
+    ).toBeNull();
   });
 });
 
@@ -77,7 +89,9 @@ describe('hourly series rule (units)', () => {
     const base = hourStart(NOW);
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: -60, max: 2 }), fc.double({ min: 0, max: 1e6, noNaN: true })), { maxLength: 40 }),
+        fc.array(fc.tuple(fc.integer({ min: -60, max: 2 }), fc.double({ min: 0, max: 1e6, noNaN: true })), {
+          maxLength: 40,
+        }),
         fc.integer({ min: 0, max: HOUR }),
         (raw, offset) => {
           const now = base + offset;
@@ -104,8 +118,16 @@ describe('series JSON', () => {
     const { seriesJson } = await import('../../src/token-api/read-model/series.js');
     const rows: HourlyRows = { hours: [], prices: [] };
     const base = hourStart(NOW);
-    for (const [h, p] of [[-30, 1.5], [-10, 1e-7], [-3, 123456789.123], [0, 0]] as const) upsertHour(rows, base + h * HOUR, p);
+    for (const [h, p] of [
+      [-30, 1.5],
+      [-10, 1e-7],
+      [-3, 123456789.123],
+      [0, 0],
+    ] as const)
+      upsertHour(rows, base + h * HOUR, p);
     const now = base + 17 * 60_000;
-    expect(seriesJson(rows, now)).toBe(JSON.stringify(hourlySeries(rows, now).map(([h, price]) => ({ price, timestamp: new Date(h).toISOString() }))));
+    expect(seriesJson(rows, now)).toBe(
+      JSON.stringify(hourlySeries(rows, now).map(([h, price]) => ({ price, timestamp: new Date(h).toISOString() }))),
+    );
   });
 });

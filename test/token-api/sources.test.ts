@@ -3,17 +3,40 @@ import { judge, weightedMedian, type Candidate } from '../../src/token-api/index
 import { MAX_EXCLUDED_LISTED, storedExplanation } from '../../src/token-api/read-model/sources-json.js';
 
 /** The rules of getTokenPriceSources on hand-made pools: the edges the devnet tests do not reach. */
-const settings = { minLiquidityUsd: 1_000, outlierShare: 0.2, staleAfterSeconds: 3_600, referenceLiquidityUsd: 100_000 };
+const settings = {
+  minLiquidityUsd: 1_000,
+  outlierShare: 0.2,
+  staleAfterSeconds: 3_600,
+  referenceLiquidityUsd: 100_000,
+};
 const T = 10_000_000;
 const pool = (name: string, spotPrice: number, liquidityUsd: number, timeMs: number | undefined = T): Candidate => ({
-  pool: name, kind: 'v2', quote: 'usd', route: ['usd'], quotePriceUsd: 1, liquidityUsd, spotPrice, block: 1, timeMs,
+  pool: name,
+  kind: 'v2',
+  quote: 'usd',
+  route: ['usd'],
+  quotePriceUsd: 1,
+  liquidityUsd,
+  spotPrice,
+  block: 1,
+  timeMs,
 });
 const reasons = (j: ReturnType<typeof judge>) => Object.fromEntries(j!.excluded.map((x) => [x.pool, x.reason]));
 
 describe('price sources rules', () => {
   it('behavior: the weighted median is the lowest price reaching half of the weight', () => {
-    expect(weightedMedian([{ price: 3, weight: 1 }, { price: 1, weight: 1 }])).toBe(1);
-    expect(weightedMedian([{ price: 3, weight: 2 }, { price: 1, weight: 1 }])).toBe(3);
+    expect(
+      weightedMedian([
+        { price: 3, weight: 1 },
+        { price: 1, weight: 1 },
+      ]),
+    ).toBe(1);
+    expect(
+      weightedMedian([
+        { price: 3, weight: 2 },
+        { price: 1, weight: 1 },
+      ]),
+    ).toBe(3);
     expect(weightedMedian([])).toBeUndefined();
   });
 
@@ -32,7 +55,9 @@ describe('price sources rules', () => {
 
   it('behavior: stale pools are left out only while a fresher one remains; unknown state times are never stale', () => {
     const old = T - 2 * 3_600_000;
-    expect(reasons(judge([pool('fresh', 2, 5_000), pool('old', 2, 50_000, old)], T, settings))).toEqual({ old: 'stale' });
+    expect(reasons(judge([pool('fresh', 2, 5_000), pool('old', 2, 50_000, old)], T, settings))).toEqual({
+      old: 'stale',
+    });
     expect(judge([pool('old', 2, 50_000, old)], T, settings)!.used.map((u) => u.pool)).toEqual(['old']);
     expect(judge([pool('fresh', 2, 5_000), pool('unknown', 2, 50_000, undefined)], T, settings)!.used).toHaveLength(2);
   });

@@ -58,7 +58,9 @@ describe('token API: supply', () => {
   });
 
   it('behavior: format=json returns the documented objects with the excluded wallets', async () => {
-    const { data: total } = await t.client.GET('/tokens/{contractAddress}/supply/total', { params: { path: { contractAddress: native }, query: { format: 'json' } } });
+    const { data: total } = await t.client.GET('/tokens/{contractAddress}/supply/total', {
+      params: { path: { contractAddress: native }, query: { format: 'json' } },
+    });
     expect(total).toEqual({ totalSupply: '1000000000.000000000000000001', lastUpdated: expect.any(String) });
     const res = await get(`/tokens/${native}/supply/circulating?format=json`);
     const body = await expectSpecResponse('getCirculatingSupply', res);
@@ -88,7 +90,9 @@ describe('token API: supply', () => {
     await mined(token.burn(parseEther('0.5')));
     await mined(token.transfer(VESTING, 1n));
     await t.api.supply!.refresh();
-    expect(await (await get(`/tokens/${native}/supply/total`)).text()).toBe(formatDecimal(INITIAL - parseEther('0.5'), 18));
+    expect(await (await get(`/tokens/${native}/supply/total`)).text()).toBe(
+      formatDecimal(INITIAL - parseEther('0.5'), 18),
+    );
     expect(await (await get(`/tokens/${native}/supply/total`)).text()).toBe('999999999.500000000000000001');
     expect(await (await get(`/tokens/${native}/supply/circulating`)).text()).toBe('742315507.250000000000000001');
   });
@@ -97,7 +101,9 @@ describe('token API: supply', () => {
     for (const op of ['total', 'circulating']) {
       const other = await get(`/tokens/${addr(5)}/supply/${op}`);
       expect(other.status).toBe(404);
-      const body = (await expectSpecResponse(op === 'total' ? 'getTotalSupply' : 'getCirculatingSupply', other)) as { detail: string };
+      const body = (await expectSpecResponse(op === 'total' ? 'getTotalSupply' : 'getCirculatingSupply', other)) as {
+        detail: string;
+      };
       expect(body.detail).toContain(native);
       expect((await get(`/tokens/0x12/supply/${op}`)).status).toBe(400);
       expect((await get(`/tokens/${native}/supply/${op}?format=xml`)).status).toBe(400);
@@ -106,15 +112,23 @@ describe('token API: supply', () => {
 
   it('error: before the first computation both endpoints are 503 with Retry-After', async () => {
     // An RPC nobody listens on: the job keeps failing, so the cache stays empty.
-    const down = await startTestApi({ nativeToken: native, rpcUrl: 'http://127.0.0.1:9', supplyRefreshMs: 60_000 }, t.db);
+    const down = await startTestApi(
+      { nativeToken: native, rpcUrl: 'http://127.0.0.1:9', supplyRefreshMs: 60_000 },
+      t.db,
+    );
     try {
-      for (const [op, path] of [['getTotalSupply', 'total'], ['getCirculatingSupply', 'circulating?format=json']] as const) {
+      for (const [op, path] of [
+        ['getTotalSupply', 'total'],
+        ['getCirculatingSupply', 'circulating?format=json'],
+      ] as const) {
         const res = await fetch(`${down.url}/tokens/${native}/supply/${path}`);
         expect(res.status).toBe(503);
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
         await expectSpecResponse(op, res);
       }
-      expect(await (await fetch(`${down.url}/health/ready`)).json()).toMatchObject({ checks: expect.arrayContaining([{ name: 'supply', ok: true, detail: 'pending' }]) });
+      expect(await (await fetch(`${down.url}/health/ready`)).json()).toMatchObject({
+        checks: expect.arrayContaining([{ name: 'supply', ok: true, detail: 'pending' }]),
+      });
     } finally {
       await down.close();
     }

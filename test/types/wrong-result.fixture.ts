@@ -15,7 +15,9 @@ export const rawBlockForQuantity = defineMethod('eth_chainId', async () => new R
 
 // eth_getTransactionReceipt answers a receipt or null: a receipt without its required fields is refused.
 // expect TS2322
-export const partialReceipt = defineMethod('eth_getTransactionReceipt', async (_ctx, [hash]) => ({ transactionHash: hash }));
+export const partialReceipt = defineMethod('eth_getTransactionReceipt', async (_ctx, [hash]) => ({
+  transactionHash: hash,
+}));
 
 // Params are the spec's tuple: eth_getBalance's address is a string, it has no toFixed (tsc: "did you mean 'fixed'").
 // expect TS2551

@@ -18,7 +18,12 @@ const coder = AbiCoder.defaultAbiCoder();
 
 /** keccak256(abi.encode(from, to, fee, value, nonce, calldata)), as the contracts compute it. */
 export function messageHash(m: MessageFields): string {
-  return keccak256(coder.encode(['address', 'address', 'uint256', 'uint256', 'uint256', 'bytes'], [m.from, m.to, m.fee, m.value, m.nonce, m.calldata]));
+  return keccak256(
+    coder.encode(
+      ['address', 'address', 'uint256', 'uint256', 'uint256', 'bytes'],
+      [m.from, m.to, m.fee, m.value, m.nonce, m.calldata],
+    ),
+  );
 }
 
 const hashPair = (left: string, right: string) => keccak256(concat([left, right]));
@@ -28,8 +33,12 @@ export class MessageMerkleTree {
   /** levels[0] are the leaves, levels[depth] = [root]. */
   private readonly levels: string[][];
 
-  constructor(leaves: readonly string[], readonly depth: number) {
-    if (!Number.isInteger(depth) || depth < 1 || depth > 32) throw new RangeError(`tree depth must be 1..32, got ${depth}`);
+  constructor(
+    leaves: readonly string[],
+    readonly depth: number,
+  ) {
+    if (!Number.isInteger(depth) || depth < 1 || depth > 32)
+      throw new RangeError(`tree depth must be 1..32, got ${depth}`);
     const width = 2 ** depth;
     if (leaves.length > width) throw new RangeError(`${leaves.length} leaves do not fit a tree of depth ${depth}`);
     // Padding is kept implicit beyond the used leaves: an all-zero subtree has a known hash per level.
@@ -56,7 +65,8 @@ export class MessageMerkleTree {
 
   /** Siblings from the leaf level up: proof[0] is the leaf's neighbour. */
   proof(leafIndex: number): string[] {
-    if (leafIndex < 0 || leafIndex >= 2 ** this.depth) throw new RangeError(`leaf index ${leafIndex} out of range for depth ${this.depth}`);
+    if (leafIndex < 0 || leafIndex >= 2 ** this.depth)
+      throw new RangeError(`leaf index ${leafIndex} out of range for depth ${this.depth}`);
     const proof: string[] = [];
     let index = leafIndex;
     for (let level = 0; level < this.depth; level++) {

@@ -17,17 +17,26 @@ const DEFAULT_TIMEOUT_MS = 120_000;
  * later block comes (the devnet's start-up hung for minutes on an idle L2 that way). This has no such window
  * and names the transaction when it gives up.
  */
-export async function mined(sent: TransactionResponse | Promise<TransactionResponse>, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<TransactionReceipt> {
+export async function mined(
+  sent: TransactionResponse | Promise<TransactionResponse>,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<TransactionReceipt> {
   const tx = await sent;
   const provider = tx.provider;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const receipt = await provider.getTransactionReceipt(tx.hash);
     if (receipt) {
-      if (receipt.status !== 1) throw new TransactionNotMinedError(`transaction ${tx.hash} (nonce ${tx.nonce} from ${tx.from}) reverted in block ${receipt.blockNumber}`);
+      if (receipt.status !== 1)
+        throw new TransactionNotMinedError(
+          `transaction ${tx.hash} (nonce ${tx.nonce} from ${tx.from}) reverted in block ${receipt.blockNumber}`,
+        );
       return receipt;
     }
-    if (Date.now() > deadline) throw new TransactionNotMinedError(`transaction ${tx.hash} (nonce ${tx.nonce} from ${tx.from}) not mined within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new TransactionNotMinedError(
+        `transaction ${tx.hash} (nonce ${tx.nonce} from ${tx.from}) not mined within ${timeoutMs} ms`,
+      );
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

@@ -18,7 +18,13 @@ export const MAX_SOCKETS_PER_NODE = 64;
 // so a call rarely lands on a socket the node is closing. All of them may stay idle until then: the relayer
 // works in bursts (16 estimates, 32 broadcasts per direction), and keeping only 8 closed and reopened the
 // rest after every burst (close, connect and their writes were ~7 % of its thread in the bench profile).
-const agentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE, maxFreeSockets: MAX_SOCKETS_PER_NODE, timeout: 5_000, scheduling: 'lifo' as const };
+const agentOptions = {
+  keepAlive: true,
+  maxSockets: MAX_SOCKETS_PER_NODE,
+  maxFreeSockets: MAX_SOCKETS_PER_NODE,
+  timeout: 5_000,
+  scheduling: 'lifo' as const,
+};
 const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
 export function agentFor(url: string): HttpAgent {
@@ -67,7 +73,12 @@ function pooledRequest(
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve({ statusCode: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', headers: res.headers, body: Buffer.concat(chunks) });
+        resolve({
+          statusCode: res.statusCode ?? 0,
+          statusMessage: res.statusMessage ?? '',
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+        });
       });
     });
     request.end(options.body);
@@ -85,7 +96,8 @@ function pooledRequest(
 const pooledGetUrl: FetchGetUrlFunc = async (req, signal) => {
   if (signal?.cancelled) throw makeError('request cancelled before sending', 'CANCELLED');
   const url = new URL(req.url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw makeError(`unsupported protocol ${url.protocol}`, 'UNSUPPORTED_OPERATION', { operation: 'request' });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw makeError(`unsupported protocol ${url.protocol}`, 'UNSUPPORTED_OPERATION', { operation: 'request' });
   const answer = await pooledRequest(
     url,
     { method: req.method, headers: { ...req.headers }, body: req.body ?? undefined },
@@ -118,7 +130,12 @@ export function pooledFetchRequest(url: string): FetchRequest {
 export async function pooledRpc<T>(url: string, method: string, params: unknown[] = [], timeoutMs = 5_000): Promise<T> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-  const answer = await pooledRequest(new URL(url), { method: 'POST', headers, body }, timeoutMs, () => new Error(`no answer within ${timeoutMs} ms`));
+  const answer = await pooledRequest(
+    new URL(url),
+    { method: 'POST', headers, body },
+    timeoutMs,
+    () => new Error(`no answer within ${timeoutMs} ms`),
+  );
   if (answer.statusCode < 200 || answer.statusCode >= 300) throw new Error(`HTTP ${answer.statusCode}`);
   const parsed = JSON.parse(answer.body.toString()) as { result?: T; error?: { message: string } };
   if (parsed.error) throw new Error(parsed.error.message);

@@ -18,9 +18,14 @@ export class NativeJsonRpcProvider extends JsonRpcProvider {
     const body = response.body;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body === null ? '' : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+      parsed = JSON.parse(
+        body === null ? '' : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'),
+      );
     } catch (err) {
-      throw makeError('response body is not valid JSON', 'UNSUPPORTED_OPERATION', { operation: 'bodyJson', info: { response, error: err } });
+      throw makeError('response body is not valid JSON', 'UNSUPPORTED_OPERATION', {
+        operation: 'bodyJson',
+        info: { response, error: err },
+      });
     }
     return (Array.isArray(parsed) ? parsed : [parsed]) as JsonRpcResult[];
   }
@@ -34,13 +39,21 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
  * response caching (anvil and our own endpoint answer fast, and cached block numbers cause stale reads).
  * Its connections come from the process's bounded pool (./pool.ts).
  */
-export function createProvider(url: string, chainId?: number, options: { pollingInterval?: number; timeoutMs?: number } = {}): JsonRpcProvider {
+export function createProvider(
+  url: string,
+  chainId?: number,
+  options: { pollingInterval?: number; timeoutMs?: number } = {},
+): JsonRpcProvider {
   const network = chainId !== undefined ? Network.from(chainId) : undefined;
   const request = pooledFetchRequest(url);
   // ethers' default is 300 s per call: a node that stops answering would hold its caller (a coordinator round,
   // an indexer tick) for five minutes before the caller's own retry could run.
   request.timeout = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const provider = new NativeJsonRpcProvider(request, network, { staticNetwork: network ?? true, cacheTimeout: -1, batchMaxCount: 1 });
+  const provider = new NativeJsonRpcProvider(request, network, {
+    staticNetwork: network ?? true,
+    cacheTimeout: -1,
+    batchMaxCount: 1,
+  });
   provider.pollingInterval = options.pollingInterval ?? 250;
   return provider;
 }

@@ -13,7 +13,10 @@ export interface CommonConfig {
   database: DatabaseConfig;
 }
 
-export function loadCommonConfig(source: Record<string, string | undefined>): { config: CommonConfig; effective: Record<string, string | undefined> } {
+export function loadCommonConfig(source: Record<string, string | undefined>): {
+  config: CommonConfig;
+  effective: Record<string, string | undefined>;
+} {
   const { values, effective } = parseEnv(commonEnv, source);
   return { config: { logLevel: values.LOG_LEVEL, database: databaseConfigFrom(values) }, effective };
 }

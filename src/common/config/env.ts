@@ -31,7 +31,13 @@ export interface VarSpec<T> {
 type Parsed<S> = S extends VarSpec<infer T> ? T : never;
 /** Type-level record of whether a variable always has a value (required, or defaulted). */
 interface Flags<O> {
-  always: O extends { required: true } ? true : O extends { default: infer D } ? (undefined extends D ? false : true) : false;
+  always: O extends { required: true }
+    ? true
+    : O extends { default: infer D }
+      ? undefined extends D
+        ? false
+        : true
+      : false;
 }
 export type EnvValues<Specs extends Record<string, VarSpec<unknown>>> = {
   readonly [K in keyof Specs]: Specs[K] extends { always: true } ? Parsed<Specs[K]> : Parsed<Specs[K]> | undefined;
@@ -66,92 +72,147 @@ const bad = (reason?: string) => ({ ok: false as const, reason });
 
 export const env = {
   /** A variable of our own form: `expected` names it in error messages, `parse` checks and converts it. */
-  custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) => spec<T, O>(expected, parse, opts),
+  custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) =>
+    spec<T, O>(expected, parse, opts),
 
-  string: <O extends Options<string>>(opts: O = {} as O) => spec<string, O>('a non-empty string', (raw) => ok(raw), opts),
+  string: <O extends Options<string>>(opts: O = {} as O) =>
+    spec<string, O>('a non-empty string', (raw) => ok(raw), opts),
 
   boolean: <O extends Options<boolean>>(opts: O = {} as O) =>
-    spec<boolean, O>('a boolean (true or false)', (raw) => {
-      const v = raw.toLowerCase();
-      if (v === 'true') return ok(true);
-      if (v === 'false') return ok(false);
-      return bad();
-    }, opts),
+    spec<boolean, O>(
+      'a boolean (true or false)',
+      (raw) => {
+        const v = raw.toLowerCase();
+        if (v === 'true') return ok(true);
+        if (v === 'false') return ok(false);
+        return bad();
+      },
+      opts,
+    ),
 
   integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) => {
     const { min, max } = opts;
     const range =
-      min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` >= ${min}` : max !== undefined ? ` <= ${max}` : '';
-    return spec<number, O>(`an integer${range}`, (raw) => {
-      if (!/^-?\d+$/.test(raw)) return bad();
-      const n = Number(raw);
-      if (!Number.isSafeInteger(n)) return bad('out of the safe integer range');
-      if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-      return ok(n);
-    }, opts);
+      min !== undefined && max !== undefined
+        ? ` from ${min} to ${max}`
+        : min !== undefined
+          ? ` >= ${min}`
+          : max !== undefined
+            ? ` <= ${max}`
+            : '';
+    return spec<number, O>(
+      `an integer${range}`,
+      (raw) => {
+        if (!/^-?\d+$/.test(raw)) return bad();
+        const n = Number(raw);
+        if (!Number.isSafeInteger(n)) return bad('out of the safe integer range');
+        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
+        return ok(n);
+      },
+      opts,
+    );
   },
 
   /** A decimal number (for margins and percentiles); kept as the exact string too, for exact arithmetic. */
   decimal: <O extends Options<string> & { min?: number; max?: number }>(opts: O = {} as O) => {
     const { min, max } = opts;
-    const range = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` >= ${min}` : '';
-    return spec<string, O>(`a decimal number${range}`, (raw) => {
-      if (!/^-?\d+(\.\d+)?$/.test(raw)) return bad();
-      const n = Number(raw);
-      if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-      return ok(raw);
-    }, opts);
+    const range =
+      min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` >= ${min}` : '';
+    return spec<string, O>(
+      `a decimal number${range}`,
+      (raw) => {
+        if (!/^-?\d+(\.\d+)?$/.test(raw)) return bad();
+        const n = Number(raw);
+        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
+        return ok(raw);
+      },
+      opts,
+    );
   },
 
   bigint: <O extends Options<bigint> & { min?: bigint }>(opts: O = {} as O) => {
     const { min } = opts;
-    return spec<bigint, O>(`an integer${min !== undefined ? ` >= ${min}` : ''} (decimal digits)`, (raw) => {
-      if (!/^-?\d+$/.test(raw)) return bad();
-      const n = BigInt(raw);
-      if (min !== undefined && n < min) return bad();
-      return ok(n);
-    }, opts);
+    return spec<bigint, O>(
+      `an integer${min !== undefined ? ` >= ${min}` : ''} (decimal digits)`,
+      (raw) => {
+        if (!/^-?\d+$/.test(raw)) return bad();
+        const n = BigInt(raw);
+        if (min !== undefined && n < min) return bad();
+        return ok(n);
+      },
+      opts,
+    );
   },
 
   address: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>('a 0x-prefixed 20-byte hex address', (raw) => (/^0x[0-9a-fA-F]{40}$/.test(raw) ? ok(raw.toLowerCase()) : bad()), opts),
+    spec<string, O>(
+      'a 0x-prefixed 20-byte hex address',
+      (raw) => (/^0x[0-9a-fA-F]{40}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
+      opts,
+    ),
 
   hex32: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>('0x followed by 64 hex digits (32 bytes)', (raw) => (/^0x[0-9a-fA-F]{64}$/.test(raw) ? ok(raw.toLowerCase()) : bad()), opts),
+    spec<string, O>(
+      '0x followed by 64 hex digits (32 bytes)',
+      (raw) => (/^0x[0-9a-fA-F]{64}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
+      opts,
+    ),
 
   hex: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>('a 0x-prefixed hex string', (raw) => (/^0x([0-9a-fA-F]{2})+$/.test(raw) ? ok(raw.toLowerCase()) : bad()), opts),
+    spec<string, O>(
+      'a 0x-prefixed hex string',
+      (raw) => (/^0x([0-9a-fA-F]{2})+$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
+      opts,
+    ),
 
   url: <O extends Options<string> & { protocols?: string[] }>(opts: O = {} as O) => {
     const protocols = opts.protocols ?? ['http:', 'https:'];
     const names = protocols.map((p) => p.replace(':', '')).join(' or ');
-    return spec<string, O>(`an absolute ${names} URL`, (raw) => {
-      try {
-        const u = new URL(raw);
-        return protocols.includes(u.protocol) ? ok(raw) : bad();
-      } catch {
-        return bad();
-      }
-    }, { sensitivity: 'url', ...opts } as O);
+    return spec<string, O>(
+      `an absolute ${names} URL`,
+      (raw) => {
+        try {
+          const u = new URL(raw);
+          return protocols.includes(u.protocol) ? ok(raw) : bad();
+        } catch {
+          return bad();
+        }
+      },
+      { sensitivity: 'url', ...opts } as O,
+    );
   },
 
   urlList: <O extends Options<string[]>>(opts: O = {} as O) =>
-    spec<string[], O>('a comma-separated list of absolute http or https URLs', (raw) => {
-      const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
-      if (items.length === 0) return bad();
-      for (const item of items) {
-        try {
-          const u = new URL(item);
-          if (u.protocol !== 'http:' && u.protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
-        } catch {
-          return bad(`"${redactUrl(item)}" is not a URL`);
+    spec<string[], O>(
+      'a comma-separated list of absolute http or https URLs',
+      (raw) => {
+        const items = raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        if (items.length === 0) return bad();
+        for (const item of items) {
+          try {
+            const u = new URL(item);
+            if (u.protocol !== 'http:' && u.protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
+          } catch {
+            return bad(`"${redactUrl(item)}" is not a URL`);
+          }
         }
-      }
-      return ok(items);
-    }, { sensitivity: 'url', ...opts } as O),
+        return ok(items);
+      },
+      { sensitivity: 'url', ...opts } as O,
+    ),
 
-  oneOf: <const T extends readonly string[], O extends Options<T[number]> = Options<T[number]>>(values: T, opts: O = {} as O) =>
-    spec<T[number], O>(`one of ${values.join(', ')}`, (raw) => ((values as readonly string[]).includes(raw) ? ok(raw as T[number]) : bad()), opts),
+  oneOf: <const T extends readonly string[], O extends Options<T[number]> = Options<T[number]>>(
+    values: T,
+    opts: O = {} as O,
+  ) =>
+    spec<T[number], O>(
+      `one of ${values.join(', ')}`,
+      (raw) => ((values as readonly string[]).includes(raw) ? ok(raw as T[number]) : bad()),
+      opts,
+    ),
 };
 
 /** Keeps scheme, host and port of a URL; drops credentials, path and query, which often carry API keys. */
@@ -173,7 +234,9 @@ function display(spec: VarSpec<unknown>, raw: string): string {
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      `Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -201,7 +264,8 @@ export function parseEnv<Specs extends Record<string, VarSpec<unknown>>>(
       .transform((raw, ctx) => {
         const value = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
         if (value === undefined) {
-          if (s.required && s.default === undefined) ctx.addIssue({ code: 'custom', message: `required: set it to ${s.expected}` });
+          if (s.required && s.default === undefined)
+            ctx.addIssue({ code: 'custom', message: `required: set it to ${s.expected}` });
           return s.default;
         }
         const result = s.parse(value);
@@ -237,7 +301,8 @@ export function parseEnv<Specs extends Record<string, VarSpec<unknown>>>(
     const v = (values as Record<string, unknown>)[name];
     if (v === undefined) effective[name] = undefined;
     else if (s.sensitivity === 'secret') effective[name] = '[redacted]';
-    else if (s.sensitivity === 'url') effective[name] = (Array.isArray(v) ? v : [v]).map((x) => redactUrl(String(x))).join(',');
+    else if (s.sensitivity === 'url')
+      effective[name] = (Array.isArray(v) ? v : [v]).map((x) => redactUrl(String(x))).join(',');
     else effective[name] = Array.isArray(v) ? v.join(',') : String(v);
   }
   return { values, effective };

@@ -19,12 +19,24 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
 });
 
 export const httpEnv = {
-  HTTP_MAX_CONNECTIONS: env.integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections }).describe('Open sockets per server; past it a new connection is closed at accept.'),
-  HTTP_MAX_CONNECTIONS_PER_CLIENT: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient }).describe('Open sockets of one client address per server, WebSocket included (0 = off; behind a proxy raise it).'),
-  HTTP_FD_RESERVE: env.integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve }).describe('Descriptors kept for our own connections: servers accept at most `ulimit -n` minus this many.'),
-  HTTP_HEADERS_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs }).describe('Time (ms) a client has to send the request headers; then 408 and the socket closed.'),
-  HTTP_REQUEST_TIMEOUT_MS: env.integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs }).describe('Time (ms) a client has to send the whole request with its body; then 408 and the socket closed.'),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs }).describe('Time (ms) an idle keep-alive connection stays open (longer than balancers, so they close first).'),
+  HTTP_MAX_CONNECTIONS: env
+    .integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections })
+    .describe('Open sockets per server; past it a new connection is closed at accept.'),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: env
+    .integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient })
+    .describe('Open sockets of one client address per server, WebSocket included (0 = off; behind a proxy raise it).'),
+  HTTP_FD_RESERVE: env
+    .integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve })
+    .describe('Descriptors kept for our own connections: servers accept at most `ulimit -n` minus this many.'),
+  HTTP_HEADERS_TIMEOUT_MS: env
+    .integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs })
+    .describe('Time (ms) a client has to send the request headers; then 408 and the socket closed.'),
+  HTTP_REQUEST_TIMEOUT_MS: env
+    .integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs })
+    .describe('Time (ms) a client has to send the whole request with its body; then 408 and the socket closed.'),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env
+    .integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs })
+    .describe('Time (ms) an idle keep-alive connection stays open (longer than balancers, so they close first).'),
 };
 
 export interface HttpLimits {

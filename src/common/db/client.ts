@@ -46,11 +46,13 @@ export function knexLog(logger: Logger): NonNullable<Knex.Config['log']> {
   return {
     warn: (m: unknown) => {
       const t = text(m);
-      if (t.startsWith('Acquire connection error') || t.startsWith('Connection Error')) logger.debug({ knex: t.split('\n')[0] }, 'database connection attempt failed');
+      if (t.startsWith('Acquire connection error') || t.startsWith('Connection Error'))
+        logger.debug({ knex: t.split('\n')[0] }, 'database connection attempt failed');
       else logger.warn({ knex: t }, 'knex warning');
     },
     error: (m: unknown) => logger.error({ knex: text(m) }, 'knex error'),
-    deprecate: (method: unknown, alternative: unknown) => logger.warn({ knex: `${text(method)} is deprecated, use ${text(alternative)}` }, 'knex deprecation'),
+    deprecate: (method: unknown, alternative: unknown) =>
+      logger.warn({ knex: `${text(method)} is deprecated, use ${text(alternative)}` }, 'knex deprecation'),
     debug: (m: unknown) => logger.debug({ knex: text(m) }, 'knex debug'),
   };
 }
@@ -70,13 +72,20 @@ export async function createDbClient(
     // Before PGlite touches the files: a second process on them would corrupt the database.
     if (dataDir !== PGLITE_MEMORY) unlock = lockPgliteDir(dataDir);
     try {
-      const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([import('@electric-sql/pglite'), import('knex-pglite')]);
+      const [{ PGlite }, { default: ClientPgLite }] = await Promise.all([
+        import('@electric-sql/pglite'),
+        import('knex-pglite'),
+      ]);
       // Options object form: `new PGlite(undefined, options)` silently ignores the options.
       const start = pgliteStart(dataDir);
       const pglite = new PGlite({
         dataDir,
         loadDataDir: start.loadDataDir,
-        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${config.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB}MB`],
+        startParams: [
+          ...PGlite.defaultStartParams,
+          '-c',
+          `shared_buffers=${config.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB}MB`,
+        ],
         parsers: { [INT8_OID]: (v: string) => v, [NUMERIC_OID]: (v: string) => v },
       });
       await pglite.waitReady.catch((err: unknown) => {
@@ -86,7 +95,12 @@ export async function createDbClient(
       });
       start.relock?.();
       if (start.saveTo) await saveTemplate(pglite, start.saveTo);
-      knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: () => ({ pglite }), log } as Knex.Config);
+      knex = knexFactory({
+        client: ClientPgLite as unknown as typeof Knex.Client,
+        dialect: 'postgres',
+        connection: () => ({ pglite }),
+        log,
+      } as Knex.Config);
       maintenance = startPgliteMaintenance(knex, options.pgliteCheckpointMs);
       listen = async (channel, onPayload, { onListening }) => {
         const unlisten = await pglite.listen(channel, onPayload);
@@ -99,10 +113,18 @@ export async function createDbClient(
     }
   } else {
     const ssl = pgSsl(config);
-    listen = (channel, onPayload, listenOptions) => Promise.resolve(listenPostgres(config, channel, onPayload, listenOptions));
+    listen = (channel, onPayload, listenOptions) =>
+      Promise.resolve(listenPostgres(config, channel, onPayload, listenOptions));
     knex = knexFactory({
       client: 'pg',
-      connection: { host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl },
+      connection: {
+        host: config.host,
+        port: config.port,
+        database: config.database,
+        user: config.user,
+        password: config.password,
+        ssl,
+      },
       pool: { min: 0, max: options.poolMax ?? 10 },
       acquireConnectionTimeout: 10_000,
       log,
@@ -119,5 +141,13 @@ export async function createDbClient(
       unlock();
     }
   };
-  return { kind: config.kind, config, knex, description: describeDatabase(config, options.pgliteDefault), close, listen, ...queries };
+  return {
+    kind: config.kind,
+    config,
+    knex,
+    description: describeDatabase(config, options.pgliteDefault),
+    close,
+    listen,
+    ...queries,
+  };
 }

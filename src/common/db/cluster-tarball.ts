@@ -40,7 +40,7 @@ const octal = (header: Buffer, at: number, length: number, what: string): number
 /** The archive's entries, checked whole before anything is written. */
 function readEntries(archive: Buffer): Entry[] {
   const entries: Entry[] = [];
-  for (let at = 0; at + BLOCK <= archive.length; ) {
+  for (let at = 0; at + BLOCK <= archive.length;) {
     const header = archive.subarray(at, at + BLOCK);
     // Two zero blocks end the archive; one is enough to stop reading.
     if (header.every((b) => b === 0)) return entries;
@@ -55,8 +55,12 @@ function readEntries(archive: Buffer): Entry[] {
       at += BLOCK;
       continue;
     }
-    if (path === '' || segments.some((s) => s === '' || s === '.' || s === '..')) throw new ClusterTarballError(`tar entry "${path}" is not a plain relative path`);
-    if (type !== '0' && type !== '\0' && type !== '5') throw new ClusterTarballError(`tar entry "${path}" has type "${type}" (only directories and regular files are expected)`);
+    if (path === '' || segments.some((s) => s === '' || s === '.' || s === '..'))
+      throw new ClusterTarballError(`tar entry "${path}" is not a plain relative path`);
+    if (type !== '0' && type !== '\0' && type !== '5')
+      throw new ClusterTarballError(
+        `tar entry "${path}" has type "${type}" (only directories and regular files are expected)`,
+      );
     const start = at + BLOCK;
     if (start + size > archive.length) throw new ClusterTarballError(`tar entry "${path}" is truncated`);
     entries.push({ path, kind: type === '5' ? 'dir' : 'file', mode, data: archive.subarray(start, start + size) });
@@ -107,7 +111,7 @@ export function unpackCluster(tarball: string, dataDir: string, keep: readonly s
       const fd = openSync(target, 'wx', e.mode || 0o600);
       created.push({ path: target, dir: false });
       try {
-        for (let off = 0; off < e.data.length; ) off += writeSync(fd, e.data, off, e.data.length - off);
+        for (let off = 0; off < e.data.length;) off += writeSync(fd, e.data, off, e.data.length - off);
       } finally {
         closeSync(fd);
       }

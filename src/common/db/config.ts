@@ -9,20 +9,33 @@ export const PGLITE_SHARED_BUFFERS_MB = 16;
 
 /** The DATABASE_* variables (interface area C, shared by every service). */
 export const databaseEnv = {
-  DATABASE_HOST: env.string().describe('PostgreSQL host; unset = embedded PGlite (DATABASE_PGLITE_DIR). Each service keeps its own schema.'),
+  DATABASE_HOST: env
+    .string()
+    .describe('PostgreSQL host; unset = embedded PGlite (DATABASE_PGLITE_DIR). Each service keeps its own schema.'),
   DATABASE_PORT: env.integer({ min: 1, max: 65535, default: 5432 }).describe('PostgreSQL port.'),
   DATABASE_NAME: env.string({ default: 'l2stack' }).describe('PostgreSQL database.'),
   DATABASE_USER: env.string().describe('PostgreSQL user.'),
   DATABASE_PASSWORD: env.string({ sensitivity: 'secret' }).describe('PostgreSQL password.'),
-  DATABASE_SSL: env.boolean({ default: false }).describe('Connect to PostgreSQL with TLS; the two variables below apply only then.'),
+  DATABASE_SSL: env
+    .boolean({ default: false })
+    .describe('Connect to PostgreSQL with TLS; the two variables below apply only then.'),
   DATABASE_SSL_CA_PATH: env.string().describe('CA certificate file (PEM) the server certificate is checked against.'),
-  DATABASE_SSL_REJECT_UNAUTHORIZED: env.boolean({ default: false }).describe('Refuse a server certificate that does not verify.'),
-  DATABASE_PGLITE_DIR: env.string().describe('PGlite directory, one process each; unset = .l2stack/pglite/<command> (dev, devnet: memory); memory:// = in memory.'),
+  DATABASE_SSL_REJECT_UNAUTHORIZED: env
+    .boolean({ default: false })
+    .describe('Refuse a server certificate that does not verify.'),
+  DATABASE_PGLITE_DIR: env
+    .string()
+    .describe(
+      'PGlite directory, one process each; unset = .l2stack/pglite/<command> (dev, devnet: memory); memory:// = in memory.',
+    ),
   /**
    * Postgres' default (128) cost ~0.5 s at every open here (its buffer pool is set up in WebAssembly, ~4 ms per MB)
    * for a working set that is a few MB; a page outside the pool is one read from the page cache (or memory) away.
    */
-  DATABASE_PGLITE_SHARED_BUFFERS_MB: env.integer({ min: 1, max: 1024, default: PGLITE_SHARED_BUFFERS_MB }).describe("PGlite's shared_buffers (MB).").testOnly(),
+  DATABASE_PGLITE_SHARED_BUFFERS_MB: env
+    .integer({ min: 1, max: 1024, default: PGLITE_SHARED_BUFFERS_MB })
+    .describe("PGlite's shared_buffers (MB).")
+    .testOnly(),
 };
 
 export type DatabaseConfig =
@@ -49,7 +62,11 @@ type DatabaseValues = ReturnType<typeof parseEnv<typeof databaseEnv>>['values'];
 /** The one place that picks the database kind; everything downstream branches on `kind`. */
 export function databaseConfigFrom(values: DatabaseValues): DatabaseConfig {
   if (values.DATABASE_HOST === undefined) {
-    return { kind: 'pglite', dataDir: pgliteDir(values.DATABASE_PGLITE_DIR), sharedBuffersMb: values.DATABASE_PGLITE_SHARED_BUFFERS_MB };
+    return {
+      kind: 'pglite',
+      dataDir: pgliteDir(values.DATABASE_PGLITE_DIR),
+      sharedBuffersMb: values.DATABASE_PGLITE_SHARED_BUFFERS_MB,
+    };
   }
   return {
     kind: 'postgres',

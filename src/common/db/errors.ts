@@ -35,7 +35,11 @@ export function classifyDbError(err: unknown): unknown {
   const message = typeof e?.message === 'string' ? e.message : String(err);
   const constraint = typeof e?.constraint === 'string' ? e.constraint : undefined;
   if (code === undefined) {
-    if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Timeout acquiring a connection/i.test(message)) {
+    if (
+      /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Timeout acquiring a connection/i.test(
+        message,
+      )
+    ) {
       return new DatabaseUnavailableError(`database connection lost: ${message}`, { cause: err });
     }
     return err;
@@ -43,9 +47,19 @@ export function classifyDbError(err: unknown): unknown {
   if (CONNECTION_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) {
     return new DatabaseUnavailableError(`database temporarily unavailable (${code}): ${message}`, { cause: err });
   }
-  if (['40001', '40P01'].includes(code)) return new RetryableError(`database transaction conflict (${code}): ${message}`, { cause: err });
+  if (['40001', '40P01'].includes(code))
+    return new RetryableError(`database transaction conflict (${code}): ${message}`, { cause: err });
   if (code.startsWith('23')) {
-    const kind = code === '23505' ? 'unique' : code === '23503' ? 'foreign_key' : code === '23514' ? 'check' : code === '23502' ? 'not_null' : 'other';
+    const kind =
+      code === '23505'
+        ? 'unique'
+        : code === '23503'
+          ? 'foreign_key'
+          : code === '23514'
+            ? 'check'
+            : code === '23502'
+              ? 'not_null'
+              : 'other';
     return new ConstraintViolationError(message, constraint, kind, err);
   }
   return err;

@@ -22,13 +22,23 @@ type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
 
 /** The driver's SSL options from the DATABASE_SSL* settings (shared with the pool). */
 export function pgSsl(config: PostgresConfig) {
-  return config.ssl ? { rejectUnauthorized: config.ssl.rejectUnauthorized, ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}) } : undefined;
+  return config.ssl
+    ? {
+        rejectUnauthorized: config.ssl.rejectUnauthorized,
+        ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}),
+      }
+    : undefined;
 }
 
 /** Channel names are identifiers we write in code; quoting keeps mixed case and digits as they are. */
 const quoted = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 
-export function listenPostgres(config: PostgresConfig, channel: string, onPayload: (payload: string) => void, options: ListenOptions): Unlisten {
+export function listenPostgres(
+  config: PostgresConfig,
+  channel: string,
+  onPayload: (payload: string) => void,
+  options: ListenOptions,
+): Unlisten {
   const { logger, onListening, retryMs = 2_000 } = options;
   let stopped = false;
   let conn: { end(): Promise<void> } | undefined;
@@ -42,7 +52,14 @@ export function listenPostgres(config: PostgresConfig, channel: string, onPayloa
     if (stopped) return;
     // Loaded when first used: a process on PGlite never loads the driver.
     const { default: pg } = await import('pg');
-    const c = new pg.Client({ host: config.host, port: config.port, database: config.database, user: config.user, password: config.password, ssl: pgSsl(config) });
+    const c = new pg.Client({
+      host: config.host,
+      port: config.port,
+      database: config.database,
+      user: config.user,
+      password: config.password,
+      ssl: pgSsl(config),
+    });
     conn = c;
     let lostOnce = false;
     const lost = (err?: Error) => {

@@ -55,15 +55,26 @@ export async function acquireLeadership(
     // Loaded here: embedded PGlite never needs the Postgres driver, and importing it costs a start ~60 ms of CPU.
     const { default: pg } = await import('pg');
     const conn = new pg.Client({
-      host: c.host, port: c.port, database: c.database, user: c.user, password: c.password,
-      ssl: c.ssl ? { rejectUnauthorized: c.ssl.rejectUnauthorized, ...(c.ssl.caPath ? { ca: readFileSync(c.ssl.caPath, 'utf8') } : {}) } : undefined,
+      host: c.host,
+      port: c.port,
+      database: c.database,
+      user: c.user,
+      password: c.password,
+      ssl: c.ssl
+        ? {
+            rejectUnauthorized: c.ssl.rejectUnauthorized,
+            ...(c.ssl.caPath ? { ca: readFileSync(c.ssl.caPath, 'utf8') } : {}),
+          }
+        : undefined,
       application_name: `l2stack ${name}`,
     });
     try {
       await conn.connect();
       const key = lockKey(name).toString();
       for (;;) {
-        const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [key]);
+        const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [
+          key,
+        ]);
         if (rows[0]?.locked) break;
         options.onStandby?.();
         if (!waitingLogged) options.logger?.info({ lock: name }, 'another instance is active; standing by');

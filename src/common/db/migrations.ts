@@ -39,7 +39,9 @@ export async function migrate(knex: Knex, schema: string, migrations: readonly M
  * Any other answer (no table yet, a migration missing or unknown) goes to knex, which migrates or refuses.
  */
 async function upToDate(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<boolean> {
-  const { rows } = (await knex.raw('select to_regclass(?) is not null as present', [`"${schema}".knex_migrations`])) as { rows: { present: boolean }[] };
+  const { rows } = (await knex.raw('select to_regclass(?) is not null as present', [
+    `"${schema}".knex_migrations`,
+  ])) as { rows: { present: boolean }[] };
   if (!rows[0]?.present) return false;
   const applied = (await knex.withSchema(schema).select('name').from('knex_migrations')) as { name: string }[];
   const names = new Set(applied.map((r) => r.name));

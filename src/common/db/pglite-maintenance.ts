@@ -15,7 +15,11 @@ export interface PgliteMaintenance {
 export const PGLITE_CHECKPOINT_MS = 60_000;
 const VACUUM_EVERY = 10;
 
-export function startPgliteMaintenance(knex: Knex, intervalMs = PGLITE_CHECKPOINT_MS, vacuumEvery = VACUUM_EVERY): PgliteMaintenance {
+export function startPgliteMaintenance(
+  knex: Knex,
+  intervalMs = PGLITE_CHECKPOINT_MS,
+  vacuumEvery = VACUUM_EVERY,
+): PgliteMaintenance {
   let ticks = 0;
   let running: Promise<void> | undefined;
   const tick = async () => {

@@ -36,7 +36,9 @@ function templateFile(): string | undefined {
   if (!dir) return undefined;
   try {
     // The cache is node_modules/.cache/l2stack, so the package's own package.json is two levels up from it.
-    const { version } = JSON.parse(readFileSync(join(dir, '..', '..', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(
+      readFileSync(join(dir, '..', '..', '@electric-sql', 'pglite', 'package.json'), 'utf8'),
+    ) as { version: string };
     return join(dir, `pglite-${version}.tar.gz`);
   } catch {
     return undefined;

@@ -48,7 +48,8 @@ export function createQueries(knex: Knex): Queries {
 
   const query: Queries['query'] = async (label, fn, { retries = 3, signal } = {}) => {
     if (!checked.has(label)) {
-      if (!LABEL.test(label)) throw new Error(`database query label "${label}" is not of the form area.what (lowercase, dots)`);
+      if (!LABEL.test(label))
+        throw new Error(`database query label "${label}" is not of the form area.what (lowercase, dots)`);
       checked.add(label);
     }
     const end = metrics?.seconds.startTimer({ label });
@@ -76,9 +77,21 @@ export function createQueries(knex: Knex): Queries {
     transaction: (label, fn, options) => query(label, (k) => k.transaction(fn), options),
     instrument(registry) {
       metrics ??= {
-        seconds: histogram(registry, 'l2stack_db_query_seconds', 'Database query time by label (retries included)', ['label']),
-        errors: counter(registry, 'l2stack_db_query_errors_total', 'Database queries that failed by label and error kind (unavailable, conflict, constraint, other)', ['label', 'error']),
-        retries: counter(registry, 'l2stack_db_query_retries_total', 'Database query attempts retried after a retryable failure, by label', ['label']),
+        seconds: histogram(registry, 'l2stack_db_query_seconds', 'Database query time by label (retries included)', [
+          'label',
+        ]),
+        errors: counter(
+          registry,
+          'l2stack_db_query_errors_total',
+          'Database queries that failed by label and error kind (unavailable, conflict, constraint, other)',
+          ['label', 'error'],
+        ),
+        retries: counter(
+          registry,
+          'l2stack_db_query_retries_total',
+          'Database query attempts retried after a retryable failure, by label',
+          ['label'],
+        ),
       };
     },
   };

@@ -36,7 +36,8 @@ const NONCE_MAX = (1n << 64n) - 1n;
 function fieldItems(tx: Eip1559Fields): RlpItem[] {
   if (!(tx.to instanceof Uint8Array) || tx.to.length !== 20) throw new TypeError('to must be 20 bytes');
   if (!(tx.data instanceof Uint8Array)) throw new TypeError('data must be bytes');
-  if (typeof tx.chainId !== 'bigint' || tx.chainId <= 0n) throw new RangeError(`chainId must be a positive bigint, got ${String(tx.chainId)}`);
+  if (typeof tx.chainId !== 'bigint' || tx.chainId <= 0n)
+    throw new RangeError(`chainId must be a positive bigint, got ${String(tx.chainId)}`);
   if (BigInt(tx.nonce) > NONCE_MAX) throw new RangeError(`nonce must be below 2^64, got ${tx.nonce}`);
   return [
     uintBytes(tx.chainId, 'chainId'),
@@ -63,7 +64,8 @@ export function signingHash(tx: Eip1559Fields): Uint8Array {
 
 /** The raw transaction for eth_sendRawTransaction: the nine fields, then yParity, r, s. */
 export function serializeSigned(tx: Eip1559Fields, sig: Eip1559Signature): Uint8Array {
-  if (sig.yParity !== 0 && sig.yParity !== 1) throw new RangeError(`yParity must be 0 or 1, got ${String(sig.yParity)}`);
+  if (sig.yParity !== 0 && sig.yParity !== 1)
+    throw new RangeError(`yParity must be 0 or 1, got ${String(sig.yParity)}`);
   const items = fieldItems(tx);
   items.push(uintBytes(sig.yParity, 'yParity'), uintBytes(sig.r, 'r'), uintBytes(sig.s, 's'));
   return rlpEncode(items, TYPE);

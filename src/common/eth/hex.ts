@@ -20,12 +20,16 @@ export function hexToBytes(hex: string, what = 'hex value'): Uint8Array {
   const digits = hex.length - 2;
   const out = Buffer.from(hex.slice(2), 'hex');
   if (digits % 2 !== 0 || out.length * 2 !== digits) {
-    throw new TypeError(`${what} is not hex (0x and an even number of hex digits): "${hex.length > 24 ? `${hex.slice(0, 24)}...` : hex}"`);
+    throw new TypeError(
+      `${what} is not hex (0x and an even number of hex digits): "${hex.length > 24 ? `${hex.slice(0, 24)}...` : hex}"`,
+    );
   }
   return out;
 }
 
 /** Whether `hex` is 0x followed by exactly `bytes` bytes of hex digits (either case). */
 export function isHexOfLength(hex: string, bytes: number): boolean {
-  return typeof hex === 'string' && hex.length === 2 + 2 * bytes && hex.startsWith('0x') && HEX_DIGITS.test(hex.slice(2));
+  return (
+    typeof hex === 'string' && hex.length === 2 + 2 * bytes && hex.startsWith('0x') && HEX_DIGITS.test(hex.slice(2))
+  );
 }

@@ -84,12 +84,14 @@ const EMPTY = new Uint8Array(0);
  */
 export function uintBytes(value: bigint | number, what = 'integer'): Uint8Array {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative safe integer, got ${value}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`${what} must be a non-negative safe integer, got ${value}`);
     if (value === 0) return EMPTY;
     if (value < 0x100) return Uint8Array.of(value);
     value = BigInt(value);
   }
-  if (typeof value !== 'bigint' || value < 0n || value > MAX_UINT256) throw new RangeError(`${what} must be an integer from 0 to 2^256-1, got ${String(value)}`);
+  if (typeof value !== 'bigint' || value < 0n || value > MAX_UINT256)
+    throw new RangeError(`${what} must be an integer from 0 to 2^256-1, got ${String(value)}`);
   if (value === 0n) return EMPTY;
   const hex = value.toString(16);
   return Buffer.from(hex.length % 2 === 0 ? hex : `0${hex}`, 'hex');

@@ -11,7 +11,9 @@ import type { OpenApiDocument } from './spec.js';
  * (generated/<api>/schema.ts): an operation without a handler, or a handler for an operationId the spec
  * does not have, fails `npm run typecheck` (and start-up, for documents only known at run time).
  */
-export type OperationHandlers<Operations> = { [OperationId in keyof Operations & string]: OperationHandler<Operations[OperationId]> | RequestHandler };
+export type OperationHandlers<Operations> = {
+  [OperationId in keyof Operations & string]: OperationHandler<Operations[OperationId]> | RequestHandler;
+};
 
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 type Responses<Op> = Op extends { responses: infer R } ? R : never;
@@ -22,7 +24,11 @@ type Responses<Op> = Op extends { responses: infer R } ? R : never;
  * of its responses documents.
  */
 export type OperationHandler<Op> = RequestHandler<
-  Op extends { parameters: { path: infer P } } ? (P extends undefined ? Record<string, never> : P) : Record<string, never>,
+  Op extends { parameters: { path: infer P } }
+    ? P extends undefined
+      ? Record<string, never>
+      : P
+    : Record<string, never>,
   { [S in keyof Responses<Op>]: JsonOf<Responses<Op>[S]> }[keyof Responses<Op>],
   unknown,
   Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>
@@ -80,9 +86,12 @@ export function createHttpApp<Operations>(options: HttpAppOptions<Operations>): 
       bound.add(op.operationId);
     }
   }
-  for (const id of Object.keys(handlers)) if (!bound.has(id)) throw new Error(`handler ${id} matches no operation of the spec`);
+  for (const id of Object.keys(handlers))
+    if (!bound.has(id)) throw new Error(`handler ${id} matches no operation of the spec`);
 
-  app.use((req, res) => sendProblem(res, { status: 404, detail: `no route for ${req.method} ${req.path}`, instance: req.originalUrl }));
+  app.use((req, res) =>
+    sendProblem(res, { status: 404, detail: `no route for ${req.method} ${req.path}`, instance: req.originalUrl }),
+  );
   app.use(problemHandler(logger));
   return app;
 }

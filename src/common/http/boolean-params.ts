@@ -11,7 +11,14 @@ import { resolveRef, type OpenApiDocument } from './spec.js';
  * documented in each boolean parameter's description in the spec.
  */
 
-const SPELLINGS: Record<string, boolean> = { true: true, false: false, True: true, False: false, '1': true, '0': false };
+const SPELLINGS: Record<string, boolean> = {
+  true: true,
+  false: false,
+  True: true,
+  False: false,
+  '1': true,
+  '0': false,
+};
 
 /** The boolean a query value spells, or undefined when it is not one of the accepted forms. */
 export function queryBoolean(value: string): boolean | undefined {
@@ -34,7 +41,7 @@ export function booleanQueryNames(doc: OpenApiDocument): Set<string> {
   for (const item of Object.values(doc.paths ?? {}) as Record<string, unknown>[]) {
     for (const param of (item.parameters as unknown[] | undefined) ?? []) note(param);
     for (const op of Object.values(item)) {
-      for (const param of ((op as { parameters?: unknown[] } | undefined)?.parameters ?? [])) note(param);
+      for (const param of (op as { parameters?: unknown[] } | undefined)?.parameters ?? []) note(param);
     }
   }
   return new Set([...kinds].filter(([, k]) => k.size === 1 && k.has(true)).map(([name]) => name));
@@ -53,7 +60,8 @@ export function lenientBooleanParams(doc: OpenApiDocument): RequestHandler {
       if (b !== undefined) (rewritten ??= { ...query })[name] = String(b);
     }
     // express 5 re-parses req.query on every read: pin the rewritten object as the request's own value.
-    if (rewritten) Object.defineProperty(req, 'query', { value: rewritten, writable: true, configurable: true, enumerable: true });
+    if (rewritten)
+      Object.defineProperty(req, 'query', { value: rewritten, writable: true, configurable: true, enumerable: true });
     next();
   };
 }

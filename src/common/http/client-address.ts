@@ -8,7 +8,11 @@ import type { RequestHead } from './request-head.js';
  */
 export function clientAddress(req: IncomingMessage, hops: number): string {
   const header = hops === 0 ? undefined : req.headers['x-forwarded-for'];
-  return forwardedClient(req.socket.remoteAddress ?? 'unknown', Array.isArray(header) ? header.join(',') : header, hops);
+  return forwardedClient(
+    req.socket.remoteAddress ?? 'unknown',
+    Array.isArray(header) ? header.join(',') : header,
+    hops,
+  );
 }
 
 /** clientAddress of a RequestHead (request-head.ts): any HTTP stack's request. */
@@ -17,7 +21,10 @@ export const headClientAddress = (head: RequestHead, hops: number): string =>
 
 function forwardedClient(socket: string, forwardedFor: string | undefined, hops: number): string {
   if (hops === 0) return socket;
-  const forwarded = (forwardedFor ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const forwarded = (forwardedFor ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const chain = [...forwarded, socket];
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }

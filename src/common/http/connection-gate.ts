@@ -30,7 +30,12 @@ export interface ConnectionGate {
   readonly open: number;
 }
 
-export function connectionGate(what: string, limits: HttpLimits, logger: Logger | undefined, countServer = false): ConnectionGate {
+export function connectionGate(
+  what: string,
+  limits: HttpLimits,
+  logger: Logger | undefined,
+  countServer = false,
+): ConnectionGate {
   const refused = refusalLog(what, limits, logger);
   const perClient = new ClientQuota(limits.maxConnectionsPerClient);
   let open = 0;
@@ -72,8 +77,10 @@ function refusalLog(what: string, limits: HttpLimits, logger: Logger | undefined
   const dropped: Record<Refused, number> = { server: 0, client: 0, process: 0 };
   const why: Record<Refused, () => string> = {
     server: () => `open connections of this server at ${limits.maxConnections} (HTTP_MAX_CONNECTIONS)`,
-    client: () => `one client address at ${limits.maxConnectionsPerClient} open connections (HTTP_MAX_CONNECTIONS_PER_CLIENT): its newest are closed`,
-    process: () => `client connections of the process at ${descriptors.clientCap}: ulimit -n ${descriptors.limit} less ${descriptors.reserve} kept for our own connections (HTTP_FD_RESERVE)`,
+    client: () =>
+      `one client address at ${limits.maxConnectionsPerClient} open connections (HTTP_MAX_CONNECTIONS_PER_CLIENT): its newest are closed`,
+    process: () =>
+      `client connections of the process at ${descriptors.clientCap}: ulimit -n ${descriptors.limit} less ${descriptors.reserve} kept for our own connections (HTTP_FD_RESERVE)`,
   };
   let lastWarnAt = 0;
   return (by) => {
@@ -81,7 +88,10 @@ function refusalLog(what: string, limits: HttpLimits, logger: Logger | undefined
     const now = Date.now();
     if (logger && now - lastWarnAt >= 60_000) {
       lastWarnAt = now;
-      logger.warn({ server: what, refused: by, droppedSinceStart: { ...dropped } }, `connection limit reached: new connections are refused (${why[by]()})`);
+      logger.warn(
+        { server: what, refused: by, droppedSinceStart: { ...dropped } },
+        `connection limit reached: new connections are refused (${why[by]()})`,
+      );
     }
   };
 }

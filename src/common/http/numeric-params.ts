@@ -92,7 +92,8 @@ export function numericProblem(type: NumericType, raw: string): string | undefin
   const shown = raw.length > 40 ? `${raw.slice(0, 37)}...` : raw;
   if (!(type === 'integer' ? INTEGER : DECIMAL).test(raw)) return `must be ${EXPECTED[type]}; got "${shown}"`;
   const n = Number(raw);
-  if (!Number.isFinite(n) || (type === 'integer' && !Number.isSafeInteger(n))) return `must be ${EXPECTED[type]} within the safe range; got "${shown}"`;
+  if (!Number.isFinite(n) || (type === 'integer' && !Number.isSafeInteger(n)))
+    return `must be ${EXPECTED[type]} within the safe range; got "${shown}"`;
   return undefined;
 }
 

@@ -24,7 +24,10 @@ export interface Readiness {
   checks: Check[];
 }
 
-export const toReadiness = (checks: Check[]): Readiness => ({ status: checks.every((c) => c.ok) ? 'ok' : 'unavailable', checks });
+export const toReadiness = (checks: Check[]): Readiness => ({
+  status: checks.every((c) => c.ok) ? 'ok' : 'unavailable',
+  checks,
+});
 
 export interface OperatorOptions {
   metrics: Registry;
@@ -68,7 +71,11 @@ export function operatorListener(options: OperatorOptions): RequestListener {
   app.set('etag', false);
   mountOperatorRoutes(app, options);
   app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${req.method} ${req.path}: this port serves /health/live, /health/ready and /metrics` });
+    res
+      .status(404)
+      .json({
+        error: `no route for ${req.method} ${req.path}: this port serves /health/live, /health/ready and /metrics`,
+      });
   });
   return app;
 }
@@ -76,7 +83,9 @@ export function operatorListener(options: OperatorOptions): RequestListener {
 // scheme://anything, then host:port and bare IPv4 addresses: what a check's detail may carry from a URL or a
 // driver message ("connect ECONNREFUSED 10.0.0.7:5432").
 const URLS = /\b[a-z][a-z0-9+.-]*:\/\/[^\s;,)]+/gi;
-const HOST_PORTS = /\[[0-9A-Fa-f:.]+\](?::\d+)?|\b[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b/g;
+const HOST_PORTS =
+  /\[[0-9A-Fa-f:.]+\](?::\d+)?|\b[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}\b/g;
 
 /** A readiness detail fit for a public port: every URL, host:port and IPv4 address replaced by "<internal>". */
-export const redactHosts = (detail: string): string => detail.replace(URLS, '<internal>').replace(HOST_PORTS, '<internal>');
+export const redactHosts = (detail: string): string =>
+  detail.replace(URLS, '<internal>').replace(HOST_PORTS, '<internal>');

@@ -13,7 +13,7 @@ export function formatPeerAddress(bytes: Uint8Array): string {
   // The longest run of zero groups (the first of equal ones), if it is at least two long.
   let best = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -23,7 +23,11 @@ export function formatPeerAddress(bytes: Uint8Array): string {
     if (j - i > bestLength) [best, bestLength] = [i, j - i];
     i = j;
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(':');
+  const hex = (from: number, to: number) =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':');
   return best < 0 ? hex(0, 8) : `${hex(0, best)}::${hex(best + bestLength, 8)}`;
 }
 

@@ -14,8 +14,15 @@ export interface Problem {
 }
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable', 413: 'Content Too Large',
-  415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 type ProblemInput = Omit<Problem, 'type' | 'title'> & { title?: string; type?: string };
@@ -39,12 +46,18 @@ interface ValidatorError {
 
 /** "/params/id" → "path/id", ".query.limit" → "query/limit": names a client can map to its request. */
 function parameterPath(raw: string): string {
-  const p = raw.replace(/^[./]+/, '').replace(/^(request|response)[./]/, '').replace(/\./g, '/');
+  const p = raw
+    .replace(/^[./]+/, '')
+    .replace(/^(request|response)[./]/, '')
+    .replace(/\./g, '/');
   return p.replace(/^params\//, 'path/');
 }
 
 const isValidatorError = (err: unknown): err is ValidatorError =>
-  typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number' && 'errors' in err;
+  typeof err === 'object' &&
+  err !== null &&
+  typeof (err as { status?: unknown }).status === 'number' &&
+  'errors' in err;
 
 /**
  * The single place where errors become HTTP responses: every failure is problem+json, never Express's
@@ -56,7 +69,13 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return next(err);
     const instance = req.originalUrl;
     if (err instanceof HttpError) {
-      return sendProblem(res, { status: err.status, title: err.title, detail: err.shortMessage, instance, ...(err.meta ?? {}) });
+      return sendProblem(res, {
+        status: err.status,
+        title: err.title,
+        detail: err.shortMessage,
+        instance,
+        ...(err.meta ?? {}),
+      });
     }
     if (isValidatorError(err) && err.status < 500) {
       // express-openapi-validator: name each failing parameter, e.g. "query/limit must be <= 100".
@@ -70,7 +89,15 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       // the others (a stack per request would flood the log). The host is not named to clients: internal.
       const now = Date.now();
       if (now - dbWarned.at >= 5_000) {
-        logger.warn({ method: req.method, url: req.originalUrl, answered503Since: dbWarned.skipped, err: err.shortMessage.split('\n')[0] }, 'database unavailable: answering 503');
+        logger.warn(
+          {
+            method: req.method,
+            url: req.originalUrl,
+            answered503Since: dbWarned.skipped,
+            err: err.shortMessage.split('\n')[0],
+          },
+          'database unavailable: answering 503',
+        );
         dbWarned.at = now;
         dbWarned.skipped = 0;
       } else dbWarned.skipped++;

@@ -14,11 +14,11 @@ export interface HttpRateLimit {
 }
 
 /** A service's limit from its variables: `burst` unset is twice the rate (at least 1). */
-export const rateLimitFrom = (perSecond: number, burst: number | undefined, trustedProxyHops: number): Omit<HttpRateLimit, 'variable'> => ({
-  perSecond,
-  burst: burst ?? Math.max(1, perSecond * 2),
-  trustedProxyHops,
-});
+export const rateLimitFrom = (
+  perSecond: number,
+  burst: number | undefined,
+  trustedProxyHops: number,
+): Omit<HttpRateLimit, 'variable'> => ({ perSecond, burst: burst ?? Math.max(1, perSecond * 2), trustedProxyHops });
 
 /** Buckets kept at most; past it the full ones are dropped first (they carry no information). */
 const MAX_CLIENTS = 100_000;
@@ -30,7 +30,8 @@ const MAX_CLIENTS = 100_000;
  */
 export function rateLimitMiddleware(limit: HttpRateLimit): RequestHandler & { clients(): number } {
   const buckets = new Map<string, { tokens: number; at: number }>();
-  const refill = (b: { tokens: number; at: number }, now: number) => Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.perSecond);
+  const refill = (b: { tokens: number; at: number }, now: number) =>
+    Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.perSecond);
   const sweep = (now: number) => {
     for (const [k, b] of buckets) if (refill(b, now) >= limit.burst) buckets.delete(k);
   };

@@ -32,7 +32,13 @@ export interface ListenOptions {
  * it is accepted (its descriptor is released at once, clients already connected are unaffected), and
  * clients that send headers or a body too slowly are cut (408) so idle or trickling sockets cannot pile up.
  */
-export function listen(handler: RequestListener, host: string, port: number, what = 'server', options: ListenOptions = {}): Promise<RunningServer> {
+export function listen(
+  handler: RequestListener,
+  host: string,
+  port: number,
+  what = 'server',
+  options: ListenOptions = {},
+): Promise<RunningServer> {
   const limits = options.limits ?? DEFAULT_HTTP_LIMITS;
   const server = createServer(
     // Node checks the headers and request timeouts only this often (default 30 s), which would let a
@@ -54,8 +60,10 @@ export function listen(handler: RequestListener, host: string, port: number, wha
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new PortInUseError(`${what}: port ${port} on ${host} is already in use`, { cause: err }));
-      else if (err.code === 'EACCES') reject(new PortInUseError(`${what}: no permission to listen on port ${port} on ${host}`, { cause: err }));
+      if (err.code === 'EADDRINUSE')
+        reject(new PortInUseError(`${what}: port ${port} on ${host} is already in use`, { cause: err }));
+      else if (err.code === 'EACCES')
+        reject(new PortInUseError(`${what}: no permission to listen on port ${port} on ${host}`, { cause: err }));
       else reject(err);
     });
     server.listen(port, host, () => {
@@ -85,7 +93,14 @@ export function reportDescriptors(what: string, limits: HttpLimits, logger: Logg
   if (!logger) return;
   const { limit, reserve, clientCap, reserveCut } = descriptors;
   const cap = Number.isFinite(clientCap) ? clientCap : 'unbounded';
-  const fields = { server: what, openFilesLimit: limit ?? 'unlimited', fdReserve: reserve, clientConnectionsMax: cap, maxConnections: limits.maxConnections, maxConnectionsPerClient: limits.maxConnectionsPerClient };
+  const fields = {
+    server: what,
+    openFilesLimit: limit ?? 'unlimited',
+    fdReserve: reserve,
+    clientConnectionsMax: cap,
+    maxConnections: limits.maxConnections,
+    maxConnectionsPerClient: limits.maxConnectionsPerClient,
+  };
   const line = `file descriptors: ${limit ?? 'no'} limit (ulimit -n), ${reserve} kept for our own database and chain connections (HTTP_FD_RESERVE), client connections of the process at most ${cap}`;
   const problems = [
     ...(reserveCut ? [`HTTP_FD_RESERVE (${limits.fdReserve}) cut to half the limit`] : []),

@@ -16,7 +16,9 @@ export interface OpenApiDocument {
 /** Absolute path of a file in the repository's specs/ directory (works from src/ and from dist/src/). */
 export function specPath(name: string): string {
   const here = fileURLToPath(import.meta.url);
-  const root = here.includes('/dist/') ? here.slice(0, here.indexOf('/dist/')) : here.slice(0, here.lastIndexOf('/src/'));
+  const root = here.includes('/dist/')
+    ? here.slice(0, here.indexOf('/dist/'))
+    : here.slice(0, here.lastIndexOf('/src/'));
   return `${root}/specs/${name}`;
 }
 
@@ -32,6 +34,7 @@ export function resolveRef(doc: OpenApiDocument, node: unknown, depth = 0): Reco
   const ref = (node as { $ref?: unknown } | undefined)?.$ref;
   if (typeof ref !== 'string' || depth > 20) return (node ?? {}) as Record<string, unknown>;
   let cur: unknown = doc;
-  for (const part of ref.replace(/^#\//, '').split('/')) cur = (cur as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  for (const part of ref.replace(/^#\//, '').split('/'))
+    cur = (cur as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
   return resolveRef(doc, cur, depth + 1);
 }

@@ -30,7 +30,9 @@ export function altoPackageDir(): string {
     // Its exports map has only ".", which is esm/index.js.
     return dirname(dirname(createRequire(import.meta.url).resolve('@pimlico/alto')));
   } catch (err) {
-    throw new BundlerStartError('the ERC-4337 bundler Alto is not installed (npm package @pimlico/alto)', { cause: err });
+    throw new BundlerStartError('the ERC-4337 bundler Alto is not installed (npm package @pimlico/alto)', {
+      cause: err,
+    });
   }
 }
 
@@ -52,7 +54,9 @@ export interface BundlerHelpers {
 }
 
 function altoBytecode(dir: string, artifact: string): string {
-  const json = JSON.parse(readFileSync(join(dir, 'esm', 'contracts', artifact), 'utf8')) as { bytecode: { object: string } };
+  const json = JSON.parse(readFileSync(join(dir, 'esm', 'contracts', artifact), 'utf8')) as {
+    bytecode: { object: string };
+  };
   return json.bytecode.object;
 }
 
@@ -64,8 +68,16 @@ function altoBytecode(dir: string, artifact: string): string {
 export async function deployBundlerHelpers(signer: Signer): Promise<BundlerHelpers> {
   const dir = altoPackageDir();
   return {
-    entryPointSimulationsV7: await deployDeterministic(signer, altoBytecode(dir, 'EntryPointSimulations.sol/EntryPointSimulations07.json'), 'Alto EntryPointSimulations07'),
-    pimlicoSimulations: await deployDeterministic(signer, altoBytecode(dir, 'PimlicoSimulations.sol/PimlicoSimulations.json'), 'Alto PimlicoSimulations'),
+    entryPointSimulationsV7: await deployDeterministic(
+      signer,
+      altoBytecode(dir, 'EntryPointSimulations.sol/EntryPointSimulations07.json'),
+      'Alto EntryPointSimulations07',
+    ),
+    pimlicoSimulations: await deployDeterministic(
+      signer,
+      altoBytecode(dir, 'PimlicoSimulations.sol/PimlicoSimulations.json'),
+      'Alto PimlicoSimulations',
+    ),
   };
 }
 
@@ -115,7 +127,11 @@ export interface Bundler {
 
 async function answers(url: string, entryPoint: string): Promise<boolean> {
   try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_supportedEntryPoints","params":[]}' });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_supportedEntryPoints","params":[]}',
+    });
     if (!res.ok) return false;
     const body = (await res.json()) as { result?: string[] };
     return body.result?.some((a) => a.toLowerCase() === entryPoint.toLowerCase()) ?? false;
@@ -135,27 +151,44 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
   const dir = altoPackageDir();
   const args = [
     join(dir, 'esm', 'cli', 'alto.js'),
-    '--port', String(port),
-    '--rpc-url', o.rpcUrl,
-    '--entrypoints', o.entryPoint,
-    '--deploy-simulations-contract', 'false',
-    '--entrypoint-simulation-contract-v7', o.helpers.entryPointSimulationsV7,
-    '--pimlico-simulation-contract', o.helpers.pimlicoSimulations,
+    '--port',
+    String(port),
+    '--rpc-url',
+    o.rpcUrl,
+    '--entrypoints',
+    o.entryPoint,
+    '--deploy-simulations-contract',
+    'false',
+    '--entrypoint-simulation-contract-v7',
+    o.helpers.entryPointSimulationsV7,
+    '--pimlico-simulation-contract',
+    o.helpers.pimlicoSimulations,
     // Safe mode needs the ERC-7562 JavaScript tracer, which anvil does not have.
-    '--safe-mode', 'false',
-    '--block-time', String(o.blockTimeMs ?? 1_000),
-    '--utility-wallet-monitor', 'false',
-    '--json', '--log-level', 'warn',
+    '--safe-mode',
+    'false',
+    '--block-time',
+    String(o.blockTimeMs ?? 1_000),
+    '--utility-wallet-monitor',
+    'false',
+    '--json',
+    '--log-level',
+    'warn',
   ];
   // Our environment minus whatever would reconfigure Alto behind our back (ALTO_* flags, error reporting).
-  const inherited = Object.fromEntries(Object.entries(readProcessEnv()).filter(([k]) => !/^(ALTO_|SENTRY_|DOTENV_CONFIG_PATH$)/.test(k)));
+  const inherited = Object.fromEntries(
+    Object.entries(readProcessEnv()).filter(([k]) => !/^(ALTO_|SENTRY_|DOTENV_CONFIG_PATH$)/.test(k)),
+  );
   const env = {
     ...inherited,
     L2STACK_BUNDLER_HOST: host,
     ALTO_EXECUTOR_PRIVATE_KEYS: o.executorPrivateKey,
     ALTO_UTILITY_PRIVATE_KEY: o.utilityPrivateKey,
   };
-  const child = spawn(process.execPath, ['-e', LAUNCHER, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', LAUNCHER, ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   guardChild(child);
@@ -179,9 +212,13 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
   const deadline = Date.now() + (o.startTimeoutMs ?? 90_000);
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new BundlerStartError(`Alto exited with code ${child.exitCode}: ${output.trim().slice(-800)}`);
+      if (child.exitCode !== null)
+        throw new BundlerStartError(`Alto exited with code ${child.exitCode}: ${output.trim().slice(-800)}`);
       if (await answers(url, o.entryPoint)) break;
-      if (Date.now() > deadline) throw new BundlerStartError(`Alto did not list the EntryPoint on ${url} within ${(o.startTimeoutMs ?? 90_000) / 1000} s: ${output.trim().slice(-800)}`);
+      if (Date.now() > deadline)
+        throw new BundlerStartError(
+          `Alto did not list the EntryPoint on ${url} within ${(o.startTimeoutMs ?? 90_000) / 1000} s: ${output.trim().slice(-800)}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   } catch (err) {
@@ -190,7 +227,9 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
   }
   // After start-up only its complaints are worth keeping, in our log under our module name.
   child.stdout?.off('data', keep);
-  child.stdout?.on('data', (d: Buffer) => o.logger?.warn({ bundler: d.toString().trim().slice(0, 2_000) }, 'bundler (Alto) says'));
+  child.stdout?.on('data', (d: Buffer) =>
+    o.logger?.warn({ bundler: d.toString().trim().slice(0, 2_000) }, 'bundler (Alto) says'),
+  );
   o.logger?.info({ url, entryPoint: o.entryPoint }, 'bundler (Alto) started');
   return { url, port, process: child, stop };
 }

@@ -1,6 +1,9 @@
 import { AbiCoder, ZeroHash, concat, getCreate2Address, keccak256, type Signer } from 'ethers';
 import { BaseError } from '../../common/errors.js';
-import { EntryPoint__factory, SimpleAccountFactory__factory } from '../../../generated/contracts/account-abstraction/types/index.js';
+import {
+  EntryPoint__factory,
+  SimpleAccountFactory__factory,
+} from '../../../generated/contracts/account-abstraction/types/index.js';
 import { mined } from '../../common/chain/mined.js';
 
 /**
@@ -31,17 +34,26 @@ export function create2Address(bytecode: string, salt = ZeroHash): string {
  * bytecode at the same address is the same contract). Checks the code landed: the proxy does not revert
  * when the creation fails, it just returns nothing.
  */
-export async function deployDeterministic(signer: Signer, bytecode: string, what: string, salt = ZeroHash): Promise<string> {
+export async function deployDeterministic(
+  signer: Signer,
+  bytecode: string,
+  what: string,
+  salt = ZeroHash,
+): Promise<string> {
   const provider = signer.provider;
   if (!provider) throw new DeterministicDeployError(`${what}: the signer has no provider`);
   const address = create2Address(bytecode, salt);
   if ((await provider.getCode(address)) !== '0x') return address;
   if ((await provider.getCode(CREATE2_DEPLOYER)) === '0x') {
-    throw new DeterministicDeployError(`${what}: no CREATE2 deployer at ${CREATE2_DEPLOYER} on this chain (anvil predeploys it unless --disable-default-create2-deployer)`);
+    throw new DeterministicDeployError(
+      `${what}: no CREATE2 deployer at ${CREATE2_DEPLOYER} on this chain (anvil predeploys it unless --disable-default-create2-deployer)`,
+    );
   }
   const receipt = await mined(signer.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) }));
   if (receipt?.status !== 1 || (await provider.getCode(address)) === '0x') {
-    throw new DeterministicDeployError(`${what}: CREATE2 deployment to ${address} failed (transaction ${receipt?.hash ?? 'not mined'})`);
+    throw new DeterministicDeployError(
+      `${what}: CREATE2 deployment to ${address} failed (transaction ${receipt?.hash ?? 'not mined'})`,
+    );
   }
   return address;
 }
@@ -54,7 +66,10 @@ export async function deployDeterministic(signer: Signer, bytecode: string, what
  */
 export async function deployAccountAbstraction(signer: Signer): Promise<AccountAbstractionDeployment> {
   const entryPoint = await deployDeterministic(signer, EntryPoint__factory.bytecode, 'EntryPoint v0.7');
-  const factoryCode = concat([SimpleAccountFactory__factory.bytecode, AbiCoder.defaultAbiCoder().encode(['address'], [entryPoint])]);
+  const factoryCode = concat([
+    SimpleAccountFactory__factory.bytecode,
+    AbiCoder.defaultAbiCoder().encode(['address'], [entryPoint]),
+  ]);
   const accountFactory = await deployDeterministic(signer, factoryCode, 'SimpleAccountFactory');
   return { entryPoint, accountFactory };
 }

@@ -20,7 +20,9 @@ export interface AnchoringContext {
 const CURSOR = 'l1_scanned_block';
 
 async function readCursor(ctx: AnchoringContext): Promise<number> {
-  const row = await ctx.db.query('devnet.read_scan_cursor', (knex) => knex.withSchema(ctx.schema).table('progress').where({ key: CURSOR }).first());
+  const row = await ctx.db.query('devnet.read_scan_cursor', (knex) =>
+    knex.withSchema(ctx.schema).table('progress').where({ key: CURSOR }).first(),
+  );
   return row ? Number(row.value) : ctx.startBlock - 1;
 }
 
@@ -46,8 +48,14 @@ export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
       l1_block: e.blockNumber,
     }));
     await ctx.db.transaction('devnet.record_l1_messages', async (trx) => {
-      if (rows.length > 0) await trx.withSchema(ctx.schema).table('l1_messages').insert(rows).onConflict('message_number').ignore();
-      await trx.withSchema(ctx.schema).table('progress').insert({ key: CURSOR, value: String(to), updated_at: trx.fn.now() }).onConflict('key').merge();
+      if (rows.length > 0)
+        await trx.withSchema(ctx.schema).table('l1_messages').insert(rows).onConflict('message_number').ignore();
+      await trx
+        .withSchema(ctx.schema)
+        .table('progress')
+        .insert({ key: CURSOR, value: String(to), updated_at: trx.fn.now() })
+        .onConflict('key')
+        .merge();
     });
     found += rows.length;
     cursor = to;
@@ -62,8 +70,15 @@ export async function scanL1Messages(ctx: AnchoringContext): Promise<number> {
  */
 export async function anchorNextBatch(ctx: AnchoringContext): Promise<number> {
   const lastAnchored = await ctx.l2.lastAnchoredL1MessageNumber();
-  const rows: { message_number: string; message_hash: string; rolling_hash: string }[] = await ctx.db.query('devnet.next_anchor_batch', (knex) =>
-    knex.withSchema(ctx.schema).table('l1_messages').where('message_number', '>', lastAnchored.toString()).orderBy('message_number').limit(ctx.maxBatch),
+  const rows: { message_number: string; message_hash: string; rolling_hash: string }[] = await ctx.db.query(
+    'devnet.next_anchor_batch',
+    (knex) =>
+      knex
+        .withSchema(ctx.schema)
+        .table('l1_messages')
+        .where('message_number', '>', lastAnchored.toString())
+        .orderBy('message_number')
+        .limit(ctx.maxBatch),
   );
   // Only a gap-free run starting right after the last anchored number can be anchored.
   const batch: typeof rows = [];
@@ -74,7 +89,12 @@ export async function anchorNextBatch(ctx: AnchoringContext): Promise<number> {
   if (batch.length === 0) return 0;
   const first = BigInt(batch[0]!.message_number);
   const last = batch[batch.length - 1]!;
-  const tx = await ctx.l2.anchorL1L2MessageHashes(batch.map((r) => r.message_hash), first, BigInt(last.message_number), last.rolling_hash);
+  const tx = await ctx.l2.anchorL1L2MessageHashes(
+    batch.map((r) => r.message_hash),
+    first,
+    BigInt(last.message_number),
+    last.rolling_hash,
+  );
   await mined(tx);
   ctx.logger.info({ from: first.toString(), to: last.message_number, tx: tx.hash }, 'anchored L1 messages on L2');
   return batch.length;

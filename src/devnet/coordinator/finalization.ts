@@ -37,11 +37,18 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
   if (target <= current) return undefined;
 
   const events = await ctx.l2.queryFilter(ctx.l2.filters.MessageSent(), Number(current + 1n), Number(target));
-  const messages = events.map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber })).sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
-  const roots = messageTrees(messages.map((m) => m.hash), ctx.treeDepth).map((t) => t.root);
+  const messages = events
+    .map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber }))
+    .sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
+  const roots = messageTrees(
+    messages.map((m) => m.hash),
+    ctx.treeDepth,
+  ).map((t) => t.root);
   const messagingBlocks = [...new Set(messages.map((m) => m.block))].sort((a, b) => a - b);
 
-  const stateRoot = ctx.stateRoots ? await ctx.stateRoots.rootAt(target) : (await ctx.l2Provider.getBlock(Number(target)))?.stateRoot;
+  const stateRoot = ctx.stateRoots
+    ? await ctx.stateRoots.rootAt(target)
+    : (await ctx.l2Provider.getBlock(Number(target)))?.stateRoot;
   if (!stateRoot) {
     ctx.logger.warn({ block: target.toString() }, 'no state root yet for the target block; finalizing later');
     return undefined;
@@ -57,8 +64,20 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
     message_count: messages.length,
     l1_tx_hash: tx.hash,
   };
-  await ctx.db.query('devnet.record_finalization', (knex) => knex.withSchema(ctx.schema).table('finalizations').insert(row).onConflict('final_l2_block').ignore());
-  if (messages.length > 0) ctx.logger.info({ from: (current + 1n).toString(), to: target.toString(), messages: messages.length, roots: roots.length, tx: tx.hash }, 'finalized L2 blocks on L1');
+  await ctx.db.query('devnet.record_finalization', (knex) =>
+    knex.withSchema(ctx.schema).table('finalizations').insert(row).onConflict('final_l2_block').ignore(),
+  );
+  if (messages.length > 0)
+    ctx.logger.info(
+      {
+        from: (current + 1n).toString(),
+        to: target.toString(),
+        messages: messages.length,
+        roots: roots.length,
+        tx: tx.hash,
+      },
+      'finalized L2 blocks on L1',
+    );
   else ctx.logger.debug({ to: target.toString(), tx: tx.hash }, 'finalized L2 blocks on L1');
   return target;
 }

@@ -26,7 +26,14 @@ export interface CoordinatorConfig {
   l1StartBlock: number;
 }
 
-export const DEFAULT_COORDINATOR = { l1Confirmations: 1, anchorIntervalMs: 1_000, finalizationIntervalMs: 2_000, treeDepth: 5, maxAnchorBatch: 100, l1StartBlock: 0 };
+export const DEFAULT_COORDINATOR = {
+  l1Confirmations: 1,
+  anchorIntervalMs: 1_000,
+  finalizationIntervalMs: 2_000,
+  treeDepth: 5,
+  maxAnchorBatch: 100,
+  l1StartBlock: 0,
+};
 
 export const DEVNET_SCHEMA = 'devnet';
 
@@ -41,7 +48,13 @@ export interface Coordinator {
  * finalizes L2 blocks on L1. Restart-safe (progress in the database, on-chain counters as truth) and a
  * single writer (advisory lock): a second coordinator on the same database stands by.
  */
-export async function startCoordinator(options: { common: Common; db: DbClient; config: CoordinatorConfig; stateRoots?: StateRootSource; schema?: string }): Promise<Coordinator> {
+export async function startCoordinator(options: {
+  common: Common;
+  db: DbClient;
+  config: CoordinatorConfig;
+  stateRoots?: StateRootSource;
+  schema?: string;
+}): Promise<Coordinator> {
   const { common, db, config } = options;
   const logger = common.logger.child({ module: 'coordinator' });
   const schema = options.schema ?? DEVNET_SCHEMA;
@@ -55,22 +68,52 @@ export async function startCoordinator(options: { common: Common; db: DbClient; 
   const l1 = L1MessageService__factory.connect(config.l1.messageService, new Wallet(config.privateKey, l1Provider));
   const l2 = L2MessageService__factory.connect(config.l2.messageService, new Wallet(config.privateKey, l2Provider));
 
-  const anchoredGauge = gauge(common.metrics, 'l2stack_devnet_anchored_l1_message_number', 'Last L1 message number anchored on L2');
+  const anchoredGauge = gauge(
+    common.metrics,
+    'l2stack_devnet_anchored_l1_message_number',
+    'Last L1 message number anchored on L2',
+  );
   const finalizedGauge = gauge(common.metrics, 'l2stack_devnet_finalized_l2_block', 'Last L2 block finalized on L1');
-  const failures = counter(common.metrics, 'l2stack_devnet_coordinator_failures_total', 'Coordinator rounds that failed', ['task']);
+  const failures = counter(
+    common.metrics,
+    'l2stack_devnet_coordinator_failures_total',
+    'Coordinator rounds that failed',
+    ['task'],
+  );
 
   const stop = new AbortController();
   const stopped = AbortSignal.any([stop.signal, common.shutdown.signal]);
   const anchoring: AnchoringContext = {
-    db, schema, l1, l2, confirmations: config.l1Confirmations, maxBatch: config.maxAnchorBatch,
-    startBlock: config.l1StartBlock, logWindow: 5_000, logger,
+    db,
+    schema,
+    l1,
+    l2,
+    confirmations: config.l1Confirmations,
+    maxBatch: config.maxAnchorBatch,
+    startBlock: config.l1StartBlock,
+    logWindow: 5_000,
+    logger,
   };
-  const finalization: FinalizationContext = { db, schema, l1, l2, l2Provider, treeDepth: config.treeDepth, stateRoots: options.stateRoots, logger };
+  const finalization: FinalizationContext = {
+    db,
+    schema,
+    l1,
+    l2,
+    l2Provider,
+    treeDepth: config.treeDepth,
+    stateRoots: options.stateRoots,
+    logger,
+  };
 
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const rounds = { anchor: false, finalize: false };
-  const loop = async (task: 'anchor' | 'finalize', intervalMs: number, signal: AbortSignal, round: () => Promise<void>) => {
+  const loop = async (
+    task: 'anchor' | 'finalize',
+    intervalMs: number,
+    signal: AbortSignal,
+    round: () => Promise<void>,
+  ) => {
     while (!signal.aborted) {
       try {
         await round();

@@ -4,7 +4,10 @@ import { ROLES } from '../accounts.js';
 import { loadRelayerConfig, startRelayer, type RelayerConfig } from '../../relayer/index.js';
 
 // Under `l2stack dev` API_PORT may be 0 (any free port) for tests; the relayer itself requires 1..65535.
-const portEnv = { API_HOST: env.string({ default: '127.0.0.1' }), API_PORT: env.integer({ min: 0, max: 65535, default: 9090 }) };
+const portEnv = {
+  API_HOST: env.string({ default: '127.0.0.1' }),
+  API_PORT: env.integer({ min: 0, max: 65535, default: 9090 }),
+};
 
 /**
  * The relayer under `l2stack dev`: both directions on, claiming with the devnet relayer account,

@@ -8,7 +8,9 @@ import { loadRpcConfig, rpcEnv, startRpc } from '../../rpc/index.js';
  * RPC_BUNDLER_URL is set (then that bundler, and its prefix, are the operator's choice).
  */
 export function devnetBundlerEnv(state: DevnetState, env: Record<string, string | undefined>): Record<string, string> {
-  return state.bundler && !env.RPC_BUNDLER_URL ? { RPC_BUNDLER_URL: state.bundler.url, RPC_BUNDLER_VENDOR_PREFIX: state.bundler.vendorPrefix } : {};
+  return state.bundler && !env.RPC_BUNDLER_URL
+    ? { RPC_BUNDLER_URL: state.bundler.url, RPC_BUNDLER_VENDOR_PREFIX: state.bundler.vendorPrefix }
+    : {};
 }
 
 /**
@@ -22,7 +24,10 @@ export const rpcService: StackService = {
     return { host: values.RPC_HOST, port: values.RPC_PORT };
   },
   async start({ common, db, devnet, env, host, port, shared }) {
-    const config = loadRpcConfig({ ...env, ...devnetBundlerEnv(devnet.state, env), RPC_UPSTREAM_URLS: devnet.state.l2.upstreamRpcUrl }, { host, port, chainId: devnet.state.l2.chainId });
+    const config = loadRpcConfig(
+      { ...env, ...devnetBundlerEnv(devnet.state, env), RPC_UPSTREAM_URLS: devnet.state.l2.upstreamRpcUrl },
+      { host, port, chainId: devnet.state.l2.chainId },
+    );
     const running = await startRpc({ common, db, config, proofBackend: shared.proofBackend });
     // With RPC_OPERATOR_PORT the health routes are there, and 404 on the public port.
     return { url: running.url, healthUrl: running.operatorUrl ?? running.url };

@@ -26,12 +26,23 @@ export class LateStateRoots implements StateRootSource {
 }
 
 /** Starts the state manager over the devnet: the L2 upstream (by parity replay), L1 finalization events, the funded genesis accounts. */
-export async function startDevnetStateManager(ctx: { common: Common; db: DbClient; devnet: Devnet | { state: DevnetChains }; env: Record<string, string | undefined> }): Promise<RunningStateManager> {
+export async function startDevnetStateManager(ctx: {
+  common: Common;
+  db: DbClient;
+  devnet: Devnet | { state: DevnetChains };
+  env: Record<string, string | undefined>;
+}): Promise<RunningStateManager> {
   const s = ctx.devnet.state;
   // The parity replay, not the prestateTracer: anvil can deadlock when a prestateTracer trace meets its
   // miner, and then answers nothing (src/state/parity-diff.ts says why).
   const config = loadStateConfig(
-    { ...ctx.env, STATE_L2_RPC_URL: s.l2.upstreamRpcUrl, STATE_L1_RPC_URL: s.l1.rpcUrl, STATE_L1_MESSAGE_SERVICE: s.l1.messageService, STATE_L2_TRACE_METHOD: 'trace_replayBlockTransactions' },
+    {
+      ...ctx.env,
+      STATE_L2_RPC_URL: s.l2.upstreamRpcUrl,
+      STATE_L1_RPC_URL: s.l1.rpcUrl,
+      STATE_L1_MESSAGE_SERVICE: s.l1.messageService,
+      STATE_L2_TRACE_METHOD: 'trace_replayBlockTransactions',
+    },
     { genesisAccounts: s.accounts.map((a) => a.address), pollIntervalMs: 500 },
   );
   return startStateManager({ common: ctx.common, db: ctx.db, config });

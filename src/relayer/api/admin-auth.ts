@@ -28,7 +28,13 @@ export function adminAuth(options: AdminAuthOptions): RequestHandler {
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
     const instance = req.originalUrl;
-    if (expected === undefined) return sendProblem(res, { status: 403, title: 'Forbidden', detail: 'admin API disabled (API_ADMIN_TOKEN is not set)', instance });
+    if (expected === undefined)
+      return sendProblem(res, {
+        status: 403,
+        title: 'Forbidden',
+        detail: 'admin API disabled (API_ADMIN_TOKEN is not set)',
+        instance,
+      });
     const client = clientAddress(req, options.trustedProxyHops);
     const now = Date.now();
     let f = failures.get(client);
@@ -39,7 +45,11 @@ export function adminAuth(options: AdminAuthOptions): RequestHandler {
     if (f && f.count >= maxFailures) {
       const retryAfter = Math.max(1, Math.ceil((f.since + windowMs - now) / 1000));
       res.setHeader('retry-after', String(retryAfter));
-      return sendProblem(res, { status: 429, detail: `too many failed admin authentications from this client (${maxFailures} per ${windowMs / 1000} s); retry after ${retryAfter} s`, instance });
+      return sendProblem(res, {
+        status: 429,
+        detail: `too many failed admin authentications from this client (${maxFailures} per ${windowMs / 1000} s); retry after ${retryAfter} s`,
+        instance,
+      });
     }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer (.+)$/i.exec(header);

@@ -17,9 +17,15 @@ import { adminAuth, type AdminAuthOptions } from './admin-auth.js';
 export function createRelayerApp(
   ctx: ApiContext,
   logger: Logger,
-  options: { validateResponses?: boolean; rateLimit?: Omit<HttpRateLimit, 'variable'>; admin?: Omit<AdminAuthOptions, 'trustedProxyHops'> } = {},
+  options: {
+    validateResponses?: boolean;
+    rateLimit?: Omit<HttpRateLimit, 'variable'>;
+    admin?: Omit<AdminAuthOptions, 'trustedProxyHops'>;
+  } = {},
 ): Express {
-  const limit = options.rateLimit ? rateLimitMiddleware({ ...options.rateLimit, variable: 'API_RATE_LIMIT_PER_SECOND / API_RATE_LIMIT_BURST' }) : undefined;
+  const limit = options.rateLimit
+    ? rateLimitMiddleware({ ...options.rateLimit, variable: 'API_RATE_LIMIT_PER_SECOND / API_RATE_LIMIT_BURST' })
+    : undefined;
   return createHttpApp<operations>({
     spec: loadOpenApi('relayer-api.openapi.yaml'),
     logger,
@@ -27,7 +33,12 @@ export function createRelayerApp(
     // Only the message routes read the database per request; probes and metrics stay reachable for operators.
     // The admin gate runs first (before validation, so a disabled API answers 403 whatever the request).
     extraRoutes: (app) => {
-      const gate = adminAuth({ token: options.admin?.token, maxFailures: options.admin?.maxFailures, windowMs: options.admin?.windowMs, trustedProxyHops: options.rateLimit?.trustedProxyHops ?? 0 });
+      const gate = adminAuth({
+        token: options.admin?.token,
+        maxFailures: options.admin?.maxFailures,
+        windowMs: options.admin?.windowMs,
+        trustedProxyHops: options.rateLimit?.trustedProxyHops ?? 0,
+      });
       app.use(['/messages/:messageHash/retry', '/messages/:messageHash/abandon'], gate);
       if (limit) app.use('/messages', limit);
     },

@@ -23,7 +23,10 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 const int = (v: string | null) => (v === null ? null : Number(v));
 
 /** A stored row as the spec's MessageRecord (decimal strings, lower-case hex, ISO timestamps). */
-export function toRecord(m: MessageRow, history: readonly { status: MessageStatus; at: Date; reason: string | null }[]) {
+export function toRecord(
+  m: MessageRow,
+  history: readonly { status: MessageStatus; at: Date; reason: string | null }[],
+) {
   return {
     messageHash: m.message_hash,
     direction: m.direction as Direction,
@@ -64,12 +67,21 @@ export const toHistoryEntry = (h: HistoryRow) => ({
 });
 
 /** The one record a hash (and optional direction) names: 404 when none, 409 when both directions hold it. */
-export async function findOne(ctx: ApiContext, messageHash: string, direction: Direction | undefined): Promise<MessageRow> {
+export async function findOne(
+  ctx: ApiContext,
+  messageHash: string,
+  direction: Direction | undefined,
+): Promise<MessageRow> {
   const hash = messageHash.toLowerCase();
   const rows = await ctx.repo.findByHash(hash, direction);
-  if (rows.length === 0) throw notFound(direction ? `No ${direction} message with hash ${hash}` : `No message with hash ${hash}`);
+  if (rows.length === 0)
+    throw notFound(direction ? `No ${direction} message with hash ${hash}` : `No message with hash ${hash}`);
   if (rows.length > 1) {
-    throw new HttpError(409, 'Conflict', `Message ${hash} exists in both directions; add ?direction=L1_TO_L2 or ?direction=L2_TO_L1`);
+    throw new HttpError(
+      409,
+      'Conflict',
+      `Message ${hash} exists in both directions; add ?direction=L1_TO_L2 or ?direction=L2_TO_L1`,
+    );
   }
   return rows[0]!;
 }
@@ -85,7 +97,11 @@ export function adminActionHandler(ctx: ApiContext, action: AdminAction): Operat
     const row = await findOne(ctx, req.params.messageHash, req.query.direction);
     const outcome = await applyAdminAction(ctx.repo, action, row);
     if (outcome.kind === 'refused') {
-      throw new HttpError(409, 'Conflict', `cannot ${action} message ${row.message_hash} (${row.direction}) in status ${outcome.status}`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `cannot ${action} message ${row.message_hash} (${row.direction}) in status ${outcome.status}`,
+      );
     }
     const [now] = await ctx.repo.findByHash(row.message_hash, row.direction);
     const history = (await ctx.repo.history([now!.id])).get(now!.id) ?? [];

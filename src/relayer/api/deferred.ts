@@ -78,7 +78,10 @@ export function deferredApi(o: DeferredApiOptions): DeferredApi {
     if (app) return app(req, res);
     if (failure || cancelled) return serveFailure(res);
     if (req.method === 'GET' && req.url === '/health/live') {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(LIVE_BODY) });
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(LIVE_BODY),
+      });
       res.end(LIVE_BODY);
       return;
     }

@@ -12,12 +12,18 @@ import { isHexOfLength } from '../../common/eth/hex.js';
 function selectorOf(iface: typeof L1MessageServiceInterface, name: string, signature: string): string {
   const fragment = iface.getFunction(name);
   if (!fragment || fragment.format('sighash') !== signature) {
-    throw new Error(`the ABI's ${name} is ${fragment?.format('sighash') ?? 'missing'}, the claim encoder writes ${signature}: update src/relayer/claim/calldata.ts`);
+    throw new Error(
+      `the ABI's ${name} is ${fragment?.format('sighash') ?? 'missing'}, the claim encoder writes ${signature}: update src/relayer/claim/calldata.ts`,
+    );
   }
   return fragment.selector;
 }
 
-const CLAIM_MESSAGE = selectorOf(L2MessageServiceInterface, 'claimMessage', 'claimMessage(address,address,uint256,uint256,address,bytes,uint256)');
+const CLAIM_MESSAGE = selectorOf(
+  L2MessageServiceInterface,
+  'claimMessage',
+  'claimMessage(address,address,uint256,uint256,address,bytes,uint256)',
+);
 const CLAIM_MESSAGE_WITH_PROOF = selectorOf(
   L1MessageServiceInterface,
   'claimMessageWithProof',
@@ -38,7 +44,9 @@ function uintWord(value: bigint | number | string, what: string, max = MAX_UINT2
     if (typeof value === 'string' && value.trim() === '') throw new RangeError('blank');
     v = BigInt(value);
   } catch {
-    throw new RangeError(`${what} is not an integer: ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`);
+    throw new RangeError(
+      `${what} is not an integer: ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
+    );
   }
   if (v < 0n || v > max) throw new RangeError(`${what} is out of range: ${v}`);
   return v.toString(16).padStart(64, '0');
@@ -102,10 +110,12 @@ export interface ProvenMessage extends ClaimedMessage {
 /** claimMessageWithProof((proof, messageNumber, leafIndex, from, to, fee, value, feeRecipient, merkleRoot, data)): L2→L1 claims on L1. */
 export function encodeClaimMessageWithProofCall(m: ProvenMessage): string {
   if (!Array.isArray(m.proof)) throw new TypeError('proof must be an array of 32-byte hex values');
-  if (m.proof.length > MAX_PROOF_LENGTH) throw new RangeError(`proof has ${m.proof.length} entries, more than ${MAX_PROOF_LENGTH}`);
+  if (m.proof.length > MAX_PROOF_LENGTH)
+    throw new RangeError(`proof has ${m.proof.length} entries, more than ${MAX_PROOF_LENGTH}`);
   // The struct is dynamic: one offset word to it, then its ten head words, the proof array, the data.
   const HEAD = 10 * 32;
-  const proofTail = uintWord(m.proof.length, 'proof length') + m.proof.map((p, i) => bytes32Word(p, `proof[${i}]`)).join('');
+  const proofTail =
+    uintWord(m.proof.length, 'proof length') + m.proof.map((p, i) => bytes32Word(p, `proof[${i}]`)).join('');
   return (
     CLAIM_MESSAGE_WITH_PROOF +
     uintWord(32, 'offset') +

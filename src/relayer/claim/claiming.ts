@@ -12,9 +12,24 @@ import { Status } from '../message/status.js';
 import { CLAIMABLE } from '../message/transitions.js';
 import { SignerFunds } from './funds.js';
 import { BroadcastRefusedError } from '../broadcast-errors.js';
-import { createClaimViaCheck, encodeClaim, gasEstimate, isClaimedOnChain, rateLimitRoom, type SvcEstimateState } from './facts.js';
+import {
+  createClaimViaCheck,
+  encodeClaim,
+  gasEstimate,
+  isClaimedOnChain,
+  rateLimitRoom,
+  type SvcEstimateState,
+} from './facts.js';
 import { flushKey, leaveOutUnpaid, live, pickKey, readKeys, type Key } from './keys.js';
-import { claimGasLimit, claimRules, fitRateLimit, planClaim, type ClaimDecision, type ClaimFacts, type ClaimRules } from './plan.js';
+import {
+  claimGasLimit,
+  claimRules,
+  fitRateLimit,
+  planClaim,
+  type ClaimDecision,
+  type ClaimFacts,
+  type ClaimRules,
+} from './plan.js';
 import { claimTarget, sendersOf, type DirectionContext } from '../pipeline/context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from '../pipeline/loop.js';
 import { estimateFees, type FeeEstimate } from '../pipeline/fees.js';
@@ -29,14 +44,21 @@ type Plan = { send: false } | { send: true; data: string; gas: bigint; fees: Fee
 const NONE: Plan = { send: false };
 
 /** Writes a decision that settles the message without a claim: a status transition, or a wait. */
-async function settle(ctx: DirectionContext, m: MessageRow, d: Extract<ClaimDecision, { kind: 'move' | 'wait' }>): Promise<void> {
+async function settle(
+  ctx: DirectionContext,
+  m: MessageRow,
+  d: Extract<ClaimDecision, { kind: 'move' | 'wait' }>,
+): Promise<void> {
   if (d.kind === 'wait') {
     await ctx.repo.annotate(m.id, m.status, d.patch);
     return;
   }
   const moved = await ctx.repo.transition(m.id, [m.status], d.to, d.patch, d.reason);
   if (moved && d.to === Status.NEEDS_MANUAL_INTERVENTION) {
-    ctx.logger.error({ message: m.message_hash, direction: ctx.direction, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${d.reason}`);
+    ctx.logger.error(
+      { message: m.message_hash, direction: ctx.direction, retries: m.retries },
+      `message ${m.message_hash} needs manual intervention: ${d.reason}`,
+    );
   }
 }
 
@@ -82,7 +104,13 @@ interface Round {
 }
 
 /** Gives a planned claim to a signer that can pay it; false when none can (claiming of the direction waits). */
-async function gather(ctx: DirectionContext, rules: ClaimRules, m: MessageRow, p: Extract<Plan, { send: true }>, round: Round): Promise<boolean> {
+async function gather(
+  ctx: DirectionContext,
+  rules: ClaimRules,
+  m: MessageRow,
+  p: Extract<Plan, { send: true }>,
+  round: Round,
+): Promise<boolean> {
   const gasLimit = claimGasLimit(p.gas);
   const cost = gasLimit * p.fees.maxFeePerGas;
   // Every claim of the iteration is paid from the signer's balance read once at its start.
@@ -90,7 +118,12 @@ async function gather(ctx: DirectionContext, rules: ClaimRules, m: MessageRow, p
   if (!k) {
     // No signer can pay this claim: each is paused for funds (logged once), and claiming of the direction waits.
     for (const x of live(round.keys)) {
-      x.funds.cannotPay(x.budget, gasLimit, p.fees.maxFeePerGas, x.budget === x.balance ? '' : ` after the claims sent in this iteration (balance ${x.balance} wei)`);
+      x.funds.cannotPay(
+        x.budget,
+        gasLimit,
+        p.fees.maxFeePerGas,
+        x.budget === x.balance ? '' : ` after the claims sent in this iteration (balance ${x.balance} wei)`,
+      );
       x.out = true;
     }
     return false;
@@ -105,14 +138,31 @@ async function gather(ctx: DirectionContext, rules: ClaimRules, m: MessageRow, p
   if (k.out || k.refusedForFunds) k = pickKey(round.keys, gasLimit, p.fees.maxFeePerGas, round.stallMs);
   if (!k) return false;
   k.budget -= cost;
-  k.batch.push({ message: m, from: [m.status], claim: { to: claimTarget(ctx), data: p.data, gasLimit, maxFeePerGas: p.fees.maxFeePerGas, maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas, sponsored: p.sponsored } });
+  k.batch.push({
+    message: m,
+    from: [m.status],
+    claim: {
+      to: claimTarget(ctx),
+      data: p.data,
+      gasLimit,
+      maxFeePerGas: p.fees.maxFeePerGas,
+      maxPriorityFeePerGas: p.fees.maxPriorityFeePerGas,
+      sponsored: p.sponsored,
+    },
+  });
   // Sent in chunks as their checks finish, so broadcasting overlaps with checking the rest.
   if (k.batch.length >= SUBMIT_CHUNK) round.firstError ??= await flushKey(ctx, k, round.broadcasts);
   return true;
 }
 
 /** Takes the plans in the pipeline's order and hands each claim to a signer, until stopping or paused. */
-async function claimAll(ctx: DirectionContext, rules: ClaimRules, rows: readonly MessageRow[], plans: readonly Promise<Plan>[], round: Round): Promise<void> {
+async function claimAll(
+  ctx: DirectionContext,
+  rules: ClaimRules,
+  rows: readonly MessageRow[],
+  plans: readonly Promise<Plan>[],
+  round: Round,
+): Promise<void> {
   for (const [i, m] of rows.entries()) {
     // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast.
     if (ctx.signal?.aborted || round.paused) break;
@@ -129,7 +179,9 @@ async function claimAll(ctx: DirectionContext, rules: ClaimRules, rows: readonly
       }
     } catch (err) {
       round.firstError ??= err;
-      await ctx.repo.annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` }).catch(() => undefined);
+      await ctx.repo
+        .annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` })
+        .catch(() => undefined);
     }
   }
   // What was gathered before a pause for funds is still paid for and sent.
@@ -139,7 +191,8 @@ async function claimAll(ctx: DirectionContext, rules: ClaimRules, rows: readonly
   // A failed broadcast has already returned its message (undo); the first failure is reported, except a
   // refusal for lack of funds, which the pause reports once.
   for (const r of await Promise.allSettled(round.broadcasts)) {
-    if (r.status === 'rejected' && !(r.reason instanceof BroadcastRefusedError && r.reason.insufficientFunds)) round.firstError ??= r.reason;
+    if (r.status === 'rejected' && !(r.reason instanceof BroadcastRefusedError && r.reason.insufficientFunds))
+      round.firstError ??= r.reason;
   }
 }
 
@@ -155,11 +208,28 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   const plan = createPlanner(ctx, rules);
   const checkClaimVia = createClaimViaCheck(ctx);
   const senders = sendersOf(ctx);
-  const fundsOf = ctx.funds ?? senders.map((s) => new SignerFunds({ direction: ctx.direction, chain: ctx.destination, address: s.signer.address, minBalanceWei: ctx.destinationConfig.signerMinBalanceWei, logger: ctx.logger, metrics: ctx.metrics }));
+  const fundsOf =
+    ctx.funds ??
+    senders.map(
+      (s) =>
+        new SignerFunds({
+          direction: ctx.direction,
+          chain: ctx.destination,
+          address: s.signer.address,
+          minBalanceWei: ctx.destinationConfig.signerMinBalanceWei,
+          logger: ctx.logger,
+          metrics: ctx.metrics,
+        }),
+    );
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
-    const rows = await ctx.repo.dueChanged(ctx.direction, CLAIMABLE, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(
+      ctx.direction,
+      CLAIMABLE,
+      ctx.config.maxFetchMessagesFromDb,
+      UNCHANGED_ROWS_MAX_AGE_MS,
+    );
     if (rows.length === 0) {
       for (const k of live(keys)) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;
@@ -172,7 +242,14 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     // Checks and gas estimates run PLAN_CONCURRENCY at a time; the claims then go out in one nonce lease.
     const limiter = concurrency(PLAN_CONCURRENCY);
     const plans = rows.map((m) => limiter(() => plan(m, fees)));
-    const round: Round = { keys, broadcasts: [], firstError: undefined, paused: false, room, stallMs: c.messageSubmissionTimeoutMs };
+    const round: Round = {
+      keys,
+      broadcasts: [],
+      firstError: undefined,
+      paused: false,
+      room,
+      stallMs: c.messageSubmissionTimeoutMs,
+    };
     await claimAll(ctx, rules, rows, plans, round);
     if (live(keys).length === 0) round.paused = true;
     if (round.paused) return false;

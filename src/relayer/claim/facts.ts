@@ -8,14 +8,28 @@ import type { FeeEstimate } from '../pipeline/fees.js';
 /** What the claiming loop (and the receipt and re-simulation loops) ask the destination chain about a claim. */
 
 /** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
-export function encodeClaimMessage(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): string {
-  return encodeClaimMessageCall({ from: m.message_sender, to: m.destination, fee: m.fee, value: m.value, feeRecipient: claimFeeRecipient(ctx), calldata: m.calldata, nonce: m.message_nonce });
+export function encodeClaimMessage(
+  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
+  m: MessageRow,
+): string {
+  return encodeClaimMessageCall({
+    from: m.message_sender,
+    to: m.destination,
+    fee: m.fee,
+    value: m.value,
+    feeRecipient: claimFeeRecipient(ctx),
+    calldata: m.calldata,
+    nonce: m.message_nonce,
+  });
 }
 
 /** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
 async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
   const iface = ctx.destination.iface;
-  const data = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) });
+  const data = await ctx.destination.provider.call({
+    to: ctx.destination.contract,
+    data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
+  });
   return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
 }
 
@@ -41,7 +55,10 @@ export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
 
 async function view(ctx: DirectionContext, fn: string, args: unknown[]): Promise<bigint | boolean> {
   const iface = ctx.destination.iface;
-  const out = await ctx.destination.provider.call({ to: ctx.destination.contract, data: iface.encodeFunctionData(fn, args) });
+  const out = await ctx.destination.provider.call({
+    to: ctx.destination.contract,
+    data: iface.encodeFunctionData(fn, args),
+  });
   return iface.decodeFunctionResult(fn, out)[0] as bigint | boolean;
 }
 
@@ -68,20 +85,37 @@ export interface SvcEstimateState {
   unavailable: boolean;
 }
 
-export async function estimateGas(ctx: DirectionContext, data: string, svc: SvcEstimateState): Promise<{ gas: bigint; fees?: FeeEstimate }> {
+export async function estimateGas(
+  ctx: DirectionContext,
+  data: string,
+  svc: SvcEstimateState,
+): Promise<{ gas: bigint; fees?: FeeEstimate }> {
   const tx = { from: ctx.sender.signer.address, to: claimTarget(ctx), data };
   if (ctx.direction === 'L1_TO_L2' && ctx.config.enableSvcEstimateGas && !svc.unavailable) {
     try {
-      const r = (await ctx.destination.provider.send('svc_estimateGas', [tx])) as { gasLimit: string; baseFeePerGas: string; priorityFeePerGas: string };
+      const r = (await ctx.destination.provider.send('svc_estimateGas', [tx])) as {
+        gasLimit: string;
+        baseFeePerGas: string;
+        priorityFeePerGas: string;
+      };
       const uncapped = BigInt(r.baseFeePerGas) + BigInt(r.priorityFeePerGas);
       const cap = ctx.config.claiming.maxFeePerGasCap;
       const maxFeePerGas = uncapped > cap ? cap : uncapped;
       const tip = BigInt(r.priorityFeePerGas);
-      return { gas: BigInt(r.gasLimit), fees: { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip, uncappedMaxFeePerGas: uncapped } };
+      return {
+        gas: BigInt(r.gasLimit),
+        fees: {
+          maxFeePerGas,
+          maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip,
+          uncappedMaxFeePerGas: uncapped,
+        },
+      };
     } catch (err) {
       if (!/-32601|not (exist|available|supported)|method not found/i.test(String((err as Error).message))) throw err;
       svc.unavailable = true;
-      ctx.logger.warn('ENABLE_SVC_ESTIMATE_GAS is true but the L2 node does not serve svc_estimateGas; using eth_estimateGas');
+      ctx.logger.warn(
+        'ENABLE_SVC_ESTIMATE_GAS is true but the L2 node does not serve svc_estimateGas; using eth_estimateGas',
+      );
     }
   }
   return { gas: await ctx.destination.provider.estimateGas(tx) };
@@ -110,7 +144,9 @@ export function createClaimViaCheck(ctx: DirectionContext): () => Promise<void> 
     const via = ctx.destinationConfig.claimViaAddress;
     if (via === undefined || viaChecked) return;
     if ((await ctx.destination.provider.getCode(via)) === '0x') {
-      throw new Error(`${ctx.destination.name}_CLAIM_VIA_ADDRESS ${via} has no contract code on ${ctx.destination.name}; no claim is sent until it has`);
+      throw new Error(
+        `${ctx.destination.name}_CLAIM_VIA_ADDRESS ${via} has no contract code on ${ctx.destination.name}; no claim is sent until it has`,
+      );
     }
     viaChecked = true;
   };

@@ -24,7 +24,14 @@ export class SignerFunds {
   private balance: bigint | undefined;
 
   constructor(
-    private readonly o: { direction: Direction; chain: Chain; address: string; minBalanceWei: bigint; logger: Logger; metrics: RelayerMetrics },
+    private readonly o: {
+      direction: Direction;
+      chain: Chain;
+      address: string;
+      minBalanceWei: bigint;
+      logger: Logger;
+      metrics: RelayerMetrics;
+    },
   ) {}
 
   /** The readiness check's name: the signer is named by the chain it pays on. */
@@ -41,7 +48,10 @@ export class SignerFunds {
     const balance = await this.o.chain.provider.getBalance(this.o.address, 'latest');
     this.balance = balance;
     // A float gauge: exact to 2^53 wei, plenty for an alert on a draining account.
-    this.o.metrics.signerBalance.set({ direction: this.o.direction, chain: this.o.chain.name, signer: this.o.address }, Number(balance));
+    this.o.metrics.signerBalance.set(
+      { direction: this.o.direction, chain: this.o.chain.name, signer: this.o.address },
+      Number(balance),
+    );
     return balance;
   }
 
@@ -50,7 +60,11 @@ export class SignerFunds {
     const min = this.o.minBalanceWei;
     if (balance >= min) return false;
     const v = `${this.o.chain.name}_SIGNER_MIN_BALANCE_WEI`;
-    this.enter({ detail: `signer ${this.o.address} balance ${balance} wei is below ${v} (${min} wei); claiming paused until it is funded`, needed: min, gasLimit: undefined });
+    this.enter({
+      detail: `signer ${this.o.address} balance ${balance} wei is below ${v} (${min} wei); claiming paused until it is funded`,
+      needed: min,
+      gasLimit: undefined,
+    });
     return true;
   }
 
@@ -70,17 +84,36 @@ export class SignerFunds {
     if (!this.pause) return;
     const was = this.pause;
     this.pause = undefined;
-    this.o.logger.info({ direction: this.o.direction, signer: this.o.address, balance: String(this.balance), needed: String(was.needed) }, `claiming resumed: signer ${this.o.address} holds ${this.balance} wei, enough for the next claim`);
+    this.o.logger.info(
+      {
+        direction: this.o.direction,
+        signer: this.o.address,
+        balance: String(this.balance),
+        needed: String(was.needed),
+      },
+      `claiming resumed: signer ${this.o.address} holds ${this.balance} wei, enough for the next claim`,
+    );
   }
 
   private enter(p: FundsPause): void {
     this.o.metrics.fundsPaused.set({ direction: this.o.direction, signer: this.o.address }, 1);
     const first = this.pause === undefined;
     this.pause = p;
-    if (first) this.o.logger.error({ direction: this.o.direction, signer: this.o.address, balance: String(this.balance), needed: String(p.needed) }, `claiming paused: ${p.detail}`);
+    if (first)
+      this.o.logger.error(
+        {
+          direction: this.o.direction,
+          signer: this.o.address,
+          balance: String(this.balance),
+          needed: String(p.needed),
+        },
+        `claiming paused: ${p.detail}`,
+      );
   }
 
   check(): Check {
-    return this.pause ? { name: this.checkName, ok: false, detail: this.pause.detail } : { name: this.checkName, ok: true };
+    return this.pause
+      ? { name: this.checkName, ok: false, detail: this.pause.detail }
+      : { name: this.checkName, ok: true };
   }
 }

@@ -19,7 +19,14 @@ export interface Key {
 /** The signers of an iteration, each with its balance read once at its start (below the threshold: out). */
 export async function readKeys(senders: readonly ClaimSender[], fundsOf: readonly SignerFunds[]): Promise<Key[]> {
   const balances = await Promise.all(fundsOf.map((f) => f.read()));
-  const keys: Key[] = senders.map((sender, i) => ({ sender, funds: fundsOf[i]!, balance: balances[i]!, budget: balances[i]!, batch: [], out: false }));
+  const keys: Key[] = senders.map((sender, i) => ({
+    sender,
+    funds: fundsOf[i]!,
+    balance: balances[i]!,
+    budget: balances[i]!,
+    batch: [],
+    out: false,
+  }));
   for (const k of keys) k.out = k.funds.belowThreshold(k.balance);
   return keys;
 }
@@ -46,7 +53,12 @@ export function leaveOutUnpaid(keys: readonly Key[], fees: FeeEstimate): void {
  * moving (a stalled one only if all are, `stallMs`), the least loaded (claims in flight plus gathered). A signer
  * that cannot pay it is paused for funds (logged once) and takes no more claims this iteration.
  */
-export function pickKey(keys: readonly Key[], gasLimit: bigint, maxFeePerGas: bigint, stallMs: number): Key | undefined {
+export function pickKey(
+  keys: readonly Key[],
+  gasLimit: bigint,
+  maxFeePerGas: bigint,
+  stallMs: number,
+): Key | undefined {
   const cost = gasLimit * maxFeePerGas;
   const candidates: Key[] = [];
   for (const k of live(keys)) {
@@ -61,7 +73,9 @@ export function pickKey(keys: readonly Key[], gasLimit: bigint, maxFeePerGas: bi
   if (candidates.length === 0) return undefined;
   const moving = candidates.filter((k) => !k.sender.stalledFor(stallMs));
   const pool = moving.length > 0 ? moving : candidates;
-  return pool.reduce((best, k) => (k.sender.inFlight() + k.batch.length < best.sender.inFlight() + best.batch.length ? k : best));
+  return pool.reduce((best, k) =>
+    k.sender.inFlight() + k.batch.length < best.sender.inFlight() + best.batch.length ? k : best,
+  );
 }
 
 /**
@@ -69,7 +83,11 @@ export function pickKey(keys: readonly Key[], gasLimit: bigint, maxFeePerGas: bi
  * broadcasts are added to `broadcasts`. Returns the error that stopped them (their messages annotated with it),
  * except a nonce gap, which only takes this signer out.
  */
-export async function flushKey(ctx: Pick<DirectionContext, 'repo' | 'signal'>, k: Key, broadcasts: Promise<void>[]): Promise<unknown> {
+export async function flushKey(
+  ctx: Pick<DirectionContext, 'repo' | 'signal'>,
+  k: Key,
+  broadcasts: Promise<void>[],
+): Promise<unknown> {
   const claims = k.batch;
   k.batch = [];
   if (claims.length === 0 || ctx.signal?.aborted) return undefined;
@@ -80,12 +98,20 @@ export async function flushKey(ctx: Pick<DirectionContext, 'repo' | 'signal'>, k
     for (const s of submitted) {
       const cost = claimOf.get(s.message.id)!;
       // A pause ends when the node takes a claim, not when one is signed.
-      s.sent.then(() => k.funds.resume(), () => undefined);
+      s.sent.then(
+        () => k.funds.resume(),
+        () => undefined,
+      );
       // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
       s.sent.catch((err: unknown) => {
         if (err instanceof BroadcastRefusedError && err.insufficientFunds && !k.refusedForFunds) {
           k.refusedForFunds = err;
-          k.funds.cannotPay(k.budget, cost.gasLimit, cost.maxFeePerGas, ': the node refused a claim for insufficient funds');
+          k.funds.cannotPay(
+            k.budget,
+            cost.gasLimit,
+            cost.maxFeePerGas,
+            ': the node refused a claim for insufficient funds',
+          );
         }
       });
       broadcasts.push(s.sent);
@@ -98,7 +124,11 @@ export async function flushKey(ctx: Pick<DirectionContext, 'repo' | 'signal'>, k
       return undefined;
     }
     const reason = `claim attempt failed: ${(err as Error).message.split('\n')[0]}`;
-    await Promise.all(claims.map((b) => ctx.repo.annotate(b.message.id, b.message.status, { failure_reason: reason }).catch(() => undefined)));
+    await Promise.all(
+      claims.map((b) =>
+        ctx.repo.annotate(b.message.id, b.message.status, { failure_reason: reason }).catch(() => undefined),
+      ),
+    );
     return err;
   }
 }

@@ -40,20 +40,30 @@ export interface LeaseHooks<C extends LeaseRequest, S extends LeasedClaim> {
   sign(kept: readonly C[], nonce: number): Promise<S[]>;
 }
 
-const nonceRow = (repo: RelayerRepository, knex: Knex, key: SignerKey) => repo.table(knex, 'signer_nonce').where({ chain_id: key.chainId, address: key.address });
+const nonceRow = (repo: RelayerRepository, knex: Knex, key: SignerKey) =>
+  repo.table(knex, 'signer_nonce').where({ chain_id: key.chainId, address: key.address });
 
 /**
  * The lowest nonce not held by a PENDING claim of this signer, never below the chain's: leases above it were
  * given back without a transaction (a crash, an undone broadcast) and are reused.
  */
 async function reclaimFloor<C extends LeaseRequest, S extends LeasedClaim>(
-  repo: RelayerRepository, trx: Knex, key: SignerKey, leased: number, chainNonce: number, hooks: LeaseHooks<C, S>,
+  repo: RelayerRepository,
+  trx: Knex,
+  key: SignerKey,
+  leased: number,
+  chainNonce: number,
+  hooks: LeaseHooks<C, S>,
 ): Promise<{ floor: number; onChain: number }> {
   const row = (await repo
     .table(trx, 'message')
     .where({ direction: key.direction, status: Status.PENDING })
     // Only this signer's claims hold its nonces (rows from before claim_signer are the primary's).
-    .andWhere((q) => (key.primary ? q.where('claim_signer', key.address).orWhereNull('claim_signer') : q.where('claim_signer', key.address)))
+    .andWhere((q) =>
+      key.primary
+        ? q.where('claim_signer', key.address).orWhereNull('claim_signer')
+        : q.where('claim_signer', key.address),
+    )
     .max({ n: 'claim_tx_nonce' })
     .first()) as { n: string | null } | undefined;
   const held = row?.n === null || row?.n === undefined ? -1 : Number(row.n);
@@ -71,12 +81,21 @@ async function reclaimFloor<C extends LeaseRequest, S extends LeasedClaim>(
  * signer's nonce row may not exist yet (it is created at the chain's nonce).
  */
 export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>(
-  repo: RelayerRepository, key: SignerKey, claims: readonly C[], chainNonce: number, ensureRow: boolean, hooks: LeaseHooks<C, S>,
+  repo: RelayerRepository,
+  key: SignerKey,
+  claims: readonly C[],
+  chainNonce: number,
+  ensureRow: boolean,
+  hooks: LeaseHooks<C, S>,
 ): Promise<{ leased: S[]; onChain: number; next: number }> {
   return repo.write('relayer.lease_claims', (knex) =>
     knex.transaction(async (trx) => {
       if (ensureRow) {
-        await repo.table(trx, 'signer_nonce').insert({ chain_id: key.chainId, address: key.address, next_nonce: chainNonce }).onConflict(['chain_id', 'address']).ignore();
+        await repo
+          .table(trx, 'signer_nonce')
+          .insert({ chain_id: key.chainId, address: key.address, next_nonce: chainNonce })
+          .onConflict(['chain_id', 'address'])
+          .ignore();
       }
       const row = (await nonceRow(repo, trx, key).forUpdate().first('next_nonce')) as { next_nonce: string };
       let nonce = Math.max(Number(row.next_nonce), chainNonce);
@@ -91,7 +110,14 @@ export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>
       }
       const room = hooks.room(nonce, onChain);
       // Lock the messages and keep those still where the caller saw them: only they get nonces.
-      const current = (await repo.table(trx, 'message').whereIn('id', claims.map((c) => c.message.id)).forUpdate().select('id', 'status')) as { id: string | number; status: MessageStatus }[];
+      const current = (await repo
+        .table(trx, 'message')
+        .whereIn(
+          'id',
+          claims.map((c) => c.message.id),
+        )
+        .forUpdate()
+        .select('id', 'status')) as { id: string | number; status: MessageStatus }[];
       const statusOf = new Map(current.map((r) => [String(r.id), r.status]));
       const kept = claims.filter((c) => c.from.includes(statusOf.get(String(c.message.id))!)).slice(0, room);
       if (kept.length === 0) return { leased: [], onChain, next: nonce };
@@ -101,7 +127,8 @@ export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>
       const moved = await repo.transitionManyIn(trx, changes, from, Status.PENDING, null, { submission: true });
       // The rows are locked and were checked above, so every one moved; anything else is a bug, and the
       // transaction (nonces included) is rolled back rather than leave a hole.
-      if (moved.size !== leased.length) throw new Error(`nonce lease moved ${moved.size} of ${leased.length} locked messages`);
+      if (moved.size !== leased.length)
+        throw new Error(`nonce lease moved ${moved.size} of ${leased.length} locked messages`);
       await nonceRow(repo, trx, key).update({ next_nonce: nonce + leased.length, updated_at: trx.fn.now() });
       return { leased, onChain, next: nonce + leased.length };
     }),
@@ -114,12 +141,32 @@ export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>
  * transaction) also gives back the submission it was counted as. One transaction; returns whether the nonce
  * was given back (else the caller fills the hole it leaves).
  */
-export async function returnClaim(repo: RelayerRepository, key: SignerKey, message: MessageRow, nonce: number, reason: string, refused: boolean): Promise<boolean> {
+export async function returnClaim(
+  repo: RelayerRepository,
+  key: SignerKey,
+  message: MessageRow,
+  nonce: number,
+  reason: string,
+  refused: boolean,
+): Promise<boolean> {
   const released = await repo.write('relayer.return_claim', (knex) =>
     knex.transaction(async (trx): Promise<number> => {
-      const back = await repo.transitionIn(trx, message.id, [Status.PENDING], message.status, { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null }, reason);
-      if (back && refused) await repo.table(trx, 'message').where({ id: message.id }).update({ retries: trx.raw('greatest(retries - 1, 0)') });
-      const n: unknown = await nonceRow(repo, trx, key).where({ next_nonce: nonce + 1 }).update({ next_nonce: nonce });
+      const back = await repo.transitionIn(
+        trx,
+        message.id,
+        [Status.PENDING],
+        message.status,
+        { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null },
+        reason,
+      );
+      if (back && refused)
+        await repo
+          .table(trx, 'message')
+          .where({ id: message.id })
+          .update({ retries: trx.raw('greatest(retries - 1, 0)') });
+      const n: unknown = await nonceRow(repo, trx, key)
+        .where({ next_nonce: nonce + 1 })
+        .update({ next_nonce: nonce });
       return Number(n);
     }),
   );

@@ -12,7 +12,15 @@ import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
 
 /** The settings a claim is judged by. */
 export interface ClaimRules {
-  claiming: Pick<RelayerConfig['claiming'], 'maxNumberOfRetries' | 'maxClaimGasLimit' | 'maxFeePerGasCap' | 'maxRelayerSponsorGasLimit' | 'profitMargin' | 'retryDelaySeconds'>;
+  claiming: Pick<
+    RelayerConfig['claiming'],
+    | 'maxNumberOfRetries'
+    | 'maxClaimGasLimit'
+    | 'maxFeePerGasCap'
+    | 'maxRelayerSponsorGasLimit'
+    | 'profitMargin'
+    | 'retryDelaySeconds'
+  >;
   /** `*_MAX_GAS_FEE_ENFORCED` of the destination. */
   maxGasFeeEnforced: boolean;
   /** `*_ENABLE_RELAYER_SPONSORING` of the direction. */
@@ -25,7 +33,9 @@ export interface ClaimRules {
   resimulate: { enabled: boolean; delaySeconds: number };
 }
 
-export const claimRules = (ctx: Pick<DirectionContext, 'config' | 'destinationConfig' | 'dir' | 'destination' | 'direction'>): ClaimRules => ({
+export const claimRules = (
+  ctx: Pick<DirectionContext, 'config' | 'destinationConfig' | 'dir' | 'destination' | 'direction'>,
+): ClaimRules => ({
   claiming: ctx.config.claiming,
   maxGasFeeEnforced: ctx.destinationConfig.maxGasFeeEnforced,
   sponsoringEnabled: ctx.dir.sponsoringEnabled,
@@ -60,11 +70,14 @@ export type ClaimDecision =
   | { kind: 'wait'; patch: { failure_reason: string; retry_after: Date } };
 
 /** When a message put off by the fee, the fee cap or the L1 rate limit is looked at again. */
-const retryAt = (facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) => new Date(facts.now + rules.claiming.retryDelaySeconds * 1_000);
+const retryAt = (facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) =>
+  new Date(facts.now + rules.claiming.retryDelaySeconds * 1_000);
 
 /** A claim found NON_EXECUTABLE is written with its first re-simulation time when re-simulation is on. */
 const nonExecutable = (facts: ClaimFacts, rules: ClaimRules): MessagePatch =>
-  rules.resimulate.enabled ? { retry_after: new Date(facts.now + rules.resimulate.delaySeconds * 1_000), resimulations: 0 } : {};
+  rules.resimulate.enabled
+    ? { retry_after: new Date(facts.now + rules.resimulate.delaySeconds * 1_000), resimulations: 0 }
+    : {};
 
 /**
  * Whether and how to claim `m`: past MAX_NUMBER_OF_RETRIES it needs an operator; a claim that reverts in its
@@ -84,14 +97,34 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
     // No separate "already claimed?" call per message: a claimed message makes the estimate revert, and
     // only then is its status read.
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-    if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `already claimed on ${rules.destination}; no transaction sent` };
-    if (estimate.revert.startsWith('RateLimitExceeded')) return { kind: 'wait', patch: { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAt(facts, rules) } };
-    return { kind: 'move', to: Status.NON_EXECUTABLE, patch: nonExecutable(facts, rules), reason: `claim reverts in gas estimation: ${estimate.revert}` };
+    if (facts.claimedOnChain)
+      return {
+        kind: 'move',
+        to: Status.CLAIMED_SUCCESS,
+        patch: { claimed_at: new Date(facts.now) },
+        reason: `already claimed on ${rules.destination}; no transaction sent`,
+      };
+    if (estimate.revert.startsWith('RateLimitExceeded'))
+      return {
+        kind: 'wait',
+        patch: { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAt(facts, rules) },
+      };
+    return {
+      kind: 'move',
+      to: Status.NON_EXECUTABLE,
+      patch: nonExecutable(facts, rules),
+      reason: `claim reverts in gas estimation: ${estimate.revert}`,
+    };
   }
   const gas = estimate.gas;
   const f = estimate.fees ?? facts.fees;
   if (gas > c.maxClaimGasLimit) {
-    return { kind: 'move', to: Status.NON_EXECUTABLE, patch: nonExecutable(facts, rules), reason: `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}` };
+    return {
+      kind: 'move',
+      to: Status.NON_EXECUTABLE,
+      patch: nonExecutable(facts, rules),
+      reason: `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`,
+    };
   }
   if (rules.maxGasFeeEnforced && f.uncappedMaxFeePerGas > c.maxFeePerGasCap) {
     const reason = `estimated max fee per gas ${f.uncappedMaxFeePerGas} wei above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap} (${rules.destination}_MAX_GAS_FEE_ENFORCED)`;
@@ -124,9 +157,21 @@ export const claimGasLimit = (gas: bigint) => (gas * 6n) / 5n;
  * Whether the claim fits what is left of the L1 withdrawal rate limit this period (`left`; undefined: no limit
  * in this direction): what is left after it, or the wait it gets.
  */
-export function fitRateLimit(m: Pick<MessageRow, 'fee' | 'value'>, left: bigint | undefined, facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules): { fits: true; left: bigint | undefined } | { fits: false; wait: { failure_reason: string; retry_after: Date } } {
+export function fitRateLimit(
+  m: Pick<MessageRow, 'fee' | 'value'>,
+  left: bigint | undefined,
+  facts: Pick<ClaimFacts, 'now'>,
+  rules: ClaimRules,
+): { fits: true; left: bigint | undefined } | { fits: false; wait: { failure_reason: string; retry_after: Date } } {
   if (left === undefined) return { fits: true, left };
   const amount = BigInt(m.fee) + BigInt(m.value);
-  if (amount > left) return { fits: false, wait: { failure_reason: `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`, retry_after: retryAt(facts, rules) } };
+  if (amount > left)
+    return {
+      fits: false,
+      wait: {
+        failure_reason: `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`,
+        retry_after: retryAt(facts, rules),
+      },
+    };
   return { fits: true, left: left - amount };
 }

@@ -1,6 +1,11 @@
 import { bytesToHex, hexToBytes } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
-import { BroadcastRefusedError, ForeignChainTransactionError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
+import {
+  BroadcastRefusedError,
+  ForeignChainTransactionError,
+  NonceGapError,
+  classifyBroadcastError,
+} from '../broadcast-errors.js';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
 import { leaseClaims, returnClaim, type SignerKey } from './lease.js';
@@ -11,7 +16,12 @@ import type { Direction } from '../config.js';
 import type { RelayerMetrics } from '../metrics.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 
-export { BroadcastRefusedError, ForeignChainTransactionError, NonceGapError, classifyBroadcastError } from '../broadcast-errors.js';
+export {
+  BroadcastRefusedError,
+  ForeignChainTransactionError,
+  NonceGapError,
+  classifyBroadcastError,
+} from '../broadcast-errors.js';
 
 export interface PlannedClaim {
   message: MessageRow;
@@ -117,11 +127,22 @@ export class ClaimSender {
 
   /** Logs the pause once when it starts and once when it ends; the gauge follows it. */
   private setPaused(paused: boolean, detail?: string): void {
-    this.options.metrics?.noncePaused.set({ direction: this.options.direction, signer: this.signer.address }, paused ? 1 : 0);
+    this.options.metrics?.noncePaused.set(
+      { direction: this.options.direction, signer: this.signer.address },
+      paused ? 1 : 0,
+    );
     if (paused === this.paused) return;
     this.paused = paused;
-    if (paused) this.options.logger.error({ direction: this.options.direction, signer: this.signer.address }, `claiming paused: ${detail}`);
-    else this.options.logger.info({ direction: this.options.direction, signer: this.signer.address }, 'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain');
+    if (paused)
+      this.options.logger.error(
+        { direction: this.options.direction, signer: this.signer.address },
+        `claiming paused: ${detail}`,
+      );
+    else
+      this.options.logger.info(
+        { direction: this.options.direction, signer: this.signer.address },
+        'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain',
+      );
   }
 
   private nonceRowReady = false;
@@ -143,7 +164,8 @@ export class ClaimSender {
         this.cachedNonce = { value: fresh, at: Date.now() };
         return fresh;
       },
-      reclaimed: (from, to) => this.options.logger.warn({ direction: this.options.direction, from, to }, 'stale nonce leases reclaimed'),
+      reclaimed: (from, to) =>
+        this.options.logger.warn({ direction: this.options.direction, from, to }, 'stale nonce leases reclaimed'),
       sign: (kept, nonce) => this.sign(kept, nonce),
     });
     this.nonceRowReady = true;
@@ -156,7 +178,12 @@ export class ClaimSender {
 
   /** The signer's nonce row and the PENDING claims that hold its nonces (lease.ts). */
   private get key(): SignerKey {
-    return { chainId: this.chain.chainId.toString(), address: this.signer.address, direction: this.options.direction, primary: this.primary };
+    return {
+      chainId: this.chain.chainId.toString(),
+      address: this.signer.address,
+      direction: this.options.direction,
+      primary: this.primary,
+    };
   }
 
   /** Claims that may take nonces from `nonce` within MAX_NONCE_DIFF of the chain's; none: paused (NonceGapError). */
@@ -224,57 +251,78 @@ export class ClaimSender {
     });
     for (const c of leased) this.queued.add(c.hash);
     const accepted = (i: number) => {
-      this.options.metrics?.claimsSent.inc({ direction: this.options.direction, sponsored: String(leased[i]!.claim.sponsored), signer: this.signer.address });
+      this.options.metrics?.claimsSent.inc({
+        direction: this.options.direction,
+        sponsored: String(leased[i]!.claim.sponsored),
+        signer: this.signer.address,
+      });
       settle[i]!.resolve();
     };
-    const batch = this.queue.catch(() => undefined).then(async () => {
-      try {
-        for (let at = 0; at < leased.length; at += BROADCAST_WINDOW) {
-          const window = leased.slice(at, at + BROADCAST_WINDOW);
-          // Dispatched in nonce order; answers awaited together.
-          const results = await Promise.allSettled(window.map((c) => this.broadcast(c.signed)));
-          const refusedAt = results.findIndex((r) => r.status === 'rejected' && classifyBroadcastError(r.reason).refused);
-          const acceptedAfter = refusedAt >= 0 && results.some((r, k) => k > refusedAt && r.status === 'fulfilled');
-          if (results.some((r) => r.status === 'rejected')) this.cachedNonce = undefined;
-          if (refusedAt < 0 || acceptedAfter) {
-            await this.resendLost(window.filter((_, k) => results[k]!.status === 'fulfilled'));
-            for (const [k, r] of results.entries()) if (r.status === 'fulfilled') accepted(at + k);
-            // Failures highest nonce first, so a nonce no later claim holds goes back to the lease.
-            for (let k = results.length - 1; k >= 0; k--) {
+    const batch = this.queue
+      .catch(() => undefined)
+      .then(async () => {
+        try {
+          for (let at = 0; at < leased.length; at += BROADCAST_WINDOW) {
+            const window = leased.slice(at, at + BROADCAST_WINDOW);
+            // Dispatched in nonce order; answers awaited together.
+            const results = await Promise.allSettled(window.map((c) => this.broadcast(c.signed)));
+            const refusedAt = results.findIndex(
+              (r) => r.status === 'rejected' && classifyBroadcastError(r.reason).refused,
+            );
+            const acceptedAfter = refusedAt >= 0 && results.some((r, k) => k > refusedAt && r.status === 'fulfilled');
+            if (results.some((r) => r.status === 'rejected')) this.cachedNonce = undefined;
+            if (refusedAt < 0 || acceptedAfter) {
+              await this.resendLost(window.filter((_, k) => results[k]!.status === 'fulfilled'));
+              for (const [k, r] of results.entries()) if (r.status === 'fulfilled') accepted(at + k);
+              // Failures highest nonce first, so a nonce no later claim holds goes back to the lease.
+              for (let k = results.length - 1; k >= 0; k--) {
+                const r = results[k]!;
+                if (r.status === 'fulfilled') continue;
+                const c = window[k]!;
+                const { refused, insufficientFunds } = classifyBroadcastError(r.reason);
+                await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, refused).catch(() => undefined);
+                settle[at + k]!.reject(
+                  refused
+                    ? new BroadcastRefusedError(
+                        `the node refused claim ${c.hash}: ${(r.reason as Error).message.split('\n')[0]}`,
+                        insufficientFunds,
+                        r.reason,
+                      )
+                    : r.reason,
+                );
+              }
+              continue;
+            }
+            // Before the refused claim: as one at a time.
+            for (let k = refusedAt - 1; k >= 0; k--) {
               const r = results[k]!;
               if (r.status === 'fulfilled') continue;
               const c = window[k]!;
-              const { refused, insufficientFunds } = classifyBroadcastError(r.reason);
-              await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, refused).catch(() => undefined);
-              settle[at + k]!.reject(refused ? new BroadcastRefusedError(`the node refused claim ${c.hash}: ${(r.reason as Error).message.split('\n')[0]}`, insufficientFunds, r.reason) : r.reason);
+              await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, false).catch(() => undefined);
+              settle[at + k]!.reject(r.reason);
             }
-            continue;
+            for (let k = 0; k < refusedAt; k++) if (results[k]!.status === 'fulfilled') accepted(at + k);
+            // The refused claim and everything after it in the batch (this window and the ones not sent).
+            const err = (results[refusedAt] as PromiseRejectedResult).reason as unknown;
+            const { insufficientFunds } = classifyBroadcastError(err);
+            const first = leased[at + refusedAt]!;
+            for (let j = leased.length - 1; j >= at + refusedAt; j--) {
+              const r = leased[j]!;
+              await this.undo(r.message, r.nonce, r.hash, err, r.claim, true).catch(() => undefined);
+              const why =
+                j === at + refusedAt
+                  ? (err as Error).message.split('\n')[0]
+                  : `an earlier claim of the batch (${first.hash}) was refused`;
+              settle[j]!.reject(
+                new BroadcastRefusedError(`the node refused claim ${r.hash}: ${why}`, insufficientFunds, err),
+              );
+            }
+            return;
           }
-          // Before the refused claim: as one at a time.
-          for (let k = refusedAt - 1; k >= 0; k--) {
-            const r = results[k]!;
-            if (r.status === 'fulfilled') continue;
-            const c = window[k]!;
-            await this.undo(c.message, c.nonce, c.hash, r.reason, c.claim, false).catch(() => undefined);
-            settle[at + k]!.reject(r.reason);
-          }
-          for (let k = 0; k < refusedAt; k++) if (results[k]!.status === 'fulfilled') accepted(at + k);
-          // The refused claim and everything after it in the batch (this window and the ones not sent).
-          const err = (results[refusedAt] as PromiseRejectedResult).reason as unknown;
-          const { insufficientFunds } = classifyBroadcastError(err);
-          const first = leased[at + refusedAt]!;
-          for (let j = leased.length - 1; j >= at + refusedAt; j--) {
-            const r = leased[j]!;
-            await this.undo(r.message, r.nonce, r.hash, err, r.claim, true).catch(() => undefined);
-            const why = j === at + refusedAt ? (err as Error).message.split('\n')[0] : `an earlier claim of the batch (${first.hash}) was refused`;
-            settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${r.hash}: ${why}`, insufficientFunds, err));
-          }
-          return;
+        } finally {
+          for (const c of leased) this.queued.delete(c.hash);
         }
-      } finally {
-        for (const c of leased) this.queued.delete(c.hash);
-      }
-    });
+      });
     this.queue = batch;
     return leased.map((c, i) => ({ message: c.message, hash: c.hash, nonce: c.nonce, sent: settle[i]!.sent }));
   }
@@ -291,7 +339,9 @@ export class ClaimSender {
    * eth_getTransactionCount per window (up to BROADCAST_WINDOW claims). Failures are logged: the receipt
    * loop's own rebroadcast remains the safety net.
    */
-  private async resendLost(accepted: readonly { nonce: number; signed: string; hash: string; message: MessageRow }[]): Promise<void> {
+  private async resendLost(
+    accepted: readonly { nonce: number; signed: string; hash: string; message: MessageRow }[],
+  ): Promise<void> {
     if (accepted.length === 0) return;
     const byNonce = new Map(accepted.map((c) => [c.nonce, c]));
     let last = -1;
@@ -300,13 +350,25 @@ export class ClaimSender {
         const pending = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
         const lost = byNonce.get(pending);
         if (!lost || pending <= last) return;
-        this.options.logger.warn({ message: lost.message.message_hash, tx: lost.hash, nonce: pending, signer: this.signer.address, trigger: 'after_send' }, 'claim transaction accepted but not held by the node (its pending nonce stops there); rebroadcasting');
+        this.options.logger.warn(
+          {
+            message: lost.message.message_hash,
+            tx: lost.hash,
+            nonce: pending,
+            signer: this.signer.address,
+            trigger: 'after_send',
+          },
+          'claim transaction accepted but not held by the node (its pending nonce stops there); rebroadcasting',
+        );
         await this.broadcast(lost.signed);
         this.options.metrics?.rebroadcasts.inc({ direction: this.options.direction, trigger: 'after_send' });
         last = pending;
       }
     } catch (err) {
-      this.options.logger.warn({ signer: this.signer.address, err: (err as Error).message.split('\n')[0] }, 'checking the node for lost claims failed; the receipt loop will find them');
+      this.options.logger.warn(
+        { signer: this.signer.address, err: (err as Error).message.split('\n')[0] },
+        'checking the node for lost claims failed; the receipt loop will find them',
+      );
     }
   }
 
@@ -338,13 +400,19 @@ export class ClaimSender {
     // The last gate before any chain: a stored claim of other chains (a database of a reset testnet, a changed
     // *_RPC_URL) must not spend this signer's funds there. The persister stops such rows before they get here.
     const foreign = foreignChainReason(signed, this.chain.chainId);
-    if (foreign) throw new ForeignChainTransactionError(`transaction ${transactionHash(signed)} not broadcast to ${this.chain.name}: ${foreign}`);
+    if (foreign)
+      throw new ForeignChainTransactionError(
+        `transaction ${transactionHash(signed)} not broadcast to ${this.chain.name}: ${foreign}`,
+      );
     try {
       await this.chain.provider.send('eth_sendRawTransaction', [signed]);
     } catch (err) {
       const text = `${(err as Error).message} ${JSON.stringify((err as { info?: unknown }).info ?? '')}`;
       if (/already known|known transaction|already imported/i.test(text)) return;
-      if (/nonce too low|nonce has already been used|NONCE_EXPIRED/i.test(text) || (err as { code?: string }).code === 'NONCE_EXPIRED') {
+      if (
+        /nonce too low|nonce has already been used|NONCE_EXPIRED/i.test(text) ||
+        (err as { code?: string }).code === 'NONCE_EXPIRED'
+      ) {
         if (await this.chain.provider.getTransaction(transactionHash(signed))) return;
       }
       throw err;
@@ -357,19 +425,37 @@ export class ClaimSender {
    * A refused broadcast also gives back the submission it was counted as (MAX_NUMBER_OF_RETRIES counts
    * transactions that could have reached the chain); an ambiguous one keeps it.
    */
-  private async undo(message: MessageRow, nonce: number, hash: string, err: unknown, claim: ClaimTx, refused: boolean): Promise<void> {
+  private async undo(
+    message: MessageRow,
+    nonce: number,
+    hash: string,
+    err: unknown,
+    claim: ClaimTx,
+    refused: boolean,
+  ): Promise<void> {
     const reason = `claim transaction ${refused ? 'refused by the node' : 'could not be sent'}: ${(err as Error).message.split('\n')[0]}`;
     const released = await returnClaim(this.repo, this.key, message, nonce, reason, refused);
     // Lack of funds is reported once by the claiming pause, not once per message.
     const level = classifyBroadcastError(err).insufficientFunds ? 'debug' : 'warn';
-    this.options.logger[level]({ message: message.message_hash, nonce, tx: hash, refused, err: (err as Error).message.split('\n')[0] }, 'claim broadcast failed; message returned for retry');
+    this.options.logger[level](
+      { message: message.message_hash, nonce, tx: hash, refused, err: (err as Error).message.split('\n')[0] },
+      'claim broadcast failed; message returned for retry',
+    );
     if (!released) await this.fillGap(nonce, claim);
   }
 
   private async fillGap(nonce: number, claim: ClaimTx): Promise<void> {
     const fees = { maxFeePerGas: claim.maxFeePerGas, maxPriorityFeePerGas: claim.maxPriorityFeePerGas };
     try {
-      const signed = await this.signer.signTransaction({ chainId: this.chain.chainId, nonce, to: this.signer.address, data: '0x', value: 0n, gasLimit: 21_000n, ...fees });
+      const signed = await this.signer.signTransaction({
+        chainId: this.chain.chainId,
+        nonce,
+        to: this.signer.address,
+        data: '0x',
+        value: 0n,
+        gasLimit: 21_000n,
+        ...fees,
+      });
       await this.broadcast(signed);
       this.options.logger.warn({ nonce }, 'filled a nonce gap with a self-transfer');
     } catch (err) {

@@ -7,9 +7,21 @@ export const ADMIN_ACTOR = 'admin';
 
 /** A fresh start: no claim transaction, no counted submissions, cycles, bumps or re-simulations. */
 const RESET: MessagePatch = {
-  claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null, claim_gas_limit: null,
-  claim_max_fee_per_gas: null, claim_max_priority_fee_per_gas: null, claim_tx_kind: 'claim', claim_signer: null,
-  retries: 0, cycles: 0, bumps: 0, resimulations: 0, retry_after: null, is_sponsored: false,
+  claim_tx_hash: null,
+  claim_tx_nonce: null,
+  claim_tx_raw: null,
+  claim_tx_created_at: null,
+  claim_gas_limit: null,
+  claim_max_fee_per_gas: null,
+  claim_max_priority_fee_per_gas: null,
+  claim_tx_kind: 'claim',
+  claim_signer: null,
+  retries: 0,
+  cycles: 0,
+  bumps: 0,
+  resimulations: 0,
+  retry_after: null,
+  is_sponsored: false,
 };
 const NO_PROOF: MessagePatch = { merkle_root: null, leaf_index: null, proof: null, anchored_at: null };
 
@@ -59,7 +71,11 @@ export async function applyAdminAction(
     const plan = planAction(action, m, prefix);
     if ('kind' in plan) return plan;
     const actor = options.actor ?? ADMIN_ACTOR;
-    const moved = await repo.write('relayer.admin_transition', (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor }), [plan.to]);
+    const moved = await repo.write(
+      'relayer.admin_transition',
+      (knex) => repo.transitionIn(knex, m.id, [m.status], plan.to, plan.patch, plan.reason, { actor }),
+      [plan.to],
+    );
     if (moved) return { kind: 'changed', from: m.status, to: plan.to };
     const [fresh] = (await repo.findByHash(m.message_hash, m.direction)) as [MessageRow | undefined];
     if (!fresh) throw new Error(`message ${m.message_hash} (${m.direction}) disappeared during ${action}`);

@@ -31,15 +31,39 @@ export class ChainPinMismatchError extends Error {
  * Records the identity of each layer on first start and compares it on every later one. Insert-if-absent, then
  * read: two replicas starting together on an empty database agree on one pin.
  */
-export async function checkChainPin(repo: RelayerRepository, now: readonly ChainIdentity[]): Promise<{ pinnedNow: string[] }> {
+export async function checkChainPin(
+  repo: RelayerRepository,
+  now: readonly ChainIdentity[],
+): Promise<{ pinnedNow: string[] }> {
   const inserted = await repo.write('relayer.pin_chains', (knex) =>
-    repo.table(knex, 'chain_pin')
-      .insert(now.map((c) => ({ layer: c.layer, chain_id: c.chainId, genesis_hash: c.genesisHash.toLowerCase(), contract_address: c.contractAddress.toLowerCase() })))
-      .onConflict('layer').ignore()
+    repo
+      .table(knex, 'chain_pin')
+      .insert(
+        now.map((c) => ({
+          layer: c.layer,
+          chain_id: c.chainId,
+          genesis_hash: c.genesisHash.toLowerCase(),
+          contract_address: c.contractAddress.toLowerCase(),
+        })),
+      )
+      .onConflict('layer')
+      .ignore()
       .returning<{ layer: string }[]>('layer'),
   );
-  const stored = await repo.read('relayer.read_chain_pins', (knex) => repo.table(knex, 'chain_pin').select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'));
-  const differences = pinDifferences(stored.map((r) => ({ layer: r.layer as ChainIdentity['layer'], chainId: r.chain_id, genesisHash: r.genesis_hash, contractAddress: r.contract_address })), now);
+  const stored = await repo.read('relayer.read_chain_pins', (knex) =>
+    repo
+      .table(knex, 'chain_pin')
+      .select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'),
+  );
+  const differences = pinDifferences(
+    stored.map((r) => ({
+      layer: r.layer as ChainIdentity['layer'],
+      chainId: r.chain_id,
+      genesisHash: r.genesis_hash,
+      contractAddress: r.contract_address,
+    })),
+    now,
+  );
   if (differences.length > 0) throw new ChainPinMismatchError(differences);
   return { pinnedNow: inserted.map((r) => r.layer) };
 }
@@ -54,9 +78,14 @@ export function pinDifferences(pinned: readonly ChainIdentity[], now: readonly C
     const s = pinned.find((r) => r.layer === c.layer);
     if (!s) continue;
     if (s.chainId !== c.chainId) differences.push(`${c.layer} chain id stored ${s.chainId}, now ${c.chainId}`);
-    if (s.genesisHash.toLowerCase() !== c.genesisHash.toLowerCase()) differences.push(`${c.layer} genesis block hash stored ${s.genesisHash.toLowerCase()}, now ${c.genesisHash.toLowerCase()}`);
+    if (s.genesisHash.toLowerCase() !== c.genesisHash.toLowerCase())
+      differences.push(
+        `${c.layer} genesis block hash stored ${s.genesisHash.toLowerCase()}, now ${c.genesisHash.toLowerCase()}`,
+      );
     if (s.contractAddress.toLowerCase() !== c.contractAddress.toLowerCase()) {
-      differences.push(`${c.layer}_CONTRACT_ADDRESS stored ${s.contractAddress.toLowerCase()}, now ${c.contractAddress.toLowerCase()}`);
+      differences.push(
+        `${c.layer}_CONTRACT_ADDRESS stored ${s.contractAddress.toLowerCase()}, now ${c.contractAddress.toLowerCase()}`,
+      );
     }
   }
   return differences;
@@ -82,22 +111,47 @@ export interface ResetOutcome {
 export async function resetChainPin(repo: RelayerRepository, options: { abandon: boolean }): Promise<ResetOutcome> {
   return repo.write('relayer.reset_chain_pin', (knex) =>
     knex.transaction(async (trx: Knex.Transaction): Promise<ResetOutcome> => {
-      const pins = await repo.table(trx, 'chain_pin').forUpdate().select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
-      const dropped = pins.map((p) => ({ layer: p.layer, chainId: p.chain_id, genesisHash: p.genesis_hash, contractAddress: p.contract_address }));
-      const counts = await repo.table(trx, 'message').whereIn('status', UNFINISHED).groupBy('status').select<{ status: string; n: string }[]>('status', trx.raw('count(*) as n'));
+      const pins = await repo
+        .table(trx, 'chain_pin')
+        .forUpdate()
+        .select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
+      const dropped = pins.map((p) => ({
+        layer: p.layer,
+        chainId: p.chain_id,
+        genesisHash: p.genesis_hash,
+        contractAddress: p.contract_address,
+      }));
+      const counts = await repo
+        .table(trx, 'message')
+        .whereIn('status', UNFINISHED)
+        .groupBy('status')
+        .select<{ status: string; n: string }[]>('status', trx.raw('count(*) as n'));
       const unfinished = Object.fromEntries(counts.map((c) => [c.status, Number(c.n)]));
       if (counts.length > 0 && !options.abandon) return { dropped, unfinished, abandoned: 0, refused: true };
       let abandoned = 0;
       if (counts.length > 0) {
-        const pinText = dropped.map((p) => `${p.layer} chain ${p.chainId} genesis ${p.genesisHash}`).join(', ') || 'no pin recorded';
-        const rows = await repo.table(trx, 'message').whereIn('status', UNFINISHED).select<{ id: string; status: string }[]>('id', 'status');
+        const pinText =
+          dropped.map((p) => `${p.layer} chain ${p.chainId} genesis ${p.genesisHash}`).join(', ') || 'no pin recorded';
+        const rows = await repo
+          .table(trx, 'message')
+          .whereIn('status', UNFINISHED)
+          .select<{ id: string; status: string }[]>('id', 'status');
         for (const r of rows) {
           const reason = `abandoned by operator at reset-chain-pin (was ${r.status}; it belonged to ${pinText}): never sent again`;
-          await repo.transitionIn(trx, r.id, [r.status as MessageStatus], Status.NEEDS_MANUAL_INTERVENTION, {}, reason, { actor: ADMIN_ACTOR });
+          await repo.transitionIn(
+            trx,
+            r.id,
+            [r.status as MessageStatus],
+            Status.NEEDS_MANUAL_INTERVENTION,
+            {},
+            reason,
+            { actor: ADMIN_ACTOR },
+          );
           abandoned++;
         }
       }
-      for (const table of ['cursor', 'signer_nonce', 'finalization', 'chain_pin']) await repo.table(trx, table).delete();
+      for (const table of ['cursor', 'signer_nonce', 'finalization', 'chain_pin'])
+        await repo.table(trx, table).delete();
       return { dropped, unfinished, abandoned, refused: false };
     }),
   );

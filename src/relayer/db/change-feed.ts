@@ -10,7 +10,9 @@ const MAX_FEED_ROWS = 2_000;
 const compareDecimal = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 /** The pipeline's order: block, then message nonce (as the page query orders). */
 const compareRows = (a: MessageRow, b: MessageRow) =>
-  compareDecimal(String(a.sent_block_number), String(b.sent_block_number)) || compareDecimal(String(a.message_nonce), String(b.message_nonce)) || compareDecimal(String(a.id), String(b.id));
+  compareDecimal(String(a.sent_block_number), String(b.sent_block_number)) ||
+  compareDecimal(String(a.message_nonce), String(b.message_nonce)) ||
+  compareDecimal(String(a.id), String(b.id));
 
 /**
  * One loop's due rows (RelayerRepository.dueChanged), kept in memory between reads: the rows of its statuses
@@ -85,7 +87,10 @@ class DuePage {
 export class ChangeFeed {
   private readonly pages = new Map<string, DuePage>();
 
-  constructor(private readonly db: DbClient, private readonly schema: string) {}
+  constructor(
+    private readonly db: DbClient,
+    private readonly schema: string,
+  ) {}
 
   /**
    * The due rows (retry time passed, oldest first) for a pipeline loop that runs every few hundred ms, at a cost that follows
@@ -99,7 +104,13 @@ export class ChangeFeed {
    * rows changed at once (a long transaction elsewhere holding
    * the snapshot horizon back makes the feed repeat itself, and this bounds what it costs).
    */
-  async due(direction: Direction, statuses: readonly MessageStatus[], limit: number, maxAgeMs: number, writes: number): Promise<MessageRow[]> {
+  async due(
+    direction: Direction,
+    statuses: readonly MessageStatus[],
+    limit: number,
+    maxAgeMs: number,
+    writes: number,
+  ): Promise<MessageRow[]> {
     const key = `${direction}:${statuses.join(',')}:${limit}`;
     const page = this.pages.get(key);
     const now = Date.now();
@@ -133,7 +144,13 @@ export class ChangeFeed {
     );
     const rows = (result as { rows: (MessageRow & { feed_horizon: string; feed_next_due: Date | null })[] }).rows;
     const head = rows[0]!;
-    const page = new DuePage(direction, statuses, limit, head.feed_horizon, head.feed_next_due ? new Date(head.feed_next_due).getTime() : undefined);
+    const page = new DuePage(
+      direction,
+      statuses,
+      limit,
+      head.feed_horizon,
+      head.feed_next_due ? new Date(head.feed_next_due).getTime() : undefined,
+    );
     for (const r of rows) {
       if (r.id === null) continue;
       const { feed_horizon: _h, feed_next_due: _n, ...row } = r;

@@ -48,10 +48,14 @@ async function createMessageTable(knex: Knex, schema: string): Promise<void> {
     t.unique(['message_hash', 'direction'], { indexName: 'message_hash_direction_unique' });
   });
   const m = `${schema}.message`;
-  await knex.raw(`alter table ${m} add constraint message_direction_check check (direction in ('L1_TO_L2', 'L2_TO_L1'))`);
+  await knex.raw(
+    `alter table ${m} add constraint message_direction_check check (direction in ('L1_TO_L2', 'L2_TO_L1'))`,
+  );
   await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
   // The pipeline's queries: work by (direction, status) in block order; receipts by hash; API newest first.
-  await knex.raw(`create index message_direction_status_idx on ${m} (direction, status, sent_block_number, message_nonce)`);
+  await knex.raw(
+    `create index message_direction_status_idx on ${m} (direction, status, sent_block_number, message_nonce)`,
+  );
   await knex.raw(`create index message_claim_tx_hash_idx on ${m} (claim_tx_hash) where claim_tx_hash is not null`);
   await knex.raw(`create index message_sent_block_idx on ${m} (direction, contract_address, sent_block_number)`);
   await knex.raw(`create index message_created_at_idx on ${m} (created_at desc, message_hash, direction)`);
@@ -117,7 +121,8 @@ export const relayerMigrations: Migration[] = [
         await knex.schema.withSchema(schema).dropTableIfExists(table);
       }
     },
-  },  {
+  },
+  {
     name: '0002_submission_lifecycle',
     async up(knex, schema) {
       // Fee bumps sent in the current submission cycle, and whether the current transaction (claim_tx_*)
@@ -162,8 +167,12 @@ export const relayerMigrations: Migration[] = [
       await knex.raw(`alter table ${m} add column change_xid xid8`);
       await knex.raw(`update ${m} set change_xid = pg_current_xact_id()`);
       await knex.raw(`alter table ${m} alter column change_xid set not null`);
-      await knex.raw(`create function ${schema}.message_note_change() returns trigger language plpgsql as $$ begin new.change_xid := pg_current_xact_id(); return new; end $$`);
-      await knex.raw(`create trigger message_note_change before insert or update on ${m} for each row execute function ${schema}.message_note_change()`);
+      await knex.raw(
+        `create function ${schema}.message_note_change() returns trigger language plpgsql as $$ begin new.change_xid := pg_current_xact_id(); return new; end $$`,
+      );
+      await knex.raw(
+        `create trigger message_note_change before insert or update on ${m} for each row execute function ${schema}.message_note_change()`,
+      );
       await knex.raw(`create index message_change_idx on ${m} (direction, change_xid)`);
       // The earliest retry time still to come, read with each full page: only the few rows that wait have one.
       await knex.raw(`create index message_retry_after_idx on ${m} (retry_after) where retry_after is not null`);
@@ -212,12 +221,16 @@ export const relayerMigrations: Migration[] = [
       // ABANDONED: given up by an operator (POST /messages/{hash}/abandon), never claimed.
       const m = `${schema}.message`;
       await knex.raw(`alter table ${m} drop constraint message_status_check`);
-      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`);
+      await knex.raw(
+        `alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES)}))`,
+      );
     },
     async down(knex, schema) {
       const m = `${schema}.message`;
       await knex.raw(`alter table ${m} drop constraint message_status_check`);
-      await knex.raw(`alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES.filter((s) => s !== Status.ABANDONED))}))`);
+      await knex.raw(
+        `alter table ${m} add constraint message_status_check check (status in (${list(MESSAGE_STATUSES.filter((s) => s !== Status.ABANDONED))}))`,
+      );
       await knex.schema.withSchema(schema).alterTable('message', (t) => t.dropColumn('resimulations'));
       await knex.schema.withSchema(schema).alterTable('message_status_history', (t) => {
         for (const c of ['from_status', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor']) t.dropColumn(c);

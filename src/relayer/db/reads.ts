@@ -5,13 +5,15 @@ import { Status, type MessageStatus } from '../message/status.js';
 import { STUCK } from '../message/transitions.js';
 import type { FinalizationRow, HistoryRow, MessageRow } from './rows.js';
 
-
 /**
  * What the relayer reads from its tables: the pipeline's lookups, the API's and the metrics'. Nothing here writes;
  * RelayerRepository adds the writes (and the change feed, which follows them).
  */
 export class RelayerReads {
-  constructor(protected readonly db: DbClient, readonly schema: string) {}
+  constructor(
+    protected readonly db: DbClient,
+    readonly schema: string,
+  ) {}
 
   /** A table of the relayer's schema, in a read()'s or a write()'s query. */
   table(knex: Knex, name: string) {
@@ -24,17 +26,25 @@ export class RelayerReads {
   }
 
   async getCursor(name: string): Promise<number | undefined> {
-    const row = await this.db.query('relayer.get_cursor', (knex) => this.table(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'));
+    const row = await this.db.query('relayer.get_cursor', (knex) =>
+      this.table(knex, 'cursor').where({ name }).first<{ last_block: string } | undefined>('last_block'),
+    );
     return row ? Number(row.last_block) : undefined;
   }
 
   /** Whether the message is still PENDING with this claim transaction (nothing replaced or undid it since a read). */
   async isPendingWith(id: string, claimTxHash: string): Promise<boolean> {
-    const row = await this.db.query('relayer.is_pending_with', (knex) => this.table(knex, 'message').where({ id, status: Status.PENDING, claim_tx_hash: claimTxHash }).first('id'));
+    const row = await this.db.query('relayer.is_pending_with', (knex) =>
+      this.table(knex, 'message').where({ id, status: Status.PENDING, claim_tx_hash: claimTxHash }).first('id'),
+    );
     return row !== undefined;
   }
 
-  async byHashes(direction: Direction, contractAddress: string, blocks: { from: number; to: number }): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
+  async byHashes(
+    direction: Direction,
+    contractAddress: string,
+    blocks: { from: number; to: number },
+  ): Promise<{ message_hash: string; message_nonce: string; sent_block_number: string }[]> {
     return this.db.query('relayer.by_hashes', (knex) =>
       this.table(knex, 'message')
         .where({ direction, contract_address: contractAddress })
@@ -75,14 +85,20 @@ export class RelayerReads {
     });
   }
 
-  async list(filter: { status?: MessageStatus; direction?: Direction }, page: number, limit: number): Promise<{ rows: MessageRow[]; total: number }> {
+  async list(
+    filter: { status?: MessageStatus; direction?: Direction },
+    page: number,
+    limit: number,
+  ): Promise<{ rows: MessageRow[]; total: number }> {
     return this.db.query('relayer.list', async (knex) => {
       const where = (q: Knex.QueryBuilder) => {
         if (filter.status) q.where('status', filter.status);
         if (filter.direction) q.where('direction', filter.direction);
         return q;
       };
-      const [{ count }] = (await where(this.table(knex, 'message')).count({ count: '*' })) as [{ count: string | number }];
+      const [{ count }] = (await where(this.table(knex, 'message')).count({ count: '*' })) as [
+        { count: string | number },
+      ];
       const rows = await where(this.table(knex, 'message'))
         .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'message_hash' }, { column: 'direction' }])
         .offset((page - 1) * limit)
@@ -99,7 +115,17 @@ export class RelayerReads {
       this.table(knex, 'message_status_history')
         .whereIn('message_id', ids)
         .orderBy([{ column: 'message_id' }, { column: 'id' }])
-        .select<HistoryRow[]>('message_id', 'from_status', 'status', 'at', 'reason', 'claim_tx_hash', 'claim_tx_nonce', 'signer', 'actor'),
+        .select<HistoryRow[]>(
+          'message_id',
+          'from_status',
+          'status',
+          'at',
+          'reason',
+          'claim_tx_hash',
+          'claim_tx_nonce',
+          'signer',
+          'actor',
+        ),
     );
     for (const r of rows) {
       const list = out.get(String(r.message_id)) ?? [];
@@ -113,12 +139,30 @@ export class RelayerReads {
    * Messages claimable on their destination (ANCHORED, FEE_UNDERPRICED, or PENDING with its claim unconfirmed)
    * for more than `seconds` since they were anchored: how many per direction, and the oldest `limit` of them.
    */
-  async stuck(seconds: number, limit: number, direction?: Direction): Promise<{ counts: Map<Direction, number>; oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[] }> {
+  async stuck(
+    seconds: number,
+    limit: number,
+    direction?: Direction,
+  ): Promise<{
+    counts: Map<Direction, number>;
+    oldest: Pick<MessageRow, 'id' | 'message_hash' | 'direction' | 'status' | 'anchored_at'>[];
+  }> {
     return this.db.query('relayer.stuck', async (knex) => {
       const where = (q: Knex.QueryBuilder) =>
-        (direction ? q.where({ direction }) : q).whereIn('status', STUCK).where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
-      const rows = (await where(this.table(knex, 'message')).select('direction').count({ count: '*' }).groupBy('direction')) as { direction: Direction; count: string | number }[];
-      const oldest = limit === 0 ? [] : await where(this.table(knex, 'message')).orderBy('anchored_at').limit(limit).select('id', 'message_hash', 'direction', 'status', 'anchored_at');
+        (direction ? q.where({ direction }) : q)
+          .whereIn('status', STUCK)
+          .where('anchored_at', '<', knex.raw(`now() - make_interval(secs => ?)`, [seconds]));
+      const rows = (await where(this.table(knex, 'message'))
+        .select('direction')
+        .count({ count: '*' })
+        .groupBy('direction')) as { direction: Direction; count: string | number }[];
+      const oldest =
+        limit === 0
+          ? []
+          : await where(this.table(knex, 'message'))
+              .orderBy('anchored_at')
+              .limit(limit)
+              .select('id', 'message_hash', 'direction', 'status', 'anchored_at');
       return { counts: new Map(rows.map((r) => [r.direction, Number(r.count)])), oldest };
     });
   }
@@ -137,7 +181,12 @@ export class RelayerReads {
   }
 
   async countsByStatus(): Promise<{ direction: Direction; status: MessageStatus; count: number }[]> {
-    const rows = await this.db.query('relayer.counts_by_status', (knex) => this.table(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'));
-    return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({ ...r, count: Number(r.count) }));
+    const rows = await this.db.query('relayer.counts_by_status', (knex) =>
+      this.table(knex, 'message').select('direction', 'status').count({ count: '*' }).groupBy('direction', 'status'),
+    );
+    return (rows as { direction: Direction; status: MessageStatus; count: string | number }[]).map((r) => ({
+      ...r,
+      count: Number(r.count),
+    }));
   }
 }

@@ -28,7 +28,11 @@ export class RelayerRepository extends RelayerReads {
    * `actor`: who this repository's status changes are recorded as in the history; by default this relayer
    * instance (host and process), so the two instances of an HA pair are told apart.
    */
-  constructor(db: DbClient, schema: string, readonly actor: string = `relayer ${hostname()}:${process.pid}`) {
+  constructor(
+    db: DbClient,
+    schema: string,
+    readonly actor: string = `relayer ${hostname()}:${process.pid}`,
+  ) {
     super(db, schema);
     this.feed = new ChangeFeed(db, schema);
   }
@@ -85,7 +89,12 @@ export class RelayerRepository extends RelayerReads {
   }
 
   /** The due rows of a pipeline loop, read from the change feed (see ChangeFeed.due). */
-  dueChanged(direction: Direction, statuses: readonly MessageStatus[], limit: number, maxAgeMs: number): Promise<MessageRow[]> {
+  dueChanged(
+    direction: Direction,
+    statuses: readonly MessageStatus[],
+    limit: number,
+    maxAgeMs: number,
+  ): Promise<MessageRow[]> {
     return this.feed.due(direction, statuses, limit, maxAgeMs, this.writes);
   }
 
@@ -100,22 +109,53 @@ export class RelayerRepository extends RelayerReads {
    * Moves a message to `to` only if it is still in one of `from` (so two workers, or a worker and an
    * operator, never both act on one message), and records the change in the status history: one statement.
    */
-  async transitionIn(knex: Knex, id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null, options: StatusChangeOptions = {}): Promise<boolean> {
-    return (await applyTransition(knex, this.schema, [{ id, patch }], from, to, reason, { actor: this.actor, ...options })).size > 0;
+  async transitionIn(
+    knex: Knex,
+    id: string,
+    from: readonly MessageStatus[],
+    to: MessageStatus,
+    patch: MessagePatch = {},
+    reason: string | null = null,
+    options: StatusChangeOptions = {},
+  ): Promise<boolean> {
+    return (
+      (await applyTransition(knex, this.schema, [{ id, patch }], from, to, reason, { actor: this.actor, ...options }))
+        .size > 0
+    );
   }
 
-  transition(id: string, from: readonly MessageStatus[], to: MessageStatus, patch: MessagePatch = {}, reason: string | null = null): Promise<boolean> {
+  transition(
+    id: string,
+    from: readonly MessageStatus[],
+    to: MessageStatus,
+    patch: MessagePatch = {},
+    reason: string | null = null,
+  ): Promise<boolean> {
     return this.write('relayer.transition', (knex) => this.transitionIn(knex, id, from, to, patch, reason), [to]);
   }
 
   /** transition() of many messages in one statement; returns the ids moved. */
-  transitionMany(changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null): Promise<Set<string>> {
+  transitionMany(
+    changes: readonly StatusChange[],
+    from: readonly MessageStatus[],
+    to: MessageStatus,
+    reason: string | null = null,
+  ): Promise<Set<string>> {
     if (changes.length === 0) return Promise.resolve(new Set());
-    return this.write('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason), [to]);
+    return this.write('relayer.transition_many', (knex) => this.transitionManyIn(knex, changes, from, to, reason), [
+      to,
+    ]);
   }
 
   /** transitionMany() in the caller's transaction (a write(), which counts it and wakes once settled). */
-  transitionManyIn(knex: Knex, changes: readonly StatusChange[], from: readonly MessageStatus[], to: MessageStatus, reason: string | null = null, options: StatusChangeOptions = {}): Promise<Set<string>> {
+  transitionManyIn(
+    knex: Knex,
+    changes: readonly StatusChange[],
+    from: readonly MessageStatus[],
+    to: MessageStatus,
+    reason: string | null = null,
+    options: StatusChangeOptions = {},
+  ): Promise<Set<string>> {
     return applyTransition(knex, this.schema, changes, from, to, reason, { actor: this.actor, ...options });
   }
 
@@ -123,7 +163,12 @@ export class RelayerRepository extends RelayerReads {
    * Records a replacement (fee bump or cancellation) of the PENDING transaction `previousHash`, only if it
    * is still the message's current one.
    */
-  async replaceClaimTx(id: string, previousHash: string, patch: MessagePatch & { failure_reason: string }, counts: { bump: boolean }): Promise<boolean> {
+  async replaceClaimTx(
+    id: string,
+    previousHash: string,
+    patch: MessagePatch & { failure_reason: string },
+    counts: { bump: boolean },
+  ): Promise<boolean> {
     return this.write('relayer.replace_claim_tx', async (knex) => {
       const n: unknown = await this.table(knex, 'message')
         .where({ id, status: Status.PENDING, claim_tx_hash: previousHash })
@@ -139,18 +184,35 @@ export class RelayerRepository extends RelayerReads {
   }
 
   /** Updates fields without changing the status (failure reason, retry time). */
-  async annotate(id: string, status: MessageStatus, patch: MessagePatch & { failure_reason?: string | null }): Promise<void> {
-    await this.write('relayer.annotate', (knex) => this.table(knex, 'message').where({ id, status }).update({ ...patch, updated_at: knex.fn.now() }));
+  async annotate(
+    id: string,
+    status: MessageStatus,
+    patch: MessagePatch & { failure_reason?: string | null },
+  ): Promise<void> {
+    await this.write('relayer.annotate', (knex) =>
+      this.table(knex, 'message')
+        .where({ id, status })
+        .update({ ...patch, updated_at: knex.fn.now() }),
+    );
   }
 
   // --- finalizations (L2→L1 anchoring) -----------------------------------------------------------------
 
-  async storeFinalizations(rows: Omit<FinalizationRow, 'id' | 'leaves'>[], cursor: { name: string; lastBlock: number }): Promise<void> {
+  async storeFinalizations(
+    rows: Omit<FinalizationRow, 'id' | 'leaves'>[],
+    cursor: { name: string; lastBlock: number },
+  ): Promise<void> {
     await this.write('relayer.store_finalizations', (knex) =>
       knex.transaction(async (trx) => {
         if (rows.length > 0) {
           await this.table(trx, 'finalization')
-            .insert(rows.map((r) => ({ ...r, merkle_roots: json(r.merkle_roots), messaging_blocks: json(r.messaging_blocks) })))
+            .insert(
+              rows.map((r) => ({
+                ...r,
+                merkle_roots: json(r.merkle_roots),
+                messaging_blocks: json(r.messaging_blocks),
+              })),
+            )
             .onConflict(['contract_address', 'l1_tx_hash'])
             .ignore();
         }
@@ -160,7 +222,11 @@ export class RelayerRepository extends RelayerReads {
   }
 
   async saveLeaves(id: string, leaves: string[]): Promise<void> {
-    await this.write('relayer.save_leaves', (knex) => this.table(knex, 'finalization').where({ id }).update({ leaves: json(leaves) }));
+    await this.write('relayer.save_leaves', (knex) =>
+      this.table(knex, 'finalization')
+        .where({ id })
+        .update({ leaves: json(leaves) }),
+    );
   }
 
   /** The cleaner: final-status messages older than `days` (never one that still needs work). */

@@ -24,13 +24,18 @@ export interface RequeueOutcome {
  * retry (applyAdminAction). Only a message still in the status
  * it was read in moves, so a running relayer (or a second operator) never races it.
  */
-export async function requeueMessages(repo: RelayerRepository, select: { hash?: string; status?: MessageStatus; direction?: Direction }): Promise<RequeueOutcome> {
+export async function requeueMessages(
+  repo: RelayerRepository,
+  select: { hash?: string; status?: MessageStatus; direction?: Direction },
+): Promise<RequeueOutcome> {
   const rows = await repo.read('relayer.requeue', (knex) => {
     const q = repo.table(knex, 'message');
     if (select.hash !== undefined) q.where({ message_hash: select.hash.toLowerCase() });
     if (select.status !== undefined) q.where({ status: select.status });
     if (select.direction !== undefined) q.where({ direction: select.direction });
-    return q.orderBy([{ column: 'direction' }, { column: 'sent_block_number' }, { column: 'message_nonce' }]).select<MessageRow[]>('*');
+    return q
+      .orderBy([{ column: 'direction' }, { column: 'sent_block_number' }, { column: 'message_nonce' }])
+      .select<MessageRow[]>('*');
   });
   const outcome: RequeueOutcome = { requeued: [], refused: [] };
   for (const m of rows) {
@@ -40,7 +45,14 @@ export async function requeueMessages(repo: RelayerRepository, select: { hash?: 
     }
     // The API's retry, the same function: same reset, same transition, actor admin in the history.
     const done = await applyAdminAction(repo, 'retry', m, { reason: 'requeued by operator' });
-    if (done.kind === 'changed') outcome.requeued.push({ hash: m.message_hash, direction: m.direction, from: m.status, to: done.to, retries: m.retries });
+    if (done.kind === 'changed')
+      outcome.requeued.push({
+        hash: m.message_hash,
+        direction: m.direction,
+        from: m.status,
+        to: done.to,
+        retries: m.retries,
+      });
   }
   return outcome;
 }

@@ -56,9 +56,20 @@ export interface MessageRow {
 /** A message as the listener stores it: the event's fields, in one of the entry statuses. */
 export type NewMessage = Pick<
   MessageRow,
-  'message_hash' | 'direction' | 'message_sender' | 'destination' | 'fee' | 'value' | 'message_nonce' | 'calldata' | 'contract_address'
+  | 'message_hash'
+  | 'direction'
+  | 'message_sender'
+  | 'destination'
+  | 'fee'
+  | 'value'
+  | 'message_nonce'
+  | 'calldata'
+  | 'contract_address'
 > &
-  Pick<MessageRow, 'sent_tx_hash' | 'sent_log_index' | 'failure_reason'> & { sent_block_number: number; status: (typeof ENTRY_STATUSES)[number] };
+  Pick<MessageRow, 'sent_tx_hash' | 'sent_log_index' | 'failure_reason'> & {
+    sent_block_number: number;
+    status: (typeof ENTRY_STATUSES)[number];
+  };
 
 export interface FinalizationRow {
   id: string;
@@ -87,4 +98,6 @@ export interface HistoryRow {
 }
 
 /** Columns a status transition may set besides status, failure_reason and updated_at. */
-export type MessagePatch = Partial<Omit<MessageRow, 'id' | 'status' | 'created_at' | 'updated_at' | 'proof'>> & { proof?: string[] | null };
+export type MessagePatch = Partial<Omit<MessageRow, 'id' | 'status' | 'created_at' | 'updated_at' | 'proof'>> & {
+  proof?: string[] | null;
+};

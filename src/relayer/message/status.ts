@@ -26,4 +26,6 @@ export type EveryStatusListed = MustBeNever<Exclude<MessageStatus, (typeof MESSA
  * Each status by its name (`Status.PENDING`): the only way code outside src/relayer/message/ names one, so a
  * status is spelled in this folder alone (test/architecture/status-literals.test.ts holds it).
  */
-export const Status = Object.freeze(Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, s]))) as { readonly [S in MessageStatus]: S };
+export const Status = Object.freeze(Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, s]))) as {
+  readonly [S in MessageStatus]: S;
+};

@@ -15,7 +15,8 @@ export interface Transition {
   why: string;
 }
 
-const each = (froms: readonly MessageStatus[], step: Step, to: MessageStatus, why: string): Transition[] => froms.map((from) => ({ from, to, step, why }));
+const each = (froms: readonly MessageStatus[], step: Step, to: MessageStatus, why: string): Transition[] =>
+  froms.map((from) => ({ from, to, step, why }));
 
 /**
  * The relayer's state machine: every status move a message may make, by whom, and why. applyTransition
@@ -25,41 +26,150 @@ const each = (froms: readonly MessageStatus[], step: Step, to: MessageStatus, wh
  */
 export const TRANSITIONS: readonly Transition[] = [
   // Anchoring (src/relayer/pipeline/l1-to-l2.ts, l2-to-l1.ts)
-  { from: S.SENT, to: S.TRANSACTION_SIZE_COMPUTED, step: 'anchoring', why: 'L1→L2: the claim transaction size is known' },
+  {
+    from: S.SENT,
+    to: S.TRANSACTION_SIZE_COMPUTED,
+    step: 'anchoring',
+    why: 'L1→L2: the claim transaction size is known',
+  },
   { from: S.TRANSACTION_SIZE_COMPUTED, to: S.ANCHORED, step: 'anchoring', why: 'L1→L2: L2 anchored the message hash' },
-  { from: S.TRANSACTION_SIZE_COMPUTED, to: S.CLAIMED_SUCCESS, step: 'anchoring', why: 'L1→L2: already claimed on L2, nothing to send' },
-  { from: S.TRANSACTION_SIZE_COMPUTED, to: S.NON_EXECUTABLE, step: 'anchoring', why: 'L1→L2: a reorg deeper than the confirmations removed the message' },
-  { from: S.SENT, to: S.ANCHORED, step: 'anchoring', why: 'L2→L1: the L2 block is finalized on L1 and the proof is built' },
-  { from: S.SENT, to: S.NON_EXECUTABLE, step: 'anchoring', why: 'L2→L1: a reorg deeper than the confirmations removed the message' },
+  {
+    from: S.TRANSACTION_SIZE_COMPUTED,
+    to: S.CLAIMED_SUCCESS,
+    step: 'anchoring',
+    why: 'L1→L2: already claimed on L2, nothing to send',
+  },
+  {
+    from: S.TRANSACTION_SIZE_COMPUTED,
+    to: S.NON_EXECUTABLE,
+    step: 'anchoring',
+    why: 'L1→L2: a reorg deeper than the confirmations removed the message',
+  },
+  {
+    from: S.SENT,
+    to: S.ANCHORED,
+    step: 'anchoring',
+    why: 'L2→L1: the L2 block is finalized on L1 and the proof is built',
+  },
+  {
+    from: S.SENT,
+    to: S.NON_EXECUTABLE,
+    step: 'anchoring',
+    why: 'L2→L1: a reorg deeper than the confirmations removed the message',
+  },
   // Claiming (src/relayer/claim/): from every status the claiming loop reads.
   ...[S.ANCHORED, S.FEE_UNDERPRICED].flatMap((from) => [
-    { from, to: S.PENDING, step: 'claiming' as const, why: 'a claim transaction was signed and recorded with its nonce' },
-    { from, to: S.CLAIMED_SUCCESS, step: 'claiming' as const, why: 'the estimate reverted because someone already claimed it' },
-    { from, to: S.NON_EXECUTABLE, step: 'claiming' as const, why: 'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT' },
-    { from, to: S.FEE_UNDERPRICED, step: 'claiming' as const, why: 'the fee does not cover the cost, or the fee cap is exceeded' },
-    { from, to: S.ZERO_FEE, step: 'claiming' as const, why: 'no fee and sponsoring off (or the claim is above the sponsor gas limit)' },
-    { from, to: S.NEEDS_MANUAL_INTERVENTION, step: 'claiming' as const, why: 'MAX_NUMBER_OF_RETRIES submissions without success' },
+    {
+      from,
+      to: S.PENDING,
+      step: 'claiming' as const,
+      why: 'a claim transaction was signed and recorded with its nonce',
+    },
+    {
+      from,
+      to: S.CLAIMED_SUCCESS,
+      step: 'claiming' as const,
+      why: 'the estimate reverted because someone already claimed it',
+    },
+    {
+      from,
+      to: S.NON_EXECUTABLE,
+      step: 'claiming' as const,
+      why: 'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT',
+    },
+    {
+      from,
+      to: S.FEE_UNDERPRICED,
+      step: 'claiming' as const,
+      why: 'the fee does not cover the cost, or the fee cap is exceeded',
+    },
+    {
+      from,
+      to: S.ZERO_FEE,
+      step: 'claiming' as const,
+      why: 'no fee and sponsoring off (or the claim is above the sponsor gas limit)',
+    },
+    {
+      from,
+      to: S.NEEDS_MANUAL_INTERVENTION,
+      step: 'claiming' as const,
+      why: 'MAX_NUMBER_OF_RETRIES submissions without success',
+    },
   ]),
   // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (sender.undo)
   { from: S.PENDING, to: S.CLAIMED_SUCCESS, step: 'receipts', why: 'the claim (or another transaction) claimed it' },
   { from: S.PENDING, to: S.CLAIMED_REVERTED, step: 'receipts', why: 'the claim transaction was mined and reverted' },
-  { from: S.PENDING, to: S.ANCHORED, step: 'receipts', why: 'a submission cycle ended (cancelled) or the claim was replaced: claim again' },
-  { from: S.PENDING, to: S.SENT, step: 'receipts', why: 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later' },
-  { from: S.PENDING, to: S.NEEDS_MANUAL_INTERVENTION, step: 'receipts', why: 'MAX_RETRY_CYCLES cycles without success' },
-  { from: S.PENDING, to: S.FEE_UNDERPRICED, step: 'receipts', why: 'the broadcast failed: back to the status it was claimed from' },
+  {
+    from: S.PENDING,
+    to: S.ANCHORED,
+    step: 'receipts',
+    why: 'a submission cycle ended (cancelled) or the claim was replaced: claim again',
+  },
+  {
+    from: S.PENDING,
+    to: S.SENT,
+    step: 'receipts',
+    why: 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later',
+  },
+  {
+    from: S.PENDING,
+    to: S.NEEDS_MANUAL_INTERVENTION,
+    step: 'receipts',
+    why: 'MAX_RETRY_CYCLES cycles without success',
+  },
+  {
+    from: S.PENDING,
+    to: S.FEE_UNDERPRICED,
+    step: 'receipts',
+    why: 'the broadcast failed: back to the status it was claimed from',
+  },
   // Re-simulation of NON_EXECUTABLE claims (src/relayer/pipeline/resimulation.ts)
-  { from: S.NON_EXECUTABLE, to: S.ANCHORED, step: 'resimulation', why: 'the destination accepts the claim now: claim it again' },
+  {
+    from: S.NON_EXECUTABLE,
+    to: S.ANCHORED,
+    step: 'resimulation',
+    why: 'the destination accepts the claim now: claim it again',
+  },
   { from: S.NON_EXECUTABLE, to: S.CLAIMED_SUCCESS, step: 'resimulation', why: 'someone else claimed it meanwhile' },
   // Chain pin reset (src/relayer/db/chain-pin.ts): unfinished messages of the old chains are parked.
-  ...each([S.SENT, S.TRANSACTION_SIZE_COMPUTED, S.ANCHORED, S.PENDING, S.FEE_UNDERPRICED], 'reset-chain-pin', S.NEEDS_MANUAL_INTERVENTION,
-    'reset-chain-pin: the message belongs to the old chains'),
+  ...each(
+    [S.SENT, S.TRANSACTION_SIZE_COMPUTED, S.ANCHORED, S.PENDING, S.FEE_UNDERPRICED],
+    'reset-chain-pin',
+    S.NEEDS_MANUAL_INTERVENTION,
+    'reset-chain-pin: the message belongs to the old chains',
+  ),
   // Operators (src/relayer/db/admin.ts: the API's retry and abandon, `l2stack relayer requeue`)
-  ...[S.NEEDS_MANUAL_INTERVENTION, S.NON_EXECUTABLE, S.CLAIMED_REVERTED, S.FEE_UNDERPRICED, S.ZERO_FEE].flatMap((from) => [
-    { from, to: S.TRANSACTION_SIZE_COMPUTED, step: 'retry' as const, why: 'retry (L1→L2): back to the anchoring check with fresh counters' },
-    { from, to: S.SENT, step: 'retry' as const, why: 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters' },
-  ]),
-  ...each([S.SENT, S.TRANSACTION_SIZE_COMPUTED, S.ANCHORED, S.FEE_UNDERPRICED, S.ZERO_FEE, S.NON_EXECUTABLE, S.CLAIMED_REVERTED, S.NEEDS_MANUAL_INTERVENTION],
-    'abandon', S.ABANDONED, 'abandon: an operator gave the message up; it is never claimed'),
+  ...[S.NEEDS_MANUAL_INTERVENTION, S.NON_EXECUTABLE, S.CLAIMED_REVERTED, S.FEE_UNDERPRICED, S.ZERO_FEE].flatMap(
+    (from) => [
+      {
+        from,
+        to: S.TRANSACTION_SIZE_COMPUTED,
+        step: 'retry' as const,
+        why: 'retry (L1→L2): back to the anchoring check with fresh counters',
+      },
+      {
+        from,
+        to: S.SENT,
+        step: 'retry' as const,
+        why: 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters',
+      },
+    ],
+  ),
+  ...each(
+    [
+      S.SENT,
+      S.TRANSACTION_SIZE_COMPUTED,
+      S.ANCHORED,
+      S.FEE_UNDERPRICED,
+      S.ZERO_FEE,
+      S.NON_EXECUTABLE,
+      S.CLAIMED_REVERTED,
+      S.NEEDS_MANUAL_INTERVENTION,
+    ],
+    'abandon',
+    S.ABANDONED,
+    'abandon: an operator gave the message up; it is never claimed',
+  ),
 ];
 
 const ALLOWED = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));
@@ -73,7 +183,9 @@ export function isAllowed(from: MessageStatus, to: MessageStatus): boolean {
 }
 
 /** The statuses `step` moves messages out of, in the table's order. */
-const leftBy = (step: Step): readonly MessageStatus[] => [...new Set(TRANSITIONS.filter((t) => t.step === step).map((t) => t.from))];
+const leftBy = (step: Step): readonly MessageStatus[] => [
+  ...new Set(TRANSITIONS.filter((t) => t.step === step).map((t) => t.from)),
+];
 
 // --- The groups the code asks about, read from the table ---------------------------------------------------
 
@@ -85,7 +197,9 @@ export const CLAIMABLE = leftBy('claiming');
  * Where the relayer stops by itself: no line of its own leaves them (only an operator's). The cleaner deletes
  * these once old; NON_EXECUTABLE is not one (it is re-simulated).
  */
-export const FINAL = MESSAGE_STATUSES.filter((s) => !TRANSITIONS.some((t) => t.from === s && !OPERATOR_STEPS.includes(t.step)));
+export const FINAL = MESSAGE_STATUSES.filter(
+  (s) => !TRANSITIONS.some((t) => t.from === s && !OPERATOR_STEPS.includes(t.step)),
+);
 /** Claimable on the destination and not yet claimed: what counts as stuck once it lasts. */
 export const STUCK = [...CLAIMABLE, S.PENDING];
 /** What the operator's retry moves back into claiming: the statuses the relayer does not leave by itself (or not soon). */

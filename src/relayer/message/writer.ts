@@ -54,7 +54,10 @@ export interface StatusChangeOptions {
 
 /** Thrown for a move TRANSITIONS does not list: a bug in the caller, nothing is written. */
 export class TransitionNotAllowedError extends Error {
-  constructor(readonly from: MessageStatus, readonly to: MessageStatus) {
+  constructor(
+    readonly from: MessageStatus,
+    readonly to: MessageStatus,
+  ) {
     super(`status transition ${from} → ${to} is not in the relayer's transition table`);
     this.name = 'TransitionNotAllowedError';
   }
@@ -83,7 +86,10 @@ export async function applyTransition(
   const shapes = new Map<string, StatusChange[]>();
   for (const c of changes) {
     // failure_reason is the change's reason, never a patch column (as it always was).
-    const key = Object.keys(c.patch ?? {}).filter((k) => k !== 'failure_reason').sort().join(',');
+    const key = Object.keys(c.patch ?? {})
+      .filter((k) => k !== 'failure_reason')
+      .sort()
+      .join(',');
     shapes.set(key, [...(shapes.get(key) ?? []), c]);
   }
   for (const [key, group] of shapes) {
@@ -94,13 +100,18 @@ export async function applyTransition(
       bindings.push(c.id, c.reason === undefined ? reason : c.reason);
       for (const col of columns) {
         const v = (c.patch as Record<string, unknown>)[col];
-        bindings.push(col === 'proof' && v !== null && v !== undefined ? JSON.stringify(v) : v ?? null);
+        bindings.push(col === 'proof' && v !== null && v !== undefined ? JSON.stringify(v) : (v ?? null));
       }
       return `(?::bigint, ?::text${columns.map((col) => `, ?::${COLUMN_TYPES[col]}`).join('')})`;
     });
     const m = `"${schema}"."message"`;
     const h = `"${schema}"."message_status_history"`;
-    const sets = [`status = ?`, `failure_reason = v.reason`, `updated_at = now()`, ...columns.map((col) => `"${col}" = v."${col}"`)];
+    const sets = [
+      `status = ?`,
+      `failure_reason = v.reason`,
+      `updated_at = now()`,
+      ...columns.map((col) => `"${col}" = v."${col}"`),
+    ];
     if (options.submission) sets.push('retries = m.retries + 1', 'claim_tx_created_at = now()');
     const inFrom = `in (${from.map(() => '?').join(', ')})`;
     const sql =
@@ -114,7 +125,9 @@ export async function applyTransition(
       `select id, old_status, ?, reason, claim_tx_hash, claim_tx_nonce, claim_signer, ? from upd where old_status <> ?) ` +
       `select id from upd`;
     const actor = options.actor ?? null;
-    const result = (await knex.raw(sql, [...bindings, ...from, to, ...from, to, actor, to] as Knex.RawBinding[])) as { rows: { id: string | number }[] };
+    const result = (await knex.raw(sql, [...bindings, ...from, to, ...from, to, actor, to] as Knex.RawBinding[])) as {
+      rows: { id: string | number }[];
+    };
     for (const r of result.rows) moved.add(String(r.id));
   }
   return moved;
@@ -128,7 +141,12 @@ const MESSAGES_PER_INSERT = 2_000;
  * caller's transaction. Known (hash, direction) pairs are left untouched and get no line. Returns how many
  * were new.
  */
-export async function enterMessages(trx: Knex, schema: string, messages: readonly NewMessage[], actor: string): Promise<number> {
+export async function enterMessages(
+  trx: Knex,
+  schema: string,
+  messages: readonly NewMessage[],
+  actor: string,
+): Promise<number> {
   let inserted = 0;
   // In chunks, in the one transaction: a PostgreSQL statement takes at most 65,535 bind parameters, and a
   // log window of ~4,700 messages (14 columns each) in one INSERT was refused, retried forever.
@@ -137,9 +155,15 @@ export async function enterMessages(trx: Knex, schema: string, messages: readonl
       .insert(messages.slice(at, at + MESSAGES_PER_INSERT))
       .onConflict(['message_hash', 'direction'])
       .ignore()
-      .returning(['id', 'status', 'failure_reason'])) as { id: string; status: MessageStatus; failure_reason: string | null }[];
+      .returning(['id', 'status', 'failure_reason'])) as {
+      id: string;
+      status: MessageStatus;
+      failure_reason: string | null;
+    }[];
     if (rows.length > 0) {
-      await trx(`${schema}.message_status_history`).insert(rows.map((r) => ({ message_id: r.id, from_status: null, status: r.status, reason: r.failure_reason, actor })));
+      await trx(`${schema}.message_status_history`).insert(
+        rows.map((r) => ({ message_id: r.id, from_status: null, status: r.status, reason: r.failure_reason, actor })),
+      );
     }
     inserted += rows.length;
   }

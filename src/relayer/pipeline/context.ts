@@ -40,7 +40,8 @@ export interface DirectionContext {
 export const directionPrefix = (d: Direction) => (d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1');
 
 /** Where claim transactions (and their gas estimates) go: the `*_CLAIM_VIA_ADDRESS` contract when set, else the message service. */
-export const claimTarget = (ctx: Pick<DirectionContext, 'destination' | 'destinationConfig'>) => ctx.destinationConfig.claimViaAddress ?? ctx.destination.contract;
+export const claimTarget = (ctx: Pick<DirectionContext, 'destination' | 'destinationConfig'>) =>
+  ctx.destinationConfig.claimViaAddress ?? ctx.destination.contract;
 
 /**
  * The fee recipient argument of a claim. Zero means "the caller", which is the relayer when it calls the
@@ -50,8 +51,11 @@ export const claimFeeRecipient = (ctx: Pick<DirectionContext, 'destinationConfig
   ctx.destinationConfig.claimViaAddress === undefined ? ZeroAddress : ctx.sender.signer.address;
 
 /** Every signer of the direction, the primary first. */
-export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): ClaimSender[] => ctx.senders ?? [ctx.sender];
+export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): ClaimSender[] =>
+  ctx.senders ?? [ctx.sender];
 
 /** The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer configured. */
-export const senderOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>, m: { claim_signer: string | null }): ClaimSender | undefined =>
-  sendersOf(ctx).find((s) => s.owns(m));
+export const senderOf = (
+  ctx: Pick<DirectionContext, 'sender' | 'senders'>,
+  m: { claim_signer: string | null },
+): ClaimSender | undefined => sendersOf(ctx).find((s) => s.owns(m));

@@ -15,16 +15,21 @@ const FEE_HISTORY_BLOCKS = 4;
  * above MAX_FEE_PER_GAS_CAP.
  */
 export async function estimateFees(chain: Chain, percentile: number, cap: bigint): Promise<FeeEstimate> {
-  const history = (await chain.provider.send('eth_feeHistory', [`0x${FEE_HISTORY_BLOCKS.toString(16)}`, 'latest', [percentile]])) as {
-    baseFeePerGas: string[];
-    reward?: string[][];
-  };
+  const history = (await chain.provider.send('eth_feeHistory', [
+    `0x${FEE_HISTORY_BLOCKS.toString(16)}`,
+    'latest',
+    [percentile],
+  ])) as { baseFeePerGas: string[]; reward?: string[][] };
   const baseFee = BigInt(history.baseFeePerGas.at(-1) ?? '0x0');
   const rewards = (history.reward ?? []).map((r) => BigInt(r[0] ?? '0x0'));
   const tip = rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0n) / BigInt(rewards.length) : 0n;
   const uncapped = baseFee * 2n + tip;
   const maxFeePerGas = uncapped > cap ? cap : uncapped;
-  return { maxFeePerGas, maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip, uncappedMaxFeePerGas: uncapped };
+  return {
+    maxFeePerGas,
+    maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip,
+    uncappedMaxFeePerGas: uncapped,
+  };
 }
 
 /** "1.25" → 125n / 100n: PROFIT_MARGIN as an exact fraction. */

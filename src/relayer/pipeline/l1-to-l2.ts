@@ -19,8 +19,16 @@ import { locateSource, reorgedReason } from './reorg.js';
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.SENT], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
-    const changes = rows.map((m) => ({ id: m.id, patch: { compressed_transaction_size: compressedClaimSize(ctx, m) } }));
+    const rows = await ctx.repo.dueChanged(
+      ctx.direction,
+      [Status.SENT],
+      ctx.config.maxFetchMessagesFromDb,
+      UNCHANGED_ROWS_MAX_AGE_MS,
+    );
+    const changes = rows.map((m) => ({
+      id: m.id,
+      patch: { compressed_transaction_size: compressedClaimSize(ctx, m) },
+    }));
     await ctx.repo.transitionMany(changes, [Status.SENT], Status.TRANSACTION_SIZE_COMPUTED);
     return rows.length === ctx.config.maxFetchMessagesFromDb;
   };
@@ -39,7 +47,10 @@ const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
 };
 
 /** The claim transaction, signed with placeholder nonce, gas and signature: what compressedClaimSize measures. */
-export function placeholderSignedClaim(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): Uint8Array {
+export function placeholderSignedClaim(
+  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
+  m: MessageRow,
+): Uint8Array {
   const fields = toEip1559Fields({
     chainId: ctx.destination.chainId,
     nonce: 0,
@@ -54,7 +65,10 @@ export function placeholderSignedClaim(ctx: Pick<DirectionContext, 'destination'
 }
 
 /** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
-export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>, m: MessageRow): number {
+export function compressedClaimSize(
+  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
+  m: MessageRow,
+): number {
   return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 }
 
@@ -62,9 +76,15 @@ export function compressedClaimSize(ctx: Pick<DirectionContext, 'destination' | 
  * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
  * request per hundred): each settles on its own.
  */
-export async function inboxStatuses(ctx: Pick<DirectionContext, 'destination'>, hashes: readonly string[]): Promise<PromiseSettledResult<number>[]> {
+export async function inboxStatuses(
+  ctx: Pick<DirectionContext, 'destination'>,
+  hashes: readonly string[],
+): Promise<PromiseSettledResult<number>[]> {
   const iface = ctx.destination.iface;
-  const calls = hashes.map((hash) => ({ to: ctx.destination.contract, data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]) }));
+  const calls = hashes.map((hash) => ({
+    to: ctx.destination.contract,
+    data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
+  }));
   const answers = await batchViewCalls(ctx.destination.provider, calls);
   return answers.map((a): PromiseSettledResult<number> => {
     if (a.status === 'rejected') return a;
@@ -97,8 +117,19 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (last === undefined) return;
     if ((await locateSource(ctx, m)).found !== false) return;
     lastSourceCheck.delete(m.id);
-    if (await ctx.repo.transition(m.id, [Status.TRANSACTION_SIZE_COMPUTED], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, 'L2 has not anchored the message'))) {
-      ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L1 by a reorg; it is never claimed');
+    if (
+      await ctx.repo.transition(
+        m.id,
+        [Status.TRANSACTION_SIZE_COMPUTED],
+        Status.NON_EXECUTABLE,
+        {},
+        reorgedReason(ctx, m, 'L2 has not anchored the message'),
+      )
+    ) {
+      ctx.logger.warn(
+        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
+        'message removed from L1 by a reorg; it is never claimed',
+      );
     }
   }
 
@@ -112,11 +143,22 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (rows.length === 0) return [];
     const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
     if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
-    return [oldest!, ...(await inboxStatuses(ctx, rows.slice(1).map((m) => m.message_hash)))];
+    return [
+      oldest!,
+      ...(await inboxStatuses(
+        ctx,
+        rows.slice(1).map((m) => m.message_hash),
+      )),
+    ];
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.TRANSACTION_SIZE_COMPUTED], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(
+      ctx.direction,
+      [Status.TRANSACTION_SIZE_COMPUTED],
+      ctx.config.maxFetchMessagesFromDb,
+      UNCHANGED_ROWS_MAX_AGE_MS,
+    );
     const results = await statuses(rows);
     let firstError: unknown;
     const now = new Date();
@@ -138,7 +180,12 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     }
     // One statement per outcome for the whole tick.
     await ctx.repo.transitionMany(anchored, [Status.TRANSACTION_SIZE_COMPUTED], Status.ANCHORED);
-    await ctx.repo.transitionMany(claimed, [Status.TRANSACTION_SIZE_COMPUTED], Status.CLAIMED_SUCCESS, 'already claimed on L2; no transaction sent');
+    await ctx.repo.transitionMany(
+      claimed,
+      [Status.TRANSACTION_SIZE_COMPUTED],
+      Status.CLAIMED_SUCCESS,
+      'already claimed on L2; no transaction sent',
+    );
     if (firstError) throw firstError;
     return false;
   };

@@ -8,7 +8,8 @@ import type { DirectionContext } from './context.js';
 import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { locateSource, reorgedReason } from './reorg.js';
 
-export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) => `finalizations:${ctx.destination.contract}`;
+export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
+  `finalizations:${ctx.destination.contract}`;
 
 /**
  * Indexes L1 finalizations once: BlocksFinalized with the L2MerkleRootAdded and L2MessagingBlockAnchored
@@ -19,7 +20,11 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
   const l1 = ctx.destination;
   const cfg = ctx.destinationConfig.listener;
   const ev = (name: string) => l1.iface.getEvent(name)!.topicHash;
-  const [rootAdded, blockAnchored, finalized] = [ev('L2MerkleRootAdded'), ev('L2MessagingBlockAnchored'), ev('BlocksFinalized')];
+  const [rootAdded, blockAnchored, finalized] = [
+    ev('L2MerkleRootAdded'),
+    ev('L2MessagingBlockAnchored'),
+    ev('BlocksFinalized'),
+  ];
   const cursorName = finalizationCursor(ctx);
   let nextFrom: number | undefined;
 
@@ -39,9 +44,15 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
     nextFrom ??= await startBlock(safe);
     if (nextFrom > safe) return false;
     const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
-    const logs = await l1.provider.getLogs({ address: l1.contract, topics: [[rootAdded, blockAnchored, finalized]], fromBlock: nextFrom, toBlock: to });
+    const logs = await l1.provider.getLogs({
+      address: l1.contract,
+      topics: [[rootAdded, blockAnchored, finalized]],
+      fromBlock: nextFrom,
+      toBlock: to,
+    });
     const byTx = new Map<string, Log[]>();
-    for (const log of logs.filter((l) => !l.removed)) byTx.set(log.transactionHash, [...(byTx.get(log.transactionHash) ?? []), log]);
+    for (const log of logs.filter((l) => !l.removed))
+      byTx.set(log.transactionHash, [...(byTx.get(log.transactionHash) ?? []), log]);
     const rows: Omit<FinalizationRow, 'id' | 'leaves'>[] = [];
     for (const [tx, txLogs] of byTx) {
       txLogs.sort((a, b) => a.index - b.index);
@@ -55,8 +66,15 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
           depth = Number(p.args.treeDepth);
         } else if (log.topics[0] === blockAnchored) blocks.push(Number(p.args.l2Block));
         else {
-          if (depth !== null && ctx.config.l2MessageTreeDepth !== undefined && depth !== ctx.config.l2MessageTreeDepth) {
-            ctx.logger.warn({ tx, depth, configured: ctx.config.l2MessageTreeDepth }, 'finalization tree depth differs from L2_MESSAGE_TREE_DEPTH; using the depth of the event');
+          if (
+            depth !== null &&
+            ctx.config.l2MessageTreeDepth !== undefined &&
+            depth !== ctx.config.l2MessageTreeDepth
+          ) {
+            ctx.logger.warn(
+              { tx, depth, configured: ctx.config.l2MessageTreeDepth },
+              'finalization tree depth differs from L2_MESSAGE_TREE_DEPTH; using the depth of the event',
+            );
           }
           rows.push({
             contract_address: l1.contract,
@@ -95,14 +113,21 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
   const depth = fin.tree_depth;
   const blocks = new Set(fin.messaging_blocks.map(Number));
   const range = { from: Math.min(...blocks), to: Math.max(...blocks) };
-  const stored = (await ctx.repo.byHashes(ctx.direction, ctx.origin.contract, range)).filter((r) => blocks.has(Number(r.sent_block_number)));
+  const stored = (await ctx.repo.byHashes(ctx.direction, ctx.origin.contract, range)).filter((r) =>
+    blocks.has(Number(r.sent_block_number)),
+  );
   let leaves = stored.map((r) => r.message_hash);
   if (!sameRoots(leaves, depth, roots)) {
     const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
     const found: { nonce: bigint; hash: string }[] = [];
     const step = ctx.originConfig.listener.maxBlocksToFetchLogs;
     for (let from = range.from; from <= range.to; from += step) {
-      const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics: [topic], fromBlock: from, toBlock: Math.min(from + step - 1, range.to) });
+      const logs = await ctx.origin.provider.getLogs({
+        address: ctx.origin.contract,
+        topics: [topic],
+        fromBlock: from,
+        toBlock: Math.min(from + step - 1, range.to),
+      });
       for (const log of logs) {
         if (!blocks.has(log.blockNumber) || log.removed) continue;
         const m = decodeMessageSent(log);
@@ -111,7 +136,9 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
     }
     leaves = found.sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)).map((f) => f.hash);
     if (!sameRoots(leaves, depth, roots)) {
-      throw new Error(`the ${leaves.length} L2 messages of blocks ${range.from}..${range.to} do not rebuild the roots of finalization ${fin.l1_tx_hash}`);
+      throw new Error(
+        `the ${leaves.length} L2 messages of blocks ${range.from}..${range.to} do not rebuild the roots of finalization ${fin.l1_tx_hash}`,
+      );
     }
   }
   await ctx.repo.saveLeaves(fin.id, leaves);
@@ -128,11 +155,21 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
   const source = await locateSource(ctx, m);
   if (source.found === false) {
     if (await ctx.repo.transition(m.id, [Status.SENT], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, evidence))) {
-      ctx.logger.warn({ message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash }, 'message removed from L2 by a reorg; it is never claimed');
+      ctx.logger.warn(
+        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
+        'message removed from L2 by a reorg; it is never claimed',
+      );
     }
   } else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
-    const moved = { sent_block_number: String(source.blockNumber), sent_tx_hash: source.txHash, sent_log_index: source.logIndex };
-    await ctx.repo.annotate(m.id, Status.SENT, { ...moved, failure_reason: `moved to L2 block ${source.blockNumber} by a reorg` });
+    const moved = {
+      sent_block_number: String(source.blockNumber),
+      sent_tx_hash: source.txHash,
+      sent_log_index: source.logIndex,
+    };
+    await ctx.repo.annotate(m.id, Status.SENT, {
+      ...moved,
+      failure_reason: `moved to L2 block ${source.blockNumber} by a reorg`,
+    });
   } else {
     await ctx.repo.annotate(m.id, Status.SENT, { failure_reason: evidence });
   }
@@ -152,10 +189,18 @@ export const finalizationFor = (byId: readonly FinalizationRow[], block: number)
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(ctx.direction, [Status.SENT], ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await ctx.repo.dueChanged(
+      ctx.direction,
+      [Status.SENT],
+      ctx.config.maxFetchMessagesFromDb,
+      UNCHANGED_ROWS_MAX_AGE_MS,
+    );
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // One read for the whole page; a message whose block no finalization covers yet waits for the next tick.
-    const known = await ctx.repo.finalizationsCovering(ctx.destination.contract, rows.map((m) => Number(m.sent_block_number)));
+    const known = await ctx.repo.finalizationsCovering(
+      ctx.destination.contract,
+      rows.map((m) => Number(m.sent_block_number)),
+    );
     for (const m of rows) {
       const fin = finalizationFor(known, Number(m.sent_block_number));
       if (!fin) continue;
@@ -180,14 +225,30 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
       for (const m of messages) {
         const i = index.get(m.message_hash);
         if (i === undefined || fin.tree_depth === null) {
-          await settleUnanchored(ctx, m, `block ${m.sent_block_number} is finalized by ${fin.l1_tx_hash} without the message`);
+          await settleUnanchored(
+            ctx,
+            m,
+            `block ${m.sent_block_number} is finalized by ${fin.l1_tx_hash} without the message`,
+          );
           continue;
         }
         const chunk = Math.floor(i / width);
         let tree = trees.get(chunk);
-        if (!tree) trees.set(chunk, (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)));
+        if (!tree)
+          trees.set(
+            chunk,
+            (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)),
+          );
         const leafIndex = i % width;
-        anchored.push({ id: m.id, patch: { merkle_root: fin.merkle_roots[chunk]!, leaf_index: leafIndex, proof: tree.proof(leafIndex), anchored_at: now } });
+        anchored.push({
+          id: m.id,
+          patch: {
+            merkle_root: fin.merkle_roots[chunk]!,
+            leaf_index: leafIndex,
+            proof: tree.proof(leafIndex),
+            anchored_at: now,
+          },
+        });
       }
     }
     // One statement for every message anchored this tick.

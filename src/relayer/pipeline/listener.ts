@@ -6,7 +6,8 @@ import { decodeMessageSent } from '../message-sent.js';
 import { directionPrefix, type DirectionContext } from './context.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
-export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) => `listener:${ctx.direction}:${ctx.origin.contract}`;
+export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) =>
+  `listener:${ctx.direction}:${ctx.origin.contract}`;
 
 /**
  * Decides whether a message is relayed (SENT) or ruled out by the operator's switches and filters
@@ -21,8 +22,10 @@ export function classify(
   const p = ctx.origin.name;
   const f = ctx.originConfig.listener.eventFilters;
   const excluded = (reason: string) => ({ status: Status.EXCLUDED, reason });
-  if (f?.fromAddress && m.from !== f.fromAddress) return excluded(`sender ${m.from} is not ${p}_EVENT_FILTER_FROM_ADDRESS ${f.fromAddress}`);
-  if (f?.toAddress && m.to !== f.toAddress) return excluded(`destination ${m.to} is not ${p}_EVENT_FILTER_TO_ADDRESS ${f.toAddress}`);
+  if (f?.fromAddress && m.from !== f.fromAddress)
+    return excluded(`sender ${m.from} is not ${p}_EVENT_FILTER_FROM_ADDRESS ${f.fromAddress}`);
+  if (f?.toAddress && m.to !== f.toAddress)
+    return excluded(`destination ${m.to} is not ${p}_EVENT_FILTER_TO_ADDRESS ${f.toAddress}`);
   const prefix = directionPrefix(ctx.direction);
   if (m.calldata === '0x') {
     if (!ctx.dir.eoaEnabled) return excluded(`message without calldata and ${prefix}_EOA_ENABLED is false`);
@@ -90,17 +93,27 @@ export function createListener(ctx: DirectionContext) {
       return false;
     }
     const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
-    const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics: [topic], fromBlock: nextFrom, toBlock: to });
+    const logs = await ctx.origin.provider.getLogs({
+      address: ctx.origin.contract,
+      topics: [topic],
+      fromBlock: nextFrom,
+      toBlock: to,
+    });
     const messages: NewMessage[] = logs
       .filter((l) => !l.removed)
       .map((log) => {
         const m = parseMessageSent(ctx, log);
-        const { status, reason } = classify(ctx, { from: m.message_sender, to: m.destination, calldata: m.calldata }, calldataFilter);
+        const { status, reason } = classify(
+          ctx,
+          { from: m.message_sender, to: m.destination, calldata: m.calldata },
+          calldataFilter,
+        );
         return { ...m, status, failure_reason: reason };
       });
     const inserted = await ctx.repo.storeMessages(messages, { name: cursorName, lastBlock: to });
     for (const m of messages) ctx.metrics.messagesSeen.inc({ direction: ctx.direction, status: m.status });
-    if (inserted > 0) ctx.logger.info({ direction: ctx.direction, from: nextFrom, to, stored: inserted }, 'messages stored');
+    if (inserted > 0)
+      ctx.logger.info({ direction: ctx.direction, from: nextFrom, to, stored: inserted }, 'messages stored');
     nextFrom = to + 1;
     ctx.health.lastProgressAt = Date.now();
     ctx.health.lastBlock = to;

@@ -8,7 +8,15 @@ import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { isClaimedOnChain } from '../claim/facts.js';
 import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
-import { LOST_CLAIM_GRACE_MS, REBROADCAST_AFTER_MS, planReceipt, planReplacement, type ReceiptDecision, type ReceiptFacts, type ReceiptRules } from './receipt-plan.js';
+import {
+  LOST_CLAIM_GRACE_MS,
+  REBROADCAST_AFTER_MS,
+  planReceipt,
+  planReplacement,
+  type ReceiptDecision,
+  type ReceiptFacts,
+  type ReceiptRules,
+} from './receipt-plan.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 
 export { LOST_CLAIM_GRACE_MS, bumped } from './receipt-plan.js';
@@ -76,13 +84,25 @@ class ReceiptPersister {
   constructor(private readonly ctx: DirectionContext) {
     this.chain = ctx.destination;
     this.senders = sendersOf(ctx);
-    this.blocks = createBlockReceipts(this.chain, this.senders.map((s) => s.signer.address), ctx.logger);
+    this.blocks = createBlockReceipts(
+      this.chain,
+      this.senders.map((s) => s.signer.address),
+      ctx.logger,
+    );
     this.rules = { claiming: ctx.config.claiming, destination: ctx.destination.name };
   }
 
   private async receiptByHash(hash: string): Promise<Receipt | null> {
     const r = await this.chain.provider.getTransactionReceipt(hash);
-    return r && { hash: r.hash.toLowerCase(), status: r.status ?? 0, blockNumber: r.blockNumber, gasUsed: r.gasUsed, gasPrice: r.gasPrice };
+    return (
+      r && {
+        hash: r.hash.toLowerCase(),
+        status: r.status ?? 0,
+        blockNumber: r.blockNumber,
+        gasUsed: r.gasUsed,
+        gasPrice: r.gasPrice,
+      }
+    );
   }
 
   private ageCheckDue(hash: string): boolean {
@@ -100,7 +120,13 @@ class ReceiptPersister {
   private async revertReason(m: MessageRow, receipt: Receipt): Promise<string> {
     const tx = Transaction.from(m.claim_tx_raw!);
     try {
-      await this.chain.provider.call({ from: this.signerAddress(m), to: tx.to, data: tx.data, gasLimit: tx.gasLimit, blockTag: receipt.blockNumber });
+      await this.chain.provider.call({
+        from: this.signerAddress(m),
+        to: tx.to,
+        data: tx.data,
+        gasLimit: tx.gasLimit,
+        blockTag: receipt.blockNumber,
+      });
       return 'reverted (the replay at its block succeeds; out of gas or state changed within the block)';
     } catch (err) {
       return describeRevert(this.chain.iface, err);
@@ -114,7 +140,14 @@ class ReceiptPersister {
    * (replacing the lowest one is what unblocks the queue, and bumping every claim behind a lost transaction would
    * multiply fees for nothing).
    */
-  private async resolve(m: MessageRow, mined: number, behindLower: boolean, found: Map<string, Receipt>, successes: Success[], signerRows: Map<number, MessageRow>): Promise<void> {
+  private async resolve(
+    m: MessageRow,
+    mined: number,
+    behindLower: boolean,
+    found: Map<string, Receipt>,
+    successes: Success[],
+    signerRows: Map<number, MessageRow>,
+  ): Promise<void> {
     const sender = senderOf(this.ctx, m);
     const facts: ReceiptFacts = {
       now: Date.now(),
@@ -134,7 +167,13 @@ class ReceiptPersister {
   }
 
   /** Gathers one fact planReceipt asked for. */
-  private async gather(m: MessageRow, fact: Extract<ReceiptDecision, { kind: 'need' }>['fact'], facts: ReceiptFacts, found: Map<string, Receipt>, sender: ClaimSender | undefined): Promise<void> {
+  private async gather(
+    m: MessageRow,
+    fact: Extract<ReceiptDecision, { kind: 'need' }>['fact'],
+    facts: ReceiptFacts,
+    found: Map<string, Receipt>,
+    sender: ClaimSender | undefined,
+  ): Promise<void> {
     const hash = m.claim_tx_hash!;
     // Receipts come from the blocks read this tick; one not among them (mined before this process read
     // blocks, or replaced) is asked for by hash.
@@ -142,23 +181,36 @@ class ReceiptPersister {
     else if (fact === 'receiptAgain') facts.receiptAgain = await this.receiptByHash(hash);
     else if (fact === 'revertReason') facts.revertReason = await this.revertReason(m, facts.receipt!);
     else if (fact === 'claimedOnChain') facts.claimedOnChain = await isClaimedOnChain(this.ctx, m);
-    else if (fact === 'lowestResent') facts.lowestResent = this.lowestChecks.due(this.signerAddress(m), facts.mined) && (await this.rebroadcastIfUnknown(m, sender, 'lowest_nonce'));
+    else if (fact === 'lowestResent')
+      facts.lowestResent =
+        this.lowestChecks.due(this.signerAddress(m), facts.mined) &&
+        (await this.rebroadcastIfUnknown(m, sender, 'lowest_nonce'));
     else facts.stranded = this.strandedChecks.due(this.signerAddress(m), facts.mined) && (await this.isStranded(m));
   }
 
   /** Whether the node holds the claim while its pending nonce stays at the claim's nonce (STRANDED_CLAIM_MS). */
   private async isStranded(m: MessageRow): Promise<boolean> {
     if (!(await this.chain.provider.getTransaction(m.claim_tx_hash!))) return false;
-    return (await this.chain.provider.getTransactionCount(this.signerAddress(m), 'pending')) === Number(m.claim_tx_nonce);
+    return (
+      (await this.chain.provider.getTransactionCount(this.signerAddress(m), 'pending')) === Number(m.claim_tx_nonce)
+    );
   }
 
-  private async apply(m: MessageRow, d: Exclude<ReceiptDecision, { kind: 'need' }>, sender: ClaimSender | undefined, mined: number, successes: Success[], signerRows: Map<number, MessageRow>): Promise<void> {
+  private async apply(
+    m: MessageRow,
+    d: Exclude<ReceiptDecision, { kind: 'need' }>,
+    sender: ClaimSender | undefined,
+    mined: number,
+    successes: Success[],
+    signerRows: Map<number, MessageRow>,
+  ): Promise<void> {
     if (d.kind === 'foreign') await this.reportForeign(m, d.reason);
     else if (d.kind === 'success') successes.push({ m, receipt: d.receipt });
     else if (d.kind === 'move') await this.move(m, d);
     else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), mined, sender, signerRows);
     else if (d.kind === 'replace') await this.replace(m, sender, d.stranded === true);
-    else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!)) await this.rebroadcastIfUnknown(m, sender, 'age');
+    else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!))
+      await this.rebroadcastIfUnknown(m, sender, 'age');
   }
 
   /**
@@ -177,10 +229,14 @@ class ReceiptPersister {
   private async move(m: MessageRow, d: Extract<ReceiptDecision, { kind: 'move' }>): Promise<void> {
     const moved = await this.ctx.repo.transition(m.id, [Status.PENDING], d.to, d.patch, d.reason);
     const labels = { direction: this.ctx.direction };
-    if (d.to === Status.CLAIMED_REVERTED) this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.CLAIMED_REVERTED });
+    if (d.to === Status.CLAIMED_REVERTED)
+      this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.CLAIMED_REVERTED });
     if (moved && d.to === Status.NEEDS_MANUAL_INTERVENTION) {
       this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.NEEDS_MANUAL_INTERVENTION });
-      this.ctx.logger.error({ message: m.message_hash, direction: this.ctx.direction, cycles: d.patch.cycles, retries: m.retries }, `message ${m.message_hash} needs manual intervention: ${d.reason}`);
+      this.ctx.logger.error(
+        { message: m.message_hash, direction: this.ctx.direction, cycles: d.patch.cycles, retries: m.retries },
+        `message ${m.message_hash} needs manual intervention: ${d.reason}`,
+      );
     }
   }
 
@@ -194,16 +250,34 @@ class ReceiptPersister {
     const old = sender ? Transaction.from(m.claim_tx_raw!) : undefined;
     const oldFees = { maxFeePerGas: old?.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old?.maxPriorityFeePerGas ?? 0n };
     let plan = planReplacement(m, oldFees, undefined, sender !== undefined, this.rules, stranded);
-    if (plan.kind === 'need') plan = planReplacement(m, oldFees, await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap), true, this.rules, stranded);
+    if (plan.kind === 'need')
+      plan = planReplacement(
+        m,
+        oldFees,
+        await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap),
+        true,
+        this.rules,
+        stranded,
+      );
     if (plan.kind === 'need' || plan.kind === 'wait') {
-      if (plan.kind === 'wait' && m.failure_reason !== plan.reason) await this.ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
+      if (plan.kind === 'wait' && m.failure_reason !== plan.reason)
+        await this.ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
       return;
     }
     const { maxFeePerGas, maxPriorityFeePerGas } = plan;
     const bump = plan.kind === 'bump';
     const nonce = Number(m.claim_tx_nonce);
-    const body = bump ? { to: old!.to!, data: old!.data, gasLimit: old!.gasLimit } : { to: sender!.signer.address, data: '0x', gasLimit: CANCEL_GAS };
-    const signed = await sender!.signer.signTransaction({ chainId: this.chain.chainId, nonce, value: 0n, maxFeePerGas, maxPriorityFeePerGas, ...body });
+    const body = bump
+      ? { to: old!.to!, data: old!.data, gasLimit: old!.gasLimit }
+      : { to: sender!.signer.address, data: '0x', gasLimit: CANCEL_GAS };
+    const signed = await sender!.signer.signTransaction({
+      chainId: this.chain.chainId,
+      nonce,
+      value: 0n,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+      ...body,
+    });
     const hash = Transaction.from(signed).hash!;
     try {
       await sender!.broadcast(signed);
@@ -212,10 +286,27 @@ class ReceiptPersister {
       if (/nonce too low|NONCE_EXPIRED/i.test(`${(err as Error).message} ${(err as { code?: string }).code}`)) return;
       throw err;
     }
-    const patch = { claim_tx_hash: hash, claim_tx_raw: signed, claim_max_fee_per_gas: maxFeePerGas.toString(), claim_max_priority_fee_per_gas: maxPriorityFeePerGas.toString(), claim_tx_kind: plan.kind === 'bump' ? 'claim' as const : 'cancel' as const, failure_reason: plan.reason };
+    const patch = {
+      claim_tx_hash: hash,
+      claim_tx_raw: signed,
+      claim_max_fee_per_gas: maxFeePerGas.toString(),
+      claim_max_priority_fee_per_gas: maxPriorityFeePerGas.toString(),
+      claim_tx_kind: plan.kind === 'bump' ? ('claim' as const) : ('cancel' as const),
+      failure_reason: plan.reason,
+    };
     if (await this.ctx.repo.replaceClaimTx(m.id, m.claim_tx_hash!, patch, { bump })) {
       this.ctx.metrics.replacements.inc({ direction: this.ctx.direction, kind: bump ? 'bump' : 'cancel' });
-      this.ctx.logger.warn({ message: m.message_hash, nonce, signer: sender!.signer.address, previous: m.claim_tx_hash, tx: hash, maxFeePerGas: maxFeePerGas.toString() }, bump ? 'claim fee bumped' : 'claim cancelled');
+      this.ctx.logger.warn(
+        {
+          message: m.message_hash,
+          nonce,
+          signer: sender!.signer.address,
+          previous: m.claim_tx_hash,
+          tx: hash,
+          maxFeePerGas: maxFeePerGas.toString(),
+        },
+        bump ? 'claim fee bumped' : 'claim cancelled',
+      );
     }
   }
 
@@ -228,11 +319,27 @@ class ReceiptPersister {
    * leaves the broadcast queue, so a claim seen unqueued and still PENDING with this hash was not undone.
    * Resolves true when it was sent again (or the row moved on meanwhile): nothing more to do with it this time.
    */
-  private async rebroadcastIfUnknown(m: MessageRow, sender: ClaimSender | undefined, trigger: 'lowest_nonce' | 'age'): Promise<boolean> {
+  private async rebroadcastIfUnknown(
+    m: MessageRow,
+    sender: ClaimSender | undefined,
+    trigger: 'lowest_nonce' | 'age',
+  ): Promise<boolean> {
     if (!m.claim_tx_raw || (await this.chain.provider.getTransaction(m.claim_tx_hash!))) return false;
     if (!(await this.ctx.repo.isPendingWith(String(m.id), m.claim_tx_hash!))) return true;
-    const detail = trigger === 'lowest_nonce' ? `it holds back the later nonces of ${this.signerAddress(m)}` : `no receipt after ${REBROADCAST_AFTER_MS} ms`;
-    this.ctx.logger.warn({ message: m.message_hash, tx: m.claim_tx_hash, nonce: Number(m.claim_tx_nonce), signer: this.signerAddress(m), trigger }, `claim transaction unknown to the node (${detail}); rebroadcasting`);
+    const detail =
+      trigger === 'lowest_nonce'
+        ? `it holds back the later nonces of ${this.signerAddress(m)}`
+        : `no receipt after ${REBROADCAST_AFTER_MS} ms`;
+    this.ctx.logger.warn(
+      {
+        message: m.message_hash,
+        tx: m.claim_tx_hash,
+        nonce: Number(m.claim_tx_nonce),
+        signer: this.signerAddress(m),
+        trigger,
+      },
+      `claim transaction unknown to the node (${detail}); rebroadcasting`,
+    );
     await (sender ?? this.ctx.sender).broadcast(m.claim_tx_raw);
     this.ctx.metrics.rebroadcasts.inc({ direction: this.ctx.direction, trigger });
     return true;
@@ -248,7 +355,12 @@ class ReceiptPersister {
    * MAX_GAPS_CHASED, and only while the pending nonce moves on (a node that still lacks the nonce just sent,
    * e.g. a path that drops all of this key's transactions, ends the chase).
    */
-  private async chaseGaps(address: string, resent: number, sender: ClaimSender | undefined, signerRows: Map<number, MessageRow>): Promise<void> {
+  private async chaseGaps(
+    address: string,
+    resent: number,
+    sender: ClaimSender | undefined,
+    signerRows: Map<number, MessageRow>,
+  ): Promise<void> {
     let last = resent;
     for (let i = 0; i < MAX_GAPS_CHASED; i++) {
       const gap = await this.chain.provider.getTransactionCount(address, 'pending');
@@ -262,18 +374,31 @@ class ReceiptPersister {
   /** Successful claims of one tick, recorded together in one statement. */
   private async recordSuccesses(successes: Success[]): Promise<void> {
     const now = new Date();
-    const moved = await this.ctx.repo.transitionMany(successes.map(({ m }) => ({ id: m.id, patch: { claimed_at: now } })), [Status.PENDING], Status.CLAIMED_SUCCESS);
+    const moved = await this.ctx.repo.transitionMany(
+      successes.map(({ m }) => ({ id: m.id, patch: { claimed_at: now } })),
+      [Status.PENDING],
+      Status.CLAIMED_SUCCESS,
+    );
     const labels = { direction: this.ctx.direction };
     for (const { m, receipt } of successes) {
       if (!moved.has(String(m.id))) continue;
-      if (m.anchored_at) this.ctx.metrics.claimLatency.observe(labels, Math.max(Date.now() - new Date(m.anchored_at).getTime(), 0) / 1_000);
+      if (m.anchored_at)
+        this.ctx.metrics.claimLatency.observe(
+          labels,
+          Math.max(Date.now() - new Date(m.anchored_at).getTime(), 0) / 1_000,
+        );
       this.ctx.metrics.claimsResolved.inc({ ...labels, status: Status.CLAIMED_SUCCESS });
       if (m.is_sponsored) this.ctx.metrics.sponsoredWei.inc(labels, Number(receipt.gasUsed * receipt.gasPrice));
     }
   }
 
   async tick(): Promise<boolean> {
-    const rows = await this.ctx.repo.dueChanged(this.ctx.direction, [Status.PENDING], this.ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+    const rows = await this.ctx.repo.dueChanged(
+      this.ctx.direction,
+      [Status.PENDING],
+      this.ctx.config.maxFetchMessagesFromDb,
+      UNCHANGED_ROWS_MAX_AGE_MS,
+    );
     if (this.ageChecks.size > 0) {
       const pending = new Set(rows.map((m) => m.claim_tx_hash));
       for (const hash of this.ageChecks.keys()) if (!pending.has(hash)) this.ageChecks.delete(hash);
@@ -287,18 +412,29 @@ class ReceiptPersister {
     for (const m of rows) bySigner.set(this.signerAddress(m), [...(bySigner.get(this.signerAddress(m)) ?? []), m]);
     for (const s of this.senders) if (!bySigner.has(s.signer.address)) s.noteIdle();
     // The nonce first, then the head: every transaction the nonce counts is in a block up to that head.
-    const groups = await Promise.all([...bySigner].map(async ([address, ms]) => {
-      const mined = await this.chain.provider.getTransactionCount(address, 'latest');
-      this.senders.find((s) => s.signer.address === address)?.noteMined(mined);
-      const unmined = ms.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
-      return { ms, mined, anyMined: ms.length > unmined.length, lowest: unmined.length > 0 ? Math.min(...unmined) : Infinity };
-    }));
+    const groups = await Promise.all(
+      [...bySigner].map(async ([address, ms]) => {
+        const mined = await this.chain.provider.getTransactionCount(address, 'latest');
+        this.senders.find((s) => s.signer.address === address)?.noteMined(mined);
+        const unmined = ms.map((m) => Number(m.claim_tx_nonce)).filter((n) => n >= mined);
+        return {
+          ms,
+          mined,
+          anyMined: ms.length > unmined.length,
+          lowest: unmined.length > 0 ? Math.min(...unmined) : Infinity,
+        };
+      }),
+    );
     const found = groups.some((g) => g.anyMined) ? await this.blocks.receipts() : new Map<string, Receipt>();
     const successes: Success[] = [];
-    const results = await Promise.allSettled(groups.flatMap((g) => {
-      const byNonce = new Map(g.ms.map((m) => [Number(m.claim_tx_nonce), m]));
-      return g.ms.map((m) => this.resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes, byNonce));
-    }));
+    const results = await Promise.allSettled(
+      groups.flatMap((g) => {
+        const byNonce = new Map(g.ms.map((m) => [Number(m.claim_tx_nonce), m]));
+        return g.ms.map((m) =>
+          this.resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes, byNonce),
+        );
+      }),
+    );
     if (successes.length > 0) await this.recordSuccesses(successes);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;

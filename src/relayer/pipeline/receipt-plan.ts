@@ -37,15 +37,26 @@ export const LOST_CLAIM_GRACE_MS = 1_000;
 export const STRANDED_CLAIM_MS = 10_000;
 
 /** What a row's claim transaction is cleared to when its message leaves PENDING without a claim. */
-export const CLEARED_CLAIM = { claim_tx_hash: null, claim_tx_nonce: null, claim_tx_raw: null, claim_tx_created_at: null } as const;
+export const CLEARED_CLAIM = {
+  claim_tx_hash: null,
+  claim_tx_nonce: null,
+  claim_tx_raw: null,
+  claim_tx_created_at: null,
+} as const;
 
 export interface ReceiptRules {
-  claiming: Pick<RelayerConfig['claiming'], 'maxRetryCycles' | 'maxNumberOfRetries' | 'maxBumpsPerCycle' | 'maxFeePerGasCap' | 'messageSubmissionTimeoutMs'>;
+  claiming: Pick<
+    RelayerConfig['claiming'],
+    'maxRetryCycles' | 'maxNumberOfRetries' | 'maxBumpsPerCycle' | 'maxFeePerGasCap' | 'messageSubmissionTimeoutMs'
+  >;
   /** L1 / L2: the destination, as reasons name it. */
   destination: string;
 }
 
-type Row = Pick<MessageRow, 'claim_tx_hash' | 'claim_tx_nonce' | 'claim_tx_kind' | 'claim_tx_created_at' | 'cycles' | 'retries' | 'bumps'>;
+type Row = Pick<
+  MessageRow,
+  'claim_tx_hash' | 'claim_tx_nonce' | 'claim_tx_kind' | 'claim_tx_created_at' | 'cycles' | 'retries' | 'bumps'
+>;
 
 export interface ReceiptFacts {
   now: number;
@@ -93,7 +104,11 @@ export type ReceiptDecision =
  * while cancelling) ends the cycle (planCycleEnd). An unmined claim waits, is looked up at the node, or replaced.
  */
 export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptDecision {
-  if (facts.foreign !== undefined) return { kind: 'foreign', reason: `claim ${m.claim_tx_hash} not sent: ${facts.foreign}; stop the relayer and check the chains (see reset-chain-pin)` };
+  if (facts.foreign !== undefined)
+    return {
+      kind: 'foreign',
+      reason: `claim ${m.claim_tx_hash} not sent: ${facts.foreign}; stop the relayer and check the chains (see reset-chain-pin)`,
+    };
   const unmined = Number(m.claim_tx_nonce) >= facts.mined;
   if (unmined) return planWaiting(m, facts, rules);
   if (facts.receipt === undefined) return { kind: 'need', fact: 'receipt' };
@@ -103,20 +118,48 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     if (receipt.status === 1) return { kind: 'success', receipt };
     if (facts.revertReason === undefined) return { kind: 'need', fact: 'revertReason' };
     if (facts.revertReason.startsWith('RateLimitExceeded')) {
-      return { kind: 'move', to: Status.SENT, patch: { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null }, reason: `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later` };
+      return {
+        kind: 'move',
+        to: Status.SENT,
+        patch: { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null },
+        reason: `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later`,
+      };
     }
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-    if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; our claim ${m.claim_tx_hash} reverted` };
-    return { kind: 'move', to: Status.CLAIMED_REVERTED, patch: { claimed_at: new Date(facts.now) }, reason: `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}` };
+    if (facts.claimedOnChain)
+      return {
+        kind: 'move',
+        to: Status.CLAIMED_SUCCESS,
+        patch: { claimed_at: new Date(facts.now) },
+        reason: `claimed by another transaction; our claim ${m.claim_tx_hash} reverted`,
+      };
+    return {
+      kind: 'move',
+      to: Status.CLAIMED_REVERTED,
+      patch: { claimed_at: new Date(facts.now) },
+      reason: `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}`,
+    };
   }
   // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
   // Look again first: it may have been mined between the two reads.
   if (facts.receiptAgain === undefined) return { kind: 'need', fact: 'receiptAgain' };
   if (facts.receiptAgain) return { kind: 'none' };
-  if (m.claim_tx_kind === 'cancel') return planCycleEnd(m, facts, rules, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
+  if (m.claim_tx_kind === 'cancel')
+    return planCycleEnd(m, facts, rules, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: 'claimed by another transaction' };
-  return { kind: 'move', to: Status.ANCHORED, patch: CLEARED_CLAIM, reason: `claim transaction ${m.claim_tx_hash} was replaced; claiming again` };
+  if (facts.claimedOnChain)
+    return {
+      kind: 'move',
+      to: Status.CLAIMED_SUCCESS,
+      patch: { claimed_at: new Date(facts.now) },
+      reason: 'claimed by another transaction',
+    };
+  return {
+    kind: 'move',
+    to: Status.ANCHORED,
+    patch: CLEARED_CLAIM,
+    reason: `claim transaction ${m.claim_tx_hash} was replaced; claiming again`,
+  };
 }
 
 /**
@@ -132,7 +175,8 @@ function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptD
     if (facts.lowestResent === undefined) return { kind: 'need', fact: 'lowestResent' };
     if (facts.lowestResent) return { kind: 'chase' };
   }
-  if (age > rules.claiming.messageSubmissionTimeoutMs && !facts.behindLower && !facts.queued) return { kind: 'replace' };
+  if (age > rules.claiming.messageSubmissionTimeoutMs && !facts.behindLower && !facts.queued)
+    return { kind: 'replace' };
   if (lowest && !facts.queued && age > STRANDED_CLAIM_MS && facts.lowestResent === false) {
     if (facts.stranded === undefined) return { kind: 'need', fact: 'stranded' };
     if (facts.stranded) return { kind: 'replace', stranded: true };
@@ -146,22 +190,44 @@ function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptD
  * anyone → CLAIMED_SUCCESS; else a new cycle (ANCHORED), or NEEDS_MANUAL_INTERVENTION after MAX_RETRY_CYCLES
  * cycles or MAX_NUMBER_OF_RETRIES submissions.
  */
-export function planCycleEnd(m: Row, facts: Pick<ReceiptFacts, 'now' | 'claimedOnChain'>, rules: ReceiptRules, what: string): ReceiptDecision {
+export function planCycleEnd(
+  m: Row,
+  facts: Pick<ReceiptFacts, 'now' | 'claimedOnChain'>,
+  rules: ReceiptRules,
+  what: string,
+): ReceiptDecision {
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain) return { kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(facts.now) }, reason: `claimed by another transaction; ${what}` };
+  if (facts.claimedOnChain)
+    return {
+      kind: 'move',
+      to: Status.CLAIMED_SUCCESS,
+      patch: { claimed_at: new Date(facts.now) },
+      reason: `claimed by another transaction; ${what}`,
+    };
   const c = rules.claiming;
   const cycles = m.cycles + 1;
   const reset = { ...CLEARED_CLAIM, cycles, bumps: 0, claim_tx_kind: 'claim' as const };
   if (cycles >= c.maxRetryCycles || m.retries >= c.maxNumberOfRetries) {
-    const limit = cycles >= c.maxRetryCycles ? `MAX_RETRY_CYCLES (${c.maxRetryCycles})` : `MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries})`;
+    const limit =
+      cycles >= c.maxRetryCycles
+        ? `MAX_RETRY_CYCLES (${c.maxRetryCycles})`
+        : `MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries})`;
     const reason = `${what}; ${cycles} submission cycle(s) and ${m.retries} submission(s) without a receipt: ${limit} reached`;
     return { kind: 'move', to: Status.NEEDS_MANUAL_INTERVENTION, patch: reset, reason };
   }
-  return { kind: 'move', to: Status.ANCHORED, patch: reset, reason: `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again` };
+  return {
+    kind: 'move',
+    to: Status.ANCHORED,
+    patch: reset,
+    reason: `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again`,
+  };
 }
 
 /** ⌈x × 1.1⌉ (at least x + 1): the smallest fee a node accepts for a replacement at the same nonce. */
-export const bumped = (x: bigint) => { const up = (x * 11n + 9n) / 10n; return up > x ? up : x + 1n; };
+export const bumped = (x: bigint) => {
+  const up = (x * 11n + 9n) / 10n;
+  return up > x ? up : x + 1n;
+};
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 export type Replacement =
@@ -178,7 +244,11 @@ export type Replacement =
  * the replacement is recorded with.
  */
 export function planReplacement(
-  m: Row & Pick<MessageRow, 'claim_signer'>, old: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }, fresh: FeeEstimate | undefined, signerKnown: boolean, rules: ReceiptRules,
+  m: Row & Pick<MessageRow, 'claim_signer'>,
+  old: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  fresh: FeeEstimate | undefined,
+  signerKnown: boolean,
+  rules: ReceiptRules,
   stranded = false,
 ): Replacement {
   const c = rules.claiming;
@@ -186,7 +256,10 @@ export function planReplacement(
     ? `the node holds the claim but its pending nonce stays at ${m.claim_tx_nonce} (it would not execute it) after ${STRANDED_CLAIM_MS} ms`
     : `no receipt after MESSAGE_SUBMISSION_TIMEOUT (${c.messageSubmissionTimeoutMs} ms)`;
   if (!signerKnown) {
-    return { kind: 'wait', reason: `${timeout}; signed by ${m.claim_signer}, which is no longer among the ${rules.destination} signer keys: add it back (${rules.destination}_SIGNER_PRIVATE_KEYS) to bump or cancel it` };
+    return {
+      kind: 'wait',
+      reason: `${timeout}; signed by ${m.claim_signer}, which is no longer among the ${rules.destination} signer keys: add it back (${rules.destination}_SIGNER_PRIVATE_KEYS) to bump or cancel it`,
+    };
   }
   if (!fresh) return { kind: 'need', fact: 'fees' };
   const bump = m.claim_tx_kind !== 'cancel' && m.bumps < c.maxBumpsPerCycle && m.retries < c.maxNumberOfRetries;
@@ -195,7 +268,10 @@ export function planReplacement(
   const maxPriorityFeePerGas = max(bumped(old.maxPriorityFeePerGas), fresh.maxPriorityFeePerGas);
   const what = bump ? 'fee bump' : 'cancellation';
   if (maxFeePerGas > c.maxFeePerGasCap || maxPriorityFeePerGas > maxFeePerGas) {
-    return { kind: 'wait', reason: `${timeout}; a ${what} needs max fee ${minFee} wei, above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap}: waiting` };
+    return {
+      kind: 'wait',
+      reason: `${timeout}; a ${what} needs max fee ${minFee} wei, above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap}: waiting`,
+    };
   }
   const nonce = Number(m.claim_tx_nonce);
   const reason = bump

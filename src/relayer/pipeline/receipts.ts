@@ -38,7 +38,13 @@ export function createBlockReceipts(chain: Chain, signers: string | readonly str
     for (const r of rs ?? []) {
       if (!from.has(r.from.toLowerCase())) continue;
       const hash = r.transactionHash.toLowerCase();
-      found.set(hash, { hash, status: Number(r.status ?? '0x1'), blockNumber: Number(r.blockNumber), gasUsed: BigInt(r.gasUsed), gasPrice: BigInt(r.effectiveGasPrice ?? '0x0') });
+      found.set(hash, {
+        hash,
+        status: Number(r.status ?? '0x1'),
+        blockNumber: Number(r.blockNumber),
+        gasUsed: BigInt(r.gasUsed),
+        gasPrice: BigInt(r.effectiveGasPrice ?? '0x0'),
+      });
     }
   }
 
@@ -52,9 +58,15 @@ export function createBlockReceipts(chain: Chain, signers: string | readonly str
       try {
         await Promise.all(Array.from({ length: Math.max(head - first + 1, 0) }, (_, i) => read(first + i, found)));
       } catch (err) {
-        if (!/-32601|not (exist|available|supported)|method not found|unsupported/i.test(String((err as Error).message))) throw err;
+        if (
+          !/-32601|not (exist|available|supported)|method not found|unsupported/i.test(String((err as Error).message))
+        )
+          throw err;
         unsupported = true;
-        logger.warn({ chain: chain.name }, 'the node does not serve eth_getBlockReceipts; receipts are read per transaction');
+        logger.warn(
+          { chain: chain.name },
+          'the node does not serve eth_getBlockReceipts; receipts are read per transaction',
+        );
         return found;
       }
       readUpTo = Math.max(readUpTo ?? head, head);

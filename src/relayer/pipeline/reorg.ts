@@ -13,20 +13,34 @@ export type SourceLookup =
  * deeper than the listener's confirmations dropped it). Used only once the destination has shown it will
  * not list the message, so the normal path costs nothing.
  */
-export async function locateSource(ctx: Pick<DirectionContext, 'origin' | 'originConfig'>, m: Pick<MessageRow, 'message_hash' | 'sent_block_number'>): Promise<SourceLookup> {
+export async function locateSource(
+  ctx: Pick<DirectionContext, 'origin' | 'originConfig'>,
+  m: Pick<MessageRow, 'message_hash' | 'sent_block_number'>,
+): Promise<SourceLookup> {
   const from = Number(m.sent_block_number);
   const head = await ctx.origin.provider.getBlockNumber();
   if (head < from) return { found: undefined };
   const to = Math.min(head, from + ctx.originConfig.listener.maxBlocksToFetchLogs - 1);
   const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
-  const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics: [topic, null, null, m.message_hash], fromBlock: from, toBlock: to });
+  const logs = await ctx.origin.provider.getLogs({
+    address: ctx.origin.contract,
+    topics: [topic, null, null, m.message_hash],
+    fromBlock: from,
+    toBlock: to,
+  });
   const log = logs.find((l) => !l.removed);
   if (!log) return { found: false };
   return { found: true, blockNumber: log.blockNumber, txHash: log.transactionHash.toLowerCase(), logIndex: log.index };
 }
 
 /** The reason recorded when a reorg removed the message from its origin chain. */
-export function reorgedReason(ctx: Pick<DirectionContext, 'origin'>, m: Pick<MessageRow, 'sent_block_number' | 'sent_tx_hash'>, evidence: string): string {
-  return `${evidence}; its MessageSent (transaction ${m.sent_tx_hash}, block ${m.sent_block_number}) is no longer in the ${ctx.origin.name} chain: ` +
-    `a reorg deeper than ${ctx.origin.name}_LISTENER_BLOCK_CONFIRMATION removed it, so it is never claimed`;
+export function reorgedReason(
+  ctx: Pick<DirectionContext, 'origin'>,
+  m: Pick<MessageRow, 'sent_block_number' | 'sent_tx_hash'>,
+  evidence: string,
+): string {
+  return (
+    `${evidence}; its MessageSent (transaction ${m.sent_tx_hash}, block ${m.sent_block_number}) is no longer in the ${ctx.origin.name} chain: ` +
+    `a reorg deeper than ${ctx.origin.name}_LISTENER_BLOCK_CONFIRMATION removed it, so it is never claimed`
+  );
 }

@@ -20,11 +20,26 @@ export function createResimulationProcessor(ctx: DirectionContext) {
     const n = m.resimulations + 1;
     let why: string;
     try {
-      const gas = await ctx.destination.provider.estimateGas({ from: ctx.sender.signer.address, to: claimTarget(ctx), data: encodeClaim(ctx, m) });
+      const gas = await ctx.destination.provider.estimateGas({
+        from: ctx.sender.signer.address,
+        to: claimTarget(ctx),
+        data: encodeClaim(ctx, m),
+      });
       if (gas <= maxGas) {
         const reason = `re-simulation ${n}: the destination accepts the claim now (${gas} gas); claiming again`;
-        if (await ctx.repo.transition(m.id, [Status.NON_EXECUTABLE], Status.ANCHORED, { retry_after: null, resimulations: 0 }, reason)) {
-          ctx.logger.info({ message: m.message_hash, direction: ctx.direction, resimulations: n }, `NON_EXECUTABLE message ${m.message_hash} is claimable again`);
+        if (
+          await ctx.repo.transition(
+            m.id,
+            [Status.NON_EXECUTABLE],
+            Status.ANCHORED,
+            { retry_after: null, resimulations: 0 },
+            reason,
+          )
+        ) {
+          ctx.logger.info(
+            { message: m.message_hash, direction: ctx.direction, resimulations: n },
+            `NON_EXECUTABLE message ${m.message_hash} is claimable again`,
+          );
         }
         return;
       }
@@ -32,7 +47,13 @@ export function createResimulationProcessor(ctx: DirectionContext) {
     } catch (err) {
       if (!isRevert(err)) throw err;
       if (await isClaimedOnChain(ctx, m)) {
-        await ctx.repo.transition(m.id, [Status.NON_EXECUTABLE], Status.CLAIMED_SUCCESS, { retry_after: null, claimed_at: new Date() }, `claimed on ${ctx.destination.name} by someone else; no transaction sent`);
+        await ctx.repo.transition(
+          m.id,
+          [Status.NON_EXECUTABLE],
+          Status.CLAIMED_SUCCESS,
+          { retry_after: null, claimed_at: new Date() },
+          `claimed on ${ctx.destination.name} by someone else; no transaction sent`,
+        );
         return;
       }
       why = `claim reverts in gas estimation: ${describeRevert(ctx.destination.iface, err)}`;

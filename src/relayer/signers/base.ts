@@ -22,7 +22,16 @@ import {
 import { BaseError } from '../../common/errors.js';
 
 /** Socket error codes that mean a signing service could not be reached: transient, worth another try. */
-export const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT']);
+export const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
 
 /**
  * A key held somewhere else (a signing service, a cloud KMS). Backends differ in what they are given:
@@ -73,7 +82,9 @@ export abstract class BackendSigner extends AbstractSigner {
     });
     if (to != null) tx.to = to;
     if (from != null && getAddress(from) !== this.address) {
-      throw new SignatureMismatchError(`transaction from ${from} cannot be signed by ${this.backend.description} (address ${this.address})`);
+      throw new SignatureMismatchError(
+        `transaction from ${from} cannot be signed by ${this.backend.description} (address ${this.address})`,
+      );
     }
     delete tx.from;
     const btx = Transaction.from(tx as TransactionLike<string>);
@@ -88,9 +99,14 @@ export abstract class BackendSigner extends AbstractSigner {
     return (await this.#signChecked(preimage)).serialized;
   }
 
-  async signTypedData(domain: TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>): Promise<string> {
+  async signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string> {
     const resolved = await TypedDataEncoder.resolveNames(domain, types, value, async (name: string) => {
-      if (!this.provider) throw new BaseError(`cannot resolve ENS name "${name}" in typed data: the signer has no provider`);
+      if (!this.provider)
+        throw new BaseError(`cannot resolve ENS name "${name}" in typed data: the signer has no provider`);
       const address = await this.provider.resolveName(name);
       if (address == null) throw new BaseError(`ENS name "${name}" in typed data does not resolve`);
       return address;
@@ -117,7 +133,9 @@ export abstract class BackendSigner extends AbstractSigner {
     try {
       recovered = recoverAddress(digest, signature);
     } catch (err) {
-      throw new SignatureMismatchError(`${this.backend.description} returned a signature that recovers to no address`, { cause: err });
+      throw new SignatureMismatchError(`${this.backend.description} returned a signature that recovers to no address`, {
+        cause: err,
+      });
     }
     if (recovered !== this.address) {
       throw new SignatureMismatchError(

@@ -9,8 +9,14 @@ export class DerError extends BaseError {
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 /** Reads one DER TLV at `offset`; only definite lengths (DER forbids the others). */
-function readTlv(der: Uint8Array, offset: number, expectedTag: number, what: string): { value: Uint8Array; end: number } {
-  if (der[offset] !== expectedTag) throw new DerError(`${what}: expected DER tag 0x${expectedTag.toString(16)} at byte ${offset}`);
+function readTlv(
+  der: Uint8Array,
+  offset: number,
+  expectedTag: number,
+  what: string,
+): { value: Uint8Array; end: number } {
+  if (der[offset] !== expectedTag)
+    throw new DerError(`${what}: expected DER tag 0x${expectedTag.toString(16)} at byte ${offset}`);
   let length = der[offset + 1];
   let start = offset + 2;
   if (length === undefined) throw new DerError(`${what}: truncated`);
@@ -45,7 +51,8 @@ export function parseDerSignature(der: Uint8Array): { r: bigint; s: bigint } {
   if ((r.value[0] ?? 0) & 0x80 || (s.value[0] ?? 0) & 0x80) throw new DerError(`${what}: negative r or s`);
   const rv = toBigint(r.value);
   const sv = toBigint(s.value);
-  if (rv <= 0n || rv >= SECP256K1_N || sv <= 0n || sv >= SECP256K1_N) throw new DerError(`${what}: r or s out of range`);
+  if (rv <= 0n || rv >= SECP256K1_N || sv <= 0n || sv >= SECP256K1_N)
+    throw new DerError(`${what}: r or s out of range`);
   return { r: rv, s: sv };
 }
 
@@ -68,7 +75,8 @@ export function uncompressedPointFromSpki(spki: Uint8Array): string {
   } catch (err) {
     throw new DerError('public key: not a DER SubjectPublicKeyInfo', { cause: err });
   }
-  if (jwk.crv !== 'secp256k1' || !jwk.x || !jwk.y) throw new DerError(`public key: curve ${jwk.crv ?? 'unknown'} is not secp256k1`);
+  if (jwk.crv !== 'secp256k1' || !jwk.x || !jwk.y)
+    throw new DerError(`public key: curve ${jwk.crv ?? 'unknown'} is not secp256k1`);
   const coordinate = (b64url: string) => Buffer.from(b64url, 'base64url').toString('hex').padStart(64, '0');
   return `0x04${coordinate(jwk.x)}${coordinate(jwk.y)}`;
 }

@@ -33,8 +33,13 @@ function classify(err: unknown, what: string): BaseError {
   const e = err as { name?: string; message?: string; code?: string; $fault?: string };
   const reason = `${e.name ?? 'Error'}: ${(e.message ?? String(err)).slice(0, 300)}`;
   const transient =
-    e.$fault === 'server' || e.name === 'ThrottlingException' || e.name === 'TimeoutError' || NETWORK_CODES.has(e.code ?? '');
-  return transient ? new KmsSignerUnavailableError(`${what} (${reason})`, { cause: err }) : new KmsSignerError(`${what} (${reason})`, { cause: err });
+    e.$fault === 'server' ||
+    e.name === 'ThrottlingException' ||
+    e.name === 'TimeoutError' ||
+    NETWORK_CODES.has(e.code ?? '');
+  return transient
+    ? new KmsSignerUnavailableError(`${what} (${reason})`, { cause: err })
+    : new KmsSignerError(`${what} (${reason})`, { cause: err });
 }
 
 /**
@@ -58,7 +63,11 @@ export class KmsBackend implements SigningBackend {
   static async open(options: KmsSignerOptions): Promise<KmsBackend> {
     const timeout = options.timeoutMs ?? 10_000;
     const config: KMSClientConfig = {
-      requestHandler: { connectionTimeout: Math.min(timeout, 5_000), requestTimeout: timeout, throwOnRequestTimeout: true },
+      requestHandler: {
+        connectionTimeout: Math.min(timeout, 5_000),
+        requestTimeout: timeout,
+        throwOnRequestTimeout: true,
+      },
     };
     // Only set what was given, so the SDK's own defaults (region, credential chain) apply otherwise.
     if (options.region !== undefined) config.region = options.region;
@@ -101,7 +110,14 @@ export class KmsBackend implements SigningBackend {
   /** KMS signs the 32-byte digest as given (MessageType DIGEST): no second hash on its side. */
   async sign(_preimage: Uint8Array, digest: string): Promise<Signature> {
     const out = await this.#client
-      .send(new SignCommand({ KeyId: this.keyId, Message: getBytes(digest), MessageType: 'DIGEST', SigningAlgorithm: 'ECDSA_SHA_256' }))
+      .send(
+        new SignCommand({
+          KeyId: this.keyId,
+          Message: getBytes(digest),
+          MessageType: 'DIGEST',
+          SigningAlgorithm: 'ECDSA_SHA_256',
+        }),
+      )
       .catch((err: unknown) => {
         throw classify(err, `${this.description}: Sign failed`);
       });
@@ -125,7 +141,9 @@ export class KmsBackend implements SigningBackend {
       }
       if (recovered === this.address) return signature;
     }
-    throw new KmsSignerError(`${this.description}: the signature recovers to ${this.address} with neither recovery id; was it made by this key?`);
+    throw new KmsSignerError(
+      `${this.description}: the signature recovers to ${this.address} with neither recovery id; was it made by this key?`,
+    );
   }
 
   close(): void {

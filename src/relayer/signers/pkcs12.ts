@@ -28,7 +28,12 @@ function open(path: string, password: string, what: string): forge.pkcs12.Pkcs12
     raw = readFileSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'the file does not exist' : code === 'EACCES' ? 'permission denied' : `cannot read it (${code ?? 'error'})`;
+    const reason =
+      code === 'ENOENT'
+        ? 'the file does not exist'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : `cannot read it (${code ?? 'error'})`;
     throw new Pkcs12Error(`TLS ${what} ${path}: ${reason}`);
   }
   let asn1: forge.asn1.Asn1;
@@ -43,7 +48,8 @@ function open(path: string, password: string, what: string): forge.pkcs12.Pkcs12
     const message = err instanceof Error ? err.message : String(err);
     // forge says "PKCS#12 MAC could not be verified. Invalid password?" or, for an unsigned file with an
     // encrypted key, "Unable to decrypt ... wrong password?".
-    if (/password/i.test(message)) throw new Pkcs12Error(`TLS ${what} ${path}: wrong password (the PKCS12 integrity check failed)`);
+    if (/password/i.test(message))
+      throw new Pkcs12Error(`TLS ${what} ${path}: wrong password (the PKCS12 integrity check failed)`);
     throw new Pkcs12Error(`TLS ${what} ${path}: unsupported or corrupt PKCS12 file (${message.slice(0, 200)})`);
   }
 }
@@ -78,7 +84,10 @@ const KEY_BAGS = new Set([forge.pki.oids.keyBag, forge.pki.oids.pkcs8ShroudedKey
 export function readKeystore(path: string, password: string): ClientIdentity {
   const all = bags(open(path, password, 'keystore'));
   const keyBag = all.find((b) => KEY_BAGS.has(b.type));
-  if (!keyBag) throw new Pkcs12Error(`TLS keystore ${path}: contains no private key (a keystore needs the client key and certificate)`);
+  if (!keyBag)
+    throw new Pkcs12Error(
+      `TLS keystore ${path}: contains no private key (a keystore needs the client key and certificate)`,
+    );
   const certBags = all.filter((b) => b.type === forge.pki.oids.certBag);
   // The key's own certificate must come first or TLS fails with "key values mismatch"; PKCS12 pairs them by localKeyId.
   const id = localKeyId(keyBag);

@@ -64,7 +64,8 @@ function keyIdentity(publicKey: string): { identifier: string; address: string }
 function tlsMaterial(tls: RemoteSignerTlsOptions): TlsMaterial {
   const out: TlsMaterial = {};
   if (tls.keystorePath !== undefined) {
-    if (tls.keystorePassword === undefined) throw new RemoteSignerError(`TLS keystore ${tls.keystorePath}: a password is required`);
+    if (tls.keystorePassword === undefined)
+      throw new RemoteSignerError(`TLS keystore ${tls.keystorePath}: a password is required`);
     const identity = readKeystore(tls.keystorePath, tls.keystorePassword);
     out.key = identity.key;
     // One string: in an array, Node would read each entry as the chain of a separate key.
@@ -72,11 +73,14 @@ function tlsMaterial(tls: RemoteSignerTlsOptions): TlsMaterial {
     try {
       createSecureContext({ key: out.key, cert: out.cert });
     } catch (err) {
-      throw new RemoteSignerError(`TLS keystore ${tls.keystorePath}: OpenSSL cannot use its key and certificate (${(err as Error).message})`);
+      throw new RemoteSignerError(
+        `TLS keystore ${tls.keystorePath}: OpenSSL cannot use its key and certificate (${(err as Error).message})`,
+      );
     }
   }
   if (tls.truststorePath !== undefined) {
-    if (tls.truststorePassword === undefined) throw new RemoteSignerError(`TLS truststore ${tls.truststorePath}: a password is required`);
+    if (tls.truststorePassword === undefined)
+      throw new RemoteSignerError(`TLS truststore ${tls.truststorePath}: a password is required`);
     out.ca = readTruststore(tls.truststorePath, tls.truststorePassword);
   }
   return out;
@@ -107,7 +111,8 @@ export class Web3SignerBackend implements SigningBackend {
     } catch {
       throw new RemoteSignerError('remote signer endpoint is not an absolute URL');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteSignerError(`remote signer endpoint ${redactEndpoint(url)}: only http and https are supported`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RemoteSignerError(`remote signer endpoint ${redactEndpoint(url)}: only http and https are supported`);
     this.description = `remote signer ${redactEndpoint(url)}`;
     ({ identifier: this.identifier, address: this.address } = keyIdentity(options.publicKey));
     // Credentials in the URL go into a header so they are never part of a logged URL.
@@ -121,7 +126,10 @@ export class Web3SignerBackend implements SigningBackend {
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     const hasTls = options.tls && Object.values(options.tls).some((v) => v !== undefined);
     if (url.protocol === 'http:') {
-      if (hasTls) throw new RemoteSignerError(`${this.description}: TLS keystore/truststore given but the endpoint is http; use an https URL`);
+      if (hasTls)
+        throw new RemoteSignerError(
+          `${this.description}: TLS keystore/truststore given but the endpoint is http; use an https URL`,
+        );
       this.#agent = new HttpAgent({ keepAlive: true });
     } else {
       // Read the PKCS12 files now: a wrong path or password must stop start-up, not the first claim.
@@ -135,8 +143,10 @@ export class Web3SignerBackend implements SigningBackend {
     if (status === 200) return this.#parseSignature(text);
     const detail = text.trim().slice(0, 200);
     const suffix = detail ? `: ${detail}` : '';
-    if (status === 404) throw new RemoteSignerError(`${this.description} does not hold the key ${this.identifier} (HTTP 404)`);
-    if (status >= 500 || status === 429) throw new RemoteSignerUnavailableError(`${this.description} failed with HTTP ${status}${suffix}`);
+    if (status === 404)
+      throw new RemoteSignerError(`${this.description} does not hold the key ${this.identifier} (HTTP 404)`);
+    if (status >= 500 || status === 429)
+      throw new RemoteSignerUnavailableError(`${this.description} failed with HTTP ${status}${suffix}`);
     throw new RemoteSignerError(`${this.description} refused the signing request with HTTP ${status}${suffix}`);
   }
 
@@ -147,7 +157,9 @@ export class Web3SignerBackend implements SigningBackend {
   #parseSignature(text: string): Signature {
     const hex = text.trim().replace(/^"|"$/g, '');
     if (!/^0x[0-9a-fA-F]{130}$/.test(hex)) {
-      throw new RemoteSignerError(`${this.description} answered with something that is not a 65-byte hex signature: ${hex.slice(0, 80)}`);
+      throw new RemoteSignerError(
+        `${this.description} answered with something that is not a 65-byte hex signature: ${hex.slice(0, 80)}`,
+      );
     }
     let s = BigInt(`0x${hex.slice(66, 130)}`);
     let v = parseInt(hex.slice(130), 16);
@@ -166,7 +178,10 @@ export class Web3SignerBackend implements SigningBackend {
 
   #post(body: string): Promise<{ status: number; text: string }> {
     const send = this.#signUrl.protocol === 'https:' ? httpsRequest : httpRequest;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/plain, application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/plain, application/json',
+    };
     if (this.#authorization) headers.authorization = this.#authorization;
     return new Promise((resolve, reject) => {
       const fail = (err: unknown) => void this.#explain(err).then(reject);
@@ -176,7 +191,10 @@ export class Web3SignerBackend implements SigningBackend {
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) req.destroy(new RemoteSignerError(`${this.description} sent a response larger than ${MAX_RESPONSE_BYTES} bytes`));
+          if (size > MAX_RESPONSE_BYTES)
+            req.destroy(
+              new RemoteSignerError(`${this.description} sent a response larger than ${MAX_RESPONSE_BYTES} bytes`),
+            );
           else chunks.push(chunk);
         });
         res.on('error', fail);
@@ -190,7 +208,10 @@ export class Web3SignerBackend implements SigningBackend {
         return;
       }
       const timer = setTimeout(
-        () => req.destroy(new RemoteSignerUnavailableError(`${this.description} did not answer within ${this.#timeoutMs} ms`)),
+        () =>
+          req.destroy(
+            new RemoteSignerUnavailableError(`${this.description} did not answer within ${this.#timeoutMs} ms`),
+          ),
         this.#timeoutMs,
       );
       req.on('close', () => clearTimeout(timer));
@@ -232,7 +253,8 @@ export class Web3SignerBackend implements SigningBackend {
         { cause: err },
       );
     }
-    if (NETWORK_CODES.has(code)) return new RemoteSignerUnavailableError(`${this.description} is unreachable (${code})`, { cause: err });
+    if (NETWORK_CODES.has(code))
+      return new RemoteSignerUnavailableError(`${this.description} is unreachable (${code})`, { cause: err });
     return new RemoteSignerUnavailableError(`${this.description}: request failed (${code || message})`, { cause: err });
   }
 }

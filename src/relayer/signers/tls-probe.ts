@@ -22,7 +22,11 @@ export type TlsProbeResult = { kind: 'alert'; error: Error } | { kind: 'closed-a
  * accepted. Resolves to undefined when the server keeps the connection open for `waitMs` or the probe
  * fails for another reason (then the reset was something else, e.g. the signer restarting).
  */
-export function probeTlsRejection(url: URL, material: TlsMaterial, waitMs: number): Promise<TlsProbeResult | undefined> {
+export function probeTlsRejection(
+  url: URL,
+  material: TlsMaterial,
+  waitMs: number,
+): Promise<TlsProbeResult | undefined> {
   return new Promise((resolve) => {
     let handshakeDone = false;
     const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 443), ...material });

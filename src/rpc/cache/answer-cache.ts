@@ -36,7 +36,12 @@ export class AnswerCache {
     metrics: Registry,
   ) {
     // Slots (metric-slots.ts): a lookup is on the path of every cached call.
-    const lookups = slotCounter(metrics, 'l2stack_rpc_cache_lookups_total', 'Answer cache lookups by outcome (hit or miss)', ['outcome']);
+    const lookups = slotCounter(
+      metrics,
+      'l2stack_rpc_cache_lookups_total',
+      'Answer cache lookups by outcome (hit or miss)',
+      ['outcome'],
+    );
     this.hit = lookups.child('hit');
     this.miss = lookups.child('miss');
     this.size = gauge(metrics, 'l2stack_rpc_cache_bytes', 'Bytes held by the answer cache (RPC_CACHE_BYTES bounds it)');

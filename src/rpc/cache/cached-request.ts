@@ -16,7 +16,8 @@ export function cachedRequest(
   method: string,
   params: readonly unknown[],
   budget: ResponseBudget | undefined,
-  fetch: (method: string, params: readonly unknown[]) => Promise<RawJson> = (m, p) => ctx.upstream.requestRaw(m, p, { budget }),
+  fetch: (method: string, params: readonly unknown[]) => Promise<RawJson> = (m, p) =>
+    ctx.upstream.requestRaw(m, p, { budget }),
 ): Awaitable<RawJson> {
   const { cache, upstream } = ctx;
   if (!cache.enabled) return fetch(method, params);
@@ -30,7 +31,8 @@ export function cachedRequest(
   return fetch(method, params).then((answer) => {
     const live = upstream.headIsLive;
     const lifetime = answerLifetime(decided, answer, tracker, live);
-    if (lifetime === 'final' || (lifetime === 'head' && live && tracker.version === version)) cache.set(key, answer, lifetime);
+    if (lifetime === 'final' || (lifetime === 'head' && live && tracker.version === version))
+      cache.set(key, answer, lifetime);
     return answer;
   });
 }

@@ -38,7 +38,8 @@ export interface CacheDecision {
 
 /** Lifetime of an answer about block `tag` (hex number, tag, or an EIP-1898 object), given the head. */
 export function blockLifetime(tag: unknown, head: HeadTracker, headIsLive: boolean): Lifetime | undefined {
-  if (tag === undefined || tag === 'latest' || tag === 'safe' || tag === 'finalized') return headIsLive ? 'head' : undefined;
+  if (tag === undefined || tag === 'latest' || tag === 'safe' || tag === 'finalized')
+    return headIsLive ? 'head' : undefined;
   if (tag === 'earliest') return 'final';
   if (typeof tag === 'string') return numberLifetime(tag, head, headIsLive);
   if (tag !== null && typeof tag === 'object') {
@@ -64,7 +65,12 @@ function numberLifetime(hex: string, head: HeadTracker, headIsLive: boolean): Li
 }
 
 /** How long the answer to `method(params)` may be kept, before asking the node; undefined: never. */
-export function lifetimeOf(method: string, params: readonly unknown[], head: HeadTracker, headIsLive: boolean): CacheDecision['lifetime'] {
+export function lifetimeOf(
+  method: string,
+  params: readonly unknown[],
+  head: HeadTracker,
+  headIsLive: boolean,
+): CacheDecision['lifetime'] {
   const rule = RULES[method];
   if (!rule) return undefined;
   switch (rule.kind) {
@@ -85,7 +91,12 @@ const BLOCK_NUMBER = /"blockNumber"\s*:\s*"(0x[0-9a-fA-F]+)"/;
  * may appear later); a mined transaction or receipt is final once its block is finalized, else kept
  * until the head moves; a pending one (no block number) is not kept.
  */
-export function answerLifetime(decided: CacheDecision['lifetime'], answer: RawJson, head: HeadTracker, headIsLive: boolean): Lifetime | undefined {
+export function answerLifetime(
+  decided: CacheDecision['lifetime'],
+  answer: RawJson,
+  head: HeadTracker,
+  headIsLive: boolean,
+): Lifetime | undefined {
   if (decided === undefined || answer.isNull) return undefined;
   if (decided !== 'byAnswer') return decided;
   const m = BLOCK_NUMBER.exec(answer.head(4096));

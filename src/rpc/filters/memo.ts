@@ -142,9 +142,16 @@ export function joinMemo(db: DbClient, table: string, memo: FilterMemo, logger: 
 }
 
 /** The NOTIFY channel uninstalls are announced on (one per filter table). */
-export const channelFor = (table: string) => `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
+export const channelFor = (table: string) =>
+  `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
 
-export function listenForRemovals(db: DbClient, table: string, memo: FilterMemo, logger: Logger, retryMs = 2_000): () => Promise<void> {
+export function listenForRemovals(
+  db: DbClient,
+  table: string,
+  memo: FilterMemo,
+  logger: Logger,
+  retryMs = 2_000,
+): () => Promise<void> {
   // PGlite is one process: every uninstall happens in this one and reaches its memo directly.
   if (db.kind === 'pglite') return async () => undefined;
   const listening = db.listen(channelFor(table), (id) => memo.forget(id), {
@@ -154,7 +161,9 @@ export function listenForRemovals(db: DbClient, table: string, memo: FilterMemo,
     onListening: (on) => memo.setListening(on),
   });
   return async () => {
-    await (await listening)();
+    await (
+      await listening
+    )();
     memo.setListening(false);
   };
 }

@@ -43,7 +43,13 @@ export class PendingWatch {
     const tickMs = this.ctx.config.ws.pendingPollMs;
     this.until = Date.now() + this.ctx.config.filterTtlSeconds * 1000 + 2 * tickMs;
     if (!this.timer) {
-      this.timer = setInterval(() => void this.collect().catch((err: unknown) => this.ctx.logger.warn({ err }, 'pending-transaction watch failed')), tickMs);
+      this.timer = setInterval(
+        () =>
+          void this.collect().catch((err: unknown) =>
+            this.ctx.logger.warn({ err }, 'pending-transaction watch failed'),
+          ),
+        tickMs,
+      );
       this.timer.unref();
     }
     return this.collect();
@@ -63,7 +69,9 @@ export class PendingWatch {
       this.nodeFilter = (await upstream.request('eth_newPendingTransactionFilter', [])) as string;
       // A round starts: if live filters waited while no replica watched (they all died), say so.
       if (await this.ctx.filters.pendingUnwatched(this.id, 3 * this.ctx.config.ws.pendingPollMs)) {
-        this.ctx.logger.warn('pending-transaction filters were live while no replica watched the node; recording a gap');
+        this.ctx.logger.warn(
+          'pending-transaction filters were live while no replica watched the node; recording a gap',
+        );
         await this.ctx.filters.recordPending(null);
       }
       await this.ctx.filters.beatPending(this.id);
@@ -75,7 +83,10 @@ export class PendingWatch {
     } catch (err) {
       // A transport failure says nothing about the filter (the next tick asks again); an answer does.
       if (!(err instanceof RpcError)) throw err;
-      this.ctx.logger.warn({ err }, 'the node forgot the pending-transaction filter; recording a gap and making a new one');
+      this.ctx.logger.warn(
+        { err },
+        'the node forgot the pending-transaction filter; recording a gap and making a new one',
+      );
       await this.ctx.filters.recordPending(null);
       this.nodeFilter = (await upstream.request('eth_newPendingTransactionFilter', [])) as string;
       return;
@@ -132,5 +143,8 @@ export async function pollPending(ctx: RpcContext, id: string): Promise<string[]
     if (next === f.nextBlock && !f.stale) return [];
     if (await ctx.filters.advance(f.id, f.nextBlock, next)) return rows.map((r) => r.hash!);
   }
-  throw new RpcError(RpcCodes.LimitExceeded, `filter ${id} is being polled by too many callers at once; poll it from one place`);
+  throw new RpcError(
+    RpcCodes.LimitExceeded,
+    `filter ${id} is being polled by too many callers at once; poll it from one place`,
+  );
 }

@@ -53,8 +53,14 @@ function nothingDue(ctx: RpcContext, key: string): boolean {
 /** The blocks a log filter is due from its cursor to the head (within its own from/to), or undefined when none. */
 function logRange(f: KnownFilter, head: bigint): { lower: bigint; upper: bigint } | undefined {
   const c = f.criteria;
-  const lower = c.fromBlock !== undefined && c.fromBlock !== 'latest' ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock)) : f.nextBlock;
-  const upper = c.toBlock !== undefined && c.toBlock !== 'latest' ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock)) : head;
+  const lower =
+    c.fromBlock !== undefined && c.fromBlock !== 'latest'
+      ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock))
+      : f.nextBlock;
+  const upper =
+    c.toBlock !== undefined && c.toBlock !== 'latest'
+      ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock))
+      : head;
   return lower <= upper ? { lower, upper } : undefined;
 }
 
@@ -109,10 +115,16 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
       return entries;
     }
   }
-  throw new RpcError(RpcCodes.LimitExceeded, `filter ${id} is being polled by too many callers at once; poll it from one place`);
+  throw new RpcError(
+    RpcCodes.LimitExceeded,
+    `filter ${id} is being polled by too many callers at once; poll it from one place`,
+  );
 }
 
-const isEmpty = (entries: Changes) => (entries instanceof RawJson ? entries.length < 64 && arrayLength(entries.text) === 0 : Array.isArray(entries) && entries.length === 0);
+const isEmpty = (entries: Changes) =>
+  entries instanceof RawJson
+    ? entries.length < 64 && arrayLength(entries.text) === 0
+    : Array.isArray(entries) && entries.length === 0;
 
 /**
  * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the

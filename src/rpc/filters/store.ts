@@ -8,7 +8,8 @@ import { channelFor, memoFor, type FilterKind, type FilterMemo } from './memo.js
 export type { FilterKind } from './memo.js';
 
 /** Rows touched by an update/delete: a number on pg, a result object on knex-pglite. */
-const affected = (r: unknown): number => (typeof r === 'number' ? r : Number((r as { rowCount?: number }).rowCount ?? 0));
+const affected = (r: unknown): number =>
+  typeof r === 'number' ? r : Number((r as { rowCount?: number }).rowCount ?? 0);
 
 export interface FilterRow {
   id: string;
@@ -54,7 +55,13 @@ export class FilterStore {
   async create(kind: FilterKind, criteria: LogCriteria, nextBlock: bigint, client?: string): Promise<string> {
     // A Quantity, as the execution-apis type filter ids (uint): no leading zero digit.
     const id = `0x${randomBytes(16).toString('hex').replace(/^0+/, '') || '0'}`;
-    const row = { id, kind, criteria: JSON.stringify(criteria), next_block: nextBlock.toString(), client: client ?? null };
+    const row = {
+      id,
+      kind,
+      criteria: JSON.stringify(criteria),
+      next_block: nextBlock.toString(),
+      client: client ?? null,
+    };
     const caps = this.caps;
     if (!caps) {
       await this.db.query('rpc.filter_create', (k) => k(this.table).insert(row));
@@ -66,7 +73,10 @@ export class FilterStore {
         await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [this.table]);
         const live = (await trx(this.table)
           .where('last_poll_at', '>', trx.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
-          .first(trx.raw('count(*)::int as total'), trx.raw('count(*) filter (where client = ?)::int as mine', [client ?? null]))) as { total: number; mine: number };
+          .first(
+            trx.raw('count(*)::int as total'),
+            trx.raw('count(*) filter (where client = ?)::int as mine', [client ?? null]),
+          )) as { total: number; mine: number };
         if (client !== undefined && live.mine >= caps.maxFiltersPerClient) throw perClientCapError(caps, live.mine);
         if (live.total >= caps.maxFilters) throw totalCapError(caps, live.total);
         await trx(this.table).insert(row);
@@ -82,13 +92,21 @@ export class FilterStore {
       k(this.table)
         .where({ id: key })
         .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
-        .first('id', 'kind', 'criteria', 'next_block', k.raw(`last_poll_at < now() - make_interval(secs => ?) as stale`, [this.ttlSeconds / 10])),
-    )) as { id: string; kind: FilterKind; criteria: LogCriteria | string; next_block: string; stale: boolean } | undefined;
+        .first(
+          'id',
+          'kind',
+          'criteria',
+          'next_block',
+          k.raw(`last_poll_at < now() - make_interval(secs => ?) as stale`, [this.ttlSeconds / 10]),
+        ),
+    )) as
+      { id: string; kind: FilterKind; criteria: LogCriteria | string; next_block: string; stale: boolean } | undefined;
     if (!row) this.memo.forget(key);
     if (!row || (kind !== undefined && row.kind !== kind)) throw filterNotFound(id);
     const criteria = typeof row.criteria === 'string' ? (JSON.parse(row.criteria) as LogCriteria) : row.criteria;
     const f = { id: row.id, kind: row.kind, criteria, nextBlock: BigInt(row.next_block), stale: row.stale };
-    if (!f.stale) this.memo.remember({ id: f.id, kind: f.kind, criteria, nextBlock: f.nextBlock, confirmedAt: Date.now() });
+    if (!f.stale)
+      this.memo.remember({ id: f.id, kind: f.kind, criteria, nextBlock: f.nextBlock, confirmedAt: Date.now() });
     return f;
   }
 
@@ -108,19 +126,29 @@ export class FilterStore {
 
   /** Keeps the filter alive (eth_getFilterLogs counts as a poll). */
   async touch(id: string): Promise<void> {
-    await this.db.query('rpc.filter_touch', (k) => k(this.table).where({ id }).update({ last_poll_at: k.raw('now()') }));
+    await this.db.query('rpc.filter_touch', (k) =>
+      k(this.table)
+        .where({ id })
+        .update({ last_poll_at: k.raw('now()') }),
+    );
   }
 
   async remove(id: string): Promise<boolean> {
     const key = id.toLowerCase();
     const n = await this.db.query('rpc.filter_remove', (k) =>
-      k(this.table).where({ id: key }).andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete(),
+      k(this.table)
+        .where({ id: key })
+        .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
+        .delete(),
     );
     // An expired row is gone for the caller already; clean it up too.
     const expired = await this.db.query('rpc.filter_remove_expired', (k) => k(this.table).where({ id: key }).delete());
     // Every process forgets it now (this one directly, others through LISTEN: memo.ts).
     this.memo.forget(key);
-    if (this.db.kind !== 'pglite') await this.db.query('rpc.filter_notify_removed', (k) => k.raw('select pg_notify(?, ?)', [channelFor(this.table), key]));
+    if (this.db.kind !== 'pglite')
+      await this.db.query('rpc.filter_notify_removed', (k) =>
+        k.raw('select pg_notify(?, ?)', [channelFor(this.table), key]),
+      );
     this.uninstalled += affected(n) + affected(expired);
     return affected(n) === 1;
   }
@@ -144,7 +172,12 @@ export class FilterStore {
 
   /** A replica's watch is alive (filters/pending.ts). */
   async beatPending(watcher: string): Promise<void> {
-    await this.db.query('rpc.filter_beat_pending', (k) => k(this.watchersTable).insert({ id: watcher, beat_at: k.raw('now()') }).onConflict('id').merge());
+    await this.db.query('rpc.filter_beat_pending', (k) =>
+      k(this.watchersTable)
+        .insert({ id: watcher, beat_at: k.raw('now()') })
+        .onConflict('id')
+        .merge(),
+    );
   }
 
   /**
@@ -155,8 +188,14 @@ export class FilterStore {
     const row = (await this.db.query('rpc.filter_pending_unwatched', (k) =>
       k
         .select(
-          k.raw(`exists (select 1 from ${this.table} where kind = 'pending' and last_poll_at > now() - make_interval(secs => ?)) as waiting`, [this.ttlSeconds]),
-          k.raw(`exists (select 1 from ${this.watchersTable} where id <> ? and beat_at > now() - make_interval(secs => ?)) as watched`, [watcher, withinMs / 1000]),
+          k.raw(
+            `exists (select 1 from ${this.table} where kind = 'pending' and last_poll_at > now() - make_interval(secs => ?)) as waiting`,
+            [this.ttlSeconds],
+          ),
+          k.raw(
+            `exists (select 1 from ${this.watchersTable} where id <> ? and beat_at > now() - make_interval(secs => ?)) as watched`,
+            [watcher, withinMs / 1000],
+          ),
         )
         .first(),
     )) as { waiting: boolean; watched: boolean };
@@ -165,13 +204,17 @@ export class FilterStore {
 
   /** The seq a pending-transaction filter made now starts from (the next one to be recorded). */
   async pendingCursor(): Promise<bigint> {
-    const row = (await this.db.query('rpc.filter_pending_cursor', (k) => k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')))) as { top: string | number };
+    const row = (await this.db.query('rpc.filter_pending_cursor', (k) =>
+      k(this.pendingTable).first(k.raw('coalesce(max(seq), 0) as top')),
+    )) as { top: string | number };
     return BigInt(row.top) + 1n;
   }
 
   /** Recorded hashes from seq `from` on, oldest first (hash null: a gap). */
   async pendingFrom(from: bigint, limit: number): Promise<{ seq: bigint; hash: string | null }[]> {
-    const rows = (await this.db.query('rpc.filter_pending_from', (k) => k(this.pendingTable).where('seq', '>=', from.toString()).orderBy('seq').limit(limit).select('seq', 'hash'))) as { seq: string; hash: string | null }[];
+    const rows = (await this.db.query('rpc.filter_pending_from', (k) =>
+      k(this.pendingTable).where('seq', '>=', from.toString()).orderBy('seq').limit(limit).select('seq', 'hash'),
+    )) as { seq: string; hash: string | null }[];
     return rows.map((r) => ({ seq: BigInt(r.seq), hash: r.hash }));
   }
 
@@ -183,10 +226,24 @@ export class FilterStore {
    * WAL be recycled; with both, rounds stay flat. Postgres's own background workers do this there.
    */
   async sweep(): Promise<number> {
-    const n = affected(await this.db.query('rpc.filter_sweep', (k) => k(this.table).where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds])).delete()));
+    const n = affected(
+      await this.db.query('rpc.filter_sweep', (k) =>
+        k(this.table)
+          .where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
+          .delete(),
+      ),
+    );
     // A live filter was polled within the TTL, and got every hash recorded before that poll.
-    await this.db.query('rpc.filter_sweep_pending', (k) => k(this.pendingTable).where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
-    await this.db.query('rpc.filter_sweep_watchers', (k) => k(this.watchersTable).where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds])).delete());
+    await this.db.query('rpc.filter_sweep_pending', (k) =>
+      k(this.pendingTable)
+        .where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds]))
+        .delete(),
+    );
+    await this.db.query('rpc.filter_sweep_watchers', (k) =>
+      k(this.watchersTable)
+        .where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds]))
+        .delete(),
+    );
     if (this.db.kind === 'pglite' && n + this.uninstalled > 0) {
       this.uninstalled = 0;
       await this.db.query('rpc.filter_vacuum', async (k) => {

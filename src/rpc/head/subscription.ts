@@ -54,7 +54,13 @@ export class HeadSubscription {
       socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }));
     });
     socket.on('message', (data: WebSocket.RawData) => {
-      let msg: { id?: unknown; result?: unknown; error?: unknown; method?: string; params?: { subscription?: unknown; result?: unknown } };
+      let msg: {
+        id?: unknown;
+        result?: unknown;
+        error?: unknown;
+        method?: string;
+        params?: { subscription?: unknown; result?: unknown };
+      };
       try {
         msg = JSON.parse(data.toString()) as typeof msg;
       } catch {
@@ -68,10 +74,15 @@ export class HeadSubscription {
         } else socket.terminate();
         return;
       }
-      if (msg.method === 'eth_subscription' && msg.params?.subscription === subscription) o.onHeader(msg.params?.result);
+      if (msg.method === 'eth_subscription' && msg.params?.subscription === subscription)
+        o.onHeader(msg.params?.result);
     });
     socket.on('error', (err) => {
-      if (!this.warned) o.logger.info({ err: err.message, url: redactUrl(o.url) }, 'head subscription unavailable; polling the node instead');
+      if (!this.warned)
+        o.logger.info(
+          { err: err.message, url: redactUrl(o.url) },
+          'head subscription unavailable; polling the node instead',
+        );
       this.warned = true;
     });
     socket.on('close', () => {

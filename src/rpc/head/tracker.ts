@@ -105,7 +105,9 @@ export class HeadTracker {
     this.busy++;
     this.pending = this.pending
       .then(() => this.link(h, source))
-      .catch((err: unknown) => this.options.logger.warn({ err, block: h.number.toString() }, 'head tracker could not link a block'))
+      .catch((err: unknown) =>
+        this.options.logger.warn({ err, block: h.number.toString() }, 'head tracker could not link a block'),
+      )
       .finally(() => this.busy--);
   }
 
@@ -141,7 +143,11 @@ export class HeadTracker {
       const parentNumber = cursor.number - 1n;
       const remembered = this.chain.get(parentNumber);
       if (remembered?.hash === cursor.parentHash) break;
-      if (added.length >= this.options.depth || parentNumber < 0n || (remembered === undefined && parentNumber < this.lowest())) {
+      if (
+        added.length >= this.options.depth ||
+        parentNumber < 0n ||
+        (remembered === undefined && parentNumber < this.lowest())
+      ) {
         gap = remembered === undefined && parentNumber >= 0n && added.length >= this.options.depth;
         break;
       }
@@ -176,7 +182,8 @@ export class HeadTracker {
     for (const n of this.chain.keys()) if (n <= oldest) this.chain.delete(n);
     this.tip = event.head;
     this.tipSource = source;
-    if (this.finalizedNumber !== undefined && this.finalizedNumber > event.head.number) this.finalizedNumber = undefined;
+    if (this.finalizedNumber !== undefined && this.finalizedNumber > event.head.number)
+      this.finalizedNumber = undefined;
     this.epoch++;
     for (const listener of this.listeners) {
       try {

@@ -36,7 +36,8 @@ export function requestKey(req: Pick<RequestHead, 'url' | 'header'>): PresentedK
   if (req.url === '/' && (header === undefined || header === '')) return NONE;
   const fromPath = KEY_PATH.exec(req.url)?.[1];
   if (fromPath !== undefined) {
-    if (fromPath.length > MAX_KEY_CHARS) return { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` };
+    if (fromPath.length > MAX_KEY_CHARS)
+      return { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` };
     // A client's bad percent-encoding (/v1/%ZZ) is its mistake, not ours: 401, never a thrown URIError.
     try {
       return { kind: 'key', key: decodeURIComponent(fromPath) };
@@ -45,11 +46,14 @@ export function requestKey(req: Pick<RequestHead, 'url' | 'header'>): PresentedK
     }
   }
   if (header === undefined || header === '') return NONE;
-  return header.length > MAX_KEY_CHARS ? { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` } : { kind: 'key', key: header };
+  return header.length > MAX_KEY_CHARS
+    ? { kind: 'malformed', reason: `longer than ${MAX_KEY_CHARS} characters` }
+    : { kind: 'key', key: header };
 }
 
 /** Whether the URL is one the JSON-RPC route serves: `/` or `/v1/<key>` (query strings allowed). */
-export const isRpcPath = (url: string | undefined): boolean => url === '/' || url?.startsWith('/?') === true || KEY_PATH.test(url ?? '');
+export const isRpcPath = (url: string | undefined): boolean =>
+  url === '/' || url?.startsWith('/?') === true || KEY_PATH.test(url ?? '');
 
 const unknownKey = 'unknown API key: check the key in the URL (/v1/<key>) or the x-api-key header';
 
@@ -91,19 +95,31 @@ export class KeyAccess {
         retryAfterSeconds: retryAfter,
       };
     }
-    if (presented.kind === 'malformed') return { ok: false, status: 401, code: RpcCodes.Server, message: `malformed API key (${presented.reason}): send the key as /v1/<key> or in the x-api-key header` };
+    if (presented.kind === 'malformed')
+      return {
+        ok: false,
+        status: 401,
+        code: RpcCodes.Server,
+        message: `malformed API key (${presented.reason}): send the key as /v1/<key> or in the x-api-key header`,
+      };
     const found = remembered ?? (await this.registry.lookup(presented.key));
     if (found.kind === 'ok') {
       if (!seenLive) this.failures.refund(address);
       return { ok: true, access: this.grant(found.record) };
     }
     if (found.kind === 'unknown') return { ok: false, status: 401, code: RpcCodes.Server, message: unknownKey };
-    return { ok: false, status: 401, code: RpcCodes.Server, message: `API key ${found.record.id} (${found.record.name}) was revoked` };
+    return {
+      ok: false,
+      status: 401,
+      code: RpcCodes.Server,
+      message: `API key ${found.record.id} (${found.record.name}) was revoked`,
+    };
   }
 
   private grant(r: ApiKeyRecord): Access {
     const perSecond = r.ratePerSecond ?? this.publicSettings.perSecond;
-    const burst = r.burst ?? (r.ratePerSecond !== undefined ? Math.max(1, r.ratePerSecond * 2) : this.publicSettings.burst);
+    const burst =
+      r.burst ?? (r.ratePerSecond !== undefined ? Math.max(1, r.ratePerSecond * 2) : this.publicSettings.burst);
     const settingsKey = `${perSecond}/${burst}`;
     let limiter = this.limiters.get(settingsKey);
     if (!limiter) {
@@ -119,7 +135,12 @@ export function allowListCalls(allowed: ReadonlySet<string>, keyId: string, next
   return {
     call(method, params, scope = {}) {
       if (method !== 'rpc.discover' && !allowed.has(method)) {
-        return Promise.resolve<CallResult>({ error: { code: RpcCodes.MethodNotFound, message: `method ${method} is not allowed for API key ${keyId} (it may call: ${[...allowed].join(', ')})` } });
+        return Promise.resolve<CallResult>({
+          error: {
+            code: RpcCodes.MethodNotFound,
+            message: `method ${method} is not allowed for API key ${keyId} (it may call: ${[...allowed].join(', ')})`,
+          },
+        });
       }
       return next.call(method, params, scope);
     },

@@ -3,7 +3,8 @@ import { counter } from '../../common/metrics.js';
 import { hashApiKey, isApiKeyShaped } from './secret.js';
 import type { ApiKeyRecord, ApiKeyStore } from './store.js';
 
-export type KeyLookup = { kind: 'ok'; record: ApiKeyRecord } | { kind: 'unknown' } | { kind: 'revoked'; record: ApiKeyRecord };
+export type KeyLookup =
+  { kind: 'ok'; record: ApiKeyRecord } | { kind: 'unknown' } | { kind: 'revoked'; record: ApiKeyRecord };
 
 const UNKNOWN: KeyLookup = Object.freeze({ kind: 'unknown' });
 
@@ -42,9 +43,17 @@ export class KeyRegistry {
   private readonly options: KeyRegistryOptions;
   private readonly lookups;
 
-  constructor(private readonly store: ApiKeyStore, options: Partial<KeyRegistryOptions> = {}) {
+  constructor(
+    private readonly store: ApiKeyStore,
+    options: Partial<KeyRegistryOptions> = {},
+  ) {
     this.options = { ...DEFAULTS, ...options };
-    this.lookups = options.metrics ? counter(options.metrics, 'l2stack_rpc_api_key_lookups_total', 'API key lookups by result and source', ['result', 'source'] as const) : undefined;
+    this.lookups = options.metrics
+      ? counter(options.metrics, 'l2stack_rpc_api_key_lookups_total', 'API key lookups by result and source', [
+          'result',
+          'source',
+        ] as const)
+      : undefined;
   }
 
   /** What memory (or the key's shape) already says about a key, without a query; undefined: ask lookup. */

@@ -51,21 +51,33 @@ function toRecord(r: Row): ApiKeyRecord {
 export class ApiKeyStore {
   private readonly table: string;
 
-  constructor(private readonly db: DbClient, schema: string) {
+  constructor(
+    private readonly db: DbClient,
+    schema: string,
+  ) {
     this.table = `${schema}.api_keys`;
   }
 
   /** Stores a new key and returns it: the only time the secret exists outside the client's hands. */
   async create(name: string, limits: ApiKeyLimits = {}): Promise<{ record: ApiKeyRecord; key: string }> {
-    if (!NAME.test(name)) throw new Error(`the key name must be 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit; got "${name.slice(0, 80)}"`);
-    if (limits.ratePerSecond !== undefined && !(limits.ratePerSecond > 0 && Number.isFinite(limits.ratePerSecond))) throw new Error(`the rate must be a positive number of units per second, got ${limits.ratePerSecond}`);
-    if (limits.burst !== undefined && !(limits.burst >= 1 && Number.isFinite(limits.burst))) throw new Error(`the burst must be a number ≥ 1, got ${limits.burst}`);
-    if (limits.methods !== undefined && limits.methods.length === 0) throw new Error('a key with an allow-list needs at least one method');
+    if (!NAME.test(name))
+      throw new Error(
+        `the key name must be 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit; got "${name.slice(0, 80)}"`,
+      );
+    if (limits.ratePerSecond !== undefined && !(limits.ratePerSecond > 0 && Number.isFinite(limits.ratePerSecond)))
+      throw new Error(`the rate must be a positive number of units per second, got ${limits.ratePerSecond}`);
+    if (limits.burst !== undefined && !(limits.burst >= 1 && Number.isFinite(limits.burst)))
+      throw new Error(`the burst must be a number ≥ 1, got ${limits.burst}`);
+    if (limits.methods !== undefined && limits.methods.length === 0)
+      throw new Error('a key with an allow-list needs at least one method');
     const key = generateApiKey();
     const id = `k_${randomBytes(6).toString('hex')}`;
     const rows = await this.db.query('rpc.key_create', async (k) => {
       const existing = await k(this.table).where({ name }).first('id');
-      if (existing) throw new Error(`a key named "${name}" already exists (${(existing as { id: string }).id}); revoke it or pick another name`);
+      if (existing)
+        throw new Error(
+          `a key named "${name}" already exists (${(existing as { id: string }).id}); revoke it or pick another name`,
+        );
       return (await k(this.table)
         .insert({
           id,
@@ -100,7 +112,9 @@ export class ApiKeyStore {
 
   /** The key whose secret hashes to `hash`, revoked or not (the registry tells the two apart). */
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = (await this.db.query('rpc.key_find_by_hash', (k) => k(this.table).where({ key_hash: hash }).first())) as Row | undefined;
+    const row = (await this.db.query('rpc.key_find_by_hash', (k) =>
+      k(this.table).where({ key_hash: hash }).first(),
+    )) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 }

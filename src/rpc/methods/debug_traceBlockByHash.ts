@@ -6,4 +6,6 @@ import { blockTraces } from '../trace/block.js';
  * callTracer and prestateTracer, so other tracers never reach the node), gated as every trace is
  * (trace/gate.ts). A block by hash never changes, so its trace is kept in the answer cache.
  */
-export default defineMethod('debug_traceBlockByHash', (ctx, params, call) => blockTraces(ctx, 'debug_traceBlockByHash', params, call, 'final'));
+export default defineMethod('debug_traceBlockByHash', (ctx, params, call) =>
+  blockTraces(ctx, 'debug_traceBlockByHash', params, call, 'final'),
+);

@@ -10,5 +10,7 @@ import { boundTracerTimeout, inTraceSlot } from '../trace/gate.js';
  */
 export default defineMethod('debug_traceCall', (ctx, [tx, block, options], call) => {
   const bounded = boundTracerTimeout(options, ctx.config.evm.timeoutMs);
-  return inTraceSlot(ctx, call, (arrived) => computeAnswer(ctx, 'debug_traceCall', [tx, block, bounded], call, { arrived }));
+  return inTraceSlot(ctx, call, (arrived) =>
+    computeAnswer(ctx, 'debug_traceCall', [tx, block, bounded], call, { arrived }),
+  );
 });

@@ -10,5 +10,11 @@ import type { TraceResult } from '../../../generated/rpc/methods.js';
  */
 export default defineMethod('debug_traceTransaction', async (ctx, [hash, options], call) => {
   const params = [hash, boundTracerTimeout(options, ctx.config.evm.timeoutMs)];
-  return (await gatedTrace(ctx, 'debug_traceTransaction', params, call, await txTraceLifetime(ctx, hash))) as RawJson<TraceResult>;
+  return (await gatedTrace(
+    ctx,
+    'debug_traceTransaction',
+    params,
+    call,
+    await txTraceLifetime(ctx, hash),
+  )) as RawJson<TraceResult>;
 });

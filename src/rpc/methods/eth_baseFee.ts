@@ -33,7 +33,9 @@ export function nextBaseFee(header: Record<string, unknown>): bigint | undefined
 
 /** The node's own figure: the last baseFeePerGas of eth_feeHistory is the next block's. */
 async function fromNode(ctx: RpcContext): Promise<RawJson<Quantity>> {
-  const history = (await ctx.upstream.request('eth_feeHistory', ['0x1', 'latest', []])) as { baseFeePerGas?: unknown[] };
+  const history = (await ctx.upstream.request('eth_feeHistory', ['0x1', 'latest', []])) as {
+    baseFeePerGas?: unknown[];
+  };
   const next = history.baseFeePerGas?.at(-1);
   if (typeof next !== 'string') throw new Error('the node answered eth_feeHistory without baseFeePerGas');
   return new RawJson<Quantity>(JSON.stringify(next));

@@ -30,11 +30,16 @@ export async function sendRawTransaction(ctx: RpcContext, raw: string, call: Cal
   chargeUnits(call, answerCost(rawTransactionSize(raw), ctx.config.rateLimit.bytesPerUnit));
   const hash = decodeRawTransaction(raw, ctx.config.sends.maxRawTxBytes);
   try {
-    return (await ctx.upstream.request('eth_sendRawTransaction', [raw], { write: true, budget: call.budget })) as string;
+    return (await ctx.upstream.request('eth_sendRawTransaction', [raw], {
+      write: true,
+      budget: call.budget,
+    })) as string;
   } catch (err) {
     if (!(err instanceof RpcError) || !ALREADY_HELD.test(err.message)) throw err;
     chargeUnits(call, 1);
-    const held = await ctx.upstream.request('eth_getTransactionByHash', [hash], { budget: call.budget }).catch(() => null);
+    const held = await ctx.upstream
+      .request('eth_getTransactionByHash', [hash], { budget: call.budget })
+      .catch(() => null);
     if (held !== null && typeof held === 'object' && (held as { hash?: unknown }).hash === hash) return hash;
     throw err;
   }

@@ -52,7 +52,11 @@ export default defineMethod('eth_sendRawTransactionSync', async (ctx, [raw, time
     if (receipt !== null && typeof receipt === 'object') return receipt as Receipt;
     const left = deadline - performance.now();
     if (left <= 0 || !(await nextHead(tracker, seen, left))) {
-      throw new RpcError(TIMED_OUT, `The transaction was added to the transaction pool but wasn't processed in ${waitMs} ms (the wait is at most RPC_SEND_SYNC_TIMEOUT_MS = ${ctx.config.sends.syncTimeoutMs} ms); look it up by hash`, hash);
+      throw new RpcError(
+        TIMED_OUT,
+        `The transaction was added to the transaction pool but wasn't processed in ${waitMs} ms (the wait is at most RPC_SEND_SYNC_TIMEOUT_MS = ${ctx.config.sends.syncTimeoutMs} ms); look it up by hash`,
+        hash,
+      );
     }
   }
 });

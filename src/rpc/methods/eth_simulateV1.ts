@@ -16,10 +16,10 @@ const MAX_PASSES = 3;
 
 /** -32005 naming the bound and its variable, as the other limits say it (data: {cap, limit}). */
 const tooBig = (what: string, count: number | bigint, limit: number | bigint, variable: string) =>
-  rpcErrors.limitExceeded(`eth_simulateV1: ${what} ${count} is above this endpoint's limit of ${limit} (${variable}); split the simulation`, {
-    cap: variable,
-    limit: typeof limit === 'bigint' ? hex(limit) : limit,
-  });
+  rpcErrors.limitExceeded(
+    `eth_simulateV1: ${what} ${count} is above this endpoint's limit of ${limit} (${variable}); split the simulation`,
+    { cap: variable, limit: typeof limit === 'bigint' ? hex(limit) : limit },
+  );
 
 /**
  * The payload with its size and gas bounded, as first sent. Blocks and calls are counted first
@@ -29,9 +29,13 @@ const tooBig = (what: string, count: number | bigint, limit: number | bigint, va
  * node never picks an unbounded allowance (anvil has none: it ran a 2,000,000,000 block gas limit as
  * asked); what they use there is what gasAsTheNodeFills needs.
  */
-export function boundSimulation(payload: SimulatePayload, limits: { maxBlocks: number; maxCalls: number; gasCap: bigint }): SimulatePayload {
+export function boundSimulation(
+  payload: SimulatePayload,
+  limits: { maxBlocks: number; maxCalls: number; gasCap: bigint },
+): SimulatePayload {
   const blocks = payload.blockStateCalls;
-  if (blocks.length > limits.maxBlocks) throw tooBig('blockStateCalls has', blocks.length, limits.maxBlocks, 'RPC_SIMULATE_MAX_BLOCKS');
+  if (blocks.length > limits.maxBlocks)
+    throw tooBig('blockStateCalls has', blocks.length, limits.maxBlocks, 'RPC_SIMULATE_MAX_BLOCKS');
   const calls = blocks.reduce((n, b) => n + (b.calls?.length ?? 0), 0);
   if (calls > limits.maxCalls) throw tooBig('the number of calls', calls, limits.maxCalls, 'RPC_SIMULATE_MAX_CALLS');
   let given = 0n;
@@ -45,7 +49,13 @@ export function boundSimulation(payload: SimulatePayload, limits: { maxBlocks: n
   if (given > limits.gasCap) throw tooBig('the gas of all calls together', given, limits.gasCap, 'RPC_GAS_CAP');
   if (open === 0n) return payload;
   const share = (limits.gasCap - given) / open;
-  if (share < 21_000n) throw tooBig(`the gas left for ${open} calls without gas (${limits.gasCap - given}) is too little: the gas of all calls together`, given, limits.gasCap, 'RPC_GAS_CAP');
+  if (share < 21_000n)
+    throw tooBig(
+      `the gas left for ${open} calls without gas (${limits.gasCap - given}) is too little: the gas of all calls together`,
+      given,
+      limits.gasCap,
+      'RPC_GAS_CAP',
+    );
   const withGas = (c: CallObject): CallObject => (c.gas === undefined ? { ...c, gas: hex(share) } : c);
   return { ...payload, blockStateCalls: blocks.map((b) => (b.calls ? { ...b, calls: b.calls.map(withGas) } : b)) };
 }
@@ -72,12 +82,11 @@ function answeredBlocks(payload: SimulatePayload, measured: readonly MeasuredBlo
 }
 
 const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigint) =>
-  new RpcError(BLOCK_GAS_LIMIT_REACHED, `block gas limit reached: blockStateCalls[${i}].calls[${j}] needs ${gas} gas, ${used} of the block's ${limit} are used`, {
-    block: i,
-    call: j,
-    gasUsed: hex(used),
-    gasLimit: hex(limit),
-  });
+  new RpcError(
+    BLOCK_GAS_LIMIT_REACHED,
+    `block gas limit reached: blockStateCalls[${i}].calls[${j}] needs ${gas} gas, ${used} of the block's ${limit} are used`,
+    { block: i, call: j, gasUsed: hex(used), gasLimit: hex(limit) },
+  );
 
 /**
  * The client's payload with each call's gas as geth's simulator sets it (internal/ethapi/simulate.go),
@@ -87,7 +96,11 @@ const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigin
  * lowered to what the budget has left. A call that needs more than its block has left is -38015, as the
  * node answers it; an exhausted budget is -32005 naming RPC_GAS_CAP.
  */
-export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly MeasuredBlock[], gasCap: bigint): SimulatePayload {
+export function gasAsTheNodeFills(
+  payload: SimulatePayload,
+  measured: readonly MeasuredBlock[],
+  gasCap: bigint,
+): SimulatePayload {
   let budget = gasCap;
   const answered = answeredBlocks(payload, measured);
   const blockStateCalls = payload.blockStateCalls.map((b, i) => {
@@ -95,7 +108,8 @@ export function gasAsTheNodeFills(payload: SimulatePayload, measured: readonly M
     let used = 0n;
     const calls = b.calls?.map((c, j) => {
       const left = limit - used;
-      if (budget <= 0n) throw tooBig(`the gas used before blockStateCalls[${i}].calls[${j}]`, gasCap - budget, gasCap, 'RPC_GAS_CAP');
+      if (budget <= 0n)
+        throw tooBig(`the gas used before blockStateCalls[${i}].calls[${j}]`, gasCap - budget, gasCap, 'RPC_GAS_CAP');
       if (c.gas === undefined && left <= 0n) throw blockFull(i, j, used, 1n, limit);
       if (c.gas !== undefined && BigInt(c.gas) > left) throw blockFull(i, j, used, BigInt(c.gas), limit);
       const gas = min(c.gas === undefined ? left : BigInt(c.gas), budget);
@@ -124,11 +138,15 @@ export default defineMethod('eth_simulateV1', async (ctx, [payload, block], call
   // One time budget for every run: RPC_EVM_TIMEOUT_MS counts from the call's arrival, not from each run.
   const arrived = performance.now();
   for (let pass = 1; ; pass++) {
-    const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], { budget: call.budget, arrived });
+    const raw = await ctx.upstream.compute('eth_simulateV1', [sent, block ?? 'latest'], {
+      budget: call.budget,
+      arrived,
+    });
     const measured = raw.value;
     if (!Array.isArray(measured)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
     const next = gasAsTheNodeFills(payload, measured as MeasuredBlock[], gasCap);
-    if (pass === MAX_PASSES || JSON.stringify(next) === JSON.stringify(sent)) return raw as RawJson<MethodResult<'eth_simulateV1'>>;
+    if (pass === MAX_PASSES || JSON.stringify(next) === JSON.stringify(sent))
+      return raw as RawJson<MethodResult<'eth_simulateV1'>>;
     sent = next;
   }
 });

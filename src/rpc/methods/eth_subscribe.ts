@@ -7,6 +7,10 @@ import { RpcCodes } from '../errors.js';
  * Over HTTP there is nothing to push notifications to.
  */
 export default defineMethod('eth_subscribe', (_ctx, [kind, filter, options], call) => {
-  if (!call.socket) throw new RpcError(RpcCodes.MethodNotFound, 'eth_subscribe needs a WebSocket connection: open ws://<this host>/ (same port as HTTP) and subscribe there; over HTTP use eth_newFilter');
+  if (!call.socket)
+    throw new RpcError(
+      RpcCodes.MethodNotFound,
+      'eth_subscribe needs a WebSocket connection: open ws://<this host>/ (same port as HTTP) and subscribe there; over HTTP use eth_newFilter',
+    );
   return call.socket.subscribe(kind, filter, options);
 });

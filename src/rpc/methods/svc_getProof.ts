@@ -7,6 +7,10 @@ import { RpcCodes } from '../errors.js';
  * finalized, state not retained) reach the caller unchanged.
  */
 export default defineMethod('svc_getProof', async (ctx, [address, storageKeys, block]) => {
-  if (!ctx.proofBackend) throw new RpcError(RpcCodes.MethodNotFound, 'svc_getProof is not available: this endpoint runs without a state manager');
+  if (!ctx.proofBackend)
+    throw new RpcError(
+      RpcCodes.MethodNotFound,
+      'svc_getProof is not available: this endpoint runs without a state manager',
+    );
   return ctx.proofBackend.getProof(address, storageKeys, block === 'finalized' ? 'finalized' : BigInt(block));
 });

@@ -6,7 +6,10 @@ import type { ParityTrace } from '../../../generated/rpc/methods.js';
 import type { RawJson } from '../upstream/raw-json.js';
 
 const notServed = (err: unknown) =>
-  err instanceof RpcError && (err.code === -32601 || err.code === -32004 || /method .*(not found|not supported|does not exist|not available)/i.test(err.message));
+  err instanceof RpcError &&
+  (err.code === -32601 ||
+    err.code === -32004 ||
+    /method .*(not found|not supported|does not exist|not available)/i.test(err.message));
 
 /** Parsed from the text, not through RawJson.value: that keeps the parse with the answer, and a cached one would hold it uncounted. */
 const parsed = <T>(raw: RawJson): T => JSON.parse(raw.text) as T;
@@ -23,7 +26,9 @@ export default defineMethod('trace_transaction', (ctx, [hash], call) =>
     const source = ctx.config.traceTransactionSource;
     if (source === 'upstream' || (source === 'auto' && ctx.upstream.isSupported('trace_transaction'))) {
       try {
-        const traces = parsed<ParityTrace[] | null>(await tracedRaw(ctx, 'trace_transaction', [hash], call, lifetime, arrived));
+        const traces = parsed<ParityTrace[] | null>(
+          await tracedRaw(ctx, 'trace_transaction', [hash], call, lifetime, arrived),
+        );
         if (traces && traces.length > 0) return traces;
         const tx = await ctx.upstream.request('eth_getTransactionByHash', [hash]);
         return tx === null ? null : (traces ?? null);
@@ -35,7 +40,9 @@ export default defineMethod('trace_transaction', (ctx, [hash], call) =>
     }
     const tx = (await ctx.upstream.request('eth_getTransactionByHash', [hash])) as TxInfo | null;
     if (tx === null || tx.blockNumber === null) return null;
-    const trace = parsed<CallFrame>(await tracedRaw(ctx, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }], call, lifetime, arrived));
+    const trace = parsed<CallFrame>(
+      await tracedRaw(ctx, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }], call, lifetime, arrived),
+    );
     return parityFromCallTrace(trace, tx);
   }),
 );

@@ -44,11 +44,11 @@ export function rawTransactionSize(raw: string): number {
 
 /** geth's refusal ("oversized data: transaction size N, limit M"), with the variable that sets our limit. */
 export function oversizedTransaction(size: number, limit: number): RpcError {
-  return new RpcError(RpcCodes.Server, `oversized data: transaction size ${size}, limit ${limit} (RPC_MAX_RAW_TX_BYTES)`, {
-    cap: 'RPC_MAX_RAW_TX_BYTES',
-    limit,
-    received: size,
-  });
+  return new RpcError(
+    RpcCodes.Server,
+    `oversized data: transaction size ${size}, limit ${limit} (RPC_MAX_RAW_TX_BYTES)`,
+    { cap: 'RPC_MAX_RAW_TX_BYTES', limit, received: size },
+  );
 }
 
 /**
@@ -70,5 +70,9 @@ export function decodeRawTransaction(raw: string, maxBytes: number): string {
     const short = (err as { shortMessage?: string }).shortMessage ?? (err as Error).message;
     problem = `not a signed transaction (${short.slice(0, 120)})`;
   }
-  throw new RpcError(RpcCodes.InvalidParams, `invalid params: param 0 (signedTransaction): ${problem}`, { param: 'signedTransaction', index: 0, path: 'signedTransaction' });
+  throw new RpcError(RpcCodes.InvalidParams, `invalid params: param 0 (signedTransaction): ${problem}`, {
+    param: 'signedTransaction',
+    index: 0,
+    path: 'signedTransaction',
+  });
 }

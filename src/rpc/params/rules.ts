@@ -20,17 +20,38 @@ const count = (v: unknown) => (Array.isArray(v) ? v.length : undefined);
 const callObject: Rule = (tx) => {
   if (!isObject(tx)) return undefined;
   if (typeof tx.data === 'string' && typeof tx.input === 'string' && tx.data.toLowerCase() !== tx.input.toLowerCase()) {
-    return { at: 'input', reason: 'data and input are both set and differ (they are synonyms: give one, or the same bytes in both)' };
+    return {
+      at: 'input',
+      reason: 'data and input are both set and differ (they are synonyms: give one, or the same bytes in both)',
+    };
   }
   if (tx.gasPrice !== undefined && (tx.maxFeePerGas !== undefined || tx.maxPriorityFeePerGas !== undefined)) {
-    return { at: 'gasPrice', reason: 'gasPrice is set together with maxFeePerGas or maxPriorityFeePerGas (a legacy price or EIP-1559 fees, not both)' };
+    return {
+      at: 'gasPrice',
+      reason:
+        'gasPrice is set together with maxFeePerGas or maxPriorityFeePerGas (a legacy price or EIP-1559 fees, not both)',
+    };
   }
   // anvil reads a missing maxFeePerGas as 0 and refuses any priority fee above it.
-  if (tx.maxFeePerGas === undefined && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > 0n) {
-    return { at: 'maxPriorityFeePerGas', reason: 'a priority fee needs maxFeePerGas (give both: the priority fee is part of the maximum fee)' };
+  if (
+    tx.maxFeePerGas === undefined &&
+    typeof tx.maxPriorityFeePerGas === 'string' &&
+    BigInt(tx.maxPriorityFeePerGas) > 0n
+  ) {
+    return {
+      at: 'maxPriorityFeePerGas',
+      reason: 'a priority fee needs maxFeePerGas (give both: the priority fee is part of the maximum fee)',
+    };
   }
-  if (typeof tx.maxFeePerGas === 'string' && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > BigInt(tx.maxFeePerGas)) {
-    return { at: 'maxPriorityFeePerGas', reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${tx.maxFeePerGas} (the priority fee is part of the maximum fee)` };
+  if (
+    typeof tx.maxFeePerGas === 'string' &&
+    typeof tx.maxPriorityFeePerGas === 'string' &&
+    BigInt(tx.maxPriorityFeePerGas) > BigInt(tx.maxFeePerGas)
+  ) {
+    return {
+      at: 'maxPriorityFeePerGas',
+      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${tx.maxFeePerGas} (the priority fee is part of the maximum fee)`,
+    };
   }
   const blobs = count(tx.blobs);
   for (const member of ['commitments', 'proofs'] as const) {
@@ -51,7 +72,11 @@ const stateOverride: Rule = (overrides) => {
   if (!isObject(overrides)) return undefined;
   for (const [address, account] of Object.entries(overrides)) {
     if (isObject(account) && account.state !== undefined && account.stateDiff !== undefined) {
-      return { at: address, reason: 'state and stateDiff are both set (state replaces the whole storage, stateDiff changes single slots: give one)' };
+      return {
+        at: address,
+        reason:
+          'state and stateDiff are both set (state replaces the whole storage, stateDiff changes single slots: give one)',
+      };
     }
   }
   return undefined;
@@ -59,18 +84,25 @@ const stateOverride: Rule = (overrides) => {
 
 /** A simulated call without a to: anvil 1.7.1 builds each as a transaction that needs one (-32602 "missing keys: to"). */
 const creation: Rule = (call) =>
-  isObject(call) && (call.to === undefined || call.to === null) ? { at: 'to', reason: "a simulated call needs a to address: this endpoint's node cannot simulate a contract creation" } : undefined;
+  isObject(call) && (call.to === undefined || call.to === null)
+    ? {
+        at: 'to',
+        reason: "a simulated call needs a to address: this endpoint's node cannot simulate a contract creation",
+      }
+    : undefined;
 
 /** eth_simulateV1's payload: every call a CallObject and every block's overrides a StateOverride, by the rules above. */
 const simulatePayload: Rule = (payload) => {
-  const blocks = isObject(payload) && Array.isArray(payload.blockStateCalls) ? (payload.blockStateCalls as unknown[]) : [];
+  const blocks =
+    isObject(payload) && Array.isArray(payload.blockStateCalls) ? (payload.blockStateCalls as unknown[]) : [];
   for (const [i, block] of blocks.entries()) {
     if (!isObject(block)) continue;
     const overrides = stateOverride(block.stateOverrides);
     if (overrides) return { ...overrides, at: `blockStateCalls.${i}.stateOverrides.${overrides.at}` };
     for (const [j, call] of (Array.isArray(block.calls) ? block.calls : []).entries()) {
       const problem = callObject(call) ?? creation(call);
-      if (problem) return { ...problem, at: `blockStateCalls.${i}.calls.${j}${problem.at === undefined ? '' : `.${problem.at}`}` };
+      if (problem)
+        return { ...problem, at: `blockStateCalls.${i}.calls.${j}${problem.at === undefined ? '' : `.${problem.at}`}` };
     }
   }
   return undefined;
@@ -87,20 +119,35 @@ const fillableTransaction: Rule = (tx) => {
   // A creation is estimated as a call that reads a missing maxFeePerGas as 0: anvil then refuses any priority fee
   // above it (-32602 "max_priority_fee_per_gas greater than max_fee_per_gas"); with a to it fills the fees as sent.
   const creation = tx.to === undefined || tx.to === null;
-  if (creation && typeof tx.maxPriorityFeePerGas === 'string' && BigInt(tx.maxPriorityFeePerGas) > BigInt(typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0')) {
-    return { at: 'maxPriorityFeePerGas', reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which a contract creation is estimated with` };
+  if (
+    creation &&
+    typeof tx.maxPriorityFeePerGas === 'string' &&
+    BigInt(tx.maxPriorityFeePerGas) > BigInt(typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0')
+  ) {
+    return {
+      at: 'maxPriorityFeePerGas',
+      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which a contract creation is estimated with`,
+    };
   }
   for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
-    if (tx[member] !== undefined) return { at: member, reason: `${member} is not filled by this endpoint's node (anvil 1.7.1 exits or refuses it); send blobs, or sign the blob transaction yourself` };
+    if (tx[member] !== undefined)
+      return {
+        at: member,
+        reason: `${member} is not filled by this endpoint's node (anvil 1.7.1 exits or refuses it); send blobs, or sign the blob transaction yourself`,
+      };
   }
   // An authorization list makes anvil build an EIP-7702 transaction, which needs a to. An empty one without a
   // gas is first estimated, and anvil answers that itself (-32003 "empty authorization list"); with a gas it is
   // built, and refused as malformed like a non-empty one.
   const listed = count(tx.authorizationList);
   if (listed !== undefined && (listed > 0 || tx.gas !== undefined) && (tx.to === undefined || tx.to === null)) {
-    return { at: 'to', reason: 'an authorization list needs a to address (an EIP-7702 transaction cannot create a contract)' };
+    return {
+      at: 'to',
+      reason: 'an authorization list needs a to address (an EIP-7702 transaction cannot create a contract)',
+    };
   }
-  if (typeof tx.type === 'string' && BigInt(tx.type) === 0x7en) return { at: 'type', reason: 'type 0x7e is a deposit transaction, which a user cannot send' };
+  if (typeof tx.type === 'string' && BigInt(tx.type) === 0x7en)
+    return { at: 'type', reason: 'type 0x7e is a deposit transaction, which a user cannot send' };
   return undefined;
 };
 
@@ -108,7 +155,11 @@ const fillableTransaction: Rule = (tx) => {
 const ascendingPercentiles: Rule = (list) => {
   if (!Array.isArray(list)) return undefined;
   for (let i = 1; i < list.length; i++) {
-    if ((list[i] as number) < (list[i - 1] as number)) return { at: String(i), reason: `${String(list[i])} is below ${String(list[i - 1])}: percentiles must be in ascending order` };
+    if ((list[i] as number) < (list[i - 1] as number))
+      return {
+        at: String(i),
+        reason: `${String(list[i])} is below ${String(list[i - 1])}: percentiles must be in ascending order`,
+      };
   }
   return undefined;
 };
@@ -119,20 +170,28 @@ const rawTransaction: Rule = (raw) => {
 };
 
 /** Rules by method, each on the param at its position (with the param's name from the spec). */
-const RULES = new Map<string, readonly [index: number, rule: Rule][]>(Object.entries({
-  eth_call: [[0, callObject], [2, stateOverride]],
-  eth_estimateGas: [[0, callObject], [2, stateOverride]],
-  eth_createAccessList: [[0, callObject]],
-  eth_fillTransaction: [[0, fillableTransaction]],
-  eth_simulateV1: [[0, simulatePayload]],
-  debug_traceCall: [[0, callObject]],
-  svc_estimateGas: [[0, callObject]],
-  vendor_simulateAssetChanges: [[0, callObject]],
-  eth_sendUserOperation: [[0, userOperationProblem]],
-  eth_estimateUserOperationGas: [[2, userOperationStateOverrideProblem]],
-  eth_feeHistory: [[2, ascendingPercentiles]],
-  eth_sendRawTransaction: [[0, rawTransaction]],
-} satisfies Record<string, readonly [index: number, rule: Rule][]>));
+const RULES = new Map<string, readonly [index: number, rule: Rule][]>(
+  Object.entries({
+    eth_call: [
+      [0, callObject],
+      [2, stateOverride],
+    ],
+    eth_estimateGas: [
+      [0, callObject],
+      [2, stateOverride],
+    ],
+    eth_createAccessList: [[0, callObject]],
+    eth_fillTransaction: [[0, fillableTransaction]],
+    eth_simulateV1: [[0, simulatePayload]],
+    debug_traceCall: [[0, callObject]],
+    svc_estimateGas: [[0, callObject]],
+    vendor_simulateAssetChanges: [[0, callObject]],
+    eth_sendUserOperation: [[0, userOperationProblem]],
+    eth_estimateUserOperationGas: [[2, userOperationStateOverrideProblem]],
+    eth_feeHistory: [[2, ascendingPercentiles]],
+    eth_sendRawTransaction: [[0, rawTransaction]],
+  } satisfies Record<string, readonly [index: number, rule: Rule][]>),
+);
 
 /** Throws -32602 naming the param (and the member inside it) when a rule refuses the call's params. */
 export function checkParamRules(method: string, paramNames: readonly string[], params: readonly unknown[]): void {
@@ -145,10 +204,10 @@ export function checkParamRules(method: string, paramNames: readonly string[], p
     if (!problem) continue;
     const name = paramNames[index] ?? `#${index}`;
     const path = problem.at === undefined ? name : `${name}.${problem.at}`;
-    throw new RpcError(RpcCodes.InvalidParams, `invalid params: param ${index} (${name})${problem.at === undefined ? '' : ` at ${path}`}: ${problem.reason}`, {
-      param: name,
-      index,
-      path,
-    });
+    throw new RpcError(
+      RpcCodes.InvalidParams,
+      `invalid params: param ${index} (${name})${problem.at === undefined ? '' : ` at ${path}`}: ${problem.reason}`,
+      { param: name, index, path },
+    );
   }
 }

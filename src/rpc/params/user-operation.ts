@@ -13,15 +13,30 @@ import { getBytes, hashAuthorization } from 'ethers';
  */
 export function userOperationProblem(op: unknown): { at: string; reason: string } | undefined {
   if (op === null || typeof op !== 'object' || !('eip7702Auth' in op)) return undefined;
-  const auth = op.eip7702Auth as { chainId: string; address: string; nonce: string; yParity: string; r: string; s: string } | null;
+  const auth = op.eip7702Auth as {
+    chainId: string;
+    address: string;
+    nonce: string;
+    yParity: string;
+    r: string;
+    s: string;
+  } | null;
   if (auth === null) return undefined;
   try {
     // Lower case: Alto reads a mixed-case address whatever its EIP-55 checksum, where ethers would throw on a bad one.
-    const hash = hashAuthorization({ address: auth.address.toLowerCase(), chainId: BigInt(auth.chainId), nonce: BigInt(auth.nonce) });
+    const hash = hashAuthorization({
+      address: auth.address.toLowerCase(),
+      chainId: BigInt(auth.chainId),
+      nonce: BigInt(auth.nonce),
+    });
     new secp256k1.Signature(BigInt(auth.r), BigInt(auth.s), Number(auth.yParity)).recoverPublicKey(getBytes(hash));
     return undefined;
   } catch {
-    return { at: 'eip7702Auth', reason: 'its signature (r, s, yParity) recovers to no address: r and s must be in 1..n-1 of secp256k1 and r the x of a point on the curve' };
+    return {
+      at: 'eip7702Auth',
+      reason:
+        'its signature (r, s, yParity) recovers to no address: r and s must be in 1..n-1 of secp256k1 and r the x of a point on the curve',
+    };
   }
 }
 
@@ -33,9 +48,15 @@ export function userOperationProblem(op: unknown): { at: string; reason: string 
  */
 export function userOperationStateOverrideProblem(overrides: unknown): { at: string; reason: string } | undefined {
   if (overrides === null || typeof overrides !== 'object') return undefined;
-  for (const [address, account] of Object.entries(overrides as Record<string, { state?: object; stateDiff?: object } | null>)) {
+  for (const [address, account] of Object.entries(
+    overrides as Record<string, { state?: object; stateDiff?: object } | null>,
+  )) {
     if (account?.state !== undefined && Object.keys(account.state).length > 0 && account.stateDiff !== undefined) {
-      return { at: address, reason: 'state is set with slots and stateDiff is set too (state replaces the whole storage, stateDiff changes single slots: give one)' };
+      return {
+        at: address,
+        reason:
+          'state is set with slots and stateDiff is set too (state replaces the whole storage, stateDiff changes single slots: give one)',
+      };
     }
   }
   return undefined;

@@ -34,12 +34,19 @@ export async function blockTraces(
   for (let i = text.indexOf('"txHash"'); i !== -1; i = text.indexOf('"txHash"', i + 8)) named++;
   if (named === arrayLength(text)) return raw as RawJson<BlockTraceEntry[]>;
   const entries = JSON.parse(text) as NodeEntry[];
-  const header = method === 'debug_traceBlockByHash' ? await upstreamCall(ctx, 'eth_getBlockByHash', [block, false]) : await upstreamCall(ctx, 'eth_getBlockByNumber', [block, false]);
+  const header =
+    method === 'debug_traceBlockByHash'
+      ? await upstreamCall(ctx, 'eth_getBlockByHash', [block, false])
+      : await upstreamCall(ctx, 'eth_getBlockByNumber', [block, false]);
   const hashes = (header?.transactions ?? []).map((t) => (typeof t === 'string' ? t : t.hash));
   return entries.map((e, i) => {
     const txHash = e.txHash ?? hashes[i];
     // More traces than transactions: the node's two answers disagree (a reorg in between); the caller retries.
-    if (txHash === undefined) throw new RpcError(RpcCodes.ResourceUnavailable, `the node traced ${entries.length} transactions but its block lists ${hashes.length}; try again`);
+    if (txHash === undefined)
+      throw new RpcError(
+        RpcCodes.ResourceUnavailable,
+        `the node traced ${entries.length} transactions but its block lists ${hashes.length}; try again`,
+      );
     return { txHash, result: e.result };
   });
 }

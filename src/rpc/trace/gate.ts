@@ -41,13 +41,18 @@ export function boundTracerTimeout(options: TraceOptions, limitMs: number): Trac
 }
 
 /** -32005 naming RPC_TRACE_MAX_PER_CLIENT. */
-const tooManyTraces = (ctx: RpcContext) => quotaExceeded('traces', ctx.config.traceMaxPerClient, 'RPC_TRACE_MAX_PER_CLIENT', ctx.config.evm.timeoutMs);
+const tooManyTraces = (ctx: RpcContext) =>
+  quotaExceeded('traces', ctx.config.traceMaxPerClient, 'RPC_TRACE_MAX_PER_CLIENT', ctx.config.evm.timeoutMs);
 
 /**
  * `run` within one of the client's trace slots, waited for at most RPC_EVM_TIMEOUT_MS. `run` gets the call's
  * arrival: the node's execution slots and the time on the node count from it too (one budget, waits included).
  */
-export async function inTraceSlot<T>(ctx: RpcContext, scope: CallScope, run: (arrived: number) => Awaitable<T>): Promise<T> {
+export async function inTraceSlot<T>(
+  ctx: RpcContext,
+  scope: CallScope,
+  run: (arrived: number) => Awaitable<T>,
+): Promise<T> {
   const arrived = performance.now();
   const release = await ctx.quotas.traces.take(scope.client);
   if (!release) throw tooManyTraces(ctx);
@@ -72,23 +77,49 @@ const keyOf = (ctx: RpcContext, method: string, params: readonly unknown[], life
   lifetime && ctx.cache.enabled ? `${method}${JSON.stringify(params)}` : undefined;
 
 /** The trace from the node through the compute gate (time budget from `arrived`, time charged), kept when `lifetime` allows. */
-async function fetchTrace(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined, arrived: number): Promise<RawJson> {
+async function fetchTrace(
+  ctx: RpcContext,
+  method: string,
+  params: readonly unknown[],
+  scope: CallScope,
+  lifetime: Lifetime | undefined,
+  arrived: number,
+): Promise<RawJson> {
   const { cache, upstream } = ctx;
   const key = keyOf(ctx, method, params, lifetime);
   const version = upstream.tracker.version;
   const raw = await upstream.compute(method, params, { budget: scope.budget, arrived });
-  if (key !== undefined && (lifetime === 'final' || (upstream.headIsLive && upstream.tracker.version === version))) cache.set(key, raw, lifetime!);
+  if (key !== undefined && (lifetime === 'final' || (upstream.headIsLive && upstream.tracker.version === version)))
+    cache.set(key, raw, lifetime!);
   return raw;
 }
 
 /** The node's trace as it wrote it, from the answer cache when `lifetime` allows, else fetchTrace. Call it within inTraceSlot. */
-export function tracedRaw(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined, arrived: number): Awaitable<RawJson> {
+export function tracedRaw(
+  ctx: RpcContext,
+  method: string,
+  params: readonly unknown[],
+  scope: CallScope,
+  lifetime: Lifetime | undefined,
+  arrived: number,
+): Awaitable<RawJson> {
   const key = keyOf(ctx, method, params, lifetime);
-  return (key === undefined ? undefined : ctx.cache.get(key)) ?? fetchTrace(ctx, method, params, scope, lifetime, arrived);
+  return (
+    (key === undefined ? undefined : ctx.cache.get(key)) ?? fetchTrace(ctx, method, params, scope, lifetime, arrived)
+  );
 }
 
 /** A cached trace is answered without taking a slot; a miss takes one of the client's slots, then asks the node. */
-export function gatedTrace(ctx: RpcContext, method: string, params: readonly unknown[], scope: CallScope, lifetime: Lifetime | undefined): Awaitable<RawJson> {
+export function gatedTrace(
+  ctx: RpcContext,
+  method: string,
+  params: readonly unknown[],
+  scope: CallScope,
+  lifetime: Lifetime | undefined,
+): Awaitable<RawJson> {
   const key = keyOf(ctx, method, params, lifetime);
-  return (key === undefined ? undefined : ctx.cache.get(key)) ?? inTraceSlot(ctx, scope, (arrived) => fetchTrace(ctx, method, params, scope, lifetime, arrived));
+  return (
+    (key === undefined ? undefined : ctx.cache.get(key)) ??
+    inTraceSlot(ctx, scope, (arrived) => fetchTrace(ctx, method, params, scope, lifetime, arrived))
+  );
 }

@@ -83,7 +83,13 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
     let trace: ParityTrace;
     if (kind === 'CREATE' || kind === 'CREATE2') {
       trace = {
-        action: { from: f.from, gas: hex(gas), init: f.input, value: f.value ?? '0x0', creationMethod: kind.toLowerCase() },
+        action: {
+          from: f.from,
+          gas: hex(gas),
+          init: f.input,
+          value: f.value ?? '0x0',
+          creationMethod: kind.toLowerCase(),
+        },
         result: f.to ? { address: f.to, code: f.output ?? '0x', gasUsed: hex(gasUsed) } : null,
         ...common,
         subtraces: children.length,
@@ -101,7 +107,14 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
       };
     } else {
       trace = {
-        action: { from: f.from, callType: kind.toLowerCase(), gas: hex(gas), input: f.input, to: callee(f), value: f.value ?? '0x0' },
+        action: {
+          from: f.from,
+          callType: kind.toLowerCase(),
+          gas: hex(gas),
+          input: f.input,
+          to: callee(f),
+          value: f.value ?? '0x0',
+        },
         result: { gasUsed: hex(gasUsed), output: f.output ?? '0x' },
         ...common,
         subtraces: children.length,

@@ -63,28 +63,48 @@ export interface TransportCore {
 export function transportCore(o: CoreOptions): TransportCore {
   const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
   const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
-  const tooLarge = errorBody(RpcCodes.InvalidRequest, `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`, { limit: o.maxBodyBytes });
+  const tooLarge = errorBody(
+    RpcCodes.InvalidRequest,
+    `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`,
+    { limit: o.maxBodyBytes },
+  );
 
   const answer: TransportCore['answer'] = (text, client, limiter, target) => {
     const budget = new ResponseBudget(maxResponseBytes);
-    return andThen(handleBody(text, target, { maxBatch: o.maxBatch, maxJsonDepth: o.maxJsonDepth, client, budget, limiter, inflight: o.inflight }), (reply) => {
-      // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-      const extra = replyCost(budget, costs);
-      if (extra === 0) return reply;
-      return limiter
-        .charge(client, extra)
-        .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
-        .then(() => reply);
-    });
+    return andThen(
+      handleBody(text, target, {
+        maxBatch: o.maxBatch,
+        maxJsonDepth: o.maxJsonDepth,
+        client,
+        budget,
+        limiter,
+        inflight: o.inflight,
+      }),
+      (reply) => {
+        // Charged before the reply leaves, so this client's next request already sees the cost of this one.
+        const extra = replyCost(budget, costs);
+        if (extra === 0) return reply;
+        return limiter
+          .charge(client, extra)
+          .catch((err: unknown) => o.logger.warn({ err }, 'rate-limit charge failed'))
+          .then(() => reply);
+      },
+    );
   };
   const admit = (head: RequestHead): Awaitable<AccessDecision> => {
     const address = headClientAddress(head, o.trustedProxyHops);
     return o.access ? o.access.resolve(head, address) : { ok: true, access: { client: address, limiter: o.limiter } };
   };
-  const target = ({ allowed, keyId }: Access): CallTarget => (allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher);
+  const target = ({ allowed, keyId }: Access): CallTarget =>
+    allowed ? allowListCalls(allowed, keyId!, o.dispatcher) : o.dispatcher;
 
   const post = <X extends RequestHead>(sink: ReplySink<X>): PostCore<X> => {
-    const http = slotCounter(o.metrics, 'l2stack_rpc_http_requests_total', 'HTTP requests to the JSON-RPC route by status', ['status']);
+    const http = slotCounter(
+      o.metrics,
+      'l2stack_rpc_http_requests_total',
+      'HTTP requests to the JSON-RPC route by status',
+      ['status'],
+    );
     const ok = http.child('200');
     const send = (x: X, a: HttpAnswer) => {
       if (a.status === 200) ok.inc();
@@ -94,15 +114,21 @@ export function transportCore(o: CoreOptions): TransportCore {
     /** A request naming a key: its lookup (access.ts), then its client, limiter and allow-list. */
     const withKey = (x: X, text: string) =>
       andThen(admit(x), (decision) => {
-        if (decision.ok) return andThen(answer(text, decision.access.client, decision.access.limiter, target(decision.access)), (a) => send(x, a));
-        const headers = decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
+        if (decision.ok)
+          return andThen(answer(text, decision.access.client, decision.access.limiter, target(decision.access)), (a) =>
+            send(x, a),
+          );
+        const headers =
+          decision.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(decision.retryAfterSeconds) };
         send(x, { status: decision.status, body: errorBody(decision.code, decision.message, decision.data), headers });
       });
     return (x, text) => {
       if (text === undefined) return send(x, { status: 413, body: tooLarge, headers: { connection: 'close' } });
       // Anonymous requests (no key in the path or header: nearly all) need no lookup and no await.
       if (o.access && requestKey(x).kind !== 'none') return withKey(x, text);
-      return andThen(answer(text, headClientAddress(x, o.trustedProxyHops), o.limiter, o.dispatcher), (a) => send(x, a));
+      return andThen(answer(text, headClientAddress(x, o.trustedProxyHops), o.limiter, o.dispatcher), (a) =>
+        send(x, a),
+      );
     };
   };
   return { admit, target, answer, post };

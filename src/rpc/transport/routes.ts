@@ -38,11 +38,19 @@ export function corsPolicy(origins: '*' | readonly string[]): Cors {
   if (origins.length === 0) return () => [];
   const allowed = new Set(origins);
   const vary = ['vary', 'Origin'];
-  return (origin) => (origin !== undefined && allowed.has(origin) ? ['access-control-allow-origin', origin, 'vary', 'Origin'] : vary);
+  return (origin) =>
+    origin !== undefined && allowed.has(origin) ? ['access-control-allow-origin', origin, 'vary', 'Origin'] : vary;
 }
 
 /** The extra headers of a CORS preflight answer (OPTIONS) when the origin is allowed. */
-const PREFLIGHT_HEADERS = ['access-control-allow-methods', 'POST, GET, OPTIONS', 'access-control-allow-headers', 'content-type, x-api-key', 'access-control-max-age', '86400'];
+const PREFLIGHT_HEADERS = [
+  'access-control-allow-methods',
+  'POST, GET, OPTIONS',
+  'access-control-allow-headers',
+  'content-type, x-api-key',
+  'access-control-max-age',
+  '86400',
+];
 
 /** An answer of a route: status, headers as a flat list (name, value, …), and the body (none for 204). */
 export interface RouteAnswer {
@@ -52,7 +60,11 @@ export interface RouteAnswer {
 }
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
-const json = (status: number, body: unknown, headers: readonly string[] = []): RouteAnswer => ({ status, headers: [...headers, 'content-type', JSON_UTF8], body: JSON.stringify(body) });
+const json = (status: number, body: unknown, headers: readonly string[] = []): RouteAnswer => ({
+  status,
+  headers: [...headers, 'content-type', JSON_UTF8],
+  body: JSON.stringify(body),
+});
 
 /**
  * Every request but POST on the JSON-RPC path, as one table both stacks serve: CORS preflight of the JSON-RPC
@@ -60,27 +72,50 @@ const json = (status: number, body: unknown, headers: readonly string[] = []): R
  * /metrics unless RPC_OPERATOR_PORT serves them, JSON 405 on `/` and 404 elsewhere. CORS headers belong to
  * the JSON-RPC path only: a page has no business reading /metrics or /health/*. `path` is without its query.
  */
-export function otherRoutes(o: RpcAppOptions, cors: Cors): (method: string, path: string, origin: string | undefined) => Awaitable<RouteAnswer> {
-  const readiness = async () => toReadiness((await o.readiness('public')).map((c) => (c.detail === undefined ? c : { ...c, detail: redactHosts(c.detail) })));
+export function otherRoutes(
+  o: RpcAppOptions,
+  cors: Cors,
+): (method: string, path: string, origin: string | undefined) => Awaitable<RouteAnswer> {
+  const readiness = async () =>
+    toReadiness(
+      (await o.readiness('public')).map((c) => (c.detail === undefined ? c : { ...c, detail: redactHosts(c.detail) })),
+    );
   const operator = new Map<string, () => Promise<RouteAnswer>>(
     o.operatorRoutes === false
       ? []
       : [
           ['/health/live', async () => json(200, { status: 'ok' })],
           ['/health/ready', async () => readiness().then((body) => json(body.status === 'ok' ? 200 : 503, body))],
-          ['/metrics', async () => ({ status: 200, headers: ['content-type', o.metrics.contentType], body: await o.metrics.metrics() })],
+          [
+            '/metrics',
+            async () => ({
+              status: 200,
+              headers: ['content-type', o.metrics.contentType],
+              body: await o.metrics.metrics(),
+            }),
+          ],
         ],
   );
   const failed = (err: unknown): RouteAnswer => {
     o.logger.error({ err }, 'request failed');
-    return { status: 500, headers: ['content-type', 'application/json'], body: errorBody(RpcCodes.Internal, 'internal error') };
+    return {
+      status: 500,
+      headers: ['content-type', 'application/json'],
+      body: errorBody(RpcCodes.Internal, 'internal error'),
+    };
   };
   return (method, path, origin) => {
     const route = method === 'GET' || method === 'HEAD' ? operator.get(path) : undefined;
     if (route) return route().catch(failed);
     const rpc = isRpcPath(path);
     const headers = rpc ? cors(origin) : [];
-    if (method === 'OPTIONS' && rpc) return { status: 204, headers: headers.includes('access-control-allow-origin') ? [...headers, ...PREFLIGHT_HEADERS] : headers };
-    return path === '/' ? json(405, { error: 'JSON-RPC is served by POST /' }, headers) : json(404, { error: `no route for ${method} ${path}` }, headers);
+    if (method === 'OPTIONS' && rpc)
+      return {
+        status: 204,
+        headers: headers.includes('access-control-allow-origin') ? [...headers, ...PREFLIGHT_HEADERS] : headers,
+      };
+    return path === '/'
+      ? json(405, { error: 'JSON-RPC is served by POST /' }, headers)
+      : json(404, { error: `no route for ${method} ${path}` }, headers);
   };
 }

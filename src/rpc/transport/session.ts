@@ -109,8 +109,12 @@ type CutOff = (code: number, reason: string, label: string) => void;
 function wsMetrics(registry: Registry) {
   return {
     sockets: gauge(registry, 'l2stack_rpc_ws_sockets', 'Open WebSocket connections'),
-    refused: counter(registry, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', ['reason'] as const),
-    closed: counter(registry, 'l2stack_rpc_ws_closed_total', 'WebSocket connections closed by the server, by reason', ['reason'] as const),
+    refused: counter(registry, 'l2stack_rpc_ws_refused_total', 'WebSocket upgrades refused, by reason', [
+      'reason',
+    ] as const),
+    closed: counter(registry, 'l2stack_rpc_ws_closed_total', 'WebSocket connections closed by the server, by reason', [
+      'reason',
+    ] as const),
     messages: counter(registry, 'l2stack_rpc_ws_messages_total', 'JSON-RPC messages received over WebSocket'),
   };
 }
@@ -125,7 +129,11 @@ function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): No
     for (const ws of heaviest) {
       if (total <= limit || ws.bufferedAmount === 0) break;
       total -= ws.bufferedAmount;
-      cutOffs.get(ws)?.(POLICY_VIOLATION, `too slow: all sockets' queue over ${limit} bytes (RPC_WS_MAX_TOTAL_BUFFERED_BYTES), this one held most`, 'total');
+      cutOffs.get(ws)?.(
+        POLICY_VIOLATION,
+        `too slow: all sockets' queue over ${limit} bytes (RPC_WS_MAX_TOTAL_BUFFERED_BYTES), this one held most`,
+        'total',
+      );
     }
   }, 250);
   timer.unref();
@@ -138,7 +146,8 @@ function socketSlots(limits: WsLimits) {
   const perClientMessage = `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;
   return {
     hold(client: string): Refusal | (() => void) {
-      if (!perClient.take(client)) return { status: 429, reason: 'client_sockets', message: perClientMessage, retryAfterSeconds: 1 };
+      if (!perClient.take(client))
+        return { status: 429, reason: 'client_sockets', message: perClientMessage, retryAfterSeconds: 1 };
       let held = true;
       return () => {
         if (!held) return;
@@ -168,16 +177,31 @@ export function socketSessions(o: WsServerOptions): SocketSessions {
   };
   const decided = (u: Upgrade, decision: AccessDecision) => {
     if (u.gone()) return;
-    if (!decision.ok) return refuse(u, { status: decision.status, reason: decision.status === 429 ? 'key_failures' : 'key', message: decision.message, retryAfterSeconds: decision.retryAfterSeconds });
+    if (!decision.ok)
+      return refuse(u, {
+        status: decision.status,
+        reason: decision.status === 429 ? 'key_failures' : 'key',
+        message: decision.message,
+        retryAfterSeconds: decision.retryAfterSeconds,
+      });
     const held = slots.hold(decision.access.client);
     if (typeof held !== 'function') return refuse(u, held);
     u.accept(decision.access, held);
   };
   return {
     upgrade(head, u) {
-      if (!isRpcPath(head.url)) return refuse(u, { status: 404, reason: 'path', message: `WebSocket is served on / (or /v1/<key>) only, not ${head.url.split('?')[0]}` });
+      if (!isRpcPath(head.url))
+        return refuse(u, {
+          status: 404,
+          reason: 'path',
+          message: `WebSocket is served on / (or /v1/<key>) only, not ${head.url.split('?')[0]}`,
+        });
       if (registry.cutOffs.size + admitting >= o.limits.maxSockets) {
-        return refuse(u, { status: 503, reason: 'sockets', message: `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP` });
+        return refuse(u, {
+          status: 503,
+          reason: 'sockets',
+          message: `too many WebSocket connections: at most ${o.limits.maxSockets} (RPC_WS_MAX_SOCKETS); retry later or use HTTP`,
+        });
       }
       admitting++;
       Promise.resolve(o.admit(head))
@@ -185,7 +209,12 @@ export function socketSessions(o: WsServerOptions): SocketSessions {
           (decision) => decided(u, decision),
           (err: unknown) => {
             o.logger.error({ err }, 'websocket admission failed');
-            if (!u.gone()) refuse(u, { status: 503, reason: 'error', message: 'the endpoint could not check this connection; retry' });
+            if (!u.gone())
+              refuse(u, {
+                status: 503,
+                reason: 'error',
+                message: 'the endpoint could not check this connection; retry',
+              });
           },
         )
         .finally(() => admitting--);
@@ -195,7 +224,8 @@ export function socketSessions(o: WsServerOptions): SocketSessions {
       clearInterval(totalCheck);
       const open = [...registry.cutOffs.keys()];
       for (const peer of open) peer.close(GOING_AWAY, 'server shutting down');
-      if (open.length > 0) await new Promise<void>((resolve) => ((registry.drained = resolve), setTimeout(resolve, 1_000).unref()));
+      if (open.length > 0)
+        await new Promise<void>((resolve) => ((registry.drained = resolve), setTimeout(resolve, 1_000).unref()));
       for (const peer of [...registry.cutOffs.keys()]) peer.terminate();
     },
   };
@@ -220,7 +250,11 @@ function serveSocket(ws: PeerSocket, access: Access, registry: SocketRegistry): 
     send(text) {
       if (cut || !ws.open) return false;
       if (ws.bufferedAmount + text.length > o.limits.maxBufferedBytes) {
-        cutOff(POLICY_VIOLATION, `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`, 'slow');
+        cutOff(
+          POLICY_VIOLATION,
+          `client too slow: over ${o.limits.maxBufferedBytes} bytes queued (RPC_WS_MAX_BUFFERED_BYTES)`,
+          'slow',
+        );
         return false;
       }
       ws.send(text);
@@ -262,7 +296,14 @@ function serveSocket(ws: PeerSocket, access: Access, registry: SocketRegistry): 
  * Pings the peer (cut off when it did not answer the last ping: `answered` reports and resets that) and
  * closes a socket idle with no subscription.
  */
-function keepAlive(ws: PeerSocket, session: SocketSession, limits: WsLimits, cutOff: CutOff, activity: { lastActive: number }, answered: () => boolean): NodeJS.Timeout {
+function keepAlive(
+  ws: PeerSocket,
+  session: SocketSession,
+  limits: WsLimits,
+  cutOff: CutOff,
+  activity: { lastActive: number },
+  answered: () => boolean,
+): NodeJS.Timeout {
   // The idle bound is checked every quarter of it, so a socket is cut within 1.25x RPC_WS_IDLE_TIMEOUT_MS.
   const tick = Math.max(250, Math.min(limits.pingMs, Math.floor(limits.idleTimeoutMs / 4)));
   let pingedAt = Date.now();
@@ -281,7 +322,13 @@ function keepAlive(ws: PeerSocket, session: SocketSession, limits: WsLimits, cut
 }
 
 /** Answers each message; reading pauses while RPC_WS_MAX_INFLIGHT calls of this socket run. */
-function readMessages(ws: PeerSocket, session: SocketSession, o: WsServerOptions, m: WsMetrics, activity: { lastActive: number }): { message(text: string): void; stop(): void } {
+function readMessages(
+  ws: PeerSocket,
+  session: SocketSession,
+  o: WsServerOptions,
+  m: WsMetrics,
+  activity: { lastActive: number },
+): { message(text: string): void; stop(): void } {
   let inflight = 0;
   // A paused socket reads nothing, its peer's close included: a client that sent many slow calls (resumes)
   // and went away would hold them, and what they read from the node, until they all finished. Pings

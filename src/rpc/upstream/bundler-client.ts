@@ -14,7 +14,11 @@ import { JsonRpcHttpClient } from './client.js';
 export class BundlerClient {
   private readonly client: JsonRpcHttpClient;
 
-  constructor(url: string, private readonly vendorPrefix: string, timeoutMs: number) {
+  constructor(
+    url: string,
+    private readonly vendorPrefix: string,
+    timeoutMs: number,
+  ) {
     this.client = new JsonRpcHttpClient(url, timeoutMs);
   }
 
@@ -30,14 +34,19 @@ export class BundlerClient {
       response = await this.client.call(this.rename(method), params, { batch: false });
     } catch (err) {
       // The caller learns which service is missing and why, never the bundler's address.
-      if (err instanceof UpstreamTransportError) throw new RpcError(RpcCodes.ResourceUnavailable, `the ERC-4337 bundler is not available: ${err.message.replace(/^upstream /, '')}`);
+      if (err instanceof UpstreamTransportError)
+        throw new RpcError(
+          RpcCodes.ResourceUnavailable,
+          `the ERC-4337 bundler is not available: ${err.message.replace(/^upstream /, '')}`,
+        );
       throw err;
     }
     if (response.error) {
       // Alto answers an exception of its own (not a validation result) as an error without a code: it is still
       // the bundler's failure, so the caller gets -32603 with its message rather than an invalid error object.
       const { code, message, data } = response.error as { code?: unknown; message?: unknown; data?: unknown };
-      if (typeof code !== 'number' || !Number.isInteger(code)) throw new RpcError(RpcCodes.Internal, `the ERC-4337 bundler failed: ${String(message)}`, data);
+      if (typeof code !== 'number' || !Number.isInteger(code))
+        throw new RpcError(RpcCodes.Internal, `the ERC-4337 bundler failed: ${String(message)}`, data);
       throw new RpcError(code, String(message), data);
     }
     return (response.result ?? null) as MethodResult<N>;

@@ -26,7 +26,11 @@ class Response implements UpstreamResponse {
  * One response object of `text` (between `from` and `to`): the result kept as source text, the error
  * parsed (small, and its code decides failover). Undefined when it is not a JSON-RPC response.
  */
-export function readResponse(text: string, from = 0, to = text.length): (UpstreamResponse & { id?: string }) | undefined {
+export function readResponse(
+  text: string,
+  from = 0,
+  to = text.length,
+): (UpstreamResponse & { id?: string }) | undefined {
   if (from === 0 && to === text.length) {
     const fast = fastResult(text);
     if (fast) {
@@ -115,7 +119,11 @@ function readBody(body: Body): (UpstreamResponse & { id?: string }) | undefined 
   return readResponse(body.text);
 }
 
-export const DEFAULT_CLIENT_LIMITS: ClientLimits = { maxBatchBytes: 524_288, maxResponseBytes: 10_485_760, maxSockets: 128 };
+export const DEFAULT_CLIENT_LIMITS: ClientLimits = {
+  maxBatchBytes: 524_288,
+  maxResponseBytes: 10_485_760,
+  maxSockets: 128,
+};
 
 /** Largest JSON-RPC batch sent upstream (nodes commonly cap batches at 100 or more). */
 const MAX_UPSTREAM_BATCH = 50;
@@ -154,7 +162,12 @@ function requestFailure(
   const cut = code === 'ECONNRESET' || code === 'EPIPE';
   if (cut && !at.responded && at.resend) return 'resend';
   if (cut && !at.responded && at.bytes > SMALL_BODY_BYTES) {
-    return new UpstreamOversizeError(`the node closed the connection while receiving a ${at.bytes}-byte request (${code}); it may not accept requests this large`, 'request', at.bytes, { cause: err });
+    return new UpstreamOversizeError(
+      `the node closed the connection while receiving a ${at.bytes}-byte request (${code}); it may not accept requests this large`,
+      'request',
+      at.bytes,
+      { cause: err },
+    );
   }
   return new UpstreamTransportError(`upstream connection failed: ${code}`, at.written && !refused, { cause: err });
 }
@@ -186,11 +199,19 @@ export class JsonRpcHttpClient {
   /** Cleared when the node answers a small batch with something else than an array. */
   private batching = true;
 
-  constructor(url: string, private readonly timeoutMs: number, limits: Partial<ClientLimits> = {}) {
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+    limits: Partial<ClientLimits> = {},
+  ) {
     this.url = new URL(url);
     this.limits = { ...DEFAULT_CLIENT_LIMITS, ...limits };
     const Agent = this.url.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ keepAlive: true, maxSockets: this.limits.maxSockets, maxFreeSockets: Math.min(64, this.limits.maxSockets) });
+    this.agent = new Agent({
+      keepAlive: true,
+      maxSockets: this.limits.maxSockets,
+      maxFreeSockets: Math.min(64, this.limits.maxSockets),
+    });
   }
 
   /**
@@ -199,7 +220,11 @@ export class JsonRpcHttpClient {
    * `batch: false` (writes) always goes alone, and so does a read with `alone` (answers that may be large:
    * alone, its answer is recognized in constant time, while a batch answer must be scanned to be cut).
    */
-  call(method: string, params: readonly unknown[], options: { timeoutMs?: number; batch?: boolean; alone?: boolean } = {}): Promise<UpstreamResponse> {
+  call(
+    method: string,
+    params: readonly unknown[],
+    options: { timeoutMs?: number; batch?: boolean; alone?: boolean } = {},
+  ): Promise<UpstreamResponse> {
     if (options.batch === false || options.alone || !this.batching || options.timeoutMs !== undefined) {
       return this.single(method, params, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
     }
@@ -258,7 +283,10 @@ export class JsonRpcHttpClient {
         this.split(group);
         return;
       }
-      const e = err instanceof UpstreamTransportError ? err : new UpstreamTransportError(`upstream batch failed: ${(err as Error).message}`, true);
+      const e =
+        err instanceof UpstreamTransportError
+          ? err
+          : new UpstreamTransportError(`upstream batch failed: ${(err as Error).message}`, true);
       for (const p of group) p.reject(e);
       return;
     }
@@ -288,11 +316,26 @@ export class JsonRpcHttpClient {
     }
   }
 
-  private single(method: string, params: readonly unknown[], timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
-    return this.exchange(method, JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }), timeoutMs, idempotent);
+  private single(
+    method: string,
+    params: readonly unknown[],
+    timeoutMs: number,
+    idempotent: boolean,
+  ): Promise<UpstreamResponse> {
+    return this.exchange(
+      method,
+      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
+      timeoutMs,
+      idempotent,
+    );
   }
 
-  private async exchange(method: string, body: string, timeoutMs: number, idempotent: boolean): Promise<UpstreamResponse> {
+  private async exchange(
+    method: string,
+    body: string,
+    timeoutMs: number,
+    idempotent: boolean,
+  ): Promise<UpstreamResponse> {
     const r = readBody(await this.post(body, timeoutMs, idempotent));
     if (!r) {
       throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
@@ -300,7 +343,11 @@ export class JsonRpcHttpClient {
     const bytes = Buffer.byteLength(body);
     if (r.error && r.id === 'null' && bytes > SMALL_BODY_BYTES) {
       // Not an answer to our call (id null): the node refused the body before reading it (anvil past ~2 MiB).
-      throw new UpstreamOversizeError(`the node refused a ${bytes}-byte request (${r.error.message}); it is larger than the node accepts`, 'request', bytes);
+      throw new UpstreamOversizeError(
+        `the node refused a ${bytes}-byte request (${r.error.message}); it is larger than the node accepts`,
+        'request',
+        bytes,
+      );
     }
     return r;
   }
@@ -339,7 +386,13 @@ export class JsonRpcHttpClient {
           responded = true;
           const status = res.statusCode ?? 0;
           if (status === 413) {
-            fail(new UpstreamOversizeError(`the node refused a ${bytes}-byte request as too large (HTTP 413)`, 'request', bytes));
+            fail(
+              new UpstreamOversizeError(
+                `the node refused a ${bytes}-byte request as too large (HTTP 413)`,
+                'request',
+                bytes,
+              ),
+            );
             return;
           }
           const chunks: Buffer[] = [];
@@ -347,12 +400,20 @@ export class JsonRpcHttpClient {
           res.on('data', (c: Buffer) => {
             size += c.length;
             if (size > max) {
-              fail(new UpstreamOversizeError(`the answer is larger than ${max} bytes (RPC_MAX_RESPONSE_BYTES)`, 'response', size));
+              fail(
+                new UpstreamOversizeError(
+                  `the answer is larger than ${max} bytes (RPC_MAX_RESPONSE_BYTES)`,
+                  'response',
+                  size,
+                ),
+              );
               return;
             }
             if (!settled) chunks.push(c);
           });
-          res.on('error', (err) => fail(new UpstreamTransportError(`upstream response broke off: ${err.message}`, true, { cause: err })));
+          res.on('error', (err) =>
+            fail(new UpstreamTransportError(`upstream response broke off: ${err.message}`, true, { cause: err })),
+          );
           res.on('end', () => {
             if (settled) return;
             // Answered before it read our whole body: the connection is in an unknown state, never reuse it.
@@ -369,10 +430,18 @@ export class JsonRpcHttpClient {
         },
       );
       req.on('socket', guard);
-      const timer = setTimeout(() => fail(new UpstreamTimeoutError(`upstream did not answer within ${timeoutMs} ms`, written)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new UpstreamTimeoutError(`upstream did not answer within ${timeoutMs} ms`, written)),
+        timeoutMs,
+      );
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
-        const failure = requestFailure(err, { responded, written, bytes, resend: idempotent && !retried && req.reusedSocket });
+        const failure = requestFailure(err, {
+          responded,
+          written,
+          bytes,
+          resend: idempotent && !retried && req.reusedSocket,
+        });
         if (failure !== 'resend') return fail(failure);
         settle();
         this.post(body, timeoutMs, idempotent, true).then(resolve, reject);

@@ -9,7 +9,19 @@ import type { ComputeLimits } from './gate.js';
  * Reads whose answers may be large go upstream alone, never merged into a batch: a single answer's result
  * is found without reading it (raw-json.ts fastResult), a batch answer has to be scanned to be cut apart.
  */
-export const LARGE_ANSWERS = new Set(['eth_getLogs', 'eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockReceipts', 'debug_traceBlockByNumber', 'debug_traceBlockByHash', 'debug_traceTransaction', 'debug_traceCall', 'trace_transaction', 'eth_getProof', 'eth_simulateV1']);
+export const LARGE_ANSWERS = new Set([
+  'eth_getLogs',
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_getBlockReceipts',
+  'debug_traceBlockByNumber',
+  'debug_traceBlockByHash',
+  'debug_traceTransaction',
+  'debug_traceCall',
+  'trace_transaction',
+  'eth_getProof',
+  'eth_simulateV1',
+]);
 
 export interface UpstreamOptions {
   urls: readonly string[];

@@ -54,7 +54,8 @@ export class UpstreamPool {
     this.tracker = new HeadTracker({
       depth: options.headDepth ?? 128,
       logger: options.logger,
-      blockByHash: async (hash) => (await this.request('eth_getBlockByHash', [hash, false])) as Record<string, unknown> | null,
+      blockByHash: async (hash) =>
+        (await this.request('eth_getBlockByHash', [hash, false])) as Record<string, unknown> | null,
     });
     this.tracker.subscribe(() => {
       this.written = false;
@@ -63,12 +64,27 @@ export class UpstreamPool {
     this.gate = new ComputeGate(this.computeLimits.maxConcurrent);
     const m = options.metrics;
     this.metrics = {
-      evmCalls: gauge(m, 'l2stack_rpc_evm_calls', 'Calls that make the node execute (eth_call, estimates, traces of a call), by state', ['state']),
-      evmTimeouts: counter(m, 'l2stack_rpc_evm_timeouts_total', 'Calls that make the node execute cut at RPC_EVM_TIMEOUT_MS, by where they were', ['stage']),
+      evmCalls: gauge(
+        m,
+        'l2stack_rpc_evm_calls',
+        'Calls that make the node execute (eth_call, estimates, traces of a call), by state',
+        ['state'],
+      ),
+      evmTimeouts: counter(
+        m,
+        'l2stack_rpc_evm_timeouts_total',
+        'Calls that make the node execute cut at RPC_EVM_TIMEOUT_MS, by where they were',
+        ['stage'],
+      ),
       up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
       head: gauge(m, 'l2stack_rpc_upstream_head_block', 'Latest block number seen on the upstream node', ['upstream']),
-      requests: counter(m, 'l2stack_rpc_upstream_requests_total', 'Requests sent to upstream nodes by outcome', ['upstream', 'outcome']),
-      latency: histogram(m, 'l2stack_rpc_upstream_request_duration_seconds', 'Latency of upstream requests', ['upstream']),
+      requests: counter(m, 'l2stack_rpc_upstream_requests_total', 'Requests sent to upstream nodes by outcome', [
+        'upstream',
+        'outcome',
+      ]),
+      latency: histogram(m, 'l2stack_rpc_upstream_request_duration_seconds', 'Latency of upstream requests', [
+        'upstream',
+      ]),
     };
     for (const u of this.upstreams) this.metrics.up.set({ upstream: u.id }, 1);
   }
@@ -79,7 +95,8 @@ export class UpstreamPool {
     this.loop = (async () => {
       while (!this.stopped && (await sleep(this.options.headPollMs, signal))) await this.refreshHead();
     })();
-    const ws = this.options.wsUrls ?? this.options.urls.map((url) => (/^https?:/.test(url) ? wsUrlFor(url) : undefined));
+    const ws =
+      this.options.wsUrls ?? this.options.urls.map((url) => (/^https?:/.test(url) ? wsUrlFor(url) : undefined));
     this.upstreams.forEach((u, i) => {
       const url = ws[i];
       if (!url) return;
@@ -134,7 +151,12 @@ export class UpstreamPool {
       await this.tracker.settled();
     }
     const head = this.tracker.head?.number ?? this.head;
-    if (head === undefined) throw upstreamUnavailable(this.status().map((u) => `${u.id}: ${u.lastError ?? 'no head yet'}`).join('; '));
+    if (head === undefined)
+      throw upstreamUnavailable(
+        this.status()
+          .map((u) => `${u.id}: ${u.lastError ?? 'no head yet'}`)
+          .join('; '),
+      );
     return head;
   }
 
@@ -155,7 +177,10 @@ export class UpstreamPool {
             const c = (await u.client.call('eth_chainId', [], { timeoutMs })).raw?.value;
             if (typeof c === 'string' && Number(BigInt(c)) !== this.options.chainId) {
               u.wrongChain = true;
-              this.options.logger.error({ upstream: u.shown, chainId: Number(BigInt(c)), expected: this.options.chainId }, 'upstream serves another chain; not using it');
+              this.options.logger.error(
+                { upstream: u.shown, chainId: Number(BigInt(c)), expected: this.options.chainId },
+                'upstream serves another chain; not using it',
+              );
             }
           }
           const [latest, finalized] = await Promise.all([
@@ -198,12 +223,19 @@ export class UpstreamPool {
   /** The best head among healthy upstreams (from tracking; at most one poll interval old). */
   get head(): bigint | undefined {
     let best: bigint | undefined;
-    for (const u of this.upstreams) if (u.healthy && !u.wrongChain && u.head !== undefined && (best === undefined || u.head > best)) best = u.head;
+    for (const u of this.upstreams)
+      if (u.healthy && !u.wrongChain && u.head !== undefined && (best === undefined || u.head > best)) best = u.head;
     return best;
   }
 
   status(): UpstreamStatus[] {
-    return this.upstreams.map((u) => ({ id: u.id, url: u.shown, healthy: u.healthy && !u.wrongChain, head: u.head?.toString(), lastError: u.lastError }));
+    return this.upstreams.map((u) => ({
+      id: u.id,
+      url: u.shown,
+      healthy: u.healthy && !u.wrongChain,
+      head: u.head?.toString(),
+      lastError: u.lastError,
+    }));
   }
 
   isSupported(method: string): boolean {
@@ -232,12 +264,20 @@ export class UpstreamPool {
    * Sends one call and returns its result; a JSON-RPC error answer is thrown as RpcError with the node's
    * code, message and data. `write` calls are never resent after an ambiguous failure.
    */
-  async request(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget } = {}): Promise<unknown> {
+  async request(
+    method: string,
+    params: readonly unknown[],
+    options: { write?: boolean; budget?: ResponseBudget } = {},
+  ): Promise<unknown> {
     return (await this.requestRaw(method, params, options)).value;
   }
 
   /** As request, with the result as the node wrote it (pass-through answers are never parsed). */
-  async requestRaw(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget } = {}): Promise<RawJson> {
+  async requestRaw(
+    method: string,
+    params: readonly unknown[],
+    options: { write?: boolean; budget?: ResponseBudget } = {},
+  ): Promise<RawJson> {
     if (!options.write) return this.send(method, params, options);
     // Until a poll that began after this write has read the heads, `latest` may be ahead of the tracker.
     this.written = true;
@@ -257,7 +297,11 @@ export class UpstreamPool {
    * call is not sent to another node (that would only spend a second node on it). `arrived`: the call's
    * arrival, when it waited before (trace/gate.ts): the budget counts from it.
    */
-  async compute(method: string, params: readonly unknown[], options: { budget?: ResponseBudget; arrived?: number } = {}): Promise<RawJson> {
+  async compute(
+    method: string,
+    params: readonly unknown[],
+    options: { budget?: ResponseBudget; arrived?: number } = {},
+  ): Promise<RawJson> {
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
     const { timeoutMs } = this.computeLimits;
@@ -299,17 +343,25 @@ export class UpstreamPool {
    */
   async probeState(timeoutMs: number): Promise<string | undefined> {
     const failures: string[] = [];
-    const asked = this.upstreams.filter((x) => !x.wrongChain).map(async (u) => {
-      const r = await u.client.call('eth_getBalance', [`0x${'0'.repeat(40)}`, 'latest'], { timeoutMs }).catch((err: unknown) => ({ error: { message: err instanceof Error ? err.message : String(err) } }));
-      if (!r.error) return true;
-      failures.push(`${u.id}: ${r.error.message}`);
-      throw new Error('no state');
-    });
+    const asked = this.upstreams
+      .filter((x) => !x.wrongChain)
+      .map(async (u) => {
+        const r = await u.client
+          .call('eth_getBalance', [`0x${'0'.repeat(40)}`, 'latest'], { timeoutMs })
+          .catch((err: unknown) => ({ error: { message: err instanceof Error ? err.message : String(err) } }));
+        if (!r.error) return true;
+        failures.push(`${u.id}: ${r.error.message}`);
+        throw new Error('no state');
+      });
     if (asked.length > 0 && (await Promise.any(asked).catch(() => false))) return undefined;
     return failures.join('; ') || 'no upstream is configured';
   }
 
-  private async send(method: string, params: readonly unknown[], options: { write?: boolean; budget?: ResponseBudget; computeMs?: number }): Promise<RawJson> {
+  private async send(
+    method: string,
+    params: readonly unknown[],
+    options: { write?: boolean; budget?: ResponseBudget; computeMs?: number },
+  ): Promise<RawJson> {
     // The reply this call belongs to is already full: asking a node would only produce bytes to drop.
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
@@ -321,7 +373,11 @@ export class UpstreamPool {
       const started = performance.now();
       u.inflight++;
       try {
-        const response = await u.client.call(method, params, { batch: !options.write, alone: LARGE_ANSWERS.has(method), timeoutMs: options.computeMs });
+        const response = await u.client.call(method, params, {
+          batch: !options.write,
+          alone: LARGE_ANSWERS.has(method),
+          timeoutMs: options.computeMs,
+        });
         const ms = performance.now() - started;
         u.latencyMs = u.latencyMs === 0 ? ms : u.latencyMs * 0.9 + ms * 0.1;
         this.metrics.latency.observe({ upstream: u.id }, ms / 1000);
@@ -329,7 +385,11 @@ export class UpstreamPool {
         if (response.error) {
           this.metrics.requests.inc({ upstream: u.id, outcome: 'rpc_error' });
           const e = response.error;
-          throw new RpcError(typeof e.code === 'number' ? e.code : -32603, typeof e.message === 'string' ? e.message : 'upstream error', e.data);
+          throw new RpcError(
+            typeof e.code === 'number' ? e.code : -32603,
+            typeof e.message === 'string' ? e.message : 'upstream error',
+            e.data,
+          );
         }
         this.metrics.requests.inc({ upstream: u.id, outcome: 'ok' });
         return response.raw!;
@@ -344,7 +404,11 @@ export class UpstreamPool {
           // Our request or its answer is too big: that says nothing about the node, so it stays up for
           // everyone else; another node may take a bigger body, but every node gives the same answer.
           this.metrics.requests.inc({ upstream: u.id, outcome: `oversize_${err.kind}` });
-          if (err.kind === 'response') throw responseTooLarge(this.options.limits?.maxResponseBytes ?? DEFAULT_CLIENT_LIMITS.maxResponseBytes, err.message);
+          if (err.kind === 'response')
+            throw responseTooLarge(
+              this.options.limits?.maxResponseBytes ?? DEFAULT_CLIENT_LIMITS.maxResponseBytes,
+              err.message,
+            );
           oversize = err;
           oversized++;
           failures.push(`${u.id}: ${err.message}`);

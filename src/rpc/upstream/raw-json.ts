@@ -220,11 +220,15 @@ export function arrayLongerThan(raw: RawJson, cap: number): { over: boolean; cou
   if (known?.cap === cap) return known.verdict;
   let bound = 0;
   const text = raw.decodedText;
-  if (text !== undefined) for (let i = text.indexOf('}'); i !== -1 && bound <= cap; i = text.indexOf('}', i + 1)) bound++;
-  else for (let b = raw.bytes, i = b.indexOf(CLOSE_OBJECT); i !== -1 && bound <= cap; i = b.indexOf(CLOSE_OBJECT, i + 1)) bound++;
+  if (text !== undefined)
+    for (let i = text.indexOf('}'); i !== -1 && bound <= cap; i = text.indexOf('}', i + 1)) bound++;
+  else
+    for (let b = raw.bytes, i = b.indexOf(CLOSE_OBJECT); i !== -1 && bound <= cap; i = b.indexOf(CLOSE_OBJECT, i + 1))
+      bound++;
   const head = raw.head(64);
   let verdict: { over: boolean; count: number | undefined };
-  if (bound <= cap && head.charCodeAt(skipSpace(head, 0)) === OPEN_ARRAY && !/^\s*\[\s*[^\s{\]]/.test(head)) verdict = { over: false, count: undefined };
+  if (bound <= cap && head.charCodeAt(skipSpace(head, 0)) === OPEN_ARRAY && !/^\s*\[\s*[^\s{\]]/.test(head))
+    verdict = { over: false, count: undefined };
   else {
     const count = arrayLength(raw.text);
     verdict = { over: count !== undefined && count > cap, count };
@@ -255,7 +259,8 @@ export function fastResultOfAscii(body: Buffer): { id: string; result: Buffer } 
   const start = m[0].length;
   const first = body[start];
   const last = body[end - 1];
-  if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT))) return undefined;
+  if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT)))
+    return undefined;
   if (first === OPEN_OBJECT && body.indexOf('"error"', start) !== -1) return undefined;
   return { id: m[1]!, result: body.subarray(start, end) };
 }
@@ -275,7 +280,8 @@ export function fastResult(s: string): { id: string; result: string; start: numb
   // "error"). An array result needs no scan: an error member after it would end the text with its own
   // object's `}`, not with the array's `]` (and the prefix puts result first), so it is refused above;
   // that scan of a 600 KB eth_getLogs answer cost ~0.4 ms.
-  if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT))) return undefined;
+  if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT)))
+    return undefined;
   if (first === OPEN_OBJECT && s.indexOf('"error"', m[0].length) !== -1) return undefined;
   return { id: m[1]!, result, start: m[0].length };
 }

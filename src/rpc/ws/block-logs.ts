@@ -57,7 +57,11 @@ export class BlockLogsReader {
    * Logs at `where` (`{blockHash}` or `{fromBlock, toBlock}`) of `addresses` (undefined: every address),
    * in chain order. `gone()` says the block left the chain meanwhile: the read is dropped (undefined).
    */
-  async read(where: Record<string, unknown>, addresses: string[] | undefined, gone?: () => boolean): Promise<LogsReadResult | undefined> {
+  async read(
+    where: Record<string, unknown>,
+    addresses: string[] | undefined,
+    gone?: () => boolean,
+  ): Promise<LogsReadResult | undefined> {
     if (addresses !== undefined && addresses.length === 0) return { logs: [] };
     if (addresses === undefined || addresses.length > this.perRead * MAX_FILTERED_READS) {
       const whole = await this.attempt(where, undefined, gone);
@@ -99,7 +103,12 @@ export class BlockLogsReader {
     return failed ? { logs: out, failed, error } : { logs: out };
   }
 
-  private async attempt(where: Record<string, unknown>, address: string[] | undefined, gone?: () => boolean, attempts = LOGS_READ_ATTEMPTS): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
+  private async attempt(
+    where: Record<string, unknown>,
+    address: string[] | undefined,
+    gone?: () => boolean,
+    attempts = LOGS_READ_ATTEMPTS,
+  ): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
     const criteria = address ? { ...where, address } : where;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -115,7 +124,11 @@ export class BlockLogsReader {
           return { error: err, tooLarge };
         }
         this.o.onRead?.('retry');
-        if (attempt === 1) this.o.logger.warn({ err, where, addresses: address?.length }, 'subscriptions: eth_getLogs failed; asking again');
+        if (attempt === 1)
+          this.o.logger.warn(
+            { err, where, addresses: address?.length },
+            'subscriptions: eth_getLogs failed; asking again',
+          );
         await pause(Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (attempt - 1)));
       }
     }
@@ -163,7 +176,10 @@ export async function readEventLogs(
     }
     if (gapFrom !== undefined) {
       // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-      const r = await reader.read({ fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` }, want);
+      const r = await reader.read(
+        { fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` },
+        want,
+      );
       if (r) merge(missed, r);
     }
     for (const b of event.added) {

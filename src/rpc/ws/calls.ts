@@ -3,7 +3,13 @@ import { RpcCodes } from '../errors.js';
 import type { CallTarget, SocketSubscriptions } from '../types.js';
 import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
-import { SubscribeError, type ResumeCharge, type ResumePoint, type SubscriptionHub, type SubscriptionKind } from './hub.js';
+import {
+  SubscribeError,
+  type ResumeCharge,
+  type ResumePoint,
+  type SubscriptionHub,
+  type SubscriptionKind,
+} from './hub.js';
 import type { SocketSession } from '../transport/session.js';
 import type { ClientLedger } from './ledger.js';
 
@@ -19,9 +25,15 @@ const invalid = (message: string) => new RpcError(RpcCodes.InvalidParams, `inval
 
 /** The subscription options' resume point: { resumeAfter: { blockNumber, blockHash, logIndex? } } (spec: SubscriptionOptions). */
 function resumePoint(options: unknown): ResumePoint | undefined {
-  const r = (options as { resumeAfter?: { blockNumber: string; blockHash: string; logIndex?: string } } | null | undefined)?.resumeAfter;
+  const r = (
+    options as { resumeAfter?: { blockNumber: string; blockHash: string; logIndex?: string } } | null | undefined
+  )?.resumeAfter;
   if (!r) return undefined;
-  return { blockNumber: BigInt(r.blockNumber), blockHash: r.blockHash, logIndex: r.logIndex === undefined ? undefined : BigInt(r.logIndex) };
+  return {
+    blockNumber: BigInt(r.blockNumber),
+    blockHash: r.blockHash,
+    logIndex: r.logIndex === undefined ? undefined : BigInt(r.logIndex),
+  };
 }
 
 /**
@@ -51,10 +63,16 @@ function resumeCharge(limiter: RateLimiter, client: string, bytesPerUnit: number
 }
 
 /** Binds eth_subscribe / eth_unsubscribe to one socket: its subscriptions, its caps, its notification sink. */
-export function socketSubscriptions(hub: SubscriptionHub, session: SocketSession, ledger: ClientLedger, limits: SubscriptionLimits): SocketSubscriptions {
+export function socketSubscriptions(
+  hub: SubscriptionHub,
+  session: SocketSession,
+  ledger: ClientLedger,
+  limits: SubscriptionLimits,
+): SocketSubscriptions {
   return {
     async subscribe(kind, filter, options) {
-      if (kind !== 'logs' && filter !== undefined && filter !== null) throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
+      if (kind !== 'logs' && filter !== undefined && filter !== null)
+        throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
       let parsed;
       try {
         parsed = kind === 'logs' ? parseLogFilter(filter, limits) : undefined;

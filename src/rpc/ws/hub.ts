@@ -4,9 +4,29 @@ import { BlockLogsReader, LOGS_READ_ATTEMPTS, readEventLogs, type LogsReadResult
 import { PendingPoll } from './pending.js';
 import { matches, type LogFilter, type WireLog } from './log-filter.js';
 import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
-import { SubscribeError, type FeedBlock, type FeedEvent, type HeadFeed, type NotificationSink, type ResumeCharge, type ResumePoint, type SubscriptionKind, type UpstreamCall } from './types.js';
+import {
+  SubscribeError,
+  type FeedBlock,
+  type FeedEvent,
+  type HeadFeed,
+  type NotificationSink,
+  type ResumeCharge,
+  type ResumePoint,
+  type SubscriptionKind,
+  type UpstreamCall,
+} from './types.js';
 
-export { SubscribeError, type FeedBlock, type FeedEvent, type HeadFeed, type NotificationSink, type ResumeCharge, type ResumePoint, type SubscriptionKind, type UpstreamCall } from './types.js';
+export {
+  SubscribeError,
+  type FeedBlock,
+  type FeedEvent,
+  type HeadFeed,
+  type NotificationSink,
+  type ResumeCharge,
+  type ResumePoint,
+  type SubscriptionKind,
+  type UpstreamCall,
+} from './types.js';
 
 interface Subscription {
   id: string;
@@ -54,7 +74,8 @@ export interface SubscribeOptions {
   onEnd?: (id: string) => void;
 }
 
-const notification = (id: string, resultText: string) => `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${resultText}}}`;
+const notification = (id: string, resultText: string) =>
+  `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":${resultText}}}`;
 
 /**
  * The subscriptions of one replica, fed by its one head. Heads go out as soon as the head moves; logs
@@ -85,15 +106,33 @@ export class SubscriptionHub {
   private stopped = false;
 
   constructor(private readonly o: HubOptions) {
-    this.pending = new PendingPoll({ upstream: o.upstream, logger: o.logger, pollMs: o.pendingPollMs, onHashes: (hashes) => this.sendPending(hashes) });
-    this.reader = new BlockLogsReader({ upstream: o.upstream, logger: o.logger, maxRequestBytes: o.maxLogsRequestBytes ?? 524_288, stopped: () => this.stopped, onRead: o.onLogsRead });
+    this.pending = new PendingPoll({
+      upstream: o.upstream,
+      logger: o.logger,
+      pollMs: o.pendingPollMs,
+      onHashes: (hashes) => this.sendPending(hashes),
+    });
+    this.reader = new BlockLogsReader({
+      upstream: o.upstream,
+      logger: o.logger,
+      maxRequestBytes: o.maxLogsRequestBytes ?? 524_288,
+      stopped: () => this.stopped,
+      onRead: o.onLogsRead,
+    });
   }
 
   start(): void {
     this.headsSent = this.logsSent = this.o.feed.head?.number;
     this.unsubscribeFeed = this.o.feed.subscribe((event) => {
       this.sendHeads(event);
-      this.logsQueue = this.logsQueue.then(() => this.onLogs(event)).catch((err: unknown) => this.o.logger.warn({ err, block: event.head.number.toString() }, 'subscriptions: logs of a block could not be processed'));
+      this.logsQueue = this.logsQueue
+        .then(() => this.onLogs(event))
+        .catch((err: unknown) =>
+          this.o.logger.warn(
+            { err, block: event.head.number.toString() },
+            'subscriptions: logs of a block could not be processed',
+          ),
+        );
     });
   }
 
@@ -115,8 +154,18 @@ export class SubscriptionHub {
     const { signal } = options;
     if (signal?.aborted) throw new SubscribeError('the socket closed', -32000);
     const id = `0x${randomBytes(16).toString('hex')}`;
-    const sub: Subscription = { id, kind, filter: kind === 'logs' ? (options.filter ?? { topics: [] }) : undefined, sink, onEnd: options.onEnd };
-    if (kind === 'newPendingTransactions' && options.resumeAfter) throw new SubscribeError('newPendingTransactions cannot be resumed: pending transactions have no position in the chain', -32602);
+    const sub: Subscription = {
+      id,
+      kind,
+      filter: kind === 'logs' ? (options.filter ?? { topics: [] }) : undefined,
+      sink,
+      onEnd: options.onEnd,
+    };
+    if (kind === 'newPendingTransactions' && options.resumeAfter)
+      throw new SubscribeError(
+        'newPendingTransactions cannot be resumed: pending transactions have no position in the chain',
+        -32602,
+      );
     const add = () => {
       this.subs.set(id, sub);
       if (signal) {
@@ -141,16 +190,27 @@ export class SubscriptionHub {
     // Live notifications after `upTo` are held while the history up to it is replayed.
     const upTo = position();
     if (upTo === undefined) throw new SubscribeError('the endpoint has not seen a block yet; retry shortly', -32000);
-    if (from > upTo) throw new SubscribeError(`resumeAfter block ${from} is ahead of the endpoint's head ${upTo} (waited ${RESUME_CATCH_UP_MS} ms for it)`, -32602);
+    if (from > upTo)
+      throw new SubscribeError(
+        `resumeAfter block ${from} is ahead of the endpoint's head ${upTo} (waited ${RESUME_CATCH_UP_MS} ms for it)`,
+        -32602,
+      );
     if (upTo - from > BigInt(this.o.maxResumeBlocks)) {
-      throw new SubscribeError(`resumeAfter block ${from} is ${upTo - from} blocks behind the head; a resume reaches back at most ${this.o.maxResumeBlocks} blocks (RPC_WS_MAX_RESUME_BLOCKS)`, -32005, { limit: this.o.maxResumeBlocks });
+      throw new SubscribeError(
+        `resumeAfter block ${from} is ${upTo - from} blocks behind the head; a resume reaches back at most ${this.o.maxResumeBlocks} blocks (RPC_WS_MAX_RESUME_BLOCKS)`,
+        -32005,
+        { limit: this.o.maxResumeBlocks },
+      );
     }
     sub.held = [];
     add();
     const ctx: ReplayContext = { upstream: this.o.upstream, feed: this.o.feed, signal, charge: options.charge };
     try {
       await checkCanonical(ctx, options.resumeAfter);
-      const replayed = kind === 'logs' ? await replayLogs(ctx, sub.filter!, options.resumeAfter, upTo) : await replayHeads(ctx, options.resumeAfter, upTo);
+      const replayed =
+        kind === 'logs'
+          ? await replayLogs(ctx, sub.filter!, options.resumeAfter, upTo)
+          : await replayHeads(ctx, options.resumeAfter, upTo);
       if (!this.subs.has(id)) throw new SubscribeError('the socket closed: the resume was cancelled', -32000);
       return this.release(sub, replayed);
     } catch (err) {
@@ -163,7 +223,11 @@ export class SubscriptionHub {
    * Waits until `position()` reaches `from`, at most RESUME_CATCH_UP_MS (woken by this replica's progress, not
    * polled), or returns at once when MAX_CATCH_UP_WAITS resumes already wait.
    */
-  private async reach(from: bigint, position: () => bigint | undefined, signal: AbortSignal | undefined): Promise<void> {
+  private async reach(
+    from: bigint,
+    position: () => bigint | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (this.catchUps.size >= MAX_CATCH_UP_WAITS) return;
     const until = Date.now() + RESUME_CATCH_UP_MS;
     while ((position() ?? -1n) < from && !this.stopped && !signal?.aborted && Date.now() < until) {
@@ -237,10 +301,20 @@ export class SubscriptionHub {
 
   private async onLogs(event: FeedEvent): Promise<void> {
     const first = event.added[0]?.number;
-    const gapFrom = event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent ? this.logsSent + 1n : undefined;
-    const { missed, added } = await readEventLogs(this.reader, event, gapFrom, () => this.logsSubs().map((s) => s.filter!), (b) => this.leftChain(b));
+    const gapFrom =
+      event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent
+        ? this.logsSent + 1n
+        : undefined;
+    const { missed, added } = await readEventLogs(
+      this.reader,
+      event,
+      gapFrom,
+      () => this.logsSubs().map((s) => s.filter!),
+      (b) => this.leftChain(b),
+    );
     let removedLogs: WireLog[] = [];
-    for (const b of event.removed) removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
+    for (const b of event.removed)
+      removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
     this.endUnreadable(event, [missed, ...added.values()]);
     let sent = 0;
@@ -257,7 +331,8 @@ export class SubscriptionHub {
     if (sent > 0) this.o.onNotification?.('logs', sent);
     for (const b of event.removed) this.logsByBlock.delete(b.hash);
     for (const [hash, r] of added) this.logsByBlock.set(hash, r.logs);
-    while (this.logsByBlock.size > this.o.logMemoryBlocks) this.logsByBlock.delete(this.logsByBlock.keys().next().value!);
+    while (this.logsByBlock.size > this.o.logMemoryBlocks)
+      this.logsByBlock.delete(this.logsByBlock.keys().next().value!);
     this.logsSent = event.head.number;
     this.progressed();
   }
@@ -290,12 +365,18 @@ export class SubscriptionHub {
         message: `logs of block ${block} could not be read from the node after ${LOGS_READ_ATTEMPTS} attempts (${detail.slice(0, 300)}); this subscription has ended: subscribe again with {"resumeAfter": <the last log you processed>} to receive the rest`,
       };
       // After whatever it was already due (a resume's replay and held items first: it ends when they are out).
-      this.deliver(sub, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","error":${JSON.stringify(error)}}}`);
+      this.deliver(
+        sub,
+        `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","error":${JSON.stringify(error)}}}`,
+      );
       if (sub.held) sub.ended = true;
       else this.unsubscribe(sub.id);
       ended++;
     }
-    this.o.logger.error({ err: cause, block: block.toString(), ended }, 'subscriptions: logs of a block could not be read; the logs subscriptions that needed them were ended');
+    this.o.logger.error(
+      { err: cause, block: block.toString(), ended },
+      'subscriptions: logs of a block could not be read; the logs subscriptions that needed them were ended',
+    );
     if (ended > 0) this.o.onLogsEnded?.(ended);
   }
 

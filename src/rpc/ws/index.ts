@@ -31,10 +31,26 @@ export interface StartWebSocketOptions {
  * server on the HTTP port answering every message the way POST / does.
  */
 export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void> } {
-  const notifications = counter(o.metrics, 'l2stack_rpc_ws_notifications_total', 'Subscription notifications sent, by kind', ['kind'] as const);
-  const subscriptions = gauge(o.metrics, 'l2stack_rpc_ws_subscriptions', 'Live subscriptions, by kind', ['kind'] as const);
-  const logsReads = counter(o.metrics, 'l2stack_rpc_ws_logs_reads_total', "The subscription hub's eth_getLogs per block, by outcome (ok, retry, split, failed)", ['outcome'] as const);
-  const logsEnded = counter(o.metrics, 'l2stack_rpc_ws_logs_ended_total', 'Logs subscriptions ended because the logs of a block could not be read from the node');
+  const notifications = counter(
+    o.metrics,
+    'l2stack_rpc_ws_notifications_total',
+    'Subscription notifications sent, by kind',
+    ['kind'] as const,
+  );
+  const subscriptions = gauge(o.metrics, 'l2stack_rpc_ws_subscriptions', 'Live subscriptions, by kind', [
+    'kind',
+  ] as const);
+  const logsReads = counter(
+    o.metrics,
+    'l2stack_rpc_ws_logs_reads_total',
+    "The subscription hub's eth_getLogs per block, by outcome (ok, retry, split, failed)",
+    ['outcome'] as const,
+  );
+  const logsEnded = counter(
+    o.metrics,
+    'l2stack_rpc_ws_logs_ended_total',
+    'Logs subscriptions ended because the logs of a block could not be read from the node',
+  );
   const hub = new SubscriptionHub({
     feed: o.feed,
     upstream: o.upstream,
@@ -47,13 +63,22 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     onLogsEnded: (count) => logsEnded.inc(count),
     onNotification: (kind: SubscriptionKind, count: number) => notifications.inc({ kind }, count),
     onChange: () => {
-      for (const kind of ['newHeads', 'logs', 'newPendingTransactions'] as const) subscriptions.set({ kind }, hub.count(kind));
+      for (const kind of ['newHeads', 'logs', 'newPendingTransactions'] as const)
+        subscriptions.set({ kind }, hub.count(kind));
     },
   });
   hub.start();
   const bySession = new WeakMap<SocketSession, SocketSubscriptions>();
-  const filterLimits = { maxAddresses: o.config.maxFilterAddresses, maxTopics: o.config.maxFilterTopics, bytesPerUnit: o.config.rateLimit.bytesPerUnit };
-  const ledger = new ClientLedger({ maxSubscriptions: o.limits.maxSubscriptions, maxAddressesPerSocket: o.limits.maxAddressesPerSocket, maxAddressesPerClient: o.limits.maxAddressesPerClient });
+  const filterLimits = {
+    maxAddresses: o.config.maxFilterAddresses,
+    maxTopics: o.config.maxFilterTopics,
+    bytesPerUnit: o.config.rateLimit.bytesPerUnit,
+  };
+  const ledger = new ClientLedger({
+    maxSubscriptions: o.limits.maxSubscriptions,
+    maxAddressesPerSocket: o.limits.maxAddressesPerSocket,
+    maxAddressesPerClient: o.limits.maxAddressesPerClient,
+  });
   const sockets = o.attach({
     limits: o.limits,
     maxMessageBytes: o.config.maxBodyBytes,
@@ -64,7 +89,12 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     async answer(text, session) {
       let bound = bySession.get(session);
       if (!bound) bySession.set(session, (bound = socketSubscriptions(hub, session, ledger, filterLimits)));
-      const answer = await o.core.answer(text, session.client, session.access.limiter, socketCalls(bound, o.core.target(session.access)));
+      const answer = await o.core.answer(
+        text,
+        session.client,
+        session.access.limiter,
+        socketCalls(bound, o.core.target(session.access)),
+      );
       // A WebSocket text frame: chunks (a node's large answer, envelope.ts) go back to a string here.
       return answer.body === undefined ? undefined : replyText(answer.body);
     },

@@ -38,7 +38,11 @@ export class ClientLedger {
     const client = this.clients.get(session.client) ?? { subscriptions: 0, addresses: 0 };
     const { maxSubscriptions, maxAddressesPerSocket, maxAddressesPerClient } = this.caps;
     if (socket.subscriptions >= maxSubscriptions) {
-      throw new RpcError(RpcCodes.LimitExceeded, `too many subscriptions on this socket: at most ${maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`, { limit: maxSubscriptions });
+      throw new RpcError(
+        RpcCodes.LimitExceeded,
+        `too many subscriptions on this socket: at most ${maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`,
+        { limit: maxSubscriptions },
+      );
     }
     if (socket.addresses + addresses > maxAddressesPerSocket) {
       throw new RpcError(
@@ -73,7 +77,8 @@ export class ClientLedger {
         client.subscriptions--;
         client.addresses -= addresses;
         // Only clients holding something are kept: the map stays as small as the live subscriptions.
-        if (client.subscriptions === 0 && this.clients.get(session.client) === client) this.clients.delete(session.client);
+        if (client.subscriptions === 0 && this.clients.get(session.client) === client)
+          this.clients.delete(session.client);
       },
     };
   }

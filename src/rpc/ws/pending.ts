@@ -10,7 +10,9 @@ export class PendingPoll {
   private filter: string | undefined;
   private polling = false;
 
-  constructor(private readonly o: { upstream: UpstreamCall; logger: Logger; pollMs: number; onHashes(hashes: string[]): void }) {}
+  constructor(
+    private readonly o: { upstream: UpstreamCall; logger: Logger; pollMs: number; onHashes(hashes: string[]): void },
+  ) {}
 
   start(): void {
     if (this.timer) return;

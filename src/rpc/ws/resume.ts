@@ -54,7 +54,7 @@ export async function checkCanonical(ctx: ReplayContext, at: ResumePoint): Promi
 /** Headers after `at` up to `upTo`: those the head tracker still holds cost nothing, older ones are read. */
 export async function replayHeads(ctx: ReplayContext, at: ResumePoint, upTo: bigint): Promise<string[]> {
   const out: string[] = [];
-  for (let n = at.blockNumber + 1n; n <= upTo; ) {
+  for (let n = at.blockNumber + 1n; n <= upTo;) {
     const held = ctx.feed.blockAt?.(n);
     if (held) {
       out.push(JSON.stringify(stripTransactions(held.header)));
@@ -64,8 +64,13 @@ export async function replayHeads(ctx: ReplayContext, at: ResumePoint, upTo: big
     const group: bigint[] = [];
     for (; n <= upTo && group.length < HEADER_GROUP && !ctx.feed.blockAt?.(n); n++) group.push(n);
     await mayRead(ctx);
-    const answers = await Promise.all(group.map((b) => read(ctx, 'eth_getBlockByNumber', [`0x${b.toString(16)}`, false])));
-    await ctx.charge?.(answers.length, answers.reduce((sum, a) => sum + a.text.length, 0));
+    const answers = await Promise.all(
+      group.map((b) => read(ctx, 'eth_getBlockByNumber', [`0x${b.toString(16)}`, false])),
+    );
+    await ctx.charge?.(
+      answers.length,
+      answers.reduce((sum, a) => sum + a.text.length, 0),
+    );
     for (const a of answers) {
       if (a.value === null) return out;
       out.push(JSON.stringify(stripTransactions(a.value as Record<string, unknown>)));
@@ -74,7 +79,12 @@ export async function replayHeads(ctx: ReplayContext, at: ResumePoint, upTo: big
   return out;
 }
 
-export async function replayLogs(ctx: ReplayContext, filter: LogFilter, at: ResumePoint, upTo: bigint): Promise<string[]> {
+export async function replayLogs(
+  ctx: ReplayContext,
+  filter: LogFilter,
+  at: ResumePoint,
+  upTo: bigint,
+): Promise<string[]> {
   const out: string[] = [];
   for (let from = at.blockNumber; from <= upTo; from += REPLAY_CHUNK_BLOCKS) {
     const to = from + REPLAY_CHUNK_BLOCKS - 1n < upTo ? from + REPLAY_CHUNK_BLOCKS - 1n : upTo;

@@ -51,7 +51,11 @@ export type ResumeCharge = (calls: number, bytes: number) => Promise<void>;
 
 export class SubscribeError extends Error {
   override name = 'SubscribeError';
-  constructor(message: string, readonly code: number, readonly data?: unknown) {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly data?: unknown,
+  ) {
     super(message);
   }
 }

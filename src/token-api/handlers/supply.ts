@@ -19,7 +19,12 @@ const PICK: Record<SupplyKind, { raw: (s: SupplySnapshot) => string; json: (s: S
       circulatingSupply: s.circulatingSupply,
       totalSupply: s.totalSupply,
       lastUpdated: s.lastUpdated.toISOString(),
-      excludedWallets: s.excludedWallets.map((w) => ({ address: w.address, label: w.label, status: w.status, balance: w.balance })),
+      excludedWallets: s.excludedWallets.map((w) => ({
+        address: w.address,
+        label: w.label,
+        status: w.status,
+        balance: w.balance,
+      })),
     }),
   },
 };
@@ -27,7 +32,11 @@ const PICK: Record<SupplyKind, { raw: (s: SupplySnapshot) => string; json: (s: S
 const reps = new WeakMap<SupplySnapshot, Map<string, Representation>>();
 
 /** The current snapshot's representation, made once per snapshot (it changes on every refresh); undefined before the first. */
-export function supplyRepresentation(ctx: HandlerContext, kind: SupplyKind, format: 'raw' | 'json'): Representation | undefined {
+export function supplyRepresentation(
+  ctx: HandlerContext,
+  kind: SupplyKind,
+  format: 'raw' | 'json',
+): Representation | undefined {
   const snapshot = ctx.supply.snapshot;
   if (snapshot === undefined) return undefined;
   let memo = reps.get(snapshot);
@@ -36,7 +45,10 @@ export function supplyRepresentation(ctx: HandlerContext, kind: SupplyKind, form
   let rep = memo.get(key);
   if (!rep) {
     const pick = PICK[kind];
-    rep = format === 'json' ? jsonRepresentation(pick.json(snapshot), ctx.supply.maxAgeSeconds) : textRepresentation(pick.raw(snapshot), ctx.supply.maxAgeSeconds);
+    rep =
+      format === 'json'
+        ? jsonRepresentation(pick.json(snapshot), ctx.supply.maxAgeSeconds)
+        : textRepresentation(pick.raw(snapshot), ctx.supply.maxAgeSeconds);
     memo.set(key, rep);
   }
   return rep;
@@ -57,7 +69,11 @@ export function sendSupply(ctx: HandlerContext, req: Request, res: Response, kin
   }
   // `format` wins; without it the Accept header decides (negotiate.ts).
   const format = (req.query as Record<string, unknown>).format;
-  const rep = supplyRepresentation(ctx, kind, format === 'json' || format === 'raw' ? format : negotiateSupplyFormat(req.headers.accept));
+  const rep = supplyRepresentation(
+    ctx,
+    kind,
+    format === 'json' || format === 'raw' ? format : negotiateSupplyFormat(req.headers.accept),
+  );
   if (rep === undefined) {
     res.setHeader('Retry-After', String(ctx.supply.retryAfterSeconds));
     throw new HttpError(503, 'Service Unavailable', 'Supply data is not available yet');

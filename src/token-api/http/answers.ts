@@ -23,7 +23,13 @@ function digest(text: string): string {
  * price window's position where the answer depends on the clock, and a digest of the normalized request:
  * replicas at the same version give the same tag, and any write changes it, with no body hashing.
  */
-function jsonAnswer(ctx: HandlerContext, parts: Buffer[], length: number, key: string, windowPart = ''): Representation {
+function jsonAnswer(
+  ctx: HandlerContext,
+  parts: Buffer[],
+  length: number,
+  key: string,
+  windowPart = '',
+): Representation {
   const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
   const rep: Representation = {
     body,
@@ -65,7 +71,11 @@ export function listTokensAnswer(ctx: HandlerContext, q: ListQuery): Representat
     if (i > 0) out.add(COMMA);
     out.add(tokenJson(r, base));
   });
-  out.add(Buffer.from(`],"meta":${JSON.stringify({ page: q.page, limit: q.limit, totalItemsCount: total, pagesCount: Math.ceil(total / q.limit) })}}`));
+  out.add(
+    Buffer.from(
+      `],"meta":${JSON.stringify({ page: q.page, limit: q.limit, totalItemsCount: total, pagesCount: Math.ceil(total / q.limit) })}}`,
+    ),
+  );
   const key = `l|${q.page}|${q.limit}|${q.isSecure}|${q.order}|${q.sort}|${q.addresses?.join(',') ?? ''}`;
   return jsonAnswer(ctx, out.parts, out.length, key);
 }

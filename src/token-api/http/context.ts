@@ -40,9 +40,10 @@ export function parseAddresses(raw: string): string[] {
   items.forEach((item, i) => {
     if (!isHexOfLength(item, 20)) {
       const shown = item.length > 64 ? `${item.slice(0, 61)}...` : item;
-      throw badRequest(`addresses: item ${i + 1} '${shown}' is not a contract address (0x followed by 40 hexadecimal digits)`, {
-        errors: [{ path: 'query/addresses', message: `item ${i + 1} '${shown}' is not a contract address` }],
-      });
+      throw badRequest(
+        `addresses: item ${i + 1} '${shown}' is not a contract address (0x followed by 40 hexadecimal digits)`,
+        { errors: [{ path: 'query/addresses', message: `item ${i + 1} '${shown}' is not a contract address` }] },
+      );
     }
     out.add(item.toLowerCase());
   });

@@ -1,7 +1,14 @@
 import type { RequestHandler } from 'express';
 import type { ListQuery, OrderColumn } from '../repository.js';
 import { supplyRepresentation, type SupplyKind } from '../handlers/supply.js';
-import { candlesAnswer, listTokensAnswer, priceSourcesAnswer, pricesAnswer, tokenAnswer, tokenPricesAnswer } from './answers.js';
+import {
+  candlesAnswer,
+  listTokensAnswer,
+  priceSourcesAnswer,
+  pricesAnswer,
+  tokenAnswer,
+  tokenPricesAnswer,
+} from './answers.js';
 import { parseAddresses, type HandlerContext } from './context.js';
 import { send, type Representation } from './representation.js';
 import { negotiateSupplyFormat } from './negotiate.js';
@@ -22,7 +29,9 @@ type ParamSchema = { minimum?: number; maximum?: number; enum?: string[]; defaul
 /** listTokens' query parameters by name, with their schemas as the spec states them (bounds, enums, defaults). */
 function listParams(spec: OpenApiDocument): Map<string, ParamSchema> {
   const params = ((spec.paths['/tokens']?.get?.parameters ?? []) as unknown[]).map((p) => resolveRef(spec, p));
-  return new Map(params.filter((p) => p.in === 'query').map((p) => [String(p.name), resolveRef(spec, p.schema) as ParamSchema]));
+  return new Map(
+    params.filter((p) => p.in === 'query').map((p) => [String(p.name), resolveRef(spec, p.schema) as ParamSchema]),
+  );
 }
 
 /** Parses `a=1&b=2` into a map; undefined when anything is unusual (left to the validator). */
@@ -62,7 +71,8 @@ function listQuery(qs: string, params: Map<string, ParamSchema>): ListQuery | un
   const isSecure = q.get('isSecure');
   const order = enumValue(q.get('order'), params.get('order'));
   const sort = enumValue(q.get('sort'), params.get('sort'));
-  if (page === undefined || limit === undefined || order === undefined || (sort !== 'asc' && sort !== 'desc')) return undefined;
+  if (page === undefined || limit === undefined || order === undefined || (sort !== 'asc' && sort !== 'desc'))
+    return undefined;
   const secure = isSecure === undefined ? undefined : queryBoolean(isSecure);
   if (isSecure !== undefined && secure === undefined) return undefined;
   let addresses: string[] | undefined;
@@ -82,7 +92,13 @@ const ADDRESSES = new Set(['addresses']);
 
 /** The answer and its route template, or undefined to leave the request to the validated route. */
 type Found = [Representation, string, varyAccept?: boolean];
-function answer(ctx: HandlerContext, params: Map<string, ParamSchema>, path: string, qs: string, accept: string | undefined): Found | undefined {
+function answer(
+  ctx: HandlerContext,
+  params: Map<string, ParamSchema>,
+  path: string,
+  qs: string,
+  accept: string | undefined,
+): Found | undefined {
   if (path === '/tokens') {
     const q = listQuery(qs, params);
     return q && [listTokensAnswer(ctx, q), '/tokens'];
@@ -102,14 +118,23 @@ function answer(ctx: HandlerContext, params: Map<string, ParamSchema>, path: str
   const lower = address.toLowerCase();
   if (parts.length === 3 && (parts[1] === 'tokens' || parts[1] === 'prices')) {
     if (qs !== '' || ctx.model.token(lower) === undefined) return undefined;
-    return parts[1] === 'tokens' ? [tokenAnswer(ctx, lower), '/tokens/:contractAddress'] : [tokenPricesAnswer(ctx, lower), '/prices/:contractAddress'];
+    return parts[1] === 'tokens'
+      ? [tokenAnswer(ctx, lower), '/tokens/:contractAddress']
+      : [tokenPricesAnswer(ctx, lower), '/prices/:contractAddress'];
   }
   if (parts.length === 4 && qs === '' && ctx.model.token(lower) !== undefined) {
-    if (parts[1] === 'tokens' && parts[3] === 'price-sources') return [priceSourcesAnswer(ctx, lower), '/tokens/:contractAddress/price-sources'];
-    if (parts[1] === 'prices' && parts[3] === 'candles') return [candlesAnswer(ctx, lower), '/prices/:contractAddress/candles'];
+    if (parts[1] === 'tokens' && parts[3] === 'price-sources')
+      return [priceSourcesAnswer(ctx, lower), '/tokens/:contractAddress/price-sources'];
+    if (parts[1] === 'prices' && parts[3] === 'candles')
+      return [candlesAnswer(ctx, lower), '/prices/:contractAddress/candles'];
     return undefined;
   }
-  if (parts.length === 5 && parts[1] === 'tokens' && parts[3] === 'supply' && (parts[4] === 'total' || parts[4] === 'circulating')) {
+  if (
+    parts.length === 5 &&
+    parts[1] === 'tokens' &&
+    parts[3] === 'supply' &&
+    (parts[4] === 'total' || parts[4] === 'circulating')
+  ) {
     const format = simpleQuery(qs, FORMAT)?.get('format') ?? (qs === '' ? negotiateSupplyFormat(accept) : undefined);
     if ((format !== 'raw' && format !== 'json') || lower !== ctx.nativeToken) return undefined;
     const kind = parts[4] as SupplyKind;

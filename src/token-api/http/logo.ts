@@ -14,7 +14,8 @@ export function generatedLogoSvg(address: string): string {
   for (let row = 0; row < 5; row++) {
     for (let col = 0; col < 3; col++) {
       if ((h[2 + row * 3 + col]! & 1) === 0) continue;
-      for (const x of col === 2 ? [2] : [col, 4 - col]) cells.push(`<rect x="${x + 1}" y="${row + 1}" width="1" height="1"/>`);
+      for (const x of col === 2 ? [2] : [col, 4 - col])
+        cells.push(`<rect x="${x + 1}" y="${row + 1}" width="1" height="1"/>`);
     }
   }
   return (

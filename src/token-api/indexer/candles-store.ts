@@ -29,7 +29,8 @@ interface StoredCandle {
 
 const ms = (v: Date | string) => new Date(v).getTime();
 
-export const chunks = <T>(rows: T[], n: number): T[][] => Array.from({ length: Math.ceil(rows.length / n) }, (_, i) => rows.slice(i * n, (i + 1) * n));
+export const chunks = <T>(rows: T[], n: number): T[][] =>
+  Array.from({ length: Math.ceil(rows.length / n) }, (_, i) => rows.slice(i * n, (i + 1) * n));
 
 /** Each token's newest candle: the hour a batch continues, or the close the next hour opens at. */
 async function latestCandles(knex: Knex, schema: string, tokens: string[]): Promise<Map<string, CandleRow>> {
@@ -44,8 +45,15 @@ async function latestCandles(knex: Knex, schema: string, tokens: string[]): Prom
     ).rows as StoredCandle[];
     for (const r of rows) {
       out.set(r.token, {
-        token: r.token, hourMs: ms(r.hour), open: r.open, high: r.high, low: r.low, close: r.close, area: r.area,
-        coveredFromMs: ms(r.covered_from), lastAtMs: ms(r.last_at),
+        token: r.token,
+        hourMs: ms(r.hour),
+        open: r.open,
+        high: r.high,
+        low: r.low,
+        close: r.close,
+        area: r.area,
+        coveredFromMs: ms(r.covered_from),
+        lastAtMs: ms(r.last_at),
       });
     }
   }
@@ -71,8 +79,15 @@ function fold(start: CandleRow | undefined, observations: Observation[]): Candle
     } else {
       const open = cur ? cur.close : o.price;
       cur = {
-        token: o.token, hourMs: hour, open, high: Math.max(open, o.price), low: Math.min(open, o.price), close: o.price,
-        area: cur ? open * (t - hour) : 0, coveredFromMs: cur ? hour : t, lastAtMs: t,
+        token: o.token,
+        hourMs: hour,
+        open,
+        high: Math.max(open, o.price),
+        low: Math.min(open, o.price),
+        close: o.price,
+        area: cur ? open * (t - hour) : 0,
+        coveredFromMs: cur ? hour : t,
+        lastAtMs: t,
       };
     }
     out.set(cur.hourMs, cur);
@@ -81,7 +96,10 @@ function fold(start: CandleRow | undefined, observations: Observation[]): Candle
 }
 
 /** USD volume per token and hour: each swapped amount times the token's price observed after its block. */
-export function swapVolumesUsd(volumes: SwapVolume[], observations: Observation[]): { token: string; hourMs: number; usd: number }[] {
+export function swapVolumesUsd(
+  volumes: SwapVolume[],
+  observations: Observation[],
+): { token: string; hourMs: number; usd: number }[] {
   const priceAt = new Map<string, number>();
   for (const o of observations) if (o.block !== undefined) priceAt.set(`${o.token}|${o.block}`, o.price);
   const sums = new Map<string, { token: string; hourMs: number; usd: number }>();
@@ -113,10 +131,19 @@ export async function recordCandles(
     const rows = [...byToken].flatMap(([token, list]) => fold(latest.get(token), list));
     for (const part of chunks(rows, 1_000)) {
       await knex(`${schema}.candles`)
-        .insert(part.map((r) => ({
-          token: r.token, hour: new Date(r.hourMs), open: r.open, high: r.high, low: r.low, close: r.close, area: r.area,
-          covered_from: new Date(r.coveredFromMs), last_at: new Date(r.lastAtMs),
-        })))
+        .insert(
+          part.map((r) => ({
+            token: r.token,
+            hour: new Date(r.hourMs),
+            open: r.open,
+            high: r.high,
+            low: r.low,
+            close: r.close,
+            area: r.area,
+            covered_from: new Date(r.coveredFromMs),
+            last_at: new Date(r.lastAtMs),
+          })),
+        )
         .onConflict(['token', 'hour'])
         .merge(['open', 'high', 'low', 'close', 'area', 'covered_from', 'last_at']);
     }
@@ -132,7 +159,12 @@ export async function recordCandles(
 }
 
 /** Stores each token's latest explanation of the batch (what getTokenPriceSources serves), never an older one. */
-export async function recordSources(knex: Knex, schema: string, observations: Observation[], settings: PricingSettings): Promise<void> {
+export async function recordSources(
+  knex: Knex,
+  schema: string,
+  observations: Observation[],
+  settings: PricingSettings,
+): Promise<void> {
   const latest = new Map<string, Observation>();
   for (const o of observations) {
     const l = latest.get(o.token);

@@ -45,7 +45,11 @@ export class IndexerEngine {
   ) {
     for (const f of config.v2Factories) this.v2.add(f.toLowerCase());
     for (const f of config.v3Factories) this.v3.add(f.toLowerCase());
-    this.oracle = new PriceOracle(new Set(config.stableTokens), new Set(config.quoteTokens), { minLiquidityUsd: config.minLiquidityUsd, ...DEFAULT_PRICING, ...config.pricing });
+    this.oracle = new PriceOracle(new Set(config.stableTokens), new Set(config.quoteTokens), {
+      minLiquidityUsd: config.minLiquidityUsd,
+      ...DEFAULT_PRICING,
+      ...config.pricing,
+    });
     this.input = { pools: this.pools, poolsByToken: this.poolsByToken, decimals: (t) => this.decimals.get(t) };
   }
 
@@ -86,17 +90,29 @@ export class IndexerEngine {
   /** Reads metadata of tokens not stored yet (outside any transaction). Addresses without code are skipped. */
   async newTokens(addresses: Iterable<string>): Promise<NewToken[]> {
     const unknown = [...new Set(addresses)].filter((a) => !this.decimals.has(a));
-    const read = await mapLimit(unknown, 4, async (address) => ({ address, meta: await readTokenMetadata(this.provider, address) }));
+    const read = await mapLimit(unknown, 4, async (address) => ({
+      address,
+      meta: await readTokenMetadata(this.provider, address),
+    }));
     return read
       .filter((r) => r.meta.isContract)
       .map(({ address, meta }) => {
         const listing = this.listed.get(address);
         return {
-          address, name: meta.name, symbol: meta.symbol, decimals: meta.decimals, totalSupply: meta.totalSupply, metadataOk: meta.complete,
+          address,
+          name: meta.name,
+          symbol: meta.symbol,
+          decimals: meta.decimals,
+          totalSupply: meta.totalSupply,
+          metadataOk: meta.complete,
           listed: listing !== undefined,
           listLogo: listing?.logoURI ?? null,
           isPossibleSpam: isPossibleSpam({
-            name: meta.name, symbol: meta.symbol, metadataComplete: meta.complete, listed: listing !== undefined, listedSymbols: this.listedSymbolsExcept(address),
+            name: meta.name,
+            symbol: meta.symbol,
+            metadataComplete: meta.complete,
+            listed: listing !== undefined,
+            listedSymbols: this.listedSymbolsExcept(address),
           }),
         };
       });
@@ -116,11 +132,27 @@ export class IndexerEngine {
       if (log.topics[0] === TOPICS.pairCreated && this.v2.has(factory)) {
         const e = v2FactoryAbi.parseLog(log);
         if (!e) continue;
-        found.push({ address: String(e.args[2]).toLowerCase(), kind: 'v2', factory, token0: String(e.args[0]).toLowerCase(), token1: String(e.args[1]).toLowerCase(), fee: null, createdBlock: block(log) });
+        found.push({
+          address: String(e.args[2]).toLowerCase(),
+          kind: 'v2',
+          factory,
+          token0: String(e.args[0]).toLowerCase(),
+          token1: String(e.args[1]).toLowerCase(),
+          fee: null,
+          createdBlock: block(log),
+        });
       } else if (log.topics[0] === TOPICS.poolCreated && this.v3.has(factory)) {
         const e = v3FactoryAbi.parseLog(log);
         if (!e) continue;
-        found.push({ address: String(e.args[4]).toLowerCase(), kind: 'v3', factory, token0: String(e.args[0]).toLowerCase(), token1: String(e.args[1]).toLowerCase(), fee: Number(e.args[2]), createdBlock: block(log) });
+        found.push({
+          address: String(e.args[4]).toLowerCase(),
+          kind: 'v3',
+          factory,
+          token0: String(e.args[0]).toLowerCase(),
+          token1: String(e.args[1]).toLowerCase(),
+          fee: Number(e.args[2]),
+          createdBlock: block(log),
+        });
       }
     }
     return found.filter((p) => !this.pools.has(p.address) && p.token0 !== p.token1);
@@ -157,7 +189,13 @@ export class IndexerEngine {
 
   private applyPoolLog(log: Log, pool: PoolState, swaps: SwapRow[], blockTime: Date): boolean {
     const topic = log.topics[0];
-    const base = { tx_hash: log.transactionHash.toLowerCase(), log_index: log.index, block_number: log.blockNumber, block_time: blockTime, pool: pool.address };
+    const base = {
+      tx_hash: log.transactionHash.toLowerCase(),
+      log_index: log.index,
+      block_number: log.blockNumber,
+      block_time: blockTime,
+      pool: pool.address,
+    };
     if (pool.kind === 'v2' && topic === TOPICS.v2Sync) {
       const e = v2PairAbi.parseLog(log)!;
       pool.reserve0 = e.args[0] as bigint;
@@ -172,7 +210,11 @@ export class IndexerEngine {
       const net1 = (e.args[2] as bigint) - (e.args[4] as bigint);
       const token0Sold = net0 > 0n || (net0 === 0n && net1 < 0n);
       if (net0 === 0n && net1 === 0n) return false;
-      swaps.push({ ...base, token_sold: token0Sold ? pool.token0 : pool.token1, token_bought: token0Sold ? pool.token1 : pool.token0 });
+      swaps.push({
+        ...base,
+        token_sold: token0Sold ? pool.token0 : pool.token1,
+        token_bought: token0Sold ? pool.token1 : pool.token0,
+      });
       return false; // reserves move with the Sync emitted just before
     }
     if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
@@ -185,7 +227,11 @@ export class IndexerEngine {
       pool.stateTimeMs = blockTime.getTime();
       if (amount0 !== 0n || amount1 !== 0n) {
         const token0Sold = amount0 > 0n || (amount0 === 0n && amount1 < 0n);
-        swaps.push({ ...base, token_sold: token0Sold ? pool.token0 : pool.token1, token_bought: token0Sold ? pool.token1 : pool.token0 });
+        swaps.push({
+          ...base,
+          token_sold: token0Sold ? pool.token0 : pool.token1,
+          token_bought: token0Sold ? pool.token1 : pool.token0,
+        });
       }
       return true;
     }
@@ -196,20 +242,32 @@ export class IndexerEngine {
   async runBatch(from: number, to: number): Promise<BatchResult> {
     const factories = [...this.v2, ...this.v3];
     const factoryLogs = factories.length
-      ? await this.provider.getLogs({ fromBlock: from, toBlock: to, address: factories, topics: [[TOPICS.pairCreated, TOPICS.poolCreated]] })
+      ? await this.provider.getLogs({
+          fromBlock: from,
+          toBlock: to,
+          address: factories,
+          topics: [[TOPICS.pairCreated, TOPICS.poolCreated]],
+        })
       : [];
     const newPools = this.discover(factoryLogs, (l) => l.blockNumber);
     const newTokens = await this.newTokens(newPools.flatMap((p) => [p.token0, p.token1]));
     const known = new Set(newTokens.map((t) => t.address));
     // A "pool" whose tokens have no code is not a pool we can price or describe.
-    const usable = newPools.filter((p) => (this.decimals.has(p.token0) || known.has(p.token0)) && (this.decimals.has(p.token1) || known.has(p.token1)));
+    const usable = newPools.filter(
+      (p) =>
+        (this.decimals.has(p.token0) || known.has(p.token0)) && (this.decimals.has(p.token1) || known.has(p.token1)),
+    );
     this.rememberTokens(newTokens);
     for (const p of usable) this.addPool({ ...p });
 
     const poolLogs = this.pools.size
-      ? (await this.provider.getLogs({ fromBlock: from, toBlock: to, topics: [[TOPICS.v2Swap, TOPICS.v2Sync, TOPICS.v3Swap]] })).filter((l) =>
-          this.pools.has(l.address.toLowerCase()),
-        )
+      ? (
+          await this.provider.getLogs({
+            fromBlock: from,
+            toBlock: to,
+            topics: [[TOPICS.v2Swap, TOPICS.v2Sync, TOPICS.v3Swap]],
+          })
+        ).filter((l) => this.pools.has(l.address.toLowerCase()))
       : [];
     poolLogs.sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
     const blockNumbers = [...new Set(poolLogs.map((l) => l.blockNumber))];
@@ -224,7 +282,7 @@ export class IndexerEngine {
     const volumes: SwapVolume[] = [];
     const observations: Observation[] = [];
     const changed = new Set<string>();
-    for (let i = 0; i < poolLogs.length; ) {
+    for (let i = 0; i < poolLogs.length;) {
       const blockNumber = poolLogs[i]!.blockNumber;
       const at = times.get(blockNumber)!;
       const touched = new Set<string>();
@@ -241,18 +299,31 @@ export class IndexerEngine {
     }
 
     // Not retried here: a failed batch reloads the view and indexes the blocks again (index.ts).
-    await this.db.transaction('token_api.index_batch', async (trx) => {
-      await this.store.insertTokens(trx, newTokens);
-      await this.store.insertPools(trx, usable);
-      await this.store.savePoolStates(trx, [...changed].map((a) => this.pools.get(a)!));
-      const inserted = await this.store.recordSwaps(trx, swaps);
-      await this.store.recordObservations(trx, observations);
-      // Volume only from swaps stored now: re-indexed blocks add nothing twice.
-      const fresh = volumes.filter((v) => inserted.has(`${v.txHash}:${v.logIndex}`));
-      await recordCandles(trx, this.store.schema, observations, swapVolumesUsd(fresh, observations));
-      await recordSources(trx, this.store.schema, observations, this.oracle.settings);
-      await this.store.setCursor(trx, to);
-    }, { retries: 0 });
-    return { logs: factoryLogs.length + poolLogs.length, newPools: usable.length, newTokens: newTokens.length, swaps: swaps.length, observations: observations.length };
+    await this.db.transaction(
+      'token_api.index_batch',
+      async (trx) => {
+        await this.store.insertTokens(trx, newTokens);
+        await this.store.insertPools(trx, usable);
+        await this.store.savePoolStates(
+          trx,
+          [...changed].map((a) => this.pools.get(a)!),
+        );
+        const inserted = await this.store.recordSwaps(trx, swaps);
+        await this.store.recordObservations(trx, observations);
+        // Volume only from swaps stored now: re-indexed blocks add nothing twice.
+        const fresh = volumes.filter((v) => inserted.has(`${v.txHash}:${v.logIndex}`));
+        await recordCandles(trx, this.store.schema, observations, swapVolumesUsd(fresh, observations));
+        await recordSources(trx, this.store.schema, observations, this.oracle.settings);
+        await this.store.setCursor(trx, to);
+      },
+      { retries: 0 },
+    );
+    return {
+      logs: factoryLogs.length + poolLogs.length,
+      newPools: usable.length,
+      newTokens: newTokens.length,
+      swaps: swaps.length,
+      observations: observations.length,
+    };
   }
 }

@@ -61,14 +61,16 @@ export async function startTokenIndexer(options: {
   common.shutdown.add('token-indexer', stop);
   return {
     syncToHead: () => indexer.whenReady(() => indexer.syncToHead()),
-    refreshTokenList: () => indexer.whenReady(async () => {
-      await indexer.refreshTokenList();
-      await indexer.refreshDerived();
-    }),
-    refreshSupplies: (all) => indexer.whenReady(async () => {
-      await indexer.refreshSupplies(all);
-      await indexer.refreshDerived();
-    }),
+    refreshTokenList: () =>
+      indexer.whenReady(async () => {
+        await indexer.refreshTokenList();
+        await indexer.refreshDerived();
+      }),
+    refreshSupplies: (all) =>
+      indexer.whenReady(async () => {
+        await indexer.refreshSupplies(all);
+        await indexer.refreshDerived();
+      }),
     health: () => ({ ...indexer.health }),
     stop,
   };

@@ -41,7 +41,12 @@ export function decodeText(data: string): string | undefined {
 }
 
 /** eth_call that treats a revert as "no answer" and lets transport errors through (they are retried). */
-async function call(provider: JsonRpcProvider, to: string, data: string, blockTag?: number): Promise<string | undefined> {
+async function call(
+  provider: JsonRpcProvider,
+  to: string,
+  data: string,
+  blockTag?: number,
+): Promise<string | undefined> {
   try {
     const out = await provider.call({ to, data, blockTag });
     return out === '0x' ? undefined : out;

@@ -22,7 +22,11 @@ const Q96 = 2 ** 96;
  * Spot price of token0 in token1 and the (virtual) reserves of both sides in whole tokens. V2 reads the
  * reserves; V3 derives virtual reserves from liquidity L and √P: x = L/√P, y = L·√P.
  */
-export function poolSpot(pool: PoolState, dec0: number, dec1: number): { price0In1: number; amount0: number; amount1: number } | undefined {
+export function poolSpot(
+  pool: PoolState,
+  dec0: number,
+  dec1: number,
+): { price0In1: number; amount0: number; amount1: number } | undefined {
   if (pool.kind === 'v2') {
     if (!pool.reserve0 || !pool.reserve1) return undefined;
     const amount0 = toFloat(pool.reserve0, dec0);
@@ -105,7 +109,7 @@ export class PriceOracle {
   /** The quote, then the other token of each hop's deepest used pool, to a stablecoin. */
   private route(quote: string, quotes: QuoteBook): string[] {
     const route = [quote];
-    for (let q = quote; !this.stables.has(q) && route.length <= quotes.size; ) {
+    for (let q = quote; !this.stables.has(q) && route.length <= quotes.size;) {
       const via = quotes.get(q)?.used[0]?.quote;
       if (via === undefined || route.includes(via)) break;
       route.push((q = via));
@@ -132,8 +136,15 @@ export class PriceOracle {
       const liquidityUsd = (isToken0 ? spot.amount1 : spot.amount0) * otherUsd;
       if (!(liquidityUsd > 0) || !Number.isFinite(priceInOther) || !Number.isFinite(liquidityUsd)) continue;
       out.push({
-        pool: address, kind: pool.kind, quote: other, route: this.route(other, quotes), quotePriceUsd: otherUsd,
-        liquidityUsd, spotPrice: priceInOther * otherUsd, block: pool.stateBlock, timeMs: pool.stateTimeMs,
+        pool: address,
+        kind: pool.kind,
+        quote: other,
+        route: this.route(other, quotes),
+        quotePriceUsd: otherUsd,
+        liquidityUsd,
+        spotPrice: priceInOther * otherUsd,
+        block: pool.stateBlock,
+        timeMs: pool.stateTimeMs,
       });
     }
     return out;

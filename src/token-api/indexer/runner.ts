@@ -26,11 +26,21 @@ export function indexerMetrics(registry: Registry) {
   return {
     indexed: gauge(registry, 'l2stack_token_indexer_indexed_block', 'Last block the token indexer has committed'),
     target: gauge(registry, 'l2stack_token_indexer_target_block', 'Chain head minus confirmations'),
-    progress: gauge(registry, 'l2stack_token_indexer_backfill_progress', 'Share of blocks indexed, from the start block to the target (0..1)'),
+    progress: gauge(
+      registry,
+      'l2stack_token_indexer_backfill_progress',
+      'Share of blocks indexed, from the start block to the target (0..1)',
+    ),
     logs: counter(registry, 'l2stack_token_indexer_logs_total', 'DEX logs processed'),
     swaps: counter(registry, 'l2stack_token_indexer_swaps_total', 'Swaps seen'),
     errors: counter(registry, 'l2stack_token_indexer_errors_total', 'Failed indexer iterations'),
-    batch: histogram(registry, 'l2stack_token_indexer_batch_seconds', 'Time to index one block range', [], [0.01, 0.05, 0.1, 0.5, 1, 5, 30]),
+    batch: histogram(
+      registry,
+      'l2stack_token_indexer_batch_seconds',
+      'Time to index one block range',
+      [],
+      [0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    ),
   };
 }
 
@@ -99,7 +109,9 @@ export class TokenIndexer {
 
   async refreshDerived(): Promise<void> {
     const { db, store, config } = this.d;
-    await db.query('token_api.refresh_derived', (knex) => store.refreshDerived(knex, new Date(), config.secureMinMarketCapUsd));
+    await db.query('token_api.refresh_derived', (knex) =>
+      store.refreshDerived(knex, new Date(), config.secureMinMarketCapUsd),
+    );
     this.lastDerived = Date.now();
   }
 
@@ -118,7 +130,13 @@ export class TokenIndexer {
     const rows = inputs.map((t) => {
       const listing = engine.listed.get(t.address);
       const listed = listing !== undefined;
-      const spam = isPossibleSpam({ name: t.name, symbol: t.symbol, metadataComplete: t.metadata_ok, listed, listedSymbols: engine.listedSymbolsExcept(t.address) });
+      const spam = isPossibleSpam({
+        name: t.name,
+        symbol: t.symbol,
+        metadataComplete: t.metadata_ok,
+        listed,
+        listedSymbols: engine.listedSymbolsExcept(t.address),
+      });
       return { address: t.address, listed, logo: listing?.logoURI ?? null, spam };
     });
     await db.query('token_api.apply_listing', (knex) => store.applyListing(knex, rows));
@@ -129,9 +147,15 @@ export class TokenIndexer {
     const { db, store, config, provider } = this.d;
     const olderThan = all ? new Date(Date.now() + 1_000) : new Date(Date.now() - config.metadataRefreshMs);
     for (;;) {
-      const due = await db.query('token_api.tokens_due_for_supply', (knex) => store.tokensDueForSupply(knex, olderThan, 200));
+      const due = await db.query('token_api.tokens_due_for_supply', (knex) =>
+        store.tokensDueForSupply(knex, olderThan, 200),
+      );
       if (due.length === 0) break;
-      const read = await mapLimit(due, 8, async (t) => ({ address: t.address, decimals: t.decimals, raw: (await readTotalSupply(provider, t.address)) ?? 0n }));
+      const read = await mapLimit(due, 8, async (t) => ({
+        address: t.address,
+        decimals: t.decimals,
+        raw: (await readTotalSupply(provider, t.address)) ?? 0n,
+      }));
       await db.query('token_api.update_supplies', (knex) => store.updateSupplies(knex, read));
       if (due.length < 200) break;
     }
@@ -157,7 +181,10 @@ export class TokenIndexer {
   }
 
   /** One batch; 'smaller' when the node refused the range and the batch was halved. */
-  private async indexBatch(from: number, to: number): Promise<Awaited<ReturnType<IndexerEngine['runBatch']>> | 'smaller'> {
+  private async indexBatch(
+    from: number,
+    to: number,
+  ): Promise<Awaited<ReturnType<IndexerEngine['runBatch']>> | 'smaller'> {
     const end = this.d.metrics.batch.startTimer();
     try {
       return await this.d.engine.runBatch(from, to);
@@ -165,7 +192,10 @@ export class TokenIndexer {
       await this.d.engine.load(); // memory may be ahead of the rolled-back transaction
       if (this.batchBlocks > 1 && RANGE_TOO_LARGE.test(errorMessage(err))) {
         this.batchBlocks = Math.max(1, Math.floor(this.batchBlocks / 2));
-        this.d.logger.warn({ from, to, batchBlocks: this.batchBlocks, err: errorMessage(err) }, 'log range too large; retrying with smaller batches');
+        this.d.logger.warn(
+          { from, to, batchBlocks: this.batchBlocks, err: errorMessage(err) },
+          'log range too large; retrying with smaller batches',
+        );
         return 'smaller';
       }
       throw err;
@@ -174,7 +204,10 @@ export class TokenIndexer {
     }
   }
 
-  private recordProgress(at: { from: number; to: number; target: number; started: number }, result: { logs: number; swaps: number }): void {
+  private recordProgress(
+    at: { from: number; to: number; target: number; started: number },
+    result: { logs: number; swaps: number },
+  ): void {
     const { config, metrics, logger } = this.d;
     metrics.indexed.set(this.cursor);
     this.health.lastProgressAt = Date.now();
@@ -184,7 +217,10 @@ export class TokenIndexer {
     const progress = Math.min(1, (this.cursor - config.startBlock + 1) / span);
     metrics.progress.set(progress);
     if (at.target - at.started > this.batchBlocks || result.logs > 0) {
-      logger.info({ from: at.from, to: at.to, target: at.target, progress: Number((progress * 100).toFixed(2)), ...result }, this.cursor < at.target ? 'backfilling' : 'indexed');
+      logger.info(
+        { from: at.from, to: at.to, target: at.target, progress: Number((progress * 100).toFixed(2)), ...result },
+        this.cursor < at.target ? 'backfilling' : 'indexed',
+      );
     }
   }
 
@@ -193,19 +229,28 @@ export class TokenIndexer {
     const { db, store, config, engine, logger } = this.d;
     const actual = Number((await this.d.provider.getNetwork()).chainId);
     if (config.chainId !== undefined && actual !== config.chainId) {
-      throw new ChainMismatchError(`TOKEN_INDEXER_RPC_URL serves chain ${actual}, but TOKEN_INDEXER_CHAIN_ID is ${config.chainId}`);
+      throw new ChainMismatchError(
+        `TOKEN_INDEXER_RPC_URL serves chain ${actual}, but TOKEN_INDEXER_CHAIN_ID is ${config.chainId}`,
+      );
     }
     this.chainId = actual;
     await engine.load();
     const stored = await db.query('token_api.read_cursor', (knex) => store.cursor(knex));
     this.cursor = stored ?? config.startBlock - 1;
-    const seeds = await engine.newTokens([config.nativeToken, ...config.stableTokens, ...config.quoteTokens].filter((a): a is string => a !== undefined));
+    const seeds = await engine.newTokens(
+      [config.nativeToken, ...config.stableTokens, ...config.quoteTokens].filter((a): a is string => a !== undefined),
+    );
     if (seeds.length) {
       await db.query('token_api.insert_seed_tokens', (knex) => store.insertTokens(knex, seeds));
       engine.rememberTokens(seeds);
     }
-    await this.refreshTokenList().catch((err) => logger.warn({ err: errorMessage(err) }, 'token list not loaded; retrying later'));
-    logger.info({ cursor: this.cursor, chainId: this.chainId, pools: engine.pools.size, tokens: engine.decimals.size }, 'token indexer ready');
+    await this.refreshTokenList().catch((err) =>
+      logger.warn({ err: errorMessage(err) }, 'token list not loaded; retrying later'),
+    );
+    logger.info(
+      { cursor: this.cursor, chainId: this.chainId, pools: engine.pools.size, tokens: engine.decimals.size },
+      'token indexer ready',
+    );
   }
 
   /** Waits for the single-writer lock (`lockName`), starts, then indexes every pollMs until stopped or deposed. */

@@ -11,7 +11,11 @@ export interface PricingSettings {
   referenceLiquidityUsd: number;
 }
 
-export const DEFAULT_PRICING = { outlierShare: 0.2, staleAfterSeconds: 604_800, referenceLiquidityUsd: 100_000 } as const;
+export const DEFAULT_PRICING = {
+  outlierShare: 0.2,
+  staleAfterSeconds: 604_800,
+  referenceLiquidityUsd: 100_000,
+} as const;
 
 export type ExclusionReason = 'belowMinLiquidity' | 'stale' | 'outlier';
 
@@ -67,7 +71,9 @@ const byDepth = (a: Judged, b: Judged) => b.liquidityUsd - a.liquidityUsd || (a.
 export function judge(candidates: readonly Candidate[], atMs: number, s: PricingSettings): Judgement | undefined {
   const excluded: Judged[] = [];
   const leaveOut = (c: Candidate, reason: ExclusionReason, medianOfOthers?: number) =>
-    excluded.push(medianOfOthers === undefined ? { ...c, weight: 0, reason } : { ...c, weight: 0, reason, medianOfOthers });
+    excluded.push(
+      medianOfOthers === undefined ? { ...c, weight: 0, reason } : { ...c, weight: 0, reason, medianOfOthers },
+    );
 
   let pool: Candidate[] = [];
   for (const c of candidates) {

@@ -12,7 +12,8 @@ export interface SpamInput {
   listedSymbols: ReadonlySet<string>;
 }
 
-const LINK = /(https?:|www\.|\.(com|io|org|net|xyz|app|finance|site|online|top|vip|info|co|me|gift|claims?)\b|t\.me\/)/i;
+const LINK =
+  /(https?:|www\.|\.(com|io|org|net|xyz|app|finance|site|online|top|vip|info|co|me|gift|claims?)\b|t\.me\/)/i;
 const LURE = /\b(claim|airdrop|reward|voucher|bonus|free|visit|gift|redeem|eligible|access)\b/i;
 
 export function spamReasons(t: SpamInput): string[] {

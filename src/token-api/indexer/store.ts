@@ -43,45 +43,88 @@ export class IndexerStore {
   }
 
   async cursor(knex: Knex): Promise<number | undefined> {
-    const row = (await knex(this.table('cursors')).where('name', 'main').first('block')) as { block: string } | undefined;
+    const row = (await knex(this.table('cursors')).where('name', 'main').first('block')) as
+      { block: string } | undefined;
     return row ? Number(row.block) : undefined;
   }
 
   async setCursor(knex: Knex, block: number): Promise<void> {
-    await knex(this.table('cursors')).insert({ name: 'main', block, updated_at: knex.fn.now() }).onConflict('name').merge();
+    await knex(this.table('cursors'))
+      .insert({ name: 'main', block, updated_at: knex.fn.now() })
+      .onConflict('name')
+      .merge();
   }
 
   async loadPools(knex: Knex): Promise<PoolState[]> {
-    const rows = (await knex(this.table('pools')).select('address', 'kind', 'token0', 'token1', 'reserve0', 'reserve1', 'sqrt_price_x96', 'liquidity', 'state_block', 'state_time')) as {
-      address: string; kind: 'v2' | 'v3'; token0: string; token1: string;
-      reserve0: string | null; reserve1: string | null; sqrt_price_x96: string | null; liquidity: string | null;
-      state_block: string | null; state_time: Date | string | null;
+    const rows = (await knex(this.table('pools')).select(
+      'address',
+      'kind',
+      'token0',
+      'token1',
+      'reserve0',
+      'reserve1',
+      'sqrt_price_x96',
+      'liquidity',
+      'state_block',
+      'state_time',
+    )) as {
+      address: string;
+      kind: 'v2' | 'v3';
+      token0: string;
+      token1: string;
+      reserve0: string | null;
+      reserve1: string | null;
+      sqrt_price_x96: string | null;
+      liquidity: string | null;
+      state_block: string | null;
+      state_time: Date | string | null;
     }[];
     const big = (v: string | null) => (v === null ? undefined : BigInt(v));
     return rows.map((r) => ({
-      address: r.address, kind: r.kind, token0: r.token0, token1: r.token1,
-      reserve0: big(r.reserve0), reserve1: big(r.reserve1), sqrtPriceX96: big(r.sqrt_price_x96), liquidity: big(r.liquidity),
+      address: r.address,
+      kind: r.kind,
+      token0: r.token0,
+      token1: r.token1,
+      reserve0: big(r.reserve0),
+      reserve1: big(r.reserve1),
+      sqrtPriceX96: big(r.sqrt_price_x96),
+      liquidity: big(r.liquidity),
       stateBlock: r.state_block === null ? undefined : Number(r.state_block),
       stateTimeMs: r.state_time === null ? undefined : new Date(r.state_time).getTime(),
     }));
   }
 
   async loadTokens(knex: Knex): Promise<{ address: string; decimals: number; symbol: string; listed: boolean }[]> {
-    return (await knex(this.table('tokens')).select('address', 'decimals', 'symbol', 'listed')) as { address: string; decimals: number; symbol: string; listed: boolean }[];
+    return (await knex(this.table('tokens')).select('address', 'decimals', 'symbol', 'listed')) as {
+      address: string;
+      decimals: number;
+      symbol: string;
+      listed: boolean;
+    }[];
   }
 
   async insertTokens(knex: Knex, tokens: NewToken[]): Promise<void> {
     for (const part of chunks(tokens, 500)) {
       await knex(this.table('tokens'))
-        .insert(part.map((t) => {
-          const supply = formatDecimal(t.totalSupply, t.decimals);
-          return {
-            address: t.address, name: t.name, symbol: t.symbol, decimals: t.decimals,
-            total_supply_raw: t.totalSupply.toString(), total_supply: supply, total_supply_num: supply,
-            metadata_ok: t.metadataOk, is_possible_spam: t.isPossibleSpam, listed: t.listed, list_logo: t.listLogo,
-            supply_read_at: knex.fn.now(),
-          };
-        }))
+        .insert(
+          part.map((t) => {
+            const supply = formatDecimal(t.totalSupply, t.decimals);
+            return {
+              address: t.address,
+              name: t.name,
+              symbol: t.symbol,
+              decimals: t.decimals,
+              total_supply_raw: t.totalSupply.toString(),
+              total_supply: supply,
+              total_supply_num: supply,
+              metadata_ok: t.metadataOk,
+              is_possible_spam: t.isPossibleSpam,
+              listed: t.listed,
+              list_logo: t.listLogo,
+              supply_read_at: knex.fn.now(),
+            };
+          }),
+        )
         .onConflict('address')
         .ignore();
     }
@@ -90,7 +133,17 @@ export class IndexerStore {
   async insertPools(knex: Knex, pools: NewPool[]): Promise<void> {
     for (const part of chunks(pools, 500)) {
       await knex(this.table('pools'))
-        .insert(part.map((p) => ({ address: p.address, kind: p.kind, factory: p.factory, token0: p.token0, token1: p.token1, fee: p.fee, created_block: p.createdBlock })))
+        .insert(
+          part.map((p) => ({
+            address: p.address,
+            kind: p.kind,
+            factory: p.factory,
+            token0: p.token0,
+            token1: p.token1,
+            fee: p.fee,
+            created_block: p.createdBlock,
+          })),
+        )
         .onConflict('address')
         .ignore();
     }
@@ -100,10 +153,17 @@ export class IndexerStore {
     if (pools.length === 0) return;
     const s = (v: bigint | undefined) => (v === undefined ? null : v.toString());
     for (const part of chunks(pools, 1_000)) {
-      const json = JSON.stringify(part.map((p) => ({
-        a: p.address, r0: s(p.reserve0), r1: s(p.reserve1), sp: s(p.sqrtPriceX96), l: s(p.liquidity),
-        b: p.stateBlock ?? null, t: p.stateTimeMs === undefined ? null : new Date(p.stateTimeMs).toISOString(),
-      })));
+      const json = JSON.stringify(
+        part.map((p) => ({
+          a: p.address,
+          r0: s(p.reserve0),
+          r1: s(p.reserve1),
+          sp: s(p.sqrtPriceX96),
+          l: s(p.liquidity),
+          b: p.stateBlock ?? null,
+          t: p.stateTimeMs === undefined ? null : new Date(p.stateTimeMs).toISOString(),
+        })),
+      );
       await knex.raw(
         `update ?? as p set reserve0 = v.r0::numeric, reserve1 = v.r1::numeric, sqrt_price_x96 = v.sp::numeric, liquidity = v.l::numeric,
            state_block = v.b, state_time = v.t
@@ -127,8 +187,15 @@ export class IndexerStore {
     };
     const inserted = new Set<string>();
     for (const part of chunks(swaps, 1_000)) {
-      const rows = (await knex(this.table('swaps')).insert(part).onConflict(['tx_hash', 'log_index']).ignore().returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
-        tx_hash: string; log_index: number; token_sold: string; token_bought: string;
+      const rows = (await knex(this.table('swaps'))
+        .insert(part)
+        .onConflict(['tx_hash', 'log_index'])
+        .ignore()
+        .returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
+        tx_hash: string;
+        log_index: number;
+        token_sold: string;
+        token_bought: string;
       }[];
       for (const r of rows) {
         inserted.add(`${r.tx_hash}:${r.log_index}`);
@@ -161,7 +228,14 @@ export class IndexerStore {
     }
     for (const part of chunks([...perHour.values()], 1_000)) {
       await knex(this.table('prices'))
-        .insert(part.map((o) => ({ token: o.token, hour: new Date(hourOf(o.at.getTime())), price: o.price, observed_at: o.at })))
+        .insert(
+          part.map((o) => ({
+            token: o.token,
+            hour: new Date(hourOf(o.at.getTime())),
+            price: o.price,
+            observed_at: o.at,
+          })),
+        )
         .onConflict(['token', 'hour'])
         .merge(['price', 'observed_at'])
         .whereRaw('prices.observed_at <= excluded.observed_at');
@@ -179,7 +253,9 @@ export class IndexerStore {
 
   async updateSupplies(knex: Knex, supplies: { address: string; raw: bigint; decimals: number }[]): Promise<void> {
     if (supplies.length === 0) return;
-    const json = JSON.stringify(supplies.map((s) => ({ a: s.address, r: s.raw.toString(), d: formatDecimal(s.raw, s.decimals) })));
+    const json = JSON.stringify(
+      supplies.map((s) => ({ a: s.address, r: s.raw.toString(), d: formatDecimal(s.raw, s.decimals) })),
+    );
     await knex.raw(
       `update ?? as t set total_supply_raw = v.r::numeric, total_supply = v.d, total_supply_num = v.d::numeric,
          fdv = t.current_price * v.d::float8, supply_read_at = now(),
@@ -189,7 +265,11 @@ export class IndexerStore {
     );
   }
 
-  async tokensDueForSupply(knex: Knex, olderThan: Date, limit: number): Promise<{ address: string; decimals: number }[]> {
+  async tokensDueForSupply(
+    knex: Knex,
+    olderThan: Date,
+    limit: number,
+  ): Promise<{ address: string; decimals: number }[]> {
     return (await knex(this.table('tokens'))
       .select('address', 'decimals')
       .where((b) => b.whereNull('supply_read_at').orWhere('supply_read_at', '<', olderThan))
@@ -198,7 +278,10 @@ export class IndexerStore {
   }
 
   /** Listing flags, logos and spam verdicts after a token-list (re)load. */
-  async applyListing(knex: Knex, rows: { address: string; listed: boolean; logo: string | null; spam: boolean }[]): Promise<void> {
+  async applyListing(
+    knex: Knex,
+    rows: { address: string; listed: boolean; logo: string | null; spam: boolean }[],
+  ): Promise<void> {
     for (const part of chunks(rows, 1_000)) {
       const json = JSON.stringify(part.map((r) => ({ a: r.address, l: r.listed, g: r.logo, s: r.spam })));
       await knex.raw(
@@ -211,7 +294,12 @@ export class IndexerStore {
   }
 
   async listingInputs(knex: Knex): Promise<{ address: string; name: string; symbol: string; metadata_ok: boolean }[]> {
-    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as { address: string; name: string; symbol: string; metadata_ok: boolean }[];
+    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as {
+      address: string;
+      name: string;
+      symbol: string;
+      metadata_ok: boolean;
+    }[];
   }
 
   /**
@@ -243,7 +331,18 @@ export class IndexerStore {
        update ?? as t set last24h_variation = c.v, last24h_variation_abs = abs(c.v), is_secure = c.secure, updated_at = now()
        from calc c
        where c.address = t.address and (t.last24h_variation is distinct from c.v or t.is_secure is distinct from c.secure)`,
-      [prices, new Date(firstHour), prices, new Date(firstHour), new Date(lastHour), prices, new Date(lastHour), secureMinMarketCapUsd, tokens, tokens],
+      [
+        prices,
+        new Date(firstHour),
+        prices,
+        new Date(firstHour),
+        new Date(lastHour),
+        prices,
+        new Date(lastHour),
+        secureMinMarketCapUsd,
+        tokens,
+        tokens,
+      ],
     );
     await knex.raw(
       `delete from ?? as p where p.observed_at <= ?

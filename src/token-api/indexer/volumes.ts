@@ -19,7 +19,12 @@ const abs = (v: bigint) => (v < 0n ? -v : v);
  * The amounts of both tokens a Swap log moved (V2: |in − out| per side; V3: |amount| per side); nothing
  * for other logs or tokens whose decimals are unknown. The candles' volume is these times the USD price.
  */
-export function poolLogVolumes(log: Log, pool: PoolState, decimals: ReadonlyMap<string, number>, at: Date): SwapVolume[] {
+export function poolLogVolumes(
+  log: Log,
+  pool: PoolState,
+  decimals: ReadonlyMap<string, number>,
+  at: Date,
+): SwapVolume[] {
   const topic = log.topics[0];
   let raw: [bigint, bigint] | undefined;
   if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
@@ -32,7 +37,10 @@ export function poolLogVolumes(log: Log, pool: PoolState, decimals: ReadonlyMap<
   if (!raw) return [];
   const out: SwapVolume[] = [];
   const base = { txHash: log.transactionHash.toLowerCase(), logIndex: log.index, block: log.blockNumber, at };
-  for (const [token, amount] of [[pool.token0, raw[0]], [pool.token1, raw[1]]] as const) {
+  for (const [token, amount] of [
+    [pool.token0, raw[0]],
+    [pool.token1, raw[1]],
+  ] as const) {
     const dec = decimals.get(token);
     if (dec !== undefined && amount > 0n) out.push({ ...base, token, amount: toFloat(amount, dec) });
   }

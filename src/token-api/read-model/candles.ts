@@ -45,7 +45,11 @@ export function twapOf(row: CandleRow, now: number): number {
 }
 
 /** The candles at `now`: one per point of the hourly series, flat (and without volume) for hours without a row. */
-export function candlesAt(prices: HourlyRows, rows: { get(hourMs: number): CandleRow | undefined } | undefined, now: number): Candle[] {
+export function candlesAt(
+  prices: HourlyRows,
+  rows: { get(hourMs: number): CandleRow | undefined } | undefined,
+  now: number,
+): Candle[] {
   return hourlySeries(prices, now).map(([hour, close]) => {
     const timestamp = new Date(hour).toISOString();
     const row = rows?.get(hour);
@@ -100,8 +104,16 @@ export class CandleTable {
     const v = this.values;
     const o = lo * FIELDS;
     return {
-      token: '', hourMs, open: v[o]!, high: v[o + 1]!, low: v[o + 2]!, close: v[o + 3]!, volumeUsd: v[o + 4]!, area: v[o + 5]!,
-      coveredFromMs: v[o + 6]!, lastAtMs: v[o + 7]!,
+      token: '',
+      hourMs,
+      open: v[o]!,
+      high: v[o + 1]!,
+      low: v[o + 2]!,
+      close: v[o + 3]!,
+      volumeUsd: v[o + 4]!,
+      area: v[o + 5]!,
+      coveredFromMs: v[o + 6]!,
+      lastAtMs: v[o + 7]!,
     };
   }
 

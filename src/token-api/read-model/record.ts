@@ -60,9 +60,20 @@ export function toRecord(r: LoadedTokenRow): TokenRecord {
     isPossibleSpam: r.is_possible_spam,
     isSecure: r.is_secure,
     row: {
-      address: r.address, name: r.name, symbol: r.symbol, decimals: r.decimals, total_supply: r.total_supply, current_price: r.current_price,
-      price_updated_at: r.price_updated_at, last24h_variation: r.last24h_variation, fdv: r.fdv, buys: r.buys, sells: r.sells, swaps: r.swaps,
-      is_possible_spam: r.is_possible_spam, list_logo: r.list_logo,
+      address: r.address,
+      name: r.name,
+      symbol: r.symbol,
+      decimals: r.decimals,
+      total_supply: r.total_supply,
+      current_price: r.current_price,
+      price_updated_at: r.price_updated_at,
+      last24h_variation: r.last24h_variation,
+      fdv: r.fdv,
+      buys: r.buys,
+      sells: r.sells,
+      swaps: r.swaps,
+      is_possible_spam: r.is_possible_spam,
+      list_logo: r.list_logo,
     },
   };
 }

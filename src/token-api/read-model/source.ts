@@ -44,13 +44,17 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
         // A delta is a few rows of big tables: use the change_seq indexes even when statistics are stale
         // (PGlite has no autovacuum to refresh them, and a guessed 1/3 selectivity picks a full scan).
         if (since >= 0) await trx.raw('set local enable_seqscan = off');
-        const tokens = (await trx.raw(`select ${TOKEN_SELECT} from ??.tokens where change_seq > ?`, [schema, since])).rows as LoadedTokenRow[];
+        const tokens = (await trx.raw(`select ${TOKEN_SELECT} from ??.tokens where change_seq > ?`, [schema, since]))
+          .rows as LoadedTokenRow[];
         const priceRows = (
-          await trx.raw(`select token, ${us('hour')} / 1000 as hour_ms, price, change_seq from ??.prices where change_seq > ?`, [schema, since])
+          await trx.raw(
+            `select token, ${us('hour')} / 1000 as hour_ms, price, change_seq from ??.prices where change_seq > ?`,
+            [schema, since],
+          )
         ).rows as { token: string; hour_ms: string; price: number; change_seq: string }[];
-        const sourceRows = (await trx.raw('select token, detail, change_seq from ??.price_sources where change_seq > ?', [schema, since])).rows as {
-          token: string; detail: StoredExplanation | string; change_seq: string;
-        }[];
+        const sourceRows = (
+          await trx.raw('select token, detail, change_seq from ??.price_sources where change_seq > ?', [schema, since])
+        ).rows as { token: string; detail: StoredExplanation | string; change_seq: string }[];
         const candleRows = (
           await trx.raw(
             `select token, ${us('hour')} / 1000 as hour_ms, open, high, low, close, volume_usd, area,
@@ -58,7 +62,19 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
              from ??.candles where change_seq > ?`,
             [schema, since],
           )
-        ).rows as { token: string; hour_ms: string; open: number; high: number; low: number; close: number; volume_usd: number; area: number; covered_ms: string; last_ms: string; change_seq: string }[];
+        ).rows as {
+          token: string;
+          hour_ms: string;
+          open: number;
+          high: number;
+          low: number;
+          close: number;
+          volume_usd: number;
+          area: number;
+          covered_ms: string;
+          last_ms: string;
+          change_seq: string;
+        }[];
         let version = since;
         const seen = (seq: string) => (version = Math.max(version, Number(seq)));
         for (const t of tokens) seen(t.change_seq);
@@ -68,13 +84,24 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
         });
         const sources = sourceRows.map((r) => {
           seen(r.change_seq);
-          return { token: r.token, detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as StoredExplanation) : r.detail };
+          return {
+            token: r.token,
+            detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as StoredExplanation) : r.detail,
+          };
         });
         const candles = candleRows.map((c) => {
           seen(c.change_seq);
           return {
-            token: c.token, hourMs: Number(c.hour_ms), open: Number(c.open), high: Number(c.high), low: Number(c.low), close: Number(c.close),
-            volumeUsd: Number(c.volume_usd), area: Number(c.area), coveredFromMs: Number(c.covered_ms), lastAtMs: Number(c.last_ms),
+            token: c.token,
+            hourMs: Number(c.hour_ms),
+            open: Number(c.open),
+            high: Number(c.high),
+            low: Number(c.low),
+            close: Number(c.close),
+            volumeUsd: Number(c.volume_usd),
+            area: Number(c.area),
+            coveredFromMs: Number(c.covered_ms),
+            lastAtMs: Number(c.last_ms),
           };
         });
         return { version: Math.max(version, 0), tokens, prices, sources, candles };

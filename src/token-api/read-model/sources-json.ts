@@ -32,7 +32,14 @@ export const MAX_EXCLUDED_LISTED = 50;
 
 /** The explanation as stored: the pools left out cut to the deepest MAX_EXCLUDED_LISTED (they come deepest first), with their count. */
 export function storedExplanation(price: number, e: Explained, params: PricingSettings): StoredExplanation {
-  return { price, basis: e.basis, params, used: e.used, excluded: e.excluded.slice(0, MAX_EXCLUDED_LISTED), excludedCount: e.excluded.length };
+  return {
+    price,
+    basis: e.basis,
+    params,
+    used: e.used,
+    excluded: e.excluded.slice(0, MAX_EXCLUDED_LISTED),
+    excludedCount: e.excluded.length,
+  };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -40,8 +47,16 @@ const clamp01 = (x: number) => (Number.isFinite(x) ? Math.min(1, Math.max(0, x))
 
 function poolSource(j: Judged): PoolSource {
   const out: PoolSource = {
-    pool: j.pool, kind: j.kind, quoteToken: j.quote, route: j.route, quotePriceUsd: j.quotePriceUsd, liquidityUsd: j.liquidityUsd,
-    weight: j.weight, spotPrice: j.spotPrice, blockNumber: j.block ?? null, stateTime: j.timeMs === undefined ? null : iso(j.timeMs),
+    pool: j.pool,
+    kind: j.kind,
+    quoteToken: j.quote,
+    route: j.route,
+    quotePriceUsd: j.quotePriceUsd,
+    liquidityUsd: j.liquidityUsd,
+    weight: j.weight,
+    spotPrice: j.spotPrice,
+    blockNumber: j.block ?? null,
+    stateTime: j.timeMs === undefined ? null : iso(j.timeMs),
   };
   if (j.reason !== undefined) out.reason = j.reason;
   if (j.medianOfOthers !== undefined) out.medianOfOthers = j.medianOfOthers;
@@ -49,13 +64,24 @@ function poolSource(j: Judged): PoolSource {
 }
 
 /** depth × agreement × freshness (see the operation's description in the spec). */
-export function confidenceFactors(e: StoredExplanation, evaluatedAtMs: number, fallbackTimeMs: number): { depth: number; agreement: number; freshness: number } {
+export function confidenceFactors(
+  e: StoredExplanation,
+  evaluatedAtMs: number,
+  fallbackTimeMs: number,
+): { depth: number; agreement: number; freshness: number } {
   const liquidity = e.used.reduce((s, u) => s + u.liquidityUsd, 0);
   const depth = clamp01(liquidity / e.params.referenceLiquidityUsd);
-  const deviation = e.price > 0 ? e.used.reduce((s, u) => s + (u.weight * Math.abs(u.spotPrice - e.price)) / e.price, 0) : 0;
+  const deviation =
+    e.price > 0 ? e.used.reduce((s, u) => s + (u.weight * Math.abs(u.spotPrice - e.price)) / e.price, 0) : 0;
   const agreement = clamp01(1 - deviation / e.params.outlierShare);
   const freshness = clamp01(
-    e.used.reduce((s, u) => s + u.weight * 0.5 ** (Math.max(0, evaluatedAtMs - (u.timeMs ?? fallbackTimeMs)) / 1000 / e.params.staleAfterSeconds), 0),
+    e.used.reduce(
+      (s, u) =>
+        s +
+        u.weight *
+          0.5 ** (Math.max(0, evaluatedAtMs - (u.timeMs ?? fallbackTimeMs)) / 1000 / e.params.staleAfterSeconds),
+      0,
+    ),
   );
   return { depth, agreement, freshness };
 }
@@ -78,7 +104,11 @@ export function priceSources(rec: TokenRecord, stored: StoredExplanation | undef
   };
   if (rec.currentPrice === null || stored === undefined) return base;
   const { minLiquidityUsd, outlierShare, staleAfterSeconds, referenceLiquidityUsd } = stored.params;
-  const answer: PriceSources = { ...base, basis: stored.basis, parameters: { minLiquidityUsd, outlierShare, staleAfterSeconds, referenceLiquidityUsd } };
+  const answer: PriceSources = {
+    ...base,
+    basis: stored.basis,
+    parameters: { minLiquidityUsd, outlierShare, staleAfterSeconds, referenceLiquidityUsd },
+  };
   if (stored.basis === 'peg') return { ...answer, confidence: 1 };
   const factors = confidenceFactors(stored, evaluatedAt, updatedAtMs);
   return {

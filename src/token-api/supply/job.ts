@@ -68,8 +68,14 @@ export function startSupplyJob(options: {
 }): { stop(): Promise<void>; refresh(): Promise<void> } {
   const { common, provider, token, wallets, intervalMs, cache } = options;
   const logger = common.logger.child({ module: 'token-supply' });
-  const runs = counter(common.metrics, 'l2stack_token_supply_refresh_total', 'Supply refreshes by outcome', ['outcome']);
-  const age = gauge(common.metrics, 'l2stack_token_supply_last_success_seconds', 'Unix time of the last successful supply refresh');
+  const runs = counter(common.metrics, 'l2stack_token_supply_refresh_total', 'Supply refreshes by outcome', [
+    'outcome',
+  ]);
+  const age = gauge(
+    common.metrics,
+    'l2stack_token_supply_last_success_seconds',
+    'Unix time of the last successful supply refresh',
+  );
   const controller = new AbortController();
   const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
   let decimals: number | undefined;
@@ -81,7 +87,14 @@ export function startSupplyJob(options: {
       cache.snapshot = snapshot;
       runs.inc({ outcome: 'ok' });
       age.set(snapshot.lastUpdated.getTime() / 1000);
-      logger.debug({ totalSupply: snapshot.totalSupply, circulatingSupply: snapshot.circulatingSupply, block: snapshot.raw.blockNumber }, 'supply refreshed');
+      logger.debug(
+        {
+          totalSupply: snapshot.totalSupply,
+          circulatingSupply: snapshot.circulatingSupply,
+          block: snapshot.raw.blockNumber,
+        },
+        'supply refreshed',
+      );
     } catch (err) {
       runs.inc({ outcome: 'error' });
       logger.warn({ err }, 'supply refresh failed; keeping the previous figures');

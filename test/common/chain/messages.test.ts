@@ -36,13 +36,22 @@ describe('message Merkle trees', () => {
 
   it('error: depth and leaf bounds are enforced', () => {
     expect(() => new MessageMerkleTree([], 0)).toThrow('tree depth must be 1..32');
-    expect(() => new MessageMerkleTree([leaf(0), leaf(1), leaf(2)], 1)).toThrow('3 leaves do not fit a tree of depth 1');
+    expect(() => new MessageMerkleTree([leaf(0), leaf(1), leaf(2)], 1)).toThrow(
+      '3 leaves do not fit a tree of depth 1',
+    );
     expect(() => new MessageMerkleTree([leaf(0)], 2).proof(4)).toThrow('leaf index 4 out of range');
   });
 
   it('behavior: rolling hash and message hash follow abi.encode', () => {
     expect(nextRollingHash(ZeroHash, leaf(0))).toBe(keccak256(concat([ZeroHash, leaf(0)])));
-    const h = messageHash({ from: `0x${'11'.repeat(20)}`, to: `0x${'22'.repeat(20)}`, fee: 1n, value: 2n, nonce: 3n, calldata: '0x' });
+    const h = messageHash({
+      from: `0x${'11'.repeat(20)}`,
+      to: `0x${'22'.repeat(20)}`,
+      fee: 1n,
+      value: 2n,
+      nonce: 3n,
+      calldata: '0x',
+    });
     expect(h).toMatch(/^0x[0-9a-f]{64}$/);
   });
 });

@@ -25,7 +25,9 @@ beforeAll(async () => {
       // A slow node: answers hold their socket long enough for the burst to pile up.
       setTimeout(() => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: call.method === 'eth_chainId' ? '0x7a69' : '0x10' }));
+        res.end(
+          JSON.stringify({ jsonrpc: '2.0', id: call.id, result: call.method === 'eth_chainId' ? '0x7a69' : '0x10' }),
+        );
       }, 20);
     });
   });
@@ -53,7 +55,9 @@ describe('outgoing connection pool', () => {
   it('behavior: 600 concurrent provider, raw and pooled calls use at most MAX_SOCKETS_PER_NODE sockets', async () => {
     const provider = createProvider(url, 31_337);
     const calls = [
-      ...Array.from({ length: 200 }, (_, i) => provider.send('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest'])),
+      ...Array.from({ length: 200 }, (_, i) =>
+        provider.send('eth_getBalance', [`0x${i.toString(16).padStart(40, '0')}`, 'latest']),
+      ),
       ...Array.from({ length: 200 }, () => pooledRpc<string>(url, 'eth_blockNumber', [], 30_000)),
       ...Array.from({ length: 200 }, () => pooledRpc<string>(url, 'eth_blockNumber', [], 30_000)),
     ];
@@ -70,7 +74,12 @@ describe('outgoing connection pool', () => {
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
     try {
-      const calls = Array.from({ length: MAX_SOCKETS_PER_NODE + 5 }, () => pooledRpc(hungUrl, 'eth_blockNumber', [], 500).then(() => 'answered', (e: Error) => e.message));
+      const calls = Array.from({ length: MAX_SOCKETS_PER_NODE + 5 }, () =>
+        pooledRpc(hungUrl, 'eth_blockNumber', [], 500).then(
+          () => 'answered',
+          (e: Error) => e.message,
+        ),
+      );
       expect(new Set(await Promise.all(calls))).toEqual(new Set(['no answer within 500 ms']));
     } finally {
       hung.closeAllConnections();
@@ -78,47 +87,58 @@ describe('outgoing connection pool', () => {
     }
   });
 
-  it('error: ethers calls to a node that accepts and never answers fail within their timeout, queued ones included, and give their sockets back', { timeout: 20_000 }, async () => {
-    let hungOpen = 0;
-    let answering = false;
-    const hung = createServer((req, res) => {
-      if (!answering) return; // accepts, never answers
-      req.resume();
-      req.on('end', () => res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x2a' })));
-    });
-    hung.on('connection', (socket) => {
-      hungOpen++;
-      socket.once('close', () => hungOpen--);
-    });
-    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
-    const call = (timeout: number) => {
-      const request = pooledFetchRequest(hungUrl);
-      request.timeout = timeout;
-      request.body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
-      request.setHeader('content-type', 'application/json');
-      return request.send();
-    };
-    try {
-      // More calls than the pool has sockets: the last five wait for a socket, and must time out all the same.
-      const started = Date.now();
-      const outcomes = await Promise.all(Array.from({ length: MAX_SOCKETS_PER_NODE + 5 }, () => call(500).then(() => 'answered', (e: { code?: string }) => e.code)));
-      expect(new Set(outcomes)).toEqual(new Set(['TIMEOUT']));
-      expect(Date.now() - started).toBeLessThan(5_000);
-      // Each timed-out request was destroyed: its socket closed, none is left taken from the pool.
-      for (let i = 0; i < 50 && hungOpen > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(hungOpen).toBe(0);
-      expect(activeSockets()).toBe(0);
-      // Once the node answers, the next call gets a socket and its answer.
-      answering = true;
-      const answer = await call(5_000);
-      expect(answer.statusCode).toBe(200);
-      expect(JSON.parse(answer.bodyText).result).toBe('0x2a');
-    } finally {
-      hung.closeAllConnections();
-      await new Promise((resolve) => hung.close(resolve));
-    }
-  });
+  it(
+    'error: ethers calls to a node that accepts and never answers fail within their timeout, queued ones included, and give their sockets back',
+    { timeout: 20_000 },
+    async () => {
+      let hungOpen = 0;
+      let answering = false;
+      const hung = createServer((req, res) => {
+        if (!answering) return; // accepts, never answers
+        req.resume();
+        req.on('end', () => res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0x2a' })));
+      });
+      hung.on('connection', (socket) => {
+        hungOpen++;
+        socket.once('close', () => hungOpen--);
+      });
+      await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+      const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+      const call = (timeout: number) => {
+        const request = pooledFetchRequest(hungUrl);
+        request.timeout = timeout;
+        request.body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] });
+        request.setHeader('content-type', 'application/json');
+        return request.send();
+      };
+      try {
+        // More calls than the pool has sockets: the last five wait for a socket, and must time out all the same.
+        const started = Date.now();
+        const outcomes = await Promise.all(
+          Array.from({ length: MAX_SOCKETS_PER_NODE + 5 }, () =>
+            call(500).then(
+              () => 'answered',
+              (e: { code?: string }) => e.code,
+            ),
+          ),
+        );
+        expect(new Set(outcomes)).toEqual(new Set(['TIMEOUT']));
+        expect(Date.now() - started).toBeLessThan(5_000);
+        // Each timed-out request was destroyed: its socket closed, none is left taken from the pool.
+        for (let i = 0; i < 50 && hungOpen > 0; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(hungOpen).toBe(0);
+        expect(activeSockets()).toBe(0);
+        // Once the node answers, the next call gets a socket and its answer.
+        answering = true;
+        const answer = await call(5_000);
+        expect(answer.statusCode).toBe(200);
+        expect(JSON.parse(answer.bodyText).result).toBe('0x2a');
+      } finally {
+        hung.closeAllConnections();
+        await new Promise((resolve) => hung.close(resolve));
+      }
+    },
+  );
 
   it('error: a cancelled ethers call is answered CANCELLED at once and frees its socket', async () => {
     let hungOpen = 0;
@@ -131,7 +151,10 @@ describe('outgoing connection pool', () => {
     try {
       const request = pooledFetchRequest(`http://127.0.0.1:${(hung.address() as AddressInfo).port}`);
       request.body = '{}';
-      const sent = request.send().then(() => 'answered', (e: { code?: string }) => e.code);
+      const sent = request.send().then(
+        () => 'answered',
+        (e: { code?: string }) => e.code,
+      );
       await new Promise((r) => setTimeout(r, 100));
       request.cancel();
       expect(await sent).toBe('CANCELLED');
@@ -143,7 +166,7 @@ describe('outgoing connection pool', () => {
     }
   });
 
-  it('error: createProvider bounds every call (ethers would wait 300 s): its default, and a timeout of the caller\'s own', async () => {
+  it("error: createProvider bounds every call (ethers would wait 300 s): its default, and a timeout of the caller's own", async () => {
     const hung = createServer(() => undefined);
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;

@@ -22,7 +22,7 @@ const randomTx = (rnd: Random, from: string): UnsignedTx => {
 };
 
 describe('private-key signer', () => {
-  it('behavior: signs exactly what ethers\' Wallet signs (same RFC 6979 signature, low s), for random keys and transactions', async () => {
+  it("behavior: signs exactly what ethers' Wallet signs (same RFC 6979 signature, low s), for random keys and transactions", async () => {
     const rnd = seededRandom();
     for (let k = 0; k < 8; k++) {
       const key = rnd.hex(32);
@@ -36,20 +36,40 @@ describe('private-key signer', () => {
         expect(ours, at).toBe(await wallet.signTransaction(toTransaction(tx)));
         const parsed = Transaction.from(ours);
         expect(parsed.from?.toLowerCase(), at).toBe(signer.address);
-        expect(parsed.signature!.s <= '0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', at).toBe(true);
+        expect(parsed.signature!.s <= '0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0', at).toBe(
+          true,
+        );
       }
     }
   });
 
   it('error: a malformed private key or transaction field is refused with what is wrong', async () => {
-    await expect(createSigner({ type: 'private-key', privateKey: '0x1234' })).rejects.toThrowErrorMatchingInlineSnapshot(`[TypeError: the signer private key must be 0x followed by 64 hex digits]`);
-    await expect(createSigner({ type: 'private-key', privateKey: `0x${'00'.repeat(32)}` })).rejects.toThrowErrorMatchingInlineSnapshot(`[RangeError: the signer private key is not a valid secp256k1 key (0, or not below the curve order)]`);
-    await expect(createSigner({ type: 'private-key', privateKey: `0x${'ff'.repeat(32)}` })).rejects.toThrowErrorMatchingInlineSnapshot(`[RangeError: the signer private key is not a valid secp256k1 key (0, or not below the curve order)]`);
+    await expect(
+      createSigner({ type: 'private-key', privateKey: '0x1234' }),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: the signer private key must be 0x followed by 64 hex digits]`,
+    );
+    await expect(
+      createSigner({ type: 'private-key', privateKey: `0x${'00'.repeat(32)}` }),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[RangeError: the signer private key is not a valid secp256k1 key (0, or not below the curve order)]`,
+    );
+    await expect(
+      createSigner({ type: 'private-key', privateKey: `0x${'ff'.repeat(32)}` }),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[RangeError: the signer private key is not a valid secp256k1 key (0, or not below the curve order)]`,
+    );
     const signer = await createSigner({ type: 'private-key', privateKey: `0x${'11'.repeat(32)}` });
     const tx = randomTx(seededRandom(1), signer.address);
-    await expect(signer.signTransaction({ ...tx, to: '0x1234' })).rejects.toThrowErrorMatchingInlineSnapshot(`[TypeError: to must be a 20-byte 0x-prefixed hex address, got "0x1234"]`);
-    await expect(signer.signTransaction({ ...tx, data: '0x123' })).rejects.toThrowErrorMatchingInlineSnapshot(`[TypeError: data is not hex (0x and an even number of hex digits): "0x123"]`);
-    await expect(signer.signTransaction({ ...tx, data: '0xzz' })).rejects.toThrowErrorMatchingInlineSnapshot(`[TypeError: data is not hex (0x and an even number of hex digits): "0xzz"]`);
+    await expect(signer.signTransaction({ ...tx, to: '0x1234' })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: to must be a 20-byte 0x-prefixed hex address, got "0x1234"]`,
+    );
+    await expect(signer.signTransaction({ ...tx, data: '0x123' })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: data is not hex (0x and an even number of hex digits): "0x123"]`,
+    );
+    await expect(signer.signTransaction({ ...tx, data: '0xzz' })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: data is not hex (0x and an even number of hex digits): "0xzz"]`,
+    );
   });
 
   it('behavior: the private key stays out of JSON and logs', async () => {
@@ -72,9 +92,15 @@ describe('hex', () => {
   });
 
   it('error: anything but even-length 0x-hex is refused (Buffer would stop quietly at the bad digit)', () => {
-    expect(() => hexToBytes('1234')).toThrowErrorMatchingInlineSnapshot(`[TypeError: hex value must be a 0x-prefixed hex string]`);
-    expect(() => hexToBytes('0x123', 'data')).toThrowErrorMatchingInlineSnapshot(`[TypeError: data is not hex (0x and an even number of hex digits): "0x123"]`);
-    expect(() => hexToBytes('0x12g4', 'data')).toThrowErrorMatchingInlineSnapshot(`[TypeError: data is not hex (0x and an even number of hex digits): "0x12g4"]`);
+    expect(() => hexToBytes('1234')).toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: hex value must be a 0x-prefixed hex string]`,
+    );
+    expect(() => hexToBytes('0x123', 'data')).toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: data is not hex (0x and an even number of hex digits): "0x123"]`,
+    );
+    expect(() => hexToBytes('0x12g4', 'data')).toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: data is not hex (0x and an even number of hex digits): "0x12g4"]`,
+    );
     expect(() => hexToBytes('0x12 4')).toThrow(TypeError);
   });
 });

@@ -57,10 +57,14 @@ describe('rlp', () => {
   });
 
   it('error: integers outside uint256, negative or unsafe are refused', () => {
-    expect(() => uintBytes(-1, 'nonce')).toThrowErrorMatchingInlineSnapshot(`[RangeError: nonce must be a non-negative safe integer, got -1]`);
+    expect(() => uintBytes(-1, 'nonce')).toThrowErrorMatchingInlineSnapshot(
+      `[RangeError: nonce must be a non-negative safe integer, got -1]`,
+    );
     expect(() => uintBytes(1.5)).toThrow(RangeError);
     expect(() => uintBytes(2 ** 53)).toThrow(RangeError);
-    expect(() => uintBytes(1n << 256n, 'value')).toThrowErrorMatchingInlineSnapshot(`[RangeError: value must be an integer from 0 to 2^256-1, got 115792089237316195423570985008687907853269984665640564039457584007913129639936]`);
+    expect(() => uintBytes(1n << 256n, 'value')).toThrowErrorMatchingInlineSnapshot(
+      `[RangeError: value must be an integer from 0 to 2^256-1, got 115792089237316195423570985008687907853269984665640564039457584007913129639936]`,
+    );
     expect(() => rlpEncode([], 0x80)).toThrow(RangeError);
   });
 });

@@ -1,10 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbiCoder, Interface, JsonRpcProvider, Wallet, getBytes, parseEther, parseUnits, toBeHex, zeroPadValue, type Signer } from 'ethers';
+import {
+  AbiCoder,
+  Interface,
+  JsonRpcProvider,
+  Wallet,
+  getBytes,
+  parseEther,
+  parseUnits,
+  toBeHex,
+  zeroPadValue,
+  type Signer,
+} from 'ethers';
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { create2Address } from '../../../src/devnet/account-abstraction/deploy.js';
 import { devnetBundlerEnv } from '../../../src/devnet/services/rpc.js';
-import { EntryPoint__factory, SimpleAccountFactory__factory, SimpleAccount__factory } from '../../../generated/contracts/account-abstraction/types/index.js';
+import {
+  EntryPoint__factory,
+  SimpleAccountFactory__factory,
+  SimpleAccount__factory,
+} from '../../../generated/contracts/account-abstraction/types/index.js';
 import { TestToken__factory } from '../../../generated/contracts/types/index.js';
 import { openTestDb } from '../../helpers/db.js';
 import { waitFor } from '../../helpers/chain.js';
@@ -47,14 +62,16 @@ const hex = (n: bigint) => `0x${n.toString(16)}`;
 const common = testCommon();
 
 /** A JSON-RPC result through our endpoint, checked against the spec's result schema. */
-async function endpoint(method: string, params: unknown[]): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function endpoint(method: string, params: unknown[]): Promise<any> {
   const reply = await call(rpc.url, method, params);
   if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
   expect(validate(method, reply.result), method).toBeUndefined();
   return reply.result;
 }
 
-const bundlerDirect = async (method: string, params: unknown[]): Promise<RpcReply> => call(devnet.state.bundler!.url, method, params);
+const bundlerDirect = async (method: string, params: unknown[]): Promise<RpcReply> =>
+  call(devnet.state.bundler!.url, method, params);
 
 function userOpHash(op: UserOp): Hex {
   return getUserOperationHash({
@@ -90,7 +107,15 @@ async function prepare(nonce: bigint, target: string, data: string, by: Signer, 
   let op: UserOp = {
     sender,
     nonce: hex(nonce),
-    ...(withFactory ? { factory, factoryData: new Interface(SimpleAccountFactory__factory.abi).encodeFunctionData('createAccount', [owner.address, 0n]) } : {}),
+    ...(withFactory
+      ? {
+          factory,
+          factoryData: new Interface(SimpleAccountFactory__factory.abi).encodeFunctionData('createAccount', [
+            owner.address,
+            0n,
+          ]),
+        }
+      : {}),
     callData: account.encodeFunctionData('execute', [target, 0n, data]),
     callGasLimit: '0x0',
     verificationGasLimit: '0x0',
@@ -103,7 +128,12 @@ async function prepare(nonce: bigint, target: string, data: string, by: Signer, 
   // signature by the owner over the wrong hash: SimpleAccount reports a mismatch, it does not revert).
   op.signature = await owner.signMessage(getBytes(`0x${'00'.repeat(32)}`));
   const estimate = await endpoint('eth_estimateUserOperationGas', [op, entryPoint]);
-  op = { ...op, callGasLimit: estimate.callGasLimit, verificationGasLimit: estimate.verificationGasLimit, preVerificationGas: estimate.preVerificationGas };
+  op = {
+    ...op,
+    callGasLimit: estimate.callGasLimit,
+    verificationGasLimit: estimate.verificationGasLimit,
+    preVerificationGas: estimate.preVerificationGas,
+  };
   return sign(op, by);
 }
 
@@ -123,20 +153,35 @@ function packUserOp(op: UserOp) {
   };
 }
 
-async function receiptOf(hash: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return waitFor(`the receipt of user operation ${hash}`, async () => (await endpoint('eth_getUserOperationReceipt', [hash])) ?? undefined, 45_000, 250);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function receiptOf(hash: string): Promise<any> {
+  return waitFor(
+    `the receipt of user operation ${hash}`,
+    async () => (await endpoint('eth_getUserOperationReceipt', [hash])) ?? undefined,
+    45_000,
+    250,
+  );
 }
 
 beforeAll(async () => {
   db = await openTestDb();
-  devnet = await startDevnet({ common, db: db.client, options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} } });
+  devnet = await startDevnet({
+    common,
+    db: db.client,
+    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} },
+  });
   const state = devnet.state;
   entryPoint = state.entryPoint!;
   factory = state.accountFactory!;
   // The wiring of `l2stack dev`: the bundler URL and prefix come from the devnet's state.
   const bundlerEnv = devnetBundlerEnv(state, {});
   expect(bundlerEnv).toEqual({ RPC_BUNDLER_URL: state.bundler!.url, RPC_BUNDLER_VENDOR_PREFIX: 'pimlico_' });
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc_aa'), upstreams: [state.l2.upstreamRpcUrl], env: bundlerEnv });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc_aa'),
+    upstreams: [state.l2.upstreamRpcUrl],
+    env: bundlerEnv,
+  });
   validate = await resultValidator();
   provider = new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { staticNetwork: true, cacheTimeout: -1 });
   owner = new Wallet(state.accounts[10]!.privateKey, provider);
@@ -159,7 +204,11 @@ afterAll(async () => {
 describe('ERC-4337 on the devnet, through the endpoint', () => {
   it('behavior: the EntryPoint and factory are at their CREATE2 addresses and the bundler supports the EntryPoint', async () => {
     expect(entryPoint).toBe(create2Address(EntryPoint__factory.bytecode));
-    expect(factory).toBe(create2Address(`${SimpleAccountFactory__factory.bytecode}${AbiCoder.defaultAbiCoder().encode(['address'], [entryPoint]).slice(2)}`));
+    expect(factory).toBe(
+      create2Address(
+        `${SimpleAccountFactory__factory.bytecode}${AbiCoder.defaultAbiCoder().encode(['address'], [entryPoint]).slice(2)}`,
+      ),
+    );
     expect(await provider.getCode(entryPoint)).not.toBe('0x');
     expect(await endpoint('eth_supportedEntryPoints', [])).toEqual([entryPoint]);
     // An operator's own bundler wins over the devnet's.
@@ -178,7 +227,13 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
 
     const amount = parseUnits('12.5', 18);
     const before = await token.balanceOf(sender);
-    const second = await prepare(1n, await token.getAddress(), token.interface.encodeFunctionData('transfer', [recipient, amount]), owner, false);
+    const second = await prepare(
+      1n,
+      await token.getAddress(),
+      token.interface.encodeFunctionData('transfer', [recipient, amount]),
+      owner,
+      false,
+    );
     const secondHash = await endpoint('eth_sendUserOperation', [second, entryPoint]);
     const secondReceipt = await receiptOf(secondHash);
     expect(secondReceipt).toMatchObject({ userOpHash: secondHash, success: true, nonce: '0x1' });
@@ -188,7 +243,12 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     const byHash = await endpoint('eth_getUserOperationByHash', [secondHash]);
     expect(byHash.entryPoint.toLowerCase()).toBe(entryPoint.toLowerCase());
     expect(byHash.transactionHash).toBe(secondReceipt.receipt.transactionHash);
-    expect(byHash.userOperation).toMatchObject({ sender: second.sender, nonce: '0x1', callData: second.callData, signature: second.signature });
+    expect(byHash.userOperation).toMatchObject({
+      sender: second.sender,
+      nonce: '0x1',
+      callData: second.callData,
+      signature: second.signature,
+    });
 
     // vendor_getUserOperationStatus is the bundler's pimlico_getUserOperationStatus, answer for answer.
     const status = await endpoint('vendor_getUserOperationStatus', [secondHash]);
@@ -196,7 +256,7 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     expect((await bundlerDirect('pimlico_getUserOperationStatus', [secondHash])).result).toEqual(status);
   });
 
-  it('behavior: vendor_getUserOperationGasPrice is the bundler\'s pimlico_getUserOperationGasPrice', async () => {
+  it("behavior: vendor_getUserOperationGasPrice is the bundler's pimlico_getUserOperationGasPrice", async () => {
     const ours = await endpoint('vendor_getUserOperationGasPrice', []);
     const theirs = (await bundlerDirect('pimlico_getUserOperationGasPrice', [])).result as typeof ours;
     // The base fee moves block by block, so the two answers a moment apart may differ in maxFeePerGas; what
@@ -209,29 +269,49 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     expect(BigInt(ours.fast.maxFeePerGas)).toBeGreaterThan(baseFee / 2n);
   });
 
-  it('behavior: vendor_simulateAssetChanges shows what a user operation moves, simulated as the EntryPoint\'s handleOps', async () => {
+  it("behavior: vendor_simulateAssetChanges shows what a user operation moves, simulated as the EntryPoint's handleOps", async () => {
     const nonce = await EntryPoint__factory.connect(entryPoint, provider).getNonce(sender, 0n);
     const amount = parseUnits('2', 18);
-    const op = await prepare(nonce, await token.getAddress(), token.interface.encodeFunctionData('transfer', [recipient, amount]), owner, false);
+    const op = await prepare(
+      nonce,
+      await token.getAddress(),
+      token.interface.encodeFunctionData('transfer', [recipient, amount]),
+      owner,
+      false,
+    );
     const beneficiary = Wallet.createRandom().address;
-    const handleOps = new Interface(EntryPoint__factory.abi).encodeFunctionData('handleOps', [[packUserOp(op)], beneficiary]);
-    const { changes } = await endpoint('vendor_simulateAssetChanges', [{ from: beneficiary, to: entryPoint, data: handleOps }]);
+    const handleOps = new Interface(EntryPoint__factory.abi).encodeFunctionData('handleOps', [
+      [packUserOp(op)],
+      beneficiary,
+    ]);
+    const { changes } = await endpoint('vendor_simulateAssetChanges', [
+      { from: beneficiary, to: entryPoint, data: handleOps },
+    ]);
     const tokenAddress = (await token.getAddress()).toLowerCase();
     const erc20 = changes.filter((c: { assetType: string }) => c.assetType === 'erc20');
     expect(erc20).toEqual(
       [
         { address: sender.toLowerCase(), assetType: 'erc20', token: tokenAddress, tokenId: null, delta: `-${amount}` },
-        { address: recipient.toLowerCase(), assetType: 'erc20', token: tokenAddress, tokenId: null, delta: amount.toString() },
+        {
+          address: recipient.toLowerCase(),
+          assetType: 'erc20',
+          token: tokenAddress,
+          tokenId: null,
+          delta: amount.toString(),
+        },
       ].sort((a, b) => a.address.localeCompare(b.address)),
     );
     // The account's gas is paid to the EntryPoint, which pays the bundler (here: the beneficiary).
-    const native = (who: string) => changes.find((c: { address: string; assetType: string }) => c.address === who.toLowerCase() && c.assetType === 'native');
+    const native = (who: string) =>
+      changes.find(
+        (c: { address: string; assetType: string }) => c.address === who.toLowerCase() && c.assetType === 'native',
+      );
     expect(BigInt(native(beneficiary).delta)).toBeGreaterThan(0n);
     // A simulation: nothing moved for real.
     expect(await token.balanceOf(recipient)).toBe(parseUnits('12.5', 18));
   });
 
-  it('error: an operation with a bad signature is refused with the bundler\'s AA code and data, passed through', async () => {
+  it("error: an operation with a bad signature is refused with the bundler's AA code and data, passed through", async () => {
     const stranger = Wallet.createRandom();
     const nonce = await EntryPoint__factory.connect(entryPoint, provider).getNonce(sender, 0n);
     const forged = await prepare(nonce, recipient, '0x', stranger, false);
@@ -249,7 +329,17 @@ describe('ERC-4337 on the devnet, through the endpoint', () => {
     await devnet.bundler!.stop();
     const hash = `0x${'11'.repeat(32)}`;
     // A complete v0.7 operation: a partial one is refused by the spec before any bundler is asked.
-    const op = { sender, nonce: '0x0', callData: '0x', callGasLimit: '0x186a0', verificationGasLimit: '0x186a0', preVerificationGas: '0xc350', maxFeePerGas: '0x3b9aca00', maxPriorityFeePerGas: '0x3b9aca00', signature: '0x' };
+    const op = {
+      sender,
+      nonce: '0x0',
+      callData: '0x',
+      callGasLimit: '0x186a0',
+      verificationGasLimit: '0x186a0',
+      preVerificationGas: '0xc350',
+      maxFeePerGas: '0x3b9aca00',
+      maxPriorityFeePerGas: '0x3b9aca00',
+      signature: '0x',
+    };
     const calls: [string, unknown[]][] = [
       ['eth_sendUserOperation', [op, entryPoint]],
       ['eth_estimateUserOperationGas', [op, entryPoint]],

@@ -4,7 +4,15 @@ import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { devnetBundlerEnv } from '../../../src/devnet/services/rpc.js';
 import { openTestDb } from '../../helpers/db.js';
-import { SDK_VERSIONS, deployPaymaster, fund, installedVersion, nodeClient, simpleAccount, smartAccountClient } from '../../helpers/smart-account.js';
+import {
+  SDK_VERSIONS,
+  deployPaymaster,
+  fund,
+  installedVersion,
+  nodeClient,
+  simpleAccount,
+  smartAccountClient,
+} from '../../helpers/smart-account.js';
 import { startTestRpc, testCommon } from '../../rpc/helpers.js';
 
 /**
@@ -21,8 +29,17 @@ let rpc: Awaited<ReturnType<typeof startTestRpc>>;
 
 beforeAll(async () => {
   db = await openTestDb();
-  devnet = await startDevnet({ common: testCommon(), db: db.client, options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} } });
-  rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc_sdk_aa'), upstreams: [devnet.state.l2.upstreamRpcUrl], env: devnetBundlerEnv(devnet.state, {}) });
+  devnet = await startDevnet({
+    common: testCommon(),
+    db: db.client,
+    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} },
+  });
+  rpc = await startTestRpc({
+    db: db.client,
+    schema: db.schema('rpc_sdk_aa'),
+    upstreams: [devnet.state.l2.upstreamRpcUrl],
+    env: devnetBundlerEnv(devnet.state, {}),
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -72,14 +89,17 @@ async function userFlow(ownerIndex: number, bundlerUrl: string, bundlerIsBare: b
 
 describe('permissionless SimpleAccount on EntryPoint v0.7', () => {
   it('behavior: the pinned SDK versions are the installed ones (when one moves, this says so before the flows do)', () => {
-    expect({ permissionless: installedVersion('permissionless'), viem: installedVersion('viem') }).toEqual({ permissionless: SDK_VERSIONS.permissionless, viem: SDK_VERSIONS.viem });
+    expect({ permissionless: installedVersion('permissionless'), viem: installedVersion('viem') }).toEqual({
+      permissionless: SDK_VERSIONS.permissionless,
+      viem: SDK_VERSIONS.viem,
+    });
   });
 
   it('behavior: through the endpoint as the bundler transport: estimate, send (deploys the account), receipt, and a second operation', async () => {
     await userFlow(13, rpc.url, false);
   });
 
-  it('behavior: the same flow straight to the devnet\'s Alto (fees and nonce from the node)', async () => {
+  it("behavior: the same flow straight to the devnet's Alto (fees and nonce from the node)", async () => {
     await userFlow(14, devnet.state.bundler!.url, true);
   });
 

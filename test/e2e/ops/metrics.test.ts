@@ -60,11 +60,15 @@ describe('the metrics of the alert rules and dashboards against l2stack dev', ()
       for (const n of names.sampled) sampled.add(n);
     }
     const used = new Map<string, string[]>();
-    for (const { where, expr } of expressions()) for (const n of metricNames(expr)) used.set(n, [...(used.get(n) ?? []), where]);
+    for (const { where, expr } of expressions())
+      for (const n of metricNames(expr)) used.set(n, [...(used.get(n) ?? []), where]);
     expect(used.size).toBeGreaterThan(30);
-    const missing = [...used].filter(([n]) => !PROMETHEUS_MADE.has(n) && !declared.has(n)).map(([n, where]) => `${n} (${where.join('; ')})`);
+    const missing = [...used]
+      .filter(([n]) => !PROMETHEUS_MADE.has(n) && !declared.has(n))
+      .map(([n, where]) => `${n} (${where.join('; ')})`);
     expect(missing).toEqual([]);
     const unsampled = [...used.keys()].filter((n) => !PROMETHEUS_MADE.has(n) && !sampled.has(n));
-    if (unsampled.length > 0) console.log(`declared, no sample yet (labelled families before their first event): ${unsampled.join(', ')}`);
+    if (unsampled.length > 0)
+      console.log(`declared, no sample yet (labelled families before their first event): ${unsampled.join(', ')}`);
   });
 });

@@ -16,7 +16,12 @@ export interface PendingClaim {
 }
 
 /** MessageClaimed events per message hash on the message service at `contract`, from `fromBlock`. */
-export async function claimCounts(provider: JsonRpcProvider, contract: string, hashes: string[], fromBlock = 0): Promise<Map<string, number>> {
+export async function claimCounts(
+  provider: JsonRpcProvider,
+  contract: string,
+  hashes: string[],
+  fromBlock = 0,
+): Promise<Map<string, number>> {
   const logs = await provider.getLogs({ address: contract, topics: [id('MessageClaimed(bytes32)')], fromBlock });
   const counts = new Map(hashes.map((h) => [h.toLowerCase(), 0]));
   for (const l of logs) {
@@ -30,15 +35,27 @@ export async function claimCounts(provider: JsonRpcProvider, contract: string, h
 export async function pendingFromApi(url: string): Promise<PendingClaim[]> {
   const out: PendingClaim[] = [];
   for (let page = 1; ; page++) {
-    const body = (await (await fetch(`${url}/messages?status=PENDING&limit=100&page=${page}`)).json()) as { data: PendingClaim[]; meta: { totalItemsCount: number } };
-    out.push(...body.data.map((r) => ({ direction: r.direction, messageHash: r.messageHash, claimTxHash: r.claimTxHash })));
+    const body = (await (await fetch(`${url}/messages?status=PENDING&limit=100&page=${page}`)).json()) as {
+      data: PendingClaim[];
+      meta: { totalItemsCount: number };
+    };
+    out.push(
+      ...body.data.map((r) => ({ direction: r.direction, messageHash: r.messageHash, claimTxHash: r.claimTxHash })),
+    );
     if (out.length >= body.meta.totalItemsCount || body.data.length === 0) return out;
   }
 }
 
 /** PENDING messages read from the relayer's tables (e.g. once its process has exited). */
 export async function pendingFromDb(db: DbClient, schema = 'relayer'): Promise<PendingClaim[]> {
-  const rows = (await db.knex(`${schema}.message`).where({ status: 'PENDING' }).select('direction', 'message_hash', 'claim_tx_hash')) as { direction: Direction; message_hash: string; claim_tx_hash: string | null }[];
+  const rows = (await db
+    .knex(`${schema}.message`)
+    .where({ status: 'PENDING' })
+    .select('direction', 'message_hash', 'claim_tx_hash')) as {
+    direction: Direction;
+    message_hash: string;
+    claim_tx_hash: string | null;
+  }[];
   return rows.map((r) => ({ direction: r.direction, messageHash: r.message_hash, claimTxHash: r.claim_tx_hash }));
 }
 
@@ -56,7 +73,10 @@ export async function pendingFromDatabase(env: Record<string, string>): Promise<
  * The PENDING claims whose transaction the destination node does not know (neither in its pool nor
  * mined), as "direction:hash (tx)" lines: a fault test expects none.
  */
-export async function deadPendingClaims(rows: PendingClaim[], chains: { l1: JsonRpcProvider; l2: JsonRpcProvider }): Promise<string[]> {
+export async function deadPendingClaims(
+  rows: PendingClaim[],
+  chains: { l1: JsonRpcProvider; l2: JsonRpcProvider },
+): Promise<string[]> {
   const dead: string[] = [];
   for (const r of rows) {
     const destination = r.direction === 'L1_TO_L2' ? chains.l2 : chains.l1;

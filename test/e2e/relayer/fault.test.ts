@@ -5,7 +5,15 @@ import { openTestDb } from '../../helpers/db.js';
 import { within } from '../../helpers/within.js';
 import { useSharedDevnet, type SharedRelayerDevnet } from './shared-devnet.js';
 import { deadPendingClaims, pendingFromApi } from './exactly-once.js';
-import { metricSum, processDatabase, records, spawnRelayer, until, type MessageRecord, type ProcessDatabase } from './process.js';
+import {
+  metricSum,
+  processDatabase,
+  records,
+  spawnRelayer,
+  until,
+  type MessageRecord,
+  type ProcessDatabase,
+} from './process.js';
 
 /**
  * Faults with the real `l2stack relayer` process: SIGKILL at random points while it claims, round after
@@ -16,10 +24,14 @@ const state = inject('devnet');
 // 20 rounds by default. .ci/run runs all 20 on its Postgres pass and sets RELAYER_FAULT_ROUNDS=5 for the
 // PGlite pass that follows, where each restart also replays PGlite's recovery (about twice as slow).
 const ROUNDS = Number(process.env.RELAYER_FAULT_ROUNDS ?? 20);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`RELAYER_FAULT_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_ROUNDS}`);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error(`RELAYER_FAULT_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_ROUNDS}`);
 /** Rounds of the variant with three signer keys per chain (*_SIGNER_PRIVATE_KEYS); RELAYER_FAULT_MULTIKEY_ROUNDS overrides. */
 const MULTIKEY_ROUNDS = Number(process.env.RELAYER_FAULT_MULTIKEY_ROUNDS ?? 5);
-if (!Number.isInteger(MULTIKEY_ROUNDS) || MULTIKEY_ROUNDS < 1) throw new Error(`RELAYER_FAULT_MULTIKEY_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_MULTIKEY_ROUNDS}`);
+if (!Number.isInteger(MULTIKEY_ROUNDS) || MULTIKEY_ROUNDS < 1)
+  throw new Error(
+    `RELAYER_FAULT_MULTIKEY_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_MULTIKEY_ROUNDS}`,
+  );
 /**
  * Time one round may take: alone a round takes 3-5 s, but beside the e2e files that run an `l2stack dev` of their
  * own on 2 cores a start-up took up to ~20 s (420 s ran out before 20 rounds ended, twice): the test's limit
@@ -48,7 +60,15 @@ afterAll(async () => {
   await testDb?.close();
 });
 
-const spawn = (extra: Record<string, string> = {}) => spawnRelayer({ ...d.env({ LOG_LEVEL: 'debug', MESSAGE_SUBMISSION_TIMEOUT: '5000', ...extra }), DATABASE_PASSWORD: DB_PASSWORD, ...database!.env }, output);
+const spawn = (extra: Record<string, string> = {}) =>
+  spawnRelayer(
+    {
+      ...d.env({ LOG_LEVEL: 'debug', MESSAGE_SUBMISSION_TIMEOUT: '5000', ...extra }),
+      DATABASE_PASSWORD: DB_PASSWORD,
+      ...database!.env,
+    },
+    output,
+  );
 const count = (lines: string[], text: string) => lines.filter((l) => l.includes(text)).length;
 
 /** Where a kill landed, from the process's own counters read just before it. */
@@ -73,17 +93,30 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
     const sending = Promise.all([d.send('l1', 2), d.send('l2', 2)]);
     const spawned = Date.now();
     let p = await spawn(extra);
-    await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
+    await until(
+      'both directions to start claiming',
+      () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null,
+    );
     // The free API port is chosen before the process binds it: another process of the suite can take it
     // in between (CI saw it once). That start-up failed cleanly, naming the port; start again on another.
-    for (let retry = 0; retry < 3 && p.child.exitCode !== null && p.lines.some((l) => l.includes('is already in use')); retry++) {
+    for (
+      let retry = 0;
+      retry < 3 && p.child.exitCode !== null && p.lines.some((l) => l.includes('is already in use'));
+      retry++
+    ) {
       p = await spawn(extra);
-      await until('both directions to start claiming', () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null);
+      await until(
+        'both directions to start claiming',
+        () => count(p.lines, 'direction started') === 2 || p.child.exitCode !== null,
+      );
     }
     expect(p.child.exitCode, p.lines.slice(-20).join('\n')).toBeNull();
     startUps.push(Date.now() - spawned);
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * KILL_WINDOW_MS)));
-    const [claims, resolved] = await Promise.all([metricSum(p.url, 'relayer_claims_sent_total'), metricSum(p.url, 'relayer_claims_resolved_total')]);
+    const [claims, resolved] = await Promise.all([
+      metricSum(p.url, 'relayer_claims_sent_total'),
+      metricSum(p.url, 'relayer_claims_resolved_total'),
+    ]);
     p.child.kill('SIGKILL');
     await within(`round ${round}: the killed process to exit`, 10_000, p.exited);
     const point = killPoint(claims, resolved);
@@ -93,19 +126,25 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
     sent.l2.push(...l2);
   }
   const median = [...startUps].sort((a, b) => a - b)[rounds >> 1]!;
-  console.log(`fault.test${extra.L1_SIGNER_PRIVATE_KEYS ? ' (3 keys per chain)' : ''}: ${rounds} SIGKILLs landed ${JSON.stringify(landed)}; start-up to claiming: median ${median} ms, max ${Math.max(...startUps)} ms`);
+  console.log(
+    `fault.test${extra.L1_SIGNER_PRIVATE_KEYS ? ' (3 keys per chain)' : ''}: ${rounds} SIGKILLs landed ${JSON.stringify(landed)}; start-up to claiming: median ${median} ms, max ${Math.max(...startUps)} ms`,
+  );
 
   const p = await spawn(extra);
   const expected = new Set([...sent.l1.map((h) => `L1_TO_L2:${h}`), ...sent.l2.map((h) => `L2_TO_L1:${h}`)]);
   let mine: MessageRecord[] = [];
-  await until('every message to be claimed', async () => {
-    try {
-      mine = (await records(p.url)).filter((r) => expected.has(`${r.direction}:${r.messageHash}`));
-    } catch {
-      return false;
-    }
-    return mine.length === expected.size && mine.every((r) => r.status === 'CLAIMED_SUCCESS');
-  }, 120_000);
+  await until(
+    'every message to be claimed',
+    async () => {
+      try {
+        mine = (await records(p.url)).filter((r) => expected.has(`${r.direction}:${r.messageHash}`));
+      } catch {
+        return false;
+      }
+      return mine.length === expected.size && mine.every((r) => r.status === 'CLAIMED_SUCCESS');
+    },
+    120_000,
+  );
   // Whatever is still PENDING (nothing of this file's, once all are claimed) must have a transaction the node knows.
   expect(await deadPendingClaims(await pendingFromApi(p.url), d)).toEqual([]);
   for (const layer of ['l1', 'l2'] as const) {
@@ -117,15 +156,25 @@ async function killRounds(rounds: number, extra: Record<string, string> = {}): P
 }
 
 describe('relayer process under faults', () => {
-  it(`behavior: SIGKILL at random points of claiming (${ROUNDS} rounds), then a clean run: every message claimed exactly once, none left PENDING without a live transaction; SIGTERM exits 0`, { timeout: ROUND_BUDGET_MS * ROUNDS + 180_000 }, async () => {
-    await killRounds(ROUNDS);
-  });
+  it(
+    `behavior: SIGKILL at random points of claiming (${ROUNDS} rounds), then a clean run: every message claimed exactly once, none left PENDING without a live transaction; SIGTERM exits 0`,
+    { timeout: ROUND_BUDGET_MS * ROUNDS + 180_000 },
+    async () => {
+      await killRounds(ROUNDS);
+    },
+  );
 
-  it(`behavior: the same with three signer keys per chain (*_SIGNER_PRIVATE_KEYS, ${MULTIKEY_ROUNDS} rounds): every message claimed exactly once`, { timeout: 240_000 }, async () => {
-    for (const p of [d.l1, d.l2]) for (const w of extraKeys) await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
-    const keys = extraKeys.map((w) => w.privateKey).join(',');
-    await killRounds(MULTIKEY_ROUNDS, { L1_SIGNER_PRIVATE_KEYS: keys, L2_SIGNER_PRIVATE_KEYS: keys });
-  });
+  it(
+    `behavior: the same with three signer keys per chain (*_SIGNER_PRIVATE_KEYS, ${MULTIKEY_ROUNDS} rounds): every message claimed exactly once`,
+    { timeout: 240_000 },
+    async () => {
+      for (const p of [d.l1, d.l2])
+        for (const w of extraKeys)
+          await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
+      const keys = extraKeys.map((w) => w.privateKey).join(',');
+      await killRounds(MULTIKEY_ROUNDS, { L1_SIGNER_PRIVATE_KEYS: keys, L2_SIGNER_PRIVATE_KEYS: keys });
+    },
+  );
 
   it('behavior: neither a signer key nor the database password appears in the logs', () => {
     const text = output.join('');

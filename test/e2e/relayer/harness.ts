@@ -7,7 +7,11 @@ import type { DbClient } from '../../../src/common/db/client.js';
 import { startDevnet, type Devnet } from '../../../src/devnet/devnet.js';
 import { startCoordinator, DEFAULT_COORDINATOR, type Coordinator } from '../../../src/devnet/coordinator/index.js';
 import { ROLES } from '../../../src/devnet/accounts.js';
-import { L1MessageService__factory, L2MessageService__factory, CallRecorder__factory } from '../../../generated/contracts/types/index.js';
+import {
+  L1MessageService__factory,
+  L2MessageService__factory,
+  CallRecorder__factory,
+} from '../../../generated/contracts/types/index.js';
 
 export { testCommon };
 
@@ -31,7 +35,11 @@ export async function startRelayerDevnet(
   coordinatorSchema: string,
   options: { blockTimeMs?: number; coordinatorL1Confirmations?: number } = {},
 ): Promise<RelayerDevnet> {
-  const devnet = await startDevnet({ common, db, options: { historyHours: 0, traffic: false, coordinator: false, blockTimeMs: options.blockTimeMs ?? 500 } });
+  const devnet = await startDevnet({
+    common,
+    db,
+    options: { historyHours: 0, traffic: false, coordinator: false, blockTimeMs: options.blockTimeMs ?? 500 },
+  });
   const { state } = devnet;
   const l1p = createProvider(state.l1.rpcUrl, state.l1.chainId, { pollingInterval: 50 });
   const l2p = createProvider(state.l2.rpcUrl, state.l2.chainId, { pollingInterval: 50 });
@@ -77,7 +85,10 @@ export const FAST_LISTENER = {
   L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
 };
 
-export function relayerEnv(d: Pick<RelayerDevnet, 'devnet' | 'relayerKey'>, overrides: Record<string, string> = {}): Record<string, string> {
+export function relayerEnv(
+  d: Pick<RelayerDevnet, 'devnet' | 'relayerKey'>,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   const s = d.devnet.state;
   return {
     L1_L2_AUTO_CLAIM_ENABLED: 'true',
@@ -104,10 +115,21 @@ export const recorder = CallRecorder__factory.createInterface();
 export const recordCall = (amount: bigint, note = '0x') => recorder.encodeFunctionData('record', [amount, note]);
 
 /** Sends a message from `sender` on its layer; returns the message hash from the MessageSent log. */
-export async function sendMessage(d: RelayerDevnet, sender: Wallet, layer: 'l1' | 'l2', m: { to: string; fee: bigint; value?: bigint; calldata?: string; nonce?: number }): Promise<string> {
+export async function sendMessage(
+  d: RelayerDevnet,
+  sender: Wallet,
+  layer: 'l1' | 'l2',
+  m: { to: string; fee: bigint; value?: bigint; calldata?: string; nonce?: number },
+): Promise<string> {
   const s = d.devnet.state;
-  const contract = layer === 'l1' ? L1MessageService__factory.connect(s.l1.messageService, sender) : L2MessageService__factory.connect(s.l2.messageService, sender);
-  const tx = await contract.sendMessage(m.to, m.fee, m.calldata ?? '0x', { value: m.fee + (m.value ?? 0n), ...(m.nonce !== undefined ? { nonce: m.nonce } : {}) });
+  const contract =
+    layer === 'l1'
+      ? L1MessageService__factory.connect(s.l1.messageService, sender)
+      : L2MessageService__factory.connect(s.l2.messageService, sender);
+  const tx = await contract.sendMessage(m.to, m.fee, m.calldata ?? '0x', {
+    value: m.fee + (m.value ?? 0n),
+    ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
+  });
   // mined(), not ethers' wait(), which can miss a receipt and wait without end (src/common/chain/mined.ts).
   const receipt = await mined(tx);
   const log = receipt.logs.map((l) => contract.interface.parseLog(l)).find((p) => p?.name === 'MessageSent')!;

@@ -25,7 +25,8 @@ export interface Miner {
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 export function startMiner(urls: Record<Layer, string>, intervalMs = 500): Miner {
-  const rpc = <T>(layer: Layer, method: string, params: unknown[] = []) => pooledRpc<T>(urls[layer], method, params, 10_000);
+  const rpc = <T>(layer: Layer, method: string, params: unknown[] = []) =>
+    pooledRpc<T>(urls[layer], method, params, 10_000);
   const mode: Record<Layer, MiningMode> = { l1: 'ticking', l2: 'ticking' };
   const spikes: Partial<Record<Layer, bigint>> = {};
   let stopped = false;

@@ -33,14 +33,22 @@ const keysOf = (s: Sent) => [...s.l1.map((h) => `L1_TO_L2:${h}`), ...s.l2.map((h
 async function waitAllClaimed(p: () => RelayerProcess, sent: Sent, timeoutMs = 120_000): Promise<Map<string, string>> {
   const expected = new Set(keysOf(sent));
   let seen = new Map<string, string>();
-  await until('every message to be claimed', async () => {
-    try {
-      seen = new Map((await records(p().url)).filter((r) => expected.has(`${r.direction}:${r.messageHash}`)).map((r) => [`${r.direction}:${r.messageHash}`, r.status]));
-    } catch {
-      return false; // the API is briefly unreachable while a process restarts
-    }
-    return seen.size === expected.size && [...seen.values()].every((s) => s === 'CLAIMED_SUCCESS');
-  }, timeoutMs).catch((err: Error) => {
+  await until(
+    'every message to be claimed',
+    async () => {
+      try {
+        seen = new Map(
+          (await records(p().url))
+            .filter((r) => expected.has(`${r.direction}:${r.messageHash}`))
+            .map((r) => [`${r.direction}:${r.messageHash}`, r.status]),
+        );
+      } catch {
+        return false; // the API is briefly unreachable while a process restarts
+      }
+      return seen.size === expected.size && [...seen.values()].every((s) => s === 'CLAIMED_SUCCESS');
+    },
+    timeoutMs,
+  ).catch((err: Error) => {
     throw new Error(`${err.message}: ${JSON.stringify(Object.fromEntries(seen))}`);
   });
   return seen;
@@ -56,7 +64,12 @@ async function expectExactlyOnce(d: SharedRelayerDevnet, url: string, sent: Sent
 }
 
 const firstActivity = (p: RelayerProcess) =>
-  until('the relayer to claim its first message', async () => (await records(p.url).catch(() => [])).some((r) => r.status === 'PENDING' || r.status === 'CLAIMED_SUCCESS'), 60_000);
+  until(
+    'the relayer to claim its first message',
+    async () =>
+      (await records(p.url).catch(() => [])).some((r) => r.status === 'PENDING' || r.status === 'CLAIMED_SUCCESS'),
+    60_000,
+  );
 
 async function stopProcess(p: RelayerProcess): Promise<number | null> {
   p.child.kill('SIGTERM');
@@ -64,93 +77,105 @@ async function stopProcess(p: RelayerProcess): Promise<number | null> {
 }
 
 describe('relayer process during outages', () => {
-  it('behavior: the L2 RPC stopped for 15 s: readiness fails on l2Rpc (503), liveness stays 200, and every message sent before and during the outage is claimed exactly once', { timeout: 180_000 }, async () => {
-    const d = await useSharedDevnet(state, 'random');
-    cleanups.push(() => d.destroy());
-    const upstream = new URL(state.l2.upstreamRpcUrl);
-    const proxy: TcpProxy = await startTcpProxy({ host: upstream.hostname, port: Number(upstream.port) });
-    cleanups.push(() => proxy.close());
-    const database: ProcessDatabase = await processDatabase(testDb, 'outage');
-    cleanups.push(() => database.drop());
-    const p = await spawnRelayer({ ...d.env({ L2_RPC_URL: proxy.url }), ...database.env });
-    cleanups.push(() => void p.child.kill('SIGKILL'));
+  it(
+    'behavior: the L2 RPC stopped for 15 s: readiness fails on l2Rpc (503), liveness stays 200, and every message sent before and during the outage is claimed exactly once',
+    { timeout: 180_000 },
+    async () => {
+      const d = await useSharedDevnet(state, 'random');
+      cleanups.push(() => d.destroy());
+      const upstream = new URL(state.l2.upstreamRpcUrl);
+      const proxy: TcpProxy = await startTcpProxy({ host: upstream.hostname, port: Number(upstream.port) });
+      cleanups.push(() => proxy.close());
+      const database: ProcessDatabase = await processDatabase(testDb, 'outage');
+      cleanups.push(() => database.drop());
+      const p = await spawnRelayer({ ...d.env({ L2_RPC_URL: proxy.url }), ...database.env });
+      cleanups.push(() => void p.child.kill('SIGKILL'));
 
-    const sent: Sent = { l1: await d.send('l1', 3), l2: await d.send('l2', 3) };
-    await firstActivity(p);
-    // Down while the first messages are being claimed; more are sent both ways while it is down.
-    await proxy.stop();
-    const downAt = Date.now();
-    sent.l1.push(...(await d.send('l1', 2)));
-    sent.l2.push(...(await d.send('l2', 2)));
+      const sent: Sent = { l1: await d.send('l1', 3), l2: await d.send('l2', 3) };
+      await firstActivity(p);
+      // Down while the first messages are being claimed; more are sent both ways while it is down.
+      await proxy.stop();
+      const downAt = Date.now();
+      sent.l1.push(...(await d.send('l1', 2)));
+      sent.l2.push(...(await d.send('l2', 2)));
 
-    let ready: { status: number; checks: Record<string, boolean> } | undefined;
-    await until('readiness to report the L2 RPC failing', async () => {
-      const res = await fetch(`${p.url}/health/ready`);
-      const body = (await res.json()) as { checks: { name: string; ok: boolean }[] };
-      ready = { status: res.status, checks: Object.fromEntries(body.checks.map((c) => [c.name, c.ok])) };
-      return !ready.checks.l2Rpc;
-    }, 10_000);
-    expect(ready).toMatchObject({ status: 503, checks: { database: true, l1Rpc: true, l2Rpc: false } });
-    expect((await fetch(`${p.url}/health/live`)).status).toBe(200);
+      let ready: { status: number; checks: Record<string, boolean> } | undefined;
+      await until(
+        'readiness to report the L2 RPC failing',
+        async () => {
+          const res = await fetch(`${p.url}/health/ready`);
+          const body = (await res.json()) as { checks: { name: string; ok: boolean }[] };
+          ready = { status: res.status, checks: Object.fromEntries(body.checks.map((c) => [c.name, c.ok])) };
+          return !ready.checks.l2Rpc;
+        },
+        10_000,
+      );
+      expect(ready).toMatchObject({ status: 503, checks: { database: true, l1Rpc: true, l2Rpc: false } });
+      expect((await fetch(`${p.url}/health/live`)).status).toBe(200);
 
-    await new Promise((r) => setTimeout(r, Math.max(15_000 - (Date.now() - downAt), 0)));
-    expect((await fetch(`${p.url}/health/live`)).status).toBe(200);
-    await proxy.start();
+      await new Promise((r) => setTimeout(r, Math.max(15_000 - (Date.now() - downAt), 0)));
+      expect((await fetch(`${p.url}/health/live`)).status).toBe(200);
+      await proxy.start();
 
-    await waitAllClaimed(() => p, sent);
-    await until('readiness to recover', async () => (await fetch(`${p.url}/health/ready`)).status === 200, 30_000);
-    await expectExactlyOnce(d, p.url, sent);
-    expect(p.lines.join('\n')).toMatch(/iteration failed; retrying/);
-    expect(await stopProcess(p)).toBe(0);
-  });
+      await waitAllClaimed(() => p, sent);
+      await until('readiness to recover', async () => (await fetch(`${p.url}/health/ready`)).status === 200, 30_000);
+      await expectExactlyOnce(d, p.url, sent);
+      expect(p.lines.join('\n')).toMatch(/iteration failed; retrying/);
+      expect(await stopProcess(p)).toBe(0);
+    },
+  );
 
-  it(`behavior: the database ${databaseKind() === 'postgres' ? 'restarted while the relayer claims' : 'process (PGlite) killed while claiming and restarted on the same directory'}: every message claimed exactly once`, { timeout: 180_000 }, async (t) => {
-    const d = await useSharedDevnet(state, 'random');
-    cleanups.push(() => d.destroy());
-    const sent: Sent = { l1: [], l2: [] };
-    const sendBatch = async (n: number) => {
-      sent.l1.push(...(await d.send('l1', n)));
-      sent.l2.push(...(await d.send('l2', n)));
-    };
+  it(
+    `behavior: the database ${databaseKind() === 'postgres' ? 'restarted while the relayer claims' : 'process (PGlite) killed while claiming and restarted on the same directory'}: every message claimed exactly once`,
+    { timeout: 180_000 },
+    async (t) => {
+      const d = await useSharedDevnet(state, 'random');
+      cleanups.push(() => d.destroy());
+      const sent: Sent = { l1: [], l2: [] };
+      const sendBatch = async (n: number) => {
+        sent.l1.push(...(await d.send('l1', n)));
+        sent.l2.push(...(await d.send('l2', n)));
+      };
 
-    if (databaseKind() === 'postgres') {
-      const bins = postgresBinaries();
-      if ('missing' in bins) {
-        console.log(`skipped: the database restart needs a private Postgres cluster, but ${bins.missing}`);
-        t.skip();
+      if (databaseKind() === 'postgres') {
+        const bins = postgresBinaries();
+        if ('missing' in bins) {
+          console.log(`skipped: the database restart needs a private Postgres cluster, but ${bins.missing}`);
+          t.skip();
+          return;
+        }
+        const pg: PrivatePostgres = await startPrivatePostgres(bins.bin);
+        cleanups.push(() => pg.destroy());
+        const p = await spawnRelayer({ ...d.env(), ...pg.env });
+        cleanups.push(() => void p.child.kill('SIGKILL'));
+        await sendBatch(3);
+        await firstActivity(p);
+        // Down for 5 s while claims are in flight; more messages arrive meanwhile.
+        await pg.stop();
+        await sendBatch(2);
+        await new Promise((r) => setTimeout(r, 5_000));
+        await pg.start();
+        await waitAllClaimed(() => p, sent);
+        await expectExactlyOnce(d, p.url, sent);
+        expect(p.child.exitCode).toBeNull();
+        expect(await stopProcess(p)).toBe(0);
         return;
       }
-      const pg: PrivatePostgres = await startPrivatePostgres(bins.bin);
-      cleanups.push(() => pg.destroy());
-      const p = await spawnRelayer({ ...d.env(), ...pg.env });
+
+      const database = await processDatabase(testDb, 'restart');
+      cleanups.push(() => database.drop());
+      let p = await spawnRelayer({ ...d.env(), ...database.env });
       cleanups.push(() => void p.child.kill('SIGKILL'));
       await sendBatch(3);
       await firstActivity(p);
-      // Down for 5 s while claims are in flight; more messages arrive meanwhile.
-      await pg.stop();
+      p.child.kill('SIGKILL');
+      await p.exited;
       await sendBatch(2);
-      await new Promise((r) => setTimeout(r, 5_000));
-      await pg.start();
+      p = await spawnRelayer({ ...d.env(), ...database.env });
+      cleanups.push(() => void p.child.kill('SIGKILL'));
       await waitAllClaimed(() => p, sent);
       await expectExactlyOnce(d, p.url, sent);
-      expect(p.child.exitCode).toBeNull();
       expect(await stopProcess(p)).toBe(0);
-      return;
-    }
-
-    const database = await processDatabase(testDb, 'restart');
-    cleanups.push(() => database.drop());
-    let p = await spawnRelayer({ ...d.env(), ...database.env });
-    cleanups.push(() => void p.child.kill('SIGKILL'));
-    await sendBatch(3);
-    await firstActivity(p);
-    p.child.kill('SIGKILL');
-    await p.exited;
-    await sendBatch(2);
-    p = await spawnRelayer({ ...d.env(), ...database.env });
-    cleanups.push(() => void p.child.kill('SIGKILL'));
-    await waitAllClaimed(() => p, sent);
-    await expectExactlyOnce(d, p.url, sent);
-    expect(await stopProcess(p)).toBe(0);
-  });
+    },
+  );
 });

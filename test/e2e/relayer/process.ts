@@ -29,13 +29,21 @@ export interface ProcessDatabase {
 }
 
 /** A database of its own for relayer processes (they use the fixed `relayer` schema). */
-export async function processDatabase(testDb: Awaited<ReturnType<typeof openTestDb>>, label: string): Promise<ProcessDatabase> {
+export async function processDatabase(
+  testDb: Awaited<ReturnType<typeof openTestDb>>,
+  label: string,
+): Promise<ProcessDatabase> {
   if (testDb.client.kind === 'postgres') {
     const name = `relayer_${label}_${randomBytes(4).toString('hex')}`;
     await testDb.client.knex.raw(`create database ${name}`);
     const c = testDb.client.config as { host: string; port: number; user?: string };
     return {
-      env: { DATABASE_HOST: c.host, DATABASE_PORT: String(c.port), DATABASE_NAME: name, ...(c.user ? { DATABASE_USER: c.user } : {}) },
+      env: {
+        DATABASE_HOST: c.host,
+        DATABASE_PORT: String(c.port),
+        DATABASE_NAME: name,
+        ...(c.user ? { DATABASE_USER: c.user } : {}),
+      },
       drop: async () => void (await testDb.client.knex.raw(`drop database if exists ${name} with (force)`)),
     };
   }
@@ -49,7 +57,10 @@ export async function processDatabase(testDb: Awaited<ReturnType<typeof openTest
  */
 export async function spawnRelayer(env: Record<string, string>, sink: string[] = []): Promise<RelayerProcess> {
   const port = await reservePort('127.0.0.1', 0, 'relayer API');
-  const child = spawn(process.execPath, [BIN, 'relayer'], { env: { PATH: process.env.PATH ?? '', API_PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'relayer'], {
+    env: { PATH: process.env.PATH ?? '', API_PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   // A chunk may end inside a line: each stream keeps its unfinished line until the rest arrives.
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -103,7 +114,11 @@ export async function metricSum(url: string, name: string): Promise<number | und
 export async function listenerChecks(url: string): Promise<{ status: number; checks: Record<string, string> }> {
   const res = await fetch(`${url}/health/ready`);
   const body = (await res.json()) as { checks: { name: string; ok: boolean; detail?: string }[] };
-  const checks = Object.fromEntries(body.checks.filter((c) => c.name.startsWith('listener.')).map((c) => [c.name, c.ok ? c.detail ?? 'ok' : c.detail ?? '']));
+  const checks = Object.fromEntries(
+    body.checks
+      .filter((c) => c.name.startsWith('listener.'))
+      .map((c) => [c.name, c.ok ? (c.detail ?? 'ok') : (c.detail ?? '')]),
+  );
   return { status: res.status, checks };
 }
 
@@ -126,7 +141,9 @@ export async function records(url: string): Promise<MessageRecord[]> {
   const out: MessageRecord[] = [];
   for (let page = 1; ; page++) {
     // Bounded: a request that hangs fails (and the caller's poll retries) instead of holding the test to its timeout.
-    const body = (await (await fetch(`${url}/messages?limit=100&page=${page}`, { signal: AbortSignal.timeout(15_000) })).json()) as { data: MessageRecord[]; meta: { totalItemsCount: number } };
+    const body = (await (
+      await fetch(`${url}/messages?limit=100&page=${page}`, { signal: AbortSignal.timeout(15_000) })
+    ).json()) as { data: MessageRecord[]; meta: { totalItemsCount: number } };
     out.push(...body.data);
     if (out.length >= body.meta.totalItemsCount || body.data.length === 0) return out;
   }

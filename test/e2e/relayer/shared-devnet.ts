@@ -38,7 +38,8 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
   const relayer = Wallet.createRandom();
   const fresh = account === 'random' ? Wallet.createRandom() : undefined;
   for (const p of [l1, l2]) {
-    for (const w of fresh ? [relayer, fresh] : [relayer]) await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
+    for (const w of fresh ? [relayer, fresh] : [relayer])
+      await p.send('anvil_setBalance', [w.address, `0x${parseEther('1000').toString(16)}`]);
   }
   const key = fresh ? fresh.privateKey : state.accounts[account as number]!.privateKey;
   const sender = { l1: new Wallet(key, l1), l2: new Wallet(key, l2) };
@@ -46,7 +47,13 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
   const user = Wallet.createRandom().address;
   const fee = parseEther('0.01');
   return {
-    state, l1, l2, sender, relayerKey: relayer.privateKey, relayerAddress: relayer.address.toLowerCase(), from,
+    state,
+    l1,
+    l2,
+    sender,
+    relayerKey: relayer.privateKey,
+    relayerAddress: relayer.address.toLowerCase(),
+    from,
     env: (overrides = {}) => ({
       L1_L2_AUTO_CLAIM_ENABLED: 'true',
       L2_L1_AUTO_CLAIM_ENABLED: 'true',
@@ -71,23 +78,42 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
     }),
     async send(layer, count) {
       const w = sender[layer];
-      const contract = layer === 'l1' ? L1MessageService__factory.connect(state.l1.messageService, w) : L2MessageService__factory.connect(state.l2.messageService, w);
+      const contract =
+        layer === 'l1'
+          ? L1MessageService__factory.connect(state.l1.messageService, w)
+          : L2MessageService__factory.connect(state.l2.messageService, w);
       const provider = w.provider as JsonRpcProvider;
-      const [nonce, fees, gas] = await Promise.all([w.getNonce('pending'), provider.getFeeData(), contract.sendMessage.estimateGas(user, fee, '0x', { value: fee + 1n })]);
+      const [nonce, fees, gas] = await Promise.all([
+        w.getNonce('pending'),
+        provider.getFeeData(),
+        contract.sendMessage.estimateGas(user, fee, '0x', { value: fee + 1n }),
+      ]);
       // Signed here and sent as raw bytes by sendRawBurst, which sends again whatever the node lacks: under CI's load
       // anvil has acknowledged a send and kept nothing, and every later nonce then waited behind the gap for ever.
-      const raws = await Promise.all(Array.from({ length: count }, async (_, i) => {
-        const tx = await contract.sendMessage.populateTransaction(user, fee, '0x', { value: fee + BigInt(layer === 'l1' ? 1_000 + i : 2_000 + i) });
-        return w.signTransaction({
-          ...tx, type: 2, chainId: layer === 'l1' ? state.l1.chainId : state.l2.chainId, nonce: nonce + i,
-          gasLimit: (gas * 3n) / 2n, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        });
-      }));
+      const raws = await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const tx = await contract.sendMessage.populateTransaction(user, fee, '0x', {
+            value: fee + BigInt(layer === 'l1' ? 1_000 + i : 2_000 + i),
+          });
+          return w.signTransaction({
+            ...tx,
+            type: 2,
+            chainId: layer === 'l1' ? state.l1.chainId : state.l2.chainId,
+            nonce: nonce + i,
+            gasLimit: (gas * 3n) / 2n,
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          });
+        }),
+      );
       await sendRawBurst(provider, w.address, nonce, raws, { timeoutMs: SEND_RECEIPT_MS });
       const hashes: string[] = [];
       for (const raw of raws) {
         const receipt = await provider.getTransactionReceipt(keccak256(raw));
-        if (!receipt || receipt.status !== 1) throw new Error(`${layer} message transaction ${keccak256(raw)}: ${receipt ? 'reverted' : 'no receipt'} after the burst was mined`);
+        if (!receipt || receipt.status !== 1)
+          throw new Error(
+            `${layer} message transaction ${keccak256(raw)}: ${receipt ? 'reverted' : 'no receipt'} after the burst was mined`,
+          );
         for (const log of receipt.logs) {
           const parsed = contract.interface.parseLog(log);
           if (parsed?.name === 'MessageSent') hashes.push(String(parsed.args._messageHash).toLowerCase());
@@ -96,7 +122,8 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
       return hashes;
     },
     async claimEvents(layer, hashes) {
-      const [provider, address, fromBlock] = layer === 'l1' ? [l2, state.l2.messageService, from.l2] : [l1, state.l1.messageService, from.l1];
+      const [provider, address, fromBlock] =
+        layer === 'l1' ? [l2, state.l2.messageService, from.l2] : [l1, state.l1.messageService, from.l1];
       const logs = await provider.getLogs({ address, topics: [id('MessageClaimed(bytes32)')], fromBlock });
       const counts = new Map(hashes.map((h) => [h, 0]));
       for (const l of logs) {
@@ -113,7 +140,11 @@ export async function useSharedDevnet(state: DevnetState, account: number | 'ran
 }
 
 export type Sent = { l1: string[]; l2: string[] };
-export interface Claimed { status: string; pendings: number; claim_tx_hash: string | null }
+export interface Claimed {
+  status: string;
+  pendings: number;
+  claim_tx_hash: string | null;
+}
 
 /** Statuses of the given messages (L1 hashes are L1_TO_L2, L2 hashes L2_TO_L1) in the relayer's tables, by "direction:hash". */
 export async function statuses(db: DbClient, schema: string, sent: Sent): Promise<Map<string, Claimed>> {
@@ -121,16 +152,40 @@ export async function statuses(db: DbClient, schema: string, sent: Sent): Promis
     knex(`${schema}.message as m`)
       .where((w) => w.where('m.direction', 'L1_TO_L2').whereIn('m.message_hash', sent.l1))
       .orWhere((w) => w.where('m.direction', 'L2_TO_L1').whereIn('m.message_hash', sent.l2))
-      .select('m.direction', 'm.message_hash', 'm.status', 'm.claim_tx_hash', knex.raw(`(select count(*) from ${schema}.message_status_history h where h.message_id = m.id and h.status = 'PENDING') as pendings`)),
+      .select(
+        'm.direction',
+        'm.message_hash',
+        'm.status',
+        'm.claim_tx_hash',
+        knex.raw(
+          `(select count(*) from ${schema}.message_status_history h where h.message_id = m.id and h.status = 'PENDING') as pendings`,
+        ),
+      ),
   );
-  type Row = { direction: string; message_hash: string; status: string; claim_tx_hash: string | null; pendings: string | number };
-  return new Map((rows as Row[]).map((r) => [`${r.direction}:${r.message_hash}`, { status: r.status, pendings: Number(r.pendings), claim_tx_hash: r.claim_tx_hash }]));
+  type Row = {
+    direction: string;
+    message_hash: string;
+    status: string;
+    claim_tx_hash: string | null;
+    pendings: string | number;
+  };
+  return new Map(
+    (rows as Row[]).map((r) => [
+      `${r.direction}:${r.message_hash}`,
+      { status: r.status, pendings: Number(r.pendings), claim_tx_hash: r.claim_tx_hash },
+    ]),
+  );
 }
 
 export const keys = (sent: Sent) => [...sent.l1.map((h) => `L1_TO_L2:${h}`), ...sent.l2.map((h) => `L2_TO_L1:${h}`)];
 
 /** Polls until every message is CLAIMED_SUCCESS in the relayer's tables (or the deadline passes). */
-export async function waitClaimed(db: DbClient, schema: string, sent: Sent, timeoutMs = 90_000): Promise<Map<string, Claimed>> {
+export async function waitClaimed(
+  db: DbClient,
+  schema: string,
+  sent: Sent,
+  timeoutMs = 90_000,
+): Promise<Map<string, Claimed>> {
   const deadline = Date.now() + timeoutMs;
   let last = new Map<string, Claimed>();
   while (Date.now() < deadline) {

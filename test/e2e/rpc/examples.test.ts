@@ -21,10 +21,24 @@ import { call, type RpcReply } from '../../rpc/helpers.js';
 
 const require = createRequire(import.meta.url);
 const coverage = (require('@open-rpc/test-coverage') as { default: (o: unknown) => Promise<CoverageCall[]> }).default;
-const ExamplesRule = (require('@open-rpc/test-coverage/build/rules/examples-rule') as { default: new (o?: unknown) => unknown }).default;
-interface Example { name: string; params: { name: string; value: unknown }[]; result: { name: string; value: unknown } }
+const ExamplesRule = (
+  require('@open-rpc/test-coverage/build/rules/examples-rule') as { default: new (o?: unknown) => unknown }
+).default;
+interface Example {
+  name: string;
+  params: { name: string; value: unknown }[];
+  result: { name: string; value: unknown };
+}
 type Method = SpecMethod & { examples?: Example[] };
-interface CoverageCall { methodName: string; title: string; params: unknown[]; result?: unknown; expectedResult?: unknown; valid?: boolean; reason?: string }
+interface CoverageCall {
+  methodName: string;
+  title: string;
+  params: unknown[];
+  result?: unknown;
+  expectedResult?: unknown;
+  valid?: boolean;
+  reason?: string;
+}
 
 /** The example values that stand for this run's: see the spec's examples of the methods named. */
 const PLACEHOLDER = {
@@ -40,7 +54,8 @@ let dev: DevProcess | undefined;
 let state: DevnetState;
 let rpcUrl: string;
 
-const result = async (method: string, params: unknown[]): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const result = async (method: string, params: unknown[]): Promise<any> => {
   const reply = await call(rpcUrl, method, params);
   if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
   return reply.result;
@@ -52,7 +67,12 @@ beforeAll(async () => {
   state = dev.state;
   rpcUrl = state.services.rpc!;
   // svc_getProof answers once the state manager's roots are finalized on L1, some seconds after ready.
-  await dev.until('svc_getProof on a finalized block', async () => ((await call(rpcUrl, 'svc_getProof', [state.accounts[0]!.address, [], 'finalized'])).result ? true : undefined), 240_000);
+  await dev.until(
+    'svc_getProof on a finalized block',
+    async () =>
+      (await call(rpcUrl, 'svc_getProof', [state.accounts[0]!.address, [], 'finalized'])).result ? true : undefined,
+    240_000,
+  );
 }, 600_000);
 
 afterAll(async () => {
@@ -83,57 +103,91 @@ function socketTransport(socket: WebSocket) {
 
 const subscriptions = (methods: Method[]) => methods.find((m) => m.name === 'eth_subscribe')!.examples!;
 
-const report = (calls: CoverageCall[]) => calls.filter((c) => c.valid !== true).map((c) => `${c.methodName} (${c.title}): ${String(c.reason).slice(0, 400)}`);
+const report = (calls: CoverageCall[]) =>
+  calls.filter((c) => c.valid !== true).map((c) => `${c.methodName} (${c.title}): ${String(c.reason).slice(0, 400)}`);
 
-describe('the spec\'s examples against l2stack dev (npm start)', () => {
-  it('behavior: test-coverage\'s examples rule finds 0 mismatches, over HTTP and, for subscriptions, over a WebSocket', { timeout: 300_000 }, async () => {
-    const { dereferenced: spec } = await loadRpcSpec();
-    const dereferenced = spec as Omit<typeof spec, 'methods'> & { methods: Method[] };
-    const block1 = await result('eth_getBlockByNumber', ['0x1', false]);
-    expect(block1.transactions.length, 'block 0x1 holds the first deployment').toBeGreaterThan(0);
-    const newFilter = dereferenced.methods.find((m) => m.name === 'eth_newFilter')!.examples![0]!;
-    const values: Record<string, string> = {
-      [PLACEHOLDER.block1Hash]: block1.hash,
-      [PLACEHOLDER.block1FirstTransaction]: block1.transactions[0],
-      [PLACEHOLDER.logFilterId]: await result('eth_newFilter', newFilter.params.map((p) => p.value)),
-    };
-    const url = rpcUrl;
-    const http = await coverage({
-      openrpcDocument: withValues({ ...dereferenced, servers: [{ name: 'l2stack dev', url }] }, values),
-      transport: async (_url: string, method: string, params: unknown[]) => call(url, method, params),
-      reporters: [silent],
-      rules: [new ExamplesRule({ skip: SUBSCRIPTIONS })],
-    });
+describe("the spec's examples against l2stack dev (npm start)", () => {
+  it(
+    "behavior: test-coverage's examples rule finds 0 mismatches, over HTTP and, for subscriptions, over a WebSocket",
+    { timeout: 300_000 },
+    async () => {
+      const { dereferenced: spec } = await loadRpcSpec();
+      const dereferenced = spec as Omit<typeof spec, 'methods'> & { methods: Method[] };
+      const block1 = await result('eth_getBlockByNumber', ['0x1', false]);
+      expect(block1.transactions.length, 'block 0x1 holds the first deployment').toBeGreaterThan(0);
+      const newFilter = dereferenced.methods.find((m) => m.name === 'eth_newFilter')!.examples![0]!;
+      const values: Record<string, string> = {
+        [PLACEHOLDER.block1Hash]: block1.hash,
+        [PLACEHOLDER.block1FirstTransaction]: block1.transactions[0],
+        [PLACEHOLDER.logFilterId]: await result(
+          'eth_newFilter',
+          newFilter.params.map((p) => p.value),
+        ),
+      };
+      const url = rpcUrl;
+      const http = await coverage({
+        openrpcDocument: withValues({ ...dereferenced, servers: [{ name: 'l2stack dev', url }] }, values),
+        transport: async (_url: string, method: string, params: unknown[]) => call(url, method, params),
+        reporters: [silent],
+        rules: [new ExamplesRule({ skip: SUBSCRIPTIONS })],
+      });
 
-    const socket = new WebSocket(url.replace(/^http/, 'ws'));
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-    const transport = socketTransport(socket);
-    const subscribe = dereferenced.methods.find((m) => m.name === 'eth_subscribe')!.examples![0]!;
-    const subscription = await transport(url, 'eth_subscribe', subscribe.params.map((p) => p.value));
-    const wsDocument = withValues({ ...dereferenced, servers: [{ name: 'l2stack dev', url }] }, { ...values, [PLACEHOLDER.subscriptionId]: subscription.result as string });
-    // A resume replays every block since its point and is charged for it: the example's point is a recent
-    // head, in this run the head − 2 (a point from the start of the history would exceed the rate limit).
-    const head = BigInt(await result('eth_blockNumber', []));
-    const recent = await result('eth_getBlockByNumber', [`0x${(head - 2n).toString(16)}`, false]);
-    const resume = subscriptions(wsDocument.methods).find((e) => (e.params[2]?.value as { resumeAfter?: unknown } | undefined)?.resumeAfter);
-    expect(resume, 'the resumed newHeads example').toBeDefined();
-    (resume!.params[2]!.value as { resumeAfter: unknown }).resumeAfter = { blockNumber: recent.number, blockHash: recent.hash };
-    const ws = await coverage({
-      openrpcDocument: wsDocument,
-      transport,
-      reporters: [silent],
-      rules: [new ExamplesRule({ only: SUBSCRIPTIONS })],
-    });
-    socket.close();
+      const socket = new WebSocket(url.replace(/^http/, 'ws'));
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      const transport = socketTransport(socket);
+      const subscribe = dereferenced.methods.find((m) => m.name === 'eth_subscribe')!.examples![0]!;
+      const subscription = await transport(
+        url,
+        'eth_subscribe',
+        subscribe.params.map((p) => p.value),
+      );
+      const wsDocument = withValues(
+        { ...dereferenced, servers: [{ name: 'l2stack dev', url }] },
+        { ...values, [PLACEHOLDER.subscriptionId]: subscription.result as string },
+      );
+      // A resume replays every block since its point and is charged for it: the example's point is a recent
+      // head, in this run the head − 2 (a point from the start of the history would exceed the rate limit).
+      const head = BigInt(await result('eth_blockNumber', []));
+      const recent = await result('eth_getBlockByNumber', [`0x${(head - 2n).toString(16)}`, false]);
+      const resume = subscriptions(wsDocument.methods).find(
+        (e) => (e.params[2]?.value as { resumeAfter?: unknown } | undefined)?.resumeAfter,
+      );
+      expect(resume, 'the resumed newHeads example').toBeDefined();
+      (resume!.params[2]!.value as { resumeAfter: unknown }).resumeAfter = {
+        blockNumber: recent.number,
+        blockHash: recent.hash,
+      };
+      const ws = await coverage({
+        openrpcDocument: wsDocument,
+        transport,
+        reporters: [silent],
+        rules: [new ExamplesRule({ only: SUBSCRIPTIONS })],
+      });
+      socket.close();
 
-    const all = [...http, ...ws];
-    const exact = all.filter((c) => isDeepStrictEqual(c.result, c.expectedResult)).map((c) => c.methodName);
-    console.info(`examples rule: ${all.length} examples (${ws.length} over a WebSocket), ${report(all).length} mismatches; ${exact.length} equal to the example, the rest matched by the result schema`);
-    for (const line of report(all)) console.info(`mismatch: ${line}`);
-    expect(report(http)).toEqual([]);
-    expect(report(ws)).toEqual([]);
-    // Every method with examples was run, and the answers that do not depend on the run are the examples'.
-    expect(new Set(all.map((c) => c.methodName))).toEqual(new Set(dereferenced.methods.filter((m) => m.examples?.length).map((m) => m.name)));
-    expect(exact).toEqual(expect.arrayContaining(['eth_chainId', 'net_version', 'eth_sendRawTransaction', 'eth_sendUserOperation', 'eth_supportedEntryPoints', 'eth_uninstallFilter', 'eth_unsubscribe']));
-  });
+      const all = [...http, ...ws];
+      const exact = all.filter((c) => isDeepStrictEqual(c.result, c.expectedResult)).map((c) => c.methodName);
+      console.info(
+        `examples rule: ${all.length} examples (${ws.length} over a WebSocket), ${report(all).length} mismatches; ${exact.length} equal to the example, the rest matched by the result schema`,
+      );
+      for (const line of report(all)) console.info(`mismatch: ${line}`);
+      expect(report(http)).toEqual([]);
+      expect(report(ws)).toEqual([]);
+      // Every method with examples was run, and the answers that do not depend on the run are the examples'.
+      expect(new Set(all.map((c) => c.methodName))).toEqual(
+        new Set(dereferenced.methods.filter((m) => m.examples?.length).map((m) => m.name)),
+      );
+      expect(exact).toEqual(
+        expect.arrayContaining([
+          'eth_chainId',
+          'net_version',
+          'eth_sendRawTransaction',
+          'eth_sendUserOperation',
+          'eth_supportedEntryPoints',
+          'eth_uninstallFilter',
+          'eth_unsubscribe',
+        ]),
+      );
+    },
+  );
 });

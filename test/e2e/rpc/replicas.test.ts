@@ -9,8 +9,15 @@ import { mined } from '../../../src/common/chain/mined.js';
 
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
-function runCli(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string>; exit: Promise<{ code: number | null; stderr: string; stdout: string }> } {
-  const child = spawn(process.execPath, [bin, 'rpc'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function runCli(env: Record<string, string | undefined>): {
+  child: ChildProcess;
+  url: Promise<string>;
+  exit: Promise<{ code: number | null; stderr: string; stdout: string }>;
+} {
+  const child = spawn(process.execPath, [bin, 'rpc'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -23,10 +30,11 @@ function runCli(env: Record<string, string | undefined>): { child: ChildProcess;
     child.once('exit', (code) => reject(new Error(`l2stack rpc exited with ${code}: ${stderr.slice(-800)}`)));
   });
   url.catch(() => undefined);
-  const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => child.once('exit', (code) => resolve({ code, stderr, stdout })));
+  const exit = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stderr, stdout })),
+  );
   return { child, url, exit };
 }
-
 
 /** `l2stack rpc` on the test's PostgreSQL database (the processes share it), without a rate limit. */
 const sharedDatabaseEnv = (upstreamUrl: string): Record<string, string | undefined> => ({
@@ -51,20 +59,33 @@ describe('l2stack rpc (the command)', () => {
     expect(stderr).toContain('RPC_BUNDLER_VENDOR_PREFIX');
   });
 
-  it.skipIf(probeUws().ok)('error: RPC_TRANSPORT=uws where uWebSockets.js cannot load exits non-zero naming what its build needs (the Node ABI, or the glibc it was linked against), before the database opens', async () => {
-    // DATABASE_PGLITE_DIR that cannot be created: reaching the database would fail differently.
-    const { exit } = runCli({ RPC_TRANSPORT: 'uws', RPC_UPSTREAM_URLS: 'http://127.0.0.1:1', DATABASE_PGLITE_DIR: '/proc/l2stack-no-such-dir' });
-    const { code, stderr } = await exit;
-    expect(code).toBe(1);
-    expect(stderr).toMatch(new RegExp(`Invalid configuration .*\\n.*RPC_TRANSPORT=uws cannot run here: (.*ABI ${process.versions.modules}\\b.*builds for Node ABI|its build uws_\\w+\\.node needs glibc >= [\\d.]+, this machine has glibc [\\d.]+)`, 's'));
-    expect(stderr).not.toMatch(/PGlite|database/i);
-  });
+  it.skipIf(probeUws().ok)(
+    'error: RPC_TRANSPORT=uws where uWebSockets.js cannot load exits non-zero naming what its build needs (the Node ABI, or the glibc it was linked against), before the database opens',
+    async () => {
+      // DATABASE_PGLITE_DIR that cannot be created: reaching the database would fail differently.
+      const { exit } = runCli({
+        RPC_TRANSPORT: 'uws',
+        RPC_UPSTREAM_URLS: 'http://127.0.0.1:1',
+        DATABASE_PGLITE_DIR: '/proc/l2stack-no-such-dir',
+      });
+      const { code, stderr } = await exit;
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        new RegExp(
+          `Invalid configuration .*\\n.*RPC_TRANSPORT=uws cannot run here: (.*ABI ${process.versions.modules}\\b.*builds for Node ABI|its build uws_\\w+\\.node needs glibc >= [\\d.]+, this machine has glibc [\\d.]+)`,
+          's',
+        ),
+      );
+      expect(stderr).not.toMatch(/PGlite|database/i);
+    },
+  );
 });
 
 // Two processes can share a database only through a server: PGlite lives inside one process (the
 // in-process replica tests in test/rpc/filters.test.ts cover PGlite).
 const shared = databaseKind() === 'postgres';
-if (!shared) console.log('test/e2e/rpc/replicas.test.ts: two processes need PostgreSQL (DATABASE_HOST); skipped on PGlite');
+if (!shared)
+  console.log('test/e2e/rpc/replicas.test.ts: two processes need PostgreSQL (DATABASE_HOST); skipped on PGlite');
 
 describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
   let anvil: Anvil;
@@ -96,12 +117,23 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
     const id = await result(urls[0]!, 'eth_newFilter', [{ address }]);
     const seen: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('replica'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
+      const tx = (await outer.getFunction('note')(
+        BigInt(i),
+        ethers.id('replica'),
+        BigInt((i % 3) + 1),
+      )) as ethers.TransactionResponse;
       await mined(tx);
-      const polls = await Promise.all([result(urls[i % 2]!, 'eth_getFilterChanges', [id]), result(urls[(i + 1) % 2]!, 'eth_getFilterChanges', [id])]);
-      for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);
+      const polls = await Promise.all([
+        result(urls[i % 2]!, 'eth_getFilterChanges', [id]),
+        result(urls[(i + 1) % 2]!, 'eth_getFilterChanges', [id]),
+      ]);
+      for (const logs of polls)
+        for (const l of logs as { transactionHash: string; logIndex: string }[])
+          seen.push(`${l.transactionHash}:${l.logIndex}`);
     }
-    const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as { transactionHash: string; logIndex: string }[];
+    const truth = (await result(anvil.url, 'eth_getLogs', [
+      { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+    ])) as { transactionHash: string; logIndex: string }[];
     expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
     expect(seen).toHaveLength(19); // 1+2+3+1+2+3+1+2+3+1
     expect(await result(urls[1]!, 'eth_uninstallFilter', [id])).toBe(true);
@@ -109,7 +141,13 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
     // by NOTIFY, within milliseconds, and from then on it is "filter not found".
     let answer: { error?: { message: string } } = {};
     for (let i = 0; i < 100 && !answer.error; i++) {
-      answer = (await (await fetch(urls[0]!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [id] }) })).json()) as typeof answer;
+      answer = (await (
+        await fetch(urls[0]!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getFilterChanges', params: [id] }),
+        })
+      ).json()) as typeof answer;
       if (!answer.error) await new Promise((r) => setTimeout(r, 20));
     }
     expect(answer.error?.message).toMatch(/^filter not found/);
@@ -121,12 +159,16 @@ describe.skipIf(!shared)('two l2stack rpc processes on one database', () => {
 async function freshCall(url: string, method: string, params: unknown[]): Promise<unknown> {
   const { request } = await import('node:http');
   const text = await new Promise<string>((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve(body));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
   });
@@ -144,7 +186,13 @@ describe('RPC_WORKERS (node:cluster)', () => {
     // PGlite creates its directory when it opens: still absent afterwards = refused before opening it.
     const dataDir = join(parent, 'pglite');
     try {
-      const { exit } = runCli({ RPC_WORKERS: '2', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_PGLITE_DIR: dataDir, LOG_LEVEL: 'info' });
+      const { exit } = runCli({
+        RPC_WORKERS: '2',
+        RPC_PORT: '0',
+        RPC_UPSTREAM_URLS: 'http://127.0.0.1:9',
+        DATABASE_PGLITE_DIR: dataDir,
+        LOG_LEVEL: 'info',
+      });
       const { code, stderr, stdout } = await exit;
       expect(code).not.toBe(0);
       expect(stderr).toContain('Invalid configuration');
@@ -158,7 +206,15 @@ describe('RPC_WORKERS (node:cluster)', () => {
 
   it('error: more than one worker with the in-memory rate limit is refused with the config, before connecting to PostgreSQL', async () => {
     // Nothing listens on port 9 (the pool connects lazily, so the lifecycle's "database opened" is the witness).
-    const { exit } = runCli({ RPC_WORKERS: '3', RPC_PORT: '0', RPC_UPSTREAM_URLS: 'http://127.0.0.1:9', DATABASE_HOST: '127.0.0.1', DATABASE_PORT: '9', RPC_RATE_LIMIT_PER_SECOND: '10', LOG_LEVEL: 'info' });
+    const { exit } = runCli({
+      RPC_WORKERS: '3',
+      RPC_PORT: '0',
+      RPC_UPSTREAM_URLS: 'http://127.0.0.1:9',
+      DATABASE_HOST: '127.0.0.1',
+      DATABASE_PORT: '9',
+      RPC_RATE_LIMIT_PER_SECOND: '10',
+      LOG_LEVEL: 'info',
+    });
     const { code, stderr, stdout } = await exit;
     expect(code).not.toBe(0);
     expect(stderr).toContain('Invalid configuration');
@@ -166,42 +222,56 @@ describe('RPC_WORKERS (node:cluster)', () => {
     expect(stdout + stderr).not.toContain('database opened');
   });
 
-  it.skipIf(!shared)('behavior: two workers on PostgreSQL serve one port; polls spread over them return every log exactly once; SIGTERM stops them all', async () => {
-    const { anvil, provider } = await chain();
-    try {
-      const outer = await deployOuter(wallet(0, provider));
-      const address = await outer.getAddress();
-      const proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
-      const url = await proc.url;
-      const { readFileSync } = await import('node:fs');
-      const workers = readFileSync(`/proc/${proc.child.pid}/task/${proc.child.pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-      expect(workers).toHaveLength(2);
-      const start = await provider.getBlockNumber();
-      const id = await freshCall(url, 'eth_newFilter', [{ address }]);
-      const seen: string[] = [];
-      for (let i = 0; i < 6; i++) {
-        const tx = (await outer.getFunction('note')(BigInt(i), ethers.id('workers'), BigInt((i % 3) + 1))) as ethers.TransactionResponse;
-        await mined(tx);
-        // Four concurrent polls on four connections: both workers answer, only one may get each log.
-        const polls = await Promise.all([0, 1, 2, 3].map(() => freshCall(url, 'eth_getFilterChanges', [id])));
-        for (const logs of polls) for (const l of logs as { transactionHash: string; logIndex: string }[]) seen.push(`${l.transactionHash}:${l.logIndex}`);
-      }
-      const truth = (await result(anvil.url, 'eth_getLogs', [{ fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address }])) as { transactionHash: string; logIndex: string }[];
-      expect(seen).toHaveLength(12); // 1+2+3+1+2+3
-      expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
-      proc.child.kill('SIGTERM');
-      expect((await proc.exit).code).toBe(0);
-      const alive = workers.filter((pid) => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
+  it.skipIf(!shared)(
+    'behavior: two workers on PostgreSQL serve one port; polls spread over them return every log exactly once; SIGTERM stops them all',
+    async () => {
+      const { anvil, provider } = await chain();
+      try {
+        const outer = await deployOuter(wallet(0, provider));
+        const address = await outer.getAddress();
+        const proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
+        const url = await proc.url;
+        const { readFileSync } = await import('node:fs');
+        const workers = readFileSync(`/proc/${proc.child.pid}/task/${proc.child.pid}/children`, 'utf8')
+          .split(' ')
+          .filter(Boolean)
+          .map(Number);
+        expect(workers).toHaveLength(2);
+        const start = await provider.getBlockNumber();
+        const id = await freshCall(url, 'eth_newFilter', [{ address }]);
+        const seen: string[] = [];
+        for (let i = 0; i < 6; i++) {
+          const tx = (await outer.getFunction('note')(
+            BigInt(i),
+            ethers.id('workers'),
+            BigInt((i % 3) + 1),
+          )) as ethers.TransactionResponse;
+          await mined(tx);
+          // Four concurrent polls on four connections: both workers answer, only one may get each log.
+          const polls = await Promise.all([0, 1, 2, 3].map(() => freshCall(url, 'eth_getFilterChanges', [id])));
+          for (const logs of polls)
+            for (const l of logs as { transactionHash: string; logIndex: string }[])
+              seen.push(`${l.transactionHash}:${l.logIndex}`);
         }
-      });
-      expect(alive).toEqual([]);
-    } finally {
-      await anvil.stop();
-    }
-  });
+        const truth = (await result(anvil.url, 'eth_getLogs', [
+          { fromBlock: `0x${(start + 1).toString(16)}`, toBlock: 'latest', address },
+        ])) as { transactionHash: string; logIndex: string }[];
+        expect(seen).toHaveLength(12); // 1+2+3+1+2+3
+        expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
+        proc.child.kill('SIGTERM');
+        expect((await proc.exit).code).toBe(0);
+        const alive = workers.filter((pid) => {
+          try {
+            process.kill(pid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        expect(alive).toEqual([]);
+      } finally {
+        await anvil.stop();
+      }
+    },
+  );
 });

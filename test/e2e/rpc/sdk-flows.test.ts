@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Contract, JsonRpcProvider, WebSocketProvider, Wallet, id as ethersId } from 'ethers';
-import { createPublicClient, createWalletClient, encodeFunctionData, http, parseAbi, parseEther, webSocket, type Address, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  http,
+  parseAbi,
+  parseEther,
+  webSocket,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { openTestDb } from '../../helpers/db.js';
 import { within } from '../../helpers/within.js';
@@ -16,8 +27,17 @@ import { call, deployOuter, startTestRpc } from '../../rpc/helpers.js';
 
 const state = inject('devnet');
 const chain = devnetChain(state);
-const abi = parseAbi(['function go() payable returns (uint256)', 'function note(uint256 n, bytes32 tag, uint256 count)', 'event Noted(uint256 indexed n, bytes32 indexed tag, uint256 extra)']);
-const keys = { viemOurs: generatePrivateKey(), viemNode: generatePrivateKey(), ethersOurs: generatePrivateKey(), ethersNode: generatePrivateKey() };
+const abi = parseAbi([
+  'function go() payable returns (uint256)',
+  'function note(uint256 n, bytes32 tag, uint256 count)',
+  'event Noted(uint256 indexed n, bytes32 indexed tag, uint256 extra)',
+]);
+const keys = {
+  viemOurs: generatePrivateKey(),
+  viemNode: generatePrivateKey(),
+  ethersOurs: generatePrivateKey(),
+  ethersNode: generatePrivateKey(),
+};
 const address = (key: Hex) => privateKeyToAccount(key).address;
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let rpc: Awaited<ReturnType<typeof startTestRpc>>;
@@ -28,11 +48,21 @@ const wsUrl = () => rpc.url.replace('http://', 'ws://');
 
 beforeAll(async () => {
   for (const key of Object.values(keys)) {
-    const funded = await call(state.l2.upstreamRpcUrl, 'anvil_setBalance', [address(key), `0x${parseEther('100').toString(16)}`]);
+    const funded = await call(state.l2.upstreamRpcUrl, 'anvil_setBalance', [
+      address(key),
+      `0x${parseEther('100').toString(16)}`,
+    ]);
     expect(funded.error).toBeUndefined();
   }
-  const deployer = new Wallet(keys.ethersNode, new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { staticNetwork: true, cacheTimeout: -1 }));
-  outer = (await within('deploying the test contract', 60_000, deployOuter(deployer).then((c) => c.getAddress()))) as Address;
+  const deployer = new Wallet(
+    keys.ethersNode,
+    new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { staticNetwork: true, cacheTimeout: -1 }),
+  );
+  outer = (await within(
+    'deploying the test contract',
+    60_000,
+    deployOuter(deployer).then((c) => c.getAddress()),
+  )) as Address;
   deployer.provider!.destroy();
   db = await openTestDb();
   rpc = await startTestRpc({ db: db.client, schema: db.schema('rpc_sdk_flows'), upstreams: [state.l2.upstreamRpcUrl] });
@@ -45,15 +75,22 @@ afterAll(async () => {
   await db?.close();
 });
 
-const noteData = (n: bigint) => encodeFunctionData({ abi, functionName: 'note', args: [n, ethersId('sdk-flows') as Hex, 2n] });
+const noteData = (n: bigint) =>
+  encodeFunctionData({ abi, functionName: 'note', args: [n, ethersId('sdk-flows') as Hex, 2n] });
 
 describe('viem 2.57.20 through the endpoint and straight to anvil', () => {
   it('behavior: the pinned SDK versions are the installed ones', () => {
-    expect({ viem: installedVersion('viem'), ethers: installedVersion('ethers') }).toEqual({ viem: SDK_VERSIONS.viem, ethers: SDK_VERSIONS.ethers });
+    expect({ viem: installedVersion('viem'), ethers: installedVersion('ethers') }).toEqual({
+      viem: SDK_VERSIONS.viem,
+      ethers: SDK_VERSIONS.ethers,
+    });
   });
 
-  it('behavior: sendTransaction (a call that logs twice) both ways; receipt, transaction and getLogs read through the endpoint are anvil\'s', async () => {
-    for (const [key, url] of [[keys.viemOurs, rpc.url], [keys.viemNode, state.l2.upstreamRpcUrl]] as const) {
+  it("behavior: sendTransaction (a call that logs twice) both ways; receipt, transaction and getLogs read through the endpoint are anvil's", async () => {
+    for (const [key, url] of [
+      [keys.viemOurs, rpc.url],
+      [keys.viemNode, state.l2.upstreamRpcUrl],
+    ] as const) {
       const wallet = createWalletClient({ chain, transport: http(url), account: privateKeyToAccount(key) });
       const hash = await wallet.sendTransaction({ to: outer, data: noteData(41n) });
       const receipt = await ours.waitForTransactionReceipt({ hash, timeout: 60_000 });
@@ -61,7 +98,12 @@ describe('viem 2.57.20 through the endpoint and straight to anvil', () => {
       expect(receipt.logs).toHaveLength(2);
       expect(receipt).toEqual(await node.getTransactionReceipt({ hash }));
       expect(await ours.getTransaction({ hash })).toEqual(await node.getTransaction({ hash }));
-      const range = { address: outer, event: abi[2], fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber } as const;
+      const range = {
+        address: outer,
+        event: abi[2],
+        fromBlock: receipt.blockNumber,
+        toBlock: receipt.blockNumber,
+      } as const;
       const logs = await ours.getLogs(range);
       expect(logs).toEqual(await node.getLogs(range));
       expect(logs.map((l) => l.transactionHash)).toContain(hash);
@@ -72,39 +114,56 @@ describe('viem 2.57.20 through the endpoint and straight to anvil', () => {
     const blockNumber = await node.getBlockNumber();
     const account = address(keys.viemOurs);
     const go = { account, to: outer, data: encodeFunctionData({ abi, functionName: 'go' }), value: 1n, blockNumber };
-    expect(await ours.estimateGas({ account, to: outer, data: noteData(7n), blockNumber })).toBe(await node.estimateGas({ account, to: outer, data: noteData(7n), blockNumber }));
+    expect(await ours.estimateGas({ account, to: outer, data: noteData(7n), blockNumber })).toBe(
+      await node.estimateGas({ account, to: outer, data: noteData(7n), blockNumber }),
+    );
     expect(await ours.call(go)).toEqual(await node.call(go));
-    expect(await ours.getBlock({ blockNumber, includeTransactions: true })).toEqual(await node.getBlock({ blockNumber, includeTransactions: true }));
+    expect(await ours.getBlock({ blockNumber, includeTransactions: true })).toEqual(
+      await node.getBlock({ blockNumber, includeTransactions: true }),
+    );
     // anvil lists the accessed accounts in no fixed order (20 calls straight to it gave both orders of two).
-    const sorted = ({ accessList, gasUsed }: Awaited<ReturnType<PublicClient['createAccessList']>>) => ({ gasUsed, accessList: [...accessList].sort((x, y) => x.address.localeCompare(y.address)) });
+    const sorted = ({ accessList, gasUsed }: Awaited<ReturnType<PublicClient['createAccessList']>>) => ({
+      gasUsed,
+      accessList: [...accessList].sort((x, y) => x.address.localeCompare(y.address)),
+    });
     expect(sorted(await ours.createAccessList(go))).toEqual(sorted(await node.createAccessList(go)));
     const simulate = (client: PublicClient) =>
       client.simulateBlocks({
         blockNumber,
         blocks: [
           { calls: [{ account, to: address(keys.viemNode), value: parseEther('1') }] },
-          { calls: [{ account, to: outer, abi, functionName: 'note', args: [7n, ethersId('simulated') as Hex, 2n] }, { account, to: outer, abi, functionName: 'go', value: 3n }] },
+          {
+            calls: [
+              { account, to: outer, abi, functionName: 'note', args: [7n, ethersId('simulated') as Hex, 2n] },
+              { account, to: outer, abi, functionName: 'go', value: 3n },
+            ],
+          },
         ],
       });
     const [got, want] = [await simulate(ours), await simulate(node)];
-    const calls = (blocks: typeof got) => blocks.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length]));
+    const calls = (blocks: typeof got) =>
+      blocks.map((b) => b.calls.map((c) => [c.status, c.gasUsed, c.data, c.logs?.length]));
     expect(calls(got)).toEqual(calls(want));
     expect(got[1]!.calls.map((c) => c.status)).toEqual(['success', 'success']);
   });
 
-  it('behavior: watchBlocks over the endpoint\'s WebSocket sees new heads in order, each the block anvil has at its number', async () => {
+  it("behavior: watchBlocks over the endpoint's WebSocket sees new heads in order, each the block anvil has at its number", async () => {
     const client = createPublicClient({ chain, transport: webSocket(wsUrl()) });
     const seen: { number: bigint; hash: Hex }[] = [];
     let unwatch = () => {};
-    await within('three new heads over the WebSocket', 60_000, new Promise<void>((resolve, reject) => {
-      unwatch = client.watchBlocks({
-        onBlock: (block) => {
-          seen.push({ number: block.number, hash: block.hash });
-          if (seen.length === 3) resolve();
-        },
-        onError: reject,
-      });
-    }));
+    await within(
+      'three new heads over the WebSocket',
+      60_000,
+      new Promise<void>((resolve, reject) => {
+        unwatch = client.watchBlocks({
+          onBlock: (block) => {
+            seen.push({ number: block.number, hash: block.hash });
+            if (seen.length === 3) resolve();
+          },
+          onError: reject,
+        });
+      }),
+    );
     unwatch();
     await (await client.transport.getRpcClient()).close();
     expect(seen.map((b) => b.number)).toEqual([seen[0]!.number, seen[0]!.number + 1n, seen[0]!.number + 2n]);
@@ -115,7 +174,7 @@ describe('viem 2.57.20 through the endpoint and straight to anvil', () => {
 describe('ethers 6.17.0 through the endpoint and straight to anvil', () => {
   const options = { staticNetwork: true, cacheTimeout: -1, pollingInterval: 100 } as const;
 
-  it('behavior: a Wallet on a JsonRpcProvider sends, waits and reads its receipt both ways; call and estimateGas are anvil\'s', async () => {
+  it("behavior: a Wallet on a JsonRpcProvider sends, waits and reads its receipt both ways; call and estimateGas are anvil's", async () => {
     const provider = new JsonRpcProvider(rpc.url, state.l2.chainId, options);
     const direct = new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, options);
     try {
@@ -125,10 +184,18 @@ describe('ethers 6.17.0 through the endpoint and straight to anvil', () => {
         const receipt = await tx.wait(1, 60_000);
         expect(receipt.status).toBe(1);
         expect(receipt.logs).toHaveLength(2);
-        expect((await provider.getTransactionReceipt(receipt.hash))!.toJSON()).toEqual((await direct.getTransactionReceipt(receipt.hash))!.toJSON());
+        expect((await provider.getTransactionReceipt(receipt.hash))!.toJSON()).toEqual(
+          (await direct.getTransactionReceipt(receipt.hash))!.toJSON(),
+        );
       }
       const blockTag = await direct.getBlockNumber();
-      const request = { from: address(keys.ethersOurs), to: outer, data: encodeFunctionData({ abi, functionName: 'go' }), value: 2n, blockTag };
+      const request = {
+        from: address(keys.ethersOurs),
+        to: outer,
+        data: encodeFunctionData({ abi, functionName: 'go' }),
+        value: 2n,
+        blockTag,
+      };
       expect(await provider.call(request)).toBe(await direct.call(request));
       expect(await provider.estimateGas(request)).toBe(await direct.estimateGas(request));
       expect((await provider.getBlock(blockTag))!.toJSON()).toEqual((await direct.getBlock(blockTag))!.toJSON());
@@ -143,12 +210,16 @@ describe('ethers 6.17.0 through the endpoint and straight to anvil', () => {
     const direct = new JsonRpcProvider(state.l2.upstreamRpcUrl, state.l2.chainId, options);
     try {
       const numbers: number[] = [];
-      await within('two block events over the WebSocket', 60_000, new Promise<void>((resolve) => {
-        void ws.on('block', (n: number) => {
-          numbers.push(n);
-          if (numbers.length === 2) resolve();
-        });
-      }));
+      await within(
+        'two block events over the WebSocket',
+        60_000,
+        new Promise<void>((resolve) => {
+          void ws.on('block', (n: number) => {
+            numbers.push(n);
+            if (numbers.length === 2) resolve();
+          });
+        }),
+      );
       await ws.removeAllListeners('block');
       expect(numbers[1]).toBeGreaterThan(numbers[0]!);
       for (const n of numbers) expect((await ws.getBlock(n))!.hash).toBe((await direct.getBlock(n))!.hash);

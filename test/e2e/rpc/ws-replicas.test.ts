@@ -22,7 +22,10 @@ import type { Anvil } from '../../../src/devnet/anvil.js';
 const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
 function startReplica(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [bin, 'rpc'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'rpc'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -53,7 +56,9 @@ function roundRobin(targets: number[]): Promise<{ port: number; server: Server }
     upstream.on('close', () => client.destroy());
   });
   server.on('close', () => sockets.forEach((s) => s.destroy()));
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as AddressInfo).port, server })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as AddressInfo).port, server })),
+  );
 }
 
 describe('WebSocket subscriptions across two l2stack rpc processes', () => {
@@ -71,7 +76,12 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
     for (let i = 0; i < 2; i++) {
       let db: Record<string, string | undefined>;
       if (databaseKind() === 'postgres') {
-        db = { DATABASE_HOST: process.env.DATABASE_HOST, DATABASE_PORT: process.env.DATABASE_PORT, DATABASE_USER: process.env.DATABASE_USER, DATABASE_NAME: process.env.DATABASE_NAME };
+        db = {
+          DATABASE_HOST: process.env.DATABASE_HOST,
+          DATABASE_PORT: process.env.DATABASE_PORT,
+          DATABASE_USER: process.env.DATABASE_USER,
+          DATABASE_NAME: process.env.DATABASE_NAME,
+        };
       } else {
         const dir = mkdtempSync(join(tmpdir(), 'l2s-ws-replica-'));
         dirs.push(dir);
@@ -86,21 +96,35 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
   afterAll(async () => {
     proxy?.server.close();
     for (const r of replicas) r.child.kill('SIGTERM');
-    await Promise.all(replicas.map((r) => new Promise((resolve) => (r.child.exitCode !== null ? resolve(null) : r.child.once('exit', resolve)))));
+    await Promise.all(
+      replicas.map(
+        (r) => new Promise((resolve) => (r.child.exitCode !== null ? resolve(null) : r.child.once('exit', resolve))),
+      ),
+    );
     await anvil?.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   async function subscriber(params: unknown[]) {
     const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/`);
-    await within('the WebSocket connection through the proxy', 30_000, new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }));
+    await within(
+      'the WebSocket connection through the proxy',
+      30_000,
+      new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      }),
+    );
     const logs: Record<string, string | string[]>[] = [];
     const subscribed = new Promise<string>((resolve, reject) => {
       ws.on('message', (d) => {
-        const msg = JSON.parse(d.toString()) as { id?: number; result?: string; error?: unknown; method?: string; params?: { result: Record<string, string> } };
+        const msg = JSON.parse(d.toString()) as {
+          id?: number;
+          result?: string;
+          error?: unknown;
+          method?: string;
+          params?: { result: Record<string, string> };
+        };
         if (msg.method === 'eth_subscription') logs.push(msg.params!.result);
         else if (msg.id === 1 && msg.result) resolve(msg.result);
         else if (msg.id === 1) reject(new Error(JSON.stringify(msg.error)));
@@ -121,31 +145,61 @@ describe('WebSocket subscriptions across two l2stack rpc processes', () => {
     const { chainId } = await provider.getNetwork();
     // Raw bytes, so a send anvil drops under load is sent again; 20 at a time, 50 ms apart, so the kill lands
     // mid-burst. Not ethers' wait(), which can miss a block anvil mines before its poller starts and wait for ever.
-    const raws = await Promise.all(Array.from({ length: 200 }, (_, i) => signer.signTransaction({
-      type: 2, chainId, nonce: nonce + i, to: address, gasLimit: 60_000, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      data: outer.interface.encodeFunctionData('note', [i, ethers.ZeroHash, 1]),
-    })));
+    const raws = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        signer.signTransaction({
+          type: 2,
+          chainId,
+          nonce: nonce + i,
+          to: address,
+          gasLimit: 60_000,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          data: outer.interface.encodeFunctionData('note', [i, ethers.ZeroHash, 1]),
+        }),
+      ),
+    );
     // Blocks mined by the burst, one per batch, not by anvil's automine: under CI's load that has stopped twice
     // with the burst half sent (6 of 200 mined once, and once short of 200 with evm_mine tried on every stall).
     await provider.send('evm_setAutomine', [false]);
-    const burst = sendRawBurst(provider, signer.address, nonce, raws, { perBatch: 20, pauseMs: 50, mineEachBatch: true });
+    const burst = sendRawBurst(provider, signer.address, nonce, raws, {
+      perBatch: 20,
+      pauseMs: 50,
+      mineEachBatch: true,
+    });
     // A send that failed ends the wait at once with its own error, not with the subscriber's timeout.
     let burstError: unknown;
     burst.catch((err: unknown) => (burstError = err));
     // 120 s: once, in CI's PGlite pass beside the heaviest adversarial tests, 60 s went by without 40 logs
     // (alone, and under four busy cores, it takes 2-3 s); the timeout now says how far the burst got.
-    await waitFor('the first subscriber to get 40 logs', async () => {
-      if (burstError) throw burstError as Error;
-      return first.logs.length >= 40 ? true : undefined;
-    }, 120_000, 20).catch(async (err: Error) => {
-      throw new Error(`${err.message}: it has ${first.logs.length}; ${(await provider.getTransactionCount(signer.address)) - nonce} of the 200 burst transactions are mined (head ${await provider.getBlockNumber()})`, { cause: err });
+    await waitFor(
+      'the first subscriber to get 40 logs',
+      async () => {
+        if (burstError) throw burstError as Error;
+        return first.logs.length >= 40 ? true : undefined;
+      },
+      120_000,
+      20,
+    ).catch(async (err: Error) => {
+      throw new Error(
+        `${err.message}: it has ${first.logs.length}; ${(await provider.getTransactionCount(signer.address)) - nonce} of the 200 burst transactions are mined (head ${await provider.getBlockNumber()})`,
+        { cause: err },
+      );
     });
     first.ws.terminate();
     const kept = [...first.logs];
     const last = kept.at(-1)!;
-    const second = await subscriber(['logs', filter, { resumeAfter: { blockNumber: last.blockNumber, blockHash: last.blockHash, logIndex: last.logIndex } }]);
+    const second = await subscriber([
+      'logs',
+      filter,
+      { resumeAfter: { blockNumber: last.blockNumber, blockHash: last.blockHash, logIndex: last.logIndex } },
+    ]);
     await burst;
-    await waitFor('all 200 logs across both connections', async () => (kept.length + second.logs.length >= 200 ? true : undefined), 120_000).catch((err: Error) => {
+    await waitFor(
+      'all 200 logs across both connections',
+      async () => (kept.length + second.logs.length >= 200 ? true : undefined),
+      120_000,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}: ${kept.length} before the kill and ${second.logs.length} after`, { cause: err });
     });
     await new Promise((r) => setTimeout(r, 500)); // nothing more may arrive

@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbiCoder, NonceManager, Wallet, keccak256, type JsonRpcProvider } from 'ethers';
 import {
-  L1MessageService__factory, Poseidon2SparseMerkleProofVerifier__factory, SparseMerkleProofVerifier__factory, SparseMerkleTreeVerifierBase__factory, TestToken__factory,
-  type L1MessageService, type SparseMerkleTreeVerifierBase, type TestToken,
+  L1MessageService__factory,
+  Poseidon2SparseMerkleProofVerifier__factory,
+  SparseMerkleProofVerifier__factory,
+  SparseMerkleTreeVerifierBase__factory,
+  TestToken__factory,
+  type L1MessageService,
+  type SparseMerkleTreeVerifierBase,
+  type TestToken,
 } from '../../../generated/contracts/types/index.js';
 import { createCommon, type Common } from '../../../src/common/kernel.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
@@ -50,7 +56,11 @@ let common: Common;
 let config: StateConfig;
 let sm: RunningStateManager;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -60,9 +70,13 @@ async function until<T>(what: string, fn: () => Promise<T | undefined> | T | und
   }
 }
 
-const reorgs = async () => (await common.metrics.getSingleMetric('l2stack_state_reorgs_total')!.get()).values[0]?.value ?? 0;
+const reorgs = async () =>
+  (await common.metrics.getSingleMetric('l2stack_state_reorgs_total')!.get()).values[0]?.value ?? 0;
 
-const caughtUp = async () => until('ingest to reach the L2 head', async () => (sm.latestBlock() >= BigInt(await l2p.getBlockNumber()) ? true : undefined));
+const caughtUp = async () =>
+  until('ingest to reach the L2 head', async () =>
+    sm.latestBlock() >= BigInt(await l2p.getBlockNumber()) ? true : undefined,
+  );
 
 async function finalize(block: bigint): Promise<string> {
   const root = (await sm.rootAt(block))!;
@@ -77,7 +91,11 @@ beforeAll(async () => {
   l2p = createProvider(l2.url, 59_999);
   const l1signer = new NonceManager(new Wallet(deployer!.privateKey, l1p));
   service = await new L1MessageService__factory(l1signer).deploy(await l1signer.getAddress(), 86_400, 10n ** 30n);
-  const deployed = await (STATE_HASH === 'poseidon2' ? new Poseidon2SparseMerkleProofVerifier__factory(l1signer) : new SparseMerkleProofVerifier__factory(l1signer)).deploy();
+  const deployed = await (
+    STATE_HASH === 'poseidon2'
+      ? new Poseidon2SparseMerkleProofVerifier__factory(l1signer)
+      : new SparseMerkleProofVerifier__factory(l1signer)
+  ).deploy();
   await Promise.all([service.waitForDeployment(), deployed.waitForDeployment()]);
   verifier = SparseMerkleTreeVerifierBase__factory.connect(await deployed.getAddress(), l1signer);
 
@@ -92,8 +110,19 @@ beforeAll(async () => {
   db = await openTestDb();
   common = createCommon({ level: 'silent' });
   config = {
-    l2RpcUrl: l2.url, l1RpcUrl: l1.url, l1MessageService: await service.getAddress(), retainedFinalizedBlocks: 3, pollIntervalMs: 50,
-    l1FromBlock: 0, l1LogRange: 1_000, maxBlocksPerStep: 100, blocksPerTransaction: 100, traceMethod: 'trace_replayBlockTransactions', hash: STATE_HASH, genesisAccounts: [untouched!.address.toLowerCase()], schema: db.schema('state'),
+    l2RpcUrl: l2.url,
+    l1RpcUrl: l1.url,
+    l1MessageService: await service.getAddress(),
+    retainedFinalizedBlocks: 3,
+    pollIntervalMs: 50,
+    l1FromBlock: 0,
+    l1LogRange: 1_000,
+    maxBlocksPerStep: 100,
+    blocksPerTransaction: 100,
+    traceMethod: 'trace_replayBlockTransactions',
+    hash: STATE_HASH,
+    genesisAccounts: [untouched!.address.toLowerCase()],
+    schema: db.schema('state'),
   };
   sm = await startStateManager({ common, db: db.client, config });
 });
@@ -113,7 +142,11 @@ describe('state manager on real chains', () => {
 
     const tokenAddr = (await token.getAddress()).toLowerCase();
     const randomSlot = toHex(word(0xdeadbeefn));
-    const p = await sm.proofBackend.getProof(tokenAddr, [balanceSlot(holder!.address), balanceSlot(deployer!.address), randomSlot, toHex(word(0))], n);
+    const p = await sm.proofBackend.getProof(
+      tokenAddr,
+      [balanceSlot(holder!.address), balanceSlot(deployer!.address), randomSlot, toHex(word(0))],
+      n,
+    );
     const v = verifyStateProof(root, p);
     expect(v).toMatchObject({ ok: true });
     expect('leafIndex' in p.accountProof).toBe(true);
@@ -128,24 +161,79 @@ describe('state manager on real chains', () => {
       const acct = decodeAccountValue(fromHex(e.proof.value));
       expect(acct.balance).toBe(await l2p.getBalance(addr, Number(n)));
       expect(acct.nonce).toBe(BigInt(await l2p.getTransactionCount(addr, Number(n))));
-      expect(await verifier.verifyAccountAtFinalizedBlock(await service.getAddress(), n, e.proof.proofRelatedNodes, e.leafIndex, addr, e.proof.value)).toBe(true);
+      expect(
+        await verifier.verifyAccountAtFinalizedBlock(
+          await service.getAddress(),
+          n,
+          e.proof.proofRelatedNodes,
+          e.leafIndex,
+          addr,
+          e.proof.value,
+        ),
+      ).toBe(true);
     }
     const codeHash = decodeAccountValue(fromHex((p.accountProof as Inc).proof.value)).keccakCodeHash;
     expect(toHex(codeHash)).toBe(keccak256(await l2p.getCode(tokenAddr, Number(n))));
 
     // On L1: the token account against the stored root, its storage against its storageRoot.
     const acct = p.accountProof as Inc;
-    expect(await verifier.verifyAccountAtFinalizedBlock(await service.getAddress(), n, acct.proof.proofRelatedNodes, acct.leafIndex, tokenAddr, acct.proof.value)).toBe(true);
+    expect(
+      await verifier.verifyAccountAtFinalizedBlock(
+        await service.getAddress(),
+        n,
+        acct.proof.proofRelatedNodes,
+        acct.leafIndex,
+        tokenAddr,
+        acct.proof.value,
+      ),
+    ).toBe(true);
     const storageRoot = await verifier.storageRootOf(acct.proof.value);
     const present = p.storageProofs[0] as Inc;
-    expect(await verifier.verifyStorage(present.proof.proofRelatedNodes, present.leafIndex, storageRoot, balanceSlot(holder!.address), present.proof.value)).toBe(true);
+    expect(
+      await verifier.verifyStorage(
+        present.proof.proofRelatedNodes,
+        present.leafIndex,
+        storageRoot,
+        balanceSlot(holder!.address),
+        present.proof.value,
+      ),
+    ).toBe(true);
     const cleared = p.storageProofs[1] as Non;
-    expect(await verifier.verifyStorageAbsent(cleared.leftProof.proofRelatedNodes, cleared.leftLeafIndex, cleared.rightProof.proofRelatedNodes, cleared.rightLeafIndex, storageRoot, balanceSlot(deployer!.address))).toBe(true);
+    expect(
+      await verifier.verifyStorageAbsent(
+        cleared.leftProof.proofRelatedNodes,
+        cleared.leftLeafIndex,
+        cleared.rightProof.proofRelatedNodes,
+        cleared.rightLeafIndex,
+        storageRoot,
+        balanceSlot(deployer!.address),
+      ),
+    ).toBe(true);
 
     const missing = (await sm.proofBackend.getProof(ABSENT, [randomSlot], 'finalized')).accountProof as Non;
     expect('leftLeafIndex' in missing).toBe(true);
-    expect(await verifier.verifyAccountAbsentAtFinalizedBlock(await service.getAddress(), n, missing.leftProof.proofRelatedNodes, missing.leftLeafIndex, missing.rightProof.proofRelatedNodes, missing.rightLeafIndex, ABSENT)).toBe(true);
-    expect(await verifier.verifyAccountAbsentAtFinalizedBlock(await service.getAddress(), n, missing.leftProof.proofRelatedNodes, missing.leftLeafIndex, missing.rightProof.proofRelatedNodes, missing.rightLeafIndex, tokenAddr)).toBe(false);
+    expect(
+      await verifier.verifyAccountAbsentAtFinalizedBlock(
+        await service.getAddress(),
+        n,
+        missing.leftProof.proofRelatedNodes,
+        missing.leftLeafIndex,
+        missing.rightProof.proofRelatedNodes,
+        missing.rightLeafIndex,
+        ABSENT,
+      ),
+    ).toBe(true);
+    expect(
+      await verifier.verifyAccountAbsentAtFinalizedBlock(
+        await service.getAddress(),
+        n,
+        missing.leftProof.proofRelatedNodes,
+        missing.leftLeafIndex,
+        missing.rightProof.proofRelatedNodes,
+        missing.rightLeafIndex,
+        tokenAddr,
+      ),
+    ).toBe(false);
   });
 
   it('error: a block that is not finalized on L1 is refused, naming the latest finalized block', async () => {
@@ -155,8 +243,13 @@ describe('state manager on real chains', () => {
     const err = await sm.proofBackend.getProof(FRESH, [], finalized + 1n).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RpcError);
     expect((err as RpcError).code).toBe(-32000);
-    expect((err as RpcError).message).toBe(`block ${finalized + 1n} is not finalized on L1; the latest finalized block is ${finalized}`);
-    expect((err as RpcError).data).toEqual({ requestedBlock: `0x${(finalized + 1n).toString(16)}`, latestFinalizedBlock: `0x${finalized.toString(16)}` });
+    expect((err as RpcError).message).toBe(
+      `block ${finalized + 1n} is not finalized on L1; the latest finalized block is ${finalized}`,
+    );
+    expect((err as RpcError).data).toEqual({
+      requestedBlock: `0x${(finalized + 1n).toString(16)}`,
+      latestFinalizedBlock: `0x${finalized.toString(16)}`,
+    });
   });
 
   it('behavior: a reorg above the finalized block is rolled back and re-applied from the new chain', async () => {
@@ -171,7 +264,9 @@ describe('state manager on real chains', () => {
     await mined(l2signer.sendTransaction({ to: ABSENT, value: 8n }));
     const head = BigInt(await l2p.getBlockNumber());
     expect(head).toBe(before + 1n);
-    await until('the reorged chain to be applied', async () => ((await sm.rootAt(head)) !== undefined && sm.latestBlock() === head ? true : undefined));
+    await until('the reorged chain to be applied', async () =>
+      (await sm.rootAt(head)) !== undefined && sm.latestBlock() === head ? true : undefined,
+    );
     expect(await reorgs()).toBe(1);
     const root = await finalize(head);
     const p = await sm.proofBackend.getProof(ABSENT, [], head);
@@ -202,6 +297,8 @@ describe('state manager on real chains', () => {
     const newRoot = await finalize(n);
     const p = await sm.proofBackend.getProof(FRESH, [], 'finalized');
     expect(verifyStateProof(newRoot, p).ok).toBe(true);
-    expect(decodeAccountValue(fromHex((p.accountProof as Inc).proof.value)).balance).toBe(await l2p.getBalance(FRESH, Number(n)));
+    expect(decodeAccountValue(fromHex((p.accountProof as Inc).proof.value)).balance).toBe(
+      await l2p.getBalance(FRESH, Number(n)),
+    );
   });
 });

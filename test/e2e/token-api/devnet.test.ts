@@ -1,7 +1,11 @@
 import { parseUnits, Wallet } from 'ethers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { components } from '../../../generated/token-api/client.js';
-import { DexRouter__factory, NativeToken__factory, TestToken__factory } from '../../../generated/contracts/types/index.js';
+import {
+  DexRouter__factory,
+  NativeToken__factory,
+  TestToken__factory,
+} from '../../../generated/contracts/types/index.js';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { expectSpecResponse, startTestApi, type TestApi } from '../../token-api/helpers.js';
 import { mined } from '../../../src/common/chain/mined.js';
@@ -25,7 +29,8 @@ let t: TestApi;
 
 const get = (path: string) => fetch(`${t.url}${path}`);
 const token = async (address: string) => (await (await get(`/tokens/${address}`)).json()) as Token;
-const supply = async (kind: 'total' | 'circulating') => parseUnits(await (await get(`/tokens/${native}/supply/${kind}`)).text(), 18);
+const supply = async (kind: 'total' | 'circulating') =>
+  parseUnits(await (await get(`/tokens/${native}/supply/${kind}`)).text(), 18);
 const refresh = async () => {
   await t.api.indexer!.syncToHead();
   await t.api.supply!.refresh();
@@ -37,9 +42,22 @@ beforeAll(async () => {
     rpcUrl: state.l2.rpcUrl,
     excludedWallets: state.excludedWallets,
     indexer: {
-      rpcUrl: state.l2.rpcUrl, chainId: state.l2.chainId, v2Factories: [state.dex.factory], v3Factories: [], stableTokens: [usds], quoteTokens: [weth],
-      nativeToken: native, confirmations: 0, startBlock: 0, batchBlocks: 500, pollMs: 3_600_000, metadataRefreshMs: 3_600_000,
-      tokenList: undefined, tokenListRefreshMs: 3_600_000, secureMinMarketCapUsd: 50_000, minLiquidityUsd: 0,
+      rpcUrl: state.l2.rpcUrl,
+      chainId: state.l2.chainId,
+      v2Factories: [state.dex.factory],
+      v3Factories: [],
+      stableTokens: [usds],
+      quoteTokens: [weth],
+      nativeToken: native,
+      confirmations: 0,
+      startBlock: 0,
+      batchBlocks: 500,
+      pollMs: 3_600_000,
+      metadataRefreshMs: 3_600_000,
+      tokenList: undefined,
+      tokenListRefreshMs: 3_600_000,
+      secureMinMarketCapUsd: 50_000,
+      minLiquidityUsd: 0,
     },
   });
   const nat = NativeToken__factory.connect(native, new Wallet(treasuryKey, provider));
@@ -60,7 +78,9 @@ describe('token API on the devnet', () => {
     expect(l2s.currentPrice).toBeGreaterThan(0);
     expect(l2s.info.swaps).toBeGreaterThan(0);
     expect(l2s.last24hVariation).not.toBeNull();
-    const prices = (await expectSpecResponse('getTokenPrices', await get(`/prices/${native}`))) as { timestamp: string }[];
+    const prices = (await expectSpecResponse('getTokenPrices', await get(`/prices/${native}`))) as {
+      timestamp: string;
+    }[];
     // L2S trades in most hours of the generated day (the history rotates over the pools).
     expect(prices.length).toBeGreaterThanOrEqual(8);
     expect(prices.length).toBeLessThanOrEqual(25);
@@ -69,9 +89,15 @@ describe('token API on the devnet', () => {
     expect([...hours].sort((a, b) => a - b)).toEqual(hours);
   });
 
-  it('behavior: the native token\'s price is explained by its pool, and its candles sit beside its hourly points', async () => {
-    const sources = (await expectSpecResponse('getTokenPriceSources', await get(`/tokens/${native}/price-sources`))) as {
-      price: number; basis: string; confidence: number; sources: { pool: string; weight: number; spotPrice: number; route: string[] }[];
+  it("behavior: the native token's price is explained by its pool, and its candles sit beside its hourly points", async () => {
+    const sources = (await expectSpecResponse(
+      'getTokenPriceSources',
+      await get(`/tokens/${native}/price-sources`),
+    )) as {
+      price: number;
+      basis: string;
+      confidence: number;
+      sources: { pool: string; weight: number; spotPrice: number; route: string[] }[];
     };
     const l2s = await token(native);
     expect(sources).toMatchObject({ price: l2s.currentPrice, basis: 'pools' });
@@ -79,8 +105,15 @@ describe('token API on the devnet', () => {
     expect(sources.sources.reduce((s, x) => s + x.weight * x.spotPrice, 0)).toBeCloseTo(l2s.currentPrice!, 9);
     expect(sources.sources.every((x) => [usds, weth].includes(x.route[0]!))).toBe(true);
     expect(sources.confidence).toBeGreaterThan(0);
-    const candles = (await expectSpecResponse('getTokenCandles', await get(`/prices/${native}/candles`))) as { timestamp: string; close: number; volumeUsd: number }[];
-    const points = (await expectSpecResponse('getTokenPrices', await get(`/prices/${native}`))) as { timestamp: string; price: number }[];
+    const candles = (await expectSpecResponse('getTokenCandles', await get(`/prices/${native}/candles`))) as {
+      timestamp: string;
+      close: number;
+      volumeUsd: number;
+    }[];
+    const points = (await expectSpecResponse('getTokenPrices', await get(`/prices/${native}`))) as {
+      timestamp: string;
+      price: number;
+    }[];
     expect(candles.map((c) => [c.timestamp, c.close])).toEqual(points.map((p) => [p.timestamp, p.price]));
     expect(candles.some((c) => c.volumeUsd > 0)).toBe(true);
   });
@@ -92,7 +125,11 @@ describe('token API on the devnet', () => {
     await mined(router.swapExactTokensForTokens(parseUnits('50000', 18), 0n, native, usds, me.address));
     await refresh();
     const after = await token(native);
-    expect(after.info).toMatchObject({ swaps: before.info.swaps + 1, sells: before.info.sells + 1, buys: before.info.buys });
+    expect(after.info).toMatchObject({
+      swaps: before.info.swaps + 1,
+      sells: before.info.sells + 1,
+      buys: before.info.buys,
+    });
     expect(after.currentPrice!).toBeLessThan(before.currentPrice!); // selling pushes the price down
     expect((await token(usds)).info.buys).toBe(usdsBefore.info.buys + 1);
   });
@@ -114,9 +151,12 @@ describe('token API on the devnet', () => {
     await refresh();
     expect(await supply('total')).toBe(total);
     expect(await supply('circulating')).toBe(circulating - parseUnits('500', 18));
-    const json = (await expectSpecResponse('getCirculatingSupply', await get(`/tokens/${native}/supply/circulating?format=json`))) as {
-      excludedWallets: { address: string }[];
-    };
-    expect(json.excludedWallets.map((w) => w.address)).toEqual(state.excludedWallets.map((w) => w.address.toLowerCase()));
+    const json = (await expectSpecResponse(
+      'getCirculatingSupply',
+      await get(`/tokens/${native}/supply/circulating?format=json`),
+    )) as { excludedWallets: { address: string }[] };
+    expect(json.excludedWallets.map((w) => w.address)).toEqual(
+      state.excludedWallets.map((w) => w.address.toLowerCase()),
+    );
   });
 });

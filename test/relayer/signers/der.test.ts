@@ -1,7 +1,13 @@
 import { Signature, SigningKey, Wallet, keccak256, recoverAddress, toBeArray, toBeHex } from 'ethers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DerError, SECP256K1_N, normalizeLowS, parseDerSignature, uncompressedPointFromSpki } from '../../../src/relayer/signers/der.js';
+import {
+  DerError,
+  SECP256K1_N,
+  normalizeLowS,
+  parseDerSignature,
+  uncompressedPointFromSpki,
+} from '../../../src/relayer/signers/der.js';
 
 function derInteger(value: bigint): number[] {
   const bytes = [...toBeArray(value)];
@@ -44,7 +50,9 @@ describe('DER signatures', () => {
     expect(() => parseDerSignature(Uint8Array.from([0x31, 0x00]))).toThrow(DerError);
     expect(() => parseDerSignature(Uint8Array.from([...der(1n, 2n), 0x00]))).toThrow('trailing bytes');
     expect(() => parseDerSignature(der(SECP256K1_N, 2n))).toThrow('out of range');
-    expect(() => parseDerSignature(Uint8Array.from([0x30, 0x06, 0x02, 0x01, 0x81, 0x02, 0x01, 0x01]))).toThrow('negative');
+    expect(() => parseDerSignature(Uint8Array.from([0x30, 0x06, 0x02, 0x01, 0x81, 0x02, 0x01, 0x01]))).toThrow(
+      'negative',
+    );
   });
 });
 
@@ -52,6 +60,8 @@ describe('SubjectPublicKeyInfo', () => {
   it('error: a P-256 key is refused by curve name', async () => {
     const { generateKeyPairSync } = await import('node:crypto');
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    expect(() => uncompressedPointFromSpki(publicKey.export({ type: 'spki', format: 'der' }))).toThrow('curve P-256 is not secp256k1');
+    expect(() => uncompressedPointFromSpki(publicKey.export({ type: 'spki', format: 'der' }))).toThrow(
+      'curve P-256 is not secp256k1',
+    );
   });
 });

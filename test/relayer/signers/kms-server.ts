@@ -20,7 +20,12 @@ function derSignature(r: bigint, s: bigint): Buffer {
 /** SubjectPublicKeyInfo DER of a secp256k1 key, built by node:crypto from the JWK coordinates. */
 function spki(key: SigningKey): Buffer {
   const point = Buffer.from(getBytes(key.publicKey));
-  const jwk = { kty: 'EC', crv: 'secp256k1', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') };
+  const jwk = {
+    kty: 'EC',
+    crv: 'secp256k1',
+    x: point.subarray(1, 33).toString('base64url'),
+    y: point.subarray(33).toString('base64url'),
+  };
   return createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'der' });
 }
 
@@ -82,7 +87,11 @@ export async function startFakeKms(keys: Map<string, SigningKey>): Promise<FakeK
           s = N - s;
           state.highS++;
         }
-        return reply(res, 200, { KeyId: body.KeyId, Signature: derSignature(BigInt(sig.r), s).toString('base64'), SigningAlgorithm: 'ECDSA_SHA_256' });
+        return reply(res, 200, {
+          KeyId: body.KeyId,
+          Signature: derSignature(BigInt(sig.r), s).toString('base64'),
+          SigningAlgorithm: 'ECDSA_SHA_256',
+        });
       }
       return reply(res, 400, { message: `unsupported target ${String(target)}` }, 'UnsupportedOperationException');
     })();

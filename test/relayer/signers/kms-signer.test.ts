@@ -2,7 +2,12 @@ import { SigningKey, Transaction, Wallet, toBeHex, verifyMessage, verifyTypedDat
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../../src/devnet/anvil.js';
-import { createKmsSigner, KmsSignerError, type KmsSigner, type KmsSignerOptions } from '../../../src/relayer/signers/backends.js';
+import {
+  createKmsSigner,
+  KmsSignerError,
+  type KmsSigner,
+  type KmsSignerOptions,
+} from '../../../src/relayer/signers/backends.js';
 import { SECP256K1_N } from '../../../src/relayer/signers/der.js';
 import { startFakeKms, type FakeKms } from './kms-server.js';
 import { mined } from '../../../src/common/chain/mined.js';
@@ -17,7 +22,12 @@ let kms: FakeKms;
 const signers: KmsSigner[] = [];
 
 function options(keyId = KEY_ID): KmsSignerOptions {
-  return { keyId, endpoint: kms.url, region: 'eu-west-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' } };
+  return {
+    keyId,
+    endpoint: kms.url,
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+  };
 }
 
 async function kmsSigner(): Promise<KmsSigner> {
@@ -68,15 +78,37 @@ describe('KmsSigner', () => {
     const message = 'relayer health check';
     expect(verifyMessage(message, await signer.signMessage(message))).toBe(signer.address);
     expect(verifyMessage(message, await signer.signMessage(message))).toBe(signer.address);
-    const domain = { name: 'l2stack', version: '1', chainId: CHAIN_ID, verifyingContract: Wallet.createRandom().address };
-    const types = { Claim: [{ name: 'messageNumber', type: 'uint256' }, { name: 'to', type: 'address' }] };
+    const domain = {
+      name: 'l2stack',
+      version: '1',
+      chainId: CHAIN_ID,
+      verifyingContract: Wallet.createRandom().address,
+    };
+    const types = {
+      Claim: [
+        { name: 'messageNumber', type: 'uint256' },
+        { name: 'to', type: 'address' },
+      ],
+    };
     const value = { messageNumber: 7n, to: Wallet.createRandom().address };
-    expect(verifyTypedData(domain, types, value, await signer.signTypedData(domain, types, value))).toBe(signer.address);
+    expect(verifyTypedData(domain, types, value, await signer.signTypedData(domain, types, value))).toBe(
+      signer.address,
+    );
   });
 
   it('args: an ethers Transaction object (how the relayer builds claims) is signed like a request', async () => {
     const signer = await kmsSigner();
-    const unsigned = Transaction.from({ type: 2, chainId: CHAIN_ID, nonce: 9, to: Wallet.createRandom().address, data: '0x1234', value: 5n, gasLimit: 60_000n, maxFeePerGas: 2n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n });
+    const unsigned = Transaction.from({
+      type: 2,
+      chainId: CHAIN_ID,
+      nonce: 9,
+      to: Wallet.createRandom().address,
+      data: '0x1234',
+      value: 5n,
+      gasLimit: 60_000n,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
     const signed = Transaction.from(await signer.signTransaction(unsigned));
     expect(signed.from).toBe(signer.address);
     expect(signed.unsignedHash).toBe(unsigned.unsignedHash);
@@ -94,7 +126,16 @@ describe('KmsSigner', () => {
   it('error: a transaction from another address is refused before KMS is asked', async () => {
     const signer = await kmsSigner();
     const before = kms.signs;
-    const tx = { from: Wallet.createRandom().address, type: 2, chainId: CHAIN_ID, nonce: 0, to: signer.address, gasLimit: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n };
+    const tx = {
+      from: Wallet.createRandom().address,
+      type: 2,
+      chainId: CHAIN_ID,
+      nonce: 0,
+      to: signer.address,
+      gasLimit: 21_000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+    };
     await expect(signer.signTransaction(tx)).rejects.toThrow(/cannot be signed by KMS key/);
     expect(kms.signs).toBe(before);
   });

@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProvider } from '../../../src/common/chain/provider.js';
 import { RetryableError } from '../../../src/common/errors.js';
 import { startAnvil, type Anvil } from '../../../src/devnet/anvil.js';
-import { createRemoteSigner, Pkcs12Error, RemoteSignerError, SignatureMismatchError } from '../../../src/relayer/signers/backends.js';
+import {
+  createRemoteSigner,
+  Pkcs12Error,
+  RemoteSignerError,
+  SignatureMismatchError,
+} from '../../../src/relayer/signers/backends.js';
 import type { RemoteSigner } from '../../../src/relayer/signers/remote-signer.js';
 import { createTlsFixture, type TlsFixture } from './tls-fixtures.js';
 import { startFakeWeb3Signer, web3SignerIdentifier, type FakeWeb3Signer } from './web3signer-server.js';
@@ -49,7 +54,13 @@ beforeAll(async () => {
   provider = createProvider(anvil.url, CHAIN_ID, { pollingInterval: 50 });
   signerServer = await startFakeWeb3Signer({
     keys: new Map([[identifier, key]]),
-    tls: { key: tls.server.keyPem, cert: tls.server.certPem, ca: [tls.ca.certPem], requestCert: true, rejectUnauthorized: true },
+    tls: {
+      key: tls.server.keyPem,
+      cert: tls.server.certPem,
+      ca: [tls.ca.certPem],
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
   });
 });
 
@@ -92,27 +103,48 @@ describe('RemoteSigner over mutual TLS', () => {
   it('behavior: a logged signer shows its address and endpoint, never key material or passwords', () => {
     const signer = mtlsSigner();
     const shown = `${JSON.stringify(signer)}\n${inspect(signer, { depth: 6 })}`;
-    expect(JSON.parse(JSON.stringify(signer))).toEqual({ type: 'RemoteSigner', address: signer.address, backend: `remote signer ${signerServer.url}` });
-    for (const secret of [tls.keystorePassword, tls.truststorePassword, 'PRIVATE KEY']) expect(shown).not.toContain(secret);
+    expect(JSON.parse(JSON.stringify(signer))).toEqual({
+      type: 'RemoteSigner',
+      address: signer.address,
+      backend: `remote signer ${signerServer.url}`,
+    });
+    for (const secret of [tls.keystorePassword, tls.truststorePassword, 'PRIVATE KEY'])
+      expect(shown).not.toContain(secret);
   });
 
   it('error: a client certificate from a CA the signer does not trust is refused', async () => {
     const signer = mtlsSigner({ keystorePath: tls.wrongKeystorePath, keystorePassword: tls.wrongKeystorePassword });
-    const tx = { type: 2, chainId: CHAIN_ID, nonce: 0, to: Wallet.createRandom().address, gasLimit: 21_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+    const tx = {
+      type: 2,
+      chainId: CHAIN_ID,
+      nonce: 0,
+      to: Wallet.createRandom().address,
+      gasLimit: 21_000n,
+      maxFeePerGas: 10n ** 9n,
+      maxPriorityFeePerGas: 1n,
+    };
     const err = await signer.signTransaction(tx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RemoteSignerError);
     expect((err as Error).message).toMatch(
-      new RegExp(`^remote signer ${signerServer.url} .*it does not accept our client certificate \\(or we sent none\\); check the TLS keystore$`),
+      new RegExp(
+        `^remote signer ${signerServer.url} .*it does not accept our client certificate \\(or we sent none\\); check the TLS keystore$`,
+      ),
     );
   });
 
   it('error: connecting without a client certificate is refused the same way', async () => {
     const signer = createRemoteSigner(
-      { endpoint: signerServer.url, publicKey: identifier, tls: { truststorePath: tls.truststorePath, truststorePassword: tls.truststorePassword } },
+      {
+        endpoint: signerServer.url,
+        publicKey: identifier,
+        tls: { truststorePath: tls.truststorePath, truststorePassword: tls.truststorePassword },
+      },
       provider,
     );
     signers.push(signer);
-    await expect(signer.signMessage('x')).rejects.toThrow(/does not accept our client certificate \(or we sent none\); check the TLS keystore$/);
+    await expect(signer.signMessage('x')).rejects.toThrow(
+      /does not accept our client certificate \(or we sent none\); check the TLS keystore$/,
+    );
   });
 
   it('error: a wrong truststore password names the truststore, never the password', () => {
@@ -125,19 +157,25 @@ describe('RemoteSigner over mutual TLS', () => {
     }
     expect(err).toBeInstanceOf(Pkcs12Error);
     const text = `${(err as Error).message}\n${(err as Error).stack}\n${JSON.stringify(err)}`;
-    expect((err as Error).message).toBe(`TLS truststore ${tls.truststorePath}: wrong password (the PKCS12 integrity check failed)`);
+    expect((err as Error).message).toBe(
+      `TLS truststore ${tls.truststorePath}: wrong password (the PKCS12 integrity check failed)`,
+    );
     expect(text).not.toContain(wrong);
     expect(text).not.toContain(tls.truststorePassword);
   });
 
   it('error: a keystore that does not exist is named', () => {
-    expect(() => mtlsSigner({ keystorePath: `${tls.dir}/missing.p12` })).toThrow(`TLS keystore ${tls.dir}/missing.p12: the file does not exist`);
+    expect(() => mtlsSigner({ keystorePath: `${tls.dir}/missing.p12` })).toThrow(
+      `TLS keystore ${tls.dir}/missing.p12: the file does not exist`,
+    );
   });
 
   it('error: a server certificate not issued by the truststore CA is refused', async () => {
     // The wrong client keystore holds only a certificate of the foreign CA: as a truststore it trusts the wrong issuer.
     const signer = mtlsSigner({ truststorePath: tls.wrongKeystorePath, truststorePassword: tls.wrongKeystorePassword });
-    await expect(signer.signMessage('x')).rejects.toThrow(/its TLS server certificate could not be verified \(\w+\); check the TLS truststore/);
+    await expect(signer.signMessage('x')).rejects.toThrow(
+      /its TLS server certificate could not be verified \(\w+\); check the TLS truststore/,
+    );
   });
 });
 
@@ -147,7 +185,15 @@ describe('RemoteSigner answers', () => {
     try {
       const signer = createRemoteSigner({ endpoint: rogue.url, publicKey: identifier }, provider);
       signers.push(signer);
-      const tx = { type: 2, chainId: CHAIN_ID, nonce: 0, to: Wallet.createRandom().address, gasLimit: 21_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 1n };
+      const tx = {
+        type: 2,
+        chainId: CHAIN_ID,
+        nonce: 0,
+        to: Wallet.createRandom().address,
+        gasLimit: 21_000n,
+        maxFeePerGas: 10n ** 9n,
+        maxPriorityFeePerGas: 1n,
+      };
       const err = await signer.signTransaction(tx).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SignatureMismatchError);
       expect((err as Error).message).toBe(
@@ -174,10 +220,15 @@ describe('RemoteSigner answers', () => {
     const plain = await startFakeWeb3Signer({ keys: new Map(), prefix: '/signer' });
     try {
       const url = new URL(plain.url);
-      const signer = createRemoteSigner({ endpoint: `http://relayer:s3cret-token@${url.host}/signer`, publicKey: identifier }, provider);
+      const signer = createRemoteSigner(
+        { endpoint: `http://relayer:s3cret-token@${url.host}/signer`, publicKey: identifier },
+        provider,
+      );
       signers.push(signer);
       const err = await signer.signMessage('x').catch((e: unknown) => e);
-      expect((err as Error).message).toBe(`remote signer http://${url.host}/signer does not hold the key ${identifier} (HTTP 404)`);
+      expect((err as Error).message).toBe(
+        `remote signer http://${url.host}/signer does not hold the key ${identifier} (HTTP 404)`,
+      );
       expect(`${(err as Error).stack}`).not.toContain('s3cret');
     } finally {
       await plain.close();
@@ -188,11 +239,16 @@ describe('RemoteSigner answers', () => {
     const prefixed = await startFakeWeb3Signer({ keys: new Map([[identifier, key]]), prefix: '/signer' });
     try {
       const url = new URL(prefixed.url);
-      const signer = createRemoteSigner({ endpoint: `http://relayer:s3cret-token@${url.host}/signer/`, publicKey: identifier }, provider);
+      const signer = createRemoteSigner(
+        { endpoint: `http://relayer:s3cret-token@${url.host}/signer/`, publicKey: identifier },
+        provider,
+      );
       signers.push(signer);
       expect(verifyMessage('hi', await signer.signMessage('hi'))).toBe(signer.address);
       expect(prefixed.requests[0]!.path).toBe(`/signer/api/v1/eth1/sign/${identifier}`);
-      expect(prefixed.requests[0]!.authorization).toBe(`Basic ${Buffer.from('relayer:s3cret-token').toString('base64')}`);
+      expect(prefixed.requests[0]!.authorization).toBe(
+        `Basic ${Buffer.from('relayer:s3cret-token').toString('base64')}`,
+      );
     } finally {
       await prefixed.close();
     }
@@ -229,6 +285,8 @@ describe('RemoteSigner public key forms', () => {
   });
 
   it('error: a public key that is not on the curve is refused', () => {
-    expect(() => createRemoteSigner({ endpoint: 'http://127.0.0.1:1', publicKey: `0x${'11'.repeat(64)}` }, null)).toThrow(RemoteSignerError);
+    expect(() =>
+      createRemoteSigner({ endpoint: 'http://127.0.0.1:1', publicKey: `0x${'11'.repeat(64)}` }, null),
+    ).toThrow(RemoteSignerError);
   });
 });

@@ -26,7 +26,12 @@ function issue(subjectCn: string, issuer: Issued | 'self', extensions: object[])
   cert.setIssuer(issuer === 'self' ? subject : issuer.cert.subject.attributes);
   cert.setExtensions(extensions);
   cert.sign(issuer === 'self' ? keys.privateKey : issuer.key, forge.md.sha256.create());
-  return { cert, key: keys.privateKey, certPem: forge.pki.certificateToPem(cert), keyPem: forge.pki.privateKeyToPem(keys.privateKey) };
+  return {
+    cert,
+    key: keys.privateKey,
+    certPem: forge.pki.certificateToPem(cert),
+    keyPem: forge.pki.privateKeyToPem(keys.privateKey),
+  };
 }
 
 const caExtensions = [
@@ -34,7 +39,12 @@ const caExtensions = [
   { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
 ];
 
-function writeP12(path: string, key: forge.pki.rsa.PrivateKey | null, certs: forge.pki.Certificate[], password: string): string {
+function writeP12(
+  path: string,
+  key: forge.pki.rsa.PrivateKey | null,
+  certs: forge.pki.Certificate[],
+  password: string,
+): string {
   const asn1 = forge.pkcs12.toPkcs12Asn1(key, certs, password, { algorithm: 'aes256', generateLocalKeyId: true });
   writeFileSync(path, Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary'));
   return path;
@@ -61,7 +71,13 @@ export function createTlsFixture(): TlsFixture {
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
     { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+    {
+      name: 'subjectAltName',
+      altNames: [
+        { type: 2, value: 'localhost' },
+        { type: 7, ip: '127.0.0.1' },
+      ],
+    },
   ]);
   const clientExtensions = [
     { name: 'basicConstraints', cA: false },
@@ -82,7 +98,12 @@ export function createTlsFixture(): TlsFixture {
     keystorePassword,
     truststorePath: writeP12(join(dir, 'truststore.p12'), null, [ca.cert], truststorePassword),
     truststorePassword,
-    wrongKeystorePath: writeP12(join(dir, 'wrong-client.p12'), wrongClient.key, [wrongClient.cert], wrongKeystorePassword),
+    wrongKeystorePath: writeP12(
+      join(dir, 'wrong-client.p12'),
+      wrongClient.key,
+      [wrongClient.cert],
+      wrongKeystorePassword,
+    ),
     wrongKeystorePassword,
   };
 }

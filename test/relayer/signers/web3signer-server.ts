@@ -63,7 +63,9 @@ export async function startFakeWeb3Signer(options: {
       }
       requests.push({ path: req.url ?? '', data, authorization: req.headers.authorization });
       const sig = key.sign(keccak256(data));
-      const answer = options.highS ? concat([sig.r, toBeHex(N - BigInt(sig.s), 32), toBeHex(sig.v === 27 ? 28 : 27, 1)]) : sig.serialized;
+      const answer = options.highS
+        ? concat([sig.r, toBeHex(N - BigInt(sig.s), 32), toBeHex(sig.v === 27 ? 28 : 27, 1)])
+        : sig.serialized;
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(answer);
     })();
   };

@@ -14,7 +14,12 @@ const JSON_TYPE = 'application/json';
  * Reads the body up to `limit` bytes and hands it to `done` (undefined when it is larger: the caller answers
  * 413) in the stream's own event, not through a promise (types.ts, Awaitable); `failed` on a stream error.
  */
-function readBody(req: IncomingMessage, limit: number, done: (text: string | undefined) => void, failed: (err: unknown) => void): void {
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  done: (text: string | undefined) => void,
+  failed: (err: unknown) => void,
+): void {
   const declared = Number(rawHeader(req, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) return done(undefined);
   const chunks: Buffer[] = [];
@@ -66,7 +71,12 @@ function nodeReplySink(cors: Cors): ReplySink<NodeExchange> {
     const body = typeof text === 'string' && text.length > LARGE_ANSWER_CHARS ? Buffer.from(text, 'utf8') : text;
     const flat = cors(rawHeader(req, 'origin')).slice();
     if (body !== undefined) {
-      const length = typeof body === 'string' ? Buffer.byteLength(body) : Array.isArray(body) ? body.reduce((n, c) => n + c.length, 0) : body.length;
+      const length =
+        typeof body === 'string'
+          ? Buffer.byteLength(body)
+          : Array.isArray(body)
+            ? body.reduce((n, c) => n + c.length, 0)
+            : body.length;
       flat.push('content-type', JSON_TYPE, 'content-length', String(length));
     }
     if (headers) for (const k in headers) flat.push(k, headers[k]!);
@@ -81,7 +91,10 @@ function nodeReplySink(cors: Cors): ReplySink<NodeExchange> {
 
 /** An answer of the route table (routes.ts); node:http leaves the body out of a HEAD answer itself. */
 function writeRoute(res: ServerResponse, a: RouteAnswer): void {
-  res.writeHead(a.status, a.body === undefined ? a.headers.slice() : [...a.headers, 'content-length', String(Buffer.byteLength(a.body))]);
+  res.writeHead(
+    a.status,
+    a.body === undefined ? a.headers.slice() : [...a.headers, 'content-length', String(Buffer.byteLength(a.body))],
+  );
   res.end(a.body);
 }
 
@@ -104,14 +117,19 @@ export function createRpcApp(o: RpcAppOptions, core: TransportCore): RequestList
   return (req, res) => {
     const url = req.url ?? '/';
     if (req.method === 'POST' && isRpcPath(url)) {
-      return readBody(req, o.maxBodyBytes, (text) => {
-        try {
-          const done = post(new NodeExchange(req, res), text);
-          if (done instanceof Promise) done.catch(failed(res));
-        } catch (err) {
-          failed(res)(err);
-        }
-      }, failed(res));
+      return readBody(
+        req,
+        o.maxBodyBytes,
+        (text) => {
+          try {
+            const done = post(new NodeExchange(req, res), text);
+            if (done instanceof Promise) done.catch(failed(res));
+          } catch (err) {
+            failed(res)(err);
+          }
+        },
+        failed(res),
+      );
     }
     const query = url.indexOf('?');
     const answer = routes(req.method ?? 'GET', query < 0 ? url : url.slice(0, query), rawHeader(req, 'origin'));

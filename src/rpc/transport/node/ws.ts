@@ -9,7 +9,9 @@ import { socketSessions, type PeerEvents, type PeerSocket, type Refusal, type Ws
 function refuse(socket: Duplex, { status, message, retryAfterSeconds }: Refusal): void {
   const body = JSON.stringify({ error: message });
   const retry = retryAfterSeconds === undefined ? '' : `retry-after: ${retryAfterSeconds}\r\n`;
-  socket.end(`HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${retry}connection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A `ws` socket as a PeerSocket, its events handed to the session. */
@@ -33,7 +35,11 @@ function peerOf(ws: WebSocket): PeerSocket {
 
 function listen(ws: WebSocket, events: PeerEvents, o: WsServerOptions): void {
   ws.on('message', (data: RawData, isBinary: boolean) =>
-    events.message(isBinary ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8') : data.toString()),
+    events.message(
+      isBinary
+        ? Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString('utf8')
+        : data.toString(),
+    ),
   );
   ws.on('pong', events.pong);
   ws.on('error', (err) => o.logger.debug({ err }, 'websocket error'));
@@ -46,7 +52,12 @@ function listen(ws: WebSocket, events: PeerEvents, o: WsServerOptions): void {
  * (common/http/server.ts), so a socket holds no descriptor of its own here.
  */
 export function attachWebSocket(server: Server, o: WsServerOptions): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: o.maxMessageBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
   const sessions = socketSessions(o);
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);

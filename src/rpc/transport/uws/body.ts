@@ -14,7 +14,14 @@ const DRAIN_FACTOR = 8;
  * sending would see its connection reset instead of the 413); beyond that it is refused at once. A body that
  * does not arrive whole within `timeoutMs` is answered 408 and its connection closed.
  */
-export function readBody(x: Exchange, declaredLength: string | undefined, limit: number, timeoutMs: number, done: (text: string | undefined) => void, timedOut: () => void): void {
+export function readBody(
+  x: Exchange,
+  declaredLength: string | undefined,
+  limit: number,
+  timeoutMs: number,
+  done: (text: string | undefined) => void,
+  timedOut: () => void,
+): void {
   const declared = declaredLength === undefined ? NaN : Number(declaredLength);
   if (Number.isFinite(declared) && declared > limit * DRAIN_FACTOR) return done(undefined);
   let chunks: Buffer[] | undefined;
@@ -52,7 +59,10 @@ export function readBody(x: Exchange, declaredLength: string | undefined, limit:
  * whole, and one address cannot keep more than the quota of them. `take` answers the release (once, whatever
  * ends the body), or undefined when the quota is full.
  */
-export function bodySlots(perClient: number, hops: number): { take(head: RequestHead): (() => void) | undefined; refusal: string } {
+export function bodySlots(
+  perClient: number,
+  hops: number,
+): { take(head: RequestHead): (() => void) | undefined; refusal: string } {
   const quota = new ClientQuota(perClient);
   const none = () => undefined;
   return {
@@ -66,6 +76,10 @@ export function bodySlots(perClient: number, hops: number): { take(head: Request
         held = false;
       };
     },
-    refusal: errorBody(RpcCodes.LimitExceeded, `too many request bodies in flight: at most ${perClient} of one client being received at once (RPC_MAX_INFLIGHT_PER_CLIENT); send them whole, then retry`, { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: perClient, retryAfterSeconds: 1 }),
+    refusal: errorBody(
+      RpcCodes.LimitExceeded,
+      `too many request bodies in flight: at most ${perClient} of one client being received at once (RPC_MAX_INFLIGHT_PER_CLIENT); send them whole, then retry`,
+      { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: perClient, retryAfterSeconds: 1 },
+    ),
   };
 }

@@ -9,7 +9,8 @@ import type { Logger } from '../../../common/log.js';
 const RECOUNT_EVERY_MS = 1_000;
 
 /** A peer's address as both stacks name a client (peer-address.ts), from uWS's binary form. */
-export const peerOf = (s: HttpResponse | WebSocket<unknown>): string => formatPeerAddress(new Uint8Array(s.getRemoteAddress()));
+export const peerOf = (s: HttpResponse | WebSocket<unknown>): string =>
+  formatPeerAddress(new Uint8Array(s.getRemoteAddress()));
 
 /** The tables of the kernel's TCP sockets (this network namespace's), IPv4 then IPv6. */
 const TCP_TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
@@ -20,7 +21,8 @@ export const canRecount = (): boolean => existsSync(TCP_TABLES[0]!);
 /** An address of /proc/net/tcp{,6}: 32-bit words in hex, each in the machine's (little-endian) byte order. */
 function procAddress(hex: string): Uint8Array {
   const bytes = new Uint8Array(hex.length / 2);
-  for (let w = 0; w < hex.length / 8; w++) for (let b = 0; b < 4; b++) bytes[w * 4 + b] = parseInt(hex.slice(w * 8 + (3 - b) * 2, w * 8 + (4 - b) * 2), 16);
+  for (let w = 0; w < hex.length / 8; w++)
+    for (let b = 0; b < 4; b++) bytes[w * 4 + b] = parseInt(hex.slice(w * 8 + (3 - b) * 2, w * 8 + (4 - b) * 2), 16);
   return bytes;
 }
 
@@ -64,7 +66,13 @@ export interface UwsConnections {
  * client's when a client at its cap connects again and its count is read from the kernel (at most once a second).
  * A socket upgraded to WebSocket gets no close report: uws/ws.ts gives its slots back when it closes.
  */
-export function holdConnectionCaps(app: TemplatedApp, what: string, limits: HttpLimits, logger: Logger, port: () => number): UwsConnections {
+export function holdConnectionCaps(
+  app: TemplatedApp,
+  what: string,
+  limits: HttpLimits,
+  logger: Logger,
+  port: () => number,
+): UwsConnections {
   const gate = connectionGate(what, limits, logger, true);
   let unattributed = 0;
   let recountedAt = -Infinity;

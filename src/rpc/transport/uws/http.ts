@@ -53,7 +53,9 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
     o.logger.error({ err }, 'request failed');
     write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
   };
-  const timeoutBody = JSON.stringify({ error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)` });
+  const timeoutBody = JSON.stringify({
+    error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)`,
+  });
   // The bodies one address is sending are bounded by RPC_MAX_INFLIGHT_PER_CLIENT too (body.ts), beside its connections.
   const slots = bodySlots(o.inflight?.perClient ?? 0, o.trustedProxyHops);
   return (res, req, path) => {
@@ -64,18 +66,25 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
       x.aborted = true;
       release();
     });
-    readBody(x, header(req, 'content-length'), o.maxBodyBytes, limits.requestTimeoutMs, (text) => {
-      release();
-      try {
-        const done = post(x, text);
-        if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
-      } catch (err) {
-        failed(x, err);
-      }
-    }, () => {
-      release();
-      write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true);
-    });
+    readBody(
+      x,
+      header(req, 'content-length'),
+      o.maxBodyBytes,
+      limits.requestTimeoutMs,
+      (text) => {
+        release();
+        try {
+          const done = post(x, text);
+          if (done instanceof Promise) done.catch((err: unknown) => failed(x, err));
+        } catch (err) {
+          failed(x, err);
+        }
+      },
+      () => {
+        release();
+        write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true);
+      },
+    );
   };
 }
 
@@ -107,7 +116,14 @@ export interface UwsListening {
  * "Transport"). The TCP connection caps are held as node:http's listener holds them (uws/connections.ts). `addRoutes`
  * registers routes that must come before the catch-all (the WebSocket upgrade, uws/ws.ts).
  */
-export async function listenUws(o: RpcAppOptions, core: TransportCore, host: string, port: number, limits: HttpLimits, addRoutes: (app: TemplatedApp, connections: UwsConnections) => void = () => undefined): Promise<UwsListening> {
+export async function listenUws(
+  o: RpcAppOptions,
+  core: TransportCore,
+  host: string,
+  port: number,
+  limits: HttpLimits,
+  addRoutes: (app: TemplatedApp, connections: UwsConnections) => void = () => undefined,
+): Promise<UwsListening> {
   const uws = loadUws();
   reportDescriptors('rpc (uws)', limits, o.logger);
   const app = uws.App();
@@ -125,8 +141,16 @@ export async function listenUws(o: RpcAppOptions, core: TransportCore, host: str
   app.any('/*', other);
 
   const token = await new Promise<us_listen_socket | false>((resolve) => app.listen(host, port, resolve));
-  if (!token) throw new PortInUseError(`rpc: cannot listen on ${host}:${port} (RPC_TRANSPORT=uws): the port is in use or the address is not this machine's`);
+  if (!token)
+    throw new PortInUseError(
+      `rpc: cannot listen on ${host}:${port} (RPC_TRANSPORT=uws): the port is in use or the address is not this machine's`,
+    );
   actual = uws.us_socket_local_port(token);
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  return { app, port: actual, url: `http://${shownHost}:${actual}`, close: async () => uws.us_listen_socket_close(token) };
+  return {
+    app,
+    port: actual,
+    url: `http://${shownHost}:${actual}`,
+    close: async () => uws.us_listen_socket_close(token),
+  };
 }

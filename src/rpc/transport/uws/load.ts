@@ -13,9 +13,23 @@ export type Uws = typeof import('uwebsockets');
 export const UWS_PACKAGE = 'uwebsockets';
 
 /** Node's ABI numbers (process.versions.modules) and the release line each belongs to. */
-const NODE_LINE_OF_ABI: Record<string, string> = { '83': '14', '88': '15', '93': '16', '102': '17', '108': '18', '111': '19', '115': '20', '120': '21', '127': '22', '131': '23', '137': '24', '141': '25' };
+const NODE_LINE_OF_ABI: Record<string, string> = {
+  '83': '14',
+  '88': '15',
+  '93': '16',
+  '102': '17',
+  '108': '18',
+  '111': '19',
+  '115': '20',
+  '120': '21',
+  '127': '22',
+  '131': '23',
+  '137': '24',
+  '141': '25',
+};
 
-export type UwsProbe = { readonly ok: true; readonly uws: Uws; readonly build: string } | { readonly ok: false; readonly why: string };
+export type UwsProbe =
+  { readonly ok: true; readonly uws: Uws; readonly build: string } | { readonly ok: false; readonly why: string };
 
 /** The C library's version this process runs on ('' where it is not glibc, e.g. musl). */
 const glibcVersion = (): string => {
@@ -67,7 +81,10 @@ function probe(): UwsProbe {
     return { ok: false, why: `the package ${UWS_PACKAGE} is not installed` };
   }
   if (!existsSync(join(dir, build))) {
-    return { ok: false, why: `${UWS_PACKAGE} has no build for Node ${process.version} (ABI ${abi}) on ${process.platform}-${process.arch}: it has ${buildsHere(dir)}` };
+    return {
+      ok: false,
+      why: `${UWS_PACKAGE} has no build for Node ${process.version} (ABI ${abi}) on ${process.platform}-${process.arch}: it has ${buildsHere(dir)}`,
+    };
   }
   try {
     return { ok: true, uws: require(join(dir, build)) as Uws, build };
@@ -94,17 +111,28 @@ export function chooseTransport(requested: 'auto' | Transport, workers: number):
   if (requested === 'node') return { transport: 'node', why: 'RPC_TRANSPORT=node' };
   const found = probeUws();
   if (requested === 'uws') {
-    if (!found.ok) throw new ConfigError([`RPC_TRANSPORT=uws cannot run here: ${found.why}; use RPC_TRANSPORT=auto or node`]);
+    if (!found.ok)
+      throw new ConfigError([`RPC_TRANSPORT=uws cannot run here: ${found.why}; use RPC_TRANSPORT=auto or node`]);
     return { transport: 'uws', why: `RPC_TRANSPORT=uws (${found.build})` };
   }
-  if (workers > 1) return { transport: 'node', why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use` };
+  if (workers > 1)
+    return {
+      transport: 'node',
+      why: `RPC_TRANSPORT=auto with RPC_WORKERS=${workers}: the workers share the port through node:cluster, which uWebSockets.js does not use`,
+    };
   if (!found.ok) return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js cannot run here (${found.why})` };
   // App.filter counts connections everywhere, but a close names no client: the per-client counts are read again
   // from the kernel's TCP table (uws/connections.ts), which only Linux has. The default never trades a limit for speed.
   if (!canRecount()) {
-    return { transport: 'node', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but this system has no /proc/self/net/tcp to recount each client's connections, so HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold on it; RPC_TRANSPORT=uws forces it` };
+    return {
+      transport: 'node',
+      why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads, but this system has no /proc/self/net/tcp to recount each client's connections, so HTTP_MAX_CONNECTIONS_PER_CLIENT would not hold on it; RPC_TRANSPORT=uws forces it`,
+    };
   }
-  return { transport: 'uws', why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version} and holds the connection caps` };
+  return {
+    transport: 'uws',
+    why: `RPC_TRANSPORT=auto: uWebSockets.js's build ${found.build} loads on Node ${process.version} and holds the connection caps`,
+  };
 }
 
 /** uWebSockets.js for RPC_TRANSPORT=uws: the loaded build, or an error naming what it needs. */

@@ -31,7 +31,13 @@ export class UwsHead implements RequestHead {
   }
 
   header(name: string): string | undefined {
-    return name === 'origin' ? this.origin : name === 'x-api-key' ? this.apiKey : name === 'x-forwarded-for' ? this.forwarded : undefined;
+    return name === 'origin'
+      ? this.origin
+      : name === 'x-api-key'
+        ? this.apiKey
+        : name === 'x-forwarded-for'
+          ? this.forwarded
+          : undefined;
   }
 }
 
@@ -45,11 +51,22 @@ export interface Exchange {
 const STREAM_BYTES = 65_536;
 
 /** One corked write of status, headers (then `more`: two lists, so neither is copied) and body; nothing once the client has gone. */
-export function write(x: Exchange, status: number, headers: readonly string[], body: Reply | undefined, close = false, more: readonly string[] = []): void {
+export function write(
+  x: Exchange,
+  status: number,
+  headers: readonly string[],
+  body: Reply | undefined,
+  close = false,
+  more: readonly string[] = [],
+): void {
   if (x.aborted) return;
   x.aborted = true; // answered: a later write (a timeout racing the answer) must not touch the freed response
   // A node's large answer comes as chunks (envelope.ts: the cached bytes with this call's id spliced around them).
-  const chunks = Array.isArray(body) ? body : typeof body === 'string' && body.length > STREAM_BYTES ? [Buffer.from(body)] : undefined;
+  const chunks = Array.isArray(body)
+    ? body
+    : typeof body === 'string' && body.length > STREAM_BYTES
+      ? [Buffer.from(body)]
+      : undefined;
   const total = chunks?.reduce((n, c) => n + c.length, 0) ?? 0;
   x.res.cork(() => {
     // uWS answers 200 OK unless told otherwise: one call into it less for nearly every reply.

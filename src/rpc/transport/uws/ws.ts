@@ -76,7 +76,9 @@ class UwsPeer implements PeerSocket {
     if (this.waitingBytes > this.maxWaitingBytes) {
       this.waiting.length = 0;
       this.waitingBytes = 0;
-      return this.events!.overflow(`too many calls waiting: over ${this.maxWaitingBytes} bytes of messages beyond RPC_WS_MAX_INFLIGHT calls in flight (RPC_WS_MAX_BUFFERED_BYTES)`);
+      return this.events!.overflow(
+        `too many calls waiting: over ${this.maxWaitingBytes} bytes of messages beyond RPC_WS_MAX_INFLIGHT calls in flight (RPC_WS_MAX_BUFFERED_BYTES)`,
+      );
     }
     this.waiting.push(text);
   }
@@ -97,7 +99,11 @@ function refuse(res: HttpResponse, { status, message, retryAfterSeconds }: Refus
  * closes: uWS reports no close of an upgraded socket to App.filter, so they are given back here. uWS's own idle
  * timeout and automatic pings are off: the session's RPC_WS_PING_MS and RPC_WS_IDLE_TIMEOUT_MS apply.
  */
-export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions, connections: UwsConnections): { close(): Promise<void> } {
+export function attachUwsWebSocket(
+  app: TemplatedApp,
+  o: WsServerOptions,
+  connections: UwsConnections,
+): { close(): Promise<void> } {
   const sessions = socketSessions(o);
   app.ws<SocketData>('/*', {
     maxPayloadLength: o.maxMessageBytes,
@@ -107,13 +113,26 @@ export function attachUwsWebSocket(app: TemplatedApp, o: WsServerOptions, connec
     maxBackpressure: o.limits.maxBufferedBytes + o.maxMessageBytes,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const head = new UwsHead(res, req, true);
-      const [key, protocol, extensions] = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')];
+      const [key, protocol, extensions] = [
+        req.getHeader('sec-websocket-key'),
+        req.getHeader('sec-websocket-protocol'),
+        req.getHeader('sec-websocket-extensions'),
+      ];
       let aborted = false;
       res.onAborted(() => (aborted = true));
       sessions.upgrade(head, {
         gone: () => aborted,
         refuse: (r) => refuse(res, r),
-        accept: (access, release) => res.cork(() => res.upgrade<SocketData>({ access, release, client: head.remoteAddress }, key, protocol, extensions, context)),
+        accept: (access, release) =>
+          res.cork(() =>
+            res.upgrade<SocketData>(
+              { access, release, client: head.remoteAddress },
+              key,
+              protocol,
+              extensions,
+              context,
+            ),
+          ),
       });
     },
     open: (ws) => {
