@@ -7,7 +7,8 @@ import type { SocketSubscriptions } from '../types.js';
 import type { TransportCore } from '../transport/core.js';
 import type { SocketSession, WsServerOptions } from '../transport/session.js';
 import { socketCalls, socketSubscriptions } from './calls.js';
-import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
+import { SubscriptionHub } from './hub.js';
+import type { HeadFeed, SubscriptionKind, UpstreamCall } from './types.js';
 import { ClientLedger } from './ledger.js';
 
 export interface StartWebSocketOptions {
