@@ -135,7 +135,8 @@ export class JsonRpcHttpClient {
     options: { timeoutMs?: number; batch?: boolean; alone?: boolean } = {},
   ): Promise<UpstreamResponse> {
     if (options.batch === false || options.alone || !this.batching || options.timeoutMs !== undefined) {
-      return this.single(method, params, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
+      const text = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
+      return this.exchange(method, text, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
     }
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
@@ -223,20 +224,6 @@ export class JsonRpcHttpClient {
       if (r) p.resolve(r);
       else p.reject(new UpstreamTransportError(`upstream left ${p.method} out of its batch answer`, true));
     }
-  }
-
-  private single(
-    method: string,
-    params: readonly unknown[],
-    timeoutMs: number,
-    idempotent: boolean,
-  ): Promise<UpstreamResponse> {
-    return this.exchange(
-      method,
-      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
-      timeoutMs,
-      idempotent,
-    );
   }
 
   private async exchange(
