@@ -18,6 +18,7 @@ interface Frame {
   calls?: Frame[];
   logs?: { address: string; topics: string[]; data: string }[];
 }
+type Log = NonNullable<Frame['logs']>[number];
 
 // ERC-721 Transfer has the ERC-20 signature (tokenId indexed instead of value in data): one topic for both.
 const TRANSFER = ERC20Interface.getEvent('Transfer')!.topicHash;
@@ -28,6 +29,78 @@ const ORDER = { native: 0, erc20: 1, erc721: 2, erc1155: 3 } as const;
 type AssetType = keyof typeof ORDER;
 
 const topicAddress = (t: string) => `0x${t.slice(26)}`.toLowerCase();
+const abi = AbiCoder.defaultAbiCoder();
+
+type Asset = { assetType: AssetType; token: string | null; tokenId: bigint | null };
+const NATIVE: Asset = { assetType: 'native', token: null, tokenId: null };
+
+/** The sums per address and asset (0x0 left out). */
+class Deltas {
+  private readonly byKey = new Map<string, Asset & { address: string; delta: bigint }>();
+
+  move(asset: Asset, from: string, to: string, amount: bigint): void {
+    this.add(asset, from, -amount);
+    this.add(asset, to, amount);
+  }
+
+  private add(asset: Asset, address: string, amount: bigint): void {
+    const a = address.toLowerCase();
+    if (a === ZERO || amount === 0n) return;
+    const key = `${a}|${asset.assetType}|${asset.token ?? ''}|${asset.tokenId ?? ''}`;
+    const entry = this.byKey.get(key) ?? { ...asset, address: a, delta: 0n };
+    entry.delta += amount;
+    this.byKey.set(key, entry);
+  }
+
+  /** The deltas that are not zero, by address, asset type, token and token id. */
+  changes(): AssetChange[] {
+    return [...this.byKey.values()]
+      .filter((d) => d.delta !== 0n)
+      .sort(
+        (a, b) =>
+          a.address.localeCompare(b.address) ||
+          ORDER[a.assetType] - ORDER[b.assetType] ||
+          (a.token ?? '').localeCompare(b.token ?? '') ||
+          Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) > 0n) - Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) < 0n),
+      )
+      .map((d) => ({
+        address: d.address,
+        assetType: d.assetType,
+        token: d.token,
+        tokenId: d.tokenId === null ? null : `0x${d.tokenId.toString(16)}`,
+        delta: d.delta.toString(),
+      }));
+  }
+}
+
+function visit(f: Frame, deltas: Deltas): void {
+  if (f.error) return;
+  const kind = f.type.toUpperCase();
+  const value = BigInt(f.value ?? '0x0');
+  if (value > 0n && f.to && kind !== 'DELEGATECALL' && kind !== 'CALLCODE' && kind !== 'STATICCALL')
+    deltas.move(NATIVE, f.from, f.to, value);
+  for (const log of f.logs ?? []) logTransfers(log, deltas);
+  for (const c of f.calls ?? []) visit(c, deltas);
+}
+
+/** What a Transfer (ERC-20 and ERC-721), TransferSingle or TransferBatch (ERC-1155) log moved. */
+function logTransfers({ address, topics, data }: Log, deltas: Deltas): void {
+  const token = address.toLowerCase();
+  const [t0, t1, t2, t3] = topics;
+  if (t0 === TRANSFER && t1 && t2) {
+    const [from, to] = [topicAddress(t1), topicAddress(t2)];
+    if (t3 !== undefined) deltas.move({ assetType: 'erc721', token, tokenId: BigInt(t3) }, from, to, 1n);
+    else if (data.length === 66) deltas.move({ assetType: 'erc20', token, tokenId: null }, from, to, BigInt(data));
+  } else if (t0 === TRANSFER_SINGLE && t2 && t3) {
+    const [tokenId, amount] = abi.decode(['uint256', 'uint256'], data) as unknown as [bigint, bigint];
+    deltas.move({ assetType: 'erc1155', token, tokenId }, topicAddress(t2), topicAddress(t3), amount);
+  } else if (t0 === TRANSFER_BATCH && t2 && t3) {
+    const [ids, amounts] = abi.decode(['uint256[]', 'uint256[]'], data) as unknown as [bigint[], bigint[]];
+    ids.forEach((tokenId, i) =>
+      deltas.move({ assetType: 'erc1155', token, tokenId }, topicAddress(t2), topicAddress(t3), amounts[i]!),
+    );
+  }
+}
 
 /**
  * vendor_simulateAssetChanges: simulates the call with debug_traceCall (callTracer, withLog) and sums,
@@ -51,74 +124,7 @@ export async function simulateAssetChanges(
       top.output ?? '0x',
     );
   }
-  const deltas = new Map<
-    string,
-    { address: string; assetType: AssetType; token: string | null; tokenId: bigint | null; delta: bigint }
-  >();
-  const add = (address: string, assetType: AssetType, token: string | null, tokenId: bigint | null, amount: bigint) => {
-    const a = address.toLowerCase();
-    if (a === ZERO || amount === 0n) return;
-    const key = `${a}|${assetType}|${token ?? ''}|${tokenId ?? ''}`;
-    const entry = deltas.get(key) ?? { address: a, assetType, token, tokenId, delta: 0n };
-    entry.delta += amount;
-    deltas.set(key, entry);
-  };
-  const visit = (f: Frame) => {
-    if (f.error) return;
-    const kind = f.type.toUpperCase();
-    const value = BigInt(f.value ?? '0x0');
-    if (value > 0n && f.to && kind !== 'DELEGATECALL' && kind !== 'CALLCODE' && kind !== 'STATICCALL') {
-      add(f.from, 'native', null, null, -value);
-      add(f.to, 'native', null, null, value);
-    }
-    for (const log of f.logs ?? []) {
-      const token = log.address.toLowerCase();
-      const [t0, t1, t2, t3] = log.topics;
-      if (t0 === TRANSFER && t1 && t2) {
-        if (t3 !== undefined) {
-          add(topicAddress(t1), 'erc721', token, BigInt(t3), -1n);
-          add(topicAddress(t2), 'erc721', token, BigInt(t3), 1n);
-        } else if (log.data.length === 66) {
-          const amount = BigInt(log.data);
-          add(topicAddress(t1), 'erc20', token, null, -amount);
-          add(topicAddress(t2), 'erc20', token, null, amount);
-        }
-      } else if (t0 === TRANSFER_SINGLE && t2 && t3) {
-        const [tokenId, amount] = AbiCoder.defaultAbiCoder().decode(['uint256', 'uint256'], log.data) as unknown as [
-          bigint,
-          bigint,
-        ];
-        add(topicAddress(t2), 'erc1155', token, tokenId, -amount);
-        add(topicAddress(t3), 'erc1155', token, tokenId, amount);
-      } else if (t0 === TRANSFER_BATCH && t2 && t3) {
-        const [ids, amounts] = AbiCoder.defaultAbiCoder().decode(['uint256[]', 'uint256[]'], log.data) as unknown as [
-          bigint[],
-          bigint[],
-        ];
-        ids.forEach((tokenId, i) => {
-          add(topicAddress(t2), 'erc1155', token, tokenId, -amounts[i]!);
-          add(topicAddress(t3), 'erc1155', token, tokenId, amounts[i]!);
-        });
-      }
-    }
-    for (const c of f.calls ?? []) visit(c);
-  };
-  visit(top);
-  const changes = [...deltas.values()]
-    .filter((d) => d.delta !== 0n)
-    .sort(
-      (a, b) =>
-        a.address.localeCompare(b.address) ||
-        ORDER[a.assetType] - ORDER[b.assetType] ||
-        (a.token ?? '').localeCompare(b.token ?? '') ||
-        Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) > 0n) - Number((a.tokenId ?? 0n) - (b.tokenId ?? 0n) < 0n),
-    )
-    .map((d) => ({
-      address: d.address,
-      assetType: d.assetType,
-      token: d.token,
-      tokenId: d.tokenId === null ? null : `0x${d.tokenId.toString(16)}`,
-      delta: d.delta.toString(),
-    }));
-  return { changes };
+  const deltas = new Deltas();
+  visit(top, deltas);
+  return { changes: deltas.changes() };
 }

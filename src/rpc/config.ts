@@ -189,8 +189,6 @@ export const rpcEnv = {
   ...httpEnv,
 };
 
-export type TraceTransactionSource = 'auto' | 'upstream' | 'callTracer';
-
 /** RPC_CORS_ORIGINS as the server applies it: '*', or the allowed origins ("none": an empty list). */
 const corsOrigins = (raw: string): '*' | readonly string[] =>
   raw === '*'

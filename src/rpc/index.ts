@@ -23,7 +23,7 @@ import {
   type RateLimitSettings,
 } from './ratelimit.js';
 import { stateReadiness } from './node-readiness.js';
-import { transportCore, type TransportCore } from './transport/core.js';
+import { transportCore } from './transport/core.js';
 import type { ReadinessView, RpcAppOptions } from './transport/routes.js';
 import { createRpcApp } from './transport/node/http.js';
 import { attachWebSocket } from './transport/node/ws.js';
@@ -106,76 +106,19 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
     common.shutdown.add('rpc', running.stop);
     return { ...running, transport: 'node' };
   }
-  const spec = await loadRpcSpec();
-
-  const upstream = createUpstreamPool(config, logger, common.metrics);
-  const cache = new AnswerCache(config.cacheBytes, common.metrics);
-  // Answers true only at the previous head go with every move of it (new block or reorg).
-  upstream.tracker.subscribe(() => cache.headMoved());
-  const tracking = new AbortController();
-  await upstream.start(tracking.signal);
-
-  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
-  // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
-  const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
-  const bundler = config.bundler.url
-    ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs)
-    : undefined;
-  const ctx: RpcContext = {
-    config,
-    logger,
-    upstream,
-    filters,
-    bundler,
-    proofBackend,
-    cache,
-    quotas: nodeQuotas(config, common.metrics),
-  };
-  const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
-
+  const { dispatcher, upstream, filters, close } = await startDispatcher(common, db, config, logger, proofBackend);
   const { limiter, keyLimiters, access, inflight } = createAccess(db, config, common.metrics);
   const sweeper = startSweeper(filters, () => [limiter, ...keyLimiters], config, logger);
 
   const readiness = readinessOf(db, upstream, config);
-  const appOptions: RpcAppOptions = {
-    dispatcher,
-    limiter,
-    inflight,
-    maxBatch: config.maxBatch,
-    maxBodyBytes: config.maxBodyBytes,
-    maxResponseBytes: config.maxResponseBytes,
-    rateLimitBytesPerUnit: config.rateLimit.bytesPerUnit,
-    rateLimitMsPerUnit: config.rateLimit.msPerUnit,
-    trustedProxyHops: config.trustedProxyHops,
-    maxJsonDepth: config.maxJsonDepth,
-    metrics: common.metrics,
-    logger,
-    access,
-    corsOrigins: config.corsOrigins,
-    operatorRoutes: config.operator === undefined,
-    readiness,
-  };
-  // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
-  const sockets = (attach: StartWebSocketOptions['attach'], core: TransportCore) =>
-    config.ws.maxSockets > 0
-      ? startWebSocket({
-          attach,
-          config,
-          limits: config.ws,
-          core,
-          feed: upstream.tracker,
-          upstream: (method, params) => upstream.request(method, params),
-          headDepth: config.headDepth,
-          metrics: common.metrics,
-          logger,
-        })
-      : undefined;
-  const { server, ws } = await listenPublic(config, appOptions, sockets, transport);
+  const { metrics } = common;
+  const parts = { dispatcher, limiter, inflight, access, readiness, metrics, logger };
+  const { server, ws } = await listenPublic(config, transport, parts, upstream);
   // RPC_OPERATOR_PORT: /metrics and /health/* with full detail on their own listener (in a cluster the primary's, workers.ts).
   const operator =
     config.operator && !clustered
       ? await listen(
-          operatorListener({ metrics: common.metrics, readiness: () => readiness('operator') }),
+          operatorListener({ metrics, readiness: () => readiness('operator') }),
           config.operator.host,
           config.operator.port,
           'rpc operator',
@@ -199,22 +142,59 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
       await ws?.stop();
       await Promise.all([server.close(), operator?.close()]);
       clearInterval(sweeper);
-      closePendingWatch(filters);
-      tracking.abort();
-      await upstream.stop();
-      await leaveMemo();
-      bundler?.close();
+      await close();
     })();
     return stopped;
   };
   common.shutdown.add('rpc', stop);
-  if (clustered)
-    reportWorkerListening(server.url, stop, config.operator ? { metrics: common.metrics, readiness } : undefined);
+  if (clustered) reportWorkerListening(server.url, stop, config.operator ? { metrics, readiness } : undefined);
   return { url: server.url, port: server.port, operatorUrl: operator?.url, transport: transport.transport, stop };
+}
+
+/**
+ * The dispatcher and what its methods stand on: the nodes (their head tracked from here on), the answer cache,
+ * the filters and the bundler; `close` lets go of them once nothing reaches the dispatcher any more.
+ */
+async function startDispatcher(
+  common: Common,
+  db: DbClient,
+  config: RpcConfig,
+  logger: Logger,
+  proofBackend: ProofBackend | undefined,
+) {
+  const spec = await loadRpcSpec();
+  const upstream = createUpstreamPool(config, logger, common.metrics);
+  const cache = new AnswerCache(config.cacheBytes, common.metrics);
+  // Answers true only at the previous head go with every move of it (new block or reorg).
+  upstream.tracker.subscribe(() => cache.headMoved());
+  const tracking = new AbortController();
+  await upstream.start(tracking.signal);
+
+  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
+  // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
+  const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
+  const bundler = config.bundler.url
+    ? new BundlerClient(config.bundler.url, config.bundler.vendorPrefix, config.upstreamTimeoutMs)
+    : undefined;
+  const quotas = nodeQuotas(config, common.metrics);
+  const ctx: RpcContext = { config, logger, upstream, filters, bundler, proofBackend, cache, quotas };
+  const dispatcher = new Dispatcher(spec, METHODS, ctx, common.metrics, logger);
+  const close = async () => {
+    closePendingWatch(filters);
+    tracking.abort();
+    await upstream.stop();
+    await leaveMemo();
+    bundler?.close();
+  };
+  return { dispatcher, upstream, filters, close };
 }
 
 type PublicServer = { url: string; port: number; close(): Promise<void> };
 type Sockets = { stop(): Promise<void> } | undefined;
+type AppParts = Pick<
+  RpcAppOptions,
+  'dispatcher' | 'limiter' | 'inflight' | 'access' | 'readiness' | 'metrics' | 'logger'
+>;
 
 /**
  * The public port on the chosen stack (node:http, or uWebSockets.js), its WebSocket side attached to it; says
@@ -222,11 +202,36 @@ type Sockets = { stop(): Promise<void> } | undefined;
  */
 async function listenPublic(
   config: RpcConfig,
-  app: RpcAppOptions,
-  sockets: (attach: StartWebSocketOptions['attach'], core: TransportCore) => Sockets,
   { transport, why }: TransportChoice,
+  parts: AppParts,
+  upstream: UpstreamPool,
 ): Promise<{ server: PublicServer; ws: Sockets }> {
+  const app: RpcAppOptions = {
+    ...parts,
+    maxBatch: config.maxBatch,
+    maxBodyBytes: config.maxBodyBytes,
+    maxResponseBytes: config.maxResponseBytes,
+    rateLimitBytesPerUnit: config.rateLimit.bytesPerUnit,
+    rateLimitMsPerUnit: config.rateLimit.msPerUnit,
+    trustedProxyHops: config.trustedProxyHops,
+    maxJsonDepth: config.maxJsonDepth,
+    corsOrigins: config.corsOrigins,
+    operatorRoutes: config.operator === undefined,
+  };
   const core = transportCore(app);
+  // JSON-RPC over WebSocket on the same port, subscriptions fed by the pool's head (RPC_WS_MAX_SOCKETS=0: off).
+  const sockets = (attach: StartWebSocketOptions['attach']): Sockets =>
+    config.ws.maxSockets > 0
+      ? startWebSocket({
+          attach,
+          config,
+          core,
+          feed: upstream.tracker,
+          upstream: (method, params) => upstream.request(method, params),
+          metrics: app.metrics,
+          logger: app.logger,
+        })
+      : undefined;
   app.logger.info({ transport, why }, `rpc transport: ${transport === 'uws' ? 'uWebSockets.js' : 'node:http'}`);
   if (transport === 'uws') {
     let ws: Sockets;
@@ -237,7 +242,7 @@ async function listenPublic(
       config.port,
       config.http ?? DEFAULT_HTTP_LIMITS,
       (uwsApp, connections) => {
-        ws = sockets((o) => attachUwsWebSocket(uwsApp, o, connections), core);
+        ws = sockets((o) => attachUwsWebSocket(uwsApp, o, connections));
       },
     );
     return { server, ws };
@@ -246,7 +251,7 @@ async function listenPublic(
     limits: config.http,
     logger: app.logger,
   });
-  return { server, ws: sockets((o) => attachWebSocket(server.server, o), core) };
+  return { server, ws: sockets((o) => attachWebSocket(server.server, o)) };
 }
 
 function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry): UpstreamPool {

@@ -1,7 +1,8 @@
 import { RpcError } from '../common/errors.js';
 import type { RpcContext } from './context.js';
 
-const notServed = (err: unknown) =>
+/** The node's answer that it does not serve a method (its own words vary: -32601, -32004, or a message). */
+export const notServed = (err: unknown) =>
   err instanceof RpcError &&
   (err.code === -32601 ||
     err.code === -32004 ||

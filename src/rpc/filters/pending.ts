@@ -14,6 +14,13 @@ export const pendingMissed = (id: string) =>
     `pending transactions may have been missed by filter ${id}: the node forgot this endpoint's watch of its pending transactions (a node restart, or another node behind the endpoint); the filter is removed, create a new one`,
   );
 
+/** A poll that lost the race to move the filter's cursor on every attempt. */
+export const pollRaceLost = (id: string) =>
+  new RpcError(
+    RpcCodes.LimitExceeded,
+    `filter ${id} is being polled by too many callers at once; poll it from one place`,
+  );
+
 /**
  * One replica's watch of the node's pending transactions: a pending-transaction filter on the node, polled
  * every RPC_WS_PENDING_POLL_MS, its hashes recorded in the shared table (FilterStore.recordPending). It runs
@@ -143,8 +150,5 @@ export async function pollPending(ctx: RpcContext, id: string): Promise<string[]
     if (next === f.nextBlock && !f.stale) return [];
     if (await ctx.filters.advance(f.id, f.nextBlock, next)) return rows.map((r) => r.hash!);
   }
-  throw new RpcError(
-    RpcCodes.LimitExceeded,
-    `filter ${id} is being polled by too many callers at once; poll it from one place`,
-  );
+  throw pollRaceLost(id);
 }

@@ -1,12 +1,10 @@
-import { RpcError } from '../../common/errors.js';
 import { upstreamCall, type RpcContext } from '../context.js';
 import type { Awaitable, MethodAnswer, MethodResult } from '../types.js';
-import { RpcCodes } from '../errors.js';
 import { currentHead, logsOf, resultCapError } from '../log-range.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
-import { pollPending } from './pending.js';
+import { pollPending, pollRaceLost } from './pending.js';
 
 /** What a poll answers, as generated/rpc/methods.ts types eth_getFilterChanges: block hashes or the node's logs. */
 type Changes = MethodAnswer<'eth_getFilterChanges'>;
@@ -115,10 +113,7 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
       return entries;
     }
   }
-  throw new RpcError(
-    RpcCodes.LimitExceeded,
-    `filter ${id} is being polled by too many callers at once; poll it from one place`,
-  );
+  throw pollRaceLost(id);
 }
 
 const isEmpty = (entries: Changes) =>

@@ -75,13 +75,9 @@ export class KeyRegistry {
   }
 
   async lookup(key: string): Promise<KeyLookup> {
-    if (!isApiKeyShaped(key)) {
-      this.lookups?.inc({ result: 'unknown', source: 'shape' });
-      return UNKNOWN;
-    }
-    const hash = hashApiKey(key);
-    const remembered = this.fromMemory(hash);
+    const remembered = this.cached(key);
     if (remembered) return remembered;
+    const hash = hashApiKey(key);
     let pending = this.inflight.get(hash);
     if (!pending) {
       pending = this.read(hash).finally(() => this.inflight.delete(hash));

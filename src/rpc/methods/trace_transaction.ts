@@ -1,15 +1,9 @@
-import { RpcError } from '../../common/errors.js';
 import { defineMethod } from '../context.js';
+import { notServed } from '../net-fallback.js';
 import { parityFromCallTrace, type CallFrame, type TxInfo } from '../trace/parity.js';
 import { inTraceSlot, tracedRaw, txTraceLifetime } from '../trace/gate.js';
 import type { ParityTrace } from '../../../generated/rpc/methods.js';
 import type { RawJson } from '../upstream/raw-json.js';
-
-const notServed = (err: unknown) =>
-  err instanceof RpcError &&
-  (err.code === -32601 ||
-    err.code === -32004 ||
-    /method .*(not found|not supported|does not exist|not available)/i.test(err.message));
 
 /** Parsed from the text, not through RawJson.value: that keeps the parse with the answer, and a cached one would hold it uncounted. */
 const parsed = <T>(raw: RawJson): T => JSON.parse(raw.text) as T;

@@ -1,8 +1,7 @@
-import { isAscii } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
 import { UpstreamTransportError } from '../errors.js';
+import { Body, post, SMALL_BODY_BYTES, UpstreamOversizeError, type NodeEndpoint } from './http-post.js';
 import { arrayElements, fastResult, fastResultOfAscii, RawJson, splitResponse } from './raw-json.js';
 
 export interface UpstreamResponse {
@@ -14,9 +13,11 @@ export interface UpstreamResponse {
 }
 
 class Response implements UpstreamResponse {
-  raw?: RawJson;
   error?: { code: number; message: string; data?: unknown };
-  constructor(readonly id: string | undefined) {}
+  constructor(
+    readonly id: string | undefined,
+    public raw?: RawJson,
+  ) {}
   get result(): unknown {
     return this.raw?.value;
   }
@@ -31,14 +32,8 @@ export function readResponse(
   from = 0,
   to = text.length,
 ): (UpstreamResponse & { id?: string }) | undefined {
-  if (from === 0 && to === text.length) {
-    const fast = fastResult(text);
-    if (fast) {
-      const out = new Response(fast.id);
-      out.raw = new RawJson(fast.result);
-      return out;
-    }
-  }
+  const fast = from === 0 && to === text.length ? fastResult(text) : undefined;
+  if (fast) return new Response(fast.id, new RawJson(fast.result));
   const parts = splitResponse(text, from, to);
   if (!parts || (parts.result === undefined && parts.error === undefined)) return undefined;
   let error: UpstreamResponse['error'];
@@ -54,19 +49,11 @@ export function readResponse(
     }
   }
   if (!error && parts.result === undefined) return undefined;
-  const out = new Response(parts.id);
+  const out = new Response(parts.id, error ? undefined : new RawJson(parts.result!));
   if (error) out.error = error;
-  else out.raw = new RawJson(parts.result!);
   return out;
 }
 
-/**
- * Minimal JSON-RPC-over-HTTP client with keep-alive sockets. It tells apart failures where the request
- * surely did not reach the node (connection refused before anything was written) from ambiguous ones
- * (written, then timeout, reset or a 5xx): the pool resends only the former for writes. It also tells
- * apart the node's faults from ours: a body the node would not take, or an answer over our budget, is an
- * UpstreamOversizeError, which says nothing about the node's health.
- */
 interface Pending {
   method: string;
   /** The call as it goes on the wire, id included: serialized once, measured for the byte budget. */
@@ -86,23 +73,6 @@ export interface ClientLimits {
 }
 
 /**
- * A node's answer as it came. Node answers are ASCII (hex, JSON punctuation): decoded as latin1 that is a
- * plain copy into a one-byte string; anything else is decoded as UTF-8.
- */
-class Body {
-  readonly ascii: boolean;
-  private decoded: string | undefined;
-  constructor(readonly bytes: Buffer) {
-    this.ascii = isAscii(bytes);
-  }
-
-  /** Decoded on first read (an ASCII answer of the fast shape never is: see readBody). */
-  get text(): string {
-    return (this.decoded ??= this.ascii ? this.bytes.toString('latin1') : this.bytes.toString('utf8'));
-  }
-}
-
-/**
  * One answer: an ASCII body of the fast shape (how geth, reth and anvil write) is cut on its bytes and its
  * result kept as a view of them (RawJson.ofAscii): a 600 KB eth_getLogs answer then costs no decoding
  * (2.7 ms here) and no encoding on its way out. Anything else is decoded and read as text.
@@ -110,11 +80,7 @@ class Body {
 function readBody(body: Body): (UpstreamResponse & { id?: string }) | undefined {
   if (body.ascii) {
     const fast = fastResultOfAscii(body.bytes);
-    if (fast) {
-      const out = new Response(fast.id);
-      out.raw = RawJson.ofAscii(fast.result);
-      return out;
-    }
+    if (fast) return new Response(fast.id, RawJson.ofAscii(fast.result));
   }
   return readResponse(body.text);
 }
@@ -127,71 +93,16 @@ export const DEFAULT_CLIENT_LIMITS: ClientLimits = {
 
 /** Largest JSON-RPC batch sent upstream (nodes commonly cap batches at 100 or more). */
 const MAX_UPSTREAM_BATCH = 50;
-/**
- * A request body up to this size is never suspected of being refused for its size, so its failure is the
- * node's. Past it, a connection closed while the node was still receiving usually means a body limit
- * (anvil closes at ~2 MiB, proxies at their own limit) and must not mark the node down for everyone.
- */
-export const SMALL_BODY_BYTES = 65_536;
-
-/** A request the node would not take for its size, or an answer larger than our budget: not a node fault. */
-export class UpstreamOversizeError extends UpstreamTransportError {
-  override name = 'UpstreamOversizeError';
-  constructor(
-    message: string,
-    readonly kind: 'request' | 'response',
-    readonly bytes: number,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, false, options);
-  }
-}
 
 /**
- * What an error of one HTTP request to the node means: send it once more (`resend`: a read on a reused
- * keep-alive socket that the node had already closed, a race of ours), a body too large for the node (it
- * cut the connection while receiving a large one), or a transport failure, ambiguous once the body was sent
- * (a write may have reached the node) unless the node could not be reached at all.
+ * Minimal JSON-RPC-over-HTTP client with keep-alive sockets. It tells apart failures where the request
+ * surely did not reach the node (connection refused before anything was written) from ambiguous ones
+ * (written, then timeout, reset or a 5xx): the pool resends only the former for writes. It also tells
+ * apart the node's faults from ours: a body the node would not take, or an answer over our budget, is an
+ * UpstreamOversizeError, which says nothing about the node's health.
  */
-function requestFailure(
-  err: NodeJS.ErrnoException,
-  at: { responded: boolean; written: boolean; bytes: number; resend: boolean },
-): UpstreamTransportError | 'resend' {
-  const code = err.code ?? err.message;
-  const refused = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH';
-  const cut = code === 'ECONNRESET' || code === 'EPIPE';
-  if (cut && !at.responded && at.resend) return 'resend';
-  if (cut && !at.responded && at.bytes > SMALL_BODY_BYTES) {
-    return new UpstreamOversizeError(
-      `the node closed the connection while receiving a ${at.bytes}-byte request (${code}); it may not accept requests this large`,
-      'request',
-      at.bytes,
-      { cause: err },
-    );
-  }
-  return new UpstreamTransportError(`upstream connection failed: ${code}`, at.written && !refused, { cause: err });
-}
-
-/**
- * The node did not answer within the time given: the request was sent, so a write is ambiguous. A compute
- * call (pool.ts `compute`) that times out says nothing about the node's health (the call was expensive).
- */
-export class UpstreamTimeoutError extends UpstreamTransportError {
-  override name = 'UpstreamTimeoutError';
-}
-
-// A socket that errors while no request owns it (between requests, or after the node answered before
-// reading our whole body) would otherwise raise an uncaught 'error' and end the process (`write EPIPE`).
-const guarded = new WeakSet<Socket>();
-const guard = (socket: Socket) => {
-  if (guarded.has(socket)) return;
-  guarded.add(socket);
-  socket.on('error', () => undefined);
-};
-
 export class JsonRpcHttpClient {
-  private readonly agent: http.Agent;
-  private readonly url: URL;
+  private readonly node: NodeEndpoint;
   private readonly limits: ClientLimits;
   private nextId = 1;
   private queue: Pending[] = [];
@@ -204,14 +115,12 @@ export class JsonRpcHttpClient {
     private readonly timeoutMs: number,
     limits: Partial<ClientLimits> = {},
   ) {
-    this.url = new URL(url);
     this.limits = { ...DEFAULT_CLIENT_LIMITS, ...limits };
-    const Agent = this.url.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({
-      keepAlive: true,
-      maxSockets: this.limits.maxSockets,
-      maxFreeSockets: Math.min(64, this.limits.maxSockets),
-    });
+    const { maxSockets, maxResponseBytes } = this.limits;
+    const target = new URL(url);
+    const Agent = target.protocol === 'https:' ? https.Agent : http.Agent;
+    const agent = new Agent({ keepAlive: true, maxSockets, maxFreeSockets: Math.min(64, maxSockets) });
+    this.node = { url: target, agent, maxResponseBytes };
   }
 
   /**
@@ -226,7 +135,8 @@ export class JsonRpcHttpClient {
     options: { timeoutMs?: number; batch?: boolean; alone?: boolean } = {},
   ): Promise<UpstreamResponse> {
     if (options.batch === false || options.alone || !this.batching || options.timeoutMs !== undefined) {
-      return this.single(method, params, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
+      const text = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params });
+      return this.exchange(method, text, options.timeoutMs ?? this.timeoutMs, options.batch !== false);
     }
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
@@ -277,7 +187,7 @@ export class JsonRpcHttpClient {
     const body = `[${group.map((p) => p.text).join(',')}]`;
     let text: string;
     try {
-      ({ text } = await this.post(body, this.timeoutMs, true));
+      ({ text } = await post(this.node, body, this.timeoutMs, true));
     } catch (err) {
       if (err instanceof UpstreamOversizeError) {
         this.split(group);
@@ -316,27 +226,13 @@ export class JsonRpcHttpClient {
     }
   }
 
-  private single(
-    method: string,
-    params: readonly unknown[],
-    timeoutMs: number,
-    idempotent: boolean,
-  ): Promise<UpstreamResponse> {
-    return this.exchange(
-      method,
-      JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
-      timeoutMs,
-      idempotent,
-    );
-  }
-
   private async exchange(
     method: string,
     body: string,
     timeoutMs: number,
     idempotent: boolean,
   ): Promise<UpstreamResponse> {
-    const r = readBody(await this.post(body, timeoutMs, idempotent));
+    const r = readBody(await post(this.node, body, timeoutMs, idempotent));
     if (!r) {
       throw new UpstreamTransportError(`upstream answered ${method} with a body that is not a JSON-RPC response`, true);
     }
@@ -352,107 +248,7 @@ export class JsonRpcHttpClient {
     return r;
   }
 
-  /**
-   * One HTTP exchange. Reads (`idempotent`) on a reused keep-alive socket that the node had already
-   * closed are sent once more on a fresh connection: that race is ours, not a node failure.
-   */
-  private post(body: string, timeoutMs: number, idempotent: boolean, retried = false): Promise<Body> {
-    const lib = this.url.protocol === 'https:' ? https : http;
-    const bytes = Buffer.byteLength(body);
-    const max = this.limits.maxResponseBytes;
-    return new Promise((resolve, reject) => {
-      let written = false;
-      let responded = false;
-      let settled = false;
-      const settle = () => {
-        if (settled) return false;
-        settled = true;
-        clearTimeout(timer);
-        return true;
-      };
-      const fail = (err: UpstreamTransportError) => {
-        if (!settle()) return;
-        req.destroy();
-        reject(err);
-      };
-      const req = lib.request(
-        this.url,
-        {
-          method: 'POST',
-          agent: this.agent,
-          headers: { 'content-type': 'application/json', 'content-length': bytes, accept: 'application/json' },
-        },
-        (res) => {
-          responded = true;
-          const status = res.statusCode ?? 0;
-          if (status === 413) {
-            fail(
-              new UpstreamOversizeError(
-                `the node refused a ${bytes}-byte request as too large (HTTP 413)`,
-                'request',
-                bytes,
-              ),
-            );
-            return;
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > max) {
-              fail(
-                new UpstreamOversizeError(
-                  `the answer is larger than ${max} bytes (RPC_MAX_RESPONSE_BYTES)`,
-                  'response',
-                  size,
-                ),
-              );
-              return;
-            }
-            if (!settled) chunks.push(c);
-          });
-          res.on('error', (err) =>
-            fail(new UpstreamTransportError(`upstream response broke off: ${err.message}`, true, { cause: err })),
-          );
-          res.on('end', () => {
-            if (settled) return;
-            // Answered before it read our whole body: the connection is in an unknown state, never reuse it.
-            if (!written) req.destroy();
-            const answer = new Body(Buffer.concat(chunks));
-            // Nodes answer JSON-RPC errors with 200 (geth) or 4xx/5xx (some proxies): a JSON-RPC body wins.
-            if (status !== 200 && !/^\s*[{[]/.test(answer.bytes.toString('latin1', 0, 64))) {
-              fail(new UpstreamTransportError(`upstream answered HTTP ${status}`, status >= 500 || status === 0));
-              return;
-            }
-            settle();
-            resolve(answer);
-          });
-        },
-      );
-      req.on('socket', guard);
-      const timer = setTimeout(
-        () => fail(new UpstreamTimeoutError(`upstream did not answer within ${timeoutMs} ms`, written)),
-        timeoutMs,
-      );
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (settled) return;
-        const failure = requestFailure(err, {
-          responded,
-          written,
-          bytes,
-          resend: idempotent && !retried && req.reusedSocket,
-        });
-        if (failure !== 'resend') return fail(failure);
-        settle();
-        this.post(body, timeoutMs, idempotent, true).then(resolve, reject);
-      });
-      req.end(body, () => {
-        written = true;
-      });
-    });
-  }
-
   close(): void {
-    this.agent.destroy();
+    this.node.agent.destroy();
   }
 }

@@ -1,4 +1,7 @@
+import type { Registry } from 'prom-client';
 import { rpcErrors, type RpcError } from '../../common/errors.js';
+import { counter, gauge } from '../../common/metrics.js';
+import type { ResponseBudget } from '../response-budget.js';
 
 /**
  * The time budget and the concurrency bound of calls that make the node execute code (eth_call, gas
@@ -13,18 +16,6 @@ export interface ComputeLimits {
 
 /** geth's RPCEVMTimeout (5 s); 4 at once keeps most of a small node's cores for reads and block production. */
 export const DEFAULT_COMPUTE_LIMITS: ComputeLimits = { timeoutMs: 5_000, maxConcurrent: 4 };
-
-/** -32005 naming the budget: the call queued or ran past RPC_EVM_TIMEOUT_MS. */
-export function computeTimeout(method: string, limitMs: number, stage: 'queued' | 'running'): RpcError {
-  const where =
-    stage === 'queued'
-      ? `waited ${limitMs} ms for one of the node's execution slots (RPC_EVM_MAX_CONCURRENT) without getting one`
-      : `did not finish on the node within ${limitMs} ms`;
-  return rpcErrors.limitExceeded(
-    `execution timeout: ${method} ${where} (RPC_EVM_TIMEOUT_MS = ${limitMs}); it was abandoned. Send less gas or a cheaper call, or try again later.`,
-    { cap: 'RPC_EVM_TIMEOUT_MS', limit: limitMs },
-  );
-}
 
 /**
  * A counting semaphore with a deadline per waiter, first come first served. anvil has no EVM timeout and
@@ -79,5 +70,84 @@ export class ComputeGate {
       if (next) next.grant();
       else this.running--;
     };
+  }
+}
+
+/**
+ * The execution slots of one endpoint process (pool.ts `compute`): a call waits for one of RPC_EVM_MAX_CONCURRENT
+ * and must be answered within RPC_EVM_TIMEOUT_MS of its arrival; the calls are counted by state, the timeouts
+ * by where they were.
+ */
+export class ComputeSlots {
+  private readonly gate: ComputeGate;
+  private readonly calls;
+  private readonly timeouts;
+
+  constructor(
+    private readonly limits: ComputeLimits,
+    metrics: Registry,
+  ) {
+    this.gate = new ComputeGate(limits.maxConcurrent);
+    this.calls = gauge(
+      metrics,
+      'l2stack_rpc_evm_calls',
+      'Calls that make the node execute (eth_call, estimates, traces of a call), by state',
+      ['state'],
+    );
+    this.timeouts = counter(
+      metrics,
+      'l2stack_rpc_evm_timeouts_total',
+      'Calls that make the node execute cut at RPC_EVM_TIMEOUT_MS, by where they were',
+      ['stage'],
+    );
+  }
+
+  /**
+   * `send` once a slot is held, given the time left of the call's budget (counted from `arrived`, when the call
+   * waited before: trace/gate.ts); its time on the node is added to the budget's `computeMs`.
+   */
+  async run<T>(
+    method: string,
+    { budget, arrived = performance.now() }: { budget?: ResponseBudget; arrived?: number },
+    send: (leftMs: number) => Promise<T>,
+  ): Promise<T> {
+    const { timeoutMs } = this.limits;
+    const release = await this.gate.enter(timeoutMs - (performance.now() - arrived));
+    this.noteGate();
+    if (!release) throw this.timedOut(method, 'queued');
+    const started = performance.now();
+    const left = timeoutMs - (started - arrived);
+    // A slot freed at the very end of the wait: too little time is left to be worth the node's work.
+    if (left < Math.max(10, timeoutMs / 20)) {
+      release();
+      this.noteGate();
+      throw this.timedOut(method, 'queued');
+    }
+    try {
+      return await send(left);
+    } finally {
+      release();
+      this.noteGate();
+      if (budget) budget.computeMs += performance.now() - started;
+    }
+  }
+
+  /** -32005 naming the budget, counted: the call queued or ran past RPC_EVM_TIMEOUT_MS. */
+  timedOut(method: string, stage: 'queued' | 'running'): RpcError {
+    this.timeouts.inc({ stage });
+    const limitMs = this.limits.timeoutMs;
+    const where =
+      stage === 'queued'
+        ? `waited ${limitMs} ms for one of the node's execution slots (RPC_EVM_MAX_CONCURRENT) without getting one`
+        : `did not finish on the node within ${limitMs} ms`;
+    return rpcErrors.limitExceeded(
+      `execution timeout: ${method} ${where} (RPC_EVM_TIMEOUT_MS = ${limitMs}); it was abandoned. Send less gas or a cheaper call, or try again later.`,
+      { cap: 'RPC_EVM_TIMEOUT_MS', limit: limitMs },
+    );
+  }
+
+  private noteGate(): void {
+    this.calls.set({ state: 'running' }, this.gate.inflight);
+    this.calls.set({ state: 'queued' }, this.gate.queued);
   }
 }

@@ -2,8 +2,9 @@ import { RpcError, rpcErrors } from '../../common/errors.js';
 import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
 import { sleep } from '../../common/shutdown.js';
-import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient, UpstreamOversizeError, UpstreamTimeoutError } from './client.js';
-import { ComputeGate, computeTimeout, DEFAULT_COMPUTE_LIMITS, type ComputeLimits } from './gate.js';
+import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient } from './client.js';
+import { UpstreamOversizeError, UpstreamTimeoutError } from './http-post.js';
+import { ComputeSlots, DEFAULT_COMPUTE_LIMITS } from './gate.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
 import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
 import { HeadTracker } from '../head/tracker.js';
@@ -34,8 +35,7 @@ export class UpstreamPool {
   private written = false;
   /** Counts writes, so a poll that began after the last write may clear `written`. */
   private writes = 0;
-  private readonly computeLimits: ComputeLimits;
-  private readonly gate: ComputeGate;
+  private readonly slots: ComputeSlots;
 
   constructor(private readonly options: UpstreamOptions) {
     this.upstreams = options.urls.map((url, i) => ({
@@ -60,22 +60,9 @@ export class UpstreamPool {
     this.tracker.subscribe(() => {
       this.written = false;
     });
-    this.computeLimits = options.compute ?? DEFAULT_COMPUTE_LIMITS;
-    this.gate = new ComputeGate(this.computeLimits.maxConcurrent);
     const m = options.metrics;
+    this.slots = new ComputeSlots(options.compute ?? DEFAULT_COMPUTE_LIMITS, m);
     this.metrics = {
-      evmCalls: gauge(
-        m,
-        'l2stack_rpc_evm_calls',
-        'Calls that make the node execute (eth_call, estimates, traces of a call), by state',
-        ['state'],
-      ),
-      evmTimeouts: counter(
-        m,
-        'l2stack_rpc_evm_timeouts_total',
-        'Calls that make the node execute cut at RPC_EVM_TIMEOUT_MS, by where they were',
-        ['stage'],
-      ),
       up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
       head: gauge(m, 'l2stack_rpc_upstream_head_block', 'Latest block number seen on the upstream node', ['upstream']),
       requests: counter(m, 'l2stack_rpc_upstream_requests_total', 'Requests sent to upstream nodes by outcome', [
@@ -304,36 +291,9 @@ export class UpstreamPool {
   ): Promise<RawJson> {
     const spent = budgetSpent(options.budget);
     if (spent !== undefined) throw responseTooLarge(spent);
-    const { timeoutMs } = this.computeLimits;
-    // `arrived`: when the call reached the endpoint, if it waited before this (a trace for its client's slot).
-    const arrived = options.arrived ?? performance.now();
-    const release = await this.gate.enter(timeoutMs - (performance.now() - arrived));
-    this.noteGate();
-    if (!release) {
-      this.metrics.evmTimeouts.inc({ stage: 'queued' });
-      throw computeTimeout(method, timeoutMs, 'queued');
-    }
-    const started = performance.now();
-    const left = timeoutMs - (started - arrived);
-    // A slot freed at the very end of the wait: too little time is left to be worth the node's work.
-    if (left < Math.max(10, timeoutMs / 20)) {
-      release();
-      this.noteGate();
-      this.metrics.evmTimeouts.inc({ stage: 'queued' });
-      throw computeTimeout(method, timeoutMs, 'queued');
-    }
-    try {
-      return await this.send(method, params, { budget: options.budget, computeMs: left });
-    } finally {
-      release();
-      this.noteGate();
-      if (options.budget) options.budget.computeMs += performance.now() - started;
-    }
-  }
-
-  private noteGate(): void {
-    this.metrics.evmCalls.set({ state: 'running' }, this.gate.inflight);
-    this.metrics.evmCalls.set({ state: 'queued' }, this.gate.queued);
+    return this.slots.run(method, options, (computeMs) =>
+      this.send(method, params, { budget: options.budget, computeMs }),
+    );
   }
 
   /**
@@ -397,8 +357,7 @@ export class UpstreamPool {
         if (!(err instanceof UpstreamTransportError)) throw err;
         if (options.computeMs !== undefined && err instanceof UpstreamTimeoutError) {
           this.metrics.requests.inc({ upstream: u.id, outcome: 'evm_timeout' });
-          this.metrics.evmTimeouts.inc({ stage: 'running' });
-          throw computeTimeout(method, this.computeLimits.timeoutMs, 'running');
+          throw this.slots.timedOut(method, 'running');
         }
         if (err instanceof UpstreamOversizeError) {
           // Our request or its answer is too big: that says nothing about the node, so it stays up for

@@ -3,13 +3,8 @@ import { RpcCodes } from '../errors.js';
 import type { CallTarget, SocketSubscriptions } from '../types.js';
 import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
-import {
-  SubscribeError,
-  type ResumeCharge,
-  type ResumePoint,
-  type SubscriptionHub,
-  type SubscriptionKind,
-} from './hub.js';
+import type { SubscriptionHub } from './hub.js';
+import { SubscribeError, type ResumeCharge, type ResumePoint, type SubscriptionKind } from './types.js';
 import type { SocketSession } from '../transport/session.js';
 import type { ClientLedger } from './ledger.js';
 

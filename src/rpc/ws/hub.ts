@@ -16,18 +16,6 @@ import {
   type UpstreamCall,
 } from './types.js';
 
-export {
-  SubscribeError,
-  type FeedBlock,
-  type FeedEvent,
-  type HeadFeed,
-  type NotificationSink,
-  type ResumeCharge,
-  type ResumePoint,
-  type SubscriptionKind,
-  type UpstreamCall,
-} from './types.js';
-
 interface Subscription {
   id: string;
   kind: SubscriptionKind;

@@ -7,21 +7,18 @@ import type { SocketSubscriptions } from '../types.js';
 import type { TransportCore } from '../transport/core.js';
 import type { SocketSession, WsServerOptions } from '../transport/session.js';
 import { socketCalls, socketSubscriptions } from './calls.js';
-import type { WsLimits } from './config.js';
-import { SubscriptionHub, type HeadFeed, type SubscriptionKind, type UpstreamCall } from './hub.js';
+import { SubscriptionHub } from './hub.js';
+import type { HeadFeed, SubscriptionKind, UpstreamCall } from './types.js';
 import { ClientLedger } from './ledger.js';
 
 export interface StartWebSocketOptions {
   /** Serves sockets on the endpoint's HTTP port (transport/node/ws.ts or transport/uws/ws.ts). */
   attach(options: WsServerOptions): { close(): Promise<void> };
   config: RpcConfig;
-  limits: WsLimits;
   /** Admission and answers, the same as POST's (transport/core.ts). */
   core: TransportCore;
   feed: HeadFeed;
   upstream: UpstreamCall;
-  /** Blocks the head tracker remembers (the deepest reorg whose logs can be reported as removed). */
-  headDepth: number;
   metrics: Registry;
   logger: Logger;
 }
@@ -31,6 +28,7 @@ export interface StartWebSocketOptions {
  * server on the HTTP port answering every message the way POST / does.
  */
 export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void> } {
+  const limits = o.config.ws;
   const notifications = counter(
     o.metrics,
     'l2stack_rpc_ws_notifications_total',
@@ -55,9 +53,10 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     feed: o.feed,
     upstream: o.upstream,
     logger: o.logger,
-    maxResumeBlocks: o.limits.maxResumeBlocks,
-    pendingPollMs: o.limits.pendingPollMs,
-    logMemoryBlocks: o.headDepth,
+    maxResumeBlocks: limits.maxResumeBlocks,
+    pendingPollMs: limits.pendingPollMs,
+    // RPC_HEAD_DEPTH: the deepest reorg whose logs can be reported as removed.
+    logMemoryBlocks: o.config.headDepth,
     maxLogsRequestBytes: o.config.upstreamMaxBatchBytes,
     onLogsRead: (outcome) => logsReads.inc({ outcome }),
     onLogsEnded: (count) => logsEnded.inc(count),
@@ -74,13 +73,9 @@ export function startWebSocket(o: StartWebSocketOptions): { stop(): Promise<void
     maxTopics: o.config.maxFilterTopics,
     bytesPerUnit: o.config.rateLimit.bytesPerUnit,
   };
-  const ledger = new ClientLedger({
-    maxSubscriptions: o.limits.maxSubscriptions,
-    maxAddressesPerSocket: o.limits.maxAddressesPerSocket,
-    maxAddressesPerClient: o.limits.maxAddressesPerClient,
-  });
+  const ledger = new ClientLedger(limits);
   const sockets = o.attach({
-    limits: o.limits,
+    limits,
     maxMessageBytes: o.config.maxBodyBytes,
     admit: o.core.admit,
     unsubscribe: (id) => hub.unsubscribe(id),

@@ -3,6 +3,7 @@ import type { HttpResponse, TemplatedApp, WebSocket } from 'uwebsockets';
 import type { HttpLimits } from '../../../common/config/http-env.js';
 import { connectionGate, type ConnectionGate } from '../../../common/http/connection-gate.js';
 import { formatPeerAddress } from '../../../common/http/peer-address.js';
+import { reportDescriptors } from '../../../common/http/server.js';
 import type { Logger } from '../../../common/log.js';
 
 /** How often at most the per-client counts are read again from the kernel (only when a client is at its cap and connections closed since). */
@@ -73,6 +74,7 @@ export function holdConnectionCaps(
   logger: Logger,
   port: () => number,
 ): UwsConnections {
+  reportDescriptors(what, limits, logger);
   const gate = connectionGate(what, limits, logger, true);
   let unattributed = 0;
   let recountedAt = -Infinity;

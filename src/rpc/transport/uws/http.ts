@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uwebsockets';
-import { PortInUseError, reportDescriptors } from '../../../common/http/server.js';
+import { PortInUseError } from '../../../common/http/server.js';
 import type { HttpLimits } from '../../../common/config/http-env.js';
 import { errorBody } from '../../envelope.js';
 import { RpcCodes } from '../../errors.js';
@@ -7,11 +7,9 @@ import { isRpcPath } from '../../keys/access.js';
 import type { ReplySink, TransportCore } from '../core.js';
 import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
 import { bodySlots, readBody } from './body.js';
-import { header, UwsHead, write, type Exchange } from './reply.js';
+import { header, JSON_HEADERS, NO_HEADERS, UwsHead, write, type Exchange } from './reply.js';
 import { holdConnectionCaps, type UwsConnections } from './connections.js';
 import { loadUws } from './load.js';
-
-const JSON_TYPE = 'application/json';
 
 /** One POST: its head and its reply; one object per request, nothing else is allocated to answer it (uwsReplySink). */
 class PostExchange extends UwsHead implements Exchange {
@@ -28,9 +26,6 @@ class PostExchange extends UwsHead implements Exchange {
   }
 }
 
-const JSON_HEADERS: readonly string[] = ['content-type', JSON_TYPE];
-const NO_HEADERS: readonly string[] = [];
-
 /** The ReplySink of the transport core on uWS: the CORS list as it is, then the content type and any extra headers. */
 const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
   let more = body === undefined ? NO_HEADERS : JSON_HEADERS;
@@ -43,6 +38,8 @@ const uwsReplySink: ReplySink<PostExchange> = (x, status, body, extra) => {
   write(x, status, x.cors(x.header('origin')), body, close, more);
 };
 
+const RETRY_AFTER_1: readonly string[] = ['retry-after', '1'];
+
 type Handler = (res: HttpResponse, req: HttpRequest) => void;
 type PostHandler = (res: HttpResponse, req: HttpRequest, path: string) => void;
 
@@ -51,7 +48,7 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
   const post = core.post(uwsReplySink);
   const failed = (x: Exchange, err: unknown) => {
     o.logger.error({ err }, 'request failed');
-    write(x, 500, ['content-type', JSON_TYPE], errorBody(RpcCodes.Internal, 'internal error'));
+    write(x, 500, JSON_HEADERS, errorBody(RpcCodes.Internal, 'internal error'));
   };
   const timeoutBody = JSON.stringify({
     error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)`,
@@ -61,7 +58,7 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
   return (res, req, path) => {
     const x = new PostExchange(res, req, o.trustedProxyHops, cors, path);
     const release = slots.take(x);
-    if (!release) return write(x, 429, ['content-type', JSON_TYPE, 'retry-after', '1'], slots.refusal, true);
+    if (!release) return write(x, 429, JSON_HEADERS, slots.refusal, true, RETRY_AFTER_1);
     res.onAborted(() => {
       x.aborted = true;
       release();
@@ -82,7 +79,7 @@ function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: 
       },
       () => {
         release();
-        write(x, 408, ['content-type', JSON_TYPE], timeoutBody, true);
+        write(x, 408, JSON_HEADERS, timeoutBody, true);
       },
     );
   };
@@ -103,7 +100,6 @@ function routeHandler(o: RpcAppOptions, cors: Cors): Handler {
 }
 
 export interface UwsListening {
-  app: TemplatedApp;
   url: string;
   port: number;
   /** Stops accepting connections; uWS ends idle keep-alive connections within its 10 s idle timeout. */
@@ -125,7 +121,6 @@ export async function listenUws(
   addRoutes: (app: TemplatedApp, connections: UwsConnections) => void = () => undefined,
 ): Promise<UwsListening> {
   const uws = loadUws();
-  reportDescriptors('rpc (uws)', limits, o.logger);
   const app = uws.App();
   let actual = 0;
   const connections = holdConnectionCaps(app, 'rpc (uws)', limits, o.logger, () => actual);
@@ -147,10 +142,5 @@ export async function listenUws(
     );
   actual = uws.us_socket_local_port(token);
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    app,
-    port: actual,
-    url: `http://${shownHost}:${actual}`,
-    close: async () => uws.us_listen_socket_close(token),
-  };
+  return { port: actual, url: `http://${shownHost}:${actual}`, close: async () => uws.us_listen_socket_close(token) };
 }

@@ -3,6 +3,7 @@ import { formatPeerAddress } from '../../../common/http/peer-address.js';
 import type { RequestHead } from '../../../common/http/request-head.js';
 import { statusLine } from '../../../common/http/status-line.js';
 import type { Reply } from '../../envelope.js';
+import type { Refusal } from '../session.js';
 
 /** uWS's header value, '' when absent, as the RequestHead's undefined. */
 export const header = (req: HttpRequest, name: string): string | undefined => req.getHeader(name) || undefined;
@@ -47,6 +48,9 @@ export interface Exchange {
   aborted: boolean;
 }
 
+export const JSON_HEADERS: readonly string[] = ['content-type', 'application/json'];
+export const NO_HEADERS: readonly string[] = [];
+
 /** Bodies above this go out as the socket takes them (streamEnd), never copied. */
 const STREAM_BYTES = 65_536;
 
@@ -57,7 +61,7 @@ export function write(
   headers: readonly string[],
   body: Reply | undefined,
   close = false,
-  more: readonly string[] = [],
+  more = NO_HEADERS,
 ): void {
   if (x.aborted) return;
   x.aborted = true; // answered: a later write (a timeout racing the answer) must not touch the freed response
@@ -79,6 +83,12 @@ export function write(
     if (total > STREAM_BYTES && !close) return streamEnd(x.res, chunks, total);
     x.res.end(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), close);
   });
+}
+
+/** An upgrade refused as a plain HTTP answer (the client sees the status and why). */
+export function refuse(res: HttpResponse, { status, message, retryAfterSeconds: after }: Refusal): void {
+  const retry = after === undefined ? NO_HEADERS : ['retry-after', String(after)];
+  write({ res, aborted: false }, status, JSON_HEADERS, JSON.stringify({ error: message }), true, retry);
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uwebsockets';
-import { statusLine } from '../../../common/http/status-line.js';
 import type { Access } from '../../keys/access.js';
 import type { UwsConnections } from './connections.js';
-import { UwsHead } from './reply.js';
-import { socketSessions, type PeerEvents, type PeerSocket, type Refusal, type WsServerOptions } from '../session.js';
+import { refuse, UwsHead } from './reply.js';
+import { socketSessions, type PeerEvents, type PeerSocket, type WsServerOptions } from '../session.js';
 
 /** What uWS keeps for one socket: its access, the release of its slots and its peer address (set at upgrade), then its peer and the session's events. */
 interface SocketData {
@@ -84,15 +83,6 @@ class UwsPeer implements PeerSocket {
   }
 }
 
-/** An upgrade refused as a plain HTTP answer (the client sees the status and why). */
-function refuse(res: HttpResponse, { status, message, retryAfterSeconds }: Refusal): void {
-  res.cork(() => {
-    res.writeStatus(statusLine(status)).writeHeader('content-type', 'application/json');
-    if (retryAfterSeconds !== undefined) res.writeHeader('retry-after', String(retryAfterSeconds));
-    res.end(JSON.stringify({ error: message }), true);
-  });
-}
-
 /**
  * JSON-RPC over WebSocket on uWebSockets.js (RPC_TRANSPORT=uws): admission, session and limits are the
  * sessions' (session.ts). The socket keeps the connection slots it took when accepted (uws/connections.ts) until it
@@ -113,11 +103,9 @@ export function attachUwsWebSocket(
     maxBackpressure: o.limits.maxBufferedBytes + o.maxMessageBytes,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const head = new UwsHead(res, req, true);
-      const [key, protocol, extensions] = [
-        req.getHeader('sec-websocket-key'),
-        req.getHeader('sec-websocket-protocol'),
-        req.getHeader('sec-websocket-extensions'),
-      ];
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
       let aborted = false;
       res.onAborted(() => (aborted = true));
       sessions.upgrade(head, {
