@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import { quantity } from './bytes.js';
+import { equal, quantity } from './bytes.js';
 import type { WorldState } from './state.js';
 import type { HashProvider } from './hash.js';
 import { verifyStateProof } from './verify.js';
@@ -26,18 +26,20 @@ const MAX_MEMO_HASHES = 20_000;
  * content. A hash is a function of its input, so a damaged row (other bytes) is never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
-  let memo = new Map<string, Uint8Array>();
+  let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
   return {
     ...hasher,
     hash(data) {
       if (data.length !== 64) return hasher.hash(data);
-      const key = Buffer.from(data.buffer, data.byteOffset, 64).toString('latin1');
-      let h = memo.get(key);
-      if (h === undefined) {
-        if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
-        memo.set(key, (h = hasher.hash(data)));
-      }
-      return h;
+      // Three bytes of each child's hash pick the entry (no string built per lookup); a hit needs all 64 to match.
+      const key =
+        ((data[0]! << 16) | (data[1]! << 8) | data[2]!) * 2 ** 24 + ((data[32]! << 16) | (data[33]! << 8) | data[34]!);
+      const hit = memo.get(key);
+      if (hit !== undefined && equal(hit.input, data)) return hit.hash;
+      if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
+      const hash = hasher.hash(data);
+      memo.set(key, { input: data.slice(), hash });
+      return hash;
     },
   };
 }
