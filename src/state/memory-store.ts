@@ -12,9 +12,7 @@ interface Version<T> {
 }
 
 function latest<T>(versions: Version<T>[] | undefined, block: bigint): T | null | undefined {
-  if (!versions) return undefined;
-  for (let i = versions.length - 1; i >= 0; i--) if (versions[i]!.block <= block) return versions[i]!.value;
-  return undefined;
+  return versions?.findLast((v) => v.block <= block)?.value;
 }
 
 function put<T>(versions: Version<T>[], block: bigint, value: T | null): void {
@@ -27,13 +25,7 @@ function put<T>(versions: Version<T>[], block: bigint, value: T | null): void {
 
 /** Drops versions no block ≥ floor can see; returns how many were dropped. */
 function compact<T>(versions: Version<T>[], floor: bigint): number {
-  let keep = -1;
-  for (let i = versions.length - 1; i >= 0; i--) {
-    if (versions[i]!.block <= floor) {
-      keep = i;
-      break;
-    }
-  }
+  const keep = versions.findLastIndex((v) => v.block <= floor);
   if (keep < 0) return 0;
   const drop = versions[keep]!.value === null ? keep + 1 : keep;
   versions.splice(0, drop);
