@@ -112,6 +112,37 @@ async function ingestWhileLeader(
   }
 }
 
+/** The loops until `signal` aborts: L1 finalization (pruning as it advances), L2 ingest on the leader, the head. */
+function runLoops(
+  parts: { db: DbClient; schema: string; store: PgStore; finality: FinalizationFollower; ingestor: Ingestor },
+  config: StateConfig,
+  { logger, metrics }: Pick<Common, 'logger' | 'metrics'>,
+  signal: AbortSignal,
+  head: { get(): bigint; set(h: bigint): void },
+): Promise<unknown> {
+  const { db, schema, store, finality, ingestor } = parts;
+  const errors = counter(metrics, 'l2stack_state_loop_errors_total', 'Failed iterations of the state manager loops', [
+    'loop',
+  ] as const);
+  const deps: LoopDeps = { signal, logger, errors, pollIntervalMs: config.pollIntervalMs };
+  const prune = createPruner(store, finality, config, deps.logger, head.get);
+  const finalityStep = async () => {
+    const more = await finality.step();
+    await prune();
+    return more;
+  };
+  // Replicas that do not ingest still learn the head from the store.
+  const headStep = async () => {
+    head.set((await store.head())?.number ?? -1n);
+    return false;
+  };
+  return Promise.allSettled([
+    runLoop('finalization', finalityStep, deps),
+    ingestWhileLeader(db, schema, ingestor, store, deps, head.set),
+    runLoop('head', headStep, deps),
+  ]);
+}
+
 /**
  * Starts the state manager: migrations, then two loops: L1 finalization and L2 ingest (the ingest loop
  * only on the instance holding the "state-ingest" leadership, so replicas sharing a database serve proofs
@@ -135,13 +166,6 @@ export async function startStateManager({
   const l1 = createProvider(config.l1RpcUrl);
   const l2 = createProvider(config.l2RpcUrl);
   const l2Rpc = createJsonRpcCaller(config.l2RpcUrl);
-  const errors = counter(
-    common.metrics,
-    'l2stack_state_loop_errors_total',
-    'Failed iterations of the state manager loops',
-    ['loop'] as const,
-  );
-
   let head = (await store.head())?.number ?? -1n;
   const finality = new FinalizationFollower(store, l1, config.l1MessageService, logger, common.metrics, {
     fromBlock: config.l1FromBlock,
@@ -162,38 +186,17 @@ export async function startStateManager({
   });
 
   const controller = new AbortController();
-  const deps: LoopDeps = {
-    signal: AbortSignal.any([controller.signal, common.shutdown.signal]),
-    logger,
-    errors,
-    pollIntervalMs: config.pollIntervalMs,
-  };
-  const prune = createPruner(store, finality, config, logger, () => head);
-  const finalityLoop = runLoop(
-    'finalization',
-    async () => {
-      const more = await finality.step();
-      await prune();
-      return more;
-    },
-    deps,
-  );
-  const ingestLoop = ingestWhileLeader(db, schema, ingestor, store, deps, (h) => (head = h));
-  // Replicas that do not ingest still learn the head from the store.
-  const headLoop = runLoop(
-    'head',
-    async () => {
-      head = (await store.head())?.number ?? -1n;
-      return false;
-    },
-    deps,
-  );
+  const signal = AbortSignal.any([controller.signal, common.shutdown.signal]);
+  const loops = runLoops({ db, schema, store, finality, ingestor }, config, { ...common, logger }, signal, {
+    get: () => head,
+    set: (h) => (head = h),
+  });
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
       controller.abort(new Error('state manager stopped'));
-      await Promise.allSettled([finalityLoop, ingestLoop, headLoop]);
+      await loops;
       l1.destroy();
       l2.destroy();
       l2Rpc.close();

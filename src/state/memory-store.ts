@@ -1,5 +1,5 @@
 import type { Bytes } from './bytes.js';
-import type { BatchingStore, StagedBlock } from './staged-store.js';
+import { floorIndex, type BatchingStore, type StagedBlock } from './staged-store.js';
 import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
@@ -12,9 +12,7 @@ interface Version<T> {
 }
 
 function latest<T>(versions: Version<T>[] | undefined, block: bigint): T | null | undefined {
-  if (!versions) return undefined;
-  for (let i = versions.length - 1; i >= 0; i--) if (versions[i]!.block <= block) return versions[i]!.value;
-  return undefined;
+  return versions?.findLast((v) => v.block <= block)?.value;
 }
 
 function put<T>(versions: Version<T>[], block: bigint, value: T | null): void {
@@ -27,13 +25,7 @@ function put<T>(versions: Version<T>[], block: bigint, value: T | null): void {
 
 /** Drops versions no block ≥ floor can see; returns how many were dropped. */
 function compact<T>(versions: Version<T>[], floor: bigint): number {
-  let keep = -1;
-  for (let i = versions.length - 1; i >= 0; i--) {
-    if (versions[i]!.block <= floor) {
-      keep = i;
-      break;
-    }
-  }
+  const keep = versions.findLastIndex((v) => v.block <= floor);
   if (keep < 0) return 0;
   const drop = versions[keep]!.value === null ? keep + 1 : keep;
   versions.splice(0, drop);
@@ -94,33 +86,15 @@ export class MemoryStore implements BatchingStore {
         return out;
       },
       floorKeys: async (tree, hKeys) => {
-        const out = new Map<string, KeyEntry | undefined>();
         const t = this.trees.get(tree);
-        if (t) t.flushSorted();
+        t?.flushSorted();
+        const out = new Map<string, KeyEntry | undefined>();
         for (const hKey of hKeys) {
-          if (!t) {
-            out.set(hKey, undefined);
-            continue;
-          }
-          // Greatest index with sorted[i] <= hKey, then down to the first key live at this block.
-          let lo = 0;
-          let hi = t.sorted.length - 1;
-          let at = -1;
-          while (lo <= hi) {
-            const mid = (lo + hi) >> 1;
-            if (t.sorted[mid]! <= hKey) {
-              at = mid;
-              lo = mid + 1;
-            } else hi = mid - 1;
-          }
           let found: KeyEntry | undefined;
-          for (; at >= 0; at--) {
-            const k = t.sorted[at]!;
-            const idx = latest(t.keys.get(k), block);
-            if (idx !== null && idx !== undefined) {
-              found = { hKey: k, leafIndex: idx };
-              break;
-            }
+          // The greatest key ≤ hKey, then down to the first key live at this block.
+          for (let at = t ? floorIndex(t.sorted, hKey) : -1; t && at >= 0 && !found; at--) {
+            const idx = latest(t.keys.get(t.sorted[at]!), block);
+            if (idx !== null && idx !== undefined) found = { hKey: t.sorted[at]!, leafIndex: idx };
           }
           out.set(hKey, found);
         }

@@ -162,18 +162,7 @@ export class PgStore implements BatchingStore {
         const out = new Map<number, Bytes>();
         const want = settled ? this.fromSettled(tree, positions, block, out) : positions;
         if (want.length === 0) return out;
-        if (!settled) {
-          const { rows } = await raw<{ rows: { pos: string; value: Uint8Array | null }[] }>(
-            `select p.pos, n.value from unnest(?::bigint[]) as p(pos)
-             cross join lateral (
-               select value from ${this.table('nodes')} where tree = decode(?, 'hex') and pos = p.pos and block <= ? order by block desc limit 1
-             ) n`,
-            [want.map(String), treeHex(tree), n],
-          );
-          for (const r of rows) if (r.value) out.set(Number(r.pos), r.value);
-          return out;
-        }
-        // At a settled block, each row's version block too: what is read stays true from that block on.
+        // Each row's version block too: at a settled block, what is read stays true from that block on.
         const { rows } = await raw<{ rows: { pos: string; block: string | null; value: Uint8Array | null }[] }>(
           `select p.pos, n.block, n.value from unnest(?::bigint[]) as p(pos)
            left join lateral (
@@ -181,13 +170,15 @@ export class PgStore implements BatchingStore {
            ) n on true`,
           [want.map(String), treeHex(tree), n],
         );
-        const got = rows.map((r) => ({
-          pos: Number(r.pos),
-          from: r.block === null ? -1n : BigInt(r.block),
-          value: r.value,
-        }));
-        for (const g of got) if (g.value) out.set(g.pos, g.value);
-        this.keepSettled(tree, got, block);
+        for (const r of rows) if (r.value) out.set(Number(r.pos), r.value);
+        if (settled) {
+          const got = rows.map((r) => ({
+            pos: Number(r.pos),
+            from: r.block === null ? -1n : BigInt(r.block),
+            value: r.value,
+          }));
+          this.keepSettled(tree, got, block);
+        }
         return out;
       },
       floorKeys: async (tree, hKeys) => {
@@ -277,22 +268,21 @@ export class PgStore implements BatchingStore {
         const top = head.rows[0]?.number;
         if (top !== undefined && BigInt(top) >= first)
           throw new Error(`block ${first} is not above the head ${top}; roll back first`);
-        for (let i = 0; i < nodes.t.length; i += CHUNK) {
-          const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
-          await trx.raw(
-            `insert into ${this.table('nodes')} (tree, pos, block, value)
-             select decode(u.t, 'hex'), u.p, u.b, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::bigint[], ?::text[]) as u(t, p, b, v)`,
-            [part(nodes.t), part(nodes.p), part(nodes.b), part(nodes.v) as string[]],
-          );
-        }
-        for (let i = 0; i < keys.t.length; i += CHUNK) {
-          const part = <T>(a: T[]) => a.slice(i, i + CHUNK);
-          await trx.raw(
-            `insert into ${this.table('keys')} (tree, hkey, block, leaf_index)
-             select decode(u.t, 'hex'), decode(u.h, 'hex'), u.b, u.i from unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) as u(t, h, b, i)`,
-            [part(keys.t), part(keys.h), part(keys.b), part(keys.i) as string[]],
-          );
-        }
+        // Whole arrays through unnest, CHUNK rows a statement.
+        const insert = async (sql: string, columns: (string | null)[][]) => {
+          for (let i = 0; i < columns[0]!.length; i += CHUNK)
+            await trx.raw(sql, columns.map((c) => c.slice(i, i + CHUNK)) as string[][]);
+        };
+        await insert(
+          `insert into ${this.table('nodes')} (tree, pos, block, value)
+           select decode(u.t, 'hex'), u.p, u.b, decode(u.v, 'hex') from unnest(?::text[], ?::bigint[], ?::bigint[], ?::text[]) as u(t, p, b, v)`,
+          [nodes.t, nodes.p, nodes.b, nodes.v],
+        );
+        await insert(
+          `insert into ${this.table('keys')} (tree, hkey, block, leaf_index)
+           select decode(u.t, 'hex'), decode(u.h, 'hex'), u.b, u.i from unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) as u(t, h, b, i)`,
+          [keys.t, keys.h, keys.b, keys.i],
+        );
         await trx(this.table('blocks')).insert(
           blocks.map(({ block }) => ({
             number: block.number.toString(),

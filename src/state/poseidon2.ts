@@ -83,7 +83,7 @@ const PARTIAL_KEYS = [
 
 // Diagonal of the internal matrix (all-ones plus this diagonal):
 // [−2, 1, 2, 1/2, 3, 4, −1/2, −3, −4, 1/2^8, 1/8, 1/2^24, −1/2^8, −1/8, −1/16, −1/2^24] in the field.
-const DIAG = [
+const DIAG = Float64Array.of(
   P - 2,
   1,
   2,
@@ -100,12 +100,15 @@ const DIAG = [
   266338304,
   133169152,
   127,
-];
+);
 
 export const FULL_ROUNDS_EACH_SIDE = 3;
 export const PARTIAL_ROUNDS = PARTIAL_KEYS.length;
 
-/** circ(2·M4, M4, M4, M4) with M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]]. */
+/**
+ * circ(2·M4, M4, M4, M4) with M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]]. Sums stay unreduced (below
+ * 2^37) until the one reduction per element at the end.
+ */
 function external(s: Float64Array): void {
   for (let k = 0; k < 16; k += 4) {
     const a = s[k]!,
@@ -117,22 +120,22 @@ function external(s: Float64Array): void {
       t0123 = t01 + t23;
     const t01123 = t0123 + b,
       t01233 = t0123 + d;
-    s[k] = reduce(t01 + t01123);
-    s[k + 1] = reduce(c + c + t01123);
-    s[k + 2] = reduce(t23 + t01233);
-    s[k + 3] = reduce(a + a + t01233);
+    s[k] = t01 + t01123;
+    s[k + 1] = c + c + t01123;
+    s[k + 2] = t23 + t01233;
+    s[k + 3] = a + a + t01233;
   }
   for (let j = 0; j < 4; j++) {
-    const t = reduce(s[j]! + s[j + 4]! + s[j + 8]! + s[j + 12]!);
-    for (let k = j; k < 16; k += 4) s[k] = add(s[k]!, t);
+    const t = s[j]! + s[j + 4]! + s[j + 8]! + s[j + 12]!;
+    for (let k = j; k < 16; k += 4) s[k] = reduce(s[k]! + t);
   }
 }
 
+/** Like `external`, the sum of the lanes (below 2^35) is only reduced with each product. */
 function internal(s: Float64Array): void {
   let sum = 0;
   for (let i = 0; i < 16; i++) sum += s[i]!;
-  sum = reduce(sum);
-  for (let i = 0; i < 16; i++) s[i] = add(sum, mulMod(s[i]!, DIAG[i]!));
+  for (let i = 0; i < 16; i++) s[i] = reduce(sum + mulMod(s[i]!, DIAG[i]!));
 }
 
 const cube = (x: number): number => mulMod(x, mulMod(x, x));

@@ -1,8 +1,8 @@
-import type { Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import { quantity } from './bytes.js';
+import { equal, quantity } from './bytes.js';
 import type { WorldState } from './state.js';
 import type { HashProvider } from './hash.js';
 import { verifyStateProof } from './verify.js';
@@ -26,20 +26,84 @@ const MAX_MEMO_HASHES = 20_000;
  * content. A hash is a function of its input, so a damaged row (other bytes) is never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
-  let memo = new Map<string, Uint8Array>();
+  let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
   return {
     ...hasher,
     hash(data) {
       if (data.length !== 64) return hasher.hash(data);
-      const key = Buffer.from(data.buffer, data.byteOffset, 64).toString('latin1');
-      let h = memo.get(key);
-      if (h === undefined) {
-        if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
-        memo.set(key, (h = hasher.hash(data)));
-      }
-      return h;
+      // Three bytes of each child's hash pick the entry (no string built per lookup); a hit needs all 64 to match.
+      const key =
+        ((data[0]! << 16) | (data[1]! << 8) | data[2]!) * 2 ** 24 + ((data[32]! << 16) | (data[33]! << 8) | data[34]!);
+      const hit = memo.get(key);
+      if (hit !== undefined && equal(hit.input, data)) return hit.hash;
+      if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
+      const hash = hasher.hash(data);
+      memo.set(key, { input: data.slice(), hash });
+      return hash;
     },
   };
+}
+
+interface ProofBackendOptions {
+  latestFinalized: () => bigint | undefined;
+  ingestedHead: () => bigint;
+  retainedFinalizedBlocks: number;
+  metrics: Registry;
+  logger?: Logger;
+}
+
+/**
+ * The block to serve a request at, or the spec's error for it (counted by outcome): only L2 blocks
+ * finalized on L1, still retained and already ingested, for a well-formed address and storage keys.
+ */
+function servableBlock(
+  block: bigint | 'finalized',
+  address: string,
+  storageKeys: readonly string[],
+  options: ProofBackendOptions,
+  served: Counter<'outcome'>,
+): bigint {
+  const finalized = options.latestFinalized();
+  if (finalized === undefined) {
+    served.inc({ outcome: 'not_ready' });
+    throw new RpcError(
+      RpcErrorCode.Server,
+      'the state manager has not read the finalized block from L1 yet; try again shortly',
+    );
+  }
+  const n = block === 'finalized' ? finalized : block;
+  if (n > finalized) {
+    served.inc({ outcome: 'not_finalized' });
+    throw new RpcError(
+      RpcErrorCode.Server,
+      `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`,
+      { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
+    );
+  }
+  const oldest = finalized - BigInt(options.retainedFinalizedBlocks) + 1n;
+  if (n < oldest) {
+    served.inc({ outcome: 'not_retained' });
+    throw new RpcError(
+      STATE_NOT_RETAINED,
+      `state for block ${n} is not retained; the oldest retained block is ${oldest} (the latest finalized block is ${finalized})`,
+      { requestedBlock: quantity(n), oldestRetainedBlock: quantity(oldest), latestFinalizedBlock: quantity(finalized) },
+    );
+  }
+  const head = options.ingestedHead();
+  if (n > head) {
+    served.inc({ outcome: 'not_ingested' });
+    throw new RpcError(
+      RpcErrorCode.Server,
+      `block ${n} is finalized on L1 but the state manager has only applied blocks up to ${head}; try again shortly`,
+      { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
+    );
+  }
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address))
+    throw rpcErrors.invalidParams(`address must be 20 bytes of hex, got "${String(address).slice(0, 50)}"`);
+  const bad = storageKeys.find((k) => !/^0x[0-9a-fA-F]{1,64}$/.test(k));
+  if (bad !== undefined)
+    throw rpcErrors.invalidParams(`storage keys must be up to 32 bytes of hex, got "${String(bad).slice(0, 80)}"`);
+  return n;
 }
 
 /**
@@ -53,16 +117,7 @@ export function memoHasher(hasher: HashProvider): HashProvider {
  * nothing on our side noticing: instead the caller gets -32603 and the operator an error log and
  * `l2stack_state_proofs_total{outcome="unverified"}`.
  */
-export function createProofBackend(
-  world: WorldState,
-  options: {
-    latestFinalized: () => bigint | undefined;
-    ingestedHead: () => bigint;
-    retainedFinalizedBlocks: number;
-    metrics: Registry;
-    logger?: Logger;
-  },
-): ProofBackend {
+export function createProofBackend(world: WorldState, options: ProofBackendOptions): ProofBackend {
   const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', [
     'outcome',
   ] as const);
@@ -96,50 +151,7 @@ export function createProofBackend(
   };
   return {
     async getProof(address, storageKeys, block) {
-      const finalized = options.latestFinalized();
-      if (finalized === undefined) {
-        served.inc({ outcome: 'not_ready' });
-        throw new RpcError(
-          RpcErrorCode.Server,
-          'the state manager has not read the finalized block from L1 yet; try again shortly',
-        );
-      }
-      const n = block === 'finalized' ? finalized : block;
-      if (n > finalized) {
-        served.inc({ outcome: 'not_finalized' });
-        throw new RpcError(
-          RpcErrorCode.Server,
-          `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`,
-          { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
-        );
-      }
-      const oldest = finalized - BigInt(options.retainedFinalizedBlocks) + 1n;
-      if (n < oldest) {
-        served.inc({ outcome: 'not_retained' });
-        throw new RpcError(
-          STATE_NOT_RETAINED,
-          `state for block ${n} is not retained; the oldest retained block is ${oldest} (the latest finalized block is ${finalized})`,
-          {
-            requestedBlock: quantity(n),
-            oldestRetainedBlock: quantity(oldest),
-            latestFinalizedBlock: quantity(finalized),
-          },
-        );
-      }
-      const head = options.ingestedHead();
-      if (n > head) {
-        served.inc({ outcome: 'not_ingested' });
-        throw new RpcError(
-          RpcErrorCode.Server,
-          `block ${n} is finalized on L1 but the state manager has only applied blocks up to ${head}; try again shortly`,
-          { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
-        );
-      }
-      if (!/^0x[0-9a-fA-F]{40}$/.test(address))
-        throw rpcErrors.invalidParams(`address must be 20 bytes of hex, got "${String(address).slice(0, 50)}"`);
-      const bad = storageKeys.find((k) => !/^0x[0-9a-fA-F]{1,64}$/.test(k));
-      if (bad !== undefined)
-        throw rpcErrors.invalidParams(`storage keys must be up to 32 bytes of hex, got "${String(bad).slice(0, 80)}"`);
+      const n = servableBlock(block, address, storageKeys, options, served);
       const timer = seconds.startTimer();
       try {
         // A row too damaged to decode throws while the proof is built: the same answer as one that does not verify.

@@ -1,4 +1,4 @@
-import type { Bytes } from './bytes.js';
+import { toHex, type Bytes } from './bytes.js';
 import { DEPTH, HEAD_INDEX, MAX_LEAVES, TAIL_INDEX } from './encoding.js';
 import type { KeyEntry, ProofReads, ProofRequest, TreeId } from './store.js';
 
@@ -100,8 +100,6 @@ export function unpackRows(packed: Uint8Array | null): ProofStatementRow[] {
 /** Keys read by one statement; a request with more is read in several (each at the same settled block). */
 export const MAX_KEYS_PER_STATEMENT = 8;
 
-const hexOf = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-
 /** The statement's rows as ProofReads for `requests` (`ord` numbered from 1 over `requests`). */
 export function proofReadsOf(requests: readonly ProofRequest[], rows: readonly ProofStatementRow[]): ProofReads {
   const floors = new Map<TreeId, Map<string, KeyEntry | undefined>>();
@@ -112,7 +110,7 @@ export function proofReadsOf(requests: readonly ProofRequest[], rows: readonly P
     if (row.ord > 0) {
       let m = floors.get(req.tree);
       if (!m) floors.set(req.tree, (m = new Map()));
-      m.set(req.hKey, row.value === null ? undefined : { hKey: `0x${hexOf(row.value)}`, leafIndex: Number(row.pos) });
+      m.set(req.hKey, row.value === null ? undefined : { hKey: toHex(row.value), leafIndex: Number(row.pos) });
     } else {
       let m = nodes.get(req.tree);
       if (!m) nodes.set(req.tree, (m = new Map()));

@@ -52,7 +52,7 @@ const below = (hKey: string): string | undefined => {
 };
 
 /** Greatest index i with sorted[i] ≤ key (-1 when none). */
-function floorIndex(sorted: readonly string[], key: string): number {
+export function floorIndex(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length - 1;
   let at = -1;

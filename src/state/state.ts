@@ -12,7 +12,8 @@ import {
 import { keccakHashProvider, type HashProvider } from './hash.js';
 import { keccak256 } from '../common/eth/keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
-import { applyChanges, proveKeysAt, readValues, type KeyChange, type KeyProof, type LeafProof } from './tree.js';
+import { applyChanges, type KeyChange } from './tree.js';
+import { proveKeysAt, readValues, type KeyProof, type LeafProof } from './tree-read.js';
 
 /** What one block did to one account (the net effect of all its transactions). */
 export interface AccountChange {

@@ -14,7 +14,8 @@ import {
 import { ethersKeccakHashProvider, keccakHashProvider } from '../../src/state/hash.js';
 import { keccak256 } from '../../src/common/eth/keccak.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
-import { templateRows, treeRoot } from '../../src/state/tree.js';
+import { templateRows } from '../../src/state/tree.js';
+import { treeRoot } from '../../src/state/tree-read.js';
 
 describe('state tree encodings', () => {
   it("behavior: the tree's keccak256 equals ethers' for every length around the 136-byte rate", () => {

@@ -4,7 +4,8 @@ import { decodeLeafOpening, treeConstants } from '../../src/state/encoding.js';
 import { poseidon2HashProvider as h } from '../../src/state/linea-hash.js';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { proofEntryJson } from '../../src/state/state.js';
-import { applyChanges, proveKey, type KeyChange } from '../../src/state/tree.js';
+import { applyChanges, type KeyChange } from '../../src/state/tree.js';
+import { proveKey } from '../../src/state/tree-read.js';
 import { verifyInclusion, verifyStateProof } from '../../src/state/verify.js';
 import { alteredProofs, lineaAccountKeys, lineaProofs, lineaRoots } from './linea-vectors.js';
 

@@ -3,7 +3,8 @@ import { toHex, word } from '../../src/state/bytes.js';
 import { treeConstants } from '../../src/state/encoding.js';
 import { keccakHashProvider } from '../../src/state/hash.js';
 import type { VersionedStore } from '../../src/state/store.js';
-import { applyChanges, proveKey, treeRoot, type KeyChange, type KeyProof } from '../../src/state/tree.js';
+import { applyChanges, type KeyChange } from '../../src/state/tree.js';
+import { proveKey, treeRoot, type KeyProof } from '../../src/state/tree-read.js';
 import { verifyEntry, type ProofEntryJson } from '../../src/state/verify.js';
 import { proofEntryJson } from '../../src/state/state.js';
 
