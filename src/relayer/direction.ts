@@ -73,7 +73,7 @@ export async function runDirection(
 ): Promise<void> {
   const { config, logger, signal } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
-  const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
+  const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
   const signers = await made;
   const h = run.health[d]!;
   const funds = (run.funds[d] = signers.map(
@@ -102,34 +102,7 @@ export async function runDirection(
       const halt = new AbortController();
       const unsubscribe = run.pin?.whenMismatched(() => halt.abort()) ?? (() => true);
       const s = AbortSignal.any([led, halt.signal]);
-      const senders = signers.map(
-        (sg, i) =>
-          new ClaimSender(run.repo, destination, sg, {
-            maxNonceDiff: config.claiming.maxNonceDiff,
-            logger,
-            metrics: run.metrics,
-            direction: d,
-            primary: i === 0,
-          }),
-      );
-      const ctx: DirectionContext = {
-        direction: d,
-        config,
-        dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin,
-        originConfig,
-        destination,
-        destinationConfig,
-        repo: run.repo,
-        metrics: run.metrics,
-        logger: logger.child({ direction: d }),
-        sender: senders[0]!,
-        senders,
-        health: h,
-        signal: s,
-        funds,
-        pin: run.pin,
-      };
+      const ctx = directionContext(run, d, [origin, destination], signers, funds, s);
       logger.info(
         {
           direction: d,
@@ -146,6 +119,46 @@ export async function runDirection(
     if (signal.aborted) await logDrained(run, d);
     await lead.release();
   }
+}
+
+/** One run of a direction's loops: a sender per signer (the primary first) on the direction's chains. */
+function directionContext(
+  run: RelayerRun,
+  d: Direction,
+  [origin, destination]: [Chain, Chain],
+  signers: TxSigner[],
+  funds: SignerFunds[],
+  signal: AbortSignal,
+): DirectionContext {
+  const { config, logger } = run;
+  const senders = signers.map(
+    (sg, i) =>
+      new ClaimSender(run.repo, destination, sg, {
+        maxNonceDiff: config.claiming.maxNonceDiff,
+        logger,
+        metrics: run.metrics,
+        direction: d,
+        primary: i === 0,
+      }),
+  );
+  return {
+    direction: d,
+    config,
+    dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+    origin,
+    originConfig: d === 'L1_TO_L2' ? config.l1 : config.l2,
+    destination,
+    destinationConfig: d === 'L1_TO_L2' ? config.l2 : config.l1,
+    repo: run.repo,
+    metrics: run.metrics,
+    logger: logger.child({ direction: d }),
+    sender: senders[0]!,
+    senders,
+    health: run.health[d]!,
+    signal,
+    funds,
+    pin: run.pin,
+  };
 }
 
 /**

@@ -76,7 +76,7 @@ export function compressedClaimSize(
  * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
  * request per hundred): each settles on its own.
  */
-export async function inboxStatuses(
+async function inboxStatuses(
   ctx: Pick<DirectionContext, 'destination'>,
   hashes: readonly string[],
 ): Promise<PromiseSettledResult<number>[]> {
@@ -94,6 +94,26 @@ export async function inboxStatuses(
       return { status: 'rejected', reason: err };
     }
   });
+}
+
+/**
+ * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
+ * order), so while the oldest is not anchored none after it is: that one call stands for the page, and the
+ * cost of waiting for the coordinator is one call per iteration, not one per waiting message (40 messages
+ * cost 159 eth_calls in CI's cost-per-claim run when the relayer reached them before the coordinator).
+ */
+async function pageStatuses(
+  ctx: Pick<DirectionContext, 'destination'>,
+  rows: readonly MessageRow[],
+): Promise<PromiseSettledResult<number>[]> {
+  if (rows.length === 0) return [];
+  const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
+  if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
+  const rest = await inboxStatuses(
+    ctx,
+    rows.slice(1).map((m) => m.message_hash),
+  );
+  return [oldest!, ...rest];
 }
 
 /**
@@ -133,25 +153,6 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     }
   }
 
-  /**
-   * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
-   * order), so while the oldest is not anchored none after it is: that one call stands for the page, and the
-   * cost of waiting for the coordinator is one call per iteration, not one per waiting message (40 messages
-   * cost 159 eth_calls in CI's cost-per-claim run when the relayer reached them before the coordinator).
-   */
-  async function statuses(rows: readonly MessageRow[]): Promise<PromiseSettledResult<number>[]> {
-    if (rows.length === 0) return [];
-    const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
-    if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
-    return [
-      oldest!,
-      ...(await inboxStatuses(
-        ctx,
-        rows.slice(1).map((m) => m.message_hash),
-      )),
-    ];
-  }
-
   return async function tick(): Promise<boolean> {
     const rows = await ctx.repo.dueChanged(
       ctx.direction,
@@ -159,7 +160,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
       ctx.config.maxFetchMessagesFromDb,
       UNCHANGED_ROWS_MAX_AGE_MS,
     );
-    const results = await statuses(rows);
+    const results = await pageStatuses(ctx, rows);
     let firstError: unknown;
     const now = new Date();
     const anchored: StatusChange[] = [];
