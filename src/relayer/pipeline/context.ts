@@ -1,7 +1,8 @@
 import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
-import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
+import type { ChainConfig } from '../chain-config.js';
+import type { Direction, DirectionConfig, RelayerConfig } from '../config.js';
 import type { RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../claim/sender.js';
