@@ -30,8 +30,7 @@ import {
   type ClaimFacts,
   type ClaimRules,
 } from './plan.js';
-import { claimTarget, sendersOf, type DirectionContext } from '../pipeline/context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from '../pipeline/loop.js';
+import { claimTarget, duePage, sendersOf, type DirectionContext } from '../pipeline/context.js';
 import { estimateFees, type FeeEstimate } from '../pipeline/fees.js';
 
 export { encodeClaim, isClaimedOnChain } from './facts.js';
@@ -224,12 +223,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      CLAIMABLE,
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, CLAIMABLE);
     if (rows.length === 0) {
       for (const k of live(keys)) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;

@@ -8,8 +8,7 @@ import { toEip1559Fields } from '../signer.js';
 import { encodeClaimMessage } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
-import { claimTarget, type DirectionContext } from './context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
+import { claimTarget, duePage, type DirectionContext } from './context.js';
 import { locateSource, reorgedReason } from './reorg.js';
 
 /**
@@ -19,12 +18,7 @@ import { locateSource, reorgedReason } from './reorg.js';
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.SENT],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, [Status.SENT]);
     const changes = rows.map((m) => ({
       id: m.id,
       patch: { compressed_transaction_size: compressedClaimSize(ctx, m) },
@@ -154,12 +148,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.TRANSACTION_SIZE_COMPUTED],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, [Status.TRANSACTION_SIZE_COMPUTED]);
     const results = await pageStatuses(ctx, rows);
     let firstError: unknown;
     const now = new Date();

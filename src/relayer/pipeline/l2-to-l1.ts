@@ -4,8 +4,7 @@ import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js'
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { decodeMessageSent } from '../message-sent.js';
-import type { DirectionContext } from './context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
+import { duePage, type DirectionContext } from './context.js';
 import { locateSource, reorgedReason } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
@@ -189,12 +188,7 @@ export const finalizationFor = (byId: readonly FinalizationRow[], block: number)
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.SENT],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, [Status.SENT]);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // One read for the whole page; a message whose block no finalization covers yet waits for the next tick.
     const known = await ctx.repo.finalizationsCovering(
