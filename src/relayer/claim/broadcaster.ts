@@ -39,13 +39,6 @@ export interface Submitted {
   sent: Promise<void>;
 }
 
-/** A claim's `sent` and how to settle it. */
-interface Settle {
-  sent: Promise<void>;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 /**
  * The hash of a signed transaction is the keccak of its bytes: no need to parse it back, and the fast
  * keccak over bytes skips ethers' hex round trips.
@@ -54,7 +47,8 @@ export const transactionHash = (signed: string) => bytesToHex(keccak256(hexToByt
 
 const firstLine = (err: unknown) => (err as Error).message.split('\n')[0];
 
-function settleable(): Settle {
+/** A claim's `sent` and how to settle it. */
+function settleable() {
   let resolve!: () => void;
   let reject!: (err: unknown) => void;
   const sent = new Promise<void>((res, rej) => {
@@ -66,6 +60,7 @@ function settleable(): Settle {
   sent.catch(() => undefined);
   return { sent, resolve, reject };
 }
+type Settle = ReturnType<typeof settleable>;
 
 /**
  * The way of one signer's claims to the node: batches in nonce order, one after another, and what failed on

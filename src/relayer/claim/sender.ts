@@ -103,22 +103,12 @@ export class ClaimSender {
 
   /** Logs the pause once when it starts and once when it ends; the gauge follows it. */
   private setPaused(paused: boolean, detail?: string): void {
-    this.options.metrics?.noncePaused.set(
-      { direction: this.options.direction, signer: this.signer.address },
-      paused ? 1 : 0,
-    );
+    const fields = { direction: this.options.direction, signer: this.signer.address };
+    this.options.metrics?.noncePaused.set(fields, paused ? 1 : 0);
     if (paused === this.paused) return;
     this.paused = paused;
-    if (paused)
-      this.options.logger.error(
-        { direction: this.options.direction, signer: this.signer.address },
-        `claiming paused: ${detail}`,
-      );
-    else
-      this.options.logger.info(
-        { direction: this.options.direction, signer: this.signer.address },
-        'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain',
-      );
+    if (paused) this.options.logger.error(fields, `claiming paused: ${detail}`);
+    else this.options.logger.info(fields, 'claiming resumed: the database nonce is within MAX_NONCE_DIFF of the chain');
   }
 
   private nonceRowReady = false;
