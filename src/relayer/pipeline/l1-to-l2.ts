@@ -9,7 +9,7 @@ import { encodeClaimMessage } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { claimTarget, duePage, type DirectionContext } from './context.js';
-import { locateSource, reorgedReason } from './reorg.js';
+import { locateSource, markReorged } from './reorg.js';
 
 /**
  * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an
@@ -131,20 +131,7 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (last === undefined) return;
     if ((await locateSource(ctx, m)).found !== false) return;
     lastSourceCheck.delete(m.id);
-    if (
-      await ctx.repo.transition(
-        m.id,
-        [Status.TRANSACTION_SIZE_COMPUTED],
-        Status.NON_EXECUTABLE,
-        {},
-        reorgedReason(ctx, m, 'L2 has not anchored the message'),
-      )
-    ) {
-      ctx.logger.warn(
-        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
-        'message removed from L1 by a reorg; it is never claimed',
-      );
-    }
+    await markReorged(ctx, m, Status.TRANSACTION_SIZE_COMPUTED, 'L2 has not anchored the message');
   }
 
   return async function tick(): Promise<boolean> {

@@ -5,7 +5,7 @@ import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { decodeMessageSent } from '../message-sent.js';
 import { duePage, type DirectionContext } from './context.js';
-import { locateSource, reorgedReason } from './reorg.js';
+import { locateSource, markReorged } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
   `finalizations:${ctx.destination.contract}`;
@@ -152,14 +152,8 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
  */
 async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: string): Promise<void> {
   const source = await locateSource(ctx, m);
-  if (source.found === false) {
-    if (await ctx.repo.transition(m.id, [Status.SENT], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, evidence))) {
-      ctx.logger.warn(
-        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
-        'message removed from L2 by a reorg; it is never claimed',
-      );
-    }
-  } else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
+  if (source.found === false) await markReorged(ctx, m, Status.SENT, evidence);
+  else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
     const moved = {
       sent_block_number: String(source.blockNumber),
       sent_tx_hash: source.txHash,
