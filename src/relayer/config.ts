@@ -167,8 +167,8 @@ function extraChecks(values: Values): string[] {
   return problems;
 }
 
-/** Turns already-validated values into the typed, frozen config (exported for `l2stack dev`). */
-export function relayerConfigFrom(values: Values) {
+/** Turns already-validated values into the typed, frozen config. */
+function relayerConfigFrom(values: Values) {
   const v = values as unknown as AnyValues;
   const config = {
     logLevel: values.LOG_LEVEL,

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Registry } from 'prom-client';
 import { hostname } from 'node:os';
 import type { Common } from '../common/kernel.js';
 import type { DbClient } from '../common/db/client.js';
@@ -18,10 +17,8 @@ import { bootDirections } from './boot.js';
 import type { RelayerRun } from './direction.js';
 import { relayerReadiness } from './readiness.js';
 
-export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
-export type { RelayerConfig, Direction } from './config.js';
+export { loadRelayerConfig, type RelayerConfig } from './config.js';
 export { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
-export { MESSAGE_STATUSES, type MessageStatus } from './message/status.js';
 export { STANDING_BY } from './direction.js';
 
 /** The longest the API's build waits for the start's first round (./api/deferred.ts). */
@@ -91,7 +88,7 @@ export async function startRelayer({
   const tasks = [bootDirections(run, { registry: common.metrics, chains, fail })];
   if (config.cleaner.enabled) tasks.push(runCleaner(run));
 
-  const api = relayerApi(run, common.metrics, validateResponses, fail);
+  const api = relayerApi(run, common.metrics, fail, validateResponses);
   let server: RunningServer;
   try {
     server = await listen(api.listener, config.api.host, config.api.port, 'relayer API', {
@@ -125,12 +122,7 @@ export async function startRelayer({
  * The relayer API, built once the start's first round is out (./api/deferred.ts): its ~0.75 s of CPU would
  * otherwise run before the first claim, on the same thread.
  */
-function relayerApi(
-  run: RelayerRun,
-  registry: Registry,
-  validateResponses: boolean | undefined,
-  fail: (err: Error) => void,
-) {
+function relayerApi(run: RelayerRun, registry: Common['metrics'], fail: (err: Error) => void, validate?: boolean) {
   const readiness = relayerReadiness(run);
   registerReadinessGauge(registry, readiness);
   return deferredApi({
@@ -138,7 +130,7 @@ function relayerApi(
     build: async () => {
       const { createRelayerApp } = await import('./api/app.js');
       return createRelayerApp({ repo: run.repo, db: run.db, registry, readiness }, run.logger, {
-        validateResponses,
+        validateResponses: validate,
         rateLimit: run.config.api.rateLimit,
         admin: { token: run.config.api.adminToken },
       });

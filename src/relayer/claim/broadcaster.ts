@@ -3,7 +3,6 @@ import { keccak256 } from '../../common/eth/keccak.js';
 import type { Logger } from '../../common/log.js';
 import { BroadcastRefusedError, ForeignChainTransactionError, classifyBroadcastError } from '../broadcast-errors.js';
 import type { Chain } from '../chain.js';
-import type { Direction } from '../config.js';
 import type { MessageRow, RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { TxSigner } from '../signer.js';
@@ -78,7 +77,6 @@ export class ClaimBroadcaster {
       key: SignerKey;
       logger: Logger;
       metrics?: RelayerMetrics;
-      direction: Direction;
       /** A broadcast failed: the node's pending nonce as last read may be wrong. */
       failed(): void;
     },
@@ -151,7 +149,7 @@ export class ClaimBroadcaster {
 
   private accepted(c: SignedClaim, settle: Settle): void {
     this.o.metrics?.claimsSent.inc({
-      direction: this.o.direction,
+      direction: this.o.key.direction,
       sponsored: String(c.claim.sponsored),
       signer: this.o.signer.address,
     });
@@ -218,7 +216,7 @@ export class ClaimBroadcaster {
           'claim transaction accepted but not held by the node (its pending nonce stops there); rebroadcasting',
         );
         await this.send(lost.signed);
-        this.o.metrics?.rebroadcasts.inc({ direction: this.o.direction, trigger: 'after_send' });
+        this.o.metrics?.rebroadcasts.inc({ direction: this.o.key.direction, trigger: 'after_send' });
         last = pending;
       }
     } catch (err) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/log.js';
-import type { Check } from '../api/context.js';
+import type { Check } from '../../common/http/operator.js';
 import type { Chain } from '../chain.js';
 import type { Direction } from '../config.js';
 import type { RelayerMetrics } from '../metrics.js';

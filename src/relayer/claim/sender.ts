@@ -51,7 +51,6 @@ export class ClaimSender {
       key: this.key,
       logger: options.logger,
       metrics: options.metrics,
-      direction: options.direction,
       failed: () => (this.cachedNonce = undefined),
     });
   }
