@@ -22,6 +22,7 @@ export interface BootHooks {
 export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise<void> {
   if (run.enabled.length === 0) return;
   const { config, logger, signal } = run;
+  const { pinCheckIntervalMs } = config.operations;
   const [l1, l2] = await Promise.all([
     connectChain(
       { name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: hooks.registry, logger },
@@ -52,12 +53,12 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
     chains: [l1, l2],
     logger,
     metrics: run.metrics,
-    intervalMs: run.ops.pinCheckIntervalMs,
+    intervalMs: pinCheckIntervalMs,
   }));
   const pinLoop = runLoop({
     name: 'chain-pin',
     direction: 'all',
-    intervalMs: run.ops.pinCheckIntervalMs,
+    intervalMs: pinCheckIntervalMs,
     signal,
     logger,
     metrics: run.metrics,

@@ -227,7 +227,6 @@ function relayerConfigFrom(values: Values) {
 
 export type RelayerConfig = ReturnType<typeof relayerConfigFrom>;
 export type DirectionConfig = RelayerConfig['l1ToL2'];
-export type OperationsConfig = ReturnType<typeof operationsFrom>;
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object') {
@@ -252,13 +251,8 @@ export function parseRelayerEnv(source: Record<string, string | undefined>): {
     if (!(err instanceof ConfigError)) throw err;
     // The kernel also runs the cross-variable checks over the variables that parsed; a variable that failed
     // its own form is then "missing" to them: keep only its first (own) problem.
-    const seen = new Set<string>();
-    const problems = err.problems.filter((p) => {
-      const name = p.slice(0, p.indexOf(':'));
-      if (seen.has(name)) return false;
-      seen.add(name);
-      return true;
-    });
+    const nameOf = (p: string) => p.slice(0, p.indexOf(':'));
+    const problems = err.problems.filter((p, i, all) => all.findIndex((q) => nameOf(q) === nameOf(p)) === i);
     throw problems.length === err.problems.length ? err : new ConfigError(problems);
   }
 }

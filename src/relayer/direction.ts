@@ -2,7 +2,7 @@ import type { DbClient } from '../common/db/client.js';
 import { acquireLeadership } from '../common/db/lock.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
-import type { Direction, OperationsConfig, RelayerConfig } from './config.js';
+import type { Direction, RelayerConfig } from './config.js';
 import { Status, type MessageStatus } from './message/status.js';
 import type { RelayerRepository } from './db/repository.js';
 import { SignerFunds } from './claim/funds.js';
@@ -34,7 +34,6 @@ export interface DirectionHealth {
 /** What every direction of one relayer shares. */
 export interface RelayerRun {
   config: RelayerConfig;
-  ops: OperationsConfig;
   db: DbClient;
   schema: string;
   repo: RelayerRepository;
@@ -176,6 +175,7 @@ async function pinHolds(run: RelayerRun, d: Direction, signal: AbortSignal): Pro
 /** The direction's loops, each at its own interval: listener, anchoring, claiming, receipts, re-simulation, stuck. */
 function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal): Promise<void>[] {
   const d = ctx.direction;
+  const ops = run.config.operations;
   // The loops that read messages of a status are woken when this process moves messages into it (waker.ts).
   const wakers = new Map<MessageStatus, Waker[]>();
   const unsubscribe = run.repo.onEntered((status) => {
@@ -213,14 +213,14 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
     loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)),
   );
   // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
-  if (run.ops.resimulate.enabled)
+  if (ops.resimulate.enabled)
     loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
   // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
   loops.push(
     loop(
       'stuck',
-      Math.min(Math.max((run.ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000),
-      createStuckWatcher(ctx, run.ops.stuckAfterSeconds),
+      Math.min(Math.max((ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000),
+      createStuckWatcher(ctx, ops.stuckAfterSeconds),
     ),
   );
   return loops;

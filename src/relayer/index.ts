@@ -63,13 +63,13 @@ export async function startRelayer({
   await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
   const repo = new RelayerRepository(db, schema, instance);
-  const ops = config.operations;
-  const metrics = createRelayerMetrics(common.metrics, repo, { stuckAfterSeconds: ops.stuckAfterSeconds });
+  const metrics = createRelayerMetrics(common.metrics, repo, {
+    stuckAfterSeconds: config.operations.stuckAfterSeconds,
+  });
   const controller = new AbortController();
   const enabled = enabledDirections(config, logger);
   const run: RelayerRun = {
     config,
-    ops,
     db,
     schema,
     repo,
