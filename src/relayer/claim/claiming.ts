@@ -2,9 +2,10 @@
  * The claim step, read top to bottom in this folder: claiming.ts (the loop: due ANCHORED and FEE_UNDERPRICED
  * messages, planned concurrently, handed to signers), plan.ts (what to do with one message: a pure function of
  * the facts), facts.ts (what the destination chain is asked: estimate, already claimed, rate limit), calldata.ts
- * (the claim's calldata), keys.ts and funds.ts (which signer pays, and the pause when none can), sender.ts (sign,
- * record and broadcast), lease.ts (nonces leased and messages moved to PENDING in one transaction). A status
- * moves only through ../message/ (the transition table and its one writer).
+ * (the claim's calldata), keys.ts and funds.ts (which signer pays, and the pause when none can), sender.ts (sign
+ * and record), lease.ts (nonces leased and messages moved to PENDING in one transaction), broadcaster.ts (sent in
+ * nonce order, what failed given back). A status moves only through ../message/ (the transition table and its one
+ * writer).
  */
 import { concurrency } from '../../common/concurrency.js';
 import type { MessageRow } from '../db/rows.js';
