@@ -34,8 +34,6 @@ import {
 import { claimTarget, duePage, sendersOf, type DirectionContext } from '../pipeline/context.js';
 import { estimateFees, type FeeEstimate } from '../pipeline/fees.js';
 
-export { encodeClaim, isClaimedOnChain } from './facts.js';
-
 const PLAN_CONCURRENCY = 16;
 /** Claims leased, signed and recorded per database transaction. */
 const SUBMIT_CHUNK = 32;

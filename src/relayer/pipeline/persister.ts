@@ -17,8 +17,6 @@ import {
 import { replaceClaim } from './replacement.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 
-export { LOST_CLAIM_GRACE_MS, bumped } from './receipt-plan.js';
-
 /**
  * A claim past REBROADCAST_AFTER_MS (not at its signer's lowest nonce) is looked up at most this often: every
  * receipt iteration (a few per second) asked the node about every such claim, 0.7 lookups per claim in the
