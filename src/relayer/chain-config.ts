@@ -78,8 +78,9 @@ export function chainEnv<P extends 'L1' | 'L2'>(p: P) {
 /** The checks of one chain's variables that need more than one of them: the calldata filter, the extra keys. */
 export function chainProblems(v: Record<string, unknown>, p: 'L1' | 'L2'): string[] {
   const problems: string[] = [];
-  const expr = v[`${p}_EVENT_FILTER_CALLDATA`] as string | undefined;
-  const iface = v[`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`] as string | undefined;
+  const get = (suffix: string) => v[`${p}_${suffix}`] as string | undefined;
+  const expr = get('EVENT_FILTER_CALLDATA');
+  const iface = get('EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE');
   if ((expr === undefined) !== (iface === undefined)) {
     const [set, unset] =
       expr === undefined
@@ -104,11 +105,7 @@ export function chainProblems(v: Record<string, unknown>, p: 'L1' | 'L2'): strin
       );
   }
   problems.push(
-    ...parseExtraKeys(
-      v[`${p}_SIGNER_PRIVATE_KEYS`] as string | undefined,
-      `${p}_SIGNER_PRIVATE_KEYS`,
-      v[`${p}_SIGNER_PRIVATE_KEY`] as string | undefined,
-    ).problems,
+    ...parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, get('SIGNER_PRIVATE_KEY')).problems,
   );
   return problems;
 }
