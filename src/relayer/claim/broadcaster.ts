@@ -123,7 +123,10 @@ export class ClaimBroadcaster {
     const acceptedAfter = refusedAt >= 0 && results.some((r, k) => k > refusedAt && r.status === 'fulfilled');
     if (results.some((r) => r.status === 'rejected')) this.o.failed();
     const accept = (k: number) => {
-      if (results[k]!.status === 'fulfilled') this.accepted(window[k]!, settle[at + k]!);
+      if (results[k]!.status !== 'fulfilled') return;
+      const sponsored = String(window[k]!.claim.sponsored);
+      this.o.metrics?.claimsSent.inc({ direction: this.o.key.direction, sponsored, signer: this.o.signer.address });
+      settle[at + k]!.resolve();
     };
     if (refusedAt < 0 || acceptedAfter) {
       await this.resendLost(window.filter((_, k) => results[k]!.status === 'fulfilled'));
@@ -145,15 +148,6 @@ export class ClaimBroadcaster {
       settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${c.hash}: ${why}`, insufficientFunds, err));
     }
     return false;
-  }
-
-  private accepted(c: SignedClaim, settle: Settle): void {
-    this.o.metrics?.claimsSent.inc({
-      direction: this.o.key.direction,
-      sponsored: String(c.claim.sponsored),
-      signer: this.o.signer.address,
-    });
-    settle.resolve();
   }
 
   /**
