@@ -63,9 +63,7 @@ export async function startRelayer({
   await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
   const repo = new RelayerRepository(db, schema, instance);
-  const metrics = createRelayerMetrics(common.metrics, repo, {
-    stuckAfterSeconds: config.operations.stuckAfterSeconds,
-  });
+  const metrics = createRelayerMetrics(common.metrics, repo, config.operations);
   const controller = new AbortController();
   const enabled = enabledDirections(config, logger);
   const run: RelayerRun = {
