@@ -44,6 +44,12 @@ export class ClaimSender {
       primary?: boolean;
     },
   ) {
+    this.key = {
+      chainId: chain.chainId.toString(),
+      address: signer.address,
+      direction: options.direction,
+      primary: this.primary,
+    };
     this.out = new ClaimBroadcaster({
       repo,
       chain,
@@ -55,6 +61,8 @@ export class ClaimSender {
     });
   }
 
+  /** The signer's nonce row and the PENDING claims that hold its nonces (lease.ts). */
+  private readonly key: SignerKey;
   /** Where signed claims go out (broadcaster.ts). */
   private readonly out: ClaimBroadcaster;
 
@@ -139,16 +147,6 @@ export class ClaimSender {
       this.mined ??= onChain;
     }
     return this.out.inOrder(leased);
-  }
-
-  /** The signer's nonce row and the PENDING claims that hold its nonces (lease.ts). */
-  private get key(): SignerKey {
-    return {
-      chainId: this.chain.chainId.toString(),
-      address: this.signer.address,
-      direction: this.options.direction,
-      primary: this.primary,
-    };
   }
 
   /** Claims that may take nonces from `nonce` within MAX_NONCE_DIFF of the chain's; none: paused (NonceGapError). */
