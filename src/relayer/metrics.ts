@@ -32,6 +32,13 @@ export function createRelayerMetrics(
     for (const d of ['L1_TO_L2', 'L2_TO_L1'] as const) g.set({ direction: d }, counts.get(d) ?? 0);
   });
   return {
+    claimLatency: histogram(
+      registry,
+      'relayer_claim_latency_seconds',
+      'Time from seeing a message anchored to seeing its claim receipt.',
+      ['direction'],
+      [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800],
+    ),
     listenerLag: gauge(
       registry,
       'relayer_listener_lag_blocks',
@@ -47,6 +54,7 @@ export function createRelayerMetrics(
       'MessageSent events stored, by direction and first status.',
       ['direction', 'status'],
     ),
+    ...claimMetrics(registry),
     pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', [
       'direction',
       'poller',
@@ -61,20 +69,12 @@ export function createRelayerMetrics(
       '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.',
       ['chain'],
     ),
-    ...claimMetrics(registry),
   };
 }
 
 /** What claiming does: claims sent and resolved, replacements and rebroadcasts, pauses, balances and spend. */
 function claimMetrics(registry: Registry) {
   return {
-    claimLatency: histogram(
-      registry,
-      'relayer_claim_latency_seconds',
-      'Time from seeing a message anchored to seeing its claim receipt.',
-      ['direction'],
-      [0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800],
-    ),
     claimsSent: counter(
       registry,
       'relayer_claims_sent_total',
