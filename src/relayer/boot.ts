@@ -1,11 +1,10 @@
 import type { Registry } from 'prom-client';
 import { sleep } from '../common/shutdown.js';
-import { pooledRpc } from '../common/chain/pool.js';
 import { connectChain, type Chain } from './chain.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
 import { directionSigners, runDirection, type RelayerRun } from './direction.js';
 import { runLoop } from './pipeline/loop.js';
-import { ChainPinWatch } from './pin-watch.js';
+import { ChainPinWatch, genesisHash } from './pin-watch.js';
 
 /** The chains a relayer connected to (destroyed on stop) and how to report that it cannot run at all. */
 export interface BootHooks {
@@ -22,6 +21,7 @@ export interface BootHooks {
 export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise<void> {
   if (run.enabled.length === 0) return;
   const { config, logger, signal } = run;
+  const { pinCheckIntervalMs } = config.operations;
   const [l1, l2] = await Promise.all([
     connectChain(
       { name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: hooks.registry, logger },
@@ -52,12 +52,12 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
     chains: [l1, l2],
     logger,
     metrics: run.metrics,
-    intervalMs: run.ops.pinCheckIntervalMs,
+    intervalMs: pinCheckIntervalMs,
   }));
   const pinLoop = runLoop({
     name: 'chain-pin',
     direction: 'all',
-    intervalMs: run.ops.pinCheckIntervalMs,
+    intervalMs: pinCheckIntervalMs,
     signal,
     logger,
     metrics: run.metrics,
@@ -78,9 +78,8 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
 async function chainIdentity(run: RelayerRun, c: Chain): Promise<ChainIdentity | undefined> {
   for (let warned = false; ; warned = true) {
     try {
-      const genesis = await pooledRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]);
-      if (!genesis?.hash) throw new Error('the node has no block 0');
-      return { layer: c.name, chainId: c.chainId.toString(), genesisHash: genesis.hash, contractAddress: c.contract };
+      const genesis = await genesisHash(c.url);
+      return { layer: c.name, chainId: c.chainId.toString(), genesisHash: genesis, contractAddress: c.contract };
     } catch (err) {
       if (!warned)
         run.logger.warn({ chain: c.name, err: (err as Error).message }, 'reading the genesis block failed; retrying');

@@ -1,13 +1,10 @@
-import { FunctionFragment } from 'ethers';
 import { ConfigError, env, parseEnv, type EnvValues } from '../common/config/env.js';
 import { databaseEnv, databaseConfigFrom } from '../common/db/config.js';
 import { httpEnv, httpLimitsFrom } from '../common/config/http-env.js';
 import { rateLimitFrom } from '../common/http/rate-limit.js';
 import { LOG_LEVELS } from '../common/log.js';
-import { compileCalldataFilter } from './calldata-filter.js';
-import { MAX_EXTRA_SIGNER_KEYS, parseExtraKeys, signerProblems } from './signer-config.js';
-
-export { MAX_EXTRA_SIGNER_KEYS, parseExtraKeys };
+import { chainConfig, chainEnv, chainProblems } from './chain-config.js';
+import { signerProblems } from './signer-config.js';
 
 /**
  * Configuration of `l2stack relayer`, from environment variables only (interface area C). Variable names
@@ -15,80 +12,8 @@ export { MAX_EXTRA_SIGNER_KEYS, parseExtraKeys };
  * safe one and is documented in docs/relayer.md and .env.example.
  */
 
-export const SIGNER_TYPES = ['private-key', 'remote-signer', 'kms'] as const;
-export type SignerType = (typeof SIGNER_TYPES)[number];
 export const DIRECTIONS = ['L1_TO_L2', 'L2_TO_L1'] as const;
 export type Direction = (typeof DIRECTIONS)[number];
-
-const DEFAULT_CONFIRMATIONS = 4;
-
-function chainEnv<P extends 'L1' | 'L2'>(p: P) {
-  return {
-    [`${p}_CONTRACT_ADDRESS`]: env.address({ required: true }).describe("The chain's message service."),
-    [`${p}_RPC_URL`]: env.url({ required: true }).describe("The chain's JSON-RPC node."),
-    [`${p}_EVENT_FILTER_CALLDATA`]: env
-      .string()
-      .describe('Filtrex expression over calldata.* a message must pass (else EXCLUDED); needs the interface below.'),
-    [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`]: env
-      .string()
-      .describe('Signature decoding the calldata, arguments named, e.g. record(uint256 amount, bytes note).'),
-    [`${p}_EVENT_FILTER_FROM_ADDRESS`]: env.address().describe('Only messages from this sender (else EXCLUDED).'),
-    [`${p}_EVENT_FILTER_TO_ADDRESS`]: env.address().describe('Only messages to this recipient (else EXCLUDED).'),
-    [`${p}_LISTENER_BLOCK_CONFIRMATION`]: env
-      .integer({ default: DEFAULT_CONFIRMATIONS })
-      .describe(
-        'Confirmations before an event is processed (negative = the default): the deepest reorg the chain can have.',
-      ),
-    [`${p}_LISTENER_INITIAL_FROM_BLOCK`]: env
-      .integer({ default: -1 })
-      .describe('First block listened to: -1 = resume from the database, else the head; n = block n.'),
-    [`${p}_LISTENER_INTERVAL`]: env
-      .integer({ min: 1, default: 4_000 })
-      .describe('Polling interval (ms), also pacing the loops of the direction claimed on this chain.'),
-    [`${p}_LISTENER_RECEIPT_POLLING_INTERVAL`]: env
-      .integer({ min: 1, default: 4_000 })
-      .describe('Receipt polling interval (ms).'),
-    [`${p}_MAX_BLOCKS_TO_FETCH_LOGS`]: env
-      .integer({ min: 1, default: 1_000 })
-      .describe('Largest eth_getLogs window (blocks).'),
-    [`${p}_CLAIM_VIA_ADDRESS`]: env
-      .address()
-      .describe('Contract claims are sent through, same calldata (it must forward calldata, value and revert data).'),
-    [`${p}_MAX_GAS_FEE_ENFORCED`]: env
-      .boolean({ default: false })
-      .describe('A claim whose uncapped fee exceeds MAX_FEE_PER_GAS_CAP is not sent (FEE_UNDERPRICED).'),
-    [`${p}_SIGNER_MIN_BALANCE_WEI`]: env
-      .bigint({ min: 0n, default: 0n })
-      .describe(
-        'Ours: claiming on this chain pauses while the signer holds less (0 = only when the next claim cannot pay).',
-      ),
-    [`${p}_SIGNER_TYPE`]: env
-      .oneOf(SIGNER_TYPES, { required: true })
-      .describe('private-key, remote-signer (Web3Signer) or kms (AWS KMS secp256k1 key).'),
-    [`${p}_SIGNER_PRIVATE_KEY`]: env.hex32({ sensitivity: 'secret' }).describe('Signing key (private-key).'),
-    [`${p}_SIGNER_PRIVATE_KEYS`]: env
-      .string({ sensitivity: 'secret' })
-      .describe(
-        'Ours: extra keys claiming beside it, comma-separated, at most 16, each with its own nonces (private-key).',
-      ),
-    [`${p}_KMS_KEY_ID`]: env.string().describe('KMS key id (kms; standard AWS_* credentials apply).'),
-    [`${p}_KMS_REGION`]: env.string().describe("KMS region (kms); unset = the SDK's default."),
-    [`${p}_REMOTE_SIGNER_ENDPOINT`]: env.url().describe('Web3Signer endpoint (remote-signer).'),
-    [`${p}_REMOTE_SIGNER_PUBLIC_KEY`]: env.hex().describe('Public key of the signing key (remote-signer).'),
-    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PATH`]: env
-      .string()
-      .describe('Client keystore (PKCS#12) for mutual TLS; set, the other three TLS variables are required.'),
-    [`${p}_REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD`]: env
-      .string({ sensitivity: 'secret' })
-      .describe('Password of the keystore.'),
-    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PATH`]: env
-      .string()
-      .describe('Truststore (PKCS#12) the signer certificate is checked against.'),
-    [`${p}_REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD`]: env
-      .string({ sensitivity: 'secret' })
-      .describe('Password of the truststore.'),
-  } as const;
-}
 
 /** Stuck detection, the chain pin's re-check and NON_EXECUTABLE re-simulation (ours). */
 const operationsEnv = {
@@ -213,19 +138,6 @@ export const relayerEnv = {
 type Values = EnvValues<typeof relayerEnv>;
 type AnyValues = Record<string, unknown>;
 
-export type SignerConfig =
-  | { type: 'private-key'; privateKey: string }
-  | {
-      type: 'remote-signer';
-      endpoint: string;
-      publicKey: string;
-      /** Present only when the keystore path is set. */
-      tls:
-        | { keystorePath: string; keystorePassword: string; truststorePath: string; truststorePassword: string }
-        | undefined;
-    }
-  | { type: 'kms'; keyId: string; region: string | undefined };
-
 function operationsFrom(values: EnvValues<typeof operationsEnv>) {
   return {
     stuckAfterSeconds: values.RELAYER_STUCK_AFTER_SECONDS,
@@ -248,114 +160,15 @@ function extraChecks(values: Values): string[] {
       `API_ADMIN_TOKEN: must be at least 32 characters (got ${values.API_ADMIN_TOKEN.length}); e.g. openssl rand -hex 32`,
     );
   }
-  for (const p of ['L1', 'L2'] as const) {
-    const expr = v[`${p}_EVENT_FILTER_CALLDATA`] as string | undefined;
-    const iface = v[`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`] as string | undefined;
-    if ((expr === undefined) !== (iface === undefined)) {
-      const [set, unset] =
-        expr === undefined
-          ? [`${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`, `${p}_EVENT_FILTER_CALLDATA`]
-          : [`${p}_EVENT_FILTER_CALLDATA`, `${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE`];
-      problems.push(`${unset}: required when ${set} is set (the calldata filter needs both)`);
-    }
-    if (iface !== undefined) {
-      try {
-        FunctionFragment.from(iface); // the leading `function` keyword is optional
-      } catch {
-        problems.push(
-          `${p}_EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE: expected a function signature with named typed arguments, e.g. "transfer(address to, uint256 amount)", got "${iface}"`,
-        );
-      }
-    }
-    if (expr !== undefined) {
-      const error = compileCalldataFilter(expr).error;
-      if (error)
-        problems.push(
-          `${p}_EVENT_FILTER_CALLDATA: expected a filter expression over calldata.* (e.g. calldata.funcSignature == "0x26dfbc20" and calldata.amount > 0): ${error}`,
-        );
-    }
-    problems.push(
-      ...parseExtraKeys(
-        v[`${p}_SIGNER_PRIVATE_KEYS`] as string | undefined,
-        `${p}_SIGNER_PRIVATE_KEYS`,
-        v[`${p}_SIGNER_PRIVATE_KEY`] as string | undefined,
-      ).problems,
-    );
-  }
+  for (const p of ['L1', 'L2'] as const) problems.push(...chainProblems(v, p));
   // The L2 signer claims L1→L2 messages, the L1 signer L2→L1 messages.
   problems.push(...signerProblems(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED));
   problems.push(...signerProblems(v, 'L1', values.L2_L1_AUTO_CLAIM_ENABLED));
   return problems;
 }
 
-function chainConfig(v: AnyValues, p: 'L1' | 'L2', signerNeeded: boolean) {
-  const get = <T>(suffix: string) => v[`${p}_${suffix}`] as T;
-  const expr = get<string | undefined>('EVENT_FILTER_CALLDATA');
-  const iface = get<string | undefined>('EVENT_FILTER_CALLDATA_FUNCTION_INTERFACE');
-  const calldata =
-    expr !== undefined && iface !== undefined
-      ? { expression: expr, functionInterface: FunctionFragment.from(iface).format('full') }
-      : undefined;
-  const fromAddress = get<string | undefined>('EVENT_FILTER_FROM_ADDRESS');
-  const toAddress = get<string | undefined>('EVENT_FILTER_TO_ADDRESS');
-  const confirmations = get<number>('LISTENER_BLOCK_CONFIRMATION');
-  const initial = get<number>('LISTENER_INITIAL_FROM_BLOCK');
-  let signer: SignerConfig | undefined;
-  const type = get<SignerType>('SIGNER_TYPE');
-  if (signerNeeded) {
-    if (type === 'private-key') signer = { type, privateKey: get<string>('SIGNER_PRIVATE_KEY') };
-    else if (type === 'kms')
-      signer = { type, keyId: get<string>('KMS_KEY_ID'), region: get<string | undefined>('KMS_REGION') };
-    else {
-      const keystorePath = get<string | undefined>('REMOTE_SIGNER_TLS_KEYSTORE_PATH');
-      signer = {
-        type,
-        endpoint: get<string>('REMOTE_SIGNER_ENDPOINT'),
-        publicKey: get<string>('REMOTE_SIGNER_PUBLIC_KEY'),
-        tls:
-          keystorePath === undefined
-            ? undefined
-            : {
-                keystorePath,
-                keystorePassword: get<string>('REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD'),
-                truststorePath: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PATH'),
-                truststorePassword: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD'),
-              },
-      };
-    }
-  }
-  const extraKeys =
-    signer?.type === 'private-key'
-      ? parseExtraKeys(get('SIGNER_PRIVATE_KEYS'), `${p}_SIGNER_PRIVATE_KEYS`, signer.privateKey).keys
-      : [];
-  return {
-    rpcUrl: get<string>('RPC_URL'),
-    contractAddress: get<string>('CONTRACT_ADDRESS'),
-    listener: {
-      blockConfirmation: confirmations >= 0 ? confirmations : DEFAULT_CONFIRMATIONS,
-      initialFromBlock: initial >= 0 ? initial : undefined,
-      intervalMs: get<number>('LISTENER_INTERVAL'),
-      receiptPollingIntervalMs: get<number>('LISTENER_RECEIPT_POLLING_INTERVAL'),
-      maxBlocksToFetchLogs: get<number>('MAX_BLOCKS_TO_FETCH_LOGS'),
-      eventFilters:
-        fromAddress !== undefined || toAddress !== undefined || calldata !== undefined
-          ? { fromAddress, toAddress, calldata }
-          : undefined,
-    },
-    claimViaAddress: get<string | undefined>('CLAIM_VIA_ADDRESS'),
-    maxGasFeeEnforced: get<boolean>('MAX_GAS_FEE_ENFORCED'),
-    signerMinBalanceWei: get<bigint>('SIGNER_MIN_BALANCE_WEI'),
-    /** Undefined when no enabled direction claims on this chain (no key is then required). */
-    signer,
-    /** Extra signers claiming beside `signer`, each with its own nonces (`*_SIGNER_PRIVATE_KEYS`, private-key only). */
-    extraSigners: extraKeys.map((privateKey): SignerConfig => ({ type: 'private-key', privateKey })),
-  };
-}
-
-export type ChainConfig = ReturnType<typeof chainConfig>;
-
-/** Turns already-validated values into the typed, frozen config (exported for `l2stack dev`). */
-export function relayerConfigFrom(values: Values) {
+/** Turns already-validated values into the typed, frozen config. */
+function relayerConfigFrom(values: Values) {
   const v = values as unknown as AnyValues;
   const config = {
     logLevel: values.LOG_LEVEL,
@@ -414,7 +227,6 @@ export function relayerConfigFrom(values: Values) {
 
 export type RelayerConfig = ReturnType<typeof relayerConfigFrom>;
 export type DirectionConfig = RelayerConfig['l1ToL2'];
-export type OperationsConfig = ReturnType<typeof operationsFrom>;
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object') {
@@ -439,13 +251,8 @@ export function parseRelayerEnv(source: Record<string, string | undefined>): {
     if (!(err instanceof ConfigError)) throw err;
     // The kernel also runs the cross-variable checks over the variables that parsed; a variable that failed
     // its own form is then "missing" to them: keep only its first (own) problem.
-    const seen = new Set<string>();
-    const problems = err.problems.filter((p) => {
-      const name = p.slice(0, p.indexOf(':'));
-      if (seen.has(name)) return false;
-      seen.add(name);
-      return true;
-    });
+    const nameOf = (p: string) => p.slice(0, p.indexOf(':'));
+    const problems = err.problems.filter((p, i, all) => all.findIndex((q) => nameOf(q) === nameOf(p)) === i);
     throw problems.length === err.problems.length ? err : new ConfigError(problems);
   }
 }

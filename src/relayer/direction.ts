@@ -2,7 +2,7 @@ import type { DbClient } from '../common/db/client.js';
 import { acquireLeadership } from '../common/db/lock.js';
 import type { Logger } from '../common/log.js';
 import type { Chain } from './chain.js';
-import type { Direction, OperationsConfig, RelayerConfig } from './config.js';
+import type { Direction, RelayerConfig } from './config.js';
 import { Status, type MessageStatus } from './message/status.js';
 import type { RelayerRepository } from './db/repository.js';
 import { SignerFunds } from './claim/funds.js';
@@ -34,7 +34,6 @@ export interface DirectionHealth {
 /** What every direction of one relayer shares. */
 export interface RelayerRun {
   config: RelayerConfig;
-  ops: OperationsConfig;
   db: DbClient;
   schema: string;
   repo: RelayerRepository;
@@ -73,7 +72,7 @@ export async function runDirection(
 ): Promise<void> {
   const { config, logger, signal } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
-  const [originConfig, destinationConfig] = d === 'L1_TO_L2' ? [config.l1, config.l2] : [config.l2, config.l1];
+  const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
   const signers = await made;
   const h = run.health[d]!;
   const funds = (run.funds[d] = signers.map(
@@ -102,34 +101,7 @@ export async function runDirection(
       const halt = new AbortController();
       const unsubscribe = run.pin?.whenMismatched(() => halt.abort()) ?? (() => true);
       const s = AbortSignal.any([led, halt.signal]);
-      const senders = signers.map(
-        (sg, i) =>
-          new ClaimSender(run.repo, destination, sg, {
-            maxNonceDiff: config.claiming.maxNonceDiff,
-            logger,
-            metrics: run.metrics,
-            direction: d,
-            primary: i === 0,
-          }),
-      );
-      const ctx: DirectionContext = {
-        direction: d,
-        config,
-        dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
-        origin,
-        originConfig,
-        destination,
-        destinationConfig,
-        repo: run.repo,
-        metrics: run.metrics,
-        logger: logger.child({ direction: d }),
-        sender: senders[0]!,
-        senders,
-        health: h,
-        signal: s,
-        funds,
-        pin: run.pin,
-      };
+      const ctx = directionContext(run, d, [origin, destination], signers, funds, s);
       logger.info(
         {
           direction: d,
@@ -148,6 +120,46 @@ export async function runDirection(
   }
 }
 
+/** One run of a direction's loops: a sender per signer (the primary first) on the direction's chains. */
+function directionContext(
+  run: RelayerRun,
+  d: Direction,
+  [origin, destination]: [Chain, Chain],
+  signers: TxSigner[],
+  funds: SignerFunds[],
+  signal: AbortSignal,
+): DirectionContext {
+  const { config, logger } = run;
+  const senders = signers.map(
+    (sg, i) =>
+      new ClaimSender(run.repo, destination, sg, {
+        maxNonceDiff: config.claiming.maxNonceDiff,
+        logger,
+        metrics: run.metrics,
+        direction: d,
+        primary: i === 0,
+      }),
+  );
+  return {
+    direction: d,
+    config,
+    dir: d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1,
+    origin,
+    originConfig: d === 'L1_TO_L2' ? config.l1 : config.l2,
+    destination,
+    destinationConfig: d === 'L1_TO_L2' ? config.l2 : config.l1,
+    repo: run.repo,
+    metrics: run.metrics,
+    logger: logger.child({ direction: d }),
+    sender: senders[0]!,
+    senders,
+    health: run.health[d]!,
+    signal,
+    funds,
+    pin: run.pin,
+  };
+}
+
 /**
  * Whether the direction may run: at once while the chains match their pin as last read (the start's check, then
  * every RELAYER_PIN_CHECK_INTERVAL_MS: no round trip before the first claim); else its state names the mismatch
@@ -163,6 +175,7 @@ async function pinHolds(run: RelayerRun, d: Direction, signal: AbortSignal): Pro
 /** The direction's loops, each at its own interval: listener, anchoring, claiming, receipts, re-simulation, stuck. */
 function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal): Promise<void>[] {
   const d = ctx.direction;
+  const ops = run.config.operations;
   // The loops that read messages of a status are woken when this process moves messages into it (waker.ts).
   const wakers = new Map<MessageStatus, Waker[]>();
   const unsubscribe = run.repo.onEntered((status) => {
@@ -200,14 +213,14 @@ function startLoops(run: RelayerRun, ctx: DirectionContext, signal: AbortSignal)
     loop('receipts', di.receiptPollingIntervalMs, createReceiptPersister(ctx)),
   );
   // Re-simulation times are a minute apart by default: a look every 5 s is soon enough and costs next to nothing.
-  if (run.ops.resimulate.enabled)
+  if (ops.resimulate.enabled)
     loops.push(loop('resimulation', Math.max(di.intervalMs, 5_000), createResimulationProcessor(ctx)));
   // Often enough that a stuck message is logged soon after it crosses the threshold, never more than every second.
   loops.push(
     loop(
       'stuck',
-      Math.min(Math.max((run.ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000),
-      createStuckWatcher(ctx, run.ops.stuckAfterSeconds),
+      Math.min(Math.max((ops.stuckAfterSeconds * 1_000) / 4, 1_000), 30_000),
+      createStuckWatcher(ctx, ops.stuckAfterSeconds),
     ),
   );
   return loops;

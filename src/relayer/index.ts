@@ -11,15 +11,14 @@ import type { Direction, RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
+import { directionPrefix } from './pipeline/context.js';
 import { runLoop } from './pipeline/loop.js';
 import { bootDirections } from './boot.js';
 import type { RelayerRun } from './direction.js';
 import { relayerReadiness } from './readiness.js';
 
-export { loadRelayerConfig, parseRelayerEnv, relayerConfigFrom, relayerEnv } from './config.js';
-export type { RelayerConfig, Direction } from './config.js';
+export { loadRelayerConfig, type RelayerConfig } from './config.js';
 export { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
-export { MESSAGE_STATUSES, type MessageStatus } from './message/status.js';
 export { STANDING_BY } from './direction.js';
 
 /** The longest the API's build waits for the start's first round (./api/deferred.ts). */
@@ -64,13 +63,11 @@ export async function startRelayer({
   await db.query('relayer.migrate', (knex) => migrate(knex, schema, relayerMigrations));
   const instance = `relayer ${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
   const repo = new RelayerRepository(db, schema, instance);
-  const ops = config.operations;
-  const metrics = createRelayerMetrics(common.metrics, repo, { stuckAfterSeconds: ops.stuckAfterSeconds });
+  const metrics = createRelayerMetrics(common.metrics, repo, config.operations);
   const controller = new AbortController();
   const enabled = enabledDirections(config, logger);
   const run: RelayerRun = {
     config,
-    ops,
     db,
     schema,
     repo,
@@ -89,25 +86,7 @@ export async function startRelayer({
   const tasks = [bootDirections(run, { registry: common.metrics, chains, fail })];
   if (config.cleaner.enabled) tasks.push(runCleaner(run));
 
-  const readiness = relayerReadiness(run);
-  registerReadinessGauge(common.metrics, readiness);
-  // Built once the start's first round is out (./api/deferred.ts): its ~0.75 s of CPU would otherwise run
-  // before the first claim, on the same thread.
-  const api = deferredApi({
-    maxWaitMs: API_BUILD_MAX_WAIT_MS,
-    build: async () => {
-      const { createRelayerApp } = await import('./api/app.js');
-      return createRelayerApp({ repo, db, registry: common.metrics, readiness }, logger, {
-        validateResponses,
-        rateLimit: config.api.rateLimit,
-        admin: { token: config.api.adminToken },
-      });
-    },
-    failed: (err) => {
-      logger.error({ err }, 'the relayer API could not be built');
-      fail(err);
-    },
-  });
+  const api = relayerApi(run, common.metrics, fail, validateResponses);
   let server: RunningServer;
   try {
     server = await listen(api.listener, config.api.host, config.api.port, 'relayer API', {
@@ -137,6 +116,30 @@ export async function startRelayer({
   return { url: server.url, schema, instance, stop, fatal };
 }
 
+/**
+ * The relayer API, built once the start's first round is out (./api/deferred.ts): its ~0.75 s of CPU would
+ * otherwise run before the first claim, on the same thread.
+ */
+function relayerApi(run: RelayerRun, registry: Common['metrics'], fail: (err: Error) => void, validate?: boolean) {
+  const readiness = relayerReadiness(run);
+  registerReadinessGauge(registry, readiness);
+  return deferredApi({
+    maxWaitMs: API_BUILD_MAX_WAIT_MS,
+    build: async () => {
+      const { createRelayerApp } = await import('./api/app.js');
+      return createRelayerApp({ repo: run.repo, db: run.db, registry, readiness }, run.logger, {
+        validateResponses: validate,
+        rateLimit: run.config.api.rateLimit,
+        admin: { token: run.config.api.adminToken },
+      });
+    },
+    failed: (err) => {
+      run.logger.error({ err }, 'the relayer API could not be built');
+      fail(err);
+    },
+  });
+}
+
 /** The directions whose auto-claim is on; a warning for each that would exclude every message, and when none is on. */
 function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
   const enabled: Direction[] = [];
@@ -147,7 +150,7 @@ function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
     if (!dc.eoaEnabled && !dc.calldataEnabled) {
       logger.warn(
         { direction: d },
-        `${d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1'}_EOA_ENABLED and _CALLDATA_ENABLED are both false: every message of this direction will be EXCLUDED`,
+        `${directionPrefix(d)}_EOA_ENABLED and _CALLDATA_ENABLED are both false: every message of this direction will be EXCLUDED`,
       );
     }
   }

@@ -54,6 +54,27 @@ export function createRelayerMetrics(
       'MessageSent events stored, by direction and first status.',
       ['direction', 'status'],
     ),
+    ...claimMetrics(registry),
+    pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', [
+      'direction',
+      'poller',
+    ]),
+    pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', [
+      'direction',
+      'poller',
+    ]),
+    chainPinMismatch: gauge(
+      registry,
+      'relayer_chain_pin_mismatch',
+      '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.',
+      ['chain'],
+    ),
+  };
+}
+
+/** What claiming does: claims sent and resolved, replacements and rebroadcasts, pauses, balances and spend. */
+function claimMetrics(registry: Registry) {
+  return {
     claimsSent: counter(
       registry,
       'relayer_claims_sent_total',
@@ -99,20 +120,6 @@ export function createRelayerMetrics(
     sponsoredWei: counter(registry, 'relayer_sponsored_spend_wei_total', 'Gas paid for sponsored claims, in wei.', [
       'direction',
     ]),
-    pollerErrors: counter(registry, 'relayer_poller_errors_total', 'Failed iterations of a pipeline loop.', [
-      'direction',
-      'poller',
-    ]),
-    pollerRuns: counter(registry, 'relayer_poller_runs_total', 'Completed iterations of a pipeline loop.', [
-      'direction',
-      'poller',
-    ]),
-    chainPinMismatch: gauge(
-      registry,
-      'relayer_chain_pin_mismatch',
-      '1 while the chain answers another chain id or genesis block hash than the database is pinned to (every direction stopped), else 0.',
-      ['chain'],
-    ),
   };
 }
 
@@ -137,13 +144,13 @@ function scrapedGauge<L extends string>(
   });
 }
 
+/** How long a scrape waits for the readiness checks behind `relayer_ready`. */
+const READINESS_SCRAPE_MS = 2_000;
+
 /**
  * `relayer_ready`: 1 when GET /health/ready would answer 200, else 0, evaluated at scrape time with the same
  * checks (one `select 1` and one eth_blockNumber per chain), so an alert needs no probe of its own.
  */
-/** How long a scrape waits for the readiness checks behind `relayer_ready`. */
-const READINESS_SCRAPE_MS = 2_000;
-
 export function registerReadinessGauge(registry: Registry, readiness: () => Promise<{ ok: boolean }[]>): void {
   // The latest relayer started on this registry reports (a stopped one's closed database must not).
   registry.removeSingleMetric('relayer_ready');

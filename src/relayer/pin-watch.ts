@@ -7,14 +7,17 @@ import type { RelayerMetrics } from './metrics.js';
 
 type Layer = ChainIdentity['layer'];
 
+/** The hash of the chain's block 0, as its node answers now. */
+export async function genesisHash(url: string): Promise<string> {
+  const genesis = await pooledRpc<{ hash: string } | null>(url, 'eth_getBlockByNumber', ['0x0', false]);
+  if (!genesis?.hash) throw new Error('the node has no block 0');
+  return genesis.hash;
+}
+
 /** The chain's identity as its node answers now: the chain id is asked again too (a reset node may change it). */
 export async function readIdentity(c: Pick<Chain, 'name' | 'url' | 'contract'>): Promise<ChainIdentity> {
-  const [id, genesis] = await Promise.all([
-    pooledRpc<string>(c.url, 'eth_chainId'),
-    pooledRpc<{ hash: string } | null>(c.url, 'eth_getBlockByNumber', ['0x0', false]),
-  ]);
-  if (!genesis?.hash) throw new Error('the node has no block 0');
-  return { layer: c.name, chainId: BigInt(id).toString(), genesisHash: genesis.hash, contractAddress: c.contract };
+  const [id, genesis] = await Promise.all([pooledRpc<string>(c.url, 'eth_chainId'), genesisHash(c.url)]);
+  return { layer: c.name, chainId: BigInt(id).toString(), genesisHash: genesis, contractAddress: c.contract };
 }
 
 export interface PinWatchOptions {

@@ -1,5 +1,5 @@
 import { pooledRpc } from '../common/chain/pool.js';
-import type { Check } from './api/context.js';
+import type { Check } from '../common/http/operator.js';
 import { STANDING_BY, type RelayerRun } from './direction.js';
 import type { SignerFunds } from './claim/funds.js';
 

@@ -5,6 +5,21 @@ import { SECP256K1_N } from './signers/der.js';
  * SIGNER_TYPE requires. A problem names the variable and, for a list, the entry's position, never a key.
  */
 
+export const SIGNER_TYPES = ['private-key', 'remote-signer', 'kms'] as const;
+export type SignerType = (typeof SIGNER_TYPES)[number];
+export type SignerConfig =
+  | { type: 'private-key'; privateKey: string }
+  | {
+      type: 'remote-signer';
+      endpoint: string;
+      publicKey: string;
+      /** Present only when the keystore path is set. */
+      tls:
+        | { keystorePath: string; keystorePassword: string; truststorePath: string; truststorePassword: string }
+        | undefined;
+    }
+  | { type: 'kms'; keyId: string; region: string | undefined };
+
 /** Most keys `*_SIGNER_PRIVATE_KEYS` may list (each one more nonce stream, balance read and receipt scan). */
 export const MAX_EXTRA_SIGNER_KEYS = 16;
 /**
@@ -80,4 +95,26 @@ export function signerProblems(v: Record<string, unknown>, p: string, needed: bo
     }
   }
   return problems;
+}
+
+/** The signer its `*_SIGNER_TYPE` names, from already-checked values (`get` reads the chain's `<L1|L2>_<suffix>`). */
+export function signerConfigFrom(get: <T>(suffix: string) => T): SignerConfig {
+  const type = get<SignerType>('SIGNER_TYPE');
+  if (type === 'private-key') return { type, privateKey: get<string>('SIGNER_PRIVATE_KEY') };
+  if (type === 'kms') return { type, keyId: get<string>('KMS_KEY_ID'), region: get<string | undefined>('KMS_REGION') };
+  const keystorePath = get<string | undefined>('REMOTE_SIGNER_TLS_KEYSTORE_PATH');
+  return {
+    type,
+    endpoint: get<string>('REMOTE_SIGNER_ENDPOINT'),
+    publicKey: get<string>('REMOTE_SIGNER_PUBLIC_KEY'),
+    tls:
+      keystorePath === undefined
+        ? undefined
+        : {
+            keystorePath,
+            keystorePassword: get<string>('REMOTE_SIGNER_TLS_KEYSTORE_PASSWORD'),
+            truststorePath: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PATH'),
+            truststorePassword: get<string>('REMOTE_SIGNER_TLS_TRUSTSTORE_PASSWORD'),
+          },
+  };
 }

@@ -3,7 +3,7 @@ import { Transaction } from 'ethers';
 import { serializeSigned, signingHash, type Eip1559Fields } from '../common/eth/eip1559.js';
 import { bytesToHex, hexToBytes, isHexOfLength } from '../common/eth/hex.js';
 import { keccak256 } from '../common/eth/keccak.js';
-import type { SignerConfig } from './config.js';
+import type { SignerConfig } from './signer-config.js';
 import type { BackendSigner } from './signers/backends.js';
 
 /** An EIP-1559 transaction the relayer asks a signer to sign (all fields explicit, nothing filled in). */

@@ -7,7 +7,7 @@ import {
   encodeClaimMessageWithProofCall,
   type ProvenMessage,
 } from '../../src/relayer/claim/calldata.js';
-import { encodeClaim } from '../../src/relayer/claim/claiming.js';
+import { encodeClaim } from '../../src/relayer/claim/facts.js';
 import { compressedClaimSize, placeholderSignedClaim } from '../../src/relayer/pipeline/l1-to-l2.js';
 import { toTransaction } from '../../src/relayer/signer.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';

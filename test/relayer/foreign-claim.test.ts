@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Transaction, Wallet } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
 import { startTxProxy, type TxProxy } from './tx-proxy.js';
-import { ForeignChainTransactionError } from '../../src/relayer/claim/sender.js';
+import { ForeignChainTransactionError } from '../../src/relayer/broadcast-errors.js';
 import { signedChainId } from '../../src/relayer/tx-chain-id.js';
 
 /**

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseEther } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
-import { classifyBroadcastError } from '../../src/relayer/claim/sender.js';
+import { classifyBroadcastError } from '../../src/relayer/broadcast-errors.js';
 
 /**
  * Claims the node refuses (a drained signer, a fee under the base fee) on a real anvil, one iteration at a

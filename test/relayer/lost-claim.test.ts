@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { id } from 'ethers';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
 import { startTxProxy } from './tx-proxy.js';
-import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/persister.js';
+import { LOST_CLAIM_GRACE_MS } from '../../src/relayer/pipeline/receipt-plan.js';
 import { STRANDED_CLAIM_MS } from '../../src/relayer/pipeline/receipt-plan.js';
 import { pooledRpc } from '../../src/common/chain/pool.js';
 import type { MessageRow } from '../../src/relayer/db/repository.js';

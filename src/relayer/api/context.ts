@@ -9,8 +9,6 @@ import { applyAdminAction, type AdminAction } from '../db/admin.js';
 import type { MessageStatus } from '../message/status.js';
 import type { Check } from '../../common/http/operator.js';
 
-export type { Check };
-
 export interface ApiContext {
   repo: RelayerRepository;
   db: DbClient;

@@ -2,9 +2,10 @@
  * The claim step, read top to bottom in this folder: claiming.ts (the loop: due ANCHORED and FEE_UNDERPRICED
  * messages, planned concurrently, handed to signers), plan.ts (what to do with one message: a pure function of
  * the facts), facts.ts (what the destination chain is asked: estimate, already claimed, rate limit), calldata.ts
- * (the claim's calldata), keys.ts and funds.ts (which signer pays, and the pause when none can), sender.ts (sign,
- * record and broadcast), lease.ts (nonces leased and messages moved to PENDING in one transaction). A status
- * moves only through ../message/ (the transition table and its one writer).
+ * (the claim's calldata), keys.ts and funds.ts (which signer pays, and the pause when none can), sender.ts (sign
+ * and record), lease.ts (nonces leased and messages moved to PENDING in one transaction), broadcaster.ts (sent in
+ * nonce order, what failed given back). A status moves only through ../message/ (the transition table and its one
+ * writer).
  */
 import { concurrency } from '../../common/concurrency.js';
 import type { MessageRow } from '../db/rows.js';
@@ -30,11 +31,8 @@ import {
   type ClaimFacts,
   type ClaimRules,
 } from './plan.js';
-import { claimTarget, sendersOf, type DirectionContext } from '../pipeline/context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from '../pipeline/loop.js';
+import { claimTarget, duePage, sendersOf, type DirectionContext } from '../pipeline/context.js';
 import { estimateFees, type FeeEstimate } from '../pipeline/fees.js';
-
-export { encodeClaim, isClaimedOnChain } from './facts.js';
 
 const PLAN_CONCURRENCY = 16;
 /** Claims leased, signed and recorded per database transaction. */
@@ -224,12 +222,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      CLAIMABLE,
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, CLAIMABLE);
     if (rows.length === 0) {
       for (const k of live(keys)) if (k.funds.paused && k.balance >= k.funds.paused.needed) k.funds.resume();
       return false;

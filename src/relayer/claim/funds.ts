@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/log.js';
-import type { Check } from '../api/context.js';
+import type { Check } from '../../common/http/operator.js';
 import type { Chain } from '../chain.js';
 import type { Direction } from '../config.js';
 import type { RelayerMetrics } from '../metrics.js';
@@ -80,35 +80,29 @@ export class SignerFunds {
 
   /** Claiming may go on: logs the end of a pause. */
   resume(): void {
-    this.o.metrics.fundsPaused.set({ direction: this.o.direction, signer: this.o.address }, 0);
+    this.o.metrics.fundsPaused.set(this.labels, 0);
     if (!this.pause) return;
     const was = this.pause;
     this.pause = undefined;
     this.o.logger.info(
-      {
-        direction: this.o.direction,
-        signer: this.o.address,
-        balance: String(this.balance),
-        needed: String(was.needed),
-      },
+      { ...this.labels, balance: String(this.balance), needed: String(was.needed) },
       `claiming resumed: signer ${this.o.address} holds ${this.balance} wei, enough for the next claim`,
     );
   }
 
   private enter(p: FundsPause): void {
-    this.o.metrics.fundsPaused.set({ direction: this.o.direction, signer: this.o.address }, 1);
+    this.o.metrics.fundsPaused.set(this.labels, 1);
     const first = this.pause === undefined;
     this.pause = p;
     if (first)
       this.o.logger.error(
-        {
-          direction: this.o.direction,
-          signer: this.o.address,
-          balance: String(this.balance),
-          needed: String(p.needed),
-        },
+        { ...this.labels, balance: String(this.balance), needed: String(p.needed) },
         `claiming paused: ${p.detail}`,
       );
+  }
+
+  private get labels() {
+    return { direction: this.o.direction, signer: this.o.address };
   }
 
   check(): Check {

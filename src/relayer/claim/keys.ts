@@ -97,23 +97,18 @@ export async function flushKey(
     const claimOf = new Map(claims.map((b) => [b.message.id, b.claim]));
     for (const s of submitted) {
       const cost = claimOf.get(s.message.id)!;
-      // A pause ends when the node takes a claim, not when one is signed.
       s.sent.then(
+        // A pause ends when the node takes a claim, not when one is signed.
         () => k.funds.resume(),
-        () => undefined,
+        // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
+        (err: unknown) => {
+          if (err instanceof BroadcastRefusedError && err.insufficientFunds && !k.refusedForFunds) {
+            k.refusedForFunds = err;
+            const why = ': the node refused a claim for insufficient funds';
+            k.funds.cannotPay(k.budget, cost.gasLimit, cost.maxFeePerGas, why);
+          }
+        },
       );
-      // The node's own check of the balance (e.g. counting our earlier claims still in its pool) wins.
-      s.sent.catch((err: unknown) => {
-        if (err instanceof BroadcastRefusedError && err.insufficientFunds && !k.refusedForFunds) {
-          k.refusedForFunds = err;
-          k.funds.cannotPay(
-            k.budget,
-            cost.gasLimit,
-            cost.maxFeePerGas,
-            ': the node refused a claim for insufficient funds',
-          );
-        }
-      });
       broadcasts.push(s.sent);
     }
     return undefined;

@@ -3,6 +3,7 @@ import { Status, type MessageStatus } from '../message/status.js';
 import type { MessagePatch, MessageRow } from '../db/rows.js';
 import { directionPrefix, type DirectionContext } from '../pipeline/context.js';
 import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
+import { claimedElsewhere } from '../pipeline/receipt-plan.js';
 
 /**
  * What the claiming loop decides about one due message, as pure functions of the message and the facts the
@@ -98,12 +99,7 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
     // only then is its status read.
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
     if (facts.claimedOnChain)
-      return {
-        kind: 'move',
-        to: Status.CLAIMED_SUCCESS,
-        patch: { claimed_at: new Date(facts.now) },
-        reason: `already claimed on ${rules.destination}; no transaction sent`,
-      };
+      return claimedElsewhere(facts.now, `already claimed on ${rules.destination}; no transaction sent`);
     if (estimate.revert.startsWith('RateLimitExceeded'))
       return {
         kind: 'wait',

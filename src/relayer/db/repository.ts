@@ -118,10 +118,7 @@ export class RelayerRepository extends RelayerReads {
     reason: string | null = null,
     options: StatusChangeOptions = {},
   ): Promise<boolean> {
-    return (
-      (await applyTransition(knex, this.schema, [{ id, patch }], from, to, reason, { actor: this.actor, ...options }))
-        .size > 0
-    );
+    return (await this.transitionManyIn(knex, [{ id, patch }], from, to, reason, options)).size > 0;
   }
 
   transition(

@@ -96,7 +96,7 @@ export const TRANSITIONS: readonly Transition[] = [
       why: 'MAX_NUMBER_OF_RETRIES submissions without success',
     },
   ]),
-  // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (sender.undo)
+  // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (ClaimBroadcaster.undo)
   { from: S.PENDING, to: S.CLAIMED_SUCCESS, step: 'receipts', why: 'the claim (or another transaction) claimed it' },
   { from: S.PENDING, to: S.CLAIMED_REVERTED, step: 'receipts', why: 'the claim transaction was mined and reverted' },
   {

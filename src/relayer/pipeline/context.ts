@@ -1,8 +1,10 @@
 import { ZeroAddress } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
-import type { ChainConfig, Direction, DirectionConfig, RelayerConfig } from '../config.js';
-import type { RelayerRepository } from '../db/repository.js';
+import type { ChainConfig } from '../chain-config.js';
+import type { Direction, DirectionConfig, RelayerConfig } from '../config.js';
+import type { MessageRow, RelayerRepository } from '../db/repository.js';
+import type { MessageStatus } from '../message/status.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../claim/sender.js';
 import type { SignerFunds } from '../claim/funds.js';
@@ -59,3 +61,16 @@ export const senderOf = (
   ctx: Pick<DirectionContext, 'sender' | 'senders'>,
   m: { claim_signer: string | null },
 ): ClaimSender | undefined => sendersOf(ctx).find((s) => s.owns(m));
+
+/**
+ * How long a loop may work from the rows of its last read while nothing was written since (see
+ * RelayerRepository.dueChanged): the delay before it sees a change written by another process.
+ */
+const UNCHANGED_ROWS_MAX_AGE_MS = 1_000;
+
+/** A loop's page of the direction's messages in `statuses`: read again once written to, or once its last read aged. */
+export const duePage = (
+  ctx: Pick<DirectionContext, 'repo' | 'direction' | 'config'>,
+  statuses: readonly MessageStatus[],
+): Promise<MessageRow[]> =>
+  ctx.repo.dueChanged(ctx.direction, statuses, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);

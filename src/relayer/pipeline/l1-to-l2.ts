@@ -8,9 +8,8 @@ import { toEip1559Fields } from '../signer.js';
 import { encodeClaimMessage } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
-import { claimTarget, type DirectionContext } from './context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
-import { locateSource, reorgedReason } from './reorg.js';
+import { claimTarget, duePage, type DirectionContext } from './context.js';
+import { locateSource, markReorged } from './reorg.js';
 
 /**
  * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an
@@ -19,12 +18,7 @@ import { locateSource, reorgedReason } from './reorg.js';
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.SENT],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, [Status.SENT]);
     const changes = rows.map((m) => ({
       id: m.id,
       patch: { compressed_transaction_size: compressedClaimSize(ctx, m) },
@@ -76,7 +70,7 @@ export function compressedClaimSize(
  * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
  * request per hundred): each settles on its own.
  */
-export async function inboxStatuses(
+async function inboxStatuses(
   ctx: Pick<DirectionContext, 'destination'>,
   hashes: readonly string[],
 ): Promise<PromiseSettledResult<number>[]> {
@@ -94,6 +88,26 @@ export async function inboxStatuses(
       return { status: 'rejected', reason: err };
     }
   });
+}
+
+/**
+ * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
+ * order), so while the oldest is not anchored none after it is: that one call stands for the page, and the
+ * cost of waiting for the coordinator is one call per iteration, not one per waiting message (40 messages
+ * cost 159 eth_calls in CI's cost-per-claim run when the relayer reached them before the coordinator).
+ */
+async function pageStatuses(
+  ctx: Pick<DirectionContext, 'destination'>,
+  rows: readonly MessageRow[],
+): Promise<PromiseSettledResult<number>[]> {
+  if (rows.length === 0) return [];
+  const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
+  if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
+  const rest = await inboxStatuses(
+    ctx,
+    rows.slice(1).map((m) => m.message_hash),
+  );
+  return [oldest!, ...rest];
 }
 
 /**
@@ -117,49 +131,12 @@ export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
     if (last === undefined) return;
     if ((await locateSource(ctx, m)).found !== false) return;
     lastSourceCheck.delete(m.id);
-    if (
-      await ctx.repo.transition(
-        m.id,
-        [Status.TRANSACTION_SIZE_COMPUTED],
-        Status.NON_EXECUTABLE,
-        {},
-        reorgedReason(ctx, m, 'L2 has not anchored the message'),
-      )
-    ) {
-      ctx.logger.warn(
-        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
-        'message removed from L1 by a reorg; it is never claimed',
-      );
-    }
-  }
-
-  /**
-   * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
-   * order), so while the oldest is not anchored none after it is: that one call stands for the page, and the
-   * cost of waiting for the coordinator is one call per iteration, not one per waiting message (40 messages
-   * cost 159 eth_calls in CI's cost-per-claim run when the relayer reached them before the coordinator).
-   */
-  async function statuses(rows: readonly MessageRow[]): Promise<PromiseSettledResult<number>[]> {
-    if (rows.length === 0) return [];
-    const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
-    if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
-    return [
-      oldest!,
-      ...(await inboxStatuses(
-        ctx,
-        rows.slice(1).map((m) => m.message_hash),
-      )),
-    ];
+    await markReorged(ctx, m, Status.TRANSACTION_SIZE_COMPUTED, 'L2 has not anchored the message');
   }
 
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.TRANSACTION_SIZE_COMPUTED],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
-    const results = await statuses(rows);
+    const rows = await duePage(ctx, [Status.TRANSACTION_SIZE_COMPUTED]);
+    const results = await pageStatuses(ctx, rows);
     let firstError: unknown;
     const now = new Date();
     const anchored: StatusChange[] = [];

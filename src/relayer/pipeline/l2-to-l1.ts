@@ -4,9 +4,8 @@ import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js'
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { decodeMessageSent } from '../message-sent.js';
-import type { DirectionContext } from './context.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
-import { locateSource, reorgedReason } from './reorg.js';
+import { duePage, type DirectionContext } from './context.js';
+import { locateSource, markReorged } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
   `finalizations:${ctx.destination.contract}`;
@@ -153,14 +152,8 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
  */
 async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: string): Promise<void> {
   const source = await locateSource(ctx, m);
-  if (source.found === false) {
-    if (await ctx.repo.transition(m.id, [Status.SENT], Status.NON_EXECUTABLE, {}, reorgedReason(ctx, m, evidence))) {
-      ctx.logger.warn(
-        { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
-        'message removed from L2 by a reorg; it is never claimed',
-      );
-    }
-  } else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
+  if (source.found === false) await markReorged(ctx, m, Status.SENT, evidence);
+  else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
     const moved = {
       sent_block_number: String(source.blockNumber),
       sent_tx_hash: source.txHash,
@@ -189,12 +182,7 @@ export const finalizationFor = (byId: readonly FinalizationRow[], block: number)
  */
 export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
-    const rows = await ctx.repo.dueChanged(
-      ctx.direction,
-      [Status.SENT],
-      ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(ctx, [Status.SENT]);
     const groups = new Map<string, { fin: FinalizationRow; messages: MessageRow[] }>();
     // One read for the whole page; a message whose block no finalization covers yet waits for the next tick.
     const known = await ctx.repo.finalizationsCovering(

@@ -4,12 +4,6 @@ import { errorMessage } from '../../common/errors.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { Waker } from './waker.js';
 
-/**
- * How long a loop may work from the rows of its last read while nothing was written since (see
- * RelayerRepository.dueChanged): the delay before it sees a change written by another process.
- */
-export const UNCHANGED_ROWS_MAX_AGE_MS = 1_000;
-
 export interface LoopOptions {
   name: string;
   direction: string;

@@ -2,24 +2,20 @@ import { Status } from '../message/status.js';
 import { Transaction } from 'ethers';
 import { describeRevert, type Chain } from '../chain.js';
 import type { MessageRow } from '../db/rows.js';
-import { senderOf, sendersOf, type DirectionContext } from './context.js';
+import { duePage, senderOf, sendersOf, type DirectionContext } from './context.js';
 import type { ClaimSender } from '../claim/sender.js';
-import { UNCHANGED_ROWS_MAX_AGE_MS } from './loop.js';
 import { isClaimedOnChain } from '../claim/facts.js';
-import { estimateFees } from './fees.js';
 import { createBlockReceipts, type Receipt } from './receipts.js';
 import {
   LOST_CLAIM_GRACE_MS,
   REBROADCAST_AFTER_MS,
   planReceipt,
-  planReplacement,
   type ReceiptDecision,
   type ReceiptFacts,
   type ReceiptRules,
 } from './receipt-plan.js';
+import { replaceClaim } from './replacement.js';
 import { foreignChainReason } from '../tx-chain-id.js';
-
-export { LOST_CLAIM_GRACE_MS, bumped } from './receipt-plan.js';
 
 /**
  * A claim past REBROADCAST_AFTER_MS (not at its signer's lowest nonce) is looked up at most this often: every
@@ -29,7 +25,6 @@ export { LOST_CLAIM_GRACE_MS, bumped } from './receipt-plan.js';
 const AGE_RECHECK_MS = 2_000;
 /** Further lost claims of a signer sent again in one iteration after its lowest one (see chaseGaps). */
 const MAX_GAPS_CHASED = 16;
-const CANCEL_GAS = 21_000n;
 
 interface Success {
   m: MessageRow;
@@ -208,7 +203,7 @@ class ReceiptPersister {
     else if (d.kind === 'success') successes.push({ m, receipt: d.receipt });
     else if (d.kind === 'move') await this.move(m, d);
     else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), mined, sender, signerRows);
-    else if (d.kind === 'replace') await this.replace(m, sender, d.stranded === true);
+    else if (d.kind === 'replace') await replaceClaim(this.ctx, this.rules, m, sender, d.stranded === true);
     else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!))
       await this.rebroadcastIfUnknown(m, sender, 'age');
   }
@@ -236,76 +231,6 @@ class ReceiptPersister {
       this.ctx.logger.error(
         { message: m.message_hash, direction: this.ctx.direction, cycles: d.patch.cycles, retries: m.retries },
         `message ${m.message_hash} needs manual intervention: ${d.reason}`,
-      );
-    }
-  }
-
-  /**
-   * Replaces a claim past MESSAGE_SUBMISSION_TIMEOUT (or stranded: STRANDED_CLAIM_MS) as planReplacement says (a fee bump or a cancellation at the
-   * same nonce). The replacement is broadcast before it is recorded: if we crash in between, whichever version
-   * is mined uses the nonce and the next iteration sorts it out.
-   */
-  private async replace(m: MessageRow, sender: ClaimSender | undefined, stranded: boolean): Promise<void> {
-    const c = this.ctx.config.claiming;
-    const old = sender ? Transaction.from(m.claim_tx_raw!) : undefined;
-    const oldFees = { maxFeePerGas: old?.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old?.maxPriorityFeePerGas ?? 0n };
-    let plan = planReplacement(m, oldFees, undefined, sender !== undefined, this.rules, stranded);
-    if (plan.kind === 'need')
-      plan = planReplacement(
-        m,
-        oldFees,
-        await estimateFees(this.chain, c.gasEstimationPercentile, c.maxFeePerGasCap),
-        true,
-        this.rules,
-        stranded,
-      );
-    if (plan.kind === 'need' || plan.kind === 'wait') {
-      if (plan.kind === 'wait' && m.failure_reason !== plan.reason)
-        await this.ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
-      return;
-    }
-    const { maxFeePerGas, maxPriorityFeePerGas } = plan;
-    const bump = plan.kind === 'bump';
-    const nonce = Number(m.claim_tx_nonce);
-    const body = bump
-      ? { to: old!.to!, data: old!.data, gasLimit: old!.gasLimit }
-      : { to: sender!.signer.address, data: '0x', gasLimit: CANCEL_GAS };
-    const signed = await sender!.signer.signTransaction({
-      chainId: this.chain.chainId,
-      nonce,
-      value: 0n,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
-      ...body,
-    });
-    const hash = Transaction.from(signed).hash!;
-    try {
-      await sender!.broadcast(signed);
-    } catch (err) {
-      // The nonce was used meanwhile (a version got mined): the next iteration resolves it.
-      if (/nonce too low|NONCE_EXPIRED/i.test(`${(err as Error).message} ${(err as { code?: string }).code}`)) return;
-      throw err;
-    }
-    const patch = {
-      claim_tx_hash: hash,
-      claim_tx_raw: signed,
-      claim_max_fee_per_gas: maxFeePerGas.toString(),
-      claim_max_priority_fee_per_gas: maxPriorityFeePerGas.toString(),
-      claim_tx_kind: plan.kind === 'bump' ? ('claim' as const) : ('cancel' as const),
-      failure_reason: plan.reason,
-    };
-    if (await this.ctx.repo.replaceClaimTx(m.id, m.claim_tx_hash!, patch, { bump })) {
-      this.ctx.metrics.replacements.inc({ direction: this.ctx.direction, kind: bump ? 'bump' : 'cancel' });
-      this.ctx.logger.warn(
-        {
-          message: m.message_hash,
-          nonce,
-          signer: sender!.signer.address,
-          previous: m.claim_tx_hash,
-          tx: hash,
-          maxFeePerGas: maxFeePerGas.toString(),
-        },
-        bump ? 'claim fee bumped' : 'claim cancelled',
       );
     }
   }
@@ -393,12 +318,7 @@ class ReceiptPersister {
   }
 
   async tick(): Promise<boolean> {
-    const rows = await this.ctx.repo.dueChanged(
-      this.ctx.direction,
-      [Status.PENDING],
-      this.ctx.config.maxFetchMessagesFromDb,
-      UNCHANGED_ROWS_MAX_AGE_MS,
-    );
+    const rows = await duePage(this.ctx, [Status.PENDING]);
     if (this.ageChecks.size > 0) {
       const pending = new Set(rows.map((m) => m.claim_tx_hash));
       for (const hash of this.ageChecks.keys()) if (!pending.has(hash)) this.ageChecks.delete(hash);

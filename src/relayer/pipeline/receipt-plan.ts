@@ -53,6 +53,10 @@ export interface ReceiptRules {
   destination: string;
 }
 
+/** Claimed by a transaction not ours: CLAIMED_SUCCESS, whatever became of our claim. */
+export const claimedElsewhere = (now: number, reason: string) =>
+  ({ kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(now) }, reason }) as const;
+
 type Row = Pick<
   MessageRow,
   'claim_tx_hash' | 'claim_tx_nonce' | 'claim_tx_kind' | 'claim_tx_created_at' | 'cycles' | 'retries' | 'bumps'
@@ -127,12 +131,7 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     }
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
     if (facts.claimedOnChain)
-      return {
-        kind: 'move',
-        to: Status.CLAIMED_SUCCESS,
-        patch: { claimed_at: new Date(facts.now) },
-        reason: `claimed by another transaction; our claim ${m.claim_tx_hash} reverted`,
-      };
+      return claimedElsewhere(facts.now, `claimed by another transaction; our claim ${m.claim_tx_hash} reverted`);
     return {
       kind: 'move',
       to: Status.CLAIMED_REVERTED,
@@ -147,13 +146,7 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
   if (m.claim_tx_kind === 'cancel')
     return planCycleEnd(m, facts, rules, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain)
-    return {
-      kind: 'move',
-      to: Status.CLAIMED_SUCCESS,
-      patch: { claimed_at: new Date(facts.now) },
-      reason: 'claimed by another transaction',
-    };
+  if (facts.claimedOnChain) return claimedElsewhere(facts.now, 'claimed by another transaction');
   return {
     kind: 'move',
     to: Status.ANCHORED,
@@ -197,13 +190,7 @@ export function planCycleEnd(
   what: string,
 ): ReceiptDecision {
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
-  if (facts.claimedOnChain)
-    return {
-      kind: 'move',
-      to: Status.CLAIMED_SUCCESS,
-      patch: { claimed_at: new Date(facts.now) },
-      reason: `claimed by another transaction; ${what}`,
-    };
+  if (facts.claimedOnChain) return claimedElsewhere(facts.now, `claimed by another transaction; ${what}`);
   const c = rules.claiming;
   const cycles = m.cycles + 1;
   const reset = { ...CLEARED_CLAIM, cycles, bumps: 0, claim_tx_kind: 'claim' as const };

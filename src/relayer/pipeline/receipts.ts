@@ -28,8 +28,8 @@ const MAX_BLOCKS_PER_TICK = 16;
  * returned (a reorg may replace older ones; their claims are asked for by hash). Where the node does not
  * serve the method, nothing is found here and the persister asks by hash, as before.
  */
-export function createBlockReceipts(chain: Chain, signers: string | readonly string[], logger: Logger) {
-  const from = new Set((typeof signers === 'string' ? [signers] : signers).map((s) => s.toLowerCase()));
+export function createBlockReceipts(chain: Chain, signers: readonly string[], logger: Logger) {
+  const from = new Set(signers.map((s) => s.toLowerCase()));
   let readUpTo: number | undefined;
   let unsupported = false;
 

@@ -1,4 +1,5 @@
 import type { MessageRow } from '../db/repository.js';
+import { Status, type MessageStatus } from '../message/status.js';
 import type { DirectionContext } from './context.js';
 
 export type SourceLookup =
@@ -33,14 +34,22 @@ export async function locateSource(
   return { found: true, blockNumber: log.blockNumber, txHash: log.transactionHash.toLowerCase(), logIndex: log.index };
 }
 
-/** The reason recorded when a reorg removed the message from its origin chain. */
-export function reorgedReason(
-  ctx: Pick<DirectionContext, 'origin'>,
-  m: Pick<MessageRow, 'sent_block_number' | 'sent_tx_hash'>,
+/**
+ * A reorg removed the message from its origin chain (`evidence`: what showed it): NON_EXECUTABLE from `from`,
+ * with the reason, and one warning when it moved.
+ */
+export async function markReorged(
+  ctx: Pick<DirectionContext, 'origin' | 'repo' | 'logger'>,
+  m: Pick<MessageRow, 'id' | 'message_hash' | 'sent_block_number' | 'sent_tx_hash'>,
+  from: MessageStatus,
   evidence: string,
-): string {
-  return (
+): Promise<void> {
+  const reason =
     `${evidence}; its MessageSent (transaction ${m.sent_tx_hash}, block ${m.sent_block_number}) is no longer in the ${ctx.origin.name} chain: ` +
-    `a reorg deeper than ${ctx.origin.name}_LISTENER_BLOCK_CONFIRMATION removed it, so it is never claimed`
-  );
+    `a reorg deeper than ${ctx.origin.name}_LISTENER_BLOCK_CONFIRMATION removed it, so it is never claimed`;
+  if (await ctx.repo.transition(m.id, [from], Status.NON_EXECUTABLE, {}, reason))
+    ctx.logger.warn(
+      { message: m.message_hash, block: m.sent_block_number, tx: m.sent_tx_hash },
+      `message removed from ${ctx.origin.name} by a reorg; it is never claimed`,
+    );
 }
