@@ -80,7 +80,7 @@ export function current(/** @type {Recorder} */ rec, /** @type {string} */ file)
 // Loaded by NODE_OPTIONS in a child: record under the spawning file, each note at once (and once).
 const target = process.env.L2STACK_DB_RECORD;
 const file = process.env.L2STACK_DB_RECORD_FILE;
-if (target && file && !/** @type {Record<symbol, unknown>} */ (/** @type {unknown} */ (globalThis))[KEY]) {
+if (target && file && !(/** @type {Record<symbol, unknown>} */ (/** @type {unknown} */ (globalThis))[KEY])) {
   const rec = installRecorder();
   rec.file = file;
   rec.onTouch = (what) =>
