@@ -29,7 +29,6 @@ export class IndexerEngine {
   readonly pools = new Map<string, PoolState>();
   readonly poolsByToken = new Map<string, Set<string>>();
   readonly decimals = new Map<string, number>();
-  readonly symbols = new Map<string, string>();
   listed = new Map<string, ListedToken>();
   quotePrices: QuoteBook = new Map();
   readonly oracle: PriceOracle;
@@ -58,11 +57,8 @@ export class IndexerEngine {
     this.pools.clear();
     this.poolsByToken.clear();
     this.decimals.clear();
-    this.symbols.clear();
-    for (const t of await this.db.query('token_api.load_tokens', (knex) => this.store.loadTokens(knex))) {
+    for (const t of await this.db.query('token_api.load_tokens', (knex) => this.store.loadTokens(knex)))
       this.decimals.set(t.address, t.decimals);
-      this.symbols.set(t.address, t.symbol);
-    }
     let latest = 0;
     for (const p of await this.db.query('token_api.load_pools', (knex) => this.store.loadPools(knex))) {
       this.addPool(p);
@@ -119,10 +115,7 @@ export class IndexerEngine {
   }
 
   rememberTokens(tokens: NewToken[]): void {
-    for (const t of tokens) {
-      this.decimals.set(t.address, t.decimals);
-      this.symbols.set(t.address, t.symbol);
-    }
+    for (const t of tokens) this.decimals.set(t.address, t.decimals);
   }
 
   private discover(logs: Log[]): NewPool[] {
