@@ -13,14 +13,10 @@ export interface AnvilOptions {
   port: number;
   chainId: number;
   host?: string;
-  /** Interval mining in seconds; undefined = mine a block per transaction. */
-  blockTime?: number;
   /** Genesis timestamp (unix seconds). */
   timestamp?: number;
   /** Number of funded dev accounts (from anvil's well-known test mnemonic). */
   accounts?: number;
-  /** Override the anvil binary (for platforms without the npm build). */
-  binary?: string;
   /** Directory for a pid file of the chain, reaped by the next devnet on that directory if it outlives us. */
   pidDir?: string;
   /** Release transactions anvil parks for good (pool-keeper.ts) every this many ms; 0 turns it off. Default 500. */
@@ -40,7 +36,7 @@ export class AnvilStartError extends BaseError {
   override name = 'AnvilStartError';
 }
 
-export function anvilBinary(): string {
+function anvilBinary(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
   try {
@@ -124,9 +120,8 @@ async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
     String(options.accounts ?? 10),
     '--silent',
   ];
-  if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
   if (options.timestamp !== undefined) args.push('--timestamp', String(options.timestamp));
-  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const stopChild = superviseChild(child, { dir: options.pidDir, kind: 'anvil', port });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
