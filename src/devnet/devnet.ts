@@ -30,14 +30,11 @@ export interface DevnetOptions {
   /** 0 = a free port. */
   l1Port?: number;
   l2Port?: number;
-  l1ChainId?: number;
-  l2ChainId?: number;
   /** An empty block is mined this often on each chain (transactions are mined at once regardless). */
   blockTimeMs?: number;
   /** Hours of generated L2 history before "now" (0 = none). */
   historyHours?: number;
   traffic?: boolean;
-  trafficIntervalMs?: number;
   /** false = no coordinator (tests of the coordinator itself start their own). */
   coordinator?: Partial<Omit<CoordinatorConfig, 'l1' | 'l2' | 'privateKey'>> | false;
   stateRoots?: StateRootSource;
@@ -74,7 +71,7 @@ export interface Devnet {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_CHAIN_IDS = { l1: 31337, l2: 31338 };
+const CHAIN_IDS = { l1: 31337, l2: 31338 };
 
 const EXCLUDED_WALLETS = [
   { role: 'treasury', label: 'Treasury', status: 'active', amount: 150_000_000n },
@@ -96,7 +93,6 @@ type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
 interface Start {
   options: DevnetOptions;
   host: string;
-  chainIds: { l1: number; l2: number };
   accounts: DevAccount[];
   wallet: Wallets;
   logger: Logger;
@@ -114,8 +110,8 @@ async function startChains(s: Start, genesis: number) {
     accounts: ACCOUNT_COUNT,
   };
   const results = await Promise.allSettled([
-    startAnvil({ ...base, port: s.options.l1Port ?? 0, chainId: s.chainIds.l1 }),
-    startAnvil({ ...base, port: s.options.l2Port ?? 0, chainId: s.chainIds.l2 }),
+    startAnvil({ ...base, port: s.options.l1Port ?? 0, chainId: CHAIN_IDS.l1 }),
+    startAnvil({ ...base, port: s.options.l2Port ?? 0, chainId: CHAIN_IDS.l2 }),
   ]);
   for (const r of results) if (r.status === 'fulfilled') s.cleanups.push(() => r.value.stop());
   const [l1, l2] = results;
@@ -252,8 +248,8 @@ async function startCoordinatorOn(
       ...DEFAULT_COORDINATOR,
       ...s.options.coordinator,
       l1StartBlock,
-      l1: { rpcUrl: l1.url, chainId: s.chainIds.l1, messageService: deployment.l1MessageService },
-      l2: { rpcUrl: l2.url, chainId: s.chainIds.l2, messageService: deployment.l2MessageService },
+      l1: { rpcUrl: l1.url, chainId: CHAIN_IDS.l1, messageService: deployment.l1MessageService },
+      l2: { rpcUrl: l2.url, chainId: CHAIN_IDS.l2, messageService: deployment.l2MessageService },
       privateKey: s.accounts[ROLES.coordinator]!.privateKey,
     },
   });
@@ -264,13 +260,13 @@ async function startCoordinatorOn(
 /** `options.traffic`: messages and swaps every few seconds, on providers of its own. */
 function startTrafficOn(l1: Anvil, l2: Anvil, deployment: Deployment, s: Start) {
   const traffic = new AbortController();
-  const trafficL1 = createProvider(l1.url, s.chainIds.l1, { pollingInterval: 100 });
-  const trafficL2 = createProvider(l2.url, s.chainIds.l2, { pollingInterval: 100 });
+  const trafficL1 = createProvider(l1.url, CHAIN_IDS.l1, { pollingInterval: 100 });
+  const trafficL2 = createProvider(l2.url, CHAIN_IDS.l2, { pollingInterval: 100 });
   const running = runTraffic({
     l1Sender: s.wallet('traffic', trafficL1),
     l2Sender: s.wallet('traffic', trafficL2),
     deployment,
-    intervalMs: s.options.trafficIntervalMs ?? 3_000,
+    intervalMs: 3_000,
     signal: traffic.signal,
     logger: s.logger,
   });
@@ -296,12 +292,11 @@ function describeDevnet(
   genesis: number,
 ): DevnetState {
   const { l1, l2, deployment, aa, bundler, excluded } = parts;
-  const { chainIds, options } = s;
   const tokens = deployment.tokens;
   const native = Object.values(tokens).find((t) => t.spec.kind === 'native')!;
   return {
-    l1: { chainId: chainIds.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
-    l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
+    l1: { chainId: CHAIN_IDS.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
+    l2: { chainId: CHAIN_IDS.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
     nativeToken: native.address,
     stablecoin: tokens.USDS!.address,
     tokens: Object.values(tokens).map((t) => ({
@@ -318,7 +313,7 @@ function describeDevnet(
     ...(bundler ? { bundler: { url: bundler.url, vendorPrefix: ALTO_VENDOR_PREFIX } } : {}),
     excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
     accounts: s.accounts,
-    messageTreeDepth: (options.coordinator || undefined)?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth,
+    messageTreeDepth: (s.options.coordinator || undefined)?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth,
     genesisTimestamp: genesis,
     services: {},
   };
@@ -347,7 +342,6 @@ export async function startDevnet({
   const s: Start = {
     options,
     host: options.host ?? '127.0.0.1',
-    chainIds: { l1: options.l1ChainId ?? DEFAULT_CHAIN_IDS.l1, l2: options.l2ChainId ?? DEFAULT_CHAIN_IDS.l2 },
     accounts,
     wallet: (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider),
     logger,
@@ -361,8 +355,8 @@ export async function startDevnet({
   try {
     const { l1, l2 } = await startChains(s, genesis);
     logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
-    const l1Provider = createProvider(l1.url, s.chainIds.l1, { pollingInterval: 10 });
-    const l2Provider = createProvider(l2.url, s.chainIds.l2, { pollingInterval: 10 });
+    const l1Provider = createProvider(l1.url, CHAIN_IDS.l1, { pollingInterval: 10 });
+    const l2Provider = createProvider(l2.url, CHAIN_IDS.l2, { pollingInterval: 10 });
     s.cleanups.push(async () => {
       l1Provider.destroy();
       l2Provider.destroy();
