@@ -105,8 +105,6 @@ export interface BundlerOptions {
   /** Directory for the bundler's pid file, reaped by the next devnet on that directory if it outlives us. */
   pidDir?: string;
   logger?: Logger;
-  /** How long Alto may take to answer (its start-up loads many modules: seconds on a busy machine). */
-  startTimeoutMs?: number;
   /** Aborting stops the bundler, also while it is still starting (the start then fails). */
   signal?: AbortSignal;
 }
@@ -172,16 +170,18 @@ function altoEnv(host: string, o: BundlerOptions): Record<string, string | undef
   };
 }
 
+/** How long Alto may take to answer (its start-up loads many modules: seconds on a busy machine). */
+const START_TIMEOUT_MS = 90_000;
+
 async function entryPointListed(url: string, child: ChildProcess, o: BundlerOptions, output: () => string) {
-  const timeoutMs = o.startTimeoutMs ?? 90_000;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null)
       throw new BundlerStartError(`Alto exited with code ${child.exitCode}: ${output().trim().slice(-800)}`);
     if (await answers(url, o.entryPoint)) return;
     if (Date.now() > deadline)
       throw new BundlerStartError(
-        `Alto did not list the EntryPoint on ${url} within ${timeoutMs / 1000} s: ${output().trim().slice(-800)}`,
+        `Alto did not list the EntryPoint on ${url} within ${START_TIMEOUT_MS / 1000} s: ${output().trim().slice(-800)}`,
       );
     await new Promise((r) => setTimeout(r, 200));
   }
