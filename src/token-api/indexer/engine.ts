@@ -77,10 +77,15 @@ export class IndexerEngine {
     }
   }
 
-  listedSymbolsExcept(address: string): Set<string> {
-    const out = new Set<string>();
-    for (const [a, t] of this.listed) if (a !== address && t.symbol) out.add(t.symbol.toLowerCase());
-    return out;
+  /** The token list's word on `address`, and whether the token looks like spam given that and its metadata. */
+  listingOf(address: string, meta: { name: string; symbol: string; complete: boolean }) {
+    const listing = this.listed.get(address);
+    const listed = listing !== undefined;
+    const listedSymbols = new Set<string>();
+    for (const [a, t] of this.listed) if (a !== address && t.symbol) listedSymbols.add(t.symbol.toLowerCase());
+    const { name, symbol, complete: metadataComplete } = meta;
+    const spam = isPossibleSpam({ name, symbol, metadataComplete, listed, listedSymbols });
+    return { listed, logo: listing?.logoURI ?? null, spam };
   }
 
   /** Reads metadata of tokens not stored yet (outside any transaction). Addresses without code are skipped. */
@@ -93,23 +98,18 @@ export class IndexerEngine {
     return read
       .filter((r) => r.meta.isContract)
       .map(({ address, meta }) => {
-        const listing = this.listed.get(address);
+        const { listed, logo, spam } = this.listingOf(address, meta);
+        const { name, symbol, decimals, totalSupply } = meta;
         return {
           address,
-          name: meta.name,
-          symbol: meta.symbol,
-          decimals: meta.decimals,
-          totalSupply: meta.totalSupply,
+          name,
+          symbol,
+          decimals,
+          totalSupply,
           metadataOk: meta.complete,
-          listed: listing !== undefined,
-          listLogo: listing?.logoURI ?? null,
-          isPossibleSpam: isPossibleSpam({
-            name: meta.name,
-            symbol: meta.symbol,
-            metadataComplete: meta.complete,
-            listed: listing !== undefined,
-            listedSymbols: this.listedSymbolsExcept(address),
-          }),
+          listed,
+          listLogo: logo,
+          isPossibleSpam: spam,
         };
       });
   }
