@@ -3,7 +3,7 @@ import { PGLITE_MEMORY, PGLITE_SHARED_BUFFERS_MB, describeDatabase, type Databas
 import { lockPgliteDir } from './pglite-lock.js';
 import { startPgliteMaintenance } from './pglite-maintenance.js';
 import { dropTemplate, pgliteStart, saveTemplate } from './pglite-template.js';
-import { createQueries, type Queries, type QueryOptions } from './queries.js';
+import { createQueries, type Queries } from './queries.js';
 import { listenPostgres, pgConnection, type ListenOptions, type Unlisten } from './listen.js';
 import { createLogger, type Logger } from '../log.js';
 
@@ -12,8 +12,6 @@ export type { Knex };
 /** OIDs of the types that must come back as strings on both drivers (pg already does this). */
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
-
-export type { Queries, QueryOptions, ListenOptions, Unlisten };
 
 export interface DbClient extends Queries {
   kind: DatabaseConfig['kind'];
