@@ -1,8 +1,7 @@
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
 import { stringFlag } from './args.js';
-import { readProcessEnv } from '../common/config/process-env.js';
-import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
+import { withRelayerDb } from './relayer-db.js';
 import { DIRECTIONS, type Direction } from '../relayer/config.js';
 import type { MessageStatus } from '../relayer/message/status.js';
 import { REQUEUEABLE } from '../relayer/message/transitions.js';
@@ -54,25 +53,9 @@ export const requeueCommand: Command = {
   async run({ values, positionals }) {
     // Input is checked before the database is opened.
     const select = parseRequeueArgs(values, positionals);
-    const database = loadDatabaseConfig(readProcessEnv());
-    const [{ createDbClient }, { RelayerRepository }, { RELAYER_SCHEMA }, { requeueMessages }] = await Promise.all([
-      import('../common/db/client.js'),
-      import('../relayer/db/repository.js'),
-      import('../relayer/db/migrations.js'),
-      import('../relayer/db/requeue.js'),
-    ]);
-    // The relayer's own embedded directory when DATABASE_PGLITE_DIR is unset (refused while it runs: PGlite
-    // serves one process; stop the relayer, requeue, start it again).
-    const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
-    try {
-      const exists = await db.query('relayer.has_message_table', (knex) =>
-        knex.schema.withSchema(RELAYER_SCHEMA).hasTable('message'),
-      );
-      if (!exists)
-        throw new Error(
-          `this database has no relayer tables (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates them when it starts`,
-        );
-      const out = await requeueMessages(new RelayerRepository(db, RELAYER_SCHEMA), select);
+    const { requeueMessages } = await import('../relayer/db/requeue.js');
+    return withRelayerDb('message', async (repository) => {
+      const out = await requeueMessages(repository, select);
       for (const r of out.requeued)
         process.stdout.write(`requeued ${r.hash} ${r.direction}: ${r.from} -> ${r.to} (retries ${r.retries} -> 0)\n`);
       const where = `${select.direction ? ` ${select.direction}` : ''}`;
@@ -88,8 +71,6 @@ export const requeueCommand: Command = {
         `${out.requeued.length} message(s) requeued${select.status ? ` from ${select.status}${where}` : ''}\n`,
       );
       return 0;
-    } finally {
-      await db.close();
-    }
+    });
   },
 };

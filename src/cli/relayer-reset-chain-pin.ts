@@ -1,7 +1,6 @@
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
-import { readProcessEnv } from '../common/config/process-env.js';
-import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
+import { withRelayerDb } from './relayer-db.js';
 
 export const resetChainPinCommand: Command = {
   name: 'reset-chain-pin',
@@ -19,24 +18,9 @@ export const resetChainPinCommand: Command = {
   ],
   async run({ values }) {
     const abandon = values['abandon-unfinished'] === true;
-    const database = loadDatabaseConfig(readProcessEnv());
-    const [{ createDbClient }, { RelayerRepository }, { RELAYER_SCHEMA }, { resetChainPin }] = await Promise.all([
-      import('../common/db/client.js'),
-      import('../relayer/db/repository.js'),
-      import('../relayer/db/migrations.js'),
-      import('../relayer/db/chain-pin.js'),
-    ]);
-    // The relayer's own embedded directory by default; refused while a relayer runs on it (PGlite serves one process).
-    const db = await createDbClient(database, { poolMax: 1, pgliteDefault: defaultPgliteDir('relayer') });
-    try {
-      const exists = await db.query('relayer.has_chain_pin_table', (knex) =>
-        knex.schema.withSchema(RELAYER_SCHEMA).hasTable('chain_pin'),
-      );
-      if (!exists)
-        throw new Error(
-          `this database has no relayer chain pin (schema "${RELAYER_SCHEMA}"): check DATABASE_*; the relayer creates it when it starts`,
-        );
-      const out = await resetChainPin(new RelayerRepository(db, RELAYER_SCHEMA), { abandon });
+    const { resetChainPin } = await import('../relayer/db/chain-pin.js');
+    return withRelayerDb('chain_pin', async (repository) => {
+      const out = await resetChainPin(repository, { abandon });
       const unfinished = Object.entries(out.unfinished)
         .map(([s, n]) => `${n} ${s}`)
         .join(', ');
@@ -57,8 +41,6 @@ export const resetChainPinCommand: Command = {
         `${out.dropped.length === 0 ? 'no pin was recorded; ' : ''}the next relayer start pins the configured chains\n`,
       );
       return 0;
-    } finally {
-      await db.close();
-    }
+    });
   },
 };

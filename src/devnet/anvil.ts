@@ -6,22 +6,17 @@ import { BaseError } from '../common/errors.js';
 import { PortInUseError } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
 import { keepPool } from './pool-keeper.js';
-import { guardChild } from './watchdog.js';
-import { recordChain } from './orphans.js';
+import { superviseChild } from './watchdog.js';
 
 export interface AnvilOptions {
   /** 0 picks a free port. */
   port: number;
   chainId: number;
   host?: string;
-  /** Interval mining in seconds; undefined = mine a block per transaction. */
-  blockTime?: number;
   /** Genesis timestamp (unix seconds). */
   timestamp?: number;
   /** Number of funded dev accounts (from anvil's well-known test mnemonic). */
   accounts?: number;
-  /** Override the anvil binary (for platforms without the npm build). */
-  binary?: string;
   /** Directory for a pid file of the chain, reaped by the next devnet on that directory if it outlives us. */
   pidDir?: string;
   /** Release transactions anvil parks for good (pool-keeper.ts) every this many ms; 0 turns it off. Default 500. */
@@ -41,13 +36,7 @@ export class AnvilStartError extends BaseError {
   override name = 'AnvilStartError';
 }
 
-const running = new Set<ChildProcess>();
-// Whatever way this process ends (normal exit, uncaught error, signal handled elsewhere), no anvil outlives it.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-export function anvilBinary(): string {
+function anvilBinary(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
   try {
@@ -131,28 +120,18 @@ async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
     String(options.accounts ?? 10),
     '--silent',
   ];
-  if (options.blockTime !== undefined) args.push('--block-time', String(options.blockTime));
   if (options.timestamp !== undefined) args.push('--timestamp', String(options.timestamp));
-  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  running.add(child);
-  // SIGKILL of this process runs no handler: the watchdog (and the pid file) see that the chain goes too.
-  guardChild(child);
-  if (options.pidDir && child.pid !== undefined) child.once('exit', recordChain(options.pidDir, child.pid, port));
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stopChild = superviseChild(child, { dir: options.pidDir, kind: 'anvil', port });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4_000);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('exit', () => running.delete(child));
   const url = `http://${host}:${port}`;
   const keeper = new AbortController();
   const stop = async () => {
     keeper.abort();
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild();
   };
   try {
     await rpcReady(url, Date.now() + 15_000, child, () => stderr);

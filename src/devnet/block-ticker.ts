@@ -1,13 +1,13 @@
 import { sleep } from '../common/shutdown.js';
 
+/** How long one evm_mine may take before the ticker gives it up and tries again at the next tick. */
+const TICK_TIMEOUT_MS = 10_000;
+
 /**
  * Keeps a chain moving: anvil mines one block per transaction (automine) so transactions confirm at once,
  * and this mines an empty block every interval, so confirmations, finalization and "latest" advance even
  * when nobody transacts (anvil's interval mining would switch automine off and make every tx wait).
  */
-/** How long one evm_mine may take before the ticker gives it up and tries again at the next tick. */
-const TICK_TIMEOUT_MS = 10_000;
-
 export function startBlockTicker(url: string, intervalMs: number, signal: AbortSignal): Promise<void> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] });
   return (async () => {

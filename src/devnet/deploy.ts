@@ -111,10 +111,6 @@ export interface DeployOptions {
   l1Deployer: Signer;
   l2Deployer: Signer;
   coordinator: string;
-  /** Wei each message service holds to pay out claims of messages sent on the other layer. */
-  bridgeFunding?: bigint;
-  l1RateLimit?: { periodSeconds: number; limitWei: bigint };
-  l2MinimumFee?: bigint;
 }
 
 async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAddress(): Promise<string> }>(
@@ -131,14 +127,13 @@ async function deployed<T extends { waitForDeployment(): Promise<unknown>; getAd
 export async function deployMessageServices(
   o: DeployOptions,
 ): Promise<Pick<Deployment, 'l1MessageService' | 'l2MessageService' | 'l1CallRecorder' | 'l2CallRecorder'>> {
-  const limit = o.l1RateLimit ?? { periodSeconds: 86_400, limitWei: parseEther('10000') };
+  // L1's rate limit: 10,000 ETH a day; L2: no minimum fee.
   const l1MessageService = await deployed(
-    new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, limit.periodSeconds, limit.limitWei),
+    new L1MessageService__factory(o.l1Deployer).deploy(o.coordinator, 86_400, parseEther('10000')),
   );
-  const l2MessageService = await deployed(
-    new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, o.l2MinimumFee ?? 0n),
-  );
-  const funding = o.bridgeFunding ?? parseEther('1000');
+  const l2MessageService = await deployed(new L2MessageService__factory(o.l2Deployer).deploy(o.coordinator, 0n));
+  // What each message service holds to pay out claims of messages sent on the other layer.
+  const funding = parseEther('1000');
   await mined(o.l1Deployer.sendTransaction({ to: l1MessageService, value: funding }));
   await mined(o.l2Deployer.sendTransaction({ to: l2MessageService, value: funding }));
   const l1CallRecorder = await deployed(new CallRecorder__factory(o.l1Deployer).deploy());

@@ -30,14 +30,11 @@ export interface DevnetOptions {
   /** 0 = a free port. */
   l1Port?: number;
   l2Port?: number;
-  l1ChainId?: number;
-  l2ChainId?: number;
   /** An empty block is mined this often on each chain (transactions are mined at once regardless). */
   blockTimeMs?: number;
   /** Hours of generated L2 history before "now" (0 = none). */
   historyHours?: number;
   traffic?: boolean;
-  trafficIntervalMs?: number;
   /** false = no coordinator (tests of the coordinator itself start their own). */
   coordinator?: Partial<Omit<CoordinatorConfig, 'l1' | 'l2' | 'privateKey'>> | false;
   stateRoots?: StateRootSource;
@@ -74,7 +71,7 @@ export interface Devnet {
   stop(): Promise<void>;
 }
 
-export const DEFAULT_CHAIN_IDS = { l1: 31337, l2: 31338 };
+const CHAIN_IDS = { l1: 31337, l2: 31338 };
 
 const EXCLUDED_WALLETS = [
   { role: 'treasury', label: 'Treasury', status: 'active', amount: 150_000_000n },
@@ -92,19 +89,31 @@ async function jumpToNow(provider: JsonRpcProvider): Promise<void> {
 type Cleanups = (() => Promise<void>)[];
 type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
 
+/** What every step of one start shares. */
+interface Start {
+  options: DevnetOptions;
+  host: string;
+  accounts: DevAccount[];
+  wallet: Wallets;
+  logger: Logger;
+  /** Teardown of whatever started so far, run last step first. */
+  cleanups: Cleanups;
+}
+
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
-async function startChains(
-  chain: { host: string; timestamp: number; pidDir?: string; logger: Logger },
-  options: DevnetOptions,
-  chainIds: { l1: number; l2: number },
-  cleanups: Cleanups,
-) {
-  const base = { ...chain, accounts: ACCOUNT_COUNT };
+async function startChains(s: Start, genesis: number) {
+  const base = {
+    host: s.host,
+    timestamp: genesis,
+    pidDir: s.options.pidDir,
+    logger: s.logger,
+    accounts: ACCOUNT_COUNT,
+  };
   const results = await Promise.allSettled([
-    startAnvil({ ...base, port: options.l1Port ?? 0, chainId: chainIds.l1 }),
-    startAnvil({ ...base, port: options.l2Port ?? 0, chainId: chainIds.l2 }),
+    startAnvil({ ...base, port: s.options.l1Port ?? 0, chainId: CHAIN_IDS.l1 }),
+    startAnvil({ ...base, port: s.options.l2Port ?? 0, chainId: CHAIN_IDS.l2 }),
   ]);
-  for (const r of results) if (r.status === 'fulfilled') cleanups.push(() => r.value.stop());
+  for (const r of results) if (r.status === 'fulfilled') s.cleanups.push(() => r.value.stop());
   const [l1, l2] = results;
   if (l1.status === 'rejected') throw l1.reason;
   if (l2.status === 'rejected') throw l2.reason;
@@ -116,17 +125,9 @@ async function startChains(
  * deployments (no other account's nonce moves, so no other address does), and the bundler (seconds to load)
  * started as soon as they are there. History waits for these transactions: it sets block timestamps one by one.
  */
-function startAccountAbstraction(
-  l2: Anvil,
-  l2Provider: JsonRpcProvider,
-  accounts: DevAccount[],
-  wallet: Wallets,
-  options: DevnetOptions,
-  host: string,
-  logger: Logger,
-  cleanups: Cleanups,
-) {
-  const utility = wallet('bundlerUtility', l2Provider);
+function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, s: Start) {
+  const { options, logger } = s;
+  const utility = s.wallet('bundlerUtility', l2Provider);
   const aaDeploying = deployAccountAbstraction(utility);
   let bundlerStarting: Promise<Bundler> | undefined;
   let bundlerContracts: Promise<unknown> = aaDeploying;
@@ -144,9 +145,9 @@ function startAccountAbstraction(
         rpcUrl: l2.url,
         entryPoint: aa.entryPoint,
         helpers,
-        executorPrivateKey: accounts[ROLES.bundlerExecutor]!.privateKey,
-        utilityPrivateKey: accounts[ROLES.bundlerUtility]!.privateKey,
-        host,
+        executorPrivateKey: s.accounts[ROLES.bundlerExecutor]!.privateKey,
+        utilityPrivateKey: s.accounts[ROLES.bundlerUtility]!.privateKey,
+        host: s.host,
         port,
         blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
         pidDir: options.pidDir,
@@ -155,7 +156,7 @@ function startAccountAbstraction(
       }),
     );
     // Registered at once: a failure further on must neither wait for its start nor leave it running.
-    cleanups.push(async () => {
+    s.cleanups.push(async () => {
       bundlerStop.abort();
       await (await bundlerStarting!.catch(() => undefined))?.stop();
     });
@@ -172,84 +173,104 @@ function startAccountAbstraction(
  */
 async function deployContracts(
   chains: { l1: Anvil; l2: Anvil; l1Provider: JsonRpcProvider; l2Provider: JsonRpcProvider },
-  accounts: DevAccount[],
-  wallet: Wallets,
+  s: Start,
   times: { genesis: number; started: number; historyHours: number },
   waitFor: () => Promise<unknown>,
-  options: DevnetOptions,
-  logger: Logger,
 ) {
   const { l1, l2, l1Provider, l2Provider } = chains;
+  const { accounts, wallet } = s;
+  const l1Deployer = wallet('deployer', l1Provider);
+  const l2Deployer = wallet('deployer', l2Provider);
   await jumpToNow(l1Provider);
   const l1StartBlock = await l1Provider.getBlockNumber();
   const services = await deployMessageServices({
-    l1Deployer: wallet('deployer', l1Provider),
-    l2Deployer: wallet('deployer', l2Provider),
+    l1Deployer,
+    l2Deployer,
     coordinator: accounts[ROLES.coordinator]!.address,
   });
-  options.onMessageServices?.({
+  s.options.onMessageServices?.({
     l1: { rpcUrl: l1.url, messageService: services.l1MessageService },
     l2: { upstreamRpcUrl: l2.url },
     accounts,
   });
-  const tokens = await deployTokens(wallet('deployer', l2Provider));
-  const dex = await deployDex(wallet('deployer', l2Provider), tokens);
+  const tokens = await deployTokens(l2Deployer);
+  const dex = await deployDex(l2Deployer, tokens);
   const deployment: Deployment = { ...services, tokens, ...dex, l1ClaimForwarder: '', l2ClaimForwarder: '' };
   const excluded = EXCLUDED_WALLETS.map((w) => ({ ...w, address: accounts[ROLES[w.role]]!.address }));
   await waitFor();
   if (times.historyHours > 0) {
     await generateHistory({
       l2: l2Provider,
-      deployer: wallet('deployer', l2Provider),
+      deployer: l2Deployer,
       trader: wallet('trader', l2Provider),
-      traders: [
-        wallet('trader', l2Provider),
-        wallet('traffic', l2Provider),
-        wallet('user', l2Provider),
-        wallet('user2', l2Provider),
-      ],
+      traders: (['trader', 'traffic', 'user', 'user2'] as const).map((role) => wallet(role, l2Provider)),
       deployment,
       excludedWallets: excluded.map((w) => ({ address: w.address, amount: parseUnits(w.amount.toString(), 18) })),
       from: times.genesis + 300,
       to: times.started - 60,
-      logger,
+      logger: s.logger,
     });
   }
   await jumpToNow(l2Provider);
-  Object.assign(
-    deployment,
-    await deployClaimForwarders({
-      l1Deployer: wallet('deployer', l1Provider),
-      l2Deployer: wallet('deployer', l2Provider),
-      ...services,
-    }),
-  );
+  Object.assign(deployment, await deployClaimForwarders({ l1Deployer, l2Deployer, ...services }));
   return { deployment, excluded, l1StartBlock };
 }
 
-/** `options.traffic`: messages and swaps every few seconds, on providers of its own. */
-function startTrafficOn(
-  l1: Anvil,
-  l2: Anvil,
-  chainIds: { l1: number; l2: number },
-  deployment: Deployment,
-  wallet: Wallets,
-  options: DevnetOptions,
-  logger: Logger,
-  cleanups: Cleanups,
-) {
-  const traffic = new AbortController();
-  const trafficL1 = createProvider(l1.url, chainIds.l1, { pollingInterval: 100 });
-  const trafficL2 = createProvider(l2.url, chainIds.l2, { pollingInterval: 100 });
-  const running = runTraffic({
-    l1Sender: wallet('traffic', trafficL1),
-    l2Sender: wallet('traffic', trafficL2),
-    deployment,
-    intervalMs: options.trafficIntervalMs ?? 3_000,
-    signal: traffic.signal,
-    logger,
+/** Live block production on both chains. */
+function startTickers(l1: Anvil, l2: Anvil, s: Start) {
+  const ticker = new AbortController();
+  const blockTime = s.options.blockTimeMs ?? 1_000;
+  const tickers = Promise.all([
+    startBlockTicker(l1.url, blockTime, ticker.signal),
+    startBlockTicker(l2.url, blockTime, ticker.signal),
+  ]);
+  s.cleanups.splice(s.cleanups.length - 1, 0, async () => {
+    ticker.abort();
+    await tickers;
   });
-  cleanups.push(async () => {
+}
+
+/** The coordinator, unless `options.coordinator` is false; the database is awaited only here. */
+async function startCoordinatorOn(
+  chains: { l1: Anvil; l2: Anvil; deployment: Deployment; l1StartBlock: number },
+  common: Common,
+  db: DbClient | Promise<DbClient>,
+  s: Start,
+): Promise<Coordinator | undefined> {
+  const { l1, l2, deployment, l1StartBlock } = chains;
+  if (s.options.coordinator === false) return undefined;
+  const coordinator = await startCoordinator({
+    common,
+    db: await db,
+    stateRoots: s.options.stateRoots,
+    schema: s.options.coordinatorSchema,
+    config: {
+      ...DEFAULT_COORDINATOR,
+      ...s.options.coordinator,
+      l1StartBlock,
+      l1: { rpcUrl: l1.url, chainId: CHAIN_IDS.l1, messageService: deployment.l1MessageService },
+      l2: { rpcUrl: l2.url, chainId: CHAIN_IDS.l2, messageService: deployment.l2MessageService },
+      privateKey: s.accounts[ROLES.coordinator]!.privateKey,
+    },
+  });
+  s.cleanups.push(() => coordinator.stop());
+  return coordinator;
+}
+
+/** `options.traffic`: messages and swaps every few seconds, on providers of its own. */
+function startTrafficOn(l1: Anvil, l2: Anvil, deployment: Deployment, s: Start) {
+  const traffic = new AbortController();
+  const trafficL1 = createProvider(l1.url, CHAIN_IDS.l1, { pollingInterval: 100 });
+  const trafficL2 = createProvider(l2.url, CHAIN_IDS.l2, { pollingInterval: 100 });
+  const running = runTraffic({
+    l1Sender: s.wallet('traffic', trafficL1),
+    l2Sender: s.wallet('traffic', trafficL2),
+    deployment,
+    intervalMs: 3_000,
+    signal: traffic.signal,
+    logger: s.logger,
+  });
+  s.cleanups.push(async () => {
     traffic.abort();
     await running;
     trafficL1.destroy();
@@ -265,19 +286,17 @@ function describeDevnet(
     deployment: Deployment;
     aa: { entryPoint: string; accountFactory: string };
     bundler?: Bundler;
+    excluded: readonly { address: string; label: string; status: string }[];
   },
-  chainIds: { l1: number; l2: number },
-  excluded: readonly { address: string; label: string; status: string }[],
-  accounts: DevAccount[],
-  depth: number,
+  s: Start,
   genesis: number,
 ): DevnetState {
-  const { l1, l2, deployment, aa, bundler } = parts;
+  const { l1, l2, deployment, aa, bundler, excluded } = parts;
   const tokens = deployment.tokens;
   const native = Object.values(tokens).find((t) => t.spec.kind === 'native')!;
   return {
-    l1: { chainId: chainIds.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
-    l2: { chainId: chainIds.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
+    l1: { chainId: CHAIN_IDS.l1, rpcUrl: l1.url, messageService: deployment.l1MessageService },
+    l2: { chainId: CHAIN_IDS.l2, rpcUrl: l2.url, upstreamRpcUrl: l2.url, messageService: deployment.l2MessageService },
     nativeToken: native.address,
     stablecoin: tokens.USDS!.address,
     tokens: Object.values(tokens).map((t) => ({
@@ -293,8 +312,8 @@ function describeDevnet(
     accountFactory: aa.accountFactory,
     ...(bundler ? { bundler: { url: bundler.url, vendorPrefix: ALTO_VENDOR_PREFIX } } : {}),
     excludedWallets: excluded.map((w) => ({ address: w.address, label: w.label, status: w.status })),
-    accounts,
-    messageTreeDepth: depth,
+    accounts: s.accounts,
+    messageTreeDepth: (s.options.coordinator || undefined)?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth,
     genesisTimestamp: genesis,
     services: {},
   };
@@ -307,7 +326,7 @@ function describeDevnet(
  */
 export async function startDevnet({
   common,
-  db: dbOrPromise,
+  db,
   options = {},
 }: {
   common: Common;
@@ -316,92 +335,46 @@ export async function startDevnet({
   options?: DevnetOptions;
 }): Promise<Devnet> {
   const logger = common.logger.child({ module: 'devnet' });
-  const host = options.host ?? '127.0.0.1';
   const historyHours = options.historyHours ?? 26;
   const started = Math.floor(Date.now() / 1000);
   const genesis = started - historyHours * 3600 - 600;
-  const chainIds = { l1: options.l1ChainId ?? DEFAULT_CHAIN_IDS.l1, l2: options.l2ChainId ?? DEFAULT_CHAIN_IDS.l2 };
-  const cleanups: Cleanups = [];
+  const accounts = devAccounts();
+  const s: Start = {
+    options,
+    host: options.host ?? '127.0.0.1',
+    accounts,
+    wallet: (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider),
+    logger,
+    cleanups: [],
+  };
   const stopAll = async () => {
-    for (const fn of cleanups.splice(0).reverse())
+    for (const fn of s.cleanups.splice(0).reverse())
       await fn().catch((err: unknown) => logger.warn({ err }, 'devnet teardown step failed'));
   };
 
   try {
-    const { l1, l2 } = await startChains(
-      { host, timestamp: genesis, pidDir: options.pidDir, logger },
-      options,
-      chainIds,
-      cleanups,
-    );
+    const { l1, l2 } = await startChains(s, genesis);
     logger.info({ l1: l1.url, l2: l2.url }, 'chains started');
-    const l1Provider = createProvider(l1.url, chainIds.l1, { pollingInterval: 10 });
-    const l2Provider = createProvider(l2.url, chainIds.l2, { pollingInterval: 10 });
-    cleanups.push(async () => {
+    const l1Provider = createProvider(l1.url, CHAIN_IDS.l1, { pollingInterval: 10 });
+    const l2Provider = createProvider(l2.url, CHAIN_IDS.l2, { pollingInterval: 10 });
+    s.cleanups.push(async () => {
       l1Provider.destroy();
       l2Provider.destroy();
     });
-    const accounts = devAccounts();
-    const wallet: Wallets = (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider);
-    const { aaDeploying, bundlerContracts, bundlerStarting } = startAccountAbstraction(
-      l2,
-      l2Provider,
-      accounts,
-      wallet,
-      options,
-      host,
-      logger,
-      cleanups,
-    );
+    const { aaDeploying, bundlerContracts, bundlerStarting } = startAccountAbstraction(l2, l2Provider, s);
     const { deployment, excluded, l1StartBlock } = await deployContracts(
       { l1, l2, l1Provider, l2Provider },
-      accounts,
-      wallet,
+      s,
       { genesis, started, historyHours },
       () => Promise.all([aaDeploying, bundlerContracts]),
-      options,
-      logger,
     );
     const aa = await aaDeploying;
-
-    const ticker = new AbortController();
-    const blockTime = options.blockTimeMs ?? 1_000;
-    const tickers = Promise.all([
-      startBlockTicker(l1.url, blockTime, ticker.signal),
-      startBlockTicker(l2.url, blockTime, ticker.signal),
-    ]);
-    cleanups.splice(cleanups.length - 1, 0, async () => {
-      ticker.abort();
-      await tickers;
-    });
-
+    startTickers(l1, l2, s);
     const bundler = await bundlerStarting;
+    const coordinator = await startCoordinatorOn({ l1, l2, deployment, l1StartBlock }, common, db, s);
+    if (options.traffic) startTrafficOn(l1, l2, deployment, s);
 
-    let coordinator: Coordinator | undefined;
-    const depth =
-      options.coordinator === false
-        ? DEFAULT_COORDINATOR.treeDepth
-        : (options.coordinator?.treeDepth ?? DEFAULT_COORDINATOR.treeDepth);
-    if (options.coordinator !== false) {
-      coordinator = await startCoordinator({
-        common,
-        db: await dbOrPromise,
-        stateRoots: options.stateRoots,
-        schema: options.coordinatorSchema,
-        config: {
-          ...DEFAULT_COORDINATOR,
-          ...options.coordinator,
-          l1StartBlock,
-          l1: { rpcUrl: l1.url, chainId: chainIds.l1, messageService: deployment.l1MessageService },
-          l2: { rpcUrl: l2.url, chainId: chainIds.l2, messageService: deployment.l2MessageService },
-          privateKey: accounts[ROLES.coordinator]!.privateKey,
-        },
-      });
-      cleanups.push(() => coordinator!.stop());
-    }
-    if (options.traffic) startTrafficOn(l1, l2, chainIds, deployment, wallet, options, logger, cleanups);
-
-    const state = describeDevnet({ l1, l2, deployment, aa, bundler }, chainIds, excluded, accounts, depth, genesis);
+    const state = describeDevnet({ l1, l2, deployment, aa, bundler, excluded }, s, genesis);
     const stop = async () => {
       await stopAll();
       logger.info('devnet stopped');

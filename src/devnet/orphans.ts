@@ -40,11 +40,6 @@ function commandLine(pid: number): string {
   }
 }
 
-/** Records a running chain; the returned function removes the record (when the chain exits). */
-export function recordChain(dir: string, anvilPid: number, port: number): () => void {
-  return recordProcess(dir, 'anvil', anvilPid, port);
-}
-
 /** Records a running devnet process listening on `port`; the returned function removes the record. */
 export function recordProcess(dir: string, kind: ProcessKind, pid: number, port: number): () => void {
   mkdirSync(dir, { recursive: true });

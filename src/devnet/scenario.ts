@@ -35,9 +35,10 @@ export interface HistoryContext {
   /** Unix seconds at which the generated history starts and ends. */
   from: number;
   to: number;
-  swapsPerHour?: number;
   logger?: Logger;
 }
+
+const SWAPS_PER_HOUR = 4;
 
 const tokenCount = (d: Deployment) => Object.keys(d.tokens).length;
 
@@ -51,9 +52,8 @@ const setNextTimestamp = (provider: JsonRpcProvider, ts: number) => provider.sen
 export async function generateHistory(ctx: HistoryContext): Promise<{ swaps: number; burned: bigint }> {
   const { l2, deployer, trader, deployment } = ctx;
   const random = prng(42);
-  const swapsPerHour = ctx.swapsPerHour ?? 4;
   const hours = Math.floor((ctx.to - ctx.from) / 3600);
-  const txCount = hours * swapsPerHour + ctx.traders.length * tokenCount(deployment) * 2 + 10;
+  const txCount = hours * SWAPS_PER_HOUR + ctx.traders.length * tokenCount(deployment) * 2 + 10;
   const step = Math.max(1, Math.floor((ctx.to - ctx.from) / txCount));
   let clock = ctx.from;
   const tick = async () => {
@@ -81,8 +81,8 @@ export async function generateHistory(ctx: HistoryContext): Promise<{ swaps: num
   let burned = 0n;
   const native = tokenList.find((t) => t.spec.kind === 'native')!;
   for (let hour = 0; hour < hours; hour++) {
-    for (let i = 0; i < swapsPerHour; i++) {
-      const t = tradable[(hour * swapsPerHour + i) % tradable.length]!;
+    for (let i = 0; i < SWAPS_PER_HOUR; i++) {
+      const t = tradable[(hour * SWAPS_PER_HOUR + i) % tradable.length]!;
       const quote = deployment.tokens[t.spec.quote!]!;
       // A slight upward bias on buys keeps prices drifting rather than oscillating around the seed.
       const buy = random() < 0.55;

@@ -1,6 +1,3 @@
-import type { Common } from '../common/kernel.js';
-import type { DbClient } from '../common/db/client.js';
-import type { Devnet } from './devnet.js';
 import type { DevnetState } from './state-file.js';
 import { reservePort } from './anvil.js';
 import { reapOrphanChains } from './orphans.js';
@@ -8,7 +5,7 @@ import type { Logger } from '../common/log.js';
 import { tokenApiService } from './services/token-api.js';
 import { rpcService } from './services/rpc.js';
 import { relayerService } from './services/relayer.js';
-import type { StackService, StackShared } from './services/service.js';
+import type { StackContext, StackService } from './services/service.js';
 
 /** Services join this list as they land; `l2stack dev` runs every one of them. */
 export const STACK_SERVICES: StackService[] = [rpcService, tokenApiService, relayerService];
@@ -52,23 +49,11 @@ export async function checkServicePorts(env: Record<string, string | undefined>)
   const bindings = STACK_SERVICES.map((s) => ({ service: s, ...s.port(env) }));
   for (const b of bindings) await reservePort(b.host, b.port, `${b.service.name} (l2stack dev)`);
   return {
-    async start({
-      common,
-      db,
-      devnet,
-      workDir,
-      shared,
-    }: {
-      common: Common;
-      db: DbClient;
-      devnet: Devnet;
-      workDir: string;
-      shared: StackShared;
-    }): Promise<{ urls: DevnetState['services'] }> {
+    async start(ctx: Omit<StackContext, 'env'>): Promise<{ urls: DevnetState['services'] }> {
       const urls: DevnetState['services'] = {};
       const health: [string, string][] = [];
       for (const b of bindings) {
-        const started = await b.service.start({ common, db, devnet, env, workDir, shared, host: b.host, port: b.port });
+        const started = await b.service.start({ ...ctx, env, host: b.host, port: b.port });
         urls[b.service.name] = typeof started === 'string' ? started : started.url;
         health.push([b.service.name, typeof started === 'string' ? started : started.healthUrl]);
       }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { recordProcess, type ProcessKind } from './orphans.js';
 
 /**
  * The watchdog's program, run with `node -e` so it needs no loader and works the same from src/ and dist/.
@@ -62,4 +63,34 @@ export function guardChild(child: ChildProcess): void {
   child.once('exit', () => {
     if (dog.exitCode === null && dog.stdin!.writable) dog.stdin!.write(`-${pid}\n`);
   });
+}
+
+const running = new Set<ChildProcess>();
+// Whatever way this process ends (normal exit, uncaught error, signal handled elsewhere), no child outlives it.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * A devnet child (a chain, the bundler) that dies with this process by every means there is: killed at exit,
+ * guarded by the watchdog against a SIGKILL of this process, and recorded in a pid file in `pidFile.dir` (when
+ * set) for the next devnet on that directory to reap. Returns its stop: SIGTERM, then SIGKILL after 3 s.
+ */
+export function superviseChild(
+  child: ChildProcess,
+  pidFile: { dir: string | undefined; kind: ProcessKind; port: number },
+): () => Promise<void> {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  guardChild(child);
+  if (pidFile.dir && child.pid !== undefined)
+    child.once('exit', recordProcess(pidFile.dir, pidFile.kind, child.pid, pidFile.port));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+    await exited;
+    clearTimeout(timer);
+  };
 }

@@ -14,10 +14,9 @@ import { TokenRepository } from './repository.js';
 import { createTokenApiApp } from './server.js';
 import { SupplyCache, startSupplyJob } from './supply/job.js';
 
-export { loadTokenApiConfig, loadTokenIndexerConfig, parseExcludedWallets } from './config.js';
-export type { TokenApiConfig, TokenIndexerConfig, ExcludedWalletConfig } from './config.js';
-export { startTokenIndexer, type TokenIndexerHandle } from './indexer/index.js';
-export { TOKEN_API_SCHEMA, tokenApiMigrations } from './migrations.js';
+export { loadTokenApiConfig, loadTokenIndexerConfig } from './config.js';
+export type { TokenApiConfig } from './config.js';
+export { startTokenIndexer } from './indexer/index.js';
 
 export interface TokenApiHandle {
   url: string;

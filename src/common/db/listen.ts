@@ -20,14 +20,19 @@ export type Unlisten = () => Promise<void>;
 
 type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
 
-/** The driver's SSL options from the DATABASE_SSL* settings (shared with the pool). */
-export function pgSsl(config: PostgresConfig) {
-  return config.ssl
-    ? {
-        rejectUnauthorized: config.ssl.rejectUnauthorized,
-        ...(config.ssl.caPath ? { ca: readFileSync(config.ssl.caPath, 'utf8') } : {}),
-      }
-    : undefined;
+/** The driver's connection options from the DATABASE_* settings (shared with the pool and the leadership lock). */
+export function pgConnection(config: PostgresConfig) {
+  const { host, port, database, user, password, ssl } = config;
+  return {
+    host,
+    port,
+    database,
+    user,
+    password,
+    ssl: ssl
+      ? { rejectUnauthorized: ssl.rejectUnauthorized, ...(ssl.caPath ? { ca: readFileSync(ssl.caPath, 'utf8') } : {}) }
+      : undefined,
+  };
 }
 
 /** Channel names are identifiers we write in code; quoting keeps mixed case and digits as they are. */
@@ -52,14 +57,7 @@ export function listenPostgres(
     if (stopped) return;
     // Loaded when first used: a process on PGlite never loads the driver.
     const { default: pg } = await import('pg');
-    const c = new pg.Client({
-      host: config.host,
-      port: config.port,
-      database: config.database,
-      user: config.user,
-      password: config.password,
-      ssl: pgSsl(config),
-    });
+    const c = new pg.Client(pgConnection(config));
     conn = c;
     let lostOnce = false;
     const lost = (err?: Error) => {

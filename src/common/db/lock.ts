@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import type { Client as PgClient } from 'pg';
 import type { DbClient } from './client.js';
+import { pgConnection } from './listen.js';
 import type { Logger } from '../log.js';
 import { sleep } from '../shutdown.js';
 
@@ -19,6 +20,54 @@ function lockKey(name: string): bigint {
 // PGlite lives inside one process, so one in-process registry is the whole story there.
 const localHolders = new Set<string>();
 
+type LeadershipOptions = { signal: AbortSignal; retryMs?: number; logger?: Logger; onStandby?: () => void };
+
+async function localLeadership(
+  name: string,
+  retryMs: number,
+  options: LeadershipOptions,
+): Promise<Leadership | undefined> {
+  while (localHolders.has(name)) {
+    options.onStandby?.();
+    if (!(await sleep(retryMs, options.signal))) return undefined;
+  }
+  localHolders.add(name);
+  const controller = new AbortController();
+  return {
+    signal: controller.signal,
+    release: async () => {
+      localHolders.delete(name);
+      controller.abort(new Error('released'));
+    },
+  };
+}
+
+/** The lock `key`, just taken on `conn`, as a Leadership that ends when released or when `conn` is lost. */
+function holdLeadership(conn: PgClient, key: string, name: string, logger: Logger | undefined): Leadership {
+  const controller = new AbortController();
+  const lost = (err?: Error) => {
+    if (!controller.signal.aborted) {
+      logger?.warn({ lock: name, err }, 'lost the leadership connection; stopping writes');
+      controller.abort(err ?? new Error('connection closed'));
+    }
+  };
+  conn.on('error', lost);
+  conn.on('end', () => lost());
+  // A lock held on a silently dead connection would look held forever: probe it.
+  const heartbeat = setInterval(() => void conn.query('select 1').catch((err: Error) => lost(err)), 5_000);
+  heartbeat.unref();
+  logger?.info({ lock: name }, 'acquired leadership');
+  return {
+    signal: controller.signal,
+    release: async () => {
+      clearInterval(heartbeat);
+      controller.abort(new Error('released'));
+      await conn.query('select pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
+      await conn.end().catch(() => undefined);
+    },
+  };
+}
+
 /**
  * Waits until this process is the single writer `name` (an indexer, a relayer direction, the devnet
  * coordinator). On Postgres this is a session advisory lock held on a dedicated connection: if the
@@ -29,53 +78,24 @@ const localHolders = new Set<string>();
 export async function acquireLeadership(
   client: DbClient,
   name: string,
-  options: { signal: AbortSignal; retryMs?: number; logger?: Logger; onStandby?: () => void },
+  options: LeadershipOptions,
 ): Promise<Leadership | undefined> {
   const retryMs = options.retryMs ?? 1_000;
-  if (client.config.kind === 'pglite') {
-    while (localHolders.has(name)) {
-      options.onStandby?.();
-      if (!(await sleep(retryMs, options.signal))) return undefined;
-    }
-    localHolders.add(name);
-    const controller = new AbortController();
-    return {
-      signal: controller.signal,
-      release: async () => {
-        localHolders.delete(name);
-        controller.abort(new Error('released'));
-      },
-    };
-  }
-
-  const c = client.config;
+  if (client.config.kind === 'pglite') return localLeadership(name, retryMs, options);
+  const key = lockKey(name).toString();
   let waitingLogged = false;
   for (;;) {
     if (options.signal.aborted) return undefined;
     // Loaded here: embedded PGlite never needs the Postgres driver, and importing it costs a start ~60 ms of CPU.
     const { default: pg } = await import('pg');
-    const conn = new pg.Client({
-      host: c.host,
-      port: c.port,
-      database: c.database,
-      user: c.user,
-      password: c.password,
-      ssl: c.ssl
-        ? {
-            rejectUnauthorized: c.ssl.rejectUnauthorized,
-            ...(c.ssl.caPath ? { ca: readFileSync(c.ssl.caPath, 'utf8') } : {}),
-          }
-        : undefined,
-      application_name: `l2stack ${name}`,
-    });
+    const conn = new pg.Client({ ...pgConnection(client.config), application_name: `l2stack ${name}` });
     try {
       await conn.connect();
-      const key = lockKey(name).toString();
       for (;;) {
         const { rows } = await conn.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [
           key,
         ]);
-        if (rows[0]?.locked) break;
+        if (rows[0]?.locked) return holdLeadership(conn, key, name, options.logger);
         options.onStandby?.();
         if (!waitingLogged) options.logger?.info({ lock: name }, 'another instance is active; standing by');
         waitingLogged = true;
@@ -84,28 +104,6 @@ export async function acquireLeadership(
           return undefined;
         }
       }
-      const controller = new AbortController();
-      const lost = (err?: Error) => {
-        if (!controller.signal.aborted) {
-          options.logger?.warn({ lock: name, err }, 'lost the leadership connection; stopping writes');
-          controller.abort(err ?? new Error('connection closed'));
-        }
-      };
-      conn.on('error', lost);
-      conn.on('end', () => lost());
-      // A lock held on a silently dead connection would look held forever: probe it.
-      const heartbeat = setInterval(() => void conn.query('select 1').catch((err: Error) => lost(err)), 5_000);
-      heartbeat.unref();
-      options.logger?.info({ lock: name }, 'acquired leadership');
-      return {
-        signal: controller.signal,
-        release: async () => {
-          clearInterval(heartbeat);
-          controller.abort(new Error('released'));
-          await conn.query('select pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
-          await conn.end().catch(() => undefined);
-        },
-      };
     } catch (err) {
       await conn.end().catch(() => undefined);
       options.logger?.warn({ lock: name, err }, 'could not reach the database for the leadership lock; retrying');

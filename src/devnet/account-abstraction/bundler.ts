@@ -7,8 +7,7 @@ import { BaseError } from '../../common/errors.js';
 import { readProcessEnv } from '../../common/config/process-env.js';
 import type { Logger } from '../../common/log.js';
 import { reservePort } from '../anvil.js';
-import { guardChild } from '../watchdog.js';
-import { recordProcess } from '../orphans.js';
+import { superviseChild } from '../watchdog.js';
 import { deployDeterministic } from './deploy.js';
 
 /** Alto's own name for the vendor_ methods: `vendor_getUserOperationGasPrice` is its `pimlico_getUserOperationGasPrice`. */
@@ -17,12 +16,6 @@ export const ALTO_VENDOR_PREFIX = 'pimlico_';
 export class BundlerStartError extends BaseError {
   override name = 'BundlerStartError';
 }
-
-const running = new Set<ChildProcess>();
-// As for anvil: however this process ends, no bundler outlives it (SIGKILL is the watchdog's part).
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
 
 /** The directory of the installed @pimlico/alto package (its CLI and its simulation contracts). */
 export function altoPackageDir(): string {
@@ -112,8 +105,6 @@ export interface BundlerOptions {
   /** Directory for the bundler's pid file, reaped by the next devnet on that directory if it outlives us. */
   pidDir?: string;
   logger?: Logger;
-  /** How long Alto may take to answer (its start-up loads many modules: seconds on a busy machine). */
-  startTimeoutMs?: number;
   /** Aborting stops the bundler, also while it is still starting (the start then fails). */
   signal?: AbortSignal;
 }
@@ -140,16 +131,8 @@ async function answers(url: string, entryPoint: string): Promise<boolean> {
   }
 }
 
-/**
- * Starts Alto (ERC-4337 bundler, npm @pimlico/alto) against the L2 and waits until it lists the EntryPoint.
- * Like anvil it dies with this process (watchdog, pid file). Its keys go through its environment (ALTO_*),
- * not its command line. It loads a `.env` of its working directory, so it runs in its own package directory.
- */
-export async function startBundler(o: BundlerOptions): Promise<Bundler> {
-  const host = o.host ?? '127.0.0.1';
-  const port = await reservePort(host, o.port ?? 0, 'ERC-4337 bundler (Alto)');
-  const dir = altoPackageDir();
-  const args = [
+function altoArgs(dir: string, port: number, o: BundlerOptions): string[] {
+  return [
     join(dir, 'esm', 'cli', 'alto.js'),
     '--port',
     String(port),
@@ -174,53 +157,61 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
     '--log-level',
     'warn',
   ];
-  // Our environment minus whatever would reconfigure Alto behind our back (ALTO_* flags, error reporting).
-  const inherited = Object.fromEntries(
-    Object.entries(readProcessEnv()).filter(([k]) => !/^(ALTO_|SENTRY_|DOTENV_CONFIG_PATH$)/.test(k)),
-  );
-  const env = {
-    ...inherited,
+}
+
+/** Our environment minus whatever would reconfigure Alto behind our back (ALTO_* flags, error reporting). */
+function altoEnv(host: string, o: BundlerOptions): Record<string, string | undefined> {
+  const inherited = Object.entries(readProcessEnv()).filter(([k]) => !/^(ALTO_|SENTRY_|DOTENV_CONFIG_PATH$)/.test(k));
+  return {
+    ...Object.fromEntries(inherited),
     L2STACK_BUNDLER_HOST: host,
     ALTO_EXECUTOR_PRIVATE_KEYS: o.executorPrivateKey,
     ALTO_UTILITY_PRIVATE_KEY: o.utilityPrivateKey,
   };
-  const child = spawn(process.execPath, ['-e', LAUNCHER, ...args], {
+}
+
+/** How long Alto may take to answer (its start-up loads many modules: seconds on a busy machine). */
+const START_TIMEOUT_MS = 90_000;
+
+async function entryPointListed(url: string, child: ChildProcess, o: BundlerOptions, output: () => string) {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new BundlerStartError(`Alto exited with code ${child.exitCode}: ${output().trim().slice(-800)}`);
+    if (await answers(url, o.entryPoint)) return;
+    if (Date.now() > deadline)
+      throw new BundlerStartError(
+        `Alto did not list the EntryPoint on ${url} within ${START_TIMEOUT_MS / 1000} s: ${output().trim().slice(-800)}`,
+      );
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Starts Alto (ERC-4337 bundler, npm @pimlico/alto) against the L2 and waits until it lists the EntryPoint.
+ * Like anvil it dies with this process (watchdog, pid file). Its keys go through its environment (ALTO_*),
+ * not its command line. It loads a `.env` of its working directory, so it runs in its own package directory.
+ */
+export async function startBundler(o: BundlerOptions): Promise<Bundler> {
+  const host = o.host ?? '127.0.0.1';
+  const port = await reservePort(host, o.port ?? 0, 'ERC-4337 bundler (Alto)');
+  const dir = altoPackageDir();
+  const child = spawn(process.execPath, ['-e', LAUNCHER, ...altoArgs(dir, port, o)], {
     cwd: dir,
-    env,
+    env: altoEnv(host, o),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  guardChild(child);
-  if (o.pidDir && child.pid !== undefined) child.once('exit', recordProcess(o.pidDir, 'bundler', child.pid, port));
+  const stop = superviseChild(child, { dir: o.pidDir, kind: 'bundler', port });
   let output = '';
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-4_000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-    await exited;
-    clearTimeout(timer);
-  };
   o.signal?.addEventListener('abort', () => void stop(), { once: true });
   const url = `http://${host}:${port}`;
-  const deadline = Date.now() + (o.startTimeoutMs ?? 90_000);
   try {
-    for (;;) {
-      if (child.exitCode !== null)
-        throw new BundlerStartError(`Alto exited with code ${child.exitCode}: ${output.trim().slice(-800)}`);
-      if (await answers(url, o.entryPoint)) break;
-      if (Date.now() > deadline)
-        throw new BundlerStartError(
-          `Alto did not list the EntryPoint on ${url} within ${(o.startTimeoutMs ?? 90_000) / 1000} s: ${output.trim().slice(-800)}`,
-        );
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await entryPointListed(url, child, o, () => output);
   } catch (err) {
     await stop();
     throw err;

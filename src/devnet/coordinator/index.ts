@@ -4,9 +4,10 @@ import { createProvider } from '../../common/chain/provider.js';
 import type { DbClient } from '../../common/db/client.js';
 import { acquireLeadership } from '../../common/db/lock.js';
 import { migrate } from '../../common/db/migrations.js';
-import { gauge, counter } from '../../common/metrics.js';
+import { gauge, counter, type Registry } from '../../common/metrics.js';
 import { sleep } from '../../common/shutdown.js';
 import type { Common } from '../../common/kernel.js';
+import type { Logger } from '../../common/log.js';
 import { devnetMigrations } from './migrations.js';
 import { anchorNextBatch, scanL1Messages, type AnchoringContext } from './anchoring.js';
 import { finalizeNewBlocks, type FinalizationContext, type StateRootSource } from './finalization.js';
@@ -43,6 +44,53 @@ export interface Coordinator {
   ready: Promise<void>;
 }
 
+type Task = 'anchor' | 'finalize';
+
+/**
+ * Every task's round, again each interval until `signal` aborts; a failed round is reported and tried again
+ * the next interval. `markReady` once every task has run its first round, failed or not.
+ */
+async function runRounds(
+  tasks: Record<Task, { intervalMs: number; round: () => Promise<void> }>,
+  signal: AbortSignal,
+  onFailure: (task: Task, err: unknown) => void,
+  markReady: () => void,
+): Promise<void> {
+  const ran = new Set<Task>();
+  const loop = async (task: Task) => {
+    while (!signal.aborted) {
+      try {
+        await tasks[task].round();
+      } catch (err) {
+        if (signal.aborted) break;
+        onFailure(task, err);
+      }
+      ran.add(task);
+      if (ran.size === Object.keys(tasks).length) markReady();
+      await sleep(tasks[task].intervalMs, signal);
+    }
+  };
+  await Promise.all((Object.keys(tasks) as Task[]).map(loop));
+}
+
+/** The coordinator's progress gauges, and its report of a failed round (counted and logged). */
+function coordinatorMetrics(metrics: Registry, logger: Logger) {
+  const anchoredGauge = gauge(
+    metrics,
+    'l2stack_devnet_anchored_l1_message_number',
+    'Last L1 message number anchored on L2',
+  );
+  const finalizedGauge = gauge(metrics, 'l2stack_devnet_finalized_l2_block', 'Last L2 block finalized on L1');
+  const failures = counter(metrics, 'l2stack_devnet_coordinator_failures_total', 'Coordinator rounds that failed', [
+    'task',
+  ]);
+  const onFailure = (task: Task, err: unknown) => {
+    failures.inc({ task });
+    logger.warn({ err, task }, 'coordinator round failed; retrying next interval');
+  };
+  return { anchoredGauge, finalizedGauge, onFailure };
+}
+
 /**
  * The devnet's stand-in for a sequencer's bridge duties: anchors confirmed L1→L2 message hashes on L2 and
  * finalizes L2 blocks on L1. Restart-safe (progress in the database, on-chain counters as truth) and a
@@ -68,86 +116,48 @@ export async function startCoordinator(options: {
   const l1 = L1MessageService__factory.connect(config.l1.messageService, new Wallet(config.privateKey, l1Provider));
   const l2 = L2MessageService__factory.connect(config.l2.messageService, new Wallet(config.privateKey, l2Provider));
 
-  const anchoredGauge = gauge(
-    common.metrics,
-    'l2stack_devnet_anchored_l1_message_number',
-    'Last L1 message number anchored on L2',
-  );
-  const finalizedGauge = gauge(common.metrics, 'l2stack_devnet_finalized_l2_block', 'Last L2 block finalized on L1');
-  const failures = counter(
-    common.metrics,
-    'l2stack_devnet_coordinator_failures_total',
-    'Coordinator rounds that failed',
-    ['task'],
-  );
+  const { anchoredGauge, finalizedGauge, onFailure } = coordinatorMetrics(common.metrics, logger);
 
   const stop = new AbortController();
   const stopped = AbortSignal.any([stop.signal, common.shutdown.signal]);
+  const shared = { db, schema, l1, l2, logger };
   const anchoring: AnchoringContext = {
-    db,
-    schema,
-    l1,
-    l2,
+    ...shared,
     confirmations: config.l1Confirmations,
     maxBatch: config.maxAnchorBatch,
     startBlock: config.l1StartBlock,
     logWindow: 5_000,
-    logger,
   };
   const finalization: FinalizationContext = {
-    db,
-    schema,
-    l1,
-    l2,
+    ...shared,
     l2Provider,
     treeDepth: config.treeDepth,
     stateRoots: options.stateRoots,
-    logger,
   };
 
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const rounds = { anchor: false, finalize: false };
-  const loop = async (
-    task: 'anchor' | 'finalize',
-    intervalMs: number,
-    signal: AbortSignal,
-    round: () => Promise<void>,
-  ) => {
-    while (!signal.aborted) {
-      try {
-        await round();
-      } catch (err) {
-        if (signal.aborted) break;
-        failures.inc({ task });
-        logger.warn({ err, task }, 'coordinator round failed; retrying next interval');
-      }
-      if (!rounds[task]) {
-        rounds[task] = true;
-        if (rounds.anchor && rounds.finalize) markReady();
-      }
-      await sleep(intervalMs, signal);
-    }
-  };
-
   const run = (async () => {
     // One coordinator per devnet: the lock is named after the schema holding that devnet's progress.
     const leadership = await acquireLeadership(db, `devnet-coordinator:${schema}`, { signal: stopped, logger });
     if (!leadership) return;
     const signal = AbortSignal.any([stopped, leadership.signal]);
+    const anchor = async () => {
+      await scanL1Messages(anchoring);
+      // Drain the backlog in batches of maxBatch before sleeping.
+      while (!signal.aborted && (await anchorNextBatch(anchoring)) > 0);
+      anchoredGauge.set(Number(await l2.lastAnchoredL1MessageNumber()));
+    };
+    const finalize = async () => {
+      const finalized = await finalizeNewBlocks(finalization);
+      if (finalized !== undefined) finalizedGauge.set(Number(finalized));
+    };
+    const tasks = {
+      anchor: { intervalMs: config.anchorIntervalMs, round: anchor },
+      finalize: { intervalMs: config.finalizationIntervalMs, round: finalize },
+    };
     try {
-      await Promise.all([
-        loop('anchor', config.anchorIntervalMs, signal, async () => {
-          await scanL1Messages(anchoring);
-          // Drain the backlog in batches of maxBatch before sleeping.
-          while (!signal.aborted && (await anchorNextBatch(anchoring)) > 0);
-          anchoredGauge.set(Number(await l2.lastAnchoredL1MessageNumber()));
-        }),
-        loop('finalize', config.finalizationIntervalMs, signal, async () => {
-          const finalized = await finalizeNewBlocks(finalization);
-          if (finalized !== undefined) finalizedGauge.set(Number(finalized));
-        }),
-      ]);
+      await runRounds(tasks, signal, onFailure, markReady);
     } finally {
       await leadership.release();
     }

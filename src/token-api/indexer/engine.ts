@@ -29,7 +29,6 @@ export class IndexerEngine {
   readonly pools = new Map<string, PoolState>();
   readonly poolsByToken = new Map<string, Set<string>>();
   readonly decimals = new Map<string, number>();
-  readonly symbols = new Map<string, string>();
   listed = new Map<string, ListedToken>();
   quotePrices: QuoteBook = new Map();
   readonly oracle: PriceOracle;
@@ -58,11 +57,8 @@ export class IndexerEngine {
     this.pools.clear();
     this.poolsByToken.clear();
     this.decimals.clear();
-    this.symbols.clear();
-    for (const t of await this.db.query('token_api.load_tokens', (knex) => this.store.loadTokens(knex))) {
+    for (const t of await this.db.query('token_api.load_tokens', (knex) => this.store.loadTokens(knex)))
       this.decimals.set(t.address, t.decimals);
-      this.symbols.set(t.address, t.symbol);
-    }
     let latest = 0;
     for (const p of await this.db.query('token_api.load_pools', (knex) => this.store.loadPools(knex))) {
       this.addPool(p);
@@ -81,10 +77,15 @@ export class IndexerEngine {
     }
   }
 
-  listedSymbolsExcept(address: string): Set<string> {
-    const out = new Set<string>();
-    for (const [a, t] of this.listed) if (a !== address && t.symbol) out.add(t.symbol.toLowerCase());
-    return out;
+  /** The token list's word on `address`, and whether the token looks like spam given that and its metadata. */
+  listingOf(address: string, meta: { name: string; symbol: string; complete: boolean }) {
+    const listing = this.listed.get(address);
+    const listed = listing !== undefined;
+    const listedSymbols = new Set<string>();
+    for (const [a, t] of this.listed) if (a !== address && t.symbol) listedSymbols.add(t.symbol.toLowerCase());
+    const { name, symbol, complete: metadataComplete } = meta;
+    const spam = isPossibleSpam({ name, symbol, metadataComplete, listed, listedSymbols });
+    return { listed, logo: listing?.logoURI ?? null, spam };
   }
 
   /** Reads metadata of tokens not stored yet (outside any transaction). Addresses without code are skipped. */
@@ -97,35 +98,27 @@ export class IndexerEngine {
     return read
       .filter((r) => r.meta.isContract)
       .map(({ address, meta }) => {
-        const listing = this.listed.get(address);
+        const { listed, logo, spam } = this.listingOf(address, meta);
+        const { name, symbol, decimals, totalSupply } = meta;
         return {
           address,
-          name: meta.name,
-          symbol: meta.symbol,
-          decimals: meta.decimals,
-          totalSupply: meta.totalSupply,
+          name,
+          symbol,
+          decimals,
+          totalSupply,
           metadataOk: meta.complete,
-          listed: listing !== undefined,
-          listLogo: listing?.logoURI ?? null,
-          isPossibleSpam: isPossibleSpam({
-            name: meta.name,
-            symbol: meta.symbol,
-            metadataComplete: meta.complete,
-            listed: listing !== undefined,
-            listedSymbols: this.listedSymbolsExcept(address),
-          }),
+          listed,
+          listLogo: logo,
+          isPossibleSpam: spam,
         };
       });
   }
 
   rememberTokens(tokens: NewToken[]): void {
-    for (const t of tokens) {
-      this.decimals.set(t.address, t.decimals);
-      this.symbols.set(t.address, t.symbol);
-    }
+    for (const t of tokens) this.decimals.set(t.address, t.decimals);
   }
 
-  private discover(logs: Log[], block: (l: Log) => number): NewPool[] {
+  private discover(logs: Log[]): NewPool[] {
     const found: NewPool[] = [];
     for (const log of logs) {
       const factory = log.address.toLowerCase();
@@ -139,7 +132,7 @@ export class IndexerEngine {
           token0: String(e.args[0]).toLowerCase(),
           token1: String(e.args[1]).toLowerCase(),
           fee: null,
-          createdBlock: block(log),
+          createdBlock: log.blockNumber,
         });
       } else if (log.topics[0] === TOPICS.poolCreated && this.v3.has(factory)) {
         const e = v3FactoryAbi.parseLog(log);
@@ -151,7 +144,7 @@ export class IndexerEngine {
           token0: String(e.args[0]).toLowerCase(),
           token1: String(e.args[1]).toLowerCase(),
           fee: Number(e.args[2]),
-          createdBlock: block(log),
+          createdBlock: log.blockNumber,
         });
       }
     }
@@ -196,6 +189,12 @@ export class IndexerEngine {
       block_time: blockTime,
       pool: pool.address,
     };
+    const swapped = (token0Sold: boolean) =>
+      swaps.push({
+        ...base,
+        token_sold: token0Sold ? pool.token0 : pool.token1,
+        token_bought: token0Sold ? pool.token1 : pool.token0,
+      });
     if (pool.kind === 'v2' && topic === TOPICS.v2Sync) {
       const e = v2PairAbi.parseLog(log)!;
       pool.reserve0 = e.args[0] as bigint;
@@ -208,13 +207,7 @@ export class IndexerEngine {
       const e = v2PairAbi.parseLog(log)!;
       const net0 = (e.args[1] as bigint) - (e.args[3] as bigint);
       const net1 = (e.args[2] as bigint) - (e.args[4] as bigint);
-      const token0Sold = net0 > 0n || (net0 === 0n && net1 < 0n);
-      if (net0 === 0n && net1 === 0n) return false;
-      swaps.push({
-        ...base,
-        token_sold: token0Sold ? pool.token0 : pool.token1,
-        token_bought: token0Sold ? pool.token1 : pool.token0,
-      });
+      if (net0 !== 0n || net1 !== 0n) swapped(net0 > 0n || (net0 === 0n && net1 < 0n));
       return false; // reserves move with the Sync emitted just before
     }
     if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
@@ -225,21 +218,14 @@ export class IndexerEngine {
       pool.liquidity = e.args[5] as bigint;
       pool.stateBlock = log.blockNumber;
       pool.stateTimeMs = blockTime.getTime();
-      if (amount0 !== 0n || amount1 !== 0n) {
-        const token0Sold = amount0 > 0n || (amount0 === 0n && amount1 < 0n);
-        swaps.push({
-          ...base,
-          token_sold: token0Sold ? pool.token0 : pool.token1,
-          token_bought: token0Sold ? pool.token1 : pool.token0,
-        });
-      }
+      if (amount0 !== 0n || amount1 !== 0n) swapped(amount0 > 0n || (amount0 === 0n && amount1 < 0n));
       return true;
     }
     return false;
   }
 
-  /** Indexes blocks from..to (inclusive) and moves the cursor to `to`, all or nothing. */
-  async runBatch(from: number, to: number): Promise<BatchResult> {
+  /** Pools the factories created in from..to whose tokens have code, and those tokens not stored yet. */
+  private async discoverPools(from: number, to: number) {
     const factories = [...this.v2, ...this.v3];
     const factoryLogs = factories.length
       ? await this.provider.getLogs({
@@ -249,7 +235,7 @@ export class IndexerEngine {
           topics: [[TOPICS.pairCreated, TOPICS.poolCreated]],
         })
       : [];
-    const newPools = this.discover(factoryLogs, (l) => l.blockNumber);
+    const newPools = this.discover(factoryLogs);
     const newTokens = await this.newTokens(newPools.flatMap((p) => [p.token0, p.token1]));
     const known = new Set(newTokens.map((t) => t.address));
     // A "pool" whose tokens have no code is not a pool we can price or describe.
@@ -257,10 +243,12 @@ export class IndexerEngine {
       (p) =>
         (this.decimals.has(p.token0) || known.has(p.token0)) && (this.decimals.has(p.token1) || known.has(p.token1)),
     );
-    this.rememberTokens(newTokens);
-    for (const p of usable) this.addPool({ ...p });
+    return { logs: factoryLogs.length, newTokens, usable };
+  }
 
-    const poolLogs = this.pools.size
+  /** The known pools' logs in from..to in chain order, and the time of each block they are in. */
+  private async poolLogs(from: number, to: number): Promise<{ logs: Log[]; times: Map<number, Date> }> {
+    const logs = this.pools.size
       ? (
           await this.provider.getLogs({
             fromBlock: from,
@@ -269,25 +257,28 @@ export class IndexerEngine {
           })
         ).filter((l) => this.pools.has(l.address.toLowerCase()))
       : [];
-    poolLogs.sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
-    const blockNumbers = [...new Set(poolLogs.map((l) => l.blockNumber))];
+    logs.sort((a, b) => a.blockNumber - b.blockNumber || a.index - b.index);
+    const blockNumbers = [...new Set(logs.map((l) => l.blockNumber))];
     const blocks = await mapLimit(blockNumbers, 8, async (n) => {
       const b = await this.provider.getBlock(n);
       if (!b) throw new Error(`block ${n} not found`);
       return [n, new Date(b.timestamp * 1000)] as const;
     });
-    const times = new Map(blocks);
+    return { logs, times: new Map(blocks) };
+  }
 
+  /** Applies the pool logs to the view block by block, pricing after each block that moved a pool. */
+  private replay(logs: Log[], times: Map<number, Date>) {
     const swaps: SwapRow[] = [];
     const volumes: SwapVolume[] = [];
     const observations: Observation[] = [];
     const changed = new Set<string>();
-    for (let i = 0; i < poolLogs.length;) {
-      const blockNumber = poolLogs[i]!.blockNumber;
+    for (let i = 0; i < logs.length;) {
+      const blockNumber = logs[i]!.blockNumber;
       const at = times.get(blockNumber)!;
       const touched = new Set<string>();
-      for (; i < poolLogs.length && poolLogs[i]!.blockNumber === blockNumber; i++) {
-        const log = poolLogs[i]!;
+      for (; i < logs.length && logs[i]!.blockNumber === blockNumber; i++) {
+        const log = logs[i]!;
         const pool = this.pools.get(log.address.toLowerCase())!;
         volumes.push(...poolLogVolumes(log, pool, this.decimals, at));
         if (this.applyPoolLog(log, pool, swaps, at)) {
@@ -297,6 +288,17 @@ export class IndexerEngine {
       }
       if (touched.size) observations.push(...this.reprice(touched, at, blockNumber));
     }
+    return { swaps, volumes, observations, changed };
+  }
+
+  /** Indexes blocks from..to (inclusive) and moves the cursor to `to`, all or nothing. */
+  async runBatch(from: number, to: number): Promise<BatchResult> {
+    const discovered = await this.discoverPools(from, to);
+    const { newTokens, usable } = discovered;
+    this.rememberTokens(newTokens);
+    for (const p of usable) this.addPool({ ...p });
+    const poolLogs = await this.poolLogs(from, to);
+    const { swaps, volumes, observations, changed } = this.replay(poolLogs.logs, poolLogs.times);
 
     // Not retried here: a failed batch reloads the view and indexes the blocks again (index.ts).
     await this.db.transaction(
@@ -319,7 +321,7 @@ export class IndexerEngine {
       { retries: 0 },
     );
     return {
-      logs: factoryLogs.length + poolLogs.length,
+      logs: discovered.logs + poolLogs.logs.length,
       newPools: usable.length,
       newTokens: newTokens.length,
       swaps: swaps.length,

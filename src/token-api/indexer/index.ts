@@ -9,8 +9,6 @@ import type { IndexerHealth } from '../readiness.js';
 import { IndexerStore } from './store.js';
 import { TokenIndexer, indexerMetrics } from './runner.js';
 
-export { ChainMismatchError } from './runner.js';
-
 export interface TokenIndexerHandle {
   /** Indexes up to head − confirmations now and refreshes the derived figures; resolves to the cursor. */
   syncToHead(): Promise<number>;

@@ -10,7 +10,6 @@ import type { IndexerHealth } from '../readiness.js';
 import { mapLimit } from '../../common/concurrency.js';
 import type { IndexerEngine } from './engine.js';
 import { readTotalSupply } from './metadata.js';
-import { isPossibleSpam } from './spam.js';
 import type { IndexerStore } from './store.js';
 import { loadTokenList } from './token-list.js';
 
@@ -127,18 +126,10 @@ export class TokenIndexer {
       engine.rememberTokens(fresh);
     }
     const inputs = await db.query('token_api.listing_inputs', (knex) => store.listingInputs(knex));
-    const rows = inputs.map((t) => {
-      const listing = engine.listed.get(t.address);
-      const listed = listing !== undefined;
-      const spam = isPossibleSpam({
-        name: t.name,
-        symbol: t.symbol,
-        metadataComplete: t.metadata_ok,
-        listed,
-        listedSymbols: engine.listedSymbolsExcept(t.address),
-      });
-      return { address: t.address, listed, logo: listing?.logoURI ?? null, spam };
-    });
+    const rows = inputs.map((t) => ({
+      address: t.address,
+      ...engine.listingOf(t.address, { name: t.name, symbol: t.symbol, complete: t.metadata_ok }),
+    }));
     await db.query('token_api.apply_listing', (knex) => store.applyListing(knex, rows));
     this.d.logger.info({ listed: engine.listed.size }, 'token list applied');
   }

@@ -94,13 +94,8 @@ export class IndexerStore {
     }));
   }
 
-  async loadTokens(knex: Knex): Promise<{ address: string; decimals: number; symbol: string; listed: boolean }[]> {
-    return (await knex(this.table('tokens')).select('address', 'decimals', 'symbol', 'listed')) as {
-      address: string;
-      decimals: number;
-      symbol: string;
-      listed: boolean;
-    }[];
+  async loadTokens(knex: Knex): Promise<{ address: string; decimals: number }[]> {
+    return (await knex(this.table('tokens')).select('address', 'decimals')) as { address: string; decimals: number }[];
   }
 
   async insertTokens(knex: Knex, tokens: NewToken[]): Promise<void> {

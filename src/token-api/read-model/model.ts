@@ -165,7 +165,6 @@ export class ReadModel {
     return entry.cached.bytes;
   }
 
-  /** getTokenPriceSources' answer for a known token (undefined for an unknown one). */
   /** getTokenPriceSources' answer as UTF-8 JSON for a known token (undefined for an unknown one), made once a minute. */
   priceSourcesJson(address: string, now: number): Buffer | undefined {
     const rec = this.tokens.get(address);
