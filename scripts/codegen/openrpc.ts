@@ -15,7 +15,8 @@ interface Typings {
   ): string;
 }
 const MethodTypings = (require('@open-rpc/typings') as { default: new (doc: unknown) => Typings }).default;
-// The alias name @open-rpc/typings gives each method (eth_getBalance → EthGetBalance), so the map below names exactly its types.
+// The alias name @open-rpc/typings gives each method (eth_getBalance → EthGetBalance), so the map below names exactly
+// its types.
 const { getMethodAliasName } = require('@open-rpc/typings/build/typescript') as {
   getMethodAliasName: (method: { name: string }) => string;
 };

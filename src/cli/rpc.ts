@@ -12,7 +12,8 @@ export const rpcCommand: CommandBody = {
       'rpc',
       (env) => {
         const rpc = loadRpcConfig(env);
-        // RPC_WORKERS it cannot honour, and RPC_TRANSPORT=uws where uWS cannot run, are refused here, before the database opens.
+        // RPC_WORKERS it cannot honour, and RPC_TRANSPORT=uws where uWS cannot run, are refused here, before the
+        // database opens.
         checkWorkersConfig(rpc, env);
         chooseTransport(rpc.transport, rpc.workers);
         // The state manager runs in the endpoint's process when configured; replicas on one database

@@ -115,7 +115,10 @@ export const relayerEnv = {
     .integer({ min: 1, max: 65535, default: 9090 })
     .describe('Port of the relayer API: /messages, /metrics, /health/*.'),
   API_HOST: env.string({ default: '127.0.0.1' }).describe('Ours: address of the relayer API (0.0.0.0 in a container).'),
-  /** A client paging through every message needs a few; 400 a second from one address took claiming from 6.3 to 10.3 s p50. */
+  /**
+   * A client paging through every message needs a few; 400 a second from one address took claiming from 6.3 to 10.3 s
+   * p50.
+   */
   API_RATE_LIMIT_PER_SECOND: env
     .integer({ min: 0, max: 100_000, default: 20 })
     .describe('Ours: requests a second per client address on /messages (0 = off); past it 429 naming it.'),

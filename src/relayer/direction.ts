@@ -59,8 +59,8 @@ export function directionSigners(config: RelayerConfig, d: Direction): Promise<T
 }
 
 /**
- * One direction for as long as the relayer runs: its signers (`made`, or made here), then, each time this instance holds the
- * direction's leadership lock, its loops until they stop (shutdown, or the lock lost: then it waits for the
+ * One direction for as long as the relayer runs: its signers (`made`, or made here), then, each time this instance
+ * holds the direction's leadership lock, its loops until they stop (shutdown, or the lock lost: then it waits for the
  * lock again).
  */
 export async function runDirection(

@@ -36,7 +36,10 @@ function addressTopic(topic: string | undefined, name: string): string {
   return `0x${word.slice(2 + 24)}`;
 }
 
-/** The 32-byte word at byte `at` of the data's hex (without 0x) as a number that must be a safe integer (an offset or a length). */
+/**
+ * The 32-byte word at byte `at` of the data's hex (without 0x) as a number that must be a safe integer (an offset or a
+ * length).
+ */
 function smallWord(hex: string, at: number, name: string): number {
   const value = BigInt(`0x${hex.slice(at * 2, at * 2 + WORD)}`);
   if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`MessageSent log: ${name} ${value} is out of range`);

@@ -23,7 +23,10 @@ export type BlockTrace = { result: PrestateDiff; txHash?: string }[];
 const ZERO = word(0);
 const big = (v: string | number | undefined): bigint => (v === undefined ? 0n : BigInt(v));
 const code = (v: string | undefined): Bytes => (v === undefined ? new Uint8Array(0) : fromHex(v));
-/** A slot as the tree keys it (0x + 64 lowercase hex digits), and a slot's value as a 32-byte word: shared by both diff sources. */
+/**
+ * A slot as the tree keys it (0x + 64 lowercase hex digits), and a slot's value as a 32-byte word: shared by both diff
+ * sources.
+ */
 export const slotKey = (s: string): string => `0x${s.replace(/^0x/i, '').toLowerCase().padStart(64, '0')}`;
 export const slotValue = (v: string): Bytes => {
   const b = fromHex(`0x${v.replace(/^0x/i, '').padStart(64, '0')}`);

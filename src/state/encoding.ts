@@ -9,8 +9,8 @@ import type { HashProvider } from './hash.js';
  *   empty leaf            = hash 0x00…00 (its opening in a proof is 128 zero bytes)
  *   internal node (64 B) = leftChildHash ‖ rightChildHash                      node hash = H(node)
  *   root node (64 B)     = nextFreeNode ‖ subRoot                               root = H(root node)
- *   proof (42 entries)   = [root node, sibling at depth 1 … depth 39 (internal nodes), sibling leaf opening, leaf opening]
- *   account hKey         = H(address left-padded to 32 B)      storage hKey = H(slot as 32 B)
+ *   proof (42 entries)   = [root node, sibling at depth 1 … depth 39 (internal nodes), sibling leaf opening, leaf
+ *   opening] account hKey         = H(address left-padded to 32 B)      storage hKey = H(slot as 32 B)
  *   storage value (32 B) = the slot's word                       hValue = H(value)
  *   account value (192 B) = nonce ‖ balance ‖ storageRoot ‖ codeHash (H(code)) ‖ keccakCodeHash ‖ codeSize,
  *                           hValue = H(value)

@@ -39,7 +39,10 @@ interface LoopDeps {
   pollIntervalMs: number;
 }
 
-/** Runs `body` until stopped: again at once while it reports more work, after the poll interval otherwise, backing off on failures. */
+/**
+ * Runs `body` until stopped: again at once while it reports more work, after the poll interval otherwise, backing off
+ * on failures.
+ */
 async function runLoop(
   name: string,
   body: () => Promise<boolean>,
@@ -62,7 +65,10 @@ async function runLoop(
   }
 }
 
-/** Prunes versions below the retention floor (finalized minus the retained blocks, never above the head) as finalization advances. */
+/**
+ * Prunes versions below the retention floor (finalized minus the retained blocks, never above the head) as finalization
+ * advances.
+ */
 function createPruner(
   store: PgStore,
   finality: FinalizationFollower,

@@ -70,7 +70,9 @@ export class Ingestor {
       finalized: () => bigint | undefined;
       /** Called after each write with the new head (the state manager publishes it to the coordinator at once). */
       onCommit?: (head: bigint) => void;
-      /** Headers and traces through this client (same upstream as `l2`) rather than ethers' provider: see rpc-client.ts. */
+      /**
+       * Headers and traces through this client (same upstream as `l2`) rather than ethers' provider: see rpc-client.ts.
+       */
       rpc?: JsonRpcCaller;
       /** Default debug_traceBlockByHash. */
       traceMethod?: TraceMethod;

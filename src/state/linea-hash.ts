@@ -14,8 +14,8 @@ import { KOALABEAR_P, poseidon2 } from './poseidon2.js';
  *   account hKey         = H(s[0..32] ‖ 0^24 ‖ s[32..40]), s = spread of the 20-byte address (40 bytes; the
  *                          partial last block left-padded, as gnark-crypto's Merkle–Damgård hasher does)
  *   storage hKey         = H(spread(slot))                 storage hValue = H(spread(value))
- *   account hValue       = H(spread(nonce) ‖ spread(balance) ‖ storageRoot ‖ codeHash ‖ spread(keccakCodeHash) ‖ spread(codeSize))
- *   code hash            = H(spread of the code in 16-byte blocks, the last right-padded with zeros;
+ *   account hValue       = H(spread(nonce) ‖ spread(balance) ‖ storageRoot ‖ codeHash ‖ spread(keccakCodeHash) ‖
+ *   spread(codeSize)) code hash            = H(spread of the code in 16-byte blocks, the last right-padded with zeros;
  *                          no code = one zero block)
  *   tail sentinel hKey   = 8 limbs of p − 1 (0x7f000000 each)
  */

@@ -45,7 +45,9 @@ function before(d: Delta<string> | undefined): string | undefined {
 }
 
 type Field = 'nonce' | 'balance' | 'code';
-/** Reads an account's fields as the chain had them before the block (the ingest asks the upstream at the parent block). */
+/**
+ * Reads an account's fields as the chain had them before the block (the ingest asks the upstream at the parent block).
+ */
 export type BeforeLoader = (
   address: string,
   fields: Field[],

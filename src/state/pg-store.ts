@@ -85,7 +85,10 @@ export class PgStore implements BatchingStore {
     );
   }
 
-  /** The proof statement per key count, with its name on a session (its text's hash: stores of different schemas never collide). */
+  /**
+   * The proof statement per key count, with its name on a session (its text's hash: stores of different schemas never
+   * collide).
+   */
   private readonly proofStatements = new Map<number, { name: string; text: string; types: string[] }>();
 
   /**

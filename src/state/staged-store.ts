@@ -247,7 +247,8 @@ export class StagedStore implements VersionedStore {
           for (const k of hKeys) out.set(k, stagedFloor(o, k));
           return out;
         }
-        // The underlying floor, stepping below keys the staged blocks deleted (rare: one extra round per deleted floor).
+        // The underlying floor, stepping below keys the staged blocks deleted (rare: one extra round per deleted
+        // floor).
         const out = new Map<string, KeyEntry | undefined>();
         const baseFloor = new Map<string, KeyEntry | undefined>();
         let ask = new Map(hKeys.map((k) => [k, k] as const));

@@ -162,7 +162,9 @@ export class WorldState {
     }
   }
 
-  /** svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys. */
+  /**
+   * svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys.
+   */
   async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofJson> {
     const addr = address.toLowerCase();
     const slots = storageKeys.map((key) => storageKeyWord(key));

@@ -92,7 +92,9 @@ async function proveAll(c: TreeConstants, reader: StateReader, requests: readonl
   return out;
 }
 
-/** Proofs built from rows fetched ahead (`VersionedStore.proofReads`); undefined when they need a row not among them. */
+/**
+ * Proofs built from rows fetched ahead (`VersionedStore.proofReads`); undefined when they need a row not among them.
+ */
 export async function proveFromReads(
   c: TreeConstants,
   block: bigint,

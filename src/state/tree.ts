@@ -17,8 +17,8 @@ import type { StateReader, TreeId, TreeWrites } from './store.js';
 
 /**
  * The sparse Merkle tree algorithms over a StateReader: applying a batch of key changes (producing the
- * rows to write and the new root); proofs and other reads are in tree-read.ts. Positions pack (height, index) into one safe
- * integer: height × 2^40 + index; height 0 holds leaves, 40 the sub-root, 41 the root node.
+ * rows to write and the new root); proofs and other reads are in tree-read.ts. Positions pack (height, index) into one
+ * safe integer: height × 2^40 + index; height 0 holds leaves, 40 the sub-root, 41 the root node.
  *
  * Leaf indices reach 2^40, beyond 32-bit integers: index arithmetic uses division, never >> or ^.
  */

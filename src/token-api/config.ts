@@ -25,7 +25,9 @@ export interface TokenIndexerConfig {
   v3Factories: readonly string[];
   /** Tokens pegged at 1 USD. */
   stableTokens: readonly string[];
-  /** Other tokens that may price a pool (WETH and the like); they are priced themselves through a route to a stablecoin. */
+  /**
+   * Other tokens that may price a pool (WETH and the like); they are priced themselves through a route to a stablecoin.
+   */
   quoteTokens: readonly string[];
   /** Always indexed as a token, whether or not it has pools. */
   nativeToken: string | undefined;

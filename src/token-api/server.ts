@@ -33,7 +33,10 @@ export function createTokenApiApp(options: {
   ctx: HandlerContext;
   ready: () => Promise<ReadinessReport>;
   publicUrl: () => string | undefined;
-  /** Per-address limit of the token and price routes (before the fast path: a flood of cheap answers still takes the thread). */
+  /**
+   * Per-address limit of the token and price routes (before the fast path: a flood of cheap answers still takes the
+   * thread).
+   */
   rateLimit?: Omit<HttpRateLimit, 'variable'>;
 }): Express {
   const { common, ctx } = options;

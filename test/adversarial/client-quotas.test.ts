@@ -216,7 +216,8 @@ describe('per-client quotas on the RPC endpoint', () => {
     expect((JSON.parse(batch.body) as { result: string }[]).map((a) => a.result)).toEqual(Array(5).fill('0x539'));
     await attackerWs!.close();
   });
-  // uWS has no connection cap: a body being received counts as in flight there (on node the connection quota bounds them).
+  // uWS has no connection cap: a body being received counts as in flight there (on node the connection quota bounds
+  // them).
   it.runIf(onUws)(
     `behavior: uws — one address keeps ${INFLIGHT_PER_CLIENT} bodies half-sent; its next request gets 429 naming RPC_MAX_INFLIGHT_PER_CLIENT; another address is served; closed, the slots come back`,
     async () => {

@@ -4,8 +4,8 @@
  * a nonce (the phase's one signer per chain; see nonceOf) is counted, and every dropEvery-th one is answered with
  * its hash but never forwarded, as if the node had dropped it. A replacement (a nonce seen before) always goes
  * through, so one fee bump recovers a lost claim. dropEvery 0 drops nothing. It runs in its own thread so
- * that proxying does not take the relayer's thread (on this 2-core machine it still shares the cores). Messages: posts { port } once listening; answers 'stats' with
- * { dropped }.
+ * that proxying does not take the relayer's thread (on this 2-core machine it still shares the cores). Messages: posts
+ * { port } once listening; answers 'stats' with { dropped }.
  */
 import { Agent, createServer, request, type IncomingMessage } from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -32,7 +32,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
  */
 function nonceOf(raw: string): string {
   const bytes = getBytes(raw);
-  // A typed transaction (EIP-2718) is its type byte and then the list [chainId, nonce, ...]; a legacy one the list [nonce, ...].
+  // A typed transaction (EIP-2718) is its type byte and then the list [chainId, nonce, ...]; a legacy one the list
+  // [nonce, ...].
   const fields = decodeRlp(bytes[0]! >= 0xc0 ? bytes : bytes.subarray(1)) as string[];
   return String(bytes[0]! >= 0xc0 ? fields[0] : fields[1]);
 }

@@ -6,9 +6,10 @@
  * (default 3,000) L1→L2 messages stored and moved along a claim's path (SENT → TRANSACTION_SIZE_COMPUTED →
  * ANCHORED → PENDING → CLAIMED_SUCCESS) in batches of 100, as the loops move them, with the history on and
  * with it dropped by a trigger (as the relayer-start bench does), BENCH_HISTORY_ROUNDS (default 4) rounds
- * each, alternating (after one uncounted round of each), on a fresh schema each. Prints the database time per message of each side and their
- * difference as a share of the relayer's CPU per claim (BENCH_CLAIM_CPU_MS, default 2.9: the median of the
- * relayer-start runs on a quiet machine, docs/relayer.md "Start"). Embedded PGlite unless DATABASE_HOST is set.
+ * each, alternating (after one uncounted round of each), on a fresh schema each. Prints the database time per message
+ * of each side and their difference as a share of the relayer's CPU per claim (BENCH_CLAIM_CPU_MS, default 2.9: the
+ * median of the relayer-start runs on a quiet machine, docs/relayer.md "Start"). Embedded PGlite unless DATABASE_HOST
+ * is set.
  */
 import { createDbClient } from '../../src/common/db/client.js';
 import { loadDatabaseConfig } from '../../src/common/db/config.js';
@@ -27,7 +28,10 @@ const PATH: MessageStatus[] = ['SENT', 'TRANSACTION_SIZE_COMPUTED', 'ANCHORED', 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** One side of one round: a fresh schema, the messages stored, then every batch moved along the path. Returns ms per message. */
+/**
+ * One side of one round: a fresh schema, the messages stored, then every batch moved along the path. Returns ms per
+ * message.
+ */
 async function round(db: Awaited<ReturnType<typeof createDbClient>>, history: boolean, index: number): Promise<number> {
   const schema = `bench_history_${history ? 'on' : 'off'}_${index}`;
   await db.knex.raw(`drop schema if exists "${schema}" cascade`);

@@ -68,7 +68,10 @@ const COMPARE_ENV: Record<string, string> = Object.fromEntries(
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? BIN : undefined);
-/** How long a run may take to resolve every claim (BENCH_START_DEADLINE_S, default 300) before it is stopped and the stall described. */
+/**
+ * How long a run may take to resolve every claim (BENCH_START_DEADLINE_S, default 300) before it is stopped and the
+ * stall described.
+ */
 const DEADLINE_MS = Number(process.env.BENCH_START_DEADLINE_S ?? 300) * 1_000;
 
 /** The loops' intervals (both listeners); unset: the test settings' 200 ms. The relayer's default is 4000. */
@@ -114,7 +117,10 @@ function cpuSampler(pid: number): { stop(): void; at(ms: number): number } {
   return { stop: () => clearInterval(timer), at: (t) => samples.find(([when]) => when >= t)?.[1] ?? NaN };
 }
 
-/** A database of its own for one relayer process: a PGlite directory, or a fresh Postgres database when DATABASE_HOST is set. */
+/**
+ * A database of its own for one relayer process: a PGlite directory, or a fresh Postgres database when DATABASE_HOST is
+ * set.
+ */
 async function runDatabase(
   admin: DbClient,
 ): Promise<{ env: Record<string, string>; config: DatabaseConfig; drop(): Promise<void> }> {
@@ -140,7 +146,10 @@ async function runDatabase(
   return { env, config: loadDatabaseConfig(env), drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Migrates the run's database as a previous run of the relayer would have; without history, adds the trigger that drops its rows. */
+/**
+ * Migrates the run's database as a previous run of the relayer would have; without history, adds the trigger that drops
+ * its rows.
+ */
 async function prepare(config: DatabaseConfig, history: boolean): Promise<void> {
   const db = await createDbClient(config);
   try {

@@ -19,8 +19,8 @@
  *  6. the backlog table: the direct phase on BENCH_BACKLOGS messages each way (default 100,1000,5000).
  * Prints p50/p95 latency and claims/s of each, the ratios, and part 1's figures for comparison.
  * BENCH_PROFILE=1 (or =direct; =drop for the phase that loses claims) samples this process's CPU (node:inspector,
- * as --cpu-prof; the relayer, PGlite and the coordinator share this thread) during that phase and prints the heaviest self time (BENCH_PROFILE_OUT=<file>
- * also writes the .cpuprofile). Each phase prints
+ * as --cpu-prof; the relayer, PGlite and the coordinator share this thread) during that phase and prints the heaviest
+ * self time (BENCH_PROFILE_OUT=<file> also writes the .cpuprofile). Each phase prints
  * the machine's load average and the CPU the devnet's anvil processes used. BENCH_RELAYER_<NAME>=value passes
  * <NAME>=value to the relayer (e.g. BENCH_RELAYER_L1_MAX_BLOCKS_TO_FETCH_LOGS).
  */
@@ -193,7 +193,9 @@ async function intervalMining(d: RelayerDevnet, ms: number): Promise<() => Promi
   };
 }
 
-/** The extra signer keys of the keys phase: dev accounts beyond the devnet's own (HD index 100+), funded on both chains. */
+/**
+ * The extra signer keys of the keys phase: dev accounts beyond the devnet's own (HD index 100+), funded on both chains.
+ */
 async function extraSigners(d: RelayerDevnet, n: number): Promise<string[]> {
   const mnemonic = Mnemonic.fromPhrase(DEV_MNEMONIC);
   const keys = Array.from({ length: n }, (_, i) => HDNodeWallet.fromMnemonic(mnemonic, `m/44'/60'/0'/0/${100 + i}`));

@@ -1,9 +1,9 @@
 /**
  * `npm run bench -- rpc-ws`: the endpoint's WebSocket side against anvil's own, in the same run.
  * 1. Notification latency: 1,000 sockets subscribed to newHeads and 100 to logs, on the endpoint
- *    (`l2stack rpc` in its own process, PGlite unless DATABASE_HOST is set) and on anvil directly; BENCH_BLOCKS blocks (default 40),
- *    each made by one transaction that emits a log, BENCH_GAP_MS apart (default 300). Latency = arrival at
- *    a socket − the moment the transaction was sent; p50/p99 over every socket and block, per side, and
+ *    (`l2stack rpc` in its own process, PGlite unless DATABASE_HOST is set) and on anvil directly; BENCH_BLOCKS blocks
+ *    (default 40), each made by one transaction that emits a log, BENCH_GAP_MS apart (default 300). Latency = arrival
+ *    at a socket − the moment the transaction was sent; p50/p99 over every socket and block, per side, and
  *    the endpoint's CPU per notification sent.
  * 2. Request latency of eth_blockNumber from one client, one call at a time: over WebSocket vs over
  *    HTTP keep-alive, on the endpoint (and anvil's WebSocket for reference).

@@ -17,12 +17,12 @@
  * Printed per case and side: requests/s, the ratio to anvil and to the node:http floor, p50/p99, the CPU the
  * side's process used per request (/proc) and the cores it kept busy, the cores autocannon used and the
  * machine's idle share, and what bounds the figure. The cache-off endpoint runs with --cpu-prof (BENCH_PROFILE=on:
- * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default 4) per run;
- * BENCH_ROUNDS (default 1) rounds of every side per case, taking turns (the median and the spread of the ratios); BENCH_ONLY=<regex>
- * runs only the matching cases. The head, cached balance and empty poll also run at fixed rates, open loop
- * (test/bench/_fixed-rate.ts): BENCH_FIXED shares of the floor's saturated rate in that case (default 0.5,0.9) and
- * BENCH_FIXED_RATES absolute rates (default 10000), BENCH_FIXED_SECONDS each (default 3), p50/p99 in µs per side;
- * BENCH_FIXED=off skips them. Then a latency probe (test/bench/_probe.ts).
+ * the cache-on one; BENCH_PROFILE=uws: the one on uWS) and its heaviest functions are printed. BENCH_SECONDS (default
+ * 4) per run; BENCH_ROUNDS (default 1) rounds of every side per case, taking turns (the median and the spread of the
+ * ratios); BENCH_ONLY=<regex> runs only the matching cases. The head, cached balance and empty poll also run at fixed
+ * rates, open loop (test/bench/_fixed-rate.ts): BENCH_FIXED shares of the floor's saturated rate in that case (default
+ * 0.5,0.9) and BENCH_FIXED_RATES absolute rates (default 10000), BENCH_FIXED_SECONDS each (default 3), p50/p99 in µs
+ * per side; BENCH_FIXED=off skips them. Then a latency probe (test/bench/_probe.ts).
  * BENCH_RPC_SCALE=1,2 runs only the scaling part instead (test/bench/_rpc-scale.ts). BENCH_RPC_BASELINE=<checkout>
  * adds a sixth side, "before": the cache-on endpoint of another checkout (its dist/ built there beforehand, e.g.
  * `git archive <commit> | tar -x -C <dir>` and `tsc -p tsconfig.build.json` in it), so a change is measured

@@ -175,7 +175,8 @@ async function compareProofPaths(name: string, store: VersionedStore, head: bigi
     acc.checked.push(await measureProofs(name, store, head, root, slice, true));
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  // BENCH_STATE_PROOF_PROFILE=dir: a CPU profile of each path's proofs (one more pass) as dir/<store>-<path>.cpuprofile.
+  // BENCH_STATE_PROOF_PROFILE=dir: a CPU profile of each path's proofs (one more pass) as
+  // dir/<store>-<path>.cpuprofile.
   const profileDir = process.env.BENCH_STATE_PROOF_PROFILE;
   if (profileDir) {
     for (const [path, s] of [
@@ -216,7 +217,9 @@ const PARTS = (process.env.BENCH_STATE_PARTS ?? 'backfill,build,dev').split(',')
 const STORES = (process.env.BENCH_STATE_STORES ?? 'memory,pglite,postgres').split(',');
 const MODES = (process.env.BENCH_STATE_MODES ?? '1,100').split(',').map(Number);
 const HISTORY_HOURS = Number(process.env.BENCH_STATE_HISTORY_HOURS ?? 26);
-/** How the backfill reads each block: the devnet's parity replay, or (comma-separated, to compare) the prestateTracer. */
+/**
+ * How the backfill reads each block: the devnet's parity replay, or (comma-separated, to compare) the prestateTracer.
+ */
 const TRACES = (process.env.BENCH_STATE_TRACES ?? 'trace_replayBlockTransactions').split(',') as TraceMethod[];
 
 /** Opens each store kind in turn (Postgres only when reachable) and hands it to `use`. */
@@ -268,7 +271,8 @@ async function backfill(): Promise<void> {
     options: { historyHours: HISTORY_HOURS, coordinator: false, blockTimeMs: 1_000_000_000 },
   });
   const l2 = createProvider(devnet.state.l2.upstreamRpcUrl, devnet.state.l2.chainId);
-  // As the state manager runs it: headers and traces through the lean JSON-RPC client (BENCH_STATE_RPC=ethers: through ethers).
+  // As the state manager runs it: headers and traces through the lean JSON-RPC client (BENCH_STATE_RPC=ethers: through
+  // ethers).
   const rpc =
     process.env.BENCH_STATE_RPC === 'ethers' ? undefined : createJsonRpcCaller(devnet.state.l2.upstreamRpcUrl);
   try {
@@ -347,7 +351,10 @@ export async function main(): Promise<void> {
   );
 }
 
-/** Build modes: straight on the store, or through the state manager's write path (StagedStore, one transaction per block). */
+/**
+ * Build modes: straight on the store, or through the state manager's write path (StagedStore, one transaction per
+ * block).
+ */
 const BUILD_MODES = (process.env.BENCH_STATE_BUILD_MODES ?? 'direct,ingest-path').split(',');
 
 async function build(): Promise<void> {
@@ -457,9 +464,11 @@ async function devReady(): Promise<void> {
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
         })
       ).json()) as { result?: unknown; error?: { code: number; message?: string } };
-    // What svc_getProof answered until it served (each distinct answer once, with its time after ready): says what it waited for.
+    // What svc_getProof answered until it served (each distinct answer once, with its time after ready): says what it
+    // waited for.
     const answers: string[] = [];
-    // Sent in this process, as `l2stack devnet send-message --from l2` does (the CLI's own start-up under load is not the stack's).
+    // Sent in this process, as `l2stack devnet send-message --from l2` does (the CLI's own start-up under load is not
+    // the stack's).
     const l2 = createProvider(state.l2.upstreamRpcUrl, state.l2.chainId, { pollingInterval: 100 });
     const sender = L2MessageService__factory.connect(
       state.l2.messageService,
@@ -516,7 +525,8 @@ async function devReady(): Promise<void> {
     child.kill('SIGINT');
     setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
     await exited;
-    // BENCH_STATE_DEV_LOG=path keeps what `l2stack dev` printed (with BENCH_STATE_DEV_LOG_LEVEL=info: the state manager's progress).
+    // BENCH_STATE_DEV_LOG=path keeps what `l2stack dev` printed (with BENCH_STATE_DEV_LOG_LEVEL=info: the state
+    // manager's progress).
     if (process.env.BENCH_STATE_DEV_LOG) writeFileSync(process.env.BENCH_STATE_DEV_LOG, out);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- token-api`: the token API under autocannon with 10,000 tokens and 24 h of hourly
- * prices, candles and a price explanation each, case by case against a bare express handler that returns a precomputed body of the same
- * size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
+ * prices, candles and a price explanation each, case by case against a bare express handler that returns a precomputed
+ * body of the same size and type: the ratio is our throughput over the bare one, measured in the same run. Two replicas
  * serve the same schema: one as configured by default, one with the per-address rate limit checked on every
  * request (a limit nothing reaches: the check's cost); each case is measured on both, side by side. Most cases
  * send a different URL with every request (random pages, orders, addresses), as wallets and explorers do.
@@ -383,7 +383,8 @@ export async function main(): Promise<void> {
       `one replica's read model (${m.tokens} tokens, ${m.pricePoints} price rows): +${m.replicaHeapMb.toFixed(1)} MB heap`,
   );
   const list = cases(served.native);
-  // BENCH_CASES=<text>[|<text>...]: only the cases whose name contains one of them (the 1,000-connection runs are then skipped).
+  // BENCH_CASES=<text>[|<text>...]: only the cases whose name contains one of them (the 1,000-connection runs are then
+  // skipped).
   const only = process.env.BENCH_CASES;
   const rows: string[][] = [];
   for (const [i, c] of list.entries()) {

@@ -22,7 +22,10 @@ import { writeSnippets } from './snippets.js';
 const BOTH = `0x${'ab'.repeat(32)}`; // stored in both directions: ambiguous without `direction` (409)
 const ONE = `0x${'cd'.repeat(32)}`;
 const UNKNOWN = `0x${'ef'.repeat(32)}`;
-/** The admin routes' bearer token (API_ADMIN_TOKEN); the admin calls below change no state, so both clients see the same data. */
+/**
+ * The admin routes' bearer token (API_ADMIN_TOKEN); the admin calls below change no state, so both clients see the same
+ * data.
+ */
 const ADMIN_TOKEN = 'clients-test-admin-token'.padEnd(40, '0');
 
 const message = (
@@ -86,7 +89,8 @@ describe.skipIf(javaMissing !== undefined)(
       'behavior: every operation returns typed bodies; errors surface as the problem+json Response',
       async () => {
         const { dir } = generateClient('relayer-api.openapi.yaml', 'typescript-fetch', { typescriptThreePlus: 'true' });
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the client is generated at test time; its types do not exist at compile time
+        // The client is generated at test time: its types do not exist at compile time.
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
         const c: any = await import(pathToFileURL(join(dir, 'index.ts')).href);
         // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the snippets import the generated client
         const snippets: any = await import(

@@ -198,7 +198,8 @@ describe.skipIf(javaMissing !== undefined)('token API: TypeScript client (openap
     'behavior: every operation returns typed bodies; 304 and problem+json errors surface as the Response',
     async () => {
       const { dir } = generateClient('token-api.openapi.yaml', 'typescript-fetch', { typescriptThreePlus: 'true' });
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the client is generated at test time; its types do not exist at compile time
+      // The client is generated at test time: its types do not exist at compile time.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const c: any = await import(pathToFileURL(join(dir, 'index.ts')).href);
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the snippets import the generated client
       const snippets: any = await import(
@@ -270,7 +271,8 @@ describe.skipIf(javaMissing !== undefined)('token API: TypeScript client (openap
       expect(total.totalSupply).toBe(TOTAL);
       expect(total.lastUpdated).toBeInstanceOf(Date);
       expect((await supply.getTotalSupply({ contractAddress: native, format: 'json' })).totalSupply).toBe(TOTAL);
-      // Unaided, format=raw is parsed as JSON (a float) into the JSON model: no totalSupply. The snippet reads the text.
+      // Unaided, format=raw is parsed as JSON (a float) into the JSON model: no totalSupply. The snippet reads the
+      // text.
       expect((await supply.getTotalSupply({ contractAddress: native, format: 'raw' })).totalSupply).toBeUndefined();
       expect(await snippets.totalSupplyText(supply, native)).toBe(TOTAL);
       const circulating = await supply.getCirculatingSupply({ contractAddress: native, format: 'json' });

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ClusterTarballError, unpackCluster } from '../../src/common/db/cluster-tarball.js';
 
-/** A ustar archive of `entries` (type '0' file, '5' directory, '2' symlink), gzipped: what dumpDataDir writes, or a hostile variant. */
+/**
+ * A ustar archive of `entries` (type '0' file, '5' directory, '2' symlink), gzipped: what dumpDataDir writes, or a
+ * hostile variant.
+ */
 function tarball(
   entries: { name: string; type?: '0' | '5' | '2'; data?: string; prefix?: string }[],
   { end = true } = {},

@@ -5,7 +5,10 @@ import { createProvider } from '../../src/common/chain/provider.js';
 import { devAccounts } from '../../src/devnet/accounts.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 
-/** mined() on a real anvil: a mined transfer's receipt, a reverted call refused, a never-mined one named at its deadline. */
+/**
+ * mined() on a real anvil: a mined transfer's receipt, a reverted call refused, a never-mined one named at its
+ * deadline.
+ */
 describe('mined', () => {
   let anvil: Anvil;
   let wallet: Wallet;

@@ -92,7 +92,10 @@ afterAll(async () => {
   await db?.close();
 });
 
-/** A v0.7 operation of `account` calling 0x…dEaD, gas fields set, its nonce on a fresh key; signed, or with the stub signature. */
+/**
+ * A v0.7 operation of `account` calling 0x…dEaD, gas fields set, its nonce on a fresh key; signed, or with the stub
+ * signature.
+ */
 async function baseOperation(signed: boolean, members: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   const prices = (await call(rpc.url, 'vendor_getUserOperationGasPrice', [])).result as {
     fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex };

@@ -27,7 +27,8 @@ const read = (path: string): string => readFileSync(join(root, path), 'utf8');
 function handWrittenDefaults(doc: string, text: string): string[] {
   const found: string[] = [];
   const units: Record<string, number> = { KiB: 1024, MiB: 1_048_576, GiB: 1_073_741_824, s: 1000, min: 60_000, ms: 1 };
-  // Generated blocks blanked (their lines kept, so line numbers stay right); a name and its default may be on two lines.
+  // Generated blocks blanked (their lines kept, so line numbers stay right); a name and its default may be on two
+  // lines.
   const prose = text.replace(/<!-- generated:env [^>]*-->[\s\S]*?<!-- \/generated -->/g, (block) =>
     block.replace(/[^\n]/g, ' '),
   );

@@ -45,10 +45,11 @@ export async function waitFor<T>(
 
 /**
  * Sends one sender's signed transactions (consecutive nonces from `firstNonce`) as raw bytes, `perBatch` at a
- * time `pauseMs` apart (each batch mined by evm_mine with `mineEachBatch`), then waits up to `timeoutMs` for the last one's receipt, sending again whatever the
- * node lacks meanwhile (its "already known" answers are ignored): under CI's load anvil has answered a send
- * and kept no such transaction, and every later nonce then waited behind the gap for ever. A transaction anvil
- * parks for good at its sender's nonce is released by the pool keeper every startAnvil runs (pool-keeper.ts).
+ * time `pauseMs` apart (each batch mined by evm_mine with `mineEachBatch`), then waits up to `timeoutMs` for the last
+ * one's receipt, sending again whatever the node lacks meanwhile (its "already known" answers are ignored): under CI's
+ * load anvil has answered a send and kept no such transaction, and every later nonce then waited behind the gap for
+ * ever. A transaction anvil parks for good at its sender's nonce is released by the pool keeper every startAnvil runs
+ * (pool-keeper.ts).
  */
 export async function sendRawBurst(
   provider: JsonRpcProvider,

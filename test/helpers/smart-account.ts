@@ -76,7 +76,8 @@ export function smartAccountClient(
   bundlerIsBare: boolean,
   paymaster?: Hex,
 ) {
-  // The test paymaster signs nothing: its data is empty, it returns no context (so no postOp: 0 gas for it), and the bundler's estimate gives its verification gas.
+  // The test paymaster signs nothing: its data is empty, it returns no context (so no postOp: 0 gas for it), and the
+  // bundler's estimate gives its verification gas.
   const sponsor = paymaster
     ? {
         paymaster: {

@@ -113,7 +113,8 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     expect(Number(sources!.trim()), 'TypeScript sources or source maps in node_modules').toBe(0);
     // What we add to the base: dependencies (~64 MB measured; no uWebSockets.js build, the package has none for
     // Node 24), dist/ (~3 MB), specs/, the migrated database in /data (~42 MB). A guard against a dev
-    // dependency, a build tree or uWS's 18 builds (120 MB) slipping in again (a plain `npm ci --omit=dev` was 142 MB without uWS).
+    // dependency, a build tree or uWS's 18 builds (120 MB) slipping in again (a plain `npm ci --omit=dev` was 142 MB
+    // without uWS).
     expect(image.Size - base.Size).toBeLessThan(130e6);
   });
 
@@ -277,7 +278,8 @@ describe.skipIf(skip !== undefined)('container image (docker/Dockerfile, docker/
     ws.close();
     expect(JSON.parse(answer)).toEqual({ jsonrpc: '2.0', id: 2, result: chainId });
     await podman(['stop', '--time', '10', name], 60_000);
-    // The start line names the transport and why (src/rpc/transport/uws/load.ts): Node 24's build loads on the image's glibc.
+    // The start line names the transport and why (src/rpc/transport/uws/load.ts): Node 24's build loads on the image's
+    // glibc.
     const logs = await podman(['logs', name]);
     const choice = (logs.stdout + logs.stderr).split('\n').find((l) => l.includes('rpc transport'));
     note(`rpc image, RPC_TRANSPORT unset: ${choice ?? 'no "rpc transport" line'}`);

@@ -24,10 +24,10 @@ import { mined } from '../../src/common/chain/mined.js';
  * messages claimed and a third sent but not anchored. Then both anvils are replaced on the same ports by devnet B:
  * same chain ids, same contract addresses (same deployer, same nonces), another genesis block; the same three
  * messages are sent there, so their hashes are A's. Readiness must turn 503 naming both chains (L1 found at the
- * listener's first read of B, its head ~50 blocks back, or at the next interval; L2 at the interval); then all three are anchored on
- * B, where a running direction would find A's third message claimable and claim it (a claim on the new chain from
- * old state). Nothing may be sent on B, one error per chain logged, the metric set, A's rows kept as they were.
- * (Anchoring only after the 503 keeps the test deterministic: before detection the directions still run, see
+ * listener's first read of B, its head ~50 blocks back, or at the next interval; L2 at the interval); then all three
+ * are anchored on B, where a running direction would find A's third message claimable and claim it (a claim on the new
+ * chain from old state). Nothing may be sent on B, one error per chain logged, the metric set, A's rows kept as they
+ * were. (Anchoring only after the 503 keeps the test deterministic: before detection the directions still run, see
  * docs/relayer-operations.md, "Chain pin".)
  */
 const L1_ID = 59_300 + (process.pid % 100) * 2;
@@ -177,8 +177,9 @@ describe('a chain reset under a running relayer', () => {
       console.log(
         `chain reset: readiness 503 naming both chains ${Date.now() - resetAt} ms after the old chains stopped (RELAYER_PIN_CHECK_INTERVAL_MS ${PIN_CHECK_MS}; B's deployment and sends in between)`,
       );
-      // L1 is found by whichever comes first, the listener's first read of B (its head ~50 blocks back) or the interval;
-      // L2 (no listener of its own here) by the interval. The head path alone: test/relayer/pin-watch.test.ts.
+      // L1 is found by whichever comes first, the listener's first read of B (its head ~50 blocks back) or the
+      // interval; L2 (no listener of its own here) by the interval. The head path alone:
+      // test/relayer/pin-watch.test.ts.
       const headPath = relayer.lines.some((l) => l.includes(`L1 head went back from ${aHead} to `));
       console.log(`chain reset: L1 found by ${headPath ? 'its head going back' : 'the interval check'}`);
       // Only now are A's three hashes anchored on B: the third, unfinished on A, is claimable there.
@@ -188,7 +189,8 @@ describe('a chain reset under a running relayer', () => {
       );
       expect(await metricSum(url, 'relayer_chain_pin_mismatch')).toBe(2);
 
-      // Three more pin checks on the relayer's own clock with B's messages anchored: a running direction would have claimed.
+      // Three more pin checks on the relayer's own clock with B's messages anchored: a running direction would have
+      // claimed.
       const pinRuns = async () =>
         Number(
           /relayer_poller_runs_total\{direction="all",poller="chain-pin"\} (\d+)/.exec(

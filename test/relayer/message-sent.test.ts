@@ -28,7 +28,10 @@ function byEthers(log: { topics: readonly string[]; data: string }): MessageSent
   };
 }
 
-/** Whether ethers throws on the log (or on the first read of a field: it defers some errors) or reads it as another event. */
+/**
+ * Whether ethers throws on the log (or on the first read of a field: it defers some errors) or reads it as another
+ * event.
+ */
 function ethersRefuses(log: { topics: string[]; data: string }): boolean {
   try {
     if (l2Interface.parseLog(log)?.name !== 'MessageSent') return true;

@@ -109,7 +109,8 @@ describe('filters in the database', () => {
     await emit(900n, 3n);
     const seen: Log[] = [];
     const updatesPerRound: number[] = [];
-    // The replica may not have seen the new head at the first round (docs/rpc-speed.md, Head tracker): rounds until it has.
+    // The replica may not have seen the new head at the first round (docs/rpc-speed.md, Head tracker): rounds until it
+    // has.
     for (let round = 0; round < 50 && seen.length < 3; round++) {
       let updates = 0;
       const count = (q: { sql: string }) => {

@@ -165,7 +165,8 @@ describe('eth_fillTransaction', () => {
       [{ from, to, maxFeePerBlobGas: '0x1', blobVersionedHashes: [h] }, 'maxFeePerBlobGas'],
       [{ from, authorizationList: auth }, 'to'],
       [{ from, to: null, authorizationList: auth }, 'to'],
-      // An empty list with a gas too: anvil still builds an EIP-7702 transaction (found by test-coverage's random calls).
+      // An empty list with a gas too: anvil still builds an EIP-7702 transaction (found by test-coverage's random
+      // calls).
       [{ from, to: null, gas: '0x98404', authorizationList: [] }, 'to'],
       [{ from, to, type: '0x7e' }, 'type'],
       // A creation with a priority fee and no maximum fee (found by test-coverage's random calls); with a to, anvil

@@ -122,7 +122,8 @@ describe('operator port, readiness and CORS', () => {
     const other = await post(listed.url, { origin: 'https://evil.example' });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     expect(other.headers.get('vary')).toBe('Origin');
-    expect(((await other.json()) as { result: string }).result).toBe('0x539'); // served; the browser keeps it from the page
+    // served; the browser keeps it from the page
+    expect(((await other.json()) as { result: string }).result).toBe('0x539');
     const pfOk = await fetch(`${listed.url}/v1/abc`, {
       method: 'OPTIONS',
       headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },

@@ -39,7 +39,10 @@ async function send(n: number): Promise<string[]> {
   return hashes;
 }
 
-/** Polls the replicas in turn until `want` hashes came, or `want` says enough (or 100 polls), returning every hash each poll gave. */
+/**
+ * Polls the replicas in turn until `want` hashes came, or `want` says enough (or 100 polls), returning every hash each
+ * poll gave.
+ */
 async function collect(id: string, urls: string[], want: number | ((got: string[]) => boolean)): Promise<string[]> {
   const got: string[] = [];
   const enough = typeof want === 'number' ? () => got.length >= want : () => want(got);

@@ -88,7 +88,8 @@ describe('eth_sendRawTransaction: size before decoding', () => {
     expect((await call(rpc.url, 'eth_sendRawTransaction', [past])).error?.message).toMatch(
       /^oversized data: transaction size \d+, limit 131072 \(RPC_MAX_RAW_TX_BYTES\)$/,
     );
-    // The one documented difference (docs/rpc-limits.md, "Raw transactions"): the cap protects the endpoint, not the node's rule.
+    // The one documented difference (docs/rpc-limits.md, "Raw transactions"): the cap protects the endpoint, not the
+    // node's rule.
     expect((await call(anvil.url, 'eth_sendRawTransaction', [past])).result).toBe(ethers.keccak256(past));
   });
 

@@ -114,7 +114,8 @@ describe('subscriptions when the node fails eth_getLogs', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(client.notes(logsSub).map(key)).toEqual(truth.map(key));
     expect(client.notes(logsSub).every((l) => l.removed === false || l.removed === undefined)).toBe(true);
-    // The deploy's block may arrive after the subscription (the head is polled): the ones made here must all come, once, in order.
+    // The deploy's block may arrive after the subscription (the head is polled): the ones made here must all come,
+    // once, in order.
     const heads = client.notes(headsSub).map((h) => Number(BigInt(h.number!)));
     expect(heads.filter((n) => n > start)).toEqual(Array.from({ length: end - start }, (_, i) => start + 1 + i));
     expect(heads.filter((n) => n <= start).length).toBeLessThanOrEqual(1);

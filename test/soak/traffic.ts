@@ -56,7 +56,10 @@ async function rpc(url: string, body: unknown): Promise<Outcome> {
 
 const call = (method: string, params: unknown[]) => ({ jsonrpc: '2.0', id: rpcId++, method, params });
 
-/** The token API's own token list: every address in it has a record and prices (the state file also lists unpriced test tokens). */
+/**
+ * The token API's own token list: every address in it has a record and prices (the state file also lists unpriced test
+ * tokens).
+ */
 export async function listedTokens(state: DevnetState): Promise<string[]> {
   const res = await fetch(`${state.services.tokenApi!}/tokens?limit=100`);
   const page = (await res.json()) as { data: { contractAddress: string }[] };

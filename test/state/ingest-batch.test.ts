@@ -34,7 +34,9 @@ let token: TestToken;
 let db: Awaited<ReturnType<typeof openTestDb>>;
 let proxy: Server;
 let proxyUrl: string;
-/** Runs once, before the first request of `method` (default: the header) for that block is forwarded (the test's reorg). */
+/**
+ * Runs once, before the first request of `method` (default: the header) for that block is forwarded (the test's reorg).
+ */
 let onHeader: { block: number; method?: string; run: () => Promise<void> } | undefined;
 
 const address = (salt: string, i: number) => `0x${(salt.repeat(40) + i.toString(16).padStart(8, '0')).slice(-40)}`;
@@ -54,7 +56,10 @@ async function pgStore(name: string): Promise<PgStore> {
   return new PgStore(db.client, schema);
 }
 
-/** Batched ingestors read headers and traces as the state manager does (its JSON-RPC client); per-block ones through ethers, the reference. */
+/**
+ * Batched ingestors read headers and traces as the state manager does (its JSON-RPC client); per-block ones through
+ * ethers, the reference.
+ */
 const ingestor = (store: VersionedStore, blocksPerTransaction: number, url = l2.url, traceMethod?: TraceMethod) =>
   new Ingestor(new WorldState(store), createProvider(url, 59_999), logger, createMetrics({ defaultMetrics: false }), {
     maxBlocksPerStep: 100,
@@ -186,7 +191,8 @@ describe('batched state ingest', () => {
           fired = true;
         },
       };
-      // Step errors are allowed here (a trace asked by the hash of a block the reorg removed is refused); the result must be exact.
+      // Step errors are allowed here (a trace asked by the hash of a block the reorg removed is refused); the result
+      // must be exact.
       const errors = await follow(ing, store);
       // Replays by number in flight at the reorg see the new branch's blocks under old headers: refused, not applied.
       // Under load the replay can also reach the node before the new branch has that block, and anvil refuses it

@@ -75,7 +75,10 @@ describe('svc_getProof: proofs are checked before they leave', () => {
       db().client.knex.raw(sql, bindings as never) as unknown as Promise<T>,
   };
   const table = (name: string) => `"${db().schema(SCHEMA)}"."${name}"`;
-  /** Flips one bit of byte `at` (negative: from the end) of every version ≤ the finalized block of a node row; twice restores it. */
+  /**
+   * Flips one bit of byte `at` (negative: from the end) of every version ≤ the finalized block of a node row; twice
+   * restores it.
+   */
   const flip = async (tree: string, pos: number, at: number): Promise<number> => {
     const byte = at < 0 ? `length(value) + ${at}` : String(at);
     const r = await raw.raw<{ rowCount: number }>(

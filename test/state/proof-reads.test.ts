@@ -31,7 +31,9 @@ describe(`one-statement proofs (${databaseKind()})`, () => {
     store = fixture.store();
   });
 
-  /** Every key of the universe (in `trees`) proven both ways at `block`; the one-statement reads must predict every row. */
+  /**
+   * Every key of the universe (in `trees`) proven both ways at `block`; the one-statement reads must predict every row.
+   */
   async function expectSame(block: bigint, trees: readonly string[]): Promise<void> {
     const requests = trees.flatMap((tree) => Array.from({ length: UNIVERSE }, (_, k) => ({ tree, hKey: hKeyOf(k) })));
     const fast = await proveFromReads(c, block, await store.proofReads(block, requests), requests);

@@ -162,7 +162,10 @@ describe('token API: tokens', () => {
   });
 });
 
-/** The series getTokenPrices documents, written out naively: each hour of the window, the latest observation up to its end. */
+/**
+ * The series getTokenPrices documents, written out naively: each hour of the window, the latest observation up to its
+ * end.
+ */
 function expectedSeries(observations: { price: number; at: Date }[], now: number) {
   const HOUR = 3_600_000;
   const out: { price: number; timestamp: string }[] = [];

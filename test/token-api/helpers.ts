@@ -71,7 +71,8 @@ const spec = loadOpenApi('token-api.openapi.yaml') as unknown as {
   components: { responses: Record<string, unknown> };
 };
 const requireFromFormats = createRequire(createRequire(import.meta.url).resolve('ajv-formats'));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- ajv 8 is nested under ajv-formats; typed loosely on purpose
+// ajv 8 is nested under ajv-formats; typed loosely on purpose.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const Ajv = (requireFromFormats('ajv') as any).default;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const addFormats = (createRequire(import.meta.url)('ajv-formats') as any).default;

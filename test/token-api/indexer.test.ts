@@ -149,7 +149,8 @@ describe('token indexer', () => {
     const bySymbol = Object.fromEntries(data!.data.map((x) => [x.symbol, x]));
     expect(Object.keys(bySymbol).sort()).toEqual(['AIRDROP', 'BROKE', 'MKR', 'SIX', 'TST', 'USDS', 'VTK', 'WETH']);
     expect(bySymbol.MKR).toMatchObject({ name: 'Maker', decimals: 18, isPossibleSpam: false });
-    expect(bySymbol.BROKE).toMatchObject({ name: 'BROKE', isPossibleSpam: true }); // name() reverts: falls back to the symbol
+    // name() reverts: falls back to the symbol
+    expect(bySymbol.BROKE).toMatchObject({ name: 'BROKE', isPossibleSpam: true });
     expect(bySymbol.AIRDROP!.isPossibleSpam).toBe(true);
     expect(bySymbol.SIX).toMatchObject({ decimals: 6, info: { totalSupply: '1000000' } });
     expect(bySymbol.TST!.info.totalSupply).toBe('100000000');

@@ -186,7 +186,8 @@ describe('token API: properties', () => {
             res.headers.get('content-type')?.includes('problem') &&
             !/^0x[0-9a-fA-F]{40}$/.test(raw)
           ) {
-            // A segment with "/" or ".." can leave the route entirely: still a problem+json 404, just not of this operation.
+            // A segment with "/" or ".." can leave the route entirely: still a problem+json 404, just not of this
+            // operation.
             expect(res.status).toBeLessThan(500);
             continue;
           }

@@ -44,7 +44,8 @@ describe('hourly price series', () => {
     const series = await prices(D);
     expect([24, 25]).toContain(series.length);
     const point = (h: number) => series.find((p) => p.timestamp === new Date(hourStart(NOW) - h * HOUR).toISOString());
-    expect(point(20)).toEqual({ price: 1, timestamp: new Date(hourStart(NOW) - 20 * HOUR).toISOString() }); // carried from 40 h back
+    // carried from 40 h back
+    expect(point(20)).toEqual({ price: 1, timestamp: new Date(hourStart(NOW) - 20 * HOUR).toISOString() });
     expect(point(5)?.price).toBe(2); // no swap since 10 h back
     expect(point(2)?.price).toBe(3);
     expect(point(0)?.price).toBe(3);
@@ -75,7 +76,10 @@ describe('hourly price series', () => {
 });
 
 describe('hourly series rule (units)', () => {
-  /** The documented rule, naively: each hour H of [now − 24 h, now] at or after the first row, the latest row at or before H. */
+  /**
+   * The documented rule, naively: each hour H of [now − 24 h, now] at or after the first row, the latest row at or
+   * before H.
+   */
   const naive = (rows: [number, number][], now: number) => {
     const out: [number, number][] = [];
     for (let h = Math.ceil((now - 24 * HOUR) / HOUR) * HOUR; h <= now; h += HOUR) {

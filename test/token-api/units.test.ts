@@ -88,7 +88,8 @@ describe('token API building blocks', () => {
   });
 
   it('behavior: V3 spot price and virtual reserves from sqrtPriceX96', () => {
-    const sqrt = BigInt(Math.round(Math.sqrt(2e-12) * 2 ** 96)); // 2 USD per 18-decimal token against a 6-decimal stable
+    // 2 USD per 18-decimal token against a 6-decimal stable
+    const sqrt = BigInt(Math.round(Math.sqrt(2e-12) * 2 ** 96));
     const spot = poolSpot(
       { address: 'p', kind: 'v3', token0: 'a', token1: 'b', sqrtPriceX96: sqrt, liquidity: 10n ** 18n },
       18,

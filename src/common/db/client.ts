@@ -16,7 +16,10 @@ const NUMERIC_OID = 1700;
 export interface DbClient extends Queries {
   kind: DatabaseConfig['kind'];
   config: DatabaseConfig;
-  /** The driver, for migrations and the query wrapper only: code outside src/common/db goes through query/transaction (lint holds it). */
+  /**
+   * The driver, for migrations and the query wrapper only: code outside src/common/db goes through query/transaction
+   * (lint holds it).
+   */
   knex: Knex;
   /** What was opened, for logs: "PostgreSQL host:port/db", "embedded PGlite in memory" or "… in DIR". */
   description: string;
@@ -26,9 +29,9 @@ export interface DbClient extends Queries {
 }
 
 /**
- * knex's own log (by default knex prints to the console: plain text with stacks, which breaks "logs are JSON lines") through our
- * logger. "Acquire connection error" comes once per failed connection attempt with a stack, hundreds of lines
- * in an outage; the caller gets the classified error and logs it itself, so knex's copy is debug, one line.
+ * knex's own log (by default knex prints to the console: plain text with stacks, which breaks "logs are JSON lines")
+ * through our logger. "Acquire connection error" comes once per failed connection attempt with a stack, hundreds of
+ * lines in an outage; the caller gets the classified error and logs it itself, so knex's copy is debug, one line.
  */
 function knexLog(logger: Logger): NonNullable<Knex.Config['log']> {
   const text = (m: unknown) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m));

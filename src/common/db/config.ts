@@ -95,7 +95,9 @@ export function defaultPgliteDir(command: string): string {
   return resolve('.l2stack', 'pglite', command);
 }
 
-/** What a database config opens, for logs and messages: "PostgreSQL host:port/db", "PGlite in memory", "PGlite in DIR". */
+/**
+ * What a database config opens, for logs and messages: "PostgreSQL host:port/db", "PGlite in memory", "PGlite in DIR".
+ */
 export function describeDatabase(config: DatabaseConfig, pgliteDefault: string = PGLITE_MEMORY): string {
   if (config.kind === 'postgres') return `PostgreSQL ${config.host}:${config.port}/${config.database}`;
   const dir = config.dataDir ?? pgliteDefault;

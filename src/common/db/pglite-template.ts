@@ -12,9 +12,9 @@ import { ClusterTarballError, unpackCluster } from './cluster-tarball.js';
  * every in-memory database (`l2stack dev`, tests). The first new database of a PGlite version is made by
  * initdb and saved, before anything is written to it, as node_modules/.cache/l2stack/pglite-<version>.tar.gz;
  * every later one loads that file: a database on disk has it unpacked by cluster-tarball.ts (~0.2 s, where PGlite's
- * own loading takes 1.1–1.4 s), one in memory gets it through PGlite's `loadDataDir`. Where node_modules is not writable nothing is saved and every new database
- * runs initdb, as before; the container image saves it at build time (docker/Dockerfile runs `migrate` on an
- * in-memory database before it drops root).
+ * own loading takes 1.1–1.4 s), one in memory gets it through PGlite's `loadDataDir`. Where node_modules is not
+ * writable nothing is saved and every new database runs initdb, as before; the container image saves it at build time
+ * (docker/Dockerfile runs `migrate` on an in-memory database before it drops root).
  */
 export interface PgliteStart {
   /** The empty cluster to load instead of running initdb. */
@@ -27,7 +27,9 @@ export interface PgliteStart {
   relock?: () => void;
   /** Where to save this new database's empty cluster once it is up (no template yet). */
   saveTo?: string;
-  /** The template was unpacked into the directory (cluster-tarball.ts): removes it again if PGlite cannot start from it. */
+  /**
+   * The template was unpacked into the directory (cluster-tarball.ts): removes it again if PGlite cannot start from it.
+   */
   unpacked?: () => void;
 }
 

@@ -1,4 +1,7 @@
-/** Clients at a count of 0 kept before they are swept: a returning client reuses its entry (no map insert and delete per call). */
+/**
+ * Clients at a count of 0 kept before they are swept: a returning client reuses its entry (no map insert and delete per
+ * call).
+ */
 const IDLE_KEPT = 4_096;
 
 /**
@@ -32,7 +35,10 @@ export class ClientQuota {
     if (left <= 0 && ++this.idle > IDLE_KEPT) this.sweep();
   }
 
-  /** Replaces every count with the ones given: for a stack that can recount what each client holds (uws/connections.ts in src/rpc/transport). */
+  /**
+   * Replaces every count with the ones given: for a stack that can recount what each client holds (uws/connections.ts
+   * in src/rpc/transport).
+   */
   reset(counts: ReadonlyMap<string, number>): void {
     if (this.perClient === 0) return;
     this.held.clear();

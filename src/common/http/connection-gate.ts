@@ -3,7 +3,9 @@ import type { Logger } from '../log.js';
 import { ClientQuota } from './client-quota.js';
 import { descriptors } from './descriptors.js';
 
-/** Which limit refused a connection: the server's (HTTP_MAX_CONNECTIONS), the client's, or the process's descriptors. */
+/**
+ * Which limit refused a connection: the server's (HTTP_MAX_CONNECTIONS), the client's, or the process's descriptors.
+ */
 export type Refused = 'server' | 'client' | 'process';
 
 /**
@@ -21,7 +23,10 @@ export interface ConnectionGate {
   admit(client: string, recount?: () => void): boolean;
   /** The connection of `client` admitted earlier closed. */
   release(client: string): void;
-  /** A connection admitted earlier closed, its client unknown: the server's and the process's slots are given back, the client's stays counted until a recount. */
+  /**
+   * A connection admitted earlier closed, its client unknown: the server's and the process's slots are given back, the
+   * client's stays counted until a recount.
+   */
   releaseUnknown(): void;
   /** A refusal made by the stack itself (node:http's maxConnections). */
   refused(by: Refused): void;

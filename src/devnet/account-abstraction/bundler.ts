@@ -10,7 +10,9 @@ import { reservePort } from '../anvil.js';
 import { superviseChild } from '../watchdog.js';
 import { deployDeterministic } from './deploy.js';
 
-/** Alto's own name for the vendor_ methods: `vendor_getUserOperationGasPrice` is its `pimlico_getUserOperationGasPrice`. */
+/**
+ * Alto's own name for the vendor_ methods: `vendor_getUserOperationGasPrice` is its `pimlico_getUserOperationGasPrice`.
+ */
 export const ALTO_VENDOR_PREFIX = 'pimlico_';
 
 export class BundlerStartError extends BaseError {

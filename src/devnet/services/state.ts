@@ -25,7 +25,10 @@ export class LateStateRoots implements StateRootSource {
   }
 }
 
-/** Starts the state manager over the devnet: the L2 upstream (by parity replay), L1 finalization events, the funded genesis accounts. */
+/**
+ * Starts the state manager over the devnet: the L2 upstream (by parity replay), L1 finalization events, the funded
+ * genesis accounts.
+ */
 export async function startDevnetStateManager(ctx: {
   common: Common;
   db: DbClient;

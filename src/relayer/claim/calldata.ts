@@ -107,7 +107,10 @@ export interface ProvenMessage extends ClaimedMessage {
   merkleRoot: string;
 }
 
-/** claimMessageWithProof((proof, messageNumber, leafIndex, from, to, fee, value, feeRecipient, merkleRoot, data)): L2→L1 claims on L1. */
+/**
+ * claimMessageWithProof((proof, messageNumber, leafIndex, from, to, fee, value, feeRecipient, merkleRoot, data)): L2→L1
+ * claims on L1.
+ */
 export function encodeClaimMessageWithProofCall(m: ProvenMessage): string {
   if (!Array.isArray(m.proof)) throw new TypeError('proof must be an array of 32-byte hex values');
   if (m.proof.length > MAX_PROOF_LENGTH)

@@ -97,7 +97,10 @@ interface Round {
   paused: boolean;
   /** What is left of the L1 rate limit this period (L2→L1 only). */
   room: bigint | undefined;
-  /** A signer whose mined nonce has not moved for this long while it has claims in flight gets new claims only when every other one is stalled too. */
+  /**
+   * A signer whose mined nonce has not moved for this long while it has claims in flight gets new claims only when
+   * every other one is stalled too.
+   */
   stallMs: number;
 }
 

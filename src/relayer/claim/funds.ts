@@ -8,7 +8,10 @@ export interface FundsPause {
   detail: string;
   /** Wei the signer needs before claiming may resume (the next claim's cost, or the threshold). */
   needed: bigint;
-  /** Gas limit of the claim that could not be paid: re-priced at current fees while paused, so no gas estimate is needed to know when to resume. */
+  /**
+   * Gas limit of the claim that could not be paid: re-priced at current fees while paused, so no gas estimate is needed
+   * to know when to resume.
+   */
   gasLimit: bigint | undefined;
 }
 

@@ -93,15 +93,15 @@ export class ChangeFeed {
   ) {}
 
   /**
-   * The due rows (retry time passed, oldest first) for a pipeline loop that runs every few hundred ms, at a cost that follows
-   * the changes, not the backlog. The loop's page is read once in full; after that each read asks only for the rows written
-   * since (the change feed: migration 0004 stamps every written row with its transaction id) and applies them
-   * to the page in memory. No query at all while nothing was written through the repository since the last
-   * read (`writes`: the repository's count of its own writes), for at most `maxAgeMs` (writers elsewhere: another replica, an operator's requeue). The page is read
-   * in full again only when it cannot be kept exact from changes: rows of these statuses came due (the
-   * earliest retry time, read with the page, has passed), a full page drained below half (rows past its end
-   * were never read), a page that held every due row grew past twice the limit, or more than MAX_FEED_ROWS
-   * rows changed at once (a long transaction elsewhere holding
+   * The due rows (retry time passed, oldest first) for a pipeline loop that runs every few hundred ms, at a cost that
+   * follows the changes, not the backlog. The loop's page is read once in full; after that each read asks only for the
+   * rows written since (the change feed: migration 0004 stamps every written row with its transaction id) and applies
+   * them to the page in memory. No query at all while nothing was written through the repository since the last
+   * read (`writes`: the repository's count of its own writes), for at most `maxAgeMs` (writers elsewhere: another
+   * replica, an operator's requeue). The page is read in full again only when it cannot be kept exact from changes:
+   * rows of these statuses came due (the earliest retry time, read with the page, has passed), a full page drained
+   * below half (rows past its end were never read), a page that held every due row grew past twice the limit, or more
+   * than MAX_FEED_ROWS rows changed at once (a long transaction elsewhere holding
    * the snapshot horizon back makes the feed repeat itself, and this bounds what it costs).
    */
   async due(

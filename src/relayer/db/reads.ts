@@ -167,7 +167,9 @@ export class RelayerReads {
     });
   }
 
-  /** NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first. */
+  /**
+   * NON_EXECUTABLE messages of `direction` whose re-simulation is due (retry_after passed), the longest-waiting first.
+   */
   async dueResimulations(direction: Direction, limit: number): Promise<MessageRow[]> {
     return this.db.query('relayer.due_resimulations', (knex) =>
       this.table(knex, 'message')

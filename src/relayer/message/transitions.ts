@@ -202,9 +202,13 @@ export const FINAL = MESSAGE_STATUSES.filter(
 );
 /** Claimable on the destination and not yet claimed: what counts as stuck once it lasts. */
 export const STUCK = [...CLAIMABLE, S.PENDING];
-/** What the operator's retry moves back into claiming: the statuses the relayer does not leave by itself (or not soon). */
+/**
+ * What the operator's retry moves back into claiming: the statuses the relayer does not leave by itself (or not soon).
+ */
 export const RETRYABLE = leftBy('retry');
-/** Already on the way to a claim (neither final nor retryable): a retry there is answered as done, with nothing written. */
+/**
+ * Already on the way to a claim (neither final nor retryable): a retry there is answered as done, with nothing written.
+ */
 export const IN_CLAIMING = MESSAGE_STATUSES.filter((s) => !FINAL.includes(s) && !RETRYABLE.includes(s));
 /**
  * What `abandon` moves: every status but PENDING (a claim in flight, its receipt decides), CLAIMED_SUCCESS (done),

@@ -67,8 +67,9 @@ export class TransitionNotAllowedError extends Error {
  * The one way a message's status is written. One statement moves every listed message still in one of `from`
  * to `to` with its own patch and, in the same statement (so the same transaction), records the history line of
  * each that changed status: from, to, reason, the claim transaction (hash, nonce, signer) the row holds after
- * the move (or held before it, when the move cleared it), and the actor (re-evaluations that keep the status are not new lines). Rows are locked (FOR UPDATE)
- * before their status is compared, so two workers never both move a message. Returns the ids moved.
+ * the move (or held before it, when the move cleared it), and the actor (re-evaluations that keep the status are not
+ * new lines). Rows are locked (FOR UPDATE) before their status is compared, so two workers never both move a message.
+ * Returns the ids moved.
  */
 export async function applyTransition(
   knex: Knex,

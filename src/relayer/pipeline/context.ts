@@ -24,15 +24,26 @@ export interface DirectionContext {
   repo: RelayerRepository;
   metrics: RelayerMetrics;
   logger: Logger;
-  /** The direction's primary signer (`*_SIGNER_PRIVATE_KEY` / remote / kms): gas estimates and the fee recipient use its address. */
+  /**
+   * The direction's primary signer (`*_SIGNER_PRIVATE_KEY` / remote / kms): gas estimates and the fee recipient use its
+   * address.
+   */
   sender: ClaimSender;
-  /** Every signer claiming this direction, the primary first (extra keys: `*_SIGNER_PRIVATE_KEYS`); absent = [sender]. */
+  /**
+   * Every signer claiming this direction, the primary first (extra keys: `*_SIGNER_PRIVATE_KEYS`); absent = [sender].
+   */
   senders?: ClaimSender[];
   /** Set by the listener after each successful iteration (readiness: "listener progressing"). */
   health: { lastProgressAt: number | undefined; lastBlock: number | undefined };
-  /** Whether each signer (in the order of `senders`) can pay its next claim (shared with readiness); claiming makes its own when absent. */
+  /**
+   * Whether each signer (in the order of `senders`) can pay its next claim (shared with readiness); claiming makes its
+   * own when absent.
+   */
   funds?: SignerFunds[];
-  /** Aborted when the direction stops (shutdown, lost leadership, the chain pin no longer matching): no new claim is started after it. */
+  /**
+   * Aborted when the direction stops (shutdown, lost leadership, the chain pin no longer matching): no new claim is
+   * started after it.
+   */
   signal?: AbortSignal;
   /** The running chain pin check: the listener reports each head it reads (a head far back means a reset chain). */
   pin?: Pick<ChainPinWatch, 'sawHead'>;
@@ -41,7 +52,10 @@ export interface DirectionContext {
 /** L1_L2 / L2_L1: the prefix of this direction's variables, for messages to operators. */
 export const directionPrefix = (d: Direction) => (d === 'L1_TO_L2' ? 'L1_L2' : 'L2_L1');
 
-/** Where claim transactions (and their gas estimates) go: the `*_CLAIM_VIA_ADDRESS` contract when set, else the message service. */
+/**
+ * Where claim transactions (and their gas estimates) go: the `*_CLAIM_VIA_ADDRESS` contract when set, else the message
+ * service.
+ */
 export const claimTarget = (ctx: Pick<DirectionContext, 'destination' | 'destinationConfig'>) =>
   ctx.destinationConfig.claimViaAddress ?? ctx.destination.contract;
 
@@ -56,7 +70,10 @@ export const claimFeeRecipient = (ctx: Pick<DirectionContext, 'destinationConfig
 export const sendersOf = (ctx: Pick<DirectionContext, 'sender' | 'senders'>): ClaimSender[] =>
   ctx.senders ?? [ctx.sender];
 
-/** The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer configured. */
+/**
+ * The signer that sent a PENDING row's claim (rows from before claim_signer: the primary), or undefined if no longer
+ * configured.
+ */
 export const senderOf = (
   ctx: Pick<DirectionContext, 'sender' | 'senders'>,
   m: { claim_signer: string | null },

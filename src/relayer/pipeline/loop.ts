@@ -19,8 +19,8 @@ export interface LoopOptions {
 
 /**
  * A cancellable background loop: an iteration that fails is logged and counted, never fatal, and the
- * loop pauses `intervalMs` between idle iterations (less when its waker is woken). Resolves once the signal aborts and the current
- * iteration has finished (so shutdown drains in-flight work before the database closes).
+ * loop pauses `intervalMs` between idle iterations (less when its waker is woken). Resolves once the signal aborts and
+ * the current iteration has finished (so shutdown drains in-flight work before the database closes).
  */
 export async function runLoop(o: LoopOptions): Promise<void> {
   const labels = { direction: o.direction, poller: o.name };

@@ -82,7 +82,10 @@ export interface ReceiptFacts {
   claimedOnChain?: boolean;
   /** The claim at the signer's lowest nonce was unknown to the node and sent again (its lookup was due). */
   lowestResent?: boolean;
-  /** The lowest claim is held by the node while its pending nonce stays at the claim's nonce (STRANDED_CLAIM_MS; its lookup was due). */
+  /**
+   * The lowest claim is held by the node while its pending nonce stays at the claim's nonce (STRANDED_CLAIM_MS; its
+   * lookup was due).
+   */
   stranded?: boolean;
 }
 
@@ -223,12 +226,12 @@ export type Replacement =
   | { kind: 'bump' | 'cancel'; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; reason: string };
 
 /**
- * MESSAGE_SUBMISSION_TIMEOUT passed without a receipt (or the claim is `stranded`: STRANDED_CLAIM_MS): re-send at the same nonce with fees raised by at least
- * 10 % and at least today's (a fee bump, MAX_BUMPS_PER_CYCLE per cycle while MAX_NUMBER_OF_RETRIES allows), else
- * cancel with a zero-value transaction to ourselves. Waits when the fees would pass MAX_FEE_PER_GAS_CAP, or when
- * the key that signed it is no longer configured (`signerKnown`: only that key can replace its nonce).
- * `old`: the stored transaction's fees; `fresh`: today's (asked for once the signer is known); `reason`: what
- * the replacement is recorded with.
+ * MESSAGE_SUBMISSION_TIMEOUT passed without a receipt (or the claim is `stranded`: STRANDED_CLAIM_MS): re-send at the
+ * same nonce with fees raised by at least 10 % and at least today's (a fee bump, MAX_BUMPS_PER_CYCLE per cycle while
+ * MAX_NUMBER_OF_RETRIES allows), else cancel with a zero-value transaction to ourselves. Waits when the fees would pass
+ * MAX_FEE_PER_GAS_CAP, or when the key that signed it is no longer configured (`signerKnown`: only that key can replace
+ * its nonce). `old`: the stored transaction's fees; `fresh`: today's (asked for once the signer is known); `reason`:
+ * what the replacement is recorded with.
  */
 export function planReplacement(
   m: Row & Pick<MessageRow, 'claim_signer'>,

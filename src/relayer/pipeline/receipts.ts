@@ -23,9 +23,9 @@ interface RawReceipt {
 const MAX_BLOCKS_PER_TICK = 16;
 
 /**
- * Receipts of the signers' transactions (every key of one direction), read per block (eth_getBlockReceipts) rather than per claim: each
- * new block is read once, whatever the number of claims in it. Only the blocks new since the last call are
- * returned (a reorg may replace older ones; their claims are asked for by hash). Where the node does not
+ * Receipts of the signers' transactions (every key of one direction), read per block (eth_getBlockReceipts) rather than
+ * per claim: each new block is read once, whatever the number of claims in it. Only the blocks new since the last call
+ * are returned (a reorg may replace older ones; their claims are asked for by hash). Where the node does not
  * serve the method, nothing is found here and the persister asks by hash, as before.
  */
 export function createBlockReceipts(chain: Chain, signers: readonly string[], logger: Logger) {

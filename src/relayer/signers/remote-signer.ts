@@ -23,7 +23,9 @@ export interface RemoteSignerTlsOptions {
 export interface RemoteSignerOptions {
   /** Base URL of the Web3Signer, http or https; a path prefix (a signer behind a proxy) is kept. */
   endpoint: string;
-  /** secp256k1 public key of the account: 0x + 64 bytes (x‖y, Web3Signer's form), 65 bytes (04‖x‖y) or 33 (compressed). */
+  /**
+   * secp256k1 public key of the account: 0x + 64 bytes (x‖y, Web3Signer's form), 65 bytes (04‖x‖y) or 33 (compressed).
+   */
   publicKey: string;
   tls?: RemoteSignerTlsOptions;
   /** Deadline of one signing request, connection and TLS handshake included. Default 10 s. */

@@ -31,7 +31,10 @@ const PICK: Record<SupplyKind, { raw: (s: SupplySnapshot) => string; json: (s: S
 
 const reps = new WeakMap<SupplySnapshot, Map<string, Representation>>();
 
-/** The current snapshot's representation, made once per snapshot (it changes on every refresh); undefined before the first. */
+/**
+ * The current snapshot's representation, made once per snapshot (it changes on every refresh); undefined before the
+ * first.
+ */
 export function supplyRepresentation(
   ctx: HandlerContext,
   kind: SupplyKind,

@@ -36,7 +36,10 @@ export class ReadModel {
   private readonly indexes = new Map<string, { cmp: Comparator; list: TokenRecord[] }>();
   private readonly views = new Map<string, TokenRecord[]>();
   private readonly sources = new Map<string, StoredExplanation>();
-  /** Answers of getTokenPriceSources by token, for the minute they were made in; dropped when the token or its explanation changes. */
+  /**
+   * Answers of getTokenPriceSources by token, for the minute they were made in; dropped when the token or its
+   * explanation changes.
+   */
   private readonly sourcesJson = new Map<string, { minute: number; bytes: Buffer }>();
   private readonly candles = new Map<string, { rows: CandleTable; cached?: { key: string; bytes: Buffer } }>();
   private prunedAt = 0;
@@ -165,7 +168,9 @@ export class ReadModel {
     return entry.cached.bytes;
   }
 
-  /** getTokenPriceSources' answer as UTF-8 JSON for a known token (undefined for an unknown one), made once a minute. */
+  /**
+   * getTokenPriceSources' answer as UTF-8 JSON for a known token (undefined for an unknown one), made once a minute.
+   */
   priceSourcesJson(address: string, now: number): Buffer | undefined {
     const rec = this.tokens.get(address);
     if (!rec) return undefined;

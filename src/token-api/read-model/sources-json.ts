@@ -30,7 +30,10 @@ export interface StoredExplanation {
  */
 export const MAX_EXCLUDED_LISTED = 50;
 
-/** The explanation as stored: the pools left out cut to the deepest MAX_EXCLUDED_LISTED (they come deepest first), with their count. */
+/**
+ * The explanation as stored: the pools left out cut to the deepest MAX_EXCLUDED_LISTED (they come deepest first), with
+ * their count.
+ */
 export function storedExplanation(price: number, e: Explained, params: PricingSettings): StoredExplanation {
   return {
     price,
@@ -92,7 +95,8 @@ export function priceSources(rec: TokenRecord, stored: StoredExplanation | undef
   const base: PriceSources = {
     contractAddress: rec.address,
     price: rec.currentPrice,
-    priceUpdatedAt: rec.row.price_updated_at === null ? null : new Date(rec.row.price_updated_at).toISOString(), // as getToken writes it
+    // as getToken writes it
+    priceUpdatedAt: rec.row.price_updated_at === null ? null : new Date(rec.row.price_updated_at).toISOString(),
     basis: rec.currentPrice === null ? 'none' : 'unrecorded',
     confidence: null,
     factors: null,

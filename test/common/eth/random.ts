@@ -7,7 +7,10 @@ export interface Random {
   int(below: number): number;
   bytes(n: number): Uint8Array;
   hex(n: number): string;
-  /** An unsigned integer of 0 to `maxBits` bits, biased towards the edges RLP and ABI care about (0, 1 byte, full width). */
+  /**
+   * An unsigned integer of 0 to `maxBits` bits, biased towards the edges RLP and ABI care about (0, 1 byte, full
+   * width).
+   */
   uint(maxBits: number): bigint;
 }
 

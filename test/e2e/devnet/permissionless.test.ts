@@ -81,7 +81,8 @@ async function userFlow(ownerIndex: number, bundlerUrl: string, bundlerIsBare: b
   expect(await node.getBalance({ address: recipient })).toBe(3_000n);
   // Sponsored: the account paid no gas, the paymaster's deposit did.
   if (paymaster) expect(await node.getBalance({ address: account.address })).toBe(0n);
-  // The operation as the bundler holds it, read back through the same transport (the SDK draws a nonce key per operation).
+  // The operation as the bundler holds it, read back through the same transport (the SDK draws a nonce key per
+  // operation).
   const byHash = await client.getUserOperation({ hash: receipts[1]!.hash });
   expect(byHash.userOperation.sender.toLowerCase()).toBe(account.address.toLowerCase());
   expect(byHash.userOperation.nonce).toBe(receipts[1]!.nonce);

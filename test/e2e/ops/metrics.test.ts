@@ -14,7 +14,9 @@ import { expressions, metricNames } from '../../ops/rules.js';
 /** Series Prometheus makes itself, not the services. */
 const PROMETHEUS_MADE = new Set(['up']);
 
-/** The names a scrape exports: each declared family (with a histogram's and summary's series names) and each sample's. */
+/**
+ * The names a scrape exports: each declared family (with a histogram's and summary's series names) and each sample's.
+ */
 export function exportedNames(text: string): { declared: Set<string>; sampled: Set<string> } {
   const declared = new Set<string>();
   const sampled = new Set<string>();

@@ -26,7 +26,10 @@ const state = inject('devnet');
 const ROUNDS = Number(process.env.RELAYER_FAULT_ROUNDS ?? 20);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
   throw new Error(`RELAYER_FAULT_ROUNDS must be a positive integer, got ${process.env.RELAYER_FAULT_ROUNDS}`);
-/** Rounds of the variant with three signer keys per chain (*_SIGNER_PRIVATE_KEYS); RELAYER_FAULT_MULTIKEY_ROUNDS overrides. */
+/**
+ * Rounds of the variant with three signer keys per chain (*_SIGNER_PRIVATE_KEYS); RELAYER_FAULT_MULTIKEY_ROUNDS
+ * overrides.
+ */
 const MULTIKEY_ROUNDS = Number(process.env.RELAYER_FAULT_MULTIKEY_ROUNDS ?? 5);
 if (!Number.isInteger(MULTIKEY_ROUNDS) || MULTIKEY_ROUNDS < 1)
   throw new Error(

@@ -122,7 +122,9 @@ export async function listenerChecks(url: string): Promise<{ status: number; che
   return { status: res.status, checks };
 }
 
-/** The time (ms since the epoch) of the first log line of `p` containing every one of `texts`, from pino's own "time". */
+/**
+ * The time (ms since the epoch) of the first log line of `p` containing every one of `texts`, from pino's own "time".
+ */
 export function loggedAt(p: RelayerProcess, ...texts: string[]): number | undefined {
   const line = p.lines.find((l) => texts.every((t) => l.includes(t)));
   const time = line ? /"time":"([^"]+)"/.exec(line)?.[1] : undefined;

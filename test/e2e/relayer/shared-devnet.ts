@@ -6,7 +6,10 @@ import { L1MessageService__factory, L2MessageService__factory } from '../../../g
 import { FAST_LISTENER } from './harness.js';
 import { sendRawBurst } from '../../helpers/chain.js';
 
-/** How long a burst of messages may take to be mined (sent again meanwhile): anvil mines each at once; a loaded CI machine took seconds. */
+/**
+ * How long a burst of messages may take to be mined (sent again meanwhile): anvil mines each at once; a loaded CI
+ * machine took seconds.
+ */
 const SEND_RECEIPT_MS = 60_000;
 
 /**
@@ -146,7 +149,10 @@ export interface Claimed {
   claim_tx_hash: string | null;
 }
 
-/** Statuses of the given messages (L1 hashes are L1_TO_L2, L2 hashes L2_TO_L1) in the relayer's tables, by "direction:hash". */
+/**
+ * Statuses of the given messages (L1 hashes are L1_TO_L2, L2 hashes L2_TO_L1) in the relayer's tables, by
+ * "direction:hash".
+ */
 export async function statuses(db: DbClient, schema: string, sent: Sent): Promise<Map<string, Claimed>> {
   const rows = await db.query('test.shared_devnet', (knex) =>
     knex(`${schema}.message as m`)

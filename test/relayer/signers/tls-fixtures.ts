@@ -63,7 +63,9 @@ export interface TlsFixture {
   wrongKeystorePassword: string;
 }
 
-/** Generates, at run time, a CA, a server and a client certificate, and a foreign CA with its own client certificate. */
+/**
+ * Generates, at run time, a CA, a server and a client certificate, and a foreign CA with its own client certificate.
+ */
 export function createTlsFixture(): TlsFixture {
   const dir = mkdtempSync(join(tmpdir(), 'l2stack-signer-tls-'));
   const ca = issue('l2stack test CA', 'self', caExtensions);
