@@ -85,10 +85,7 @@ export class PgStore implements BatchingStore {
     );
   }
 
-  /**
-   * The proof statement per key count, with its name on a session (its text's hash: stores of different schemas never
-   * collide).
-   */
+  /** The proof statement per key count, named on a session by its text's hash (no two schemas collide). */
   private readonly proofStatements = new Map<number, { name: string; text: string; types: string[] }>();
 
   /**
