@@ -32,6 +32,22 @@ function signedBytes(tx: PoolTx): string | undefined {
   }
 }
 
+/** JSON-RPC calls to a chain in one request (a batch), answers in their order; throws on an error or a lack of answer. */
+export async function chainCalls(url: string, calls: [string, unknown[]][], signal?: AbortSignal): Promise<unknown[]> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
+    signal,
+  });
+  const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+  return calls.map(([method], i) => {
+    const answer = body.find((b) => b.id === i);
+    if (!answer || answer.error) throw new Error(`${method}: ${answer?.error?.message ?? 'no answer'}`);
+    return answer.result;
+  });
+}
+
 /**
  * Releases transactions anvil has parked for good. anvil reads a sender's nonce when a raw transaction arrives
  * and, for a nonce above it, makes the transaction wait for the one before it (a pool "marker"). When that one
@@ -46,20 +62,8 @@ function signedBytes(tx: PoolTx): string | undefined {
  * each then read against the nonce of now. Nothing else is touched: a nonce gap a client made stays queued.
  */
 export function keepPool(url: string, intervalMs: number, signal: AbortSignal, logger?: Logger): Promise<void> {
-  const rpc = async (calls: [string, unknown[]][]): Promise<unknown[]> => {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params }))),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
-    });
-    const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
-    return calls.map(([method], i) => {
-      const answer = body.find((b) => b.id === i);
-      if (!answer || answer.error) throw new Error(`${method}: ${answer?.error?.message ?? 'no answer'}`);
-      return answer.result;
-    });
-  };
+  const rpc = (calls: [string, unknown[]][]) =>
+    chainCalls(url, calls, AbortSignal.any([signal, AbortSignal.timeout(10_000)]));
   const call = async <T>(method: string, params: unknown[]) => (await rpc([[method, params]]))[0] as T;
 
   const release = async (sender: string, pool: Content): Promise<void> => {
