@@ -68,6 +68,8 @@ export default defineConfig({
           ...record,
           name: 'fast',
           isolate: false,
+          // openTestDb gives a closed file's PGlite to the next file of the worker (test/helpers/db.ts).
+          env: { L2STACK_TEST_PGLITE_REUSE: '1' },
           include: ['test/**/*.test.ts'],
           exclude: ['test/e2e/**', 'test/bench/**', 'node_modules/**', ...SLOW],
         },

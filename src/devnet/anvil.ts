@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { BaseError } from '../common/errors.js';
 import { PortInUseError } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
-import { keepPool } from './pool-keeper.js';
+import { chainCalls, keepPool } from './pool-keeper.js';
 import { superviseChild } from './watchdog.js';
 
 export interface AnvilOptions {
@@ -75,12 +75,8 @@ async function rpcReady(url: string, deadline: number, child: ChildProcess, stde
     if (child.exitCode !== null)
       throw new AnvilStartError(`anvil exited with code ${child.exitCode}: ${stderr().trim().slice(-500)}`);
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-      });
-      if (res.ok) return;
+      await chainCalls(url, [['eth_chainId', []]]);
+      return;
     } catch {
       // not listening yet
     }

@@ -1,4 +1,5 @@
 import { sleep } from '../common/shutdown.js';
+import { chainCalls } from './pool-keeper.js';
 
 /** How long one evm_mine may take before the ticker gives it up and tries again at the next tick. */
 const TICK_TIMEOUT_MS = 10_000;
@@ -9,17 +10,11 @@ const TICK_TIMEOUT_MS = 10_000;
  * when nobody transacts (anvil's interval mining would switch automine off and make every tx wait).
  */
 export function startBlockTicker(url: string, intervalMs: number, signal: AbortSignal): Promise<void> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] });
   return (async () => {
     while (await sleep(intervalMs, signal)) {
       try {
         // Bounded: fetch waits up to 300 s for an answer, and a tick that hangs would stop the chain's clock.
-        await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-          signal: AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]),
-        });
+        await chainCalls(url, [['evm_mine', []]], AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]));
       } catch {
         // the chain is stopping or briefly busy; the next tick tries again
       }
