@@ -72,16 +72,20 @@ export function keepPool(url: string, intervalMs: number, signal: AbortSignal, l
     if (!(String(account) in queued) || String(account) in (pool.pending[sender] ?? {})) return;
     // Read and removed in one request: removing after a read of its own also took the transactions that arrived in
     // between, which were never sent again (seen under load: the sender's later nonces then waited for ever).
-    // anvil_dropTransaction would spare them, but it takes no queued transaction.
-    const [now] = (await rpc([
+    // anvil_dropTransaction would spare them, but it takes no queued transaction. The signed bytes of those already
+    // seen are read in the same request (any type); one that arrived since is rebuilt from the pool's fields.
+    const seen = [...Object.values(pool.pending[sender] ?? {}), ...Object.values(queued)].map((tx) => tx.hash);
+    const [now, ...raws] = (await rpc([
       ['txpool_content', []],
+      ...seen.map((hash): [string, unknown[]] => ['eth_getRawTransactionByHash', [hash]]),
       ['anvil_removePoolTransactions', [sender]],
-    ])) as [Content];
+    ])) as [Content, ...(string | null)[]];
+    const rawOf = new Map(seen.map((hash, i) => [hash, raws[i]]));
     const txs = [...Object.values(now.pending[sender] ?? {}), ...Object.values(now.queued[sender] ?? {})].sort(
       (a, b) => Number(a.nonce) - Number(b.nonce),
     );
     for (const tx of txs) {
-      const raw = signedBytes(tx);
+      const raw = rawOf.get(tx.hash) ?? signedBytes(tx);
       // a later nonce may now be refused: the client re-sends it
       if (raw) await call('eth_sendRawTransaction', [raw]).catch(() => undefined);
       else
