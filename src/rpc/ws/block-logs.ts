@@ -1,6 +1,6 @@
 import type { Logger } from '../../common/log.js';
 import { unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
-import type { FeedBlock, FeedEvent, UpstreamCall } from './types.js';
+import type { BlockHead, HeadEvent, UpstreamCall } from './types.js';
 
 /**
  * The hub's own log reads (one block, or a range the head tracker skipped) for the union of every logs
@@ -149,10 +149,10 @@ function byPosition(a: WireLog, b: WireLog): number {
  */
 export async function readEventLogs(
   reader: BlockLogsReader,
-  event: FeedEvent,
+  event: HeadEvent,
   gapFrom: bigint | undefined,
   filtersNow: () => LogFilter[],
-  leftChain: (b: FeedBlock) => boolean,
+  leftChain: (b: BlockHead) => boolean,
 ): Promise<{ missed: LogsReadResult; added: Map<string, LogsReadResult> }> {
   const first = event.added[0]?.number;
   const missed: LogsReadResult = { logs: [] };

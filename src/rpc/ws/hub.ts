@@ -6,8 +6,8 @@ import { matches, type LogFilter, type WireLog } from './log-filter.js';
 import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
 import {
   SubscribeError,
-  type FeedBlock,
-  type FeedEvent,
+  type BlockHead,
+  type HeadEvent,
   type HeadFeed,
   type NotificationSink,
   type ResumeCharge,
@@ -270,7 +270,7 @@ export class SubscriptionHub {
     else if (!sub.sink.send(text)) this.unsubscribe(sub.id);
   }
 
-  private sendHeads(event: FeedEvent): void {
+  private sendHeads(event: HeadEvent): void {
     const heads = event.added.map((b) => notificationBody(b));
     let sent = 0;
     for (const sub of [...this.subs.values()]) {
@@ -287,7 +287,7 @@ export class SubscriptionHub {
     return [...this.subs.values()].filter((s) => s.kind === 'logs' && !s.ended);
   }
 
-  private async onLogs(event: FeedEvent): Promise<void> {
+  private async onLogs(event: HeadEvent): Promise<void> {
     const first = event.added[0]?.number;
     const gapFrom =
       event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent
@@ -325,7 +325,7 @@ export class SubscriptionHub {
     this.progressed();
   }
 
-  private leftChain(b: FeedBlock): boolean {
+  private leftChain(b: BlockHead): boolean {
     const now = this.o.feed.blockAt?.(b.number);
     return now !== undefined && now.hash !== b.hash;
   }
@@ -335,7 +335,7 @@ export class SubscriptionHub {
    * `eth_subscription` message carrying `error` instead of `result`) and ended, rather than held forever
    * or silently missing logs. The client subscribes again with `resumeAfter` its last log to get the rest.
    */
-  private endUnreadable(event: FeedEvent, reads: LogsReadResult[]): void {
+  private endUnreadable(event: HeadEvent, reads: LogsReadResult[]): void {
     const failed = reads.filter((r) => r.failed !== undefined);
     if (failed.length === 0) return;
     const all = failed.some((r) => r.failed === 'all');
@@ -383,4 +383,4 @@ export class SubscriptionHub {
   }
 }
 
-const notificationBody = (b: FeedBlock) => JSON.stringify(stripTransactions(b.header));
+const notificationBody = (b: BlockHead) => JSON.stringify(stripTransactions(b.header));
