@@ -3,10 +3,8 @@ import { Signature, Transaction } from 'ethers';
 import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
-import type { CallScope } from './types.js';
+import { quantity, type CallScope } from './types.js';
 import { capGas, computeResult } from './evm-bounds.js';
-
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 /**
  * The compressor of svc_estimateGas: raw DEFLATE (RFC 1951) at level 9, as node:zlib's deflateRawSync
@@ -112,8 +110,8 @@ export async function estimateGas(
     priorityFee: first,
   });
   return {
-    gasLimit: hex(gasLimit),
-    baseFeePerGas: hex(baseFee),
-    priorityFeePerGas: hex(priorityFee(costs, compressedSize(bytes), gasLimit)),
+    gasLimit: quantity(gasLimit),
+    baseFeePerGas: quantity(baseFee),
+    priorityFeePerGas: quantity(priorityFee(costs, compressedSize(bytes), gasLimit)),
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../../common/log.js';
 import { unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
 import type { BlockHead, HeadEvent, UpstreamCall } from './types.js';
+import { quantity } from '../types.js';
 
 /**
  * The hub's own log reads (one block, or a range the head tracker skipped) for the union of every logs
@@ -176,10 +177,7 @@ export async function readEventLogs(
     }
     if (gapFrom !== undefined) {
       // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-      const r = await reader.read(
-        { fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` },
-        want,
-      );
+      const r = await reader.read({ fromBlock: quantity(gapFrom), toBlock: quantity(first! - 1n) }, want);
       if (r) merge(missed, r);
     }
     for (const b of event.added) {
