@@ -45,10 +45,10 @@ export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit
  */
 export const replyCost = (
   reply: { used: number; dropped?: number; computeMs: number; units?: number },
-  s: { bytesPerUnit: number; msPerUnit?: number },
+  s: { bytesPerUnit: number; msPerUnit: number },
 ): number =>
   answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) +
-  computeCost(reply.computeMs, s.msPerUnit ?? 0) +
+  computeCost(reply.computeMs, s.msPerUnit) +
   (reply.units ?? 0);
 
 /**

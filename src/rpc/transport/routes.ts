@@ -19,9 +19,9 @@ export interface RpcAppOptions extends CoreOptions {
    * Whether /metrics and /health/* are served on this (public) listener. False when RPC_OPERATOR_PORT
    * serves them (its own node:http listener, common/http/operator.ts): then they are 404 here.
    */
-  operatorRoutes?: boolean;
+  operatorRoutes: boolean;
   /** RPC_CORS_ORIGINS: '*' (default), or the origins echoed back (empty: no CORS headers at all). */
-  corsOrigins?: '*' | readonly string[];
+  corsOrigins: '*' | readonly string[];
 }
 
 export type Cors = (origin: string | undefined) => string[];

@@ -41,7 +41,7 @@ export interface HubOptions {
   /** Blocks whose logs are remembered, to report them as removed on a reorg (the tracker's depth). */
   logMemoryBlocks: number;
   /** Bytes of one eth_getLogs body the hub sends (RPC_UPSTREAM_MAX_BATCH_BYTES): bigger unions are split. */
-  maxLogsRequestBytes?: number;
+  maxLogsRequestBytes: number;
   onNotification?(kind: SubscriptionKind, count: number): void;
   /** A subscription was added or removed (gauges). */
   onChange?(): void;
@@ -103,7 +103,7 @@ export class SubscriptionHub {
     this.reader = new BlockLogsReader({
       upstream: o.upstream,
       logger: o.logger,
-      maxRequestBytes: o.maxLogsRequestBytes ?? 524_288,
+      maxRequestBytes: o.maxLogsRequestBytes,
       stopped: () => this.stopped,
       onRead: o.onLogsRead,
     });

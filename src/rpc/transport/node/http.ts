@@ -103,7 +103,7 @@ function writeRoute(res: ServerResponse, a: RouteAnswer): void {
  * node/ws.ts's. `core` is shared with the WebSocket side.
  */
 export function createRpcApp(o: RpcAppOptions, core: TransportCore): RequestListener {
-  const cors = corsPolicy(o.corsOrigins ?? '*');
+  const cors = corsPolicy(o.corsOrigins);
   const routes = otherRoutes(o, cors);
   const post = core.post(nodeReplySink(cors));
   const failed = (res: ServerResponse) => (err: unknown) => {

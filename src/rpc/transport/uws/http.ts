@@ -122,7 +122,7 @@ export async function listenUws(
   const app = uws.App();
   let actual = 0;
   const connections = holdConnectionCaps(app, 'rpc (uws)', limits, o.logger, () => actual);
-  const cors = corsPolicy(o.corsOrigins ?? '*');
+  const cors = corsPolicy(o.corsOrigins);
   addRoutes(app, connections);
   const post = postHandler(o, core, cors, limits);
   const other = routeHandler(o, cors);
