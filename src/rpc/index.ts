@@ -170,7 +170,7 @@ async function startDispatcher(
   const tracking = new AbortController();
   await upstream.start(tracking.signal);
 
-  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
+  const filters = new FilterStore(db, config.dbSchema, config);
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url
