@@ -18,7 +18,7 @@ import type { RawJson } from './upstream/raw-json.js';
  */
 
 /** -32602 naming the cap and the variable. `param`: the param's name and position, as other param errors say it. */
-export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
+function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
   return rpcErrors.invalidParams(
     `${param}: gas ${gas} is above this endpoint's gas cap of ${cap} (RPC_GAS_CAP); send gas at most ${cap}, or leave gas out to get the cap`,
     { param: param.replace(/^param \d+ \((.*)\)$/, '$1'), cap: 'RPC_GAS_CAP', limit: quantity(cap) },

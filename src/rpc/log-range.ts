@@ -25,13 +25,13 @@ export async function currentHead(ctx: RpcContext, fresh = false): Promise<bigin
 }
 
 /** Resolves a log bound (hex, latest or earliest: the spec already refused anything else). */
-export function resolveBound(bound: string | undefined, head: bigint): bigint {
+function resolveBound(bound: string | undefined, head: bigint): bigint {
   if (bound === undefined || bound === 'latest') return head;
   if (bound === 'earliest') return 0n;
   return BigInt(bound);
 }
 
-export function rangeCapError(ctx: RpcContext, from: bigint, to: bigint) {
+function rangeCapError(ctx: RpcContext, from: bigint, to: bigint) {
   const cap = ctx.config.maxLogsBlockRange;
   return rpcErrors.limitExceeded(
     `block range too large: ${to - from + 1n} blocks (${quantity(from)} to ${quantity(to)}); at most ${cap} blocks per query (RPC_MAX_LOGS_BLOCK_RANGE). Narrow the range and retry.`,

@@ -36,7 +36,7 @@ export const answerCost = (bytes: number, bytesPerUnit: number): number =>
  * its eth_call, estimates and traces of a call (RPC_RATE_LIMIT_MS_PER_UNIT; 0 = none). Time, not gas: the
  * node reports no gas for a failed eth_call, and time is what other clients lose.
  */
-export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
+const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
 
 /**
  * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned

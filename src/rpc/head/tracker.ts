@@ -12,7 +12,7 @@ export interface HeadTrackerOptions {
 }
 
 /** A node's header object as a BlockHead, or undefined when it lacks number, hash or parentHash. */
-export function toBlockHead(header: unknown): BlockHead | undefined {
+function toBlockHead(header: unknown): BlockHead | undefined {
   if (header === null || typeof header !== 'object') return undefined;
   const h = header as Record<string, unknown>;
   if (typeof h.number !== 'string' || typeof h.hash !== 'string' || typeof h.parentHash !== 'string') return undefined;

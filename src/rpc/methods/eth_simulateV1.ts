@@ -8,7 +8,7 @@ import type { RawJson } from '../upstream/raw-json.js';
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** execution-apis' code for a simulated block whose calls ask more gas than the block has left. */
-export const BLOCK_GAS_LIMIT_REACHED = -38015;
+const BLOCK_GAS_LIMIT_REACHED = -38015;
 
 /** Runs of one simulation at most: the first measures, the next fill as the node does (see below). */
 const MAX_PASSES = 3;
@@ -28,7 +28,7 @@ const tooBig = (what: string, count: number | bigint, limit: number | bigint, va
  * node never picks an unbounded allowance (anvil has none: it ran a 2,000,000,000 block gas limit as
  * asked); what they use there is what gasAsTheNodeFills needs.
  */
-export function boundSimulation(
+function boundSimulation(
   payload: SimulatePayload,
   limits: { maxBlocks: number; maxCalls: number; gasCap: bigint },
 ): SimulatePayload {

@@ -34,7 +34,7 @@ export interface TxInfo {
 export type { ParityTrace };
 
 /** Intrinsic gas of a transaction (EIP-2028 calldata, EIP-2930 access list, EIP-3860 initcode, EIP-7702). */
-export function intrinsicGas(tx: TxInfo): bigint {
+function intrinsicGas(tx: TxInfo): bigint {
   const data = Buffer.from(tx.input.slice(2), 'hex');
   let gas = 21_000n;
   for (const b of data) gas += b === 0 ? 4n : 16n;

@@ -111,7 +111,7 @@ function skipString(s: string, i: number): number {
  * well-formed at this level: strings closed, brackets balanced and matched. Scalars are taken up to the
  * next delimiter (the node wrote them; we check structure, not every literal).
  */
-export function skipValue(s: string, i: number): number {
+function skipValue(s: string, i: number): number {
   i = skipSpace(s, i);
   if (i >= s.length) return -1;
   const c = s.charCodeAt(i);

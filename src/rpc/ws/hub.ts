@@ -74,7 +74,7 @@ const notification = (id: string, resultText: string) =>
  * are told so and ended (docs/rpc-websocket.md, "When logs cannot be read"), and the hub goes on.
  */
 /** How long a resume from a block this replica has not reached yet waits for it (see subscribe). */
-export const RESUME_CATCH_UP_MS = 5_000;
+const RESUME_CATCH_UP_MS = 5_000;
 /** Resumes waiting that way at once in this process; past it a resume ahead of the replica is refused at once. */
 const MAX_CATCH_UP_WAITS = 1_000;
 
