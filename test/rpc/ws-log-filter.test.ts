@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { LogFilterError, matches, parseLogFilter, unionAddresses, type WireLog } from '../../src/rpc/ws/log-filter.js';
+import { LogFilterError, matches, parseLogFilter, unionAddresses } from '../../src/rpc/ws/log-filter.js';
 
 const limits = { maxAddresses: 3, maxTopics: 4 };
 const A = '0x' + 'aa'.repeat(20);
 const B = '0x' + 'bb'.repeat(20);
 const T1 = '0x' + '11'.repeat(32);
 const T2 = '0x' + '22'.repeat(32);
-const log = (address: string, topics: string[]): WireLog => ({
+const log = (address: string, topics: string[]) => ({
   address,
   topics,
   blockNumber: '0x1',

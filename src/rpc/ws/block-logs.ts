@@ -1,5 +1,6 @@
 import type { Logger } from '../../common/log.js';
-import { unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { unionAddresses, type LogFilter } from './log-filter.js';
 import type { BlockHead, HeadEvent, UpstreamCall } from './types.js';
 import { quantity } from '../types.js';
 
@@ -32,7 +33,7 @@ const pause = (ms: number) =>
   });
 
 export interface LogsReadResult {
-  logs: WireLog[];
+  logs: Log[];
   /** Addresses whose logs could not be read ('all': none could); undefined when everything was read. */
   failed?: Set<string> | 'all';
   error?: unknown;
@@ -72,7 +73,7 @@ export class BlockLogsReader {
       // would fail those too, each after its own attempts.
       if (addresses === undefined || !whole.tooLarge) return { logs: [], failed: 'all', error: whole.error };
     }
-    const out: WireLog[] = [];
+    const out: Log[] = [];
     let failed: Set<string> | undefined;
     let error: unknown;
     let parts = 0;
@@ -109,11 +110,11 @@ export class BlockLogsReader {
     address: string[] | undefined,
     gone?: () => boolean,
     attempts = LOGS_READ_ATTEMPTS,
-  ): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
+  ): Promise<{ logs: Log[] } | { error: unknown; tooLarge: boolean } | undefined> {
     const criteria = address ? { ...where, address } : where;
     for (let attempt = 1; ; attempt++) {
       try {
-        const logs = (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
+        const logs = (await this.o.upstream('eth_getLogs', [criteria])) as Log[];
         this.o.onRead?.('ok');
         return { logs };
       } catch (err) {
@@ -136,7 +137,7 @@ export class BlockLogsReader {
   }
 }
 
-function byPosition(a: WireLog, b: WireLog): number {
+function byPosition(a: Log, b: Log): number {
   const n = BigInt(a.blockNumber) - BigInt(b.blockNumber);
   if (n !== 0n) return n < 0n ? -1 : 1;
   const i = BigInt(a.logIndex) - BigInt(b.logIndex);

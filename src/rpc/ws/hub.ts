@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../common/log.js';
 import { BlockLogsReader, LOGS_READ_ATTEMPTS, readEventLogs, type LogsReadResult } from './block-logs.js';
 import { PendingPoll } from './pending.js';
-import { matches, type LogFilter, type WireLog } from './log-filter.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { matches, type LogFilter } from './log-filter.js';
 import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
 import {
   SubscribeError,
@@ -87,7 +88,7 @@ export class SubscriptionHub {
   private headsSent: bigint | undefined;
   /** Last block whose logs went out: a logs resume replays up to it. */
   private logsSent: bigint | undefined;
-  private readonly logsByBlock = new Map<string, WireLog[]>();
+  private readonly logsByBlock = new Map<string, Log[]>();
   private readonly reader: BlockLogsReader;
   private unsubscribeFeed: (() => void) | undefined;
   private readonly pending: PendingPoll;
@@ -300,15 +301,15 @@ export class SubscriptionHub {
       () => this.logsSubs().map((s) => s.filter!),
       (b) => this.leftChain(b),
     );
-    let removedLogs: WireLog[] = [];
+    let removedLogs: Log[] = [];
     for (const b of event.removed)
       removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
     this.endUnreadable(event, [missed, ...added.values()]);
     let sent = 0;
     const logs = [...removedLogs, ...missed.logs, ...event.added.flatMap((b) => added.get(b.hash)?.logs ?? [])];
-    const texts = new Map<WireLog, string>();
-    const text = (log: WireLog) => texts.get(log) ?? texts.set(log, JSON.stringify(log)).get(log)!;
+    const texts = new Map<Log, string>();
+    const text = (log: Log) => texts.get(log) ?? texts.set(log, JSON.stringify(log)).get(log)!;
     for (const sub of this.logsSubs()) {
       for (const log of logs) {
         if (!matches(sub.filter!, log)) continue;

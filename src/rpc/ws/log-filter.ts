@@ -1,3 +1,4 @@
+import type { Log } from '../../../generated/rpc/methods.js';
 import { isHexOfLength } from '../../common/eth/hex.js';
 
 /**
@@ -10,16 +11,6 @@ export interface LogFilter {
   addresses?: string[];
   /** Per position: undefined/null = any topic; otherwise one of these lowercase topics. */
   topics: (string[] | undefined)[];
-}
-
-export interface WireLog {
-  address: string;
-  topics: string[];
-  blockNumber: string;
-  blockHash: string;
-  logIndex: string;
-  removed?: boolean;
-  [k: string]: unknown;
 }
 
 export class LogFilterError extends Error {
@@ -75,7 +66,7 @@ export function parseLogFilter(raw: unknown, limits: { maxAddresses: number; max
   return { addresses, topics: out };
 }
 
-export function matches(filter: LogFilter, log: WireLog): boolean {
+export function matches(filter: LogFilter, log: Pick<Log, 'address' | 'topics'>): boolean {
   if (filter.addresses && !filter.addresses.includes(log.address.toLowerCase())) return false;
   for (let i = 0; i < filter.topics.length; i++) {
     const want = filter.topics[i];

@@ -1,5 +1,6 @@
 import { quantity } from '../types.js';
-import { matches, type LogFilter, type WireLog } from './log-filter.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { matches, type LogFilter } from './log-filter.js';
 import { SubscribeError, type HeadFeed, type ResumeCharge, type ResumePoint, type UpstreamCall } from './types.js';
 
 /**
@@ -92,7 +93,7 @@ export async function replayLogs(
     await mayRead(ctx);
     const { value, text } = await read(ctx, 'eth_getLogs', [criteria]);
     await ctx.charge?.(1, text.length);
-    for (const log of value as WireLog[]) {
+    for (const log of value as Log[]) {
       const n = BigInt(log.blockNumber);
       if (n === at.blockNumber && (at.logIndex === undefined || BigInt(log.logIndex) <= at.logIndex)) continue;
       if (matches(filter, log)) out.push(JSON.stringify(log));
