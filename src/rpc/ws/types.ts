@@ -1,3 +1,5 @@
+import type { MethodParams } from '../types.js';
+
 /** What the subscription hub, its log reads and its resumes share (kept apart so none imports another's module). */
 
 /**
@@ -39,7 +41,7 @@ export interface NotificationSink {
   send(text: string): boolean;
 }
 
-export type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions';
+export type SubscriptionKind = MethodParams<'eth_subscribe'>[0];
 
 /** The last item a client processed: it receives everything after it, exactly once (see docs/rpc-websocket.md, "Resume after a reconnect"). */
 export interface ResumePoint {
