@@ -146,10 +146,11 @@ export function postgresRateLimiter(
   s: RateLimitSettings,
 ): RateLimiter & { sweep(): Promise<void> } {
   const table = `${schema}.rate_limits`;
+  // The client's tokens now: its stored count refilled for the time since (params: burst, perSecond).
+  const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
   return {
     async take(client, cost) {
       if (s.perSecond === 0) return allow;
-      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
       const { rows } = (await db.query('rpc.rate_take', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
@@ -184,7 +185,6 @@ export function postgresRateLimiter(
     },
     async charge(client, cost) {
       if (s.perSecond === 0 || cost <= 0) return;
-      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
       await db.query('rpc.rate_charge', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
