@@ -25,7 +25,7 @@ export async function currentHead(ctx: RpcContext, fresh = false): Promise<bigin
 }
 
 /** Resolves a log bound (hex, latest or earliest: the spec already refused anything else). */
-function resolveBound(bound: string | undefined, head: bigint): bigint {
+export function resolveBound(bound: string | undefined, head: bigint): bigint {
   if (bound === undefined || bound === 'latest') return head;
   if (bound === 'earliest') return 0n;
   return BigInt(bound);

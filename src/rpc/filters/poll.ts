@@ -1,6 +1,6 @@
 import { upstreamCall, type RpcContext } from '../context.js';
 import { quantity, type Awaitable, type MethodAnswer, type MethodResult } from '../types.js';
-import { currentHead, logsOf, resultCapError } from '../log-range.js';
+import { currentHead, logsOf, resolveBound, resultCapError } from '../log-range.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
@@ -49,15 +49,9 @@ function nothingDue(ctx: RpcContext, key: string): boolean {
 
 /** The blocks a log filter is due from its cursor to the head (within its own from/to), or undefined when none. */
 function logRange(f: KnownFilter, head: bigint): { lower: bigint; upper: bigint } | undefined {
-  const c = f.criteria;
-  const lower =
-    c.fromBlock !== undefined && c.fromBlock !== 'latest'
-      ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock))
-      : f.nextBlock;
-  const upper =
-    c.toBlock !== undefined && c.toBlock !== 'latest'
-      ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock))
-      : head;
+  // A fromBlock of latest (or none) means from the cursor: resolved against 0, it stays below any cursor.
+  const lower = max(f.nextBlock, resolveBound(f.criteria.fromBlock, 0n));
+  const upper = min(head, resolveBound(f.criteria.toBlock, head));
   return lower <= upper ? { lower, upper } : undefined;
 }
 
