@@ -1,6 +1,5 @@
 import { deflateRawSync, constants } from 'node:zlib';
 import { Signature, Transaction } from 'ethers';
-import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
 import { quantity, type CallScope } from './types.js';
@@ -60,18 +59,16 @@ export function priorityFee(costs: RpcContext['config']['estimateGas'], size: nu
   return (numerator + denominator - 1n) / denominator;
 }
 
-/** The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). */
+/**
+ * The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). Differing data and
+ * input were refused before (params/rules.ts), so either names the calldata.
+ */
 export async function estimateGas(
   ctx: RpcContext,
   call: CallObject,
   block: string | undefined,
   scope: CallScope = {},
 ): Promise<GasEstimate> {
-  if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
-    throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', {
-      param: 'transaction',
-    });
-  }
   // Every refusal of ours comes before the first node read: a refused estimate costs the node nothing.
   const bounded = capGas(call, ctx.config.evm.gasCap);
   const tag = block ?? 'latest';
