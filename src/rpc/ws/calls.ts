@@ -68,7 +68,7 @@ export function socketSubscriptions(
         throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
       let parsed;
       try {
-        parsed = kind === 'logs' ? parseLogFilter(filter, limits) : undefined;
+        parsed = kind === 'logs' ? parseLogFilter(filter as MethodParams<'eth_subscribe'>[1], limits) : undefined;
       } catch (err) {
         if (err instanceof LogFilterError) throw invalid(err.message);
         throw err;
