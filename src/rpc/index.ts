@@ -267,7 +267,7 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
     },
     wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
     headDepth: config.headDepth,
-    compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
+    compute: config.evm,
     logger,
     metrics,
   });
