@@ -3,7 +3,7 @@ import { ERC1155Interface, ERC20Interface } from '../../generated/contracts/abi/
 import { RpcError } from '../common/errors.js';
 import type { AssetChange, CallObject } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
-import type { CallScope } from './types.js';
+import { quantity, type CallScope } from './types.js';
 import { computeResult } from './evm-bounds.js';
 import { RpcCodes } from './errors.js';
 
@@ -67,7 +67,7 @@ class Deltas {
         address: d.address,
         assetType: d.assetType,
         token: d.token,
-        tokenId: d.tokenId === null ? null : `0x${d.tokenId.toString(16)}`,
+        tokenId: d.tokenId === null ? null : quantity(d.tokenId),
         delta: d.delta.toString(),
       }));
   }

@@ -7,7 +7,7 @@ import { RpcCodes } from './errors.js';
  * The ERC-4337 methods as handlers (the client that forwards them is upstream/bundler-client.ts).
  */
 
-export const bundlerNotConfigured = (method: string) =>
+const bundlerNotConfigured = (method: string) =>
   new RpcError(
     RpcCodes.MethodNotFound,
     `Method not available: no bundler is configured; ${method} needs an ERC-4337 bundler (RPC_BUNDLER_URL)`,
@@ -27,7 +27,7 @@ export const CANONICAL_ENTRY_POINTS = {
 } as const;
 
 /** The EntryPoint version an operation's shape is for: the spec's oneOf tells them apart by initCode. */
-export const userOperationVersion = (op: UserOperation | UserOperationToEstimate): '0.6' | '0.7' =>
+const userOperationVersion = (op: UserOperation | UserOperationToEstimate): '0.6' | '0.7' =>
   'initCode' in op ? '0.6' : '0.7';
 
 /**
@@ -35,7 +35,7 @@ export const userOperationVersion = (op: UserOperation | UserOperationToEstimate
  * the wrong version's simulation and answer with an error that hides the cause. EntryPoints at other
  * addresses (the devnet's, deployed by CREATE2) are the bundler's to judge.
  */
-export function checkEntryPointVersion(op: UserOperation | UserOperationToEstimate, entryPoint: Address): void {
+function checkEntryPointVersion(op: UserOperation | UserOperationToEstimate, entryPoint: Address): void {
   const version = userOperationVersion(op);
   const other = version === '0.6' ? '0.7' : '0.6';
   if (entryPoint.toLowerCase() !== CANONICAL_ENTRY_POINTS[other]) return;

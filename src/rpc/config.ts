@@ -116,6 +116,7 @@ export const rpcEnv = {
   RPC_GAS_CAP: env
     .bigint({ min: 21_000n, default: 50_000_000n })
     .describe('Gas of a call that executes at most (an omitted gas is set to it; more: -32602).'),
+  // geth's RPCEVMTimeout (5 s); 4 at once keeps most of a small node's cores for reads and block production.
   RPC_EVM_TIMEOUT_MS: env
     .integer({ min: 50, default: 5_000 })
     .describe('Time (ms) from arrival, waiting included, within which a call that executes is answered; then -32005.'),

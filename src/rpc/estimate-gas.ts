@@ -1,12 +1,9 @@
 import { deflateRawSync, constants } from 'node:zlib';
 import { Signature, Transaction } from 'ethers';
-import { rpcErrors } from '../common/errors.js';
 import type { CallObject, GasEstimate } from '../../generated/rpc/methods.js';
 import type { RpcContext } from './context.js';
-import type { CallScope } from './types.js';
+import { quantity, type CallScope } from './types.js';
 import { capGas, computeResult } from './evm-bounds.js';
-
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 /**
  * The compressor of svc_estimateGas: raw DEFLATE (RFC 1951) at level 9, as node:zlib's deflateRawSync
@@ -62,18 +59,16 @@ export function priorityFee(costs: RpcContext['config']['estimateGas'], size: nu
   return (numerator + denominator - 1n) / denominator;
 }
 
-/** The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). */
+/**
+ * The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). Differing data and
+ * input were refused before (params/rules.ts), so either names the calldata.
+ */
 export async function estimateGas(
   ctx: RpcContext,
   call: CallObject,
   block: string | undefined,
   scope: CallScope = {},
 ): Promise<GasEstimate> {
-  if (call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()) {
-    throw rpcErrors.invalidParams('param 0 (transaction): data and input are both set and differ', {
-      param: 'transaction',
-    });
-  }
   // Every refusal of ours comes before the first node read: a refused estimate costs the node nothing.
   const bounded = capGas(call, ctx.config.evm.gasCap);
   const tag = block ?? 'latest';
@@ -112,8 +107,8 @@ export async function estimateGas(
     priorityFee: first,
   });
   return {
-    gasLimit: hex(gasLimit),
-    baseFeePerGas: hex(baseFee),
-    priorityFeePerGas: hex(priorityFee(costs, compressedSize(bytes), gasLimit)),
+    gasLimit: quantity(gasLimit),
+    baseFeePerGas: quantity(baseFee),
+    priorityFeePerGas: quantity(priorityFee(costs, compressedSize(bytes), gasLimit)),
   };
 }

@@ -2,7 +2,7 @@ import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallObject, RpcMethodName } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
 import type { RpcContext } from './context.js';
-import type { Awaitable, CallScope, MethodParams, MethodResult } from './types.js';
+import { quantity, type Awaitable, type CallScope, type MethodParams, type MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
 
 /**
@@ -18,10 +18,10 @@ import type { RawJson } from './upstream/raw-json.js';
  */
 
 /** -32602 naming the cap and the variable. `param`: the param's name and position, as other param errors say it. */
-export function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
+function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
   return rpcErrors.invalidParams(
     `${param}: gas ${gas} is above this endpoint's gas cap of ${cap} (RPC_GAS_CAP); send gas at most ${cap}, or leave gas out to get the cap`,
-    { param: param.replace(/^param \d+ \((.*)\)$/, '$1'), cap: 'RPC_GAS_CAP', limit: `0x${cap.toString(16)}` },
+    { param: param.replace(/^param \d+ \((.*)\)$/, '$1'), cap: 'RPC_GAS_CAP', limit: quantity(cap) },
   );
 }
 
@@ -36,7 +36,7 @@ export function capGas<T extends CallObject>(
   cap: bigint,
   param = 'param 0 (transaction)',
 ): T & { gas: string } {
-  if (call.gas === undefined) return { ...call, gas: `0x${cap.toString(16)}` };
+  if (call.gas === undefined) return { ...call, gas: quantity(cap) };
   const gas = BigInt(call.gas);
   if (gas > cap) throw gasAboveCap(param, gas, cap);
   return call as T & { gas: string };

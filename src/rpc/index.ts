@@ -170,7 +170,7 @@ async function startDispatcher(
   const tracking = new AbortController();
   await upstream.start(tracking.signal);
 
-  const filters = new FilterStore(db, config.dbSchema, config.filterTtlSeconds, config);
+  const filters = new FilterStore(db, config.dbSchema, config);
   // Uninstalls made by other processes reach this one's memo of filters (PostgreSQL LISTEN).
   const leaveMemo = joinMemo(db, `${config.dbSchema}.filters`, filters.memo, logger);
   const bundler = config.bundler.url
@@ -211,8 +211,7 @@ async function listenPublic(
     maxBatch: config.maxBatch,
     maxBodyBytes: config.maxBodyBytes,
     maxResponseBytes: config.maxResponseBytes,
-    rateLimitBytesPerUnit: config.rateLimit.bytesPerUnit,
-    rateLimitMsPerUnit: config.rateLimit.msPerUnit,
+    replyCosts: config.rateLimit,
     trustedProxyHops: config.trustedProxyHops,
     maxJsonDepth: config.maxJsonDepth,
     corsOrigins: config.corsOrigins,
@@ -268,7 +267,7 @@ function createUpstreamPool(config: RpcConfig, logger: Logger, metrics: Registry
     },
     wsUrls: config.headSource === 'poll' ? [] : config.upstreamWsUrls.length > 0 ? config.upstreamWsUrls : undefined,
     headDepth: config.headDepth,
-    compute: { timeoutMs: config.evm.timeoutMs, maxConcurrent: config.evm.maxConcurrent },
+    compute: config.evm,
     logger,
     metrics,
   });

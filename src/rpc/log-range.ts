@@ -6,14 +6,12 @@ import { responseTooLarge, type ResponseBudget } from './response-budget.js';
 import type { Filter, Log } from '../../generated/rpc/methods.js';
 import { blockLifetime } from './cache/policy.js';
 import { quotaExceeded } from './ratelimit.js';
-import type { CallScope } from './types.js';
+import { quantity, type CallScope } from './types.js';
 
 /**
  * Log ranges (eth_getLogs, eth_getFilterLogs, filter polls): bounds resolved against the head, the range and
  * result caps, and a wide range read from the node in chunks under the reply's byte budget.
  */
-
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 /**
  * The head to resolve `latest` against: the head tracker's. `fresh`: it must be as new as the nodes'
@@ -33,11 +31,11 @@ export function resolveBound(bound: string | undefined, head: bigint): bigint {
   return BigInt(bound);
 }
 
-export function rangeCapError(ctx: RpcContext, from: bigint, to: bigint) {
+function rangeCapError(ctx: RpcContext, from: bigint, to: bigint) {
   const cap = ctx.config.maxLogsBlockRange;
   return rpcErrors.limitExceeded(
-    `block range too large: ${to - from + 1n} blocks (${hex(from)} to ${hex(to)}); at most ${cap} blocks per query (RPC_MAX_LOGS_BLOCK_RANGE). Narrow the range and retry.`,
-    { cap: 'RPC_MAX_LOGS_BLOCK_RANGE', limit: cap, fromBlock: hex(from), toBlock: hex(to) },
+    `block range too large: ${to - from + 1n} blocks (${quantity(from)} to ${quantity(to)}); at most ${cap} blocks per query (RPC_MAX_LOGS_BLOCK_RANGE). Narrow the range and retry.`,
+    { cap: 'RPC_MAX_LOGS_BLOCK_RANGE', limit: cap, fromBlock: quantity(from), toBlock: quantity(to) },
   );
 }
 
@@ -193,7 +191,7 @@ async function chunkedLogs(
     const inner = innerOf(
       await logsOf(
         ctx,
-        { ...filter, fromBlock: hex(start), toBlock: end === to ? filter.toBlock : hex(end) },
+        { ...filter, fromBlock: quantity(start), toBlock: end === to ? filter.toBlock : quantity(end) },
         true,
         budget,
       ),

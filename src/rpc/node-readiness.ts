@@ -2,7 +2,7 @@ import type { Check } from '../common/http/operator.js';
 import type { UpstreamPool } from './upstream/pool.js';
 
 /** How long readiness waits for the node's state read: a node that answers slower cannot serve clients either. */
-export const STATE_PROBE_TIMEOUT_MS = 2_000;
+const STATE_PROBE_TIMEOUT_MS = 2_000;
 /** Probe results are shared this long, so frequent probes (or a flood of them) cost the node one read. */
 const SHARED_MS = 1_000;
 

@@ -36,7 +36,7 @@ export const answerCost = (bytes: number, bytesPerUnit: number): number =>
  * its eth_call, estimates and traces of a call (RPC_RATE_LIMIT_MS_PER_UNIT; 0 = none). Time, not gas: the
  * node reports no gas for a failed eth_call, and time is what other clients lose.
  */
-export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
+const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
 
 /**
  * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned
@@ -45,10 +45,10 @@ export const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit
  */
 export const replyCost = (
   reply: { used: number; dropped?: number; computeMs: number; units?: number },
-  s: { bytesPerUnit: number; msPerUnit?: number },
+  s: { bytesPerUnit: number; msPerUnit: number },
 ): number =>
   answerCost(reply.used + (reply.dropped ?? 0), s.bytesPerUnit) +
-  computeCost(reply.computeMs, s.msPerUnit ?? 0) +
+  computeCost(reply.computeMs, s.msPerUnit) +
   (reply.units ?? 0);
 
 /**
@@ -146,10 +146,11 @@ export function postgresRateLimiter(
   s: RateLimitSettings,
 ): RateLimiter & { sweep(): Promise<void> } {
   const table = `${schema}.rate_limits`;
+  // The client's tokens now: its stored count refilled for the time since (params: burst, perSecond).
+  const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
   return {
     async take(client, cost) {
       if (s.perSecond === 0) return allow;
-      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
       const { rows } = (await db.query('rpc.rate_take', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
@@ -184,7 +185,6 @@ export function postgresRateLimiter(
     },
     async charge(client, cost) {
       if (s.perSecond === 0 || cost <= 0) return;
-      const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
       await db.query('rpc.rate_charge', (k: Knex) =>
         k.raw(
           `insert into ${table} as t (client, tokens, allowed, updated_at)

@@ -3,7 +3,7 @@
  * call carries besides its params, what it answers, and what a transport hands calls to. Nothing here
  * imports anything above the bottom layer, so any file may import it without making a cycle.
  */
-import type { RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
+import type { Quantity, RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
 import type { WireError } from './errors.js';
 import type { ResponseBudget } from './response-budget.js';
 import type { RawJson } from './upstream/raw-json.js';
@@ -19,6 +19,9 @@ export type Awaitable<T> = T | Promise<T>;
 export function andThen<T, U>(value: Awaitable<T>, next: (v: T) => Awaitable<U>): Awaitable<U> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
+
+/** A number (block, gas, fee) as the spec's Quantity: 0x-prefixed hex without leading zeros. */
+export const quantity = (n: bigint): Quantity => `0x${n.toString(16)}`;
 
 /** One call's outcome as the envelope encodes it: a result (parsed, or the node's text as RawJson) or an error object. */
 export type CallResult = { result: unknown } | { error: WireError };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/log.js';
-import { HeadTracker, type HeadEvent } from '../../src/rpc/head/tracker.js';
+import { HeadTracker } from '../../src/rpc/head/tracker.js';
+import type { HeadEvent } from '../../src/rpc/ws/types.js';
 
 const hash = (fork: string, n: number) => `0x${fork}${n.toString(16).padStart(63, '0')}`;
 const header = (fork: string, n: number, parentFork = fork) => ({

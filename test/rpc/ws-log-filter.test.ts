@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { LogFilterError, matches, parseLogFilter, unionAddresses, type WireLog } from '../../src/rpc/ws/log-filter.js';
+import { compileParamChecks } from '../../src/rpc/param-checks.js';
+import { loadRpcSpec } from '../../src/rpc/spec.js';
+import { LogFilterError, matches, parseLogFilter, unionAddresses } from '../../src/rpc/ws/log-filter.js';
 
 const limits = { maxAddresses: 3, maxTopics: 4 };
 const A = '0x' + 'aa'.repeat(20);
 const B = '0x' + 'bb'.repeat(20);
 const T1 = '0x' + '11'.repeat(32);
 const T2 = '0x' + '22'.repeat(32);
-const log = (address: string, topics: string[]): WireLog => ({
+const log = (address: string, topics: string[]) => ({
   address,
   topics,
   blockNumber: '0x1',
@@ -26,17 +28,28 @@ describe('logs subscription filter', () => {
     expect(unionAddresses([f, parseLogFilter({}, limits)])).toBeUndefined();
   });
 
-  it('error: bad filters name the member and the limit', () => {
-    const bad: [unknown, RegExp][] = [
-      [{ address: '0x12' }, /filter address must be 20 bytes/],
-      [{ address: [A, B, A, B] }, /4 addresses; at most 3 \(RPC_MAX_FILTER_ADDRESSES\)/],
-      [{ topics: [[T1, T2], [T1, T2], T1] }, /5 topics; at most 4 \(RPC_MAX_FILTER_TOPICS\)/],
-      [{ topics: [null, null, null, null, null] }, /at most 4/],
-      [{ topics: ['0x1234'] }, /32-byte hex/],
-      [{ fromBlock: '0x1' }, /only "address" and "topics", got "fromBlock"/],
-      [[A], /must be an object/],
+  it('error: filters over the caps name the count and the limit', () => {
+    expect(() => parseLogFilter({ address: [A, B, A, B] }, limits)).toThrow(
+      /4 addresses; at most 3 \(RPC_MAX_FILTER_ADDRESSES\)/,
+    );
+    expect(() => parseLogFilter({ topics: [[T1, T2], [T1, T2], T1] }, limits)).toThrow(
+      /5 topics; at most 4 \(RPC_MAX_FILTER_TOPICS\)/,
+    );
+    expect(() => parseLogFilter({ address: [A, B, A, B] }, limits)).toThrow(LogFilterError);
+  });
+
+  it('error: filters of another shape never reach it: the spec refuses them first (-32602)', async () => {
+    const spec = await loadRpcSpec();
+    const subscribe = compileParamChecks(spec.dereferenced.methods).get('eth_subscribe')!;
+    const bad: unknown[] = [
+      { address: '0x12' },
+      { address: 1 },
+      { topics: [null, null, null, null, null] },
+      { topics: ['0x1234'] },
+      { fromBlock: '0x1' },
+      [A],
     ];
-    for (const [input, message] of bad) expect(() => parseLogFilter(input, limits)).toThrow(message);
-    expect(() => parseLogFilter({ address: 1 }, limits)).toThrow(LogFilterError);
+    for (const filter of bad) expect(subscribe.check(['logs', filter])?.code, JSON.stringify(filter)).toBe(-32602);
+    expect(subscribe.check(['logs', { address: [A, B], topics: [null, [T1, T2]] }])).toBeUndefined();
   });
 });

@@ -145,7 +145,7 @@ export function joinMemo(db: DbClient, table: string, memo: FilterMemo, logger: 
 export const channelFor = (table: string) =>
   `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
 
-export function listenForRemovals(
+function listenForRemovals(
   db: DbClient,
   table: string,
   memo: FilterMemo,

@@ -8,7 +8,7 @@ import type { FilterStore } from './store.js';
 const MAX_PER_POLL = 10_000;
 
 /** The poll's answer when hashes may have been lost: never an empty array that hides them. */
-export const pendingMissed = (id: string) =>
+const pendingMissed = (id: string) =>
   new RpcError(
     RpcCodes.Server,
     `pending transactions may have been missed by filter ${id}: the node forgot this endpoint's watch of its pending transactions (a node restart, or another node behind the endpoint); the filter is removed, create a new one`,

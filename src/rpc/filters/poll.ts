@@ -1,6 +1,6 @@
 import { upstreamCall, type RpcContext } from '../context.js';
-import type { Awaitable, MethodAnswer, MethodResult } from '../types.js';
-import { currentHead, logsOf, resultCapError } from '../log-range.js';
+import { quantity, type Awaitable, type MethodAnswer, type MethodResult } from '../types.js';
+import { currentHead, logsOf, resolveBound, resultCapError } from '../log-range.js';
 import { arrayLength, arrayLongerThan, RawJson } from '../upstream/raw-json.js';
 import type { Filter } from '../../../generated/rpc/methods.js';
 import type { KnownFilter } from './memo.js';
@@ -10,7 +10,6 @@ import { pollPending, pollRaceLost } from './pending.js';
 type Changes = MethodAnswer<'eth_getFilterChanges'>;
 type BlockHashes = Extract<MethodResult<'eth_getFilterChanges'>, string[]>;
 
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
@@ -50,15 +49,9 @@ function nothingDue(ctx: RpcContext, key: string): boolean {
 
 /** The blocks a log filter is due from its cursor to the head (within its own from/to), or undefined when none. */
 function logRange(f: KnownFilter, head: bigint): { lower: bigint; upper: bigint } | undefined {
-  const c = f.criteria;
-  const lower =
-    c.fromBlock !== undefined && c.fromBlock !== 'latest'
-      ? max(f.nextBlock, c.fromBlock === 'earliest' ? 0n : BigInt(c.fromBlock))
-      : f.nextBlock;
-  const upper =
-    c.toBlock !== undefined && c.toBlock !== 'latest'
-      ? min(head, c.toBlock === 'earliest' ? 0n : BigInt(c.toBlock))
-      : head;
+  // A fromBlock of latest (or none) means from the cursor: resolved against 0, it stays below any cursor.
+  const lower = max(f.nextBlock, resolveBound(f.criteria.fromBlock, 0n));
+  const upper = min(head, resolveBound(f.criteria.toBlock, head));
   return lower <= upper ? { lower, upper } : undefined;
 }
 
@@ -90,7 +83,7 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
         const { lower, upper } = range;
         let to = min(upper, lower + BigInt(ctx.config.maxLogsBlockRange) - 1n);
         for (;;) {
-          const query: Filter = { fromBlock: hex(lower), toBlock: hex(to) };
+          const query: Filter = { fromBlock: quantity(lower), toBlock: quantity(to) };
           if (c.address !== undefined) query.address = c.address;
           if (c.topics !== undefined) query.topics = c.topics;
           // The node's text as the spec's Log[] (never parsed). A range of explicit numbers up to the head:
@@ -135,7 +128,7 @@ async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<B
   if (remembered.length === Number(to - from + 1n)) return remembered;
   const numbers: bigint[] = [];
   for (let n = from; n <= to; n++) numbers.push(n);
-  const blocks = await Promise.all(numbers.map((n) => upstreamCall(ctx, 'eth_getBlockByNumber', [hex(n), false])));
+  const blocks = await Promise.all(numbers.map((n) => upstreamCall(ctx, 'eth_getBlockByNumber', [quantity(n), false])));
   const hashes: BlockHashes = [];
   for (const b of blocks) {
     if (b === null || typeof b.hash !== 'string') break;

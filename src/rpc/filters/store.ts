@@ -35,17 +35,19 @@ export class FilterStore {
   private uninstalled = 0;
   /** What this process knows of filters without asking the database (memo.ts). */
   readonly memo: FilterMemo;
+  /** RPC_FILTER_TTL_SECONDS: a filter not polled for this long has expired. */
+  private readonly ttlSeconds: number;
 
   constructor(
     private readonly db: DbClient,
     schema: string,
-    private readonly ttlSeconds: number,
-    private readonly caps?: FilterCountCaps,
+    private readonly caps: FilterCountCaps,
   ) {
     this.table = `${schema}.filters`;
     this.pendingTable = `${schema}.pending_transactions`;
     this.watchersTable = `${schema}.pending_watchers`;
-    this.memo = memoFor(db, this.table, ttlSeconds);
+    this.ttlSeconds = caps.filterTtlSeconds;
+    this.memo = memoFor(db, this.table, this.ttlSeconds);
   }
 
   /**
@@ -63,10 +65,6 @@ export class FilterStore {
       client: client ?? null,
     };
     const caps = this.caps;
-    if (!caps) {
-      await this.db.query('rpc.filter_create', (k) => k(this.table).insert(row));
-      return id;
-    }
     await this.db.query('rpc.filter_create_capped', (k) =>
       k.transaction(async (trx) => {
         // Creations take turns (per table, across replicas): two counting at once could both see room for one.

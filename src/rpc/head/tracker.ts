@@ -1,26 +1,7 @@
 import type { Logger } from '../../common/log.js';
+import type { BlockHead, HeadEvent, HeadFeed } from '../ws/types.js';
 
-/** One block as the head tracker knows it. `header` is the node's header object (for newHeads fan-out). */
-export interface BlockHead {
-  number: bigint;
-  hash: string;
-  parentHash: string;
-  header: Record<string, unknown>;
-}
-
-/**
- * What one move of the head changed, oldest first. `removed` is non-empty only on a reorg: those blocks
- * left the canonical chain (a logs subscription reports their logs again with `removed: true`).
- */
-export interface HeadEvent {
-  head: BlockHead;
-  added: BlockHead[];
-  removed: BlockHead[];
-  /** More than `depth` blocks were missed: `added` holds only the newest, earlier blocks are unknown. */
-  gap: boolean;
-}
-
-export type HeadListener = (event: HeadEvent) => void;
+type HeadListener = (event: HeadEvent) => void;
 
 export interface HeadTrackerOptions {
   /** Fetches a block header by hash (null when the node does not have it). */
@@ -31,7 +12,7 @@ export interface HeadTrackerOptions {
 }
 
 /** A node's header object as a BlockHead, or undefined when it lacks number, hash or parentHash. */
-export function toBlockHead(header: unknown): BlockHead | undefined {
+function toBlockHead(header: unknown): BlockHead | undefined {
   if (header === null || typeof header !== 'object') return undefined;
   const h = header as Record<string, unknown>;
   if (typeof h.number !== 'string' || typeof h.hash !== 'string' || typeof h.parentHash !== 'string') return undefined;
@@ -51,7 +32,7 @@ export function toBlockHead(header: unknown): BlockHead | undefined {
  * Observations are applied in order; one that extends the tip directly is applied synchronously, so a
  * subscriber's notification and the next request see the same head.
  */
-export class HeadTracker {
+export class HeadTracker implements HeadFeed {
   private readonly chain = new Map<bigint, BlockHead>();
   private tip: BlockHead | undefined;
   private tipSource: string | undefined;

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
  * SHA-256 is stored, so a database dump does not hand out access; a fast hash is right here because the
  * secret is random and long (nothing to brute-force), and every request pays for the lookup.
  */
-export const KEY_PREFIX = 'l2s_';
+const KEY_PREFIX = 'l2s_';
 const KEY_SHAPE = /^l2s_[A-Za-z0-9_-]{43}$/;
 
 export function generateApiKey(): string {

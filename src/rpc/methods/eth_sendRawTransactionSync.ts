@@ -10,7 +10,7 @@ type Receipt = MethodResult<'eth_sendRawTransactionSync'>;
 const TIMED_OUT = 4;
 
 /** The wait asked for, in ms: none, 0 or more than RPC_SEND_SYNC_TIMEOUT_MS waits that long (geth and erigon cap the same way). */
-export function syncWaitMs(asked: string | number | undefined, capMs: number): number {
+function syncWaitMs(asked: string | number | undefined, capMs: number): number {
   if (asked === undefined) return capMs;
   const ms = BigInt(asked);
   return ms === 0n || ms > BigInt(capMs) ? capMs : Number(ms);

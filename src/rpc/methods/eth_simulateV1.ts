@@ -1,15 +1,14 @@
 import type { CallObject, SimulatePayload } from '../../../generated/rpc/methods.js';
 import { RpcError, rpcErrors } from '../../common/errors.js';
 import { defineMethod } from '../context.js';
-import type { MethodResult } from '../types.js';
+import { quantity, type MethodResult } from '../types.js';
 import { capGas } from '../evm-bounds.js';
 import type { RawJson } from '../upstream/raw-json.js';
 
-const hex = (n: bigint) => `0x${n.toString(16)}`;
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** execution-apis' code for a simulated block whose calls ask more gas than the block has left. */
-export const BLOCK_GAS_LIMIT_REACHED = -38015;
+const BLOCK_GAS_LIMIT_REACHED = -38015;
 
 /** Runs of one simulation at most: the first measures, the next fill as the node does (see below). */
 const MAX_PASSES = 3;
@@ -18,7 +17,7 @@ const MAX_PASSES = 3;
 const tooBig = (what: string, count: number | bigint, limit: number | bigint, variable: string) =>
   rpcErrors.limitExceeded(
     `eth_simulateV1: ${what} ${count} is above this endpoint's limit of ${limit} (${variable}); split the simulation`,
-    { cap: variable, limit: typeof limit === 'bigint' ? hex(limit) : limit },
+    { cap: variable, limit: typeof limit === 'bigint' ? quantity(limit) : limit },
   );
 
 /**
@@ -29,7 +28,7 @@ const tooBig = (what: string, count: number | bigint, limit: number | bigint, va
  * node never picks an unbounded allowance (anvil has none: it ran a 2,000,000,000 block gas limit as
  * asked); what they use there is what gasAsTheNodeFills needs.
  */
-export function boundSimulation(
+function boundSimulation(
   payload: SimulatePayload,
   limits: { maxBlocks: number; maxCalls: number; gasCap: bigint },
 ): SimulatePayload {
@@ -56,7 +55,7 @@ export function boundSimulation(
       limits.gasCap,
       'RPC_GAS_CAP',
     );
-  const withGas = (c: CallObject): CallObject => (c.gas === undefined ? { ...c, gas: hex(share) } : c);
+  const withGas = (c: CallObject): CallObject => (c.gas === undefined ? { ...c, gas: quantity(share) } : c);
   return { ...payload, blockStateCalls: blocks.map((b) => (b.calls ? { ...b, calls: b.calls.map(withGas) } : b)) };
 }
 
@@ -85,7 +84,7 @@ const blockFull = (i: number, j: number, used: bigint, gas: bigint, limit: bigin
   new RpcError(
     BLOCK_GAS_LIMIT_REACHED,
     `block gas limit reached: blockStateCalls[${i}].calls[${j}] needs ${gas} gas, ${used} of the block's ${limit} are used`,
-    { block: i, call: j, gasUsed: hex(used), gasLimit: hex(limit) },
+    { block: i, call: j, gasUsed: quantity(used), gasLimit: quantity(limit) },
   );
 
 /**
@@ -113,10 +112,10 @@ export function gasAsTheNodeFills(
       if (c.gas === undefined && left <= 0n) throw blockFull(i, j, used, 1n, limit);
       if (c.gas !== undefined && BigInt(c.gas) > left) throw blockFull(i, j, used, BigInt(c.gas), limit);
       const gas = min(c.gas === undefined ? left : BigInt(c.gas), budget);
-      const spent = BigInt(answered[i]?.calls[j]?.gasUsed ?? hex(gas));
+      const spent = BigInt(answered[i]?.calls[j]?.gasUsed ?? quantity(gas));
       used += spent;
       budget -= spent;
-      return c.gas !== undefined && BigInt(c.gas) === gas ? c : { ...c, gas: hex(gas) };
+      return c.gas !== undefined && BigInt(c.gas) === gas ? c : { ...c, gas: quantity(gas) };
     });
     return calls ? { ...b, calls } : b;
   });

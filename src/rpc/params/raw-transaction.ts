@@ -43,7 +43,7 @@ export function rawTransactionSize(raw: string): number {
 }
 
 /** geth's refusal ("oversized data: transaction size N, limit M"), with the variable that sets our limit. */
-export function oversizedTransaction(size: number, limit: number): RpcError {
+function oversizedTransaction(size: number, limit: number): RpcError {
   return new RpcError(
     RpcCodes.Server,
     `oversized data: transaction size ${size}, limit ${limit} (RPC_MAX_RAW_TX_BYTES)`,

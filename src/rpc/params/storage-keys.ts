@@ -12,7 +12,7 @@ export function toStorageWord(key: string): string {
  * digits) as the 32-byte word, lower case; a shorter one as a QUANTITY (`0x0` stays `0x0`, `0x00ab` is
  * `0xab`). The execution-apis type the answer's key as lower-case hex of at most 32 bytes, which both are.
  */
-export function proofKeyAsGethWrites(key: string): string {
+function proofKeyAsGethWrites(key: string): string {
   const digits = key.slice(2);
   if (Math.ceil(digits.length / 2) === 32) return toStorageWord(key);
   return `0x${BigInt(`0x${digits || '0'}`).toString(16)}`;

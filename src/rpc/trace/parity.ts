@@ -1,4 +1,5 @@
 import type { ParityTrace } from '../../../generated/rpc/methods.js';
+import { quantity } from '../types.js';
 /**
  * Converts callTracer output into Parity-style traces (trace_transaction), for upstreams that do not
  * serve trace_transaction. The frames are listed depth-first, top-level call first; blockNumber,
@@ -32,10 +33,8 @@ export interface TxInfo {
 
 export type { ParityTrace };
 
-const hex = (n: bigint) => `0x${n.toString(16)}`;
-
 /** Intrinsic gas of a transaction (EIP-2028 calldata, EIP-2930 access list, EIP-3860 initcode, EIP-7702). */
-export function intrinsicGas(tx: TxInfo): bigint {
+function intrinsicGas(tx: TxInfo): bigint {
   const data = Buffer.from(tx.input.slice(2), 'hex');
   let gas = 21_000n;
   for (const b of data) gas += b === 0 ? 4n : 16n;
@@ -85,12 +84,12 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
       trace = {
         action: {
           from: f.from,
-          gas: hex(gas),
+          gas: quantity(gas),
           init: f.input,
           value: f.value ?? '0x0',
           creationMethod: kind.toLowerCase(),
         },
-        result: f.to ? { address: f.to, code: f.output ?? '0x', gasUsed: hex(gasUsed) } : null,
+        result: f.to ? { address: f.to, code: f.output ?? '0x', gasUsed: quantity(gasUsed) } : null,
         ...common,
         subtraces: children.length,
         traceAddress,
@@ -110,12 +109,12 @@ export function parityFromCallTrace(top: CallFrame, tx: TxInfo): ParityTrace[] {
         action: {
           from: f.from,
           callType: kind.toLowerCase(),
-          gas: hex(gas),
+          gas: quantity(gas),
           input: f.input,
           to: callee(f),
           value: f.value ?? '0x0',
         },
-        result: { gasUsed: hex(gasUsed), output: f.output ?? '0x' },
+        result: { gasUsed: quantity(gasUsed), output: f.output ?? '0x' },
         ...common,
         subtraces: children.length,
         traceAddress,

@@ -18,14 +18,15 @@ export interface CoreOptions {
   maxBatch: number;
   maxBodyBytes: number;
   /** RPC_MAX_RESPONSE_BYTES: byte budget of one reply (response-budget.ts). */
-  maxResponseBytes?: number;
-  /** RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts). */
-  rateLimitBytesPerUnit?: number;
-  /** RPC_RATE_LIMIT_MS_PER_UNIT: and so is the time its calls kept the node executing (evm-bounds.ts). */
-  rateLimitMsPerUnit?: number;
+  maxResponseBytes: number;
+  /**
+   * RPC_RATE_LIMIT_BYTES_PER_UNIT: answers are charged to the client's bucket after the reply (ratelimit.ts);
+   * RPC_RATE_LIMIT_MS_PER_UNIT: and so is the time its calls kept the node executing (evm-bounds.ts).
+   */
+  replyCosts: { bytesPerUnit: number; msPerUnit: number };
   trustedProxyHops: number;
-  /** RPC_MAX_JSON_DEPTH (envelope.ts); undefined: the envelope's default. */
-  maxJsonDepth?: number;
+  /** RPC_MAX_JSON_DEPTH (envelope.ts). */
+  maxJsonDepth: number;
   metrics: Registry;
   logger: Logger;
   /** RPC_MAX_INFLIGHT_PER_CLIENT, one count over POST and WebSocket calls (envelope.ts); absent: no per-client cap. */
@@ -61,8 +62,6 @@ export interface TransportCore {
 }
 
 export function transportCore(o: CoreOptions): TransportCore {
-  const maxResponseBytes = o.maxResponseBytes ?? 10_485_760;
-  const costs = { bytesPerUnit: o.rateLimitBytesPerUnit ?? 0, msPerUnit: o.rateLimitMsPerUnit };
   const tooLarge = errorBody(
     RpcCodes.InvalidRequest,
     `invalid request: the body is larger than ${o.maxBodyBytes} bytes (RPC_MAX_BODY_BYTES)`,
@@ -70,7 +69,7 @@ export function transportCore(o: CoreOptions): TransportCore {
   );
 
   const answer: TransportCore['answer'] = (text, client, limiter, target) => {
-    const budget = new ResponseBudget(maxResponseBytes);
+    const budget = new ResponseBudget(o.maxResponseBytes);
     return andThen(
       handleBody(text, target, {
         maxBatch: o.maxBatch,
@@ -82,7 +81,7 @@ export function transportCore(o: CoreOptions): TransportCore {
       }),
       (reply) => {
         // Charged before the reply leaves, so this client's next request already sees the cost of this one.
-        const extra = replyCost(budget, costs);
+        const extra = replyCost(budget, o.replyCosts);
         if (extra === 0) return reply;
         return limiter
           .charge(client, extra)

@@ -1,3 +1,4 @@
+import type { Logger } from '../../common/log.js';
 import { redactHosts, toReadiness, type Check } from '../../common/http/operator.js';
 import { type Awaitable } from '../types.js';
 import { errorBody } from '../envelope.js';
@@ -18,9 +19,9 @@ export interface RpcAppOptions extends CoreOptions {
    * Whether /metrics and /health/* are served on this (public) listener. False when RPC_OPERATOR_PORT
    * serves them (its own node:http listener, common/http/operator.ts): then they are 404 here.
    */
-  operatorRoutes?: boolean;
+  operatorRoutes: boolean;
   /** RPC_CORS_ORIGINS: '*' (default), or the origins echoed back (empty: no CORS headers at all). */
-  corsOrigins?: '*' | readonly string[];
+  corsOrigins: '*' | readonly string[];
 }
 
 export type Cors = (origin: string | undefined) => string[];
@@ -57,6 +58,18 @@ export interface RouteAnswer {
   status: number;
   headers: readonly string[];
   body?: string;
+}
+
+const INTERNAL_ERROR: RouteAnswer = {
+  status: 500,
+  headers: ['content-type', 'application/json'],
+  body: errorBody(RpcCodes.Internal, 'internal error'),
+};
+
+/** A request that failed inside the endpoint, on either stack: logged here, a bare JSON-RPC error to the client. */
+export function requestFailed(logger: Logger, err: unknown): RouteAnswer {
+  logger.error({ err }, 'request failed');
+  return INTERNAL_ERROR;
 }
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -96,17 +109,9 @@ export function otherRoutes(
           ],
         ],
   );
-  const failed = (err: unknown): RouteAnswer => {
-    o.logger.error({ err }, 'request failed');
-    return {
-      status: 500,
-      headers: ['content-type', 'application/json'],
-      body: errorBody(RpcCodes.Internal, 'internal error'),
-    };
-  };
   return (method, path, origin) => {
     const route = method === 'GET' || method === 'HEAD' ? operator.get(path) : undefined;
-    if (route) return route().catch(failed);
+    if (route) return route().catch((err: unknown) => requestFailed(o.logger, err));
     const rpc = isRpcPath(path);
     const headers = rpc ? cors(origin) : [];
     if (method === 'OPTIONS' && rpc)

@@ -49,7 +49,7 @@ export class BundlerClient {
         throw new RpcError(RpcCodes.Internal, `the ERC-4337 bundler failed: ${String(message)}`, data);
       throw new RpcError(code, String(message), data);
     }
-    return (response.result ?? null) as MethodResult<N>;
+    return (response.raw?.value ?? null) as MethodResult<N>;
   }
 
   close(): void {

@@ -7,8 +7,6 @@ import { arrayElements, fastResult, fastResultOfAscii, RawJson, splitResponse } 
 export interface UpstreamResponse {
   /** The result exactly as the node wrote it (never parsed unless someone reads `.value`). */
   raw?: RawJson;
-  /** The result parsed, on first read (for callers that look inside, e.g. bundler.ts). */
-  readonly result?: unknown;
   error?: { code: number; message: string; data?: unknown };
 }
 
@@ -18,9 +16,6 @@ class Response implements UpstreamResponse {
     readonly id: string | undefined,
     public raw?: RawJson,
   ) {}
-  get result(): unknown {
-    return this.raw?.value;
-  }
 }
 
 /**

@@ -14,9 +14,6 @@ export interface ComputeLimits {
   maxConcurrent: number;
 }
 
-/** geth's RPCEVMTimeout (5 s); 4 at once keeps most of a small node's cores for reads and block production. */
-export const DEFAULT_COMPUTE_LIMITS: ComputeLimits = { timeoutMs: 5_000, maxConcurrent: 4 };
-
 /**
  * A counting semaphore with a deadline per waiter, first come first served. anvil has no EVM timeout and
  * does not stop executing when the HTTP request is abandoned, so the endpoint's own protection is the gas

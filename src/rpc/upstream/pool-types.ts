@@ -30,16 +30,16 @@ export interface UpstreamOptions {
   maxLagBlocks: number;
   chainId: number | undefined;
   /** Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES, RPC_UPSTREAM_MAX_SOCKETS). */
-  limits?: Partial<ClientLimits>;
+  limits: ClientLimits;
   /**
    * newHeads subscriptions feeding the head tracker (RPC_UPSTREAM_WS_URLS; by default each HTTP URL with
    * the ws scheme; an empty list: polling only).
    */
   wsUrls?: readonly (string | undefined)[];
   /** Blocks the head tracker remembers (reorg depth it follows, block-filter hashes it serves). */
-  headDepth?: number;
+  headDepth: number;
   /** RPC_EVM_TIMEOUT_MS and RPC_EVM_MAX_CONCURRENT: calls that make the node execute (see `compute`). */
-  compute?: ComputeLimits;
+  compute: ComputeLimits;
   logger: Logger;
   metrics: Registry;
 }

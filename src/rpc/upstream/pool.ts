@@ -2,9 +2,9 @@ import { RpcError, rpcErrors } from '../../common/errors.js';
 import { redactUrl } from '../../common/config/env.js';
 import { counter, gauge, histogram } from '../../common/metrics.js';
 import { sleep } from '../../common/shutdown.js';
-import { DEFAULT_CLIENT_LIMITS, JsonRpcHttpClient } from './client.js';
+import { JsonRpcHttpClient } from './client.js';
 import { UpstreamOversizeError, UpstreamTimeoutError } from './http-post.js';
-import { ComputeSlots, DEFAULT_COMPUTE_LIMITS } from './gate.js';
+import { ComputeSlots } from './gate.js';
 import { UpstreamTransportError, upstreamUnavailable } from '../errors.js';
 import { budgetSpent, responseTooLarge, type ResponseBudget } from '../response-budget.js';
 import { HeadTracker } from '../head/tracker.js';
@@ -52,7 +52,7 @@ export class UpstreamPool {
       live: false,
     }));
     this.tracker = new HeadTracker({
-      depth: options.headDepth ?? 128,
+      depth: options.headDepth,
       logger: options.logger,
       blockByHash: async (hash) =>
         (await this.request('eth_getBlockByHash', [hash, false])) as Record<string, unknown> | null,
@@ -61,7 +61,7 @@ export class UpstreamPool {
       this.written = false;
     });
     const m = options.metrics;
-    this.slots = new ComputeSlots(options.compute ?? DEFAULT_COMPUTE_LIMITS, m);
+    this.slots = new ComputeSlots(options.compute, m);
     this.metrics = {
       up: gauge(m, 'l2stack_rpc_upstream_up', 'Whether the upstream node answers (1) or not (0)', ['upstream']),
       head: gauge(m, 'l2stack_rpc_upstream_head_block', 'Latest block number seen on the upstream node', ['upstream']),
@@ -363,11 +363,7 @@ export class UpstreamPool {
           // Our request or its answer is too big: that says nothing about the node, so it stays up for
           // everyone else; another node may take a bigger body, but every node gives the same answer.
           this.metrics.requests.inc({ upstream: u.id, outcome: `oversize_${err.kind}` });
-          if (err.kind === 'response')
-            throw responseTooLarge(
-              this.options.limits?.maxResponseBytes ?? DEFAULT_CLIENT_LIMITS.maxResponseBytes,
-              err.message,
-            );
+          if (err.kind === 'response') throw responseTooLarge(this.options.limits.maxResponseBytes, err.message);
           oversize = err;
           oversized++;
           failures.push(`${u.id}: ${err.message}`);

@@ -111,7 +111,7 @@ function skipString(s: string, i: number): number {
  * well-formed at this level: strings closed, brackets balanced and matched. Scalars are taken up to the
  * next delimiter (the node wrote them; we check structure, not every literal).
  */
-export function skipValue(s: string, i: number): number {
+function skipValue(s: string, i: number): number {
   i = skipSpace(s, i);
   if (i >= s.length) return -1;
   const c = s.charCodeAt(i);
@@ -185,18 +185,20 @@ export function splitResponse(s: string, from = 0, to = s.length): ResponseParts
   }
 }
 
-/** [start, end) of each element of the top-level array `s`; undefined when `s` is not a well-formed array. */
-export function arrayElements(s: string): [number, number][] | undefined {
+/**
+ * Walks the top-level array `s`, handing `each` the [start, end) of every element: the count of elements, or
+ * undefined when `s` is not a well-formed array.
+ */
+function walkArray(s: string, each?: (start: number, end: number) => void): number | undefined {
   let i = skipSpace(s, 0);
   if (s.charCodeAt(i) !== OPEN_ARRAY) return undefined;
   i = skipSpace(s, i + 1);
-  const out: [number, number][] = [];
-  if (s.charCodeAt(i) === CLOSE_ARRAY) return skipSpace(s, i + 1) === s.length ? out : undefined;
-  for (;;) {
+  if (s.charCodeAt(i) === CLOSE_ARRAY) return skipSpace(s, i + 1) === s.length ? 0 : undefined;
+  for (let n = 1; ; n++) {
     const start = skipSpace(s, i);
     const end = skipValue(s, start);
     if (end === -1) return undefined;
-    out.push([start, end]);
+    each?.(start, end);
     i = skipSpace(s, end);
     const c = s.charCodeAt(i);
     if (c === COMMA) {
@@ -204,9 +206,18 @@ export function arrayElements(s: string): [number, number][] | undefined {
       continue;
     }
     if (c !== CLOSE_ARRAY) return undefined;
-    return skipSpace(s, i + 1) === s.length ? out : undefined;
+    return skipSpace(s, i + 1) === s.length ? n : undefined;
   }
 }
+
+/** [start, end) of each element of the top-level array `s`; undefined when `s` is not a well-formed array. */
+export function arrayElements(s: string): [number, number][] | undefined {
+  const out: [number, number][] = [];
+  return walkArray(s, (start, end) => out.push([start, end])) === undefined ? undefined : out;
+}
+
+/** Elements of a top-level array (eth_getLogs' result cap), or undefined when `s` is not an array. */
+export const arrayLength = (s: string): number | undefined => walkArray(s);
 
 /**
  * Whether the top-level array `s` has more than `cap` elements, cheaply: every element of an array of
@@ -284,25 +295,4 @@ export function fastResult(s: string): { id: string; result: string; start: numb
     return undefined;
   if (first === OPEN_OBJECT && s.indexOf('"error"', m[0].length) !== -1) return undefined;
   return { id: m[1]!, result, start: m[0].length };
-}
-
-/** Elements of a top-level array (eth_getLogs' result cap), or undefined when `s` is not an array. */
-export function arrayLength(s: string): number | undefined {
-  let i = skipSpace(s, 0);
-  if (s.charCodeAt(i) !== OPEN_ARRAY) return undefined;
-  i = skipSpace(s, i + 1);
-  if (s.charCodeAt(i) === CLOSE_ARRAY) return 0;
-  let n = 0;
-  for (;;) {
-    const end = skipValue(s, i);
-    if (end === -1) return undefined;
-    n++;
-    i = skipSpace(s, end);
-    const c = s.charCodeAt(i);
-    if (c === COMMA) {
-      i++;
-      continue;
-    }
-    return c === CLOSE_ARRAY ? n : undefined;
-  }
 }

@@ -1,6 +1,8 @@
 import type { Logger } from '../../common/log.js';
-import { unionAddresses, type LogFilter, type WireLog } from './log-filter.js';
-import type { FeedBlock, FeedEvent, UpstreamCall } from './types.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { unionAddresses, type LogFilter } from './log-filter.js';
+import type { BlockHead, HeadEvent, UpstreamCall } from './types.js';
+import { quantity } from '../types.js';
 
 /**
  * The hub's own log reads (one block, or a range the head tracker skipped) for the union of every logs
@@ -31,7 +33,7 @@ const pause = (ms: number) =>
   });
 
 export interface LogsReadResult {
-  logs: WireLog[];
+  logs: Log[];
   /** Addresses whose logs could not be read ('all': none could); undefined when everything was read. */
   failed?: Set<string> | 'all';
   error?: unknown;
@@ -71,7 +73,7 @@ export class BlockLogsReader {
       // would fail those too, each after its own attempts.
       if (addresses === undefined || !whole.tooLarge) return { logs: [], failed: 'all', error: whole.error };
     }
-    const out: WireLog[] = [];
+    const out: Log[] = [];
     let failed: Set<string> | undefined;
     let error: unknown;
     let parts = 0;
@@ -108,11 +110,11 @@ export class BlockLogsReader {
     address: string[] | undefined,
     gone?: () => boolean,
     attempts = LOGS_READ_ATTEMPTS,
-  ): Promise<{ logs: WireLog[] } | { error: unknown; tooLarge: boolean } | undefined> {
+  ): Promise<{ logs: Log[] } | { error: unknown; tooLarge: boolean } | undefined> {
     const criteria = address ? { ...where, address } : where;
     for (let attempt = 1; ; attempt++) {
       try {
-        const logs = (await this.o.upstream('eth_getLogs', [criteria])) as WireLog[];
+        const logs = (await this.o.upstream('eth_getLogs', [criteria])) as Log[];
         this.o.onRead?.('ok');
         return { logs };
       } catch (err) {
@@ -135,7 +137,7 @@ export class BlockLogsReader {
   }
 }
 
-function byPosition(a: WireLog, b: WireLog): number {
+function byPosition(a: Log, b: Log): number {
   const n = BigInt(a.blockNumber) - BigInt(b.blockNumber);
   if (n !== 0n) return n < 0n ? -1 : 1;
   const i = BigInt(a.logIndex) - BigInt(b.logIndex);
@@ -149,10 +151,10 @@ function byPosition(a: WireLog, b: WireLog): number {
  */
 export async function readEventLogs(
   reader: BlockLogsReader,
-  event: FeedEvent,
+  event: HeadEvent,
   gapFrom: bigint | undefined,
   filtersNow: () => LogFilter[],
-  leftChain: (b: FeedBlock) => boolean,
+  leftChain: (b: BlockHead) => boolean,
 ): Promise<{ missed: LogsReadResult; added: Map<string, LogsReadResult> }> {
   const first = event.added[0]?.number;
   const missed: LogsReadResult = { logs: [] };
@@ -176,10 +178,7 @@ export async function readEventLogs(
     }
     if (gapFrom !== undefined) {
       // The tracker lost track of more blocks than it remembers: their logs are read by range instead.
-      const r = await reader.read(
-        { fromBlock: `0x${gapFrom.toString(16)}`, toBlock: `0x${(first! - 1n).toString(16)}` },
-        want,
-      );
+      const r = await reader.read({ fromBlock: quantity(gapFrom), toBlock: quantity(first! - 1n) }, want);
       if (r) merge(missed, r);
     }
     for (const b of event.added) {

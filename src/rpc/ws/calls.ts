@@ -1,6 +1,6 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
-import type { CallTarget, SocketSubscriptions } from '../types.js';
+import type { CallTarget, MethodParams, SocketSubscriptions } from '../types.js';
 import type { RateLimiter } from '../ratelimit.js';
 import { LogFilterError, parseLogFilter } from './log-filter.js';
 import type { SubscriptionHub } from './hub.js';
@@ -20,9 +20,7 @@ const invalid = (message: string) => new RpcError(RpcCodes.InvalidParams, `inval
 
 /** The subscription options' resume point: { resumeAfter: { blockNumber, blockHash, logIndex? } } (spec: SubscriptionOptions). */
 function resumePoint(options: unknown): ResumePoint | undefined {
-  const r = (
-    options as { resumeAfter?: { blockNumber: string; blockHash: string; logIndex?: string } } | null | undefined
-  )?.resumeAfter;
+  const r = (options as MethodParams<'eth_subscribe'>[2] | null)?.resumeAfter;
   if (!r) return undefined;
   return {
     blockNumber: BigInt(r.blockNumber),
@@ -70,7 +68,7 @@ export function socketSubscriptions(
         throw invalid(`${kind} takes no filter: pass null as the second param (options go third)`);
       let parsed;
       try {
-        parsed = kind === 'logs' ? parseLogFilter(filter, limits) : undefined;
+        parsed = kind === 'logs' ? parseLogFilter(filter as MethodParams<'eth_subscribe'>[1], limits) : undefined;
       } catch (err) {
         if (err instanceof LogFilterError) throw invalid(err.message);
         throw err;

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../common/log.js';
 import { BlockLogsReader, LOGS_READ_ATTEMPTS, readEventLogs, type LogsReadResult } from './block-logs.js';
 import { PendingPoll } from './pending.js';
-import { matches, type LogFilter, type WireLog } from './log-filter.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { matches, type LogFilter } from './log-filter.js';
 import { checkCanonical, replayHeads, replayLogs, stripTransactions, type ReplayContext } from './resume.js';
 import {
   SubscribeError,
-  type FeedBlock,
-  type FeedEvent,
+  type BlockHead,
+  type HeadEvent,
   type HeadFeed,
   type NotificationSink,
   type ResumeCharge,
@@ -41,7 +42,7 @@ export interface HubOptions {
   /** Blocks whose logs are remembered, to report them as removed on a reorg (the tracker's depth). */
   logMemoryBlocks: number;
   /** Bytes of one eth_getLogs body the hub sends (RPC_UPSTREAM_MAX_BATCH_BYTES): bigger unions are split. */
-  maxLogsRequestBytes?: number;
+  maxLogsRequestBytes: number;
   onNotification?(kind: SubscriptionKind, count: number): void;
   /** A subscription was added or removed (gauges). */
   onChange?(): void;
@@ -74,7 +75,7 @@ const notification = (id: string, resultText: string) =>
  * are told so and ended (docs/rpc-websocket.md, "When logs cannot be read"), and the hub goes on.
  */
 /** How long a resume from a block this replica has not reached yet waits for it (see subscribe). */
-export const RESUME_CATCH_UP_MS = 5_000;
+const RESUME_CATCH_UP_MS = 5_000;
 /** Resumes waiting that way at once in this process; past it a resume ahead of the replica is refused at once. */
 const MAX_CATCH_UP_WAITS = 1_000;
 
@@ -87,7 +88,7 @@ export class SubscriptionHub {
   private headsSent: bigint | undefined;
   /** Last block whose logs went out: a logs resume replays up to it. */
   private logsSent: bigint | undefined;
-  private readonly logsByBlock = new Map<string, WireLog[]>();
+  private readonly logsByBlock = new Map<string, Log[]>();
   private readonly reader: BlockLogsReader;
   private unsubscribeFeed: (() => void) | undefined;
   private readonly pending: PendingPoll;
@@ -103,7 +104,7 @@ export class SubscriptionHub {
     this.reader = new BlockLogsReader({
       upstream: o.upstream,
       logger: o.logger,
-      maxRequestBytes: o.maxLogsRequestBytes ?? 524_288,
+      maxRequestBytes: o.maxLogsRequestBytes,
       stopped: () => this.stopped,
       onRead: o.onLogsRead,
     });
@@ -270,7 +271,7 @@ export class SubscriptionHub {
     else if (!sub.sink.send(text)) this.unsubscribe(sub.id);
   }
 
-  private sendHeads(event: FeedEvent): void {
+  private sendHeads(event: HeadEvent): void {
     const heads = event.added.map((b) => notificationBody(b));
     let sent = 0;
     for (const sub of [...this.subs.values()]) {
@@ -287,7 +288,7 @@ export class SubscriptionHub {
     return [...this.subs.values()].filter((s) => s.kind === 'logs' && !s.ended);
   }
 
-  private async onLogs(event: FeedEvent): Promise<void> {
+  private async onLogs(event: HeadEvent): Promise<void> {
     const first = event.added[0]?.number;
     const gapFrom =
       event.gap && this.logsSent !== undefined && first !== undefined && first - 1n > this.logsSent
@@ -300,15 +301,15 @@ export class SubscriptionHub {
       () => this.logsSubs().map((s) => s.filter!),
       (b) => this.leftChain(b),
     );
-    let removedLogs: WireLog[] = [];
+    let removedLogs: Log[] = [];
     for (const b of event.removed)
       removedLogs = removedLogs.concat((this.logsByBlock.get(b.hash) ?? []).map((l) => ({ ...l, removed: true })));
     // From here on synchronous: a subscription added now gets this block live; one added later replays it.
     this.endUnreadable(event, [missed, ...added.values()]);
     let sent = 0;
     const logs = [...removedLogs, ...missed.logs, ...event.added.flatMap((b) => added.get(b.hash)?.logs ?? [])];
-    const texts = new Map<WireLog, string>();
-    const text = (log: WireLog) => texts.get(log) ?? texts.set(log, JSON.stringify(log)).get(log)!;
+    const texts = new Map<Log, string>();
+    const text = (log: Log) => texts.get(log) ?? texts.set(log, JSON.stringify(log)).get(log)!;
     for (const sub of this.logsSubs()) {
       for (const log of logs) {
         if (!matches(sub.filter!, log)) continue;
@@ -325,7 +326,7 @@ export class SubscriptionHub {
     this.progressed();
   }
 
-  private leftChain(b: FeedBlock): boolean {
+  private leftChain(b: BlockHead): boolean {
     const now = this.o.feed.blockAt?.(b.number);
     return now !== undefined && now.hash !== b.hash;
   }
@@ -335,7 +336,7 @@ export class SubscriptionHub {
    * `eth_subscription` message carrying `error` instead of `result`) and ended, rather than held forever
    * or silently missing logs. The client subscribes again with `resumeAfter` its last log to get the rest.
    */
-  private endUnreadable(event: FeedEvent, reads: LogsReadResult[]): void {
+  private endUnreadable(event: HeadEvent, reads: LogsReadResult[]): void {
     const failed = reads.filter((r) => r.failed !== undefined);
     if (failed.length === 0) return;
     const all = failed.some((r) => r.failed === 'all');
@@ -383,4 +384,4 @@ export class SubscriptionHub {
   }
 }
 
-const notificationBody = (b: FeedBlock) => JSON.stringify(stripTransactions(b.header));
+const notificationBody = (b: BlockHead) => JSON.stringify(stripTransactions(b.header));

@@ -1,13 +1,10 @@
 import { RpcError } from '../../common/errors.js';
 import { RpcCodes } from '../errors.js';
 import type { SocketSession } from '../transport/session.js';
+import type { WsLimits } from './config.js';
 
 /** RPC_WS_MAX_SUBSCRIPTIONS and the address caps, as ledger.ts applies them. */
-export interface SubscriptionCaps {
-  maxSubscriptions: number;
-  maxAddressesPerSocket: number;
-  maxAddressesPerClient: number;
-}
+type SubscriptionCaps = Pick<WsLimits, 'maxSubscriptions' | 'maxAddressesPerSocket' | 'maxAddressesPerClient'>;
 
 /** A place under the caps, held from before a subscription starts until it ends; release is idempotent. */
 export interface Slot {

@@ -1,4 +1,6 @@
-import { matches, type LogFilter, type WireLog } from './log-filter.js';
+import { quantity } from '../types.js';
+import type { Log } from '../../../generated/rpc/methods.js';
+import { matches, type LogFilter } from './log-filter.js';
 import { SubscribeError, type HeadFeed, type ResumeCharge, type ResumePoint, type UpstreamCall } from './types.js';
 
 /**
@@ -39,14 +41,14 @@ async function read(ctx: ReplayContext, method: string, params: unknown[]): Prom
 
 export async function checkCanonical(ctx: ReplayContext, at: ResumePoint): Promise<void> {
   await mayRead(ctx);
-  const { value, text } = await read(ctx, 'eth_getBlockByNumber', [`0x${at.blockNumber.toString(16)}`, false]);
+  const { value, text } = await read(ctx, 'eth_getBlockByNumber', [quantity(at.blockNumber), false]);
   await ctx.charge?.(1, text.length);
   const block = value as { hash?: string } | null;
   if (!block || block.hash?.toLowerCase() !== at.blockHash.toLowerCase()) {
     throw new SubscribeError(
       `resumeAfter block ${at.blockNumber} (${at.blockHash}) is no longer on the canonical chain: a reorg replaced it; resubscribe from an earlier block you still trust`,
       -32000,
-      { blockNumber: `0x${at.blockNumber.toString(16)}`, canonicalHash: block?.hash ?? null },
+      { blockNumber: quantity(at.blockNumber), canonicalHash: block?.hash ?? null },
     );
   }
 }
@@ -64,9 +66,7 @@ export async function replayHeads(ctx: ReplayContext, at: ResumePoint, upTo: big
     const group: bigint[] = [];
     for (; n <= upTo && group.length < HEADER_GROUP && !ctx.feed.blockAt?.(n); n++) group.push(n);
     await mayRead(ctx);
-    const answers = await Promise.all(
-      group.map((b) => read(ctx, 'eth_getBlockByNumber', [`0x${b.toString(16)}`, false])),
-    );
+    const answers = await Promise.all(group.map((b) => read(ctx, 'eth_getBlockByNumber', [quantity(b), false])));
     await ctx.charge?.(
       answers.length,
       answers.reduce((sum, a) => sum + a.text.length, 0),
@@ -88,12 +88,12 @@ export async function replayLogs(
   const out: string[] = [];
   for (let from = at.blockNumber; from <= upTo; from += REPLAY_CHUNK_BLOCKS) {
     const to = from + REPLAY_CHUNK_BLOCKS - 1n < upTo ? from + REPLAY_CHUNK_BLOCKS - 1n : upTo;
-    const criteria: Record<string, unknown> = { fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
+    const criteria: Record<string, unknown> = { fromBlock: quantity(from), toBlock: quantity(to) };
     if (filter.addresses) criteria.address = filter.addresses;
     await mayRead(ctx);
     const { value, text } = await read(ctx, 'eth_getLogs', [criteria]);
     await ctx.charge?.(1, text.length);
-    for (const log of value as WireLog[]) {
+    for (const log of value as Log[]) {
       const n = BigInt(log.blockNumber);
       if (n === at.blockNumber && (at.logIndex === undefined || BigInt(log.logIndex) <= at.logIndex)) continue;
       if (matches(filter, log)) out.push(JSON.stringify(log));

@@ -1,27 +1,36 @@
+import type { MethodParams } from '../types.js';
+
 /** What the subscription hub, its log reads and its resumes share (kept apart so none imports another's module). */
 
-/** One block of the shared head (src/rpc/head/tracker.ts BlockHead). */
-export interface FeedBlock {
+/**
+ * One block of the shared head as the head tracker (src/rpc/head/tracker.ts) knows it. `header` is the node's
+ * header object (for newHeads fan-out).
+ */
+export interface BlockHead {
   number: bigint;
   hash: string;
   parentHash: string;
   header: Record<string, unknown>;
 }
 
-/** One move of the head: blocks added (oldest first) and, on a reorg, blocks removed. */
-export interface FeedEvent {
-  head: FeedBlock;
-  added: FeedBlock[];
-  removed: FeedBlock[];
+/**
+ * What one move of the head changed, oldest first. `removed` is non-empty only on a reorg: those blocks
+ * left the canonical chain (a logs subscription reports their logs again with `removed: true`).
+ */
+export interface HeadEvent {
+  head: BlockHead;
+  added: BlockHead[];
+  removed: BlockHead[];
+  /** More than `depth` blocks were missed: `added` holds only the newest, earlier blocks are unknown. */
   gap: boolean;
 }
 
 /** The replica's one head (the upstream pool's head tracker): every subscription is fed from it. */
 export interface HeadFeed {
-  readonly head: FeedBlock | undefined;
-  subscribe(listener: (event: FeedEvent) => void): () => void;
+  readonly head: BlockHead | undefined;
+  subscribe(listener: (event: HeadEvent) => void): () => void;
   /** The block the feed now holds at that height (undefined: not remembered). */
-  blockAt?(number: bigint): FeedBlock | undefined;
+  blockAt?(number: bigint): BlockHead | undefined;
 }
 
 /** Calls to the upstream pool; resolves the result, rejects with the node's error. */
@@ -32,7 +41,7 @@ export interface NotificationSink {
   send(text: string): boolean;
 }
 
-export type SubscriptionKind = 'newHeads' | 'logs' | 'newPendingTransactions';
+export type SubscriptionKind = MethodParams<'eth_subscribe'>[0];
 
 /** The last item a client processed: it receives everything after it, exactly once (see docs/rpc-websocket.md, "Resume after a reconnect"). */
 export interface ResumePoint {

@@ -1,12 +1,10 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { rawHeader } from '../../../common/http/raw-header.js';
 import { NodeRequestHead } from '../../../common/http/request-head.js';
-import { errorBody } from '../../envelope.js';
 import { LARGE_ANSWER_CHARS } from '../../upstream/raw-json.js';
-import { RpcCodes } from '../../errors.js';
 import { isRpcPath } from '../../keys/access.js';
 import type { ReplySink, TransportCore } from '../core.js';
-import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
+import { corsPolicy, otherRoutes, requestFailed, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -105,14 +103,12 @@ function writeRoute(res: ServerResponse, a: RouteAnswer): void {
  * node/ws.ts's. `core` is shared with the WebSocket side.
  */
 export function createRpcApp(o: RpcAppOptions, core: TransportCore): RequestListener {
-  const cors = corsPolicy(o.corsOrigins ?? '*');
+  const cors = corsPolicy(o.corsOrigins);
   const routes = otherRoutes(o, cors);
   const post = core.post(nodeReplySink(cors));
   const failed = (res: ServerResponse) => (err: unknown) => {
-    o.logger.error({ err }, 'request failed');
-    if (res.headersSent) return;
-    res.writeHead(500, ['content-type', JSON_TYPE]);
-    res.end(errorBody(RpcCodes.Internal, 'internal error'));
+    const answer = requestFailed(o.logger, err);
+    if (!res.headersSent) writeRoute(res, answer);
   };
   return (req, res) => {
     const url = req.url ?? '/';

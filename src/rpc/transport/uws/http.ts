@@ -1,11 +1,9 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uwebsockets';
 import { PortInUseError } from '../../../common/http/server.js';
 import type { HttpLimits } from '../../../common/config/http-env.js';
-import { errorBody } from '../../envelope.js';
-import { RpcCodes } from '../../errors.js';
 import { isRpcPath } from '../../keys/access.js';
 import type { ReplySink, TransportCore } from '../core.js';
-import { corsPolicy, otherRoutes, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
+import { corsPolicy, otherRoutes, requestFailed, type Cors, type RouteAnswer, type RpcAppOptions } from '../routes.js';
 import { bodySlots, readBody } from './body.js';
 import { header, JSON_HEADERS, NO_HEADERS, UwsHead, write, type Exchange } from './reply.js';
 import { holdConnectionCaps, type UwsConnections } from './connections.js';
@@ -47,8 +45,8 @@ type PostHandler = (res: HttpResponse, req: HttpRequest, path: string) => void;
 function postHandler(o: RpcAppOptions, core: TransportCore, cors: Cors, limits: HttpLimits): PostHandler {
   const post = core.post(uwsReplySink);
   const failed = (x: Exchange, err: unknown) => {
-    o.logger.error({ err }, 'request failed');
-    write(x, 500, JSON_HEADERS, errorBody(RpcCodes.Internal, 'internal error'));
+    const answer = requestFailed(o.logger, err);
+    write(x, answer.status, answer.headers, answer.body);
   };
   const timeoutBody = JSON.stringify({
     error: `the request body did not arrive within ${limits.requestTimeoutMs} ms (HTTP_REQUEST_TIMEOUT_MS)`,
@@ -124,7 +122,7 @@ export async function listenUws(
   const app = uws.App();
   let actual = 0;
   const connections = holdConnectionCaps(app, 'rpc (uws)', limits, o.logger, () => actual);
-  const cors = corsPolicy(o.corsOrigins ?? '*');
+  const cors = corsPolicy(o.corsOrigins);
   addRoutes(app, connections);
   const post = postHandler(o, core, cors, limits);
   const other = routeHandler(o, cors);
