@@ -32,7 +32,9 @@ function signedBytes(tx: PoolTx): string | undefined {
   }
 }
 
-/** JSON-RPC calls to a chain in one request (a batch), answers in their order; throws on an error or a lack of answer. */
+/**
+ * JSON-RPC calls to a chain in one request (a batch), answers in their order; throws on an error or a lack of answer.
+ */
 export async function chainCalls(url: string, calls: [string, unknown[]][], signal?: AbortSignal): Promise<unknown[]> {
   const res = await fetch(url, {
     method: 'POST',

@@ -47,7 +47,10 @@ function checkEntryPointVersion(op: UserOperation | UserOperationToEstimate, ent
   );
 }
 
-/** eth_sendUserOperation and eth_estimateUserOperationGas: the operation's version checked against the EntryPoint, then forwarded. */
+/**
+ * eth_sendUserOperation and eth_estimateUserOperationGas: the operation's version checked against the EntryPoint, then
+ * forwarded.
+ */
 export const userOperationMethod = (name: 'eth_sendUserOperation' | 'eth_estimateUserOperationGas'): RpcMethod =>
   defineMethod(name, (ctx, params) => {
     if (!ctx.bundler) throw bundlerNotConfigured(name);

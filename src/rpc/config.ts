@@ -203,7 +203,9 @@ const corsOrigins = (raw: string): '*' | readonly string[] =>
               .filter(Boolean),
       );
 
-/** The endpoint's settings from its parsed variables: each is its variable's value (see rpcEnv) unless said otherwise. */
+/**
+ * The endpoint's settings from its parsed variables: each is its variable's value (see rpcEnv) unless said otherwise.
+ */
 function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, string | undefined>) {
   return {
     host: v.RPC_HOST,
@@ -225,7 +227,8 @@ function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, st
     /**
      * `node` (node:http and ws): every HTTP_* limit applies. `uws` (uWebSockets.js): about half the CPU per small
      * call; HTTP_MAX_CONNECTIONS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap,
-     * 10 s, 10 s); docs/rpc-speed.md. `auto`: uws where its build loads on this Node and C library (transport/uws/load.ts).
+     * 10 s, 10 s); docs/rpc-speed.md. `auto`: uws where its build loads on this Node and C library
+     * (transport/uws/load.ts).
      */
     transport: v.RPC_TRANSPORT,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,
@@ -236,7 +239,8 @@ function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, st
     maxResponseBytes: v.RPC_MAX_RESPONSE_BYTES,
     maxLogsBlockRange: v.RPC_MAX_LOGS_BLOCK_RANGE,
     maxLogsResults: v.RPC_MAX_LOGS_RESULTS,
-    // A wide range goes to the node in chunks, the first of chunkBlocks, the next sized by the bytes per block seen so far (log-range.ts).
+    // A wide range goes to the node in chunks, the first of chunkBlocks, the next sized by the bytes per block seen so
+    // far (log-range.ts).
     logs: { chunkBlocks: v.RPC_LOGS_CHUNK_BLOCKS, wideMaxPerClient: v.RPC_LOGS_WIDE_MAX_PER_CLIENT },
     filterTtlSeconds: v.RPC_FILTER_TTL_SECONDS,
     maxFilterAddresses: v.RPC_MAX_FILTER_ADDRESSES,

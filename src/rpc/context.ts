@@ -26,7 +26,10 @@ export interface RpcContext {
   proofBackend: ProofBackend | undefined;
   /** Answers that cannot have changed (RPC_CACHE_BYTES; cache/policy.ts decides what and how long). */
   cache: AnswerCache;
-  /** Per-client quotas of calls in flight: traces (RPC_TRACE_MAX_PER_CLIENT), wide eth_getLogs (RPC_LOGS_WIDE_MAX_PER_CLIENT). */
+  /**
+   * Per-client quotas of calls in flight: traces (RPC_TRACE_MAX_PER_CLIENT), wide eth_getLogs
+   * (RPC_LOGS_WIDE_MAX_PER_CLIENT).
+   */
   quotas: { traces: ClientSlots; wideLogs: ClientSlots };
 }
 
@@ -89,7 +92,9 @@ export async function upstreamCall<N extends RpcMethodName>(
   return (await ctx.upstream.request(name, params)) as MethodResult<N>;
 }
 
-/** A standard method the upstream node answers as it is (params already validated against the spec); see upstreamAnswer. */
+/**
+ * A standard method the upstream node answers as it is (params already validated against the spec); see upstreamAnswer.
+ */
 export const passThrough = <N extends RpcMethodName>(
   name: N,
   options: { write?: boolean; blockAt?: number } = {},

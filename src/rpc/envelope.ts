@@ -130,7 +130,10 @@ export interface EnvelopeOptions {
   client?: string;
   /** The byte budget of this reply (response-budget.ts). */
   budget?: ResponseBudget;
-  /** Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to wait. A memory bucket answers now. */
+  /**
+   * Takes each call's unit from the client's bucket (of `client`, '' without one); a refusal carries the seconds to
+   * wait. A memory bucket answers now.
+   */
   limiter: Pick<RateLimiter, 'take'>;
   /**
    * RPC_MAX_INFLIGHT_PER_CLIENT: calls of `client` running at once, over HTTP and WebSocket together (a batch

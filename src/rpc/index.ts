@@ -114,7 +114,8 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   const { metrics } = common;
   const parts = { dispatcher, limiter, inflight, access, readiness, metrics, logger };
   const { server, ws } = await listenPublic(config, transport, parts, upstream);
-  // RPC_OPERATOR_PORT: /metrics and /health/* with full detail on their own listener (in a cluster the primary's, workers.ts).
+  // RPC_OPERATOR_PORT: /metrics and /health/* with full detail on their own listener (in a cluster the primary's,
+  // workers.ts).
   const operator =
     config.operator && !clustered
       ? await listen(

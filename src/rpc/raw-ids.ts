@@ -29,7 +29,9 @@ export interface BodyScan {
 /** A character that ends a number token. */
 const endsNumber = (c: number) => c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c);
 
-/** Index of the quote closing the string that opens at `i` (one not preceded by an odd number of backslashes), or -1. */
+/**
+ * Index of the quote closing the string that opens at `i` (one not preceded by an odd number of backslashes), or -1.
+ */
 function stringEnd(text: string, i: number): number {
   for (let from = i + 1; ;) {
     const end = text.indexOf('"', from);

@@ -1,6 +1,6 @@
 /**
- * The types every layer of the endpoint shares, at the bottom of the pipe (test/architecture/layers.ts, RPC_LAYERS): what one
- * call carries besides its params, what it answers, and what a transport hands calls to. Nothing here
+ * The types every layer of the endpoint shares, at the bottom of the pipe (test/architecture/layers.ts, RPC_LAYERS):
+ * what one call carries besides its params, what it answers, and what a transport hands calls to. Nothing here
  * imports anything above the bottom layer, so any file may import it without making a cycle.
  */
 import type { Quantity, RpcMethodMap, RpcMethodName } from '../../generated/rpc/methods.js';
@@ -23,7 +23,9 @@ export function andThen<T, U>(value: Awaitable<T>, next: (v: T) => Awaitable<U>)
 /** A number (block, gas, fee) as the spec's Quantity: 0x-prefixed hex without leading zeros. */
 export const quantity = (n: bigint): Quantity => `0x${n.toString(16)}`;
 
-/** One call's outcome as the envelope encodes it: a result (parsed, or the node's text as RawJson) or an error object. */
+/**
+ * One call's outcome as the envelope encodes it: a result (parsed, or the node's text as RawJson) or an error object.
+ */
 export type CallResult = { result: unknown } | { error: WireError };
 
 /**
@@ -56,5 +58,7 @@ export interface CallTarget {
 export type MethodParams<N extends RpcMethodName> = RpcMethodMap[N]['params'];
 /** The result of method N as the spec declares it. */
 export type MethodResult<N extends RpcMethodName> = RpcMethodMap[N]['result'];
-/** What a handler may answer: the spec's result, parsed or as the node wrote it (never parsed, upstream/raw-json.ts). */
+/**
+ * What a handler may answer: the spec's result, parsed or as the node wrote it (never parsed, upstream/raw-json.ts).
+ */
 export type MethodAnswer<N extends RpcMethodName> = MethodResult<N> | RawJson<MethodResult<N>>;

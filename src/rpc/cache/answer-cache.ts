@@ -19,9 +19,10 @@ const ENTRY_OVERHEAD = 64;
 
 /**
  * Answers kept in memory, bounded in bytes (RPC_CACHE_BYTES; 0 turns it off), the oldest not read since
- * eviction last passed it evicted first (second chance: a hit sets a flag instead of reordering the map). What may be kept and for how long is decided by cache/policy.ts; this only stores.
- * Entries that live until the head moves are all dropped at once by `headMoved`, so a reorg can never
- * serve an answer of a block that left the chain. One entry is at most an eighth of the budget.
+ * eviction last passed it evicted first (second chance: a hit sets a flag instead of reordering the map). What may be
+ * kept and for how long is decided by cache/policy.ts; this only stores. Entries that live until the head moves are all
+ * dropped at once by `headMoved`, so a reorg can never serve an answer of a block that left the chain. One entry is at
+ * most an eighth of the budget.
  */
 export class AnswerCache {
   private readonly entries = new Map<string, Entry>();

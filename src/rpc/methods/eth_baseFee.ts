@@ -3,7 +3,9 @@ import { defineMethod } from '../context.js';
 import type { RpcContext } from '../context.js';
 import { RawJson } from '../upstream/raw-json.js';
 
-/** EIP-1559's constants on Ethereum (and anvil): the target is half the gas limit, a block moves the fee by at most 1/8. */
+/**
+ * EIP-1559's constants on Ethereum (and anvil): the target is half the gas limit, a block moves the fee by at most 1/8.
+ */
 const ELASTICITY = 2n;
 const CHANGE_DENOMINATOR = 8n;
 

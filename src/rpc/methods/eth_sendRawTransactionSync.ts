@@ -9,7 +9,10 @@ type Receipt = MethodResult<'eth_sendRawTransactionSync'>;
 /** EIP-7966's code for "sent, but no receipt within the wait". */
 const TIMED_OUT = 4;
 
-/** The wait asked for, in ms: none, 0 or more than RPC_SEND_SYNC_TIMEOUT_MS waits that long (geth and erigon cap the same way). */
+/**
+ * The wait asked for, in ms: none, 0 or more than RPC_SEND_SYNC_TIMEOUT_MS waits that long (geth and erigon cap the
+ * same way).
+ */
 function syncWaitMs(asked: string | number | undefined, capMs: number): number {
   if (asked === undefined) return capMs;
   const ms = BigInt(asked);

@@ -124,9 +124,9 @@ export function gasAsTheNodeFills(
 
 /**
  * eth_simulateV1: bounded (boundSimulation), run through the pool's compute gate (all runs together within
- * RPC_EVM_TIMEOUT_MS of the call's arrival, RPC_EVM_MAX_CONCURRENT slots, the time of every run charged in rate units), then run again with
- * each call's gas as the node fills it (gasAsTheNodeFills, from what the calls used) until the gas sent is
- * the gas the node would have set: one run when every call gives its gas and fits, two when calls without
+ * RPC_EVM_TIMEOUT_MS of the call's arrival, RPC_EVM_MAX_CONCURRENT slots, the time of every run charged in rate units),
+ * then run again with each call's gas as the node fills it (gasAsTheNodeFills, from what the calls used) until the gas
+ * sent is the gas the node would have set: one run when every call gives its gas and fits, two when calls without
  * gas used less than their first share (the usual case), at most MAX_PASSES. The last run is answered as
  * the node wrote it. anvil 1.7.1 fills nothing itself (an omitted gas is 0x0 in its transactions, and it
  * runs past the block gas limit), so what it is sent decides the simulated blocks' hashes and roots.

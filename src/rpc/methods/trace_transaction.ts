@@ -5,7 +5,10 @@ import { inTraceSlot, tracedRaw, txTraceLifetime } from '../trace/gate.js';
 import type { ParityTrace } from '../../../generated/rpc/methods.js';
 import type { RawJson } from '../upstream/raw-json.js';
 
-/** Parsed from the text, not through RawJson.value: that keeps the parse with the answer, and a cached one would hold it uncounted. */
+/**
+ * Parsed from the text, not through RawJson.value: that keeps the parse with the answer, and a cached one would hold it
+ * uncounted.
+ */
 const parsed = <T>(raw: RawJson): T => JSON.parse(raw.text) as T;
 
 /**

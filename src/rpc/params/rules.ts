@@ -16,7 +16,10 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const count = (v: unknown) => (Array.isArray(v) ? v.length : undefined);
 
-/** CallObject: data and input are synonyms; legacy price or EIP-1559 fees, consistent; with blobs, one commitment and proof per blob. */
+/**
+ * CallObject: data and input are synonyms; legacy price or EIP-1559 fees, consistent; with blobs, one commitment and
+ * proof per blob.
+ */
 const callObject: Rule = (tx) => {
   if (!isObject(tx)) return undefined;
   if (typeof tx.data === 'string' && typeof tx.input === 'string' && tx.data.toLowerCase() !== tx.input.toLowerCase()) {
@@ -82,7 +85,9 @@ const stateOverride: Rule = (overrides) => {
   return undefined;
 };
 
-/** A simulated call without a to: anvil 1.7.1 builds each as a transaction that needs one (-32602 "missing keys: to"). */
+/**
+ * A simulated call without a to: anvil 1.7.1 builds each as a transaction that needs one (-32602 "missing keys: to").
+ */
 const creation: Rule = (call) =>
   isObject(call) && (call.to === undefined || call.to === null)
     ? {
@@ -91,7 +96,9 @@ const creation: Rule = (call) =>
       }
     : undefined;
 
-/** eth_simulateV1's payload: every call a CallObject and every block's overrides a StateOverride, by the rules above. */
+/**
+ * eth_simulateV1's payload: every call a CallObject and every block's overrides a StateOverride, by the rules above.
+ */
 const simulatePayload: Rule = (payload) => {
   const blocks =
     isObject(payload) && Array.isArray(payload.blockStateCalls) ? (payload.blockStateCalls as unknown[]) : [];

@@ -76,7 +76,10 @@ export async function txTraceLifetime(ctx: RpcContext, hash: string): Promise<Li
 const keyOf = (ctx: RpcContext, method: string, params: readonly unknown[], lifetime: Lifetime | undefined) =>
   lifetime && ctx.cache.enabled ? `${method}${JSON.stringify(params)}` : undefined;
 
-/** The trace from the node through the compute gate (time budget from `arrived`, time charged), kept when `lifetime` allows. */
+/**
+ * The trace from the node through the compute gate (time budget from `arrived`, time charged), kept when `lifetime`
+ * allows.
+ */
 async function fetchTrace(
   ctx: RpcContext,
   method: string,
@@ -94,7 +97,10 @@ async function fetchTrace(
   return raw;
 }
 
-/** The node's trace as it wrote it, from the answer cache when `lifetime` allows, else fetchTrace. Call it within inTraceSlot. */
+/**
+ * The node's trace as it wrote it, from the answer cache when `lifetime` allows, else fetchTrace. Call it within
+ * inTraceSlot.
+ */
 export function tracedRaw(
   ctx: RpcContext,
   method: string,

@@ -31,7 +31,9 @@ export interface CoreOptions {
   logger: Logger;
   /** RPC_MAX_INFLIGHT_PER_CLIENT, one count over POST and WebSocket calls (envelope.ts); absent: no per-client cap. */
   inflight?: ClientQuota;
-  /** API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous. */
+  /**
+   * API keys (POST /v1/<key> or x-api-key): their own limits and allow-lists; without it every request is anonymous.
+   */
   access?: KeyAccess;
 }
 
@@ -49,7 +51,10 @@ export type ReplySink<X> = (x: X, status: number, body: Reply | undefined, heade
  */
 export type PostCore<X extends RequestHead> = (x: X, text: string | undefined) => Awaitable<void>;
 
-/** The transport-neutral endpoint: who sends a request, and one body answered; both adapters and both protocols go through it. */
+/**
+ * The transport-neutral endpoint: who sends a request, and one body answered; both adapters and both protocols go
+ * through it.
+ */
 export interface TransportCore {
   /** Who a request (a POST, a WebSocket upgrade) is for: its key's lookup when it names one, else its address. */
   admit(head: RequestHead): Awaitable<AccessDecision>;

@@ -82,7 +82,9 @@ export interface Upgrade {
 
 /** The WebSocket side of one server, whichever library carries it. */
 export interface SocketSessions {
-  /** Admission: the path, RPC_WS_MAX_SOCKETS (sockets open and being admitted), the key, RPC_WS_MAX_SOCKETS_PER_CLIENT. */
+  /**
+   * Admission: the path, RPC_WS_MAX_SOCKETS (sockets open and being admitted), the key, RPC_WS_MAX_SOCKETS_PER_CLIENT.
+   */
   upgrade(head: RequestHead, u: Upgrade): void;
   /** One accepted socket served until it closes. */
   serve(peer: PeerSocket, access: Access): PeerEvents;
@@ -90,7 +92,10 @@ export interface SocketSessions {
   close(): Promise<void>;
 }
 
-/** The sockets of one server: each one's cut-off (the total-buffered check closes the heaviest); `drained` is told when none is left. */
+/**
+ * The sockets of one server: each one's cut-off (the total-buffered check closes the heaviest); `drained` is told when
+ * none is left.
+ */
 interface SocketRegistry {
   o: WsServerOptions;
   m: WsMetrics;
@@ -140,7 +145,10 @@ function watchTotalBuffered(limit: number, cutOffs: Map<PeerSocket, CutOff>): No
   return timer;
 }
 
-/** A client's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT: the refusal when it is full (the descriptor is the connection's, taken when it was accepted). */
+/**
+ * A client's slot of RPC_WS_MAX_SOCKETS_PER_CLIENT: the refusal when it is full (the descriptor is the connection's,
+ * taken when it was accepted).
+ */
 function socketSlots(limits: WsLimits) {
   const perClient = new ClientQuota(limits.maxSocketsPerClient);
   const perClientMessage = `too many WebSocket connections from this client: at most ${limits.maxSocketsPerClient} (RPC_WS_MAX_SOCKETS_PER_CLIENT), subscribed or not; close one or use HTTP`;

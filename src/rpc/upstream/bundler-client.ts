@@ -27,7 +27,10 @@ export class BundlerClient {
     return method.startsWith('vendor_') ? `${this.vendorPrefix}${method.slice('vendor_'.length)}` : method;
   }
 
-  /** The bundler's answer, typed as the spec's result: the bundler is trusted to answer ERC-4337's shapes, as the node is for standard methods. */
+  /**
+   * The bundler's answer, typed as the spec's result: the bundler is trusted to answer ERC-4337's shapes, as the node
+   * is for standard methods.
+   */
   async forward<N extends RpcMethodName>(method: N, params: MethodParams<N>): Promise<MethodResult<N>> {
     let response;
     try {

@@ -29,7 +29,10 @@ export interface UpstreamOptions {
   headPollMs: number;
   maxLagBlocks: number;
   chainId: number | undefined;
-  /** Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES, RPC_UPSTREAM_MAX_SOCKETS). */
+  /**
+   * Batch bytes, answer bytes and sockets per node (RPC_UPSTREAM_MAX_BATCH_BYTES, RPC_MAX_RESPONSE_BYTES,
+   * RPC_UPSTREAM_MAX_SOCKETS).
+   */
   limits: ClientLimits;
   /**
    * newHeads subscriptions feeding the head tracker (RPC_UPSTREAM_WS_URLS; by default each HTTP URL with

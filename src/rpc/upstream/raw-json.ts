@@ -9,7 +9,9 @@
 export const LARGE_ANSWER_CHARS = 16_384;
 
 export class RawJson<T = unknown> {
-  /** Type only, never set: the result this text carries, so a raw answer is checked against the spec like a parsed one. */
+  /**
+   * Type only, never set: the result this text carries, so a raw answer is checked against the spec like a parsed one.
+   */
   declare private readonly carries?: T;
   private parsed: unknown;
   private done = false;

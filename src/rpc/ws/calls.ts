@@ -18,7 +18,10 @@ export interface SubscriptionLimits {
 
 const invalid = (message: string) => new RpcError(RpcCodes.InvalidParams, `invalid params: ${message}`);
 
-/** The subscription options' resume point: { resumeAfter: { blockNumber, blockHash, logIndex? } } (spec: SubscriptionOptions). */
+/**
+ * The subscription options' resume point: { resumeAfter: { blockNumber, blockHash, logIndex? } } (spec:
+ * SubscriptionOptions).
+ */
 function resumePoint(options: unknown): ResumePoint | undefined {
   const r = (options as MethodParams<'eth_subscribe'>[2] | null)?.resumeAfter;
   if (!r) return undefined;

@@ -59,7 +59,10 @@ export interface SubscribeOptions {
   signal?: AbortSignal;
   /** Charges the client for what a resume reads (see resume.ts). */
   charge?: ResumeCharge;
-  /** Called once when the subscription ends, whatever ends it (unsubscribe, socket closed, send failed, logs unreadable). */
+  /**
+   * Called once when the subscription ends, whatever ends it (unsubscribe, socket closed, send failed, logs
+   * unreadable).
+   */
   onEnd?: (id: string) => void;
 }
 

@@ -43,7 +43,10 @@ export interface NotificationSink {
 
 export type SubscriptionKind = MethodParams<'eth_subscribe'>[0];
 
-/** The last item a client processed: it receives everything after it, exactly once (see docs/rpc-websocket.md, "Resume after a reconnect"). */
+/**
+ * The last item a client processed: it receives everything after it, exactly once (see docs/rpc-websocket.md, "Resume
+ * after a reconnect").
+ */
 export interface ResumePoint {
   blockNumber: bigint;
   blockHash: string;

@@ -5,7 +5,9 @@ import { errorBody } from '../../envelope.js';
 import { RpcCodes } from '../../errors.js';
 import type { Exchange } from './reply.js';
 
-/** How much of a body over the limit is read (and dropped) before the 413, so the client is done sending and reads it. */
+/**
+ * How much of a body over the limit is read (and dropped) before the 413, so the client is done sending and reads it.
+ */
 const DRAIN_FACTOR = 8;
 
 /**

@@ -6,7 +6,10 @@ import { formatPeerAddress } from '../../../common/http/peer-address.js';
 import { reportDescriptors } from '../../../common/http/server.js';
 import type { Logger } from '../../../common/log.js';
 
-/** How often at most the per-client counts are read again from the kernel (only when a client is at its cap and connections closed since). */
+/**
+ * How often at most the per-client counts are read again from the kernel (only when a client is at its cap and
+ * connections closed since).
+ */
 const RECOUNT_EVERY_MS = 1_000;
 
 /** A peer's address as both stacks name a client (peer-address.ts), from uWS's binary form. */
@@ -16,7 +19,10 @@ export const peerOf = (s: HttpResponse | WebSocket<unknown>): string =>
 /** The tables of the kernel's TCP sockets (this network namespace's), IPv4 then IPv6. */
 const TCP_TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
 
-/** Whether the per-client counts can be read again from the kernel (Linux): without it, HTTP_MAX_CONNECTIONS_PER_CLIENT cannot be held on uWS. */
+/**
+ * Whether the per-client counts can be read again from the kernel (Linux): without it, HTTP_MAX_CONNECTIONS_PER_CLIENT
+ * cannot be held on uWS.
+ */
 export const canRecount = (): boolean => existsSync(TCP_TABLES[0]!);
 
 /** An address of /proc/net/tcp{,6}: 32-bit words in hex, each in the machine's (little-endian) byte order. */
@@ -28,8 +34,9 @@ function procAddress(hex: string): Uint8Array {
 }
 
 /**
- * The connections each client holds on `port` now, read from the kernel: the sockets with a descriptor (inode ≠ 0: accepted,
- * not yet closed by us; a connection still waiting to be accepted has none), whatever their state, the listener aside.
+ * The connections each client holds on `port` now, read from the kernel: the sockets with a descriptor (inode ≠ 0:
+ * accepted, not yet closed by us; a connection still waiting to be accepted has none), whatever their state, the
+ * listener aside.
  */
 export function connectionsByClient(port: number): Map<string, number> {
   const counts = new Map<string, number>();

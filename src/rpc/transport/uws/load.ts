@@ -103,9 +103,9 @@ export interface TransportChoice {
 
 /**
  * RPC_TRANSPORT resolved at start (and by `l2stack rpc` with the config, before anything opens). `node` and
- * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js wherever its build loads on this Node and C library and holds the connection
- * caps, node:http otherwise, and node:http under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's
- * sockets do not use).
+ * `uws` force one (`uws` where it cannot run is a ConfigError naming what it needs); `auto` takes uWebSockets.js
+ * wherever its build loads on this Node and C library and holds the connection caps, node:http otherwise, and node:http
+ * under RPC_WORKERS > 1 (workers share the port through node:cluster, which uWS's sockets do not use).
  */
 export function chooseTransport(requested: 'auto' | Transport, workers: number): TransportChoice {
   if (requested === 'node') return { transport: 'node', why: 'RPC_TRANSPORT=node' };

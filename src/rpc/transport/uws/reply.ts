@@ -27,7 +27,8 @@ export class UwsHead implements RequestHead {
     this.origin = header(req, 'origin');
     this.apiKey = header(req, 'x-api-key');
     this.forwarded = forwarded ? header(req, 'x-forwarded-for') : undefined;
-    // From uWS's binary form, cheaper than its text, written as Node writes it (peer-address.ts): a client is named alike on both stacks.
+    // From uWS's binary form, cheaper than its text, written as Node writes it (peer-address.ts): a client is named
+    // alike on both stacks.
     this.remoteAddress = formatPeerAddress(new Uint8Array(res.getRemoteAddress()));
   }
 
@@ -42,7 +43,10 @@ export class UwsHead implements RequestHead {
   }
 }
 
-/** What a response writer needs to know of one request: whether it was answered or the client left (no write may follow). */
+/**
+ * What a response writer needs to know of one request: whether it was answered or the client left (no write may
+ * follow).
+ */
 export interface Exchange {
   readonly res: HttpResponse;
   aborted: boolean;
@@ -54,7 +58,10 @@ export const NO_HEADERS: readonly string[] = [];
 /** Bodies above this go out as the socket takes them (streamEnd), never copied. */
 const STREAM_BYTES = 65_536;
 
-/** One corked write of status, headers (then `more`: two lists, so neither is copied) and body; nothing once the client has gone. */
+/**
+ * One corked write of status, headers (then `more`: two lists, so neither is copied) and body; nothing once the client
+ * has gone.
+ */
 export function write(
   x: Exchange,
   status: number,

@@ -4,7 +4,10 @@ import type { UwsConnections } from './connections.js';
 import { refuse, UwsHead } from './reply.js';
 import { socketSessions, type PeerEvents, type PeerSocket, type WsServerOptions } from '../session.js';
 
-/** What uWS keeps for one socket: its access, the release of its slots and its peer address (set at upgrade), then its peer and the session's events. */
+/**
+ * What uWS keeps for one socket: its access, the release of its slots and its peer address (set at upgrade), then its
+ * peer and the session's events.
+ */
 interface SocketData {
   access: Access;
   release: () => void;
@@ -99,7 +102,8 @@ export function attachUwsWebSocket(
     maxPayloadLength: o.maxMessageBytes,
     idleTimeout: 0,
     sendPingsAutomatically: false,
-    // The session cuts a slow reader off at RPC_WS_MAX_BUFFERED_BYTES before sending; uWS must never drop a message silently below that.
+    // The session cuts a slow reader off at RPC_WS_MAX_BUFFERED_BYTES before sending; uWS must never drop a message
+    // silently below that.
     maxBackpressure: o.limits.maxBufferedBytes + o.maxMessageBytes,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const head = new UwsHead(res, req, true);
