@@ -83,6 +83,7 @@ export default defineConfig({
           ...record,
           name: 'slow',
           isolate: false,
+          env: { L2STACK_TEST_PGLITE_REUSE: '1' },
           include: SLOW.map((p) => (p.endsWith('/**') ? `${p}/*.test.ts` : p)),
         },
       },
