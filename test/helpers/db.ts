@@ -4,9 +4,9 @@ import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 
 /**
  * In-memory PGlite databases a closed test database gave back, when the project sets L2STACK_TEST_PGLITE_REUSE
- * (the fast tier): a worker runs its files one after another in one process (isolate: false), and starting PGlite
- * took 0.5-1.1 s of CPU each (the fast tier: 81 -> 44 s of CPU, 2026-11-29). A reused one holds nothing of its
- * previous user's (the schemas are dropped, as on PostgreSQL, where every file shares one database); one in use
+ * (the fast and slow tiers): a worker runs its files one after another in one process (isolate: false), and
+ * starting PGlite took 0.5-1.1 s of CPU each (the fast tier: 81 -> 44 s of CPU, 2026-11-29). A reused one holds nothing
+ * of its previous user's (the schemas are dropped, as on PostgreSQL, where every file shares one database); one in use
  * is never shared (PGlite has one connection).
  */
 const idle: DbClient[] = [];
