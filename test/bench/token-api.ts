@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import express from 'express';
 import { parseEther } from 'ethers';
+import { loadOpenApi, resolveRef } from '../../src/common/http/spec.js';
 
 const TOKENS = 10_000;
 const CONNECTIONS = 32;
@@ -22,24 +23,9 @@ const WIDE_CONNECTIONS = Number(process.env.BENCH_WIDE_CONNECTIONS ?? 1_000);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
-const ORDERS = [
-  'name',
-  'symbol',
-  'decimals',
-  'contractAddress',
-  'currentPrice',
-  'priceUpdatedAt',
-  'createdAt',
-  'updatedAt',
-  'last24hVariation',
-  'last24hVariationAbsolute',
-  'sells',
-  'buys',
-  'swaps',
-  'isPossibleSpam',
-  'totalSupply',
-  'fdv',
-];
+/** Every `order` value, read from the spec (components.schemas.OrderColumns). */
+const ORDERS = resolveRef(loadOpenApi('token-api.openapi.yaml'), { $ref: '#/components/schemas/OrderColumns' })
+  .enum as string[];
 
 /** A small deterministic generator, so every run sends the same URL sequence. */
 function lcg(seed: number) {

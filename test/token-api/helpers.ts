@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { expect } from 'vitest';
 import { createTokenApiClient } from '../../generated/token-api/client.js';
-import { loadOpenApi } from '../../src/common/http/spec.js';
+import { loadOpenApi, resolveRef } from '../../src/common/http/spec.js';
+import type { OrderColumn } from '../../src/token-api/repository.js';
 import type { TokenApiConfig } from '../../src/token-api/config.js';
 import { startTokenApi, type TokenApiHandle } from '../../src/token-api/index.js';
 import { testCommon } from '../helpers/common.js';
@@ -70,6 +71,10 @@ const spec = loadOpenApi('token-api.openapi.yaml') as unknown as {
   paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>;
   components: { responses: Record<string, unknown> };
 };
+/** Every `order` value, read from the spec (components.schemas.OrderColumns). */
+export const ORDER_COLUMNS = resolveRef(loadOpenApi('token-api.openapi.yaml'), {
+  $ref: '#/components/schemas/OrderColumns',
+}).enum as OrderColumn[];
 const requireFromFormats = createRequire(createRequire(import.meta.url).resolve('ajv-formats'));
 // ajv 8 is nested under ajv-formats; typed loosely on purpose.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

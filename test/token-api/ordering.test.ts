@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderColumn } from '../../src/token-api/repository.js';
-import { loadOpenApi, resolveRef } from '../../src/common/http/spec.js';
-import { addr, seedTokens, startTestApi, type TestApi, type TokenSeed } from './helpers.js';
+import { addr, ORDER_COLUMNS, seedTokens, startTestApi, type TestApi, type TokenSeed } from './helpers.js';
 
 /**
  * Ordering by every `order` column in both directions, walked page by page: the concatenated pages must
@@ -10,9 +9,6 @@ import { addr, seedTokens, startTestApi, type TestApi, type TokenSeed } from './
  */
 let t: TestApi;
 const N = 41;
-const spec = loadOpenApi('token-api.openapi.yaml');
-/** Every `order` value, read from the spec (components.schemas.OrderColumns). */
-const ORDER_COLUMNS = resolveRef(spec, { $ref: '#/components/schemas/OrderColumns' }).enum as OrderColumn[];
 const base = Date.parse('2025-03-01T00:00:00Z');
 const seeds: (TokenSeed & { address: string })[] = Array.from({ length: N }, (_, i) => {
   const priced = i % 5 !== 0;

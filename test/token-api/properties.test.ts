@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addr, expectSpecResponse, seedPrices, seedTokens, startTestApi, type TestApi } from './helpers.js';
+import {
+  addr,
+  expectSpecResponse,
+  ORDER_COLUMNS,
+  seedPrices,
+  seedTokens,
+  startTestApi,
+  type TestApi,
+} from './helpers.js';
 
 /**
  * Property-based tests over every query and path parameter, sent raw over HTTP: whatever the input, the
@@ -54,27 +62,7 @@ const addressList = fc.oneof(
   fc.integer({ min: 99, max: 102 }).map((n) => Array.from({ length: n }, (_, i) => addr(i + 1)).join(',')),
   nastyText,
 );
-const orderValue = fc.oneof(
-  fc.constantFrom(
-    'name',
-    'symbol',
-    'decimals',
-    'contractAddress',
-    'currentPrice',
-    'priceUpdatedAt',
-    'createdAt',
-    'updatedAt',
-    'last24hVariation',
-    'last24hVariationAbsolute',
-    'sells',
-    'buys',
-    'swaps',
-    'isPossibleSpam',
-    'totalSupply',
-    'fdv',
-  ),
-  nastyText,
-);
+const orderValue = fc.oneof(fc.constantFrom(...ORDER_COLUMNS), nastyText);
 const listQuery = fc.record(
   {
     page: numberish,
