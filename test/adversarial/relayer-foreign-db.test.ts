@@ -9,6 +9,7 @@ import { nextRollingHash } from '../helpers/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import {
   BIN,
+  pairRelayerEnv,
   processDatabase,
   spawnRelayer,
   until,
@@ -67,28 +68,7 @@ async function sendAndAnchor(d: Devnet, n: number): Promise<string[]> {
   return hashes;
 }
 
-const envFor = (d: Devnet, db: ProcessDatabase) => ({
-  ...db.env,
-  L1_L2_AUTO_CLAIM_ENABLED: 'true',
-  L2_L1_AUTO_CLAIM_ENABLED: 'false',
-  DB_CLEANER_ENABLED: 'false',
-  L1_RPC_URL: d.l1.url,
-  L2_RPC_URL: d.l2.url,
-  L1_CONTRACT_ADDRESS: d.l1Service,
-  L2_CONTRACT_ADDRESS: d.l2Service,
-  L1_SIGNER_TYPE: 'private-key',
-  L2_SIGNER_TYPE: 'private-key',
-  L1_SIGNER_PRIVATE_KEY: relayerKey,
-  L2_SIGNER_PRIVATE_KEY: relayerKey,
-  L1_L2_EOA_ENABLED: 'true',
-  L1_L2_CALLDATA_ENABLED: 'true',
-  L1_LISTENER_INITIAL_FROM_BLOCK: '0',
-  L1_LISTENER_BLOCK_CONFIRMATION: '1',
-  L1_LISTENER_INTERVAL: '200',
-  L2_LISTENER_INTERVAL: '200',
-  L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
-  LOG_LEVEL: 'info',
-});
+const envFor = (d: Devnet, db: ProcessDatabase) => pairRelayerEnv(d, db, relayerKey);
 
 /** `l2stack relayer reset-chain-pin` with `args`: exit code and output. */
 function resetPin(env: Record<string, string>, args: string[]): Promise<{ code: number | null; out: string }> {

@@ -9,6 +9,7 @@ import { nextRollingHash } from '../helpers/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import {
   metricSum,
+  pairRelayerEnv,
   processDatabase,
   records,
   spawnRelayer,
@@ -75,29 +76,8 @@ async function anchor(d: Pair, hashes: string[], first: number, rolling: string)
   return rolling;
 }
 
-const envFor = (d: Pair, db: ProcessDatabase) => ({
-  ...db.env,
-  L1_L2_AUTO_CLAIM_ENABLED: 'true',
-  L2_L1_AUTO_CLAIM_ENABLED: 'false',
-  DB_CLEANER_ENABLED: 'false',
-  L1_RPC_URL: d.l1.url,
-  L2_RPC_URL: d.l2.url,
-  L1_CONTRACT_ADDRESS: d.l1Service,
-  L2_CONTRACT_ADDRESS: d.l2Service,
-  L1_SIGNER_TYPE: 'private-key',
-  L2_SIGNER_TYPE: 'private-key',
-  L1_SIGNER_PRIVATE_KEY: relayerKey,
-  L2_SIGNER_PRIVATE_KEY: relayerKey,
-  L1_L2_EOA_ENABLED: 'true',
-  L1_L2_CALLDATA_ENABLED: 'true',
-  L1_LISTENER_INITIAL_FROM_BLOCK: '0',
-  L1_LISTENER_BLOCK_CONFIRMATION: '1',
-  L1_LISTENER_INTERVAL: '200',
-  L2_LISTENER_INTERVAL: '200',
-  L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
-  RELAYER_PIN_CHECK_INTERVAL_MS: String(PIN_CHECK_MS),
-  LOG_LEVEL: 'info',
-});
+const envFor = (d: Pair, db: ProcessDatabase) =>
+  pairRelayerEnv(d, db, relayerKey, { RELAYER_PIN_CHECK_INTERVAL_MS: String(PIN_CHECK_MS) });
 
 const ready = async (url: string) => {
   const res = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(10_000) });

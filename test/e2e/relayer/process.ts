@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { openTestDb } from '../../helpers/db.js';
+import type { MessagePair } from '../../helpers/message-pair.js';
 import { reservePort } from '../../../src/devnet/anvil.js';
 
 /**
@@ -55,6 +56,39 @@ export async function processDatabase(
  * Starts `l2stack relayer` with exactly `env` (plus PATH and a free API_PORT). Every chunk of output is
  * also appended to `sink`, so a file can check all its processes' logs at the end.
  */
+/**
+ * The environment of a relayer process claiming L1→L2 on a message pair (test/helpers/message-pair.ts) with one key
+ * on both chains, 200 ms listeners and one confirmation; `extra` adds to it.
+ */
+export const pairRelayerEnv = (
+  d: MessagePair,
+  db: ProcessDatabase,
+  key: string,
+  extra: Record<string, string> = {},
+): Record<string, string> => ({
+  ...db.env,
+  L1_L2_AUTO_CLAIM_ENABLED: 'true',
+  L2_L1_AUTO_CLAIM_ENABLED: 'false',
+  DB_CLEANER_ENABLED: 'false',
+  L1_RPC_URL: d.l1.url,
+  L2_RPC_URL: d.l2.url,
+  L1_CONTRACT_ADDRESS: d.l1Service,
+  L2_CONTRACT_ADDRESS: d.l2Service,
+  L1_SIGNER_TYPE: 'private-key',
+  L2_SIGNER_TYPE: 'private-key',
+  L1_SIGNER_PRIVATE_KEY: key,
+  L2_SIGNER_PRIVATE_KEY: key,
+  L1_L2_EOA_ENABLED: 'true',
+  L1_L2_CALLDATA_ENABLED: 'true',
+  L1_LISTENER_INITIAL_FROM_BLOCK: '0',
+  L1_LISTENER_BLOCK_CONFIRMATION: '1',
+  L1_LISTENER_INTERVAL: '200',
+  L2_LISTENER_INTERVAL: '200',
+  L2_LISTENER_RECEIPT_POLLING_INTERVAL: '200',
+  LOG_LEVEL: 'info',
+  ...extra,
+});
+
 export async function spawnRelayer(env: Record<string, string>, sink: string[] = []): Promise<RelayerProcess> {
   const port = await reservePort('127.0.0.1', 0, 'relayer API');
   const child = spawn(process.execPath, [BIN, 'relayer'], {
