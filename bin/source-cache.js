@@ -66,6 +66,7 @@ export async function cachedEntry(root) {
     link(join(root, 'specs'), join(cache, 'specs'));
     const files = [...sources(root, 'src'), ...sources(root, 'generated')];
     const wanted = new Set();
+    let transpiled = false;
     for (const file of files) {
       const js = join(out, file.replace(/\.ts$/, '.js'));
       wanted.add(js);
@@ -74,6 +75,7 @@ export async function cachedEntry(root) {
       if (existsSync(js) && Math.abs(statSync(js).mtimeMs - mtimeMs) < 1) continue;
       const path = join(root, file);
       const { code } = await esbuild.transform(readFileSync(path, 'utf8'), { ...TRANSPILE, sourcefile: path });
+      transpiled = true;
       mkdirSync(dirname(js), { recursive: true });
       // Written aside and renamed: processes started together (tests) may transpile the same file at once.
       const tmp = `${js}.${process.pid}.tmp`;
@@ -81,6 +83,9 @@ export async function cachedEntry(root) {
       utimesSync(tmp, mtime, mtime);
       renameSync(tmp, js);
     }
+    // esbuild's service is a child process that would otherwise live as long as the command (and outlive it
+    // by a moment: a cluster primary's children are its workers, nothing else).
+    if (transpiled) await esbuild.stop();
     for (const dir of ['src', 'generated']) {
       if (!existsSync(join(out, dir))) continue;
       for (const e of readdirSync(join(out, dir), { recursive: true, withFileTypes: true })) {

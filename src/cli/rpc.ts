@@ -1,7 +1,7 @@
 import type { CommandBody } from './command.js';
 import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
-import { checkWorkersConfig, loadRpcConfig, startRpc } from '../rpc/index.js';
+import { checkWorkersConfig, isClusterWorker, loadRpcConfig, startRpc } from '../rpc/index.js';
 import { chooseTransport } from '../rpc/transport/uws/load.js';
 import { loadStateConfig, startStateManager } from '../state/index.js';
 
@@ -25,7 +25,9 @@ export const rpcCommand: CommandBody = {
       async (ctx, { rpc, state }) => {
         const manager = state ? await startStateManager({ ...ctx, config: state }) : undefined;
         const running = await startRpc({ ...ctx, config: rpc, proofBackend: manager?.proofBackend, workers: true });
-        // One line on stdout for scripts and tests that start the endpoint on port 0.
+        // One line on stdout for scripts and tests that start the endpoint on port 0: the primary's, once every
+        // worker listens (a worker shares its stdout and reports to the primary instead).
+        if (isClusterWorker()) return;
         process.stdout.write(`l2stack rpc listening on ${running.url}\n`);
         if (running.operatorUrl) process.stdout.write(`l2stack rpc operator routes on ${running.operatorUrl}\n`);
       },

@@ -52,6 +52,11 @@ export async function runLifecycle(spec: LifecycleSpec): Promise<number> {
   try {
     await spec.start({ common, openDb });
   } catch (err) {
+    // A start cut short by SIGINT/SIGTERM is the requested stop, not a failure: its teardown is under way.
+    if (common.shutdown.requested) {
+      common.logger.info({ err }, 'stopped while starting');
+      return stopped;
+    }
     await common.shutdown.run('start-up failed');
     throw err;
   }

@@ -11,6 +11,8 @@ export class Shutdown {
   private readonly entries: { name: string; fn: Teardown }[] = [];
   private running: Promise<void> | undefined;
   private readonly controller = new AbortController();
+  /** The stop was asked for (SIGINT/SIGTERM), not begun by a failure. */
+  requested = false;
 
   constructor(
     private readonly logger?: Logger,
@@ -57,6 +59,7 @@ export class Shutdown {
   installSignalHandlers(onDone: (code: number) => void = (code) => process.exit(code)): void {
     const handler = (signal: NodeJS.Signals) => {
       if (this.running) return;
+      this.requested = true;
       void this.run(signal).then(
         () => onDone(0),
         () => onDone(1),

@@ -43,7 +43,7 @@ import { ApiKeyStore } from './keys/store.js';
 import { checkWorkers, forkWorkers, isClusterWorker, reportWorkerListening } from './workers.js';
 
 export { loadRpcConfig, rpcEnv, type RpcConfig } from './config.js';
-export { checkWorkersConfig } from './workers.js';
+export { checkWorkersConfig, isClusterWorker } from './workers.js';
 export type { ProofBackend } from './proof.js';
 export { rpcMigrations } from './migrations.js';
 
@@ -102,8 +102,10 @@ export async function startRpc({ common, db, config, proofBackend, workers }: St
   await db.query('rpc.migrate', (k) => migrate(k, config.dbSchema, rpcMigrations));
   if (clustered && !isClusterWorker()) {
     // The primary only hands connections to its workers (each a whole endpoint on node:http, see workers.ts).
-    const running = await forkWorkers(config.workers, logger, { operator: config.operator, limits: config.http });
-    common.shutdown.add('rpc', running.stop);
+    const running = await forkWorkers(config.workers, logger, common.shutdown, {
+      operator: config.operator,
+      limits: config.http,
+    });
     return { ...running, transport: 'node' };
   }
   const { dispatcher, upstream, filters, close } = await startDispatcher(common, db, config, logger, proofBackend);

@@ -5,6 +5,7 @@ import type { DbClient } from '../common/db/client.js';
 import type { Logger } from '../common/log.js';
 import type { HttpLimits } from '../common/config/http-env.js';
 import { listen, type RunningServer } from '../common/http/server.js';
+import type { Shutdown } from '../common/shutdown.js';
 import { answerOperatorAsks, clusterOperatorListener } from './cluster-operator.js';
 import type { RpcConfig } from './config.js';
 
@@ -90,46 +91,66 @@ export interface PrimaryOptions {
   limits?: HttpLimits;
 }
 
+/** The primary's workers: each one that dies is replaced until `stopAll` (SIGTERM to each, waiting for its exit). */
+function workerSet(logger: Logger) {
+  const set = {
+    stopping: false,
+    live: new Set<Worker>(),
+    fork(): Worker {
+      const worker = cluster.fork();
+      set.live.add(worker);
+      worker.once('exit', (code, signal) => {
+        set.live.delete(worker);
+        if (set.stopping) return;
+        logger.error({ pid: worker.process.pid, code, signal }, 'rpc worker exited; starting another');
+        set.fork();
+      });
+      return worker;
+    },
+    async stopAll(): Promise<void> {
+      set.stopping = true;
+      await Promise.all(
+        [...set.live].map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              if (w.isDead()) return resolve();
+              w.once('exit', () => resolve());
+              w.process.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+  return set;
+}
+
 /**
  * In the primary: forks `count` workers (the same command line, so each runs `l2stack rpc` as a worker),
- * resolves once all listen, and replaces a worker that dies until stopped.
+ * resolves once all listen, and replaces a worker that dies until stopped. Their stop is on `shutdown`
+ * before the first fork: a SIGTERM while they start stops and waits for them too (no orphan keeps running
+ * after the primary has exited), and the start then fails naming the stop.
  */
 export async function forkWorkers(
   count: number,
   logger: Logger,
+  shutdown: Shutdown,
   options: PrimaryOptions = {},
 ): Promise<RunningWorkers> {
-  let stopping = false;
-  const live = new Set<Worker>();
-  const fork = () => {
-    const worker = cluster.fork();
-    live.add(worker);
-    worker.once('exit', (code, signal) => {
-      live.delete(worker);
-      if (stopping) return;
-      logger.error({ pid: worker.process.pid, code, signal }, 'rpc worker exited; starting another');
-      fork();
-    });
-    return worker;
+  if (shutdown.signal.aborted) throw new Error('stopped before its workers were forked');
+  const workers = workerSet(logger);
+  let operator: RunningServer | undefined;
+  const stop = async () => {
+    await Promise.all([workers.stopAll(), operator?.close()]);
   };
-  const stopAll = async () => {
-    stopping = true;
-    await Promise.all(
-      [...live].map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            if (w.isDead()) return resolve();
-            w.once('exit', () => resolve());
-            w.process.kill('SIGTERM');
-          }),
-      ),
-    );
-  };
+  shutdown.add('rpc workers', stop);
   const started = new Promise<string>((resolve, reject) => {
+    shutdown.signal.addEventListener('abort', () => reject(new Error('stopped while its workers were starting')), {
+      once: true,
+    });
     let listening = 0;
     let url: string | undefined;
     for (let i = 0; i < count; i++) {
-      const worker = fork();
+      const worker = workers.fork();
       const onMessage = (m: unknown) => {
         if (!isListening(m)) return;
         worker.off('message', onMessage);
@@ -138,7 +159,7 @@ export async function forkWorkers(
       };
       worker.on('message', onMessage);
       worker.once('exit', (code) => {
-        if (listening < count && !stopping)
+        if (listening < count && !workers.stopping)
           reject(new Error(`rpc worker ${worker.process.pid} exited with ${code} before it listened`));
       });
     }
@@ -148,28 +169,24 @@ export async function forkWorkers(
     first = await started;
   } catch (err) {
     // A worker that cannot start would be replaced forever: stop them all and say why.
-    await stopAll();
+    await workers.stopAll();
     throw err;
   }
-  let operator: RunningServer | undefined;
   if (options.operator) {
     try {
       operator = await listen(
-        clusterOperatorListener(() => live, count),
+        clusterOperatorListener(() => workers.live, count),
         options.operator.host,
         options.operator.port,
         'rpc operator',
         { limits: options.limits, logger },
       );
     } catch (err) {
-      await stopAll();
+      await workers.stopAll();
       throw err;
     }
   }
   logger.info({ url: first, operatorUrl: operator?.url, workers: count }, 'rpc workers listening');
-  const stop = async () => {
-    await Promise.all([stopAll(), operator?.close()]);
-  };
   return { url: first, port: Number(new URL(first).port), operatorUrl: operator?.url, stop };
 }
 

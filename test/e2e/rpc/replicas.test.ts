@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { ethers } from 'ethers';
 import { databaseKind } from '../../helpers/db.js';
 import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
@@ -179,7 +180,7 @@ async function freshCall(url: string, method: string, params: unknown[]): Promis
 
 describe('RPC_WORKERS (node:cluster)', () => {
   it('error: more than one worker on PGlite is refused with the config, before the database opens, naming the variable and what it needs', async () => {
-    const { mkdtempSync, existsSync, rmSync } = await import('node:fs');
+    const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const parent = mkdtempSync(join(tmpdir(), 'l2stack-rpc-workers-'));
@@ -229,13 +230,10 @@ describe('RPC_WORKERS (node:cluster)', () => {
       try {
         const outer = await deployOuter(wallet(0, provider));
         const address = await outer.getAddress();
-        const proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
+        proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
+        // The line is the primary's, printed once both workers listen.
         const url = await proc.url;
-        const { readFileSync } = await import('node:fs');
-        const workers = readFileSync(`/proc/${proc.child.pid}/task/${proc.child.pid}/children`, 'utf8')
-          .split(' ')
-          .filter(Boolean)
-          .map(Number);
+        const workers = childrenOf(proc.child.pid!);
         expect(workers).toHaveLength(2);
         const start = await provider.getBlockNumber();
         const id = await freshCall(url, 'eth_newFilter', [{ address }]);
@@ -260,18 +258,57 @@ describe('RPC_WORKERS (node:cluster)', () => {
         expect(seen.sort()).toEqual(truth.map((l) => `${l.transactionHash}:${l.logIndex}`).sort());
         proc.child.kill('SIGTERM');
         expect((await proc.exit).code).toBe(0);
-        const alive = workers.filter((pid) => {
-          try {
-            process.kill(pid, 0);
-            return true;
-          } catch {
-            return false;
-          }
-        });
-        expect(alive).toEqual([]);
+        expect(workers.filter(exists)).toEqual([]);
       } finally {
+        proc?.child.kill('SIGKILL');
+        await anvil.stop();
+      }
+    },
+  );
+
+  it.skipIf(!shared)(
+    'behavior: SIGTERM while the workers start stops and waits for them all (no orphan outlives the primary), exit 0',
+    async () => {
+      const { anvil } = await chain();
+      try {
+        proc = runCli({ ...sharedDatabaseEnv(anvil.url), RPC_WORKERS: '2' });
+        const pid = proc.child.pid!;
+        // Both forked, neither listening yet (a worker takes a second or more to load and open its database).
+        const deadline = Date.now() + 60_000;
+        let workers: number[] = [];
+        while ((workers = childrenOf(pid)).length < 2) {
+          if (Date.now() > deadline) throw new Error(`the primary forked ${workers.length} of 2 workers in 60 s`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        proc.child.kill('SIGTERM');
+        const { code, stdout } = await proc.exit;
+        expect(stdout).not.toContain('l2stack rpc listening');
+        expect(code).toBe(0);
+        // A zombie still has its /proc entry: gone means the primary waited for and reaped it.
+        expect(workers.filter(exists)).toEqual([]);
+      } finally {
+        proc?.child.kill('SIGKILL');
         await anvil.stop();
       }
     },
   );
 });
+
+let proc: ReturnType<typeof runCli> | undefined;
+
+/** The `l2stack` children of `pid`'s main thread (node:cluster forks from it), not a passing esbuild service. */
+const childrenOf = (pid: number): number[] =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
+    .filter((child) => {
+      try {
+        return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('l2stack.js');
+      } catch {
+        return false;
+      }
+    });
+
+/** Whether `pid` has a process entry, a zombie included (this machine's PID 1 reaps no orphan). */
+const exists = (pid: number): boolean => existsSync(`/proc/${pid}`);
