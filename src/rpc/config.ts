@@ -2,6 +2,13 @@ import { env, parseEnv, type EnvValues } from '../common/config/env.js';
 import { httpEnv, httpLimitsFrom } from '../common/config/http-env.js';
 import { wsEnv, wsLimitsFrom } from './ws/config.js';
 
+/** The items of a comma-separated variable, trimmed, empty ones left out. */
+const commaList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
 /**
  * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
  * the defaults are what a single public endpoint in front of one node needs. LOG_LEVEL and DATABASE_*
@@ -30,11 +37,7 @@ export const rpcEnv = {
     .custom<string, { default: string }>(
       'comma-separated ws:// or wss:// URLs, one per RPC_UPSTREAM_URLS entry in the same order (empty: each HTTP URL with the ws scheme)',
       (raw) =>
-        raw
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean)
-          .every((x) => /^wss?:\/\/[^\s]+$/.test(x))
+        commaList(raw).every((x) => /^wss?:\/\/[^\s]+$/.test(x))
           ? { ok: true as const, value: raw }
           : { ok: false as const },
       { default: '' },
@@ -147,10 +150,7 @@ export const rpcEnv = {
       '"*" (any origin), "none" (no CORS headers), or comma-separated origins such as https://app.example.org',
       (raw) => {
         if (raw === '*' || raw === 'none') return { ok: true as const, value: raw };
-        const items = raw
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean);
+        const items = commaList(raw);
         return items.length > 0 && items.every((x) => /^https?:\/\/[^\s/,*]+$/.test(x))
           ? { ok: true as const, value: raw }
           : { ok: false as const };
@@ -192,16 +192,7 @@ export const rpcEnv = {
 
 /** RPC_CORS_ORIGINS as the server applies it: '*', or the allowed origins ("none": an empty list). */
 const corsOrigins = (raw: string): '*' | readonly string[] =>
-  raw === '*'
-    ? '*'
-    : Object.freeze(
-        raw === 'none'
-          ? []
-          : raw
-              .split(',')
-              .map((x) => x.trim().replace(/\/$/, ''))
-              .filter(Boolean),
-      );
+  raw === '*' ? '*' : Object.freeze(raw === 'none' ? [] : commaList(raw).map((x) => x.replace(/\/$/, '')));
 
 /**
  * The endpoint's settings from its parsed variables: each is its variable's value (see rpcEnv) unless said otherwise.
@@ -216,11 +207,7 @@ function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, st
     headPollMs: v.RPC_UPSTREAM_HEAD_POLL_MS,
     maxLagBlocks: v.RPC_UPSTREAM_MAX_LAG_BLOCKS,
     headSource: v.RPC_HEAD_SOURCE,
-    upstreamWsUrls: Object.freeze(
-      v.RPC_UPSTREAM_WS_URLS.split(',')
-        .map((x) => x.trim())
-        .filter(Boolean),
-    ),
+    upstreamWsUrls: Object.freeze(commaList(v.RPC_UPSTREAM_WS_URLS)),
     headDepth: v.RPC_HEAD_DEPTH,
     cacheBytes: v.RPC_CACHE_BYTES,
     workers: v.RPC_WORKERS,

@@ -192,23 +192,17 @@ async function handleBatch(
     (it, i) => (tooDeep ? inspectDeep(it, raws[i], 1, maxDepth) : undefined) ?? inspect(it, raws[i]),
   );
 
-  const decision = await options.limiter.take(options.client ?? '', items.length);
-  if (!decision.ok) {
-    const error = rateLimitError(decision);
+  // Every call of the batch refused with `error` (a notification gets no answer, as ever).
+  const refuseAll = (error: WireError, retryAfterSeconds: number) => {
     const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
-    return {
-      status: 429,
-      body: `[${answers.join(',')}]`,
-      headers: { 'retry-after': String(decision.retryAfterSeconds) },
-    };
-  }
+    return tooMany(`[${answers.join(',')}]`, retryAfterSeconds);
+  };
+  const decision = await options.limiter.take(options.client ?? '', items.length);
+  if (!decision.ok) return refuseAll(rateLimitError(decision), decision.retryAfterSeconds);
 
   const held = Math.min(items.length, options.inflight?.perClient || items.length);
-  if (options.inflight && !options.inflight.take(options.client ?? '', held)) {
-    const error = inflightError(options.inflight.perClient);
-    const answers = entries.filter((e) => e.idText !== undefined).map((e) => encodeError(e.idText!, error));
-    return { status: 429, body: `[${answers.join(',')}]`, headers: { 'retry-after': '1' } };
-  }
+  if (options.inflight && !options.inflight.take(options.client ?? '', held))
+    return refuseAll(inflightError(options.inflight.perClient), 1);
   let answers: (Reply | undefined)[];
   try {
     answers = await Promise.all(entries.map((e) => answer(e, dispatcher, options)));
@@ -234,23 +228,12 @@ function handleSingle(
 ): Awaitable<HttpAnswer> {
   const entry = (tooDeep ? inspectDeep(item, raw, 0, maxDepth) : undefined) ?? inspect(item, raw);
   return andThen(options.limiter.take(options.client ?? '', 1), (decision) => {
-    if (!decision.ok) {
-      const error = rateLimitError(decision);
-      return {
-        status: 429,
-        body: encodeError(entry.idText ?? 'null', error),
-        headers: { 'retry-after': String(decision.retryAfterSeconds) },
-      };
-    }
+    const idText = entry.idText ?? 'null';
+    if (!decision.ok) return tooMany(encodeError(idText, rateLimitError(decision)), decision.retryAfterSeconds);
     const quota = options.inflight;
     if (quota === undefined) return andThen(answer(entry, dispatcher, options), singleAnswer);
     const client = options.client ?? '';
-    if (!quota.take(client))
-      return {
-        status: 429,
-        body: encodeError(entry.idText ?? 'null', inflightError(quota.perClient)),
-        headers: { 'retry-after': '1' },
-      };
+    if (!quota.take(client)) return tooMany(encodeError(idText, inflightError(quota.perClient)), 1);
     return andThen(
       holding(
         () => answer(entry, dispatcher, options),
@@ -282,6 +265,13 @@ function inflightError(perClient: number): WireError {
     data: { cap: 'RPC_MAX_INFLIGHT_PER_CLIENT', limit: perClient, retryAfterSeconds: 1 },
   };
 }
+
+/** HTTP 429 with the refusal's body and when to retry. */
+const tooMany = (body: string, retryAfterSeconds: number): HttpAnswer => ({
+  status: 429,
+  body,
+  headers: { 'retry-after': String(retryAfterSeconds) },
+});
 
 const singleAnswer = (reply: Reply | undefined): HttpAnswer =>
   reply === undefined ? { status: 204, body: undefined } : { status: 200, body: reply };

@@ -106,14 +106,19 @@ function refused(s: RateLimitSettings, tokens: number, cost: number): RateDecisi
 /** Token bucket per client in this process (one replica, or a load balancer with client affinity). */
 export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep(): void } {
   const buckets = new Map<string, { tokens: number; at: number }>();
+  /** The client's bucket, refilled for the time since it was last touched. */
+  const refilled = (client: string) => {
+    const now = performance.now();
+    const b = buckets.get(client) ?? { tokens: s.burst, at: now };
+    b.tokens = Math.min(s.burst, b.tokens + ((now - b.at) / 1000) * s.perSecond);
+    b.at = now;
+    buckets.set(client, b);
+    return b;
+  };
   return {
     take(client, cost) {
       if (s.perSecond === 0) return allow;
-      const now = performance.now();
-      const b = buckets.get(client) ?? { tokens: s.burst, at: now };
-      b.tokens = Math.min(s.burst, b.tokens + ((now - b.at) / 1000) * s.perSecond);
-      b.at = now;
-      buckets.set(client, b);
+      const b = refilled(client);
       if (b.tokens >= cost) {
         b.tokens -= cost;
         return allow;
@@ -122,11 +127,7 @@ export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep()
     },
     async charge(client, cost) {
       if (s.perSecond === 0 || cost <= 0) return;
-      const now = performance.now();
-      const b = buckets.get(client) ?? { tokens: s.burst, at: now };
-      b.tokens = Math.min(s.burst, b.tokens + ((now - b.at) / 1000) * s.perSecond) - cost;
-      b.at = now;
-      buckets.set(client, b);
+      refilled(client).tokens -= cost;
     },
     /** Full buckets carry no information: drop them so the map stays bounded. */
     sweep() {
@@ -146,8 +147,9 @@ export function postgresRateLimiter(
   s: RateLimitSettings,
 ): RateLimiter & { sweep(): Promise<void> } {
   const table = `${schema}.rate_limits`;
-  // The client's tokens now: its stored count refilled for the time since (params: burst, perSecond).
+  // The client's tokens now: its stored count refilled for the time since (params: burst, perSecond: `bucket`).
   const refill = `least(?::float8, t.tokens + extract(epoch from (clock_timestamp() - t.updated_at)) * ?::float8)`;
+  const bucket = [s.burst, s.perSecond];
   return {
     async take(client, cost) {
       if (s.perSecond === 0) return allow;
@@ -160,24 +162,7 @@ export function postgresRateLimiter(
              allowed = ${refill} >= ?::float8,
              updated_at = clock_timestamp()
            returning tokens, allowed`,
-          [
-            client,
-            s.burst,
-            cost,
-            s.burst,
-            cost,
-            s.burst,
-            s.perSecond,
-            cost,
-            s.burst,
-            s.perSecond,
-            cost,
-            s.burst,
-            s.perSecond,
-            s.burst,
-            s.perSecond,
-            cost,
-          ],
+          [client, s.burst, cost, s.burst, cost, ...bucket, cost, ...bucket, cost, ...bucket, ...bucket, cost],
         ),
       )) as { rows: { tokens: number | string; allowed: boolean }[] };
       const row = rows[0]!;
@@ -190,7 +175,7 @@ export function postgresRateLimiter(
           `insert into ${table} as t (client, tokens, allowed, updated_at)
            values (?, ?::float8 - ?::float8, true, clock_timestamp())
            on conflict (client) do update set tokens = ${refill} - ?::float8, updated_at = clock_timestamp()`,
-          [client, s.burst, cost, s.burst, s.perSecond, cost],
+          [client, s.burst, cost, ...bucket, cost],
         ),
       );
     },

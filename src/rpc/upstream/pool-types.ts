@@ -56,7 +56,6 @@ export interface Upstream {
   /** Wrong chain id: never used. */
   wrongChain: boolean;
   head: bigint | undefined;
-  headAt: number;
   inflight: number;
   /** Exponentially weighted latency in ms, to prefer the faster of equal upstreams. */
   latencyMs: number;

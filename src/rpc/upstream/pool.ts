@@ -45,7 +45,6 @@ export class UpstreamPool {
       healthy: true,
       wrongChain: false,
       head: undefined,
-      headAt: 0,
       inflight: 0,
       latencyMs: 0,
       lastError: undefined,
@@ -149,7 +148,6 @@ export class UpstreamPool {
 
   private noteHead(u: Upstream, head: bigint): void {
     u.head = head;
-    u.headAt = Date.now();
     this.metrics.head.set({ upstream: u.id }, Number(head));
     this.markUp(u);
   }

@@ -259,35 +259,20 @@ const capChecks = new WeakMap<RawJson, { cap: number; verdict: { over: boolean; 
 const FAST_PREFIX = /^\{"jsonrpc":"2\.0","id":(\d{1,15}),"result":/;
 
 /**
- * fastResult on a node's ASCII body as bytes: the result as a view of them, nothing decoded but the prefix.
- * Undefined where fastResult would be (the caller then decodes and takes the full path).
+ * Where the result of a fast-shape answer lies in `body` (a node's text, or its ASCII bytes: a char code is a byte),
+ * [start, end), and its id; undefined for any other shape. `head`: the body's start, the prefix at least.
  */
-export function fastResultOfAscii(body: Buffer): { id: string; result: Buffer } | undefined {
-  if (body.length < 256) return undefined;
-  const m = FAST_PREFIX.exec(body.toString('latin1', 0, 64));
+function fastCut(body: string | Buffer, head: string): { id: string; start: number; end: number } | undefined {
+  if (body.length < 256) return undefined; // small answers: the full check costs nothing
+  const m = FAST_PREFIX.exec(head);
   if (!m) return undefined;
+  const at = typeof body === 'string' ? (i: number) => body.charCodeAt(i) : (i: number) => body[i]!;
   let end = body.length - 1;
-  while (end > 0 && isSpace(body[end]!)) end--;
-  if (body[end] !== CLOSE_OBJECT) return undefined;
+  while (end > 0 && isSpace(at(end))) end--;
+  if (at(end) !== CLOSE_OBJECT) return undefined;
   const start = m[0].length;
-  const first = body[start];
-  const last = body[end - 1];
-  if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT)))
-    return undefined;
-  if (first === OPEN_OBJECT && body.indexOf('"error"', start) !== -1) return undefined;
-  return { id: m[1]!, result: body.subarray(start, end) };
-}
-
-export function fastResult(s: string): { id: string; result: string; start: number } | undefined {
-  if (s.length < 256) return undefined; // small answers: the full check costs nothing
-  const m = FAST_PREFIX.exec(s);
-  if (!m) return undefined;
-  let end = s.length - 1;
-  while (end > 0 && isSpace(s.charCodeAt(end))) end--;
-  if (s.charCodeAt(end) !== CLOSE_OBJECT) return undefined;
-  const result = s.slice(m[0].length, end);
-  const first = result.charCodeAt(0);
-  const last = result.charCodeAt(result.length - 1);
+  const first = at(start);
+  const last = at(end - 1);
   // The value must open and close as one container of the same kind, and an "error" member anywhere
   // sends an object result to the full check (a node that wrote both; also trace frames, which carry
   // "error"). An array result needs no scan: an error member after it would end the text with its own
@@ -295,6 +280,20 @@ export function fastResult(s: string): { id: string; result: string; start: numb
   // that scan of a 600 KB eth_getLogs answer cost ~0.4 ms.
   if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT)))
     return undefined;
-  if (first === OPEN_OBJECT && s.indexOf('"error"', m[0].length) !== -1) return undefined;
-  return { id: m[1]!, result, start: m[0].length };
+  if (first === OPEN_OBJECT && body.indexOf('"error"', start) !== -1) return undefined;
+  return { id: m[1]!, start, end };
+}
+
+/**
+ * fastResult on a node's ASCII body as bytes: the result as a view of them, nothing decoded but the prefix.
+ * Undefined where fastResult would be (the caller then decodes and takes the full path).
+ */
+export function fastResultOfAscii(body: Buffer): { id: string; result: Buffer } | undefined {
+  const cut = fastCut(body, body.toString('latin1', 0, 64));
+  return cut && { id: cut.id, result: body.subarray(cut.start, cut.end) };
+}
+
+export function fastResult(s: string): { id: string; result: string } | undefined {
+  const cut = fastCut(s, s);
+  return cut && { id: cut.id, result: s.slice(cut.start, cut.end) };
 }

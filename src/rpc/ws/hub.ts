@@ -102,7 +102,11 @@ export class SubscriptionHub {
       upstream: o.upstream,
       logger: o.logger,
       pollMs: o.pendingPollMs,
-      onHashes: (hashes) => this.sendPending(hashes),
+      onHashes: (hashes) =>
+        this.fanOut(
+          'newPendingTransactions',
+          hashes.map((h) => JSON.stringify(h)),
+        ),
     });
     this.reader = new BlockLogsReader({
       upstream: o.upstream,
@@ -169,7 +173,7 @@ export class SubscriptionHub {
     };
     if (!options.resumeAfter) {
       add();
-      if (kind === 'newPendingTransactions') this.ensurePendingPoll();
+      if (kind === 'newPendingTransactions') this.pending.start();
       return id;
     }
     const from = options.resumeAfter.blockNumber;
@@ -274,15 +278,19 @@ export class SubscriptionHub {
     else if (!sub.sink.send(text)) this.unsubscribe(sub.id);
   }
 
-  private sendHeads(event: HeadEvent): void {
-    const heads = event.added.map((b) => notificationBody(b));
+  /** Each of `results` (JSON texts) to every subscription of `kind`, in order. */
+  private fanOut(kind: SubscriptionKind, results: string[]): void {
     let sent = 0;
     for (const sub of [...this.subs.values()]) {
-      if (sub.kind !== 'newHeads') continue;
-      for (const h of heads) this.deliver(sub, notification(sub.id, h));
-      sent += heads.length;
+      if (sub.kind !== kind) continue;
+      for (const r of results) this.deliver(sub, notification(sub.id, r));
+      sent += results.length;
     }
-    if (sent > 0) this.o.onNotification?.('newHeads', sent);
+    if (sent > 0) this.o.onNotification?.(kind, sent);
+  }
+
+  private sendHeads(event: HeadEvent): void {
+    this.fanOut('newHeads', event.added.map(notificationBody));
     this.headsSent = event.head.number;
     this.progressed();
   }
@@ -370,20 +378,6 @@ export class SubscriptionHub {
       'subscriptions: logs of a block could not be read; the logs subscriptions that needed them were ended',
     );
     if (ended > 0) this.o.onLogsEnded?.(ended);
-  }
-
-  private ensurePendingPoll(): void {
-    this.pending.start();
-  }
-
-  private sendPending(hashes: string[]): void {
-    let sent = 0;
-    for (const sub of [...this.subs.values()]) {
-      if (sub.kind !== 'newPendingTransactions') continue;
-      for (const h of hashes) this.deliver(sub, notification(sub.id, JSON.stringify(h)));
-      sent += hashes.length;
-    }
-    if (sent > 0) this.o.onNotification?.('newPendingTransactions', sent);
   }
 }
 
