@@ -1,4 +1,0 @@
-import { passThrough } from '../context.js';
-
-/** eth_maxPriorityFeePerGas: answered by the upstream node as it is (params validated against the spec first). */
-export default passThrough('eth_maxPriorityFeePerGas');
