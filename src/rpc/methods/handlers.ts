@@ -1,8 +1,9 @@
 /**
- * Every served method's handler, one file each named after its method, or one line of pass-through.ts for a method
- * the node answers as it is (index.ts makes them the registry).
+ * Every served method's handler, one file each named after its method, or one line of pass-through.ts (a method the
+ * node answers as it is) or user-operations.ts (one the bundler does). index.ts makes them the registry.
  */
 export * from './pass-through.js';
+export * from './user-operations.js';
 export { default as debug_traceBlockByHash } from './debug_traceBlockByHash.js';
 export { default as debug_traceBlockByNumber } from './debug_traceBlockByNumber.js';
 export { default as debug_traceCall } from './debug_traceCall.js';
@@ -12,24 +13,19 @@ export { default as eth_blockNumber } from './eth_blockNumber.js';
 export { default as eth_call } from './eth_call.js';
 export { default as eth_createAccessList } from './eth_createAccessList.js';
 export { default as eth_estimateGas } from './eth_estimateGas.js';
-export { default as eth_estimateUserOperationGas } from './eth_estimateUserOperationGas.js';
 export { default as eth_fillTransaction } from './eth_fillTransaction.js';
 export { default as eth_getFilterChanges } from './eth_getFilterChanges.js';
 export { default as eth_getFilterLogs } from './eth_getFilterLogs.js';
 export { default as eth_getLogs } from './eth_getLogs.js';
 export { default as eth_getProof } from './eth_getProof.js';
 export { default as eth_getTransactionByBlockNumberAndIndex } from './eth_getTransactionByBlockNumberAndIndex.js';
-export { default as eth_getUserOperationByHash } from './eth_getUserOperationByHash.js';
-export { default as eth_getUserOperationReceipt } from './eth_getUserOperationReceipt.js';
 export { default as eth_newBlockFilter } from './eth_newBlockFilter.js';
 export { default as eth_newFilter } from './eth_newFilter.js';
 export { default as eth_newPendingTransactionFilter } from './eth_newPendingTransactionFilter.js';
 export { default as eth_sendRawTransaction } from './eth_sendRawTransaction.js';
 export { default as eth_sendRawTransactionSync } from './eth_sendRawTransactionSync.js';
-export { default as eth_sendUserOperation } from './eth_sendUserOperation.js';
 export { default as eth_simulateV1 } from './eth_simulateV1.js';
 export { default as eth_subscribe } from './eth_subscribe.js';
-export { default as eth_supportedEntryPoints } from './eth_supportedEntryPoints.js';
 export { default as eth_uninstallFilter } from './eth_uninstallFilter.js';
 export { default as eth_unsubscribe } from './eth_unsubscribe.js';
 export { default as net_listening } from './net_listening.js';
@@ -37,7 +33,5 @@ export { default as net_peerCount } from './net_peerCount.js';
 export { default as svc_estimateGas } from './svc_estimateGas.js';
 export { default as svc_getProof } from './svc_getProof.js';
 export { default as trace_transaction } from './trace_transaction.js';
-export { default as vendor_getUserOperationGasPrice } from './vendor_getUserOperationGasPrice.js';
-export { default as vendor_getUserOperationStatus } from './vendor_getUserOperationStatus.js';
 export { default as vendor_simulateAssetChanges } from './vendor_simulateAssetChanges.js';
 export { default as web3_sha3 } from './web3_sha3.js';

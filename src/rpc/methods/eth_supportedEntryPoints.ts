@@ -1,4 +1,0 @@
-import { bundlerMethod } from '../bundler.js';
-
-/** eth_supportedEntryPoints: forwarded to the ERC-4337 bundler (RPC_BUNDLER_URL). */
-export default bundlerMethod('eth_supportedEntryPoints');
