@@ -1,7 +1,7 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallObject, RpcMethodName } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
-import type { RpcContext } from './context.js';
+import { defineMethod, type RpcContext, type RpcMethod } from './context.js';
 import { quantity, type Awaitable, type CallScope, type MethodParams, type MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
 
@@ -70,6 +70,10 @@ export function computeAnswer<N extends CallMethod>(
   );
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
+
+/** A method that is computeAnswer alone, its block param (param 1) defaulting to latest. */
+export const computedMethod = <N extends CallMethod>(name: N): RpcMethod =>
+  defineMethod(name, (ctx, params, call) => computeAnswer(ctx, name, params, call, { blockAt: 1 }));
 
 /** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
 export async function computeResult<N extends CallMethod>(

@@ -1,7 +1,9 @@
 /**
  * Every served method's handler, one file each named after its method, or one line of pass-through.ts (a method the
- * node answers as it is) or user-operations.ts (one the bundler does). index.ts makes them the registry.
+ * node answers as it is), computed.ts (a call it executes, bounded) or user-operations.ts (one the bundler answers).
+ * index.ts makes them the registry.
  */
+export * from './computed.js';
 export * from './pass-through.js';
 export * from './user-operations.js';
 export { default as debug_traceBlockByHash } from './debug_traceBlockByHash.js';
@@ -10,9 +12,6 @@ export { default as debug_traceCall } from './debug_traceCall.js';
 export { default as debug_traceTransaction } from './debug_traceTransaction.js';
 export { default as eth_baseFee } from './eth_baseFee.js';
 export { default as eth_blockNumber } from './eth_blockNumber.js';
-export { default as eth_call } from './eth_call.js';
-export { default as eth_createAccessList } from './eth_createAccessList.js';
-export { default as eth_estimateGas } from './eth_estimateGas.js';
 export { default as eth_fillTransaction } from './eth_fillTransaction.js';
 export { default as eth_getFilterChanges } from './eth_getFilterChanges.js';
 export { default as eth_getFilterLogs } from './eth_getFilterLogs.js';
