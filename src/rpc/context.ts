@@ -7,6 +7,7 @@ import type { BundlerClient } from './upstream/bundler-client.js';
 import type { AnswerCache } from './cache/answer-cache.js';
 import type { ClientSlots } from './ratelimit.js';
 import { cachedRequest } from './cache/cached-request.js';
+import { withLatest } from './cache/policy.js';
 import type { RawJson } from './upstream/raw-json.js';
 import type { Awaitable, CallScope, MethodAnswer, MethodParams, MethodResult } from './types.js';
 import type { RpcMethodName } from '../../generated/rpc/methods.js';
@@ -58,25 +59,23 @@ export const defineMethod = <N extends RpcMethodName>(name: N, handler: MethodHa
 });
 
 /**
- * The node's answer to a standard method, typed as the spec's result: a pass-through answer is not parsed
- * (a RawJson), so the node is trusted to answer the standard method's shape. `blockAt`: position of an
- * optional block param the spec defaults to latest; it is filled in, because some nodes (anvil) insist on
- * it. Reads come from the answer cache when they cannot have changed; writes are never cached and never
- * resent (pool.ts).
+ * The node's answer to a standard read, typed as the spec's result: a pass-through answer is not parsed
+ * (a RawJson), so the node is trusted to answer the standard method's shape. A block param left out is
+ * filled in with latest (cache/policy.ts withLatest). Reads come from the answer cache when they cannot have
+ * changed (unless `uncached`).
  */
 export function upstreamAnswer<N extends RpcMethodName>(
   ctx: RpcContext,
   name: N,
   params: readonly unknown[],
   call: CallScope,
-  options: { write?: boolean; blockAt?: number; uncached?: boolean } = {},
+  options: { uncached?: boolean } = {},
 ): Awaitable<RawJson<MethodResult<N>>> {
-  const filled = options.blockAt !== undefined && params.length === options.blockAt ? [...params, 'latest'] : params;
+  const filled = withLatest(name, params);
   // A cache hit is answered now, without a promise (types.ts, Awaitable).
-  const raw =
-    options.write || options.uncached
-      ? ctx.upstream.requestRaw(name, filled, { write: options.write, budget: call.budget })
-      : cachedRequest(ctx, name, filled, call.budget);
+  const raw = options.uncached
+    ? ctx.upstream.requestRaw(name, filled, { budget: call.budget })
+    : cachedRequest(ctx, name, filled, call.budget);
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
@@ -95,7 +94,5 @@ export async function upstreamCall<N extends RpcMethodName>(
 /**
  * A standard method the upstream node answers as it is (params already validated against the spec); see upstreamAnswer.
  */
-export const passThrough = <N extends RpcMethodName>(
-  name: N,
-  options: { write?: boolean; blockAt?: number } = {},
-): RpcMethod => defineMethod(name, (ctx, params, call) => upstreamAnswer(ctx, name, params, call, options));
+export const passThrough = <N extends RpcMethodName>(name: N): RpcMethod =>
+  defineMethod(name, (ctx, params, call) => upstreamAnswer(ctx, name, params, call));

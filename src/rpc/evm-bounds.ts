@@ -1,6 +1,7 @@
 import { rpcErrors, type RpcError } from '../common/errors.js';
 import type { CallObject, RpcMethodName } from '../../generated/rpc/methods.js';
 import { cachedRequest } from './cache/cached-request.js';
+import { withLatest } from './cache/policy.js';
 import { defineMethod, type RpcContext, type RpcMethod } from './context.js';
 import { quantity, type Awaitable, type CallScope, type MethodParams, type MethodResult } from './types.js';
 import type { RawJson } from './upstream/raw-json.js';
@@ -49,7 +50,7 @@ export type CallMethod = {
 
 /**
  * A call that makes the node execute, answered as the node wrote it: the call object (param 0) has its
- * gas bounded (capGas), an optional block param at `blockAt` defaults to latest (anvil insists on it), and
+ * gas bounded (capGas), a block param left out is filled in with latest (cache/policy.ts withLatest), and
  * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
  * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
  * `arrived`: the call's arrival when it waited before (debug_traceCall, for its client's trace slot).
@@ -59,11 +60,10 @@ export function computeAnswer<N extends CallMethod>(
   name: N,
   params: MethodParams<N>,
   scope: CallScope,
-  options: { blockAt?: number; arrived?: number } = {},
+  options: { arrived?: number } = {},
 ): Awaitable<RawJson<MethodResult<N>>> {
   const [call, ...rest]: readonly [CallObject, ...unknown[]] = params;
-  const bounded: unknown[] = [capGas(call, ctx.config.evm.gasCap), ...rest];
-  if (options.blockAt !== undefined && bounded.length === options.blockAt) bounded.push('latest');
+  const bounded = withLatest(name, [capGas(call, ctx.config.evm.gasCap), ...rest]);
   // A cached answer is answered now (types.ts, Awaitable); a refusal of capGas is thrown to the dispatcher.
   const raw = cachedRequest(ctx, name, bounded, scope.budget, (method, p) =>
     ctx.upstream.compute(method, p, { budget: scope.budget, arrived: options.arrived }),
@@ -71,9 +71,9 @@ export function computeAnswer<N extends CallMethod>(
   return raw as Awaitable<RawJson<MethodResult<N>>>;
 }
 
-/** A method that is computeAnswer alone, its block param (param 1) defaulting to latest. */
+/** A method that is computeAnswer alone. */
 export const computedMethod = <N extends CallMethod>(name: N): RpcMethod =>
-  defineMethod(name, (ctx, params, call) => computeAnswer(ctx, name, params, call, { blockAt: 1 }));
+  defineMethod(name, (ctx, params, call) => computeAnswer(ctx, name, params, call));
 
 /** As computeAnswer, parsed: for handlers that look inside the node's answer (svc_estimateGas, asset changes). */
 export async function computeResult<N extends CallMethod>(

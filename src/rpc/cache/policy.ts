@@ -6,8 +6,11 @@ import type { Lifetime } from './answer-cache.js';
  * What an answer depends on, per method: nothing (the chain id), a block hash (never changes), a block
  * parameter (final at or below the finalized block; at `latest` and other recent blocks only until the
  * head moves), or the block a transaction landed in (read from the answer). `pending` never caches.
+ * A `block` rule is also the one place saying where a method takes its block (`at`, for withLatest too);
+ * `cached: false` for a method whose answers are not kept all the same (an estimate, an access list).
  */
-type Rule = { kind: 'constant' } | { kind: 'byHash' } | { kind: 'block'; at: number } | { kind: 'mined' };
+type Rule =
+  { kind: 'constant' } | { kind: 'byHash' } | { kind: 'block'; at: number; cached?: false } | { kind: 'mined' };
 
 const RULES: Record<string, Rule> = {
   eth_chainId: { kind: 'constant' },
@@ -22,6 +25,8 @@ const RULES: Record<string, Rule> = {
   eth_getCode: { kind: 'block', at: 1 },
   eth_getTransactionCount: { kind: 'block', at: 1 },
   eth_call: { kind: 'block', at: 1 },
+  eth_estimateGas: { kind: 'block', at: 1, cached: false },
+  eth_createAccessList: { kind: 'block', at: 1, cached: false },
   debug_traceCall: { kind: 'block', at: 1 },
   eth_getStorageAt: { kind: 'block', at: 2 },
   eth_getProof: { kind: 'block', at: 2 },
@@ -30,6 +35,15 @@ const RULES: Record<string, Rule> = {
   eth_getTransactionByHash: { kind: 'mined' },
   eth_getTransactionReceipt: { kind: 'mined' },
 };
+
+/**
+ * `params` with `latest` for a block param left out: the spec defaults an optional one to it, and some nodes (anvil)
+ * insist on it. (A required one is never left out: the spec's check refused that call already.)
+ */
+export function withLatest(method: string, params: readonly unknown[]): readonly unknown[] {
+  const rule = RULES[method];
+  return rule?.kind === 'block' && params.length === rule.at ? [...params, 'latest'] : params;
+}
 
 export interface CacheDecision {
   /** undefined: the answer must not be cached (and is not looked up). */
@@ -78,7 +92,7 @@ export function lifetimeOf(
     case 'byHash':
       return 'final';
     case 'block':
-      return blockLifetime(params[rule.at], head, headIsLive);
+      return rule.cached === false ? undefined : blockLifetime(params[rule.at], head, headIsLive);
     case 'mined':
       return 'byAnswer';
   }

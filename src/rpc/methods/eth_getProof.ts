@@ -11,9 +11,7 @@ import type { RawJson } from '../upstream/raw-json.js';
  * bytes are passed on unparsed.
  */
 export default defineMethod('eth_getProof', (ctx, [address, keys, ...block], call) => {
-  const answer = upstreamAnswer(ctx, 'eth_getProof', [address, keys.map(toStorageWord), ...block], call, {
-    blockAt: 2,
-  });
+  const answer = upstreamAnswer(ctx, 'eth_getProof', [address, keys.map(toStorageWord), ...block], call);
   if (keysAsForwarded(keys)) return answer;
   return andThen(answer, (raw: RawJson<MethodResult<'eth_getProof'>>) =>
     echoSentKeys(raw.value as MethodResult<'eth_getProof'>, keys),

@@ -25,11 +25,11 @@ export const eth_getTransactionByHash = passThrough('eth_getTransactionByHash');
 export const eth_getTransactionByBlockHashAndIndex = passThrough('eth_getTransactionByBlockHashAndIndex');
 export const eth_getTransactionReceipt = passThrough('eth_getTransactionReceipt');
 
-// State at a block: the block defaults to latest.
-export const eth_getBalance = passThrough('eth_getBalance', { blockAt: 1 });
-export const eth_getCode = passThrough('eth_getCode', { blockAt: 1 });
-export const eth_getStorageAt = passThrough('eth_getStorageAt', { blockAt: 2 });
-export const eth_getTransactionCount = passThrough('eth_getTransactionCount', { blockAt: 1 });
+// State at a block: the block defaults to latest (cache/policy.ts withLatest).
+export const eth_getBalance = passThrough('eth_getBalance');
+export const eth_getCode = passThrough('eth_getCode');
+export const eth_getStorageAt = passThrough('eth_getStorageAt');
+export const eth_getTransactionCount = passThrough('eth_getTransactionCount');
 
 // A proof-of-stake chain has no uncles: 0 or null.
 export const eth_getUncleCountByBlockHash = passThrough('eth_getUncleCountByBlockHash');
