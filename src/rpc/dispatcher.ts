@@ -119,24 +119,13 @@ export class Dispatcher implements CallTarget {
 
   /** A served method: params by position, each valid by its schema and the rules, then the handler. */
   private run(method: string, served: Served, params: unknown, scope: CallScope): Awaitable<CallResult> {
-    if (params !== undefined && !Array.isArray(params)) {
-      return {
-        error: {
-          code: RpcCodes.InvalidParams,
-          message: `invalid params: ${method} takes its params by position (a JSON array), got an object`,
-        },
-      };
-    }
+    if (params !== undefined && !Array.isArray(params))
+      return invalidParams(`${method} takes its params by position (a JSON array), got an object`);
     const list = (params ?? []) as unknown[];
     const names = served.params.names;
     if (list.length > names.length) {
       const takes = names.length === 0 ? 'no params' : `at most ${names.length} (${names.join(', ')})`;
-      return {
-        error: {
-          code: RpcCodes.InvalidParams,
-          message: `invalid params: ${method} takes ${takes}, got ${list.length}`,
-        },
-      };
+      return invalidParams(`${method} takes ${takes}, got ${list.length}`);
     }
     const invalid = served.params.check(list);
     if (invalid) return { error: toWireError(invalid) };
@@ -169,6 +158,10 @@ export class Dispatcher implements CallTarget {
 }
 
 const answered = (result: unknown): CallResult => ({ result: result === undefined ? null : result });
+
+const invalidParams = (detail: string): CallResult => ({
+  error: { code: RpcCodes.InvalidParams, message: `invalid params: ${detail}` },
+});
 
 /** Counts one call's answer against the reply's budget: the answer, or the -32005 error replacing it. */
 function chargeAnswer(out: CallResult, b: ResponseBudget | undefined): CallResult {

@@ -78,13 +78,11 @@ function nodeQuotas(config: RpcConfig, metrics: Registry): RpcContext['quotas'] 
     'Calls refused by a per-client quota of node work in flight, by its variable',
     ['variable'],
   );
+  const slots = (perClient: number, variable: string) =>
+    new ClientSlots(perClient, config.evm.timeoutMs, () => refusals.inc({ variable }));
   return {
-    traces: new ClientSlots(config.traceMaxPerClient, config.evm.timeoutMs, () =>
-      refusals.inc({ variable: 'RPC_TRACE_MAX_PER_CLIENT' }),
-    ),
-    wideLogs: new ClientSlots(config.logs.wideMaxPerClient, config.evm.timeoutMs, () =>
-      refusals.inc({ variable: 'RPC_LOGS_WIDE_MAX_PER_CLIENT' }),
-    ),
+    traces: slots(config.traceMaxPerClient, 'RPC_TRACE_MAX_PER_CLIENT'),
+    wideLogs: slots(config.logs.wideMaxPerClient, 'RPC_LOGS_WIDE_MAX_PER_CLIENT'),
   };
 }
 

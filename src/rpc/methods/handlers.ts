@@ -27,8 +27,6 @@ export { default as eth_simulateV1 } from './eth_simulateV1.js';
 export { default as eth_subscribe } from './eth_subscribe.js';
 export { default as eth_uninstallFilter } from './eth_uninstallFilter.js';
 export { default as eth_unsubscribe } from './eth_unsubscribe.js';
-export { default as net_listening } from './net_listening.js';
-export { default as net_peerCount } from './net_peerCount.js';
 export { default as svc_estimateGas } from './svc_estimateGas.js';
 export { default as svc_getProof } from './svc_getProof.js';
 export { default as trace_transaction } from './trace_transaction.js';

@@ -1,4 +1,5 @@
-import { passThrough } from '../context.js';
+import { defineMethod, passThrough } from '../context.js';
+import { netAnswer } from '../net-fallback.js';
 
 /*
  * The methods the upstream node answers as it is, one line each: params validated against the spec first, the
@@ -36,3 +37,8 @@ export const eth_getUncleCountByBlockHash = passThrough('eth_getUncleCountByBloc
 export const eth_getUncleCountByBlockNumber = passThrough('eth_getUncleCountByBlockNumber');
 export const eth_getUncleByBlockHashAndIndex = passThrough('eth_getUncleByBlockHashAndIndex');
 export const eth_getUncleByBlockNumberAndIndex = passThrough('eth_getUncleByBlockNumberAndIndex');
+
+// The node's answer, or ours when it lacks the method (net-fallback.ts): the endpoint answering is listening, and a
+// development node has no peers.
+export const net_listening = defineMethod('net_listening', (ctx) => netAnswer(ctx, 'net_listening', true));
+export const net_peerCount = defineMethod('net_peerCount', (ctx) => netAnswer(ctx, 'net_peerCount', '0x0'));

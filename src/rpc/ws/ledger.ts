@@ -34,27 +34,22 @@ export class ClientLedger {
     const socket = this.sockets.get(session) ?? { subscriptions: 0, addresses: 0 };
     const client = this.clients.get(session.client) ?? { subscriptions: 0, addresses: 0 };
     const { maxSubscriptions, maxAddressesPerSocket, maxAddressesPerClient } = this.caps;
-    if (socket.subscriptions >= maxSubscriptions) {
-      throw new RpcError(
-        RpcCodes.LimitExceeded,
+    const over = (message: string, limit: number) => new RpcError(RpcCodes.LimitExceeded, message, { limit });
+    if (socket.subscriptions >= maxSubscriptions)
+      throw over(
         `too many subscriptions on this socket: at most ${maxSubscriptions} (RPC_WS_MAX_SUBSCRIPTIONS)`,
-        { limit: maxSubscriptions },
+        maxSubscriptions,
       );
-    }
-    if (socket.addresses + addresses > maxAddressesPerSocket) {
-      throw new RpcError(
-        RpcCodes.LimitExceeded,
+    if (socket.addresses + addresses > maxAddressesPerSocket)
+      throw over(
         `too many log addresses on this socket: its subscriptions would follow ${socket.addresses + addresses} addresses, at most ${maxAddressesPerSocket} (RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_SOCKET)`,
-        { limit: maxAddressesPerSocket },
+        maxAddressesPerSocket,
       );
-    }
-    if (client.addresses + addresses > maxAddressesPerClient) {
-      throw new RpcError(
-        RpcCodes.LimitExceeded,
+    if (client.addresses + addresses > maxAddressesPerClient)
+      throw over(
         `too many log addresses for this client: its subscriptions on all its sockets would follow ${client.addresses + addresses} addresses, at most ${maxAddressesPerClient} (RPC_WS_MAX_SUBSCRIPTION_ADDRESSES_PER_CLIENT)`,
-        { limit: maxAddressesPerClient },
+        maxAddressesPerClient,
       );
-    }
     socket.subscriptions++;
     socket.addresses += addresses;
     client.subscriptions++;
