@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { DbClient } from '../../common/db/client.js';
 import { filterNotFound } from '../errors.js';
 import type { Filter as LogCriteria } from '../../../generated/rpc/methods.js';
@@ -6,6 +7,9 @@ import { perClientCapError, totalCapError, type FilterCountCaps } from './caps.j
 import { channelFor, memoFor, type FilterKind, type FilterMemo } from './memo.js';
 
 export type { FilterKind } from './memo.js';
+
+/** The database's clock `seconds` ago (expiry uses it, so replicas agree). */
+const ago = (k: Knex, seconds: number) => k.raw('now() - make_interval(secs => ?)', [seconds]);
 
 /** Rows touched by an update/delete: a number on pg, a result object on knex-pglite. */
 const affected = (r: unknown): number =>
@@ -70,7 +74,7 @@ export class FilterStore {
         // Creations take turns (per table, across replicas): two counting at once could both see room for one.
         await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [this.table]);
         const live = (await trx(this.table)
-          .where('last_poll_at', '>', trx.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
+          .where('last_poll_at', '>', ago(trx, this.ttlSeconds))
           .first(
             trx.raw('count(*)::int as total'),
             trx.raw('count(*) filter (where client = ?)::int as mine', [client ?? null]),
@@ -89,7 +93,7 @@ export class FilterStore {
     const row = (await this.db.query('rpc.filter_get', (k) =>
       k(this.table)
         .where({ id: key })
-        .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
+        .andWhere('last_poll_at', '>', ago(k, this.ttlSeconds))
         .first(
           'id',
           'kind',
@@ -134,10 +138,7 @@ export class FilterStore {
   async remove(id: string): Promise<boolean> {
     const key = id.toLowerCase();
     const n = await this.db.query('rpc.filter_remove', (k) =>
-      k(this.table)
-        .where({ id: key })
-        .andWhere('last_poll_at', '>', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
-        .delete(),
+      k(this.table).where({ id: key }).andWhere('last_poll_at', '>', ago(k, this.ttlSeconds)).delete(),
     );
     // An expired row is gone for the caller already; clean it up too.
     const expired = await this.db.query('rpc.filter_remove_expired', (k) => k(this.table).where({ id: key }).delete());
@@ -226,20 +227,18 @@ export class FilterStore {
   async sweep(): Promise<number> {
     const n = affected(
       await this.db.query('rpc.filter_sweep', (k) =>
-        k(this.table)
-          .where('last_poll_at', '<=', k.raw(`now() - make_interval(secs => ?)`, [this.ttlSeconds]))
-          .delete(),
+        k(this.table).where('last_poll_at', '<=', ago(k, this.ttlSeconds)).delete(),
       ),
     );
     // A live filter was polled within the TTL, and got every hash recorded before that poll.
     await this.db.query('rpc.filter_sweep_pending', (k) =>
       k(this.pendingTable)
-        .where('seen_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds]))
+        .where('seen_at', '<', ago(k, 2 * this.ttlSeconds))
         .delete(),
     );
     await this.db.query('rpc.filter_sweep_watchers', (k) =>
       k(this.watchersTable)
-        .where('beat_at', '<', k.raw(`now() - make_interval(secs => ?)`, [2 * this.ttlSeconds]))
+        .where('beat_at', '<', ago(k, 2 * this.ttlSeconds))
         .delete(),
     );
     if (this.db.kind === 'pglite' && n + this.uninstalled > 0) {

@@ -4,17 +4,13 @@ import { UpstreamTransportError } from '../errors.js';
 import { Body, post, SMALL_BODY_BYTES, UpstreamOversizeError, type NodeEndpoint } from './http-post.js';
 import { arrayElements, fastResult, fastResultOfAscii, RawJson, splitResponse } from './raw-json.js';
 
-export interface UpstreamResponse {
-  /** The result exactly as the node wrote it (never parsed unless someone reads `.value`). */
-  raw?: RawJson;
-  error?: { code: number; message: string; data?: unknown };
-}
-
-class Response implements UpstreamResponse {
+/** One JSON-RPC response of the node: its id as written, and its result or its error. */
+export class UpstreamResponse {
   error?: { code: number; message: string; data?: unknown };
   constructor(
     readonly id: string | undefined,
-    public raw?: RawJson,
+    /** The result exactly as the node wrote it (never parsed unless someone reads `.value`). */
+    readonly raw?: RawJson,
   ) {}
 }
 
@@ -22,13 +18,9 @@ class Response implements UpstreamResponse {
  * One response object of `text` (between `from` and `to`): the result kept as source text, the error
  * parsed (small, and its code decides failover). Undefined when it is not a JSON-RPC response.
  */
-export function readResponse(
-  text: string,
-  from = 0,
-  to = text.length,
-): (UpstreamResponse & { id?: string }) | undefined {
+export function readResponse(text: string, from = 0, to = text.length): UpstreamResponse | undefined {
   const fast = from === 0 && to === text.length ? fastResult(text) : undefined;
-  if (fast) return new Response(fast.id, new RawJson(fast.result));
+  if (fast) return new UpstreamResponse(fast.id, new RawJson(fast.result));
   const parts = splitResponse(text, from, to);
   if (!parts || (parts.result === undefined && parts.error === undefined)) return undefined;
   let error: UpstreamResponse['error'];
@@ -44,7 +36,7 @@ export function readResponse(
     }
   }
   if (!error && parts.result === undefined) return undefined;
-  const out = new Response(parts.id, error ? undefined : new RawJson(parts.result!));
+  const out = new UpstreamResponse(parts.id, error ? undefined : new RawJson(parts.result!));
   if (error) out.error = error;
   return out;
 }
@@ -72,10 +64,10 @@ export interface ClientLimits {
  * result kept as a view of them (RawJson.ofAscii): a 600 KB eth_getLogs answer then costs no decoding
  * (2.7 ms here) and no encoding on its way out. Anything else is decoded and read as text.
  */
-function readBody(body: Body): (UpstreamResponse & { id?: string }) | undefined {
+function readBody(body: Body): UpstreamResponse | undefined {
   if (body.ascii) {
     const fast = fastResultOfAscii(body.bytes);
-    if (fast) return new Response(fast.id, RawJson.ofAscii(fast.result));
+    if (fast) return new UpstreamResponse(fast.id, RawJson.ofAscii(fast.result));
   }
   return readResponse(body.text);
 }
