@@ -9,6 +9,10 @@ const commaList = (raw: string): string[] =>
     .map((x) => x.trim())
     .filter(Boolean);
 
+/** A custom variable's parse: its text as it is when `valid` says so. */
+const accepted = (valid: (raw: string) => boolean) => (raw: string) =>
+  valid(raw) ? { ok: true as const, value: raw } : { ok: false as const };
+
 /**
  * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
  * the defaults are what a single public endpoint in front of one node needs. LOG_LEVEL and DATABASE_*
@@ -36,10 +40,7 @@ export const rpcEnv = {
   RPC_UPSTREAM_WS_URLS: env
     .custom<string, { default: string }>(
       'comma-separated ws:// or wss:// URLs, one per RPC_UPSTREAM_URLS entry in the same order (empty: each HTTP URL with the ws scheme)',
-      (raw) =>
-        commaList(raw).every((x) => /^wss?:\/\/[^\s]+$/.test(x))
-          ? { ok: true as const, value: raw }
-          : { ok: false as const },
+      accepted((raw) => commaList(raw).every((x) => /^wss?:\/\/[^\s]+$/.test(x))),
       { default: '' },
     )
     .describe('WebSocket URLs of the nodes, in RPC_UPSTREAM_URLS order.'),
@@ -148,13 +149,11 @@ export const rpcEnv = {
   RPC_CORS_ORIGINS: env
     .custom<string, { default: string }>(
       '"*" (any origin), "none" (no CORS headers), or comma-separated origins such as https://app.example.org',
-      (raw) => {
-        if (raw === '*' || raw === 'none') return { ok: true as const, value: raw };
+      accepted((raw) => {
+        if (raw === '*' || raw === 'none') return true;
         const items = commaList(raw);
-        return items.length > 0 && items.every((x) => /^https?:\/\/[^\s/,*]+$/.test(x))
-          ? { ok: true as const, value: raw }
-          : { ok: false as const };
-      },
+        return items.length > 0 && items.every((x) => /^https?:\/\/[^\s/,*]+$/.test(x));
+      }),
       { default: '*' },
     )
     .describe('CORS of the JSON-RPC route: * (any page), none, or origins, comma-separated.'),
@@ -162,7 +161,7 @@ export const rpcEnv = {
   RPC_BUNDLER_VENDOR_PREFIX: env
     .custom<string, { default: string }>(
       'lower-case letters and digits ending in "_" (for example pimlico_)',
-      (raw) => (/^[a-z][a-z0-9]*_$/.test(raw) ? { ok: true as const, value: raw } : { ok: false as const }),
+      accepted((raw) => /^[a-z][a-z0-9]*_$/.test(raw)),
       { default: 'vendor_' },
     )
     .describe("The bundler's name for vendor_ methods (Alto: pimlico_)."),

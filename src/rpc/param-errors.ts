@@ -67,7 +67,6 @@ function reason(err: AjvError, root: Schema, received: unknown): string {
     case 'type':
       return `expected ${String(err.params.type)}, got ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}`;
     case 'pattern':
-      return `${show(value)} is not ${describeSchema(here)}`;
     case 'oneOf':
     case 'anyOf':
       return `${show(value)} is not ${describeSchema(here)}`;

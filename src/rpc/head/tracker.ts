@@ -23,6 +23,9 @@ function toBlockHead(header: unknown): BlockHead | undefined {
   }
 }
 
+/** The head moved on by one block, `h`. */
+const oneBlock = (h: BlockHead): HeadEvent => ({ head: h, added: [h], removed: [], gap: false });
+
 /**
  * The canonical chain tip of one upstream pool, shared by everything in the process that asks "what is
  * the head": eth_blockNumber, `latest` in range checks and cache keys, filter polls. Heads are observed
@@ -79,10 +82,7 @@ export class HeadTracker implements HeadFeed {
   observe(header: unknown, source: string): void {
     const h = toBlockHead(header);
     if (!h) return;
-    if (this.busy === 0 && this.extendsTip(h)) {
-      this.apply({ head: h, added: [h], removed: [], gap: false }, source);
-      return;
-    }
+    if (this.busy === 0 && this.extendsTip(h)) return this.apply(oneBlock(h), source);
     this.busy++;
     this.pending = this.pending
       .then(() => this.link(h, source))
@@ -103,19 +103,13 @@ export class HeadTracker implements HeadFeed {
 
   private async link(h: BlockHead, source: string): Promise<void> {
     const tip = this.tip;
-    if (tip === undefined) {
-      this.apply({ head: h, added: [h], removed: [], gap: false }, source);
-      return;
-    }
+    if (tip === undefined) return this.apply(oneBlock(h), source);
     const known = this.chain.get(h.number);
     if (known?.hash === h.hash) return; // a lagging node, or a poll after the subscription: nothing new
     // Lower or equal height with another hash: a reorg only when the node that gave us the tip says so
     // (two healthy nodes a block apart must not flip the head back and forth).
     if (h.number <= tip.number && source !== this.tipSource) return;
-    if (this.extendsTip(h)) {
-      this.apply({ head: h, added: [h], removed: [], gap: false }, source);
-      return;
-    }
+    if (this.extendsTip(h)) return this.apply(oneBlock(h), source);
     // Walk back by parentHash until the parent is a remembered canonical block (or memory runs out).
     const added = [h];
     let cursor = h;

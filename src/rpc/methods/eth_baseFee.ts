@@ -1,6 +1,5 @@
 import type { Quantity } from '../../../generated/rpc/methods.js';
-import { defineMethod } from '../context.js';
-import type { RpcContext } from '../context.js';
+import { defineMethod, type RpcContext } from '../context.js';
 import { RawJson } from '../upstream/raw-json.js';
 
 /**
