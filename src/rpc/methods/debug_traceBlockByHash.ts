@@ -7,5 +7,5 @@ import { blockTraces } from '../trace/block.js';
  * (trace/gate.ts). A block by hash never changes, so its trace is kept in the answer cache.
  */
 export default defineMethod('debug_traceBlockByHash', (ctx, params, call) =>
-  blockTraces(ctx, 'debug_traceBlockByHash', params, call, 'final'),
+  blockTraces(ctx, 'debug_traceBlockByHash', params, call),
 );

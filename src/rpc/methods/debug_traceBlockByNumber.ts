@@ -1,4 +1,3 @@
-import { blockLifetime } from '../cache/policy.js';
 import { defineMethod } from '../context.js';
 import { blockTraces } from '../trace/block.js';
 
@@ -7,11 +6,5 @@ import { blockTraces } from '../trace/block.js';
  * finalized one is kept in the answer cache, one of a recent block until the head moves.
  */
 export default defineMethod('debug_traceBlockByNumber', (ctx, params, call) =>
-  blockTraces(
-    ctx,
-    'debug_traceBlockByNumber',
-    params,
-    call,
-    blockLifetime(params[0], ctx.upstream.tracker, ctx.upstream.headIsLive),
-  ),
+  blockTraces(ctx, 'debug_traceBlockByNumber', params, call),
 );

@@ -1,6 +1,6 @@
 import type { BlockTraceEntry, TraceOptions, TraceResult } from '../../../generated/rpc/methods.js';
 import { RpcError } from '../../common/errors.js';
-import type { Lifetime } from '../cache/answer-cache.js';
+import { blockLifetime } from '../cache/policy.js';
 import { upstreamCall, type RpcContext } from '../context.js';
 import { RpcCodes } from '../errors.js';
 import type { CallScope } from '../types.js';
@@ -16,16 +16,18 @@ interface NodeEntry {
 /**
  * debug_traceBlockByHash / ByNumber through the trace gate (gate.ts), every entry {txHash, result}. The
  * node's text goes out as it is when every entry has its txHash (anvil 1.7.1); some nodes (older anvil) leave
- * txHash out, and it is filled from the block's transaction list, which has the same order.
+ * txHash out, and it is filled from the block's transaction list, which has the same order. Kept in the answer
+ * cache: by hash for good (a block by hash never changes), by number once final, or until the head moves.
  */
 export async function blockTraces(
   ctx: RpcContext,
   method: 'debug_traceBlockByHash' | 'debug_traceBlockByNumber',
   [block, options]: readonly [string, TraceOptions],
   scope: CallScope,
-  lifetime: Lifetime | undefined,
 ): Promise<RawJson<BlockTraceEntry[]> | BlockTraceEntry[]> {
   const params = [block, boundTracerTimeout(options, ctx.config.evm.timeoutMs)];
+  const lifetime =
+    method === 'debug_traceBlockByHash' ? 'final' : blockLifetime(block, ctx.upstream.tracker, ctx.upstream.headIsLive);
   const raw = await gatedTrace(ctx, method, params, scope, lifetime);
   // No tracer output has a "txHash" member, so as many of them as entries means every entry has its own;
   // counted on the text, so a passed-through trace (or one in the cache) is never parsed.
