@@ -67,15 +67,15 @@ export class ClientSlots {
   constructor(
     readonly perClient: number,
     readonly waitMs: number,
-    private readonly refused: () => void = () => undefined,
+    private readonly refused: () => void,
   ) {}
 
   /** A release function once `client` holds a slot, or undefined when `waitMs` passed first. */
-  async take(client: string | undefined, waitMs = this.waitMs): Promise<(() => void) | undefined> {
+  async take(client: string | undefined): Promise<(() => void) | undefined> {
     if (client === undefined) return () => undefined;
     let gate = this.gates.get(client);
     if (!gate) this.gates.set(client, (gate = new ComputeGate(this.perClient)));
-    const release = await gate.enter(waitMs);
+    const release = await gate.enter(this.waitMs);
     if (!release) {
       this.refused();
       this.forget(client, gate);

@@ -145,18 +145,12 @@ export function joinMemo(db: DbClient, table: string, memo: FilterMemo, logger: 
 export const channelFor = (table: string) =>
   `l2stack_filter_removed_${table.replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63);
 
-function listenForRemovals(
-  db: DbClient,
-  table: string,
-  memo: FilterMemo,
-  logger: Logger,
-  retryMs = 2_000,
-): () => Promise<void> {
+function listenForRemovals(db: DbClient, table: string, memo: FilterMemo, logger: Logger): () => Promise<void> {
   // PGlite is one process: every uninstall happens in this one and reaches its memo directly.
   if (db.kind === 'pglite') return async () => undefined;
   const listening = db.listen(channelFor(table), (id) => memo.forget(id), {
     logger,
-    retryMs,
+    retryMs: 2_000,
     // While it is lost, polls read the database (memo.ts keeps no answer it cannot trust).
     onListening: (on) => memo.setListening(on),
   });

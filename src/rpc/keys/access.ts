@@ -2,7 +2,7 @@ import type { RequestHead } from '../../common/http/request-head.js';
 import type { CallResult, CallTarget } from '../types.js';
 import { RpcCodes } from '../errors.js';
 import type { RateLimiter, RateLimitSettings } from '../ratelimit.js';
-import { KeyFailureLimiter } from './failures.js';
+import type { KeyFailureLimiter } from './failures.js';
 import type { KeyRegistry } from './registry.js';
 import type { ApiKeyRecord } from './store.js';
 
@@ -72,7 +72,7 @@ export class KeyAccess {
     private readonly publicLimiter: RateLimiter,
     private readonly publicSettings: RateLimitSettings,
     private readonly makeLimiter: (settings: RateLimitSettings) => RateLimiter,
-    private readonly failures: KeyFailureLimiter = new KeyFailureLimiter({ perMinute: 30 }),
+    private readonly failures: KeyFailureLimiter,
   ) {}
 
   async resolve(req: Pick<RequestHead, 'url' | 'header'>, address: string): Promise<AccessDecision> {

@@ -139,8 +139,7 @@ export class SubscriptionHub {
     this.progressed();
   }
 
-  count(kind?: SubscriptionKind): number {
-    if (kind === undefined) return this.subs.size;
+  count(kind: SubscriptionKind): number {
     let n = 0;
     for (const s of this.subs.values()) if (s.kind === kind) n++;
     return n;
