@@ -14,6 +14,7 @@ import { keccak256 } from '../common/eth/keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
 import { applyChanges, type KeyChange } from './tree.js';
 import { proveKeysAt, readValues, type KeyProof, type LeafProof } from './tree-read.js';
+import type { MerkleProofJson, ProofEntryJson, StateProofResultJson } from './verify.js';
 
 /** What one block did to one account (the net effect of all its transactions). */
 export interface AccountChange {
@@ -37,24 +38,8 @@ export interface AccountChange {
   loadBefore?: () => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
 }
 
-/** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof). */
-export interface MerkleProofJson {
-  proofRelatedNodes: string[];
-  value: string;
-}
-export type ProofEntryJson =
-  | { key: string; leafIndex: number; proof: MerkleProofJson }
-  | {
-      key: string;
-      leftLeafIndex: number;
-      leftProof: MerkleProofJson;
-      rightLeafIndex: number;
-      rightProof: MerkleProofJson;
-    };
-export interface StateProofJson {
-  accountProof: ProofEntryJson;
-  storageProofs: ProofEntryJson[];
-}
+/** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof): the verifier's own. */
+export type { ProofEntryJson, StateProofResultJson as StateProofJson } from './verify.js';
 
 const merkleJson = (p: LeafProof): MerkleProofJson => ({
   proofRelatedNodes: p.proofRelatedNodes.map(toHex),
@@ -165,7 +150,7 @@ export class WorldState {
   /**
    * svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys.
    */
-  async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofJson> {
+  async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofResultJson> {
     const addr = address.toLowerCase();
     const slots = storageKeys.map((key) => storageKeyWord(key));
     const [account, ...storage] = await proveKeysAt(
