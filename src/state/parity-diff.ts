@@ -1,5 +1,5 @@
 import { fromHex, word, type Bytes } from './bytes.js';
-import { slotKey, slotValue } from './diff.js';
+import { markDeleted, slotKey, slotValue } from './diff.js';
 import type { AccountChange } from './state.js';
 
 /**
@@ -81,15 +81,7 @@ export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: Befor
         net.set(address, ch);
       }
       if (gone(diff.balance) || gone(diff.nonce) || gone(diff.code)) {
-        // Deleted: if it comes back later in the block, it starts from nothing.
-        Object.assign(ch, {
-          deleted: true,
-          clearStorage: true,
-          nonce: 0n,
-          balance: 0n,
-          code: new Uint8Array(0),
-          storage: new Map(),
-        });
+        markDeleted(ch);
         continue;
       }
       ch.deleted = false;
