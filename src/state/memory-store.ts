@@ -55,7 +55,6 @@ class MemoryTree {
 }
 
 export class MemoryStore implements BatchingStore {
-  readonly kind = 'memory' as const;
   private trees = new Map<TreeId, MemoryTree>();
   private blocks = new Map<bigint, BlockRecord>();
   private headNumber: bigint | undefined;
@@ -195,6 +194,4 @@ export class MemoryStore implements BatchingStore {
   async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
     return this.finalizations.get(l2Block);
   }
-
-  async close(): Promise<void> {}
 }

@@ -53,7 +53,6 @@ const SETTLED_ROWS = 200_000;
 type RawQuery = <T>(sql: string, bindings: readonly Knex.RawBinding[]) => Promise<T>;
 
 export class PgStore implements BatchingStore {
-  readonly kind: 'pglite' | 'postgres';
   /** A table of this store's schema, qualified (`<schema>.nodes`). */
   private readonly table: (name: string) => string;
 
@@ -61,7 +60,6 @@ export class PgStore implements BatchingStore {
     private readonly db: DbClient,
     readonly schema: string,
   ) {
-    this.kind = db.kind;
     this.table = (name) => `${schema}.${name}`;
   }
 
@@ -394,6 +392,4 @@ export class PgStore implements BatchingStore {
       r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash }
     );
   }
-
-  async close(): Promise<void> {}
 }

@@ -91,7 +91,6 @@ function stagedFloor(o: TreeOverlay, k: string): KeyEntry | undefined {
  * underlying store already holds.
  */
 export class StagedStore implements VersionedStore {
-  readonly kind: VersionedStore['kind'];
   private staged: StagedBlock[] = [];
   private trees = new Map<TreeId, TreeOverlay>();
   private baseHead: BlockRecord | undefined;
@@ -100,9 +99,7 @@ export class StagedStore implements VersionedStore {
   /** Rows (and keys) known of the head across all trees. */
   private cached = 0;
 
-  constructor(readonly base: BatchingStore) {
-    this.kind = base.kind;
-  }
+  constructor(readonly base: BatchingStore) {}
 
   /** Blocks applied but not yet written. */
   get pendingBlocks(): number {
@@ -334,6 +331,4 @@ export class StagedStore implements VersionedStore {
   finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
     return this.base.finalization(l2Block);
   }
-
-  async close(): Promise<void> {}
 }
