@@ -3,6 +3,7 @@ import { env, parseEnv } from '../common/config/env.js';
 import { isHexOfLength } from '../common/eth/hex.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 import { rateLimitFrom, type HttpRateLimit } from '../common/http/rate-limit.js';
+import type { PricingSettings } from './indexer/sources.js';
 
 /**
  * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
@@ -44,18 +45,8 @@ export interface TokenIndexerConfig {
   secureMinMarketCapUsd: number;
   /** Pools whose quote side is worth less than this many USD do not price a token. */
   minLiquidityUsd: number;
-  /** Outlier, stale and confidence settings (pricing/settings.ts); defaults when absent. */
-  pricing?: Partial<PricingSettingsInput>;
-}
-
-/** The pricing settings other than the minimum liquidity (see docs/token-api.md, "Price sources"). */
-export interface PricingSettingsInput {
-  /** A pool straying more than this share from the weighted median of the others is an outlier. */
-  outlierShare: number;
-  /** A pool whose state is older than this (seconds) than the block priced is stale. */
-  staleAfterSeconds: number;
-  /** Liquidity (USD) at which the confidence's depth factor reaches 1. */
-  referenceLiquidityUsd: number;
+  /** Outlier, stale and confidence settings (indexer/sources.ts); defaults (DEFAULT_PRICING) when absent. */
+  pricing?: Partial<Omit<PricingSettings, 'minLiquidityUsd'>>;
 }
 
 export interface TokenApiConfig {
