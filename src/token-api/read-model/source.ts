@@ -27,6 +27,8 @@ export interface Delta {
 
 // Timestamps also as epoch microseconds: the orderings must tell apart what PostgreSQL tells apart.
 const us = (col: string) => `(extract(epoch from ${col}) * 1000000)::int8`;
+/** A timestamp column in epoch ms as float8, which the drivers answer as a number (int8 comes as text). */
+export const epochMs = (col: string) => `(${us(col)} / 1000)::float8`;
 const TOKEN_SELECT = `address, name, symbol, decimals, total_supply, current_price, price_updated_at, last24h_variation,
   last24h_variation_abs, fdv, buys, sells, swaps, is_possible_spam, is_secure, list_logo,
   ${us('price_updated_at')} as price_updated_us, ${us('created_at')} as created_us, ${us('updated_at')} as updated_us, change_seq`;
@@ -46,11 +48,9 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
         if (since >= 0) await trx.raw('set local enable_seqscan = off');
         const tokens = (await trx.raw(`select ${TOKEN_SELECT} from ??.tokens where change_seq > ?`, [schema, since]))
           .rows as LoadedTokenRow[];
-        // The times in epoch ms as float8, which the drivers answer as numbers (int8 comes as text).
-        const ms = (col: string) => `(${us(col)} / 1000)::float8`;
         const priceRows = (
           await trx.raw(
-            `select token, ${ms('hour')} as "hourMs", price, change_seq from ??.prices where change_seq > ?`,
+            `select token, ${epochMs('hour')} as "hourMs", price, change_seq from ??.prices where change_seq > ?`,
             [schema, since],
           )
         ).rows as (PriceRow & { change_seq: string })[];
@@ -59,8 +59,8 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
         ).rows as { token: string; detail: StoredExplanation | string; change_seq: string }[];
         const candleRows = (
           await trx.raw(
-            `select token, ${ms('hour')} as "hourMs", open, high, low, close, volume_usd as "volumeUsd", area,
-               ${ms('covered_from')} as "coveredFromMs", ${ms('last_at')} as "lastAtMs", change_seq
+            `select token, ${epochMs('hour')} as "hourMs", open, high, low, close, volume_usd as "volumeUsd", area,
+               ${epochMs('covered_from')} as "coveredFromMs", ${epochMs('last_at')} as "lastAtMs", change_seq
              from ??.candles where change_seq > ?`,
             [schema, since],
           )
