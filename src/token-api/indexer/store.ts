@@ -34,6 +34,9 @@ export interface SwapRow {
   token_bought: string;
 }
 
+type TokenDecimals = { address: string; decimals: number };
+type ListingInput = { address: string; name: string; symbol: string; metadata_ok: boolean };
+
 export class IndexerStore {
   constructor(readonly schema: string) {}
 
@@ -94,8 +97,8 @@ export class IndexerStore {
     }));
   }
 
-  async loadTokens(knex: Knex): Promise<{ address: string; decimals: number }[]> {
-    return (await knex(this.table('tokens')).select('address', 'decimals')) as { address: string; decimals: number }[];
+  async loadTokens(knex: Knex): Promise<TokenDecimals[]> {
+    return (await knex(this.table('tokens')).select('address', 'decimals')) as TokenDecimals[];
   }
 
   async insertTokens(knex: Knex, tokens: NewToken[]): Promise<void> {
@@ -181,17 +184,13 @@ export class IndexerStore {
       counts.set(token, c);
     };
     const inserted = new Set<string>();
+    type Inserted = Pick<SwapRow, 'tx_hash' | 'log_index' | 'token_sold' | 'token_bought'>;
     for (const part of chunks(swaps, 1_000)) {
       const rows = (await knex(this.table('swaps'))
         .insert(part)
         .onConflict(['tx_hash', 'log_index'])
         .ignore()
-        .returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
-        tx_hash: string;
-        log_index: number;
-        token_sold: string;
-        token_bought: string;
-      }[];
+        .returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as Inserted[];
       for (const r of rows) {
         inserted.add(`${r.tx_hash}:${r.log_index}`);
         bump(r.token_sold, 'sells');
@@ -260,16 +259,12 @@ export class IndexerStore {
     );
   }
 
-  async tokensDueForSupply(
-    knex: Knex,
-    olderThan: Date,
-    limit: number,
-  ): Promise<{ address: string; decimals: number }[]> {
+  async tokensDueForSupply(knex: Knex, olderThan: Date, limit: number): Promise<TokenDecimals[]> {
     return (await knex(this.table('tokens'))
       .select('address', 'decimals')
       .where((b) => b.whereNull('supply_read_at').orWhere('supply_read_at', '<', olderThan))
       .orderBy('supply_read_at', 'asc')
-      .limit(limit)) as { address: string; decimals: number }[];
+      .limit(limit)) as TokenDecimals[];
   }
 
   /** Listing flags, logos and spam verdicts after a token-list (re)load. */
@@ -288,13 +283,8 @@ export class IndexerStore {
     }
   }
 
-  async listingInputs(knex: Knex): Promise<{ address: string; name: string; symbol: string; metadata_ok: boolean }[]> {
-    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as {
-      address: string;
-      name: string;
-      symbol: string;
-      metadata_ok: boolean;
-    }[];
+  async listingInputs(knex: Knex): Promise<ListingInput[]> {
+    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as ListingInput[];
   }
 
   /**
