@@ -51,6 +51,10 @@ const SETTLED_ROWS = 200_000;
 
 /** One read statement with bindings: inside a snapshot transaction, or alone on the pool (headReader). */
 type RawQuery = <T>(sql: string, bindings: readonly Knex.RawBinding[]) => Promise<T>;
+const rawOn =
+  (knex: Knex): RawQuery =>
+  async <T>(sql: string, bindings: readonly Knex.RawBinding[]) =>
+    (await knex.raw(sql, [...bindings])) as T;
 
 export class PgStore implements BatchingStore {
   /** A table of this store's schema, qualified (`<schema>.nodes`). */
@@ -69,17 +73,10 @@ export class PgStore implements BatchingStore {
 
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
     return this.db.query('state.read', (knex) =>
-      knex.transaction(
-        (trx) =>
-          fn(
-            this.reader(
-              async <T>(sql: string, bindings: readonly Knex.RawBinding[]) => (await trx.raw(sql, [...bindings])) as T,
-              block,
-              options?.settled ?? false,
-            ),
-          ),
-        { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig,
-      ),
+      knex.transaction((trx) => fn(this.reader(rawOn(trx), block, options?.settled ?? false)), {
+        isolationLevel: 'repeatable read',
+        readOnly: true,
+      } as Knex.TransactionConfig),
     );
   }
 
@@ -146,8 +143,7 @@ export class PgStore implements BatchingStore {
   /** See BatchingStore.headReader: each call one statement on the shared pool, no transaction. */
   headReader(block: bigint): StateReader {
     return this.reader(
-      <T>(sql: string, bindings: readonly Knex.RawBinding[]) =>
-        this.db.query('state.head_read', async (knex) => (await knex.raw(sql, [...bindings])) as T),
+      (sql, bindings) => this.db.query('state.head_read', (knex) => rawOn(knex)(sql, bindings)),
       block,
     );
   }
