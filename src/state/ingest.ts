@@ -295,9 +295,7 @@ export class Ingestor {
   }
 
   private async header(n: bigint): Promise<BlockHeader | undefined> {
-    const params = [quantity(n), false];
-    const b = await this.call<BlockHeader | null>('eth_getBlockByNumber', params);
-    return b ?? undefined;
+    return (await this.call<BlockHeader | null>('eth_getBlockByNumber', [quantity(n), false])) ?? undefined;
   }
 
   /** Walks back from `from` to the newest block whose hash the upstream still agrees with, and rolls back to it. */
