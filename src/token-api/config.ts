@@ -220,6 +220,8 @@ export const tokenApiEnv = {
 };
 
 type Values = ReturnType<typeof parseEnv<typeof tokenApiEnv>>['values'];
+/** A config and the environment it was read from, as logged (secrets redacted). */
+type Loaded<C> = { config: C; effective: Record<string, string | undefined> };
 
 function indexerFrom(v: Values): TokenIndexerConfig {
   return Object.freeze({
@@ -260,7 +262,7 @@ function needsRpc(v: Values, what: string): string[] {
 export function loadTokenApiConfig(
   source: Record<string, string | undefined>,
   options: { indexer?: boolean } = {},
-): { config: TokenApiConfig; effective: Record<string, string | undefined> } {
+): Loaded<TokenApiConfig> {
   const withIndexer = options.indexer ?? true;
   const { values: v, effective } = parseEnv(tokenApiEnv, source, (v) => [
     ...(withIndexer ? needsRpc(v, 'when the indexer runs in the API process (or pass --no-indexer)') : []),
@@ -291,10 +293,7 @@ export function loadTokenApiConfig(
 }
 
 /** Config of `l2stack token-indexer`. */
-export function loadTokenIndexerConfig(source: Record<string, string | undefined>): {
-  config: TokenIndexerConfig;
-  effective: Record<string, string | undefined>;
-} {
+export function loadTokenIndexerConfig(source: Record<string, string | undefined>): Loaded<TokenIndexerConfig> {
   const { values, effective } = parseEnv(tokenApiEnv, source, (v) => needsRpc(v, 'for the indexer'));
   return { config: indexerFrom(values), effective };
 }
