@@ -83,15 +83,7 @@ export interface TokenApiConfig {
 }
 
 const addressList = () =>
-  env.custom<string[], object>('a comma-separated list of 0x-prefixed 20-byte hex addresses', (raw) => {
-    const items = raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const bad = items.find((i) => !isHexOfLength(i, 20));
-    if (bad !== undefined) return { ok: false, reason: `"${bad}" is not an address` };
-    return { ok: true, value: [...new Set(items.map((i) => i.toLowerCase()))] };
-  });
+  env.addressList('a comma-separated list of 0x-prefixed 20-byte hex addresses', { unique: true });
 
 /** Parses the excluded-wallet list: a JSON array, or `@path` to a file holding one. */
 export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
