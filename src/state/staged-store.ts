@@ -312,23 +312,10 @@ export class StagedStore implements VersionedStore {
     this.discard();
   }
 
-  async prune(floor: bigint): Promise<number> {
-    return this.base.prune(floor);
-  }
-
-  getMeta(key: string): Promise<string | undefined> {
-    return this.base.getMeta(key);
-  }
-
-  setMeta(key: string, value: string): Promise<void> {
-    return this.base.setMeta(key, value);
-  }
-
-  recordFinalization(rec: FinalizationRecord): Promise<void> {
-    return this.base.recordFinalization(rec);
-  }
-
-  finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
-    return this.base.finalization(l2Block);
-  }
+  // The rest goes straight to the underlying store: pruning, meta and finalizations are never staged.
+  readonly prune = (floor: bigint) => this.base.prune(floor);
+  readonly getMeta = (key: string) => this.base.getMeta(key);
+  readonly setMeta = (key: string, value: string) => this.base.setMeta(key, value);
+  readonly recordFinalization = (rec: FinalizationRecord) => this.base.recordFinalization(rec);
+  readonly finalization = (l2Block: bigint) => this.base.finalization(l2Block);
 }
