@@ -143,21 +143,18 @@ export class IndexerEngine {
   /** Prices after a block: the touched pools' tokens, plus everything quoted in a quote token whose price moved. */
   private reprice(touched: Set<string>, at: Date, block: number): Observation[] {
     const affected = new Set<string>();
-    for (const a of touched) {
-      const p = this.pools.get(a)!;
+    const addTokensOf = (pool: string) => {
+      const p = this.pools.get(pool)!;
       affected.add(p.token0);
       affected.add(p.token1);
-    }
+    };
+    for (const a of touched) addTokensOf(a);
     if ([...affected].some((t) => this.oracle.isQuote(t))) {
       const next = this.oracle.quotePrices(this.input, at.getTime());
       for (const q of new Set([...next.keys(), ...this.quotePrices.keys()])) {
         if (next.get(q)?.price === this.quotePrices.get(q)?.price) continue;
         affected.add(q);
-        for (const poolAddress of this.poolsByToken.get(q) ?? []) {
-          const p = this.pools.get(poolAddress)!;
-          affected.add(p.token0);
-          affected.add(p.token1);
-        }
+        for (const poolAddress of this.poolsByToken.get(q) ?? []) addTokensOf(poolAddress);
       }
       this.quotePrices = next;
     }
