@@ -1,17 +1,14 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
 import { hourOf, windowHours } from '../read-model/series.js';
+import type { TokenMetadata } from './metadata.js';
 import type { Observation, PoolState } from './pricing.js';
 import { chunks, pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
 
-export interface NewToken {
+export interface NewToken extends Pick<TokenMetadata, 'name' | 'symbol' | 'decimals' | 'totalSupply'> {
   address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  totalSupply: bigint;
   metadataOk: boolean;
   isPossibleSpam: boolean;
   listed: boolean;
