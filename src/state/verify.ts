@@ -17,6 +17,7 @@ import {
   type LeafOpening,
 } from './encoding.js';
 import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
+import type * as spec from '../../generated/rpc/methods.js';
 
 /**
  * Verifier for integrators: checks svc_getProof results against a state root with nothing but the hash
@@ -28,23 +29,12 @@ import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
 
 export { decodeAccountValue, type AccountValue };
 
-export interface MerkleProofJson {
-  proofRelatedNodes: string[];
-  value: string;
-}
-export interface InclusionProofJson {
-  key: string;
-  leafIndex: number;
-  proof: MerkleProofJson;
-}
-export interface NonInclusionProofJson {
-  key: string;
-  leftLeafIndex: number;
-  leftProof: MerkleProofJson;
-  rightLeafIndex: number;
-  rightProof: MerkleProofJson;
-}
-export type ProofEntryJson = InclusionProofJson | NonInclusionProofJson;
+/** svc_getProof's result and its parts, as specs/rpc.openrpc.json defines them. */
+export type MerkleProofJson = spec.MerkleProof;
+export type InclusionProofJson = spec.InclusionProof;
+export type NonInclusionProofJson = spec.NonInclusionProof;
+export type ProofEntryJson = spec.ProofEntry;
+export type StateProofResultJson = spec.StateProof;
 
 export type KeyKind = 'account' | 'storage';
 
@@ -203,11 +193,6 @@ export function verifyEntry(
     return fail('neither an inclusion ({leafIndex, proof}) nor a non-inclusion ({leftLeafIndex, …}) proof');
   const r = verifyNonInclusion(root, entry, kind, hasher);
   return r.ok ? { ok: true, exists: false } : r;
-}
-
-export interface StateProofResultJson {
-  accountProof: ProofEntryJson;
-  storageProofs: ProofEntryJson[];
 }
 
 /**
