@@ -1,6 +1,6 @@
-import { fromHex, word, type Bytes } from './bytes.js';
+import { fromHex, word } from './bytes.js';
 import { markDeleted, slotKey, slotValue } from './diff.js';
-import type { AccountChange } from './state.js';
+import type { AccountChange, AccountFields } from './state.js';
 
 /**
  * From `trace_replayBlockTransactions(n, ['stateDiff'])` (the parity-style trace of geth's rivals: Besu,
@@ -44,14 +44,10 @@ function before(d: Delta<string> | undefined): string | undefined {
   return undefined;
 }
 
-type Field = 'nonce' | 'balance' | 'code';
 /**
  * Reads an account's fields as the chain had them before the block (the ingest asks the upstream at the parent block).
  */
-export type BeforeLoader = (
-  address: string,
-  fields: Field[],
-) => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
+export type BeforeLoader = (address: string, fields: (keyof AccountFields)[]) => Promise<AccountFields>;
 
 export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: BeforeLoader): AccountChange[] {
   if (!Array.isArray(replay)) throw new Error('trace_replayBlockTransactions did not answer an array');
