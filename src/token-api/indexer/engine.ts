@@ -12,13 +12,8 @@ import type { ListedToken } from './token-list.js';
 import { IndexerStore, type NewPool, type NewToken, type SwapRow } from './store.js';
 import { recordCandles, recordSources, swapVolumesUsd } from './candles-store.js';
 
-export interface BatchResult {
-  logs: number;
-  newPools: number;
-  newTokens: number;
-  swaps: number;
-  observations: number;
-}
+/** What one batch indexed: logs read, pools and tokens found, swaps and price observations recorded. */
+export type BatchResult = Record<'logs' | 'newPools' | 'newTokens' | 'swaps' | 'observations', number>;
 
 /**
  * The indexer's in-memory view (pools, decimals, quote prices) and the processing of one block range:

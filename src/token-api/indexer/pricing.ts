@@ -1,5 +1,5 @@
 import { toFloat } from '../decimal.js';
-import { judge, type Candidate, type Judged, type PricingSettings } from './sources.js';
+import { judge, type Candidate, type Judgement, type PricingSettings } from './sources.js';
 
 /** In-memory state of one pool, as the indexer keeps it up to date from Sync (V2) and Swap (V3) events. */
 export interface PoolState {
@@ -49,11 +49,8 @@ export interface PricingInput {
 }
 
 /** A price and what made it: the pools used and left out (sources.ts), or the peg of a stablecoin. */
-export interface Explained {
-  price: number;
+export interface Explained extends Judgement {
   basis: 'pools' | 'peg';
-  used: Judged[];
-  excluded: Judged[];
 }
 
 /** Quote tokens' prices and explanations (stablecoins included, pegged); quotes without a route are absent. */
