@@ -78,7 +78,7 @@ export class PriceOracle {
 
   /** Prices of every quote token at block time `atMs`. */
   quotePrices(input: PricingInput, atMs: number): QuoteBook {
-    const known: QuoteBook = new Map([...this.stables].map((s) => [s, PEG]));
+    let known: QuoteBook = new Map([...this.stables].map((s) => [s, PEG]));
     const others = [...this.quotes].filter((q) => !this.stables.has(q));
     // Each round may price quotes one hop further from a stablecoin.
     for (let round = 0; round < others.length; round++) {
@@ -89,8 +89,7 @@ export class PriceOracle {
         else next.set(q, p);
       }
       const changed = others.some((q) => next.get(q)?.price !== known.get(q)?.price);
-      known.clear();
-      for (const [k, v] of next) known.set(k, v);
+      known = next;
       if (!changed) break;
     }
     return known;
