@@ -52,20 +52,7 @@ export const stateEnv = {
       "The tree's hash and proofs: poseidon2 (Linea's) or keccak; stored with the tree, another one refuses to start.",
     ),
   STATE_GENESIS_ACCOUNTS: env
-    .custom(
-      'a comma-separated list of 0x-prefixed 20-byte addresses',
-      (raw) => {
-        const items = raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
-        const bad = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
-        return bad === undefined
-          ? { ok: true, value: items.map((a) => a.toLowerCase()) }
-          : { ok: false, reason: `"${bad}" is not an address` };
-      },
-      { default: [] as string[] },
-    )
+    .addressList('a comma-separated list of 0x-prefixed 20-byte addresses', { default: [] as string[] })
     .describe('Genesis-allocated accounts read at block 0 (untouched ones are otherwise not in the tree).'),
 };
 

@@ -34,6 +34,12 @@ export const slotValue = (v: string): Bytes => {
   return b;
 };
 
+/** An account deleted in the block: if it comes back later in the block, it starts from nothing (both diff sources). */
+export function markDeleted(ch: AccountChange): void {
+  Object.assign(ch, { deleted: true, clearStorage: true, nonce: 0n, balance: 0n, code: new Uint8Array(0) });
+  ch.storage = new Map();
+}
+
 export function blockChanges(trace: BlockTrace): AccountChange[] {
   const net = new Map<string, AccountChange>();
   for (const [i, tx] of trace.entries()) {
@@ -52,15 +58,7 @@ export function blockChanges(trace: BlockTrace): AccountChange[] {
       }
       const after = post[addr];
       if (!after) {
-        // Deleted: if it comes back later in the block, it starts from nothing.
-        Object.assign(ch, {
-          deleted: true,
-          clearStorage: true,
-          nonce: 0n,
-          balance: 0n,
-          code: new Uint8Array(0),
-          storage: new Map(),
-        });
+        markDeleted(ch);
         continue;
       }
       ch.deleted = false;

@@ -23,7 +23,7 @@ export class FinalizationFollower {
 
   constructor(
     private readonly store: VersionedStore,
-    l1: JsonRpcProvider,
+    private readonly l1: JsonRpcProvider,
     address: string,
     private readonly logger: Logger,
     metrics: Registry,
@@ -57,17 +57,15 @@ export class FinalizationFollower {
 
   /** currentL2BlockNumber() at an L1 block; 0 (only genesis) while the contract does not exist there yet. */
   private async finalizedAt(l1Block: number): Promise<bigint> {
-    const provider = this.contract.runner as JsonRpcProvider;
     if (!this.deployed) {
-      if ((await provider.getCode(await this.contract.getAddress(), l1Block)) === '0x') return 0n;
+      if ((await this.l1.getCode(await this.contract.getAddress(), l1Block)) === '0x') return 0n;
       this.deployed = true;
     }
     return this.contract.currentL2BlockNumber({ blockTag: l1Block });
   }
 
   async step(): Promise<boolean> {
-    const provider = this.contract.runner as JsonRpcProvider;
-    const l1Head = await provider.getBlockNumber();
+    const l1Head = await this.l1.getBlockNumber();
     const cursor = Number((await this.store.getMeta(CURSOR)) ?? String(this.options.fromBlock - 1));
     let to = cursor;
     if (cursor < l1Head) {

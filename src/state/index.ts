@@ -205,7 +205,6 @@ export async function startStateManager({
       await loops;
       l1.destroy();
       l2.destroy();
-      l2Rpc.close();
     })());
   common.shutdown.add('state manager', stop);
   logger.info(

@@ -2,13 +2,13 @@ import type { JsonRpcProvider } from 'ethers';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../common/log.js';
 import { counter, gauge, histogram } from '../common/metrics.js';
-import { fromHex, quantity, type Bytes } from './bytes.js';
+import { fromHex, quantity } from './bytes.js';
 import { blockChanges, type BlockTrace } from './diff.js';
 import { parityBlockChanges, type ParityBlockReplay } from './parity-diff.js';
 import type { TraceMethod } from './config.js';
 import type { JsonRpcCaller } from './rpc-client.js';
 import { StagedStore, type BatchingStore } from './staged-store.js';
-import { WorldState, type AccountChange } from './state.js';
+import { WorldState, type AccountChange, type AccountFields } from './state.js';
 import type { VersionedStore } from './store.js';
 
 const isBatchingStore = (s: VersionedStore): s is BatchingStore =>
@@ -256,11 +256,11 @@ export class Ingestor {
   /** Fields of an account at a block (by hash, EIP-1898, so a reorg cannot answer for another block). */
   private async accountAt(
     address: string,
-    fields: readonly ('nonce' | 'balance' | 'code')[],
+    fields: readonly (keyof AccountFields)[],
     blockHash: string,
-  ): Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }> {
+  ): Promise<AccountFields> {
     const at = { blockHash };
-    const read = async (f: 'nonce' | 'balance' | 'code') => {
+    const read = async (f: keyof AccountFields) => {
       if (f === 'nonce') return { nonce: BigInt(await this.call<string>('eth_getTransactionCount', [address, at])) };
       if (f === 'balance') return { balance: BigInt(await this.call<string>('eth_getBalance', [address, at])) };
       return { code: fromHex(await this.call<string>('eth_getCode', [address, at])) };
@@ -295,9 +295,7 @@ export class Ingestor {
   }
 
   private async header(n: bigint): Promise<BlockHeader | undefined> {
-    const params = [quantity(n), false];
-    const b = await this.call<BlockHeader | null>('eth_getBlockByNumber', params);
-    return b ?? undefined;
+    return (await this.call<BlockHeader | null>('eth_getBlockByNumber', [quantity(n), false])) ?? undefined;
   }
 
   /** Walks back from `from` to the newest block whose hash the upstream still agrees with, and rolls back to it. */

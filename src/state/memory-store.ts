@@ -55,7 +55,6 @@ class MemoryTree {
 }
 
 export class MemoryStore implements BatchingStore {
-  readonly kind = 'memory' as const;
   private trees = new Map<TreeId, MemoryTree>();
   private blocks = new Map<bigint, BlockRecord>();
   private headNumber: bigint | undefined;
@@ -148,29 +147,28 @@ export class MemoryStore implements BatchingStore {
   }
 
   async rollback(block: bigint): Promise<void> {
-    const cut = <T>(m: Map<number | string, Version<T>[]>) => {
-      for (const [k, v] of m) {
-        while (v.length > 0 && v[v.length - 1]!.block > block) v.pop();
-        if (v.length === 0) m.delete(k);
-      }
-    };
-    for (const t of this.trees.values()) {
-      cut(t.nodes);
-      cut(t.keys);
-      t.flushSorted();
-      t.sorted = t.sorted.filter((k) => t.keys.has(k));
-    }
+    this.sweep((v) => {
+      while (v.length > 0 && v[v.length - 1]!.block > block) v.pop();
+      return 0;
+    });
     for (const n of [...this.blocks.keys()]) if (n > block) this.blocks.delete(n);
     const remaining = [...this.blocks.keys()];
     this.headNumber = remaining.length === 0 ? undefined : remaining.reduce((a, b) => (a > b ? a : b));
   }
 
   async prune(floor: bigint): Promise<number> {
-    let removed = 0;
+    const removed = this.sweep((v) => compact(v, floor));
+    for (const n of [...this.blocks.keys()]) if (n < floor) this.blocks.delete(n);
+    return removed;
+  }
+
+  /** Edits every row's versions (rollback, prune), drops the rows and trees left empty; sums what `edit` returns. */
+  private sweep(edit: (versions: Version<unknown>[]) => number): number {
+    let sum = 0;
     for (const [id, t] of this.trees) {
       for (const m of [t.nodes, t.keys] as Map<number | string, Version<unknown>[]>[]) {
         for (const [k, v] of m) {
-          removed += compact(v, floor);
+          sum += edit(v);
           if (v.length === 0) m.delete(k);
         }
       }
@@ -178,8 +176,7 @@ export class MemoryStore implements BatchingStore {
       t.sorted = t.sorted.filter((k) => t.keys.has(k));
       if (t.nodes.size === 0 && t.keys.size === 0) this.trees.delete(id);
     }
-    for (const n of [...this.blocks.keys()]) if (n < floor) this.blocks.delete(n);
-    return removed;
+    return sum;
   }
 
   async getMeta(key: string): Promise<string | undefined> {
@@ -197,6 +194,4 @@ export class MemoryStore implements BatchingStore {
   async finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
     return this.finalizations.get(l2Block);
   }
-
-  async close(): Promise<void> {}
 }

@@ -1,6 +1,6 @@
-import { fromHex, word, type Bytes } from './bytes.js';
-import { slotKey, slotValue } from './diff.js';
-import type { AccountChange } from './state.js';
+import { fromHex, word } from './bytes.js';
+import { markDeleted, slotKey, slotValue } from './diff.js';
+import type { AccountChange, AccountFields } from './state.js';
 
 /**
  * From `trace_replayBlockTransactions(n, ['stateDiff'])` (the parity-style trace of geth's rivals: Besu,
@@ -44,14 +44,10 @@ function before(d: Delta<string> | undefined): string | undefined {
   return undefined;
 }
 
-type Field = 'nonce' | 'balance' | 'code';
 /**
  * Reads an account's fields as the chain had them before the block (the ingest asks the upstream at the parent block).
  */
-export type BeforeLoader = (
-  address: string,
-  fields: Field[],
-) => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
+export type BeforeLoader = (address: string, fields: (keyof AccountFields)[]) => Promise<AccountFields>;
 
 export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: BeforeLoader): AccountChange[] {
   if (!Array.isArray(replay)) throw new Error('trace_replayBlockTransactions did not answer an array');
@@ -81,15 +77,7 @@ export function parityBlockChanges(replay: ParityBlockReplay, loadBefore?: Befor
         net.set(address, ch);
       }
       if (gone(diff.balance) || gone(diff.nonce) || gone(diff.code)) {
-        // Deleted: if it comes back later in the block, it starts from nothing.
-        Object.assign(ch, {
-          deleted: true,
-          clearStorage: true,
-          nonce: 0n,
-          balance: 0n,
-          code: new Uint8Array(0),
-          storage: new Map(),
-        });
+        markDeleted(ch);
         continue;
       }
       ch.deleted = false;

@@ -51,9 +51,12 @@ const SETTLED_ROWS = 200_000;
 
 /** One read statement with bindings: inside a snapshot transaction, or alone on the pool (headReader). */
 type RawQuery = <T>(sql: string, bindings: readonly Knex.RawBinding[]) => Promise<T>;
+const rawOn =
+  (knex: Knex): RawQuery =>
+  async <T>(sql: string, bindings: readonly Knex.RawBinding[]) =>
+    (await knex.raw(sql, [...bindings])) as T;
 
 export class PgStore implements BatchingStore {
-  readonly kind: 'pglite' | 'postgres';
   /** A table of this store's schema, qualified (`<schema>.nodes`). */
   private readonly table: (name: string) => string;
 
@@ -61,7 +64,6 @@ export class PgStore implements BatchingStore {
     private readonly db: DbClient,
     readonly schema: string,
   ) {
-    this.kind = db.kind;
     this.table = (name) => `${schema}.${name}`;
   }
 
@@ -71,17 +73,10 @@ export class PgStore implements BatchingStore {
 
   read<T>(block: bigint, fn: (reader: StateReader) => Promise<T>, options?: ReadOptions): Promise<T> {
     return this.db.query('state.read', (knex) =>
-      knex.transaction(
-        (trx) =>
-          fn(
-            this.reader(
-              async <T>(sql: string, bindings: readonly Knex.RawBinding[]) => (await trx.raw(sql, [...bindings])) as T,
-              block,
-              options?.settled ?? false,
-            ),
-          ),
-        { isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig,
-      ),
+      knex.transaction((trx) => fn(this.reader(rawOn(trx), block, options?.settled ?? false)), {
+        isolationLevel: 'repeatable read',
+        readOnly: true,
+      } as Knex.TransactionConfig),
     );
   }
 
@@ -148,8 +143,7 @@ export class PgStore implements BatchingStore {
   /** See BatchingStore.headReader: each call one statement on the shared pool, no transaction. */
   headReader(block: bigint): StateReader {
     return this.reader(
-      <T>(sql: string, bindings: readonly Knex.RawBinding[]) =>
-        this.db.query('state.head_read', async (knex) => (await knex.raw(sql, [...bindings])) as T),
+      (sql, bindings) => this.db.query('state.head_read', (knex) => rawOn(knex)(sql, bindings)),
       block,
     );
   }
@@ -394,6 +388,4 @@ export class PgStore implements BatchingStore {
       r && { l2Block: BigInt(r.l2_block), stateRoot: r.state_root, l1Block: BigInt(r.l1_block), l1TxHash: r.l1_tx_hash }
     );
   }
-
-  async close(): Promise<void> {}
 }

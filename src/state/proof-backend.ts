@@ -63,27 +63,25 @@ function servableBlock(
   options: ProofBackendOptions,
   served: Counter<'outcome'>,
 ): bigint {
+  const refuse = (outcome: string, code: number, message: string, data?: Record<string, string>): RpcError => {
+    served.inc({ outcome });
+    return new RpcError(code, message, data);
+  };
   const finalized = options.latestFinalized();
   if (finalized === undefined) {
-    served.inc({ outcome: 'not_ready' });
-    throw new RpcError(
-      RpcErrorCode.Server,
-      'the state manager has not read the finalized block from L1 yet; try again shortly',
-    );
+    const message = 'the state manager has not read the finalized block from L1 yet; try again shortly';
+    throw refuse('not_ready', RpcErrorCode.Server, message);
   }
   const n = block === 'finalized' ? finalized : block;
+  const requested = { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) };
   if (n > finalized) {
-    served.inc({ outcome: 'not_finalized' });
-    throw new RpcError(
-      RpcErrorCode.Server,
-      `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`,
-      { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
-    );
+    const message = `block ${n} is not finalized on L1; the latest finalized block is ${finalized}`;
+    throw refuse('not_finalized', RpcErrorCode.Server, message, requested);
   }
   const oldest = finalized - BigInt(options.retainedFinalizedBlocks) + 1n;
   if (n < oldest) {
-    served.inc({ outcome: 'not_retained' });
-    throw new RpcError(
+    throw refuse(
+      'not_retained',
       STATE_NOT_RETAINED,
       `state for block ${n} is not retained; the oldest retained block is ${oldest} (the latest finalized block is ${finalized})`,
       { requestedBlock: quantity(n), oldestRetainedBlock: quantity(oldest), latestFinalizedBlock: quantity(finalized) },
@@ -91,11 +89,11 @@ function servableBlock(
   }
   const head = options.ingestedHead();
   if (n > head) {
-    served.inc({ outcome: 'not_ingested' });
-    throw new RpcError(
+    throw refuse(
+      'not_ingested',
       RpcErrorCode.Server,
       `block ${n} is finalized on L1 but the state manager has only applied blocks up to ${head}; try again shortly`,
-      { requestedBlock: quantity(n), latestFinalizedBlock: quantity(finalized) },
+      requested,
     );
   }
   if (!/^0x[0-9a-fA-F]{40}$/.test(address))

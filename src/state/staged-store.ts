@@ -91,7 +91,6 @@ function stagedFloor(o: TreeOverlay, k: string): KeyEntry | undefined {
  * underlying store already holds.
  */
 export class StagedStore implements VersionedStore {
-  readonly kind: VersionedStore['kind'];
   private staged: StagedBlock[] = [];
   private trees = new Map<TreeId, TreeOverlay>();
   private baseHead: BlockRecord | undefined;
@@ -100,9 +99,7 @@ export class StagedStore implements VersionedStore {
   /** Rows (and keys) known of the head across all trees. */
   private cached = 0;
 
-  constructor(readonly base: BatchingStore) {
-    this.kind = base.kind;
-  }
+  constructor(readonly base: BatchingStore) {}
 
   /** Blocks applied but not yet written. */
   get pendingBlocks(): number {
@@ -315,25 +312,10 @@ export class StagedStore implements VersionedStore {
     this.discard();
   }
 
-  async prune(floor: bigint): Promise<number> {
-    return this.base.prune(floor);
-  }
-
-  getMeta(key: string): Promise<string | undefined> {
-    return this.base.getMeta(key);
-  }
-
-  setMeta(key: string, value: string): Promise<void> {
-    return this.base.setMeta(key, value);
-  }
-
-  recordFinalization(rec: FinalizationRecord): Promise<void> {
-    return this.base.recordFinalization(rec);
-  }
-
-  finalization(l2Block: bigint): Promise<FinalizationRecord | undefined> {
-    return this.base.finalization(l2Block);
-  }
-
-  async close(): Promise<void> {}
+  // The rest goes straight to the underlying store: pruning, meta and finalizations are never staged.
+  readonly prune = (floor: bigint) => this.base.prune(floor);
+  readonly getMeta = (key: string) => this.base.getMeta(key);
+  readonly setMeta = (key: string, value: string) => this.base.setMeta(key, value);
+  readonly recordFinalization = (rec: FinalizationRecord) => this.base.recordFinalization(rec);
+  readonly finalization = (l2Block: bigint) => this.base.finalization(l2Block);
 }

@@ -14,18 +14,19 @@ import { keccak256 } from '../common/eth/keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
 import { applyChanges, type KeyChange } from './tree.js';
 import { proveKeysAt, readValues, type KeyProof, type LeafProof } from './tree-read.js';
+import type { MerkleProofJson, ProofEntryJson, StateProofResultJson } from './verify.js';
+
+/** Some of an account's fields (a diff's, or the chain's as read); absent ones are left as they are. */
+export type AccountFields = { nonce?: bigint; balance?: bigint; code?: Bytes };
 
 /** What one block did to one account (the net effect of all its transactions). */
-export interface AccountChange {
+export interface AccountChange extends AccountFields {
   /** Lowercase 0x address. */
   address: string;
   /** The account no longer exists after the block (its storage goes with it). */
   deleted: boolean;
   /** The storage was wiped before `storage` applies (the account was deleted and created again in the block). */
   clearStorage?: boolean;
-  nonce?: bigint;
-  balance?: bigint;
-  code?: Bytes;
   /** Slot (0x + 64 hex) → 32-byte word; a zero word deletes the slot. */
   storage: Map<string, Bytes>;
   /**
@@ -34,27 +35,11 @@ export interface AccountChange {
    */
   before?: { nonce: bigint; balance: bigint; code: Bytes };
   /** Fields of `before` the diff did not carry, read from the chain only when this tree has never seen the account. */
-  loadBefore?: () => Promise<{ nonce?: bigint; balance?: bigint; code?: Bytes }>;
+  loadBefore?: () => Promise<AccountFields>;
 }
 
-/** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof). */
-export interface MerkleProofJson {
-  proofRelatedNodes: string[];
-  value: string;
-}
-export type ProofEntryJson =
-  | { key: string; leafIndex: number; proof: MerkleProofJson }
-  | {
-      key: string;
-      leftLeafIndex: number;
-      leftProof: MerkleProofJson;
-      rightLeafIndex: number;
-      rightProof: MerkleProofJson;
-    };
-export interface StateProofJson {
-  accountProof: ProofEntryJson;
-  storageProofs: ProofEntryJson[];
-}
+/** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof): the verifier's own. */
+export type { ProofEntryJson, StateProofResultJson as StateProofJson } from './verify.js';
 
 const merkleJson = (p: LeafProof): MerkleProofJson => ({
   proofRelatedNodes: p.proofRelatedNodes.map(toHex),
@@ -152,7 +137,7 @@ export class WorldState {
     return root;
   }
 
-  private setFields(acct: AccountValue, f: { nonce?: bigint; balance?: bigint; code?: Bytes }): void {
+  private setFields(acct: AccountValue, f: AccountFields): void {
     if (f.nonce !== undefined) acct.nonce = f.nonce;
     if (f.balance !== undefined) acct.balance = f.balance;
     if (f.code !== undefined) {
@@ -165,7 +150,7 @@ export class WorldState {
   /**
    * svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys.
    */
-  async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofJson> {
+  async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofResultJson> {
     const addr = address.toLowerCase();
     const slots = storageKeys.map((key) => storageKeyWord(key));
     const [account, ...storage] = await proveKeysAt(

@@ -74,7 +74,6 @@ export interface ProofReads {
 }
 
 export interface VersionedStore {
-  readonly kind: 'memory' | 'pglite' | 'postgres';
   /**
    * Runs `fn` against a snapshot as of `block` (one read transaction on Postgres, so pruning cannot race it).
    * `settled`: the caller guarantees `block` can no longer change (finalized on L1 and ingested: rollback
@@ -100,5 +99,4 @@ export interface VersionedStore {
   setMeta(key: string, value: string): Promise<void>;
   recordFinalization(rec: FinalizationRecord): Promise<void>;
   finalization(l2Block: bigint): Promise<FinalizationRecord | undefined>;
-  close(): Promise<void>;
 }

@@ -17,6 +17,7 @@ import {
   type LeafOpening,
 } from './encoding.js';
 import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
+import type * as spec from '../../generated/rpc/methods.js';
 
 /**
  * Verifier for integrators: checks svc_getProof results against a state root with nothing but the hash
@@ -28,23 +29,12 @@ import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
 
 export { decodeAccountValue, type AccountValue };
 
-export interface MerkleProofJson {
-  proofRelatedNodes: string[];
-  value: string;
-}
-export interface InclusionProofJson {
-  key: string;
-  leafIndex: number;
-  proof: MerkleProofJson;
-}
-export interface NonInclusionProofJson {
-  key: string;
-  leftLeafIndex: number;
-  leftProof: MerkleProofJson;
-  rightLeafIndex: number;
-  rightProof: MerkleProofJson;
-}
-export type ProofEntryJson = InclusionProofJson | NonInclusionProofJson;
+/** svc_getProof's result and its parts, as specs/rpc.openrpc.json defines them. */
+export type MerkleProofJson = spec.MerkleProof;
+export type InclusionProofJson = spec.InclusionProof;
+export type NonInclusionProofJson = spec.NonInclusionProof;
+export type ProofEntryJson = spec.ProofEntry;
+export type StateProofResultJson = spec.StateProof;
 
 export type KeyKind = 'account' | 'storage';
 
@@ -113,6 +103,15 @@ export function hKeyOf(kind: KeyKind, key: string, hasher: HashProvider = ethers
   return kind === 'account' ? accountHKey(hasher, key) : storageHKey(hasher, storageKeyWord(key));
 }
 
+/** H(key) of a proof entry's key, or why the key is not one. */
+function keyHash(kind: KeyKind, key: string, hasher: HashProvider): Verified<{ hKey: Bytes }> {
+  try {
+    return { ok: true, hKey: hKeyOf(kind, key, hasher) };
+  } catch (err) {
+    return fail(`key: ${(err as Error).message}`);
+  }
+}
+
 /** Checks that `key` exists with the proof's value; returns the value (decoded for accounts). */
 export function verifyInclusion(
   root: string,
@@ -122,19 +121,17 @@ export function verifyInclusion(
 ): Verified<{ value: Bytes; account?: AccountValue }> {
   const m = verifyMerkleProof(root, entry.leafIndex, entry.proof, hasher);
   if (!m.ok) return m;
-  let hKey: Bytes;
-  try {
-    hKey = hKeyOf(kind, entry.key, hasher);
-  } catch (err) {
-    return fail(`key: ${(err as Error).message}`);
-  }
-  if (!equal(m.opening.hKey, hKey)) return fail('the leaf holds a different key');
-  const expected = kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH;
+  const k = keyHash(kind, entry.key, hasher);
+  if (!k.ok) return k;
+  if (!equal(m.opening.hKey, k.hKey)) return fail('the leaf holds a different key');
+  const expected = valueLength(kind);
   if (m.value.length !== expected) return fail(`the value must be ${expected} bytes, got ${m.value.length}`);
   if (!equal(m.opening.hValue, valueHash(kind, m.value, hasher)))
     return fail('the leaf does not commit to the given value');
   return { ok: true, value: m.value, ...(kind === 'account' ? { account: decodeAccountValue(m.value) } : {}) };
 }
+
+const valueLength = (kind: KeyKind): number => (kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH);
 
 function valueHash(kind: KeyKind, value: Bytes, hasher: HashProvider): Bytes {
   return kind === 'account' ? hasher.accountValue(value) : hasher.storageValue(value);
@@ -143,8 +140,7 @@ function valueHash(kind: KeyKind, value: Bytes, hasher: HashProvider): Bytes {
 /** A neighbour's value must match its leaf (sentinels carry no value and a zero hValue). */
 function neighbourValueOk(opening: LeafOpening, value: Bytes, kind: KeyKind, hasher: HashProvider): boolean {
   if (value.length === 0) return equal(opening.hValue, ZERO_WORD);
-  const expected = kind === 'account' ? ACCOUNT_VALUE_LENGTH : STORAGE_VALUE_LENGTH;
-  return value.length === expected && equal(opening.hValue, valueHash(kind, value, hasher));
+  return value.length === valueLength(kind) && equal(opening.hValue, valueHash(kind, value, hasher));
 }
 
 const cmp = (a: Bytes, b: Bytes): number => {
@@ -171,14 +167,10 @@ export function verifyNonInclusion(
     return fail(`left.next is ${left.opening.next}, not the right leaf index ${entry.rightLeafIndex}`);
   if (right.opening.prev !== entry.leftLeafIndex)
     return fail(`right.prev is ${right.opening.prev}, not the left leaf index ${entry.leftLeafIndex}`);
-  let hKey: Bytes;
-  try {
-    hKey = hKeyOf(kind, entry.key, hasher);
-  } catch (err) {
-    return fail(`key: ${(err as Error).message}`);
-  }
-  if (!(cmp(left.opening.hKey, hKey) < 0)) return fail("H(key) is not above the left neighbour's hKey");
-  if (!(cmp(hKey, right.opening.hKey) < 0)) return fail("H(key) is not below the right neighbour's hKey");
+  const k = keyHash(kind, entry.key, hasher);
+  if (!k.ok) return k;
+  if (!(cmp(left.opening.hKey, k.hKey) < 0)) return fail("H(key) is not above the left neighbour's hKey");
+  if (!(cmp(k.hKey, right.opening.hKey) < 0)) return fail("H(key) is not below the right neighbour's hKey");
   return { ok: true };
 }
 
@@ -201,11 +193,6 @@ export function verifyEntry(
     return fail('neither an inclusion ({leafIndex, proof}) nor a non-inclusion ({leftLeafIndex, …}) proof');
   const r = verifyNonInclusion(root, entry, kind, hasher);
   return r.ok ? { ok: true, exists: false } : r;
-}
-
-export interface StateProofResultJson {
-  accountProof: ProofEntryJson;
-  storageProofs: ProofEntryJson[];
 }
 
 /**

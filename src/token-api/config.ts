@@ -3,6 +3,7 @@ import { env, parseEnv } from '../common/config/env.js';
 import { isHexOfLength } from '../common/eth/hex.js';
 import { httpEnv, httpLimitsFrom, type HttpLimits } from '../common/config/http-env.js';
 import { rateLimitFrom, type HttpRateLimit } from '../common/http/rate-limit.js';
+import type { PricingSettings } from './indexer/sources.js';
 
 /**
  * Configuration of the token data API (`l2stack token-api`) and of its indexer (`l2stack token-indexer`).
@@ -44,18 +45,8 @@ export interface TokenIndexerConfig {
   secureMinMarketCapUsd: number;
   /** Pools whose quote side is worth less than this many USD do not price a token. */
   minLiquidityUsd: number;
-  /** Outlier, stale and confidence settings (pricing/settings.ts); defaults when absent. */
-  pricing?: Partial<PricingSettingsInput>;
-}
-
-/** The pricing settings other than the minimum liquidity (see docs/token-api.md, "Price sources"). */
-export interface PricingSettingsInput {
-  /** A pool straying more than this share from the weighted median of the others is an outlier. */
-  outlierShare: number;
-  /** A pool whose state is older than this (seconds) than the block priced is stale. */
-  staleAfterSeconds: number;
-  /** Liquidity (USD) at which the confidence's depth factor reaches 1. */
-  referenceLiquidityUsd: number;
+  /** Outlier, stale and confidence settings (indexer/sources.ts); defaults (DEFAULT_PRICING) when absent. */
+  pricing?: Partial<Omit<PricingSettings, 'minLiquidityUsd'>>;
 }
 
 export interface TokenApiConfig {
@@ -92,15 +83,7 @@ export interface TokenApiConfig {
 }
 
 const addressList = () =>
-  env.custom<string[], object>('a comma-separated list of 0x-prefixed 20-byte hex addresses', (raw) => {
-    const items = raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const bad = items.find((i) => !isHexOfLength(i, 20));
-    if (bad !== undefined) return { ok: false, reason: `"${bad}" is not an address` };
-    return { ok: true, value: [...new Set(items.map((i) => i.toLowerCase()))] };
-  });
+  env.addressList('a comma-separated list of 0x-prefixed 20-byte hex addresses', { unique: true });
 
 /** Parses the excluded-wallet list: a JSON array, or `@path` to a file holding one. */
 export function parseExcludedWallets(raw: string): ExcludedWalletConfig[] {
@@ -229,6 +212,8 @@ export const tokenApiEnv = {
 };
 
 type Values = ReturnType<typeof parseEnv<typeof tokenApiEnv>>['values'];
+/** A config and the environment it was read from, as logged (secrets redacted). */
+type Loaded<C> = { config: C; effective: Record<string, string | undefined> };
 
 function indexerFrom(v: Values): TokenIndexerConfig {
   return Object.freeze({
@@ -269,7 +254,7 @@ function needsRpc(v: Values, what: string): string[] {
 export function loadTokenApiConfig(
   source: Record<string, string | undefined>,
   options: { indexer?: boolean } = {},
-): { config: TokenApiConfig; effective: Record<string, string | undefined> } {
+): Loaded<TokenApiConfig> {
   const withIndexer = options.indexer ?? true;
   const { values: v, effective } = parseEnv(tokenApiEnv, source, (v) => [
     ...(withIndexer ? needsRpc(v, 'when the indexer runs in the API process (or pass --no-indexer)') : []),
@@ -300,10 +285,7 @@ export function loadTokenApiConfig(
 }
 
 /** Config of `l2stack token-indexer`. */
-export function loadTokenIndexerConfig(source: Record<string, string | undefined>): {
-  config: TokenIndexerConfig;
-  effective: Record<string, string | undefined>;
-} {
+export function loadTokenIndexerConfig(source: Record<string, string | undefined>): Loaded<TokenIndexerConfig> {
   const { values, effective } = parseEnv(tokenApiEnv, source, (v) => needsRpc(v, 'for the indexer'));
   return { config: indexerFrom(values), effective };
 }

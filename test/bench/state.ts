@@ -328,7 +328,6 @@ async function backfill(): Promise<void> {
     }
   } finally {
     l2.destroy();
-    rpc?.close();
     await devnet.stop();
     await devDb.close();
   }

@@ -151,6 +151,26 @@ export const env = {
       opts,
     ),
 
+  /**
+   * Comma-separated 0x-prefixed 20-byte addresses, lower-cased (blanks around items and empty items ignored);
+   * `expected` names the form, `unique` drops repeats.
+   */
+  addressList: <O extends Options<string[]>>(expected: string, opts: O & { unique?: boolean } = {} as O) =>
+    spec<string[], O>(
+      expected,
+      (raw) => {
+        const items = raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const wrong = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
+        if (wrong !== undefined) return bad(`"${wrong}" is not an address`);
+        const lower = items.map((a) => a.toLowerCase());
+        return ok(opts.unique ? [...new Set(lower)] : lower);
+      },
+      opts,
+    ),
+
   hex32: <O extends Options<string>>(opts: O = {} as O) =>
     spec<string, O>(
       '0x followed by 64 hex digits (32 bytes)',

@@ -23,14 +23,7 @@ function digest(text: string): string {
  * price window's position where the answer depends on the clock, and a digest of the normalized request:
  * replicas at the same version give the same tag, and any write changes it, with no body hashing.
  */
-function jsonAnswer(
-  ctx: HandlerContext,
-  parts: Buffer[],
-  length: number,
-  key: string,
-  windowPart = '',
-): Representation {
-  const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+function jsonAnswer(ctx: HandlerContext, body: Buffer, key: string, windowPart = ''): Representation {
   const rep: Representation = {
     body,
     contentType: 'application/json; charset=utf-8',
@@ -54,13 +47,18 @@ const PRICES_CLOSE = Buffer.from('}');
 
 /** Collects byte pieces and their total length for one Buffer.concat. */
 class Pieces {
-  readonly parts: Buffer[] = [];
-  length = 0;
+  private readonly parts: Buffer[] = [];
+  private length = 0;
   add(b: Buffer): void {
     this.parts.push(b);
     this.length += b.length;
   }
+  bytes(): Buffer {
+    return Buffer.concat(this.parts, this.length);
+  }
 }
+
+const noToken = (address: string) => notFound(`No token with contract address ${address}`);
 
 export function listTokensAnswer(ctx: HandlerContext, q: ListQuery): Representation {
   const { rows, total } = ctx.model.page(q);
@@ -77,21 +75,19 @@ export function listTokensAnswer(ctx: HandlerContext, q: ListQuery): Representat
     ),
   );
   const key = `l|${q.page}|${q.limit}|${q.isSecure}|${q.order}|${q.sort}|${q.addresses?.join(',') ?? ''}`;
-  return jsonAnswer(ctx, out.parts, out.length, key);
+  return jsonAnswer(ctx, out.bytes(), key);
 }
 
 export function tokenAnswer(ctx: HandlerContext, address: string): Representation {
   const rec = ctx.model.token(address);
-  if (!rec) throw notFound(`No token with contract address ${address}`);
-  const bytes = tokenJson(rec, ctx.logoBase());
-  return jsonAnswer(ctx, [bytes], bytes.length, `t|${address}`);
+  if (!rec) throw noToken(address);
+  return jsonAnswer(ctx, tokenJson(rec, ctx.logoBase()), `t|${address}`);
 }
 
 export function tokenPricesAnswer(ctx: HandlerContext, address: string): Representation {
-  if (!ctx.model.token(address)) throw notFound(`No token with contract address ${address}`);
+  if (!ctx.model.token(address)) throw noToken(address);
   const now = ctx.now();
-  const bytes = ctx.model.seriesJson(address, now);
-  return jsonAnswer(ctx, [bytes], bytes.length, `p|${address}`, windowPart(now));
+  return jsonAnswer(ctx, ctx.model.seriesJson(address, now), `p|${address}`, windowPart(now));
 }
 
 /** The answers that depend on the minute (freshness, the current hour's twap) carry it in their ETag. */
@@ -100,15 +96,14 @@ const minutePart = (now: number) => `m${Math.floor(now / 60_000)}`;
 export function priceSourcesAnswer(ctx: HandlerContext, address: string): Representation {
   const now = ctx.now();
   const bytes = ctx.model.priceSourcesJson(address, now);
-  if (!bytes) throw notFound(`No token with contract address ${address}`);
-  return jsonAnswer(ctx, [bytes], bytes.length, `s|${address}`, minutePart(now));
+  if (!bytes) throw noToken(address);
+  return jsonAnswer(ctx, bytes, `s|${address}`, minutePart(now));
 }
 
 export function candlesAnswer(ctx: HandlerContext, address: string): Representation {
-  if (!ctx.model.token(address)) throw notFound(`No token with contract address ${address}`);
+  if (!ctx.model.token(address)) throw noToken(address);
   const now = ctx.now();
-  const bytes = ctx.model.candlesJson(address, now);
-  return jsonAnswer(ctx, [bytes], bytes.length, `c|${address}`, `${windowPart(now)}${minutePart(now)}`);
+  return jsonAnswer(ctx, ctx.model.candlesJson(address, now), `c|${address}`, `${windowPart(now)}${minutePart(now)}`);
 }
 
 /** `addresses`: distinct, lower case, in request order (parseAddresses). */
@@ -121,5 +116,5 @@ export function pricesAnswer(ctx: HandlerContext, addresses: string[]): Represen
     out.add(ctx.model.seriesJson(a, now));
   });
   out.add(PRICES_CLOSE);
-  return jsonAnswer(ctx, out.parts, out.length, `m|${addresses.join(',')}`, windowPart(now));
+  return jsonAnswer(ctx, out.bytes(), `m|${addresses.join(',')}`, windowPart(now));
 }

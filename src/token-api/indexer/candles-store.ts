@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { CandleRow as StoredCandleRow } from '../read-model/candles.js';
 import { hourOf, windowHours } from '../read-model/series.js';
+import { epochMs } from '../read-model/source.js';
 import { storedExplanation } from '../read-model/sources-json.js';
 import type { PricingSettings } from './sources.js';
 import type { Observation } from './pricing.js';
@@ -15,20 +16,6 @@ import type { SwapVolume } from './volumes.js';
 /** The read side's candle row without its volume, which swap volumes add apart (recordCandles). */
 type CandleRow = Omit<StoredCandleRow, 'volumeUsd'>;
 
-interface StoredCandle {
-  token: string;
-  hour: Date | string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  area: number;
-  covered_from: Date | string;
-  last_at: Date | string;
-}
-
-const ms = (v: Date | string) => new Date(v).getTime();
-
 export const chunks = <T>(rows: T[], n: number): T[][] =>
   Array.from({ length: Math.ceil(rows.length / n) }, (_, i) => rows.slice(i * n, (i + 1) * n));
 
@@ -38,24 +25,13 @@ async function latestCandles(knex: Knex, schema: string, tokens: string[]): Prom
   for (const part of chunks(tokens, 1_000)) {
     const rows = (
       await knex.raw(
-        `select distinct on (token) token, hour, open, high, low, close, area, covered_from, last_at
+        `select distinct on (token) token, ${epochMs('hour')} as "hourMs", open, high, low, close, area,
+           ${epochMs('covered_from')} as "coveredFromMs", ${epochMs('last_at')} as "lastAtMs"
          from ??.candles where token = any(?::text[]) order by token, hour desc`,
         [schema, part],
       )
-    ).rows as StoredCandle[];
-    for (const r of rows) {
-      out.set(r.token, {
-        token: r.token,
-        hourMs: ms(r.hour),
-        open: r.open,
-        high: r.high,
-        low: r.low,
-        close: r.close,
-        area: r.area,
-        coveredFromMs: ms(r.covered_from),
-        lastAtMs: ms(r.last_at),
-      });
-    }
+    ).rows as CandleRow[];
+    for (const r of rows) out.set(r.token, r);
   }
   return out;
 }

@@ -6,19 +6,14 @@ import { TOPICS, v2FactoryAbi, v2PairAbi, v3FactoryAbi, v3PoolAbi } from './abi.
 import { readTokenMetadata } from './metadata.js';
 import { PriceOracle, type Observation, type PoolState, type PricingInput, type QuoteBook } from './pricing.js';
 import { DEFAULT_PRICING } from './sources.js';
-import { poolLogVolumes, type SwapVolume } from './volumes.js';
+import { swapNet, swapVolumes, type SwapVolume } from './volumes.js';
 import { isPossibleSpam } from './spam.js';
 import type { ListedToken } from './token-list.js';
 import { IndexerStore, type NewPool, type NewToken, type SwapRow } from './store.js';
 import { recordCandles, recordSources, swapVolumesUsd } from './candles-store.js';
 
-export interface BatchResult {
-  logs: number;
-  newPools: number;
-  newTokens: number;
-  swaps: number;
-  observations: number;
-}
+/** What one batch indexed: logs read, pools and tokens found, swaps and price observations recorded. */
+export type BatchResult = Record<'logs' | 'newPools' | 'newTokens' | 'swaps' | 'observations', number>;
 
 /**
  * The indexer's in-memory view (pools, decimals, quote prices) and the processing of one block range:
@@ -122,31 +117,20 @@ export class IndexerEngine {
     const found: NewPool[] = [];
     for (const log of logs) {
       const factory = log.address.toLowerCase();
-      if (log.topics[0] === TOPICS.pairCreated && this.v2.has(factory)) {
-        const e = v2FactoryAbi.parseLog(log);
-        if (!e) continue;
-        found.push({
-          address: String(e.args[2]).toLowerCase(),
-          kind: 'v2',
-          factory,
-          token0: String(e.args[0]).toLowerCase(),
-          token1: String(e.args[1]).toLowerCase(),
-          fee: null,
-          createdBlock: log.blockNumber,
-        });
-      } else if (log.topics[0] === TOPICS.poolCreated && this.v3.has(factory)) {
-        const e = v3FactoryAbi.parseLog(log);
-        if (!e) continue;
-        found.push({
-          address: String(e.args[4]).toLowerCase(),
-          kind: 'v3',
-          factory,
-          token0: String(e.args[0]).toLowerCase(),
-          token1: String(e.args[1]).toLowerCase(),
-          fee: Number(e.args[2]),
-          createdBlock: log.blockNumber,
-        });
-      }
+      // V2: PairCreated(token0, token1, pair, n); V3: PoolCreated(token0, token1, fee, tickSpacing, pool).
+      const v2 = log.topics[0] === TOPICS.pairCreated && this.v2.has(factory);
+      if (!v2 && !(log.topics[0] === TOPICS.poolCreated && this.v3.has(factory))) continue;
+      const e = (v2 ? v2FactoryAbi : v3FactoryAbi).parseLog(log);
+      if (!e) continue;
+      found.push({
+        address: String(e.args[v2 ? 2 : 4]).toLowerCase(),
+        kind: v2 ? 'v2' : 'v3',
+        factory,
+        token0: String(e.args[0]).toLowerCase(),
+        token1: String(e.args[1]).toLowerCase(),
+        fee: v2 ? null : Number(e.args[2]),
+        createdBlock: log.blockNumber,
+      });
     }
     return found.filter((p) => !this.pools.has(p.address) && p.token0 !== p.token1);
   }
@@ -154,21 +138,18 @@ export class IndexerEngine {
   /** Prices after a block: the touched pools' tokens, plus everything quoted in a quote token whose price moved. */
   private reprice(touched: Set<string>, at: Date, block: number): Observation[] {
     const affected = new Set<string>();
-    for (const a of touched) {
-      const p = this.pools.get(a)!;
+    const addTokensOf = (pool: string) => {
+      const p = this.pools.get(pool)!;
       affected.add(p.token0);
       affected.add(p.token1);
-    }
+    };
+    for (const a of touched) addTokensOf(a);
     if ([...affected].some((t) => this.oracle.isQuote(t))) {
       const next = this.oracle.quotePrices(this.input, at.getTime());
       for (const q of new Set([...next.keys(), ...this.quotePrices.keys()])) {
         if (next.get(q)?.price === this.quotePrices.get(q)?.price) continue;
         affected.add(q);
-        for (const poolAddress of this.poolsByToken.get(q) ?? []) {
-          const p = this.pools.get(poolAddress)!;
-          affected.add(p.token0);
-          affected.add(p.token1);
-        }
+        for (const poolAddress of this.poolsByToken.get(q) ?? []) addTokensOf(poolAddress);
       }
       this.quotePrices = next;
     }
@@ -180,48 +161,39 @@ export class IndexerEngine {
     return out;
   }
 
-  private applyPoolLog(log: Log, pool: PoolState, swaps: SwapRow[], blockTime: Date): boolean {
+  /** Applies a log to its pool's state (true when the state moved) and records a swap (`net`: swapNet's). */
+  private applyPoolLog(
+    log: Log,
+    pool: PoolState,
+    net: [bigint, bigint] | undefined,
+    swaps: SwapRow[],
+    blockTime: Date,
+  ): boolean {
     const topic = log.topics[0];
-    const base = {
-      tx_hash: log.transactionHash.toLowerCase(),
-      log_index: log.index,
-      block_number: log.blockNumber,
-      block_time: blockTime,
-      pool: pool.address,
-    };
-    const swapped = (token0Sold: boolean) =>
+    if (net && (net[0] !== 0n || net[1] !== 0n)) {
+      const token0Sold = net[0] > 0n || (net[0] === 0n && net[1] < 0n);
       swaps.push({
-        ...base,
+        tx_hash: log.transactionHash.toLowerCase(),
+        log_index: log.index,
+        block_number: log.blockNumber,
+        block_time: blockTime,
+        pool: pool.address,
         token_sold: token0Sold ? pool.token0 : pool.token1,
         token_bought: token0Sold ? pool.token1 : pool.token0,
       });
+    }
     if (pool.kind === 'v2' && topic === TOPICS.v2Sync) {
       const e = v2PairAbi.parseLog(log)!;
       pool.reserve0 = e.args[0] as bigint;
       pool.reserve1 = e.args[1] as bigint;
-      pool.stateBlock = log.blockNumber;
-      pool.stateTimeMs = blockTime.getTime();
-      return true;
-    }
-    if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
-      const e = v2PairAbi.parseLog(log)!;
-      const net0 = (e.args[1] as bigint) - (e.args[3] as bigint);
-      const net1 = (e.args[2] as bigint) - (e.args[4] as bigint);
-      if (net0 !== 0n || net1 !== 0n) swapped(net0 > 0n || (net0 === 0n && net1 < 0n));
-      return false; // reserves move with the Sync emitted just before
-    }
-    if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
+    } else if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
       const e = v3PoolAbi.parseLog(log)!;
-      const amount0 = e.args[2] as bigint;
-      const amount1 = e.args[3] as bigint;
       pool.sqrtPriceX96 = e.args[4] as bigint;
       pool.liquidity = e.args[5] as bigint;
-      pool.stateBlock = log.blockNumber;
-      pool.stateTimeMs = blockTime.getTime();
-      if (amount0 !== 0n || amount1 !== 0n) swapped(amount0 > 0n || (amount0 === 0n && amount1 < 0n));
-      return true;
-    }
-    return false;
+    } else return false; // a V2 Swap among them: reserves move with the Sync emitted just before
+    pool.stateBlock = log.blockNumber;
+    pool.stateTimeMs = blockTime.getTime();
+    return true;
   }
 
   /** Pools the factories created in from..to whose tokens have code, and those tokens not stored yet. */
@@ -280,8 +252,9 @@ export class IndexerEngine {
       for (; i < logs.length && logs[i]!.blockNumber === blockNumber; i++) {
         const log = logs[i]!;
         const pool = this.pools.get(log.address.toLowerCase())!;
-        volumes.push(...poolLogVolumes(log, pool, this.decimals, at));
-        if (this.applyPoolLog(log, pool, swaps, at)) {
+        const net = swapNet(log, pool);
+        if (net) volumes.push(...swapVolumes(log, pool, net, this.decimals, at));
+        if (this.applyPoolLog(log, pool, net, swaps, at)) {
           touched.add(pool.address);
           changed.add(pool.address);
         }

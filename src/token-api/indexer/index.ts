@@ -57,18 +57,16 @@ export async function startTokenIndexer(options: {
     await indexer.settled();
   };
   common.shutdown.add('token-indexer', stop);
+  // An operation, then the derived figures it may have moved, in turn with the indexer's other steps.
+  const thenDerived = (op: () => Promise<void>) =>
+    indexer.whenReady(async () => {
+      await op();
+      await indexer.refreshDerived();
+    });
   return {
     syncToHead: () => indexer.whenReady(() => indexer.syncToHead()),
-    refreshTokenList: () =>
-      indexer.whenReady(async () => {
-        await indexer.refreshTokenList();
-        await indexer.refreshDerived();
-      }),
-    refreshSupplies: (all) =>
-      indexer.whenReady(async () => {
-        await indexer.refreshSupplies(all);
-        await indexer.refreshDerived();
-      }),
+    refreshTokenList: () => thenDerived(() => indexer.refreshTokenList()),
+    refreshSupplies: (all) => thenDerived(() => indexer.refreshSupplies(all)),
     health: () => ({ ...indexer.health }),
     stop,
   };

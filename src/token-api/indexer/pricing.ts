@@ -1,5 +1,5 @@
 import { toFloat } from '../decimal.js';
-import { judge, type Candidate, type Judged, type PricingSettings } from './sources.js';
+import { judge, type Candidate, type Judgement, type PricingSettings } from './sources.js';
 
 /** In-memory state of one pool, as the indexer keeps it up to date from Sync (V2) and Swap (V3) events. */
 export interface PoolState {
@@ -49,11 +49,8 @@ export interface PricingInput {
 }
 
 /** A price and what made it: the pools used and left out (sources.ts), or the peg of a stablecoin. */
-export interface Explained {
-  price: number;
+export interface Explained extends Judgement {
   basis: 'pools' | 'peg';
-  used: Judged[];
-  excluded: Judged[];
 }
 
 /** Quote tokens' prices and explanations (stablecoins included, pegged); quotes without a route are absent. */
@@ -81,7 +78,7 @@ export class PriceOracle {
 
   /** Prices of every quote token at block time `atMs`. */
   quotePrices(input: PricingInput, atMs: number): QuoteBook {
-    const known: QuoteBook = new Map([...this.stables].map((s) => [s, PEG]));
+    let known: QuoteBook = new Map([...this.stables].map((s) => [s, PEG]));
     const others = [...this.quotes].filter((q) => !this.stables.has(q));
     // Each round may price quotes one hop further from a stablecoin.
     for (let round = 0; round < others.length; round++) {
@@ -92,8 +89,7 @@ export class PriceOracle {
         else next.set(q, p);
       }
       const changed = others.some((q) => next.get(q)?.price !== known.get(q)?.price);
-      known.clear();
-      for (const [k, v] of next) known.set(k, v);
+      known = next;
       if (!changed) break;
     }
     return known;

@@ -8,7 +8,7 @@ import { sleep } from '../../common/shutdown.js';
 import type { TokenIndexerConfig } from '../config.js';
 import type { IndexerHealth } from '../readiness.js';
 import { mapLimit } from '../../common/concurrency.js';
-import type { IndexerEngine } from './engine.js';
+import type { BatchResult, IndexerEngine } from './engine.js';
 import { readTotalSupply } from './metadata.js';
 import type { IndexerStore } from './store.js';
 import { loadTokenList } from './token-list.js';
@@ -172,10 +172,7 @@ export class TokenIndexer {
   }
 
   /** One batch; 'smaller' when the node refused the range and the batch was halved. */
-  private async indexBatch(
-    from: number,
-    to: number,
-  ): Promise<Awaited<ReturnType<IndexerEngine['runBatch']>> | 'smaller'> {
+  private async indexBatch(from: number, to: number): Promise<BatchResult | 'smaller'> {
     const end = this.d.metrics.batch.startTimer();
     try {
       return await this.d.engine.runBatch(from, to);

@@ -4,10 +4,15 @@
  * rules can be tested without a chain and the stored explanation is exactly what priced the token.
  */
 
+/** The pricing settings (see docs/token-api.md, "Price sources"). */
 export interface PricingSettings {
+  /** Pools whose quote side is worth less than this many USD do not price a token. */
   minLiquidityUsd: number;
+  /** A pool straying more than this share from the weighted median of the others is an outlier. */
   outlierShare: number;
+  /** A pool whose state is older than this (seconds) than the block priced is stale. */
   staleAfterSeconds: number;
+  /** Liquidity (USD) at which the confidence's depth factor reaches 1. */
   referenceLiquidityUsd: number;
 }
 

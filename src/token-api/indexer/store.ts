@@ -1,17 +1,14 @@
 import type { Knex } from 'knex';
 import { formatDecimal } from '../decimal.js';
 import { hourOf, windowHours } from '../read-model/series.js';
+import type { TokenMetadata } from './metadata.js';
 import type { Observation, PoolState } from './pricing.js';
 import { chunks, pruneCandles } from './candles-store.js';
 
 /** Write side of the token schema, used only by the indexer (inside its transactions). */
 
-export interface NewToken {
+export interface NewToken extends Pick<TokenMetadata, 'name' | 'symbol' | 'decimals' | 'totalSupply'> {
   address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  totalSupply: bigint;
   metadataOk: boolean;
   isPossibleSpam: boolean;
   listed: boolean;
@@ -33,6 +30,9 @@ export interface SwapRow {
   token_sold: string;
   token_bought: string;
 }
+
+type TokenDecimals = { address: string; decimals: number };
+type ListingInput = { address: string; name: string; symbol: string; metadata_ok: boolean };
 
 export class IndexerStore {
   constructor(readonly schema: string) {}
@@ -94,8 +94,8 @@ export class IndexerStore {
     }));
   }
 
-  async loadTokens(knex: Knex): Promise<{ address: string; decimals: number }[]> {
-    return (await knex(this.table('tokens')).select('address', 'decimals')) as { address: string; decimals: number }[];
+  async loadTokens(knex: Knex): Promise<TokenDecimals[]> {
+    return (await knex(this.table('tokens')).select('address', 'decimals')) as TokenDecimals[];
   }
 
   async insertTokens(knex: Knex, tokens: NewToken[]): Promise<void> {
@@ -181,17 +181,13 @@ export class IndexerStore {
       counts.set(token, c);
     };
     const inserted = new Set<string>();
+    type Inserted = Pick<SwapRow, 'tx_hash' | 'log_index' | 'token_sold' | 'token_bought'>;
     for (const part of chunks(swaps, 1_000)) {
       const rows = (await knex(this.table('swaps'))
         .insert(part)
         .onConflict(['tx_hash', 'log_index'])
         .ignore()
-        .returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as {
-        tx_hash: string;
-        log_index: number;
-        token_sold: string;
-        token_bought: string;
-      }[];
+        .returning(['tx_hash', 'log_index', 'token_sold', 'token_bought'])) as Inserted[];
       for (const r of rows) {
         inserted.add(`${r.tx_hash}:${r.log_index}`);
         bump(r.token_sold, 'sells');
@@ -260,16 +256,12 @@ export class IndexerStore {
     );
   }
 
-  async tokensDueForSupply(
-    knex: Knex,
-    olderThan: Date,
-    limit: number,
-  ): Promise<{ address: string; decimals: number }[]> {
+  async tokensDueForSupply(knex: Knex, olderThan: Date, limit: number): Promise<TokenDecimals[]> {
     return (await knex(this.table('tokens'))
       .select('address', 'decimals')
       .where((b) => b.whereNull('supply_read_at').orWhere('supply_read_at', '<', olderThan))
       .orderBy('supply_read_at', 'asc')
-      .limit(limit)) as { address: string; decimals: number }[];
+      .limit(limit)) as TokenDecimals[];
   }
 
   /** Listing flags, logos and spam verdicts after a token-list (re)load. */
@@ -288,13 +280,8 @@ export class IndexerStore {
     }
   }
 
-  async listingInputs(knex: Knex): Promise<{ address: string; name: string; symbol: string; metadata_ok: boolean }[]> {
-    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as {
-      address: string;
-      name: string;
-      symbol: string;
-      metadata_ok: boolean;
-    }[];
+  async listingInputs(knex: Knex): Promise<ListingInput[]> {
+    return (await knex(this.table('tokens')).select('address', 'name', 'symbol', 'metadata_ok')) as ListingInput[];
   }
 
   /**

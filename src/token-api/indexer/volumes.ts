@@ -15,31 +15,36 @@ export interface SwapVolume {
 
 const abs = (v: bigint) => (v < 0n ? -v : v);
 
+/** What a Swap log moved into the pool, per side (V2: in − out; V3: amount0, amount1); undefined for other logs. */
+export function swapNet(log: Log, pool: PoolState): [bigint, bigint] | undefined {
+  const topic = log.topics[0];
+  if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
+    const e = v2PairAbi.parseLog(log)!;
+    return [(e.args[1] as bigint) - (e.args[3] as bigint), (e.args[2] as bigint) - (e.args[4] as bigint)];
+  }
+  if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
+    const e = v3PoolAbi.parseLog(log)!;
+    return [e.args[2] as bigint, e.args[3] as bigint];
+  }
+  return undefined;
+}
+
 /**
- * The amounts of both tokens a Swap log moved (V2: |in − out| per side; V3: |amount| per side); nothing
- * for other logs or tokens whose decimals are unknown. The candles' volume is these times the USD price.
+ * The amounts of both tokens a swap moved (|net| per side of `swapNet`); nothing for tokens whose decimals
+ * are unknown. The candles' volume is these times the USD price.
  */
-export function poolLogVolumes(
+export function swapVolumes(
   log: Log,
   pool: PoolState,
+  net: [bigint, bigint],
   decimals: ReadonlyMap<string, number>,
   at: Date,
 ): SwapVolume[] {
-  const topic = log.topics[0];
-  let raw: [bigint, bigint] | undefined;
-  if (pool.kind === 'v2' && topic === TOPICS.v2Swap) {
-    const e = v2PairAbi.parseLog(log)!;
-    raw = [abs((e.args[1] as bigint) - (e.args[3] as bigint)), abs((e.args[2] as bigint) - (e.args[4] as bigint))];
-  } else if (pool.kind === 'v3' && topic === TOPICS.v3Swap) {
-    const e = v3PoolAbi.parseLog(log)!;
-    raw = [abs(e.args[2] as bigint), abs(e.args[3] as bigint)];
-  }
-  if (!raw) return [];
   const out: SwapVolume[] = [];
   const base = { txHash: log.transactionHash.toLowerCase(), logIndex: log.index, block: log.blockNumber, at };
   for (const [token, amount] of [
-    [pool.token0, raw[0]],
-    [pool.token1, raw[1]],
+    [pool.token0, abs(net[0])],
+    [pool.token1, abs(net[1])],
   ] as const) {
     const dec = decimals.get(token);
     if (dec !== undefined && amount > 0n) out.push({ ...base, token, amount: toFloat(amount, dec) });

@@ -1,3 +1,4 @@
+import type { components } from '../../../generated/token-api/schema.js';
 import { hourlySeries, HOUR_MS, type HourlyRows } from './series.js';
 
 /**
@@ -20,15 +21,8 @@ export interface CandleRow {
   lastAtMs: number;
 }
 
-export interface Candle {
-  timestamp: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  twap: number;
-  volumeUsd: number;
-}
+/** One candle as getTokenCandles answers it. */
+export type Candle = components['schemas']['Candle'];
 
 const MINUTE_MS = 60_000;
 

@@ -99,8 +99,7 @@ export async function followReadModel(options: FollowOptions): Promise<ReadModel
       if (!(await sleep(Math.min(500 * 2 ** attempt, 10_000), signal))) throw err;
     }
   }
-  const size = model.size;
-  logger.info({ version: model.version, tokens: size.tokens, pricePoints: size.pricePoints }, 'read model loaded');
+  logger.info({ version: model.version, ...model.size }, 'read model loaded');
 
   const poller = (async () => {
     while (await sleep(options.pollMs, signal)) {

@@ -57,28 +57,26 @@ export class ReadModel {
       const next = toRecord(row);
       changed.push([this.tokens.get(next.address), next]);
       this.tokens.set(next.address, next);
+      this.sourcesJson.delete(row.address);
     }
     for (const p of delta.prices) {
       let rows = this.prices.get(p.token);
       if (!rows) this.prices.set(p.token, (rows = { hours: [], prices: [] }));
       upsertHour(rows, p.hourMs, p.price);
       rows.cached = undefined;
+      // A changed price row changes the candles' closes too.
+      const entry = this.candles.get(p.token);
+      if (entry) entry.cached = undefined;
     }
     for (const r of delta.sources) {
       this.sources.set(r.token, r.detail);
       this.sourcesJson.delete(r.token);
     }
-    for (const row of delta.tokens) this.sourcesJson.delete(row.address);
     for (const c of delta.candles) {
       let entry = this.candles.get(c.token);
       if (!entry) this.candles.set(c.token, (entry = { rows: new CandleTable() }));
       entry.rows.set(c);
       entry.cached = undefined;
-    }
-    // A changed price row changes the candles' closes too.
-    for (const p of delta.prices) {
-      const entry = this.candles.get(p.token);
-      if (entry) entry.cached = undefined;
     }
     if (changed.length > 0) this.reindex(changed);
     this.version = Math.max(this.version, delta.version);

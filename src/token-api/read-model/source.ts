@@ -27,6 +27,8 @@ export interface Delta {
 
 // Timestamps also as epoch microseconds: the orderings must tell apart what PostgreSQL tells apart.
 const us = (col: string) => `(extract(epoch from ${col}) * 1000000)::int8`;
+/** A timestamp column in epoch ms as float8, which the drivers answer as a number (int8 comes as text). */
+export const epochMs = (col: string) => `(${us(col)} / 1000)::float8`;
 const TOKEN_SELECT = `address, name, symbol, decimals, total_supply, current_price, price_updated_at, last24h_variation,
   last24h_variation_abs, fdv, buys, sells, swaps, is_possible_spam, is_secure, list_logo,
   ${us('price_updated_at')} as price_updated_us, ${us('created_at')} as created_us, ${us('updated_at')} as updated_us, change_seq`;
@@ -48,63 +50,29 @@ export async function readDelta(db: DbClient, schema: string, since: number): Pr
           .rows as LoadedTokenRow[];
         const priceRows = (
           await trx.raw(
-            `select token, ${us('hour')} / 1000 as hour_ms, price, change_seq from ??.prices where change_seq > ?`,
+            `select token, ${epochMs('hour')} as "hourMs", price, change_seq from ??.prices where change_seq > ?`,
             [schema, since],
           )
-        ).rows as { token: string; hour_ms: string; price: number; change_seq: string }[];
+        ).rows as (PriceRow & { change_seq: string })[];
         const sourceRows = (
           await trx.raw('select token, detail, change_seq from ??.price_sources where change_seq > ?', [schema, since])
         ).rows as { token: string; detail: StoredExplanation | string; change_seq: string }[];
         const candleRows = (
           await trx.raw(
-            `select token, ${us('hour')} / 1000 as hour_ms, open, high, low, close, volume_usd, area,
-               ${us('covered_from')} / 1000 as covered_ms, ${us('last_at')} / 1000 as last_ms, change_seq
+            `select token, ${epochMs('hour')} as "hourMs", open, high, low, close, volume_usd as "volumeUsd", area,
+               ${epochMs('covered_from')} as "coveredFromMs", ${epochMs('last_at')} as "lastAtMs", change_seq
              from ??.candles where change_seq > ?`,
             [schema, since],
           )
-        ).rows as {
-          token: string;
-          hour_ms: string;
-          open: number;
-          high: number;
-          low: number;
-          close: number;
-          volume_usd: number;
-          area: number;
-          covered_ms: string;
-          last_ms: string;
-          change_seq: string;
-        }[];
+        ).rows as (CandleRow & { change_seq: string })[];
         let version = since;
-        const seen = (seq: string) => (version = Math.max(version, Number(seq)));
-        for (const t of tokens) seen(t.change_seq);
-        const prices = priceRows.map((p) => {
-          seen(p.change_seq);
-          return { token: p.token, hourMs: Number(p.hour_ms), price: Number(p.price) };
-        });
-        const sources = sourceRows.map((r) => {
-          seen(r.change_seq);
-          return {
-            token: r.token,
-            detail: typeof r.detail === 'string' ? (JSON.parse(r.detail) as StoredExplanation) : r.detail,
-          };
-        });
-        const candles = candleRows.map((c) => {
-          seen(c.change_seq);
-          return {
-            token: c.token,
-            hourMs: Number(c.hour_ms),
-            open: Number(c.open),
-            high: Number(c.high),
-            low: Number(c.low),
-            close: Number(c.close),
-            volumeUsd: Number(c.volume_usd),
-            area: Number(c.area),
-            coveredFromMs: Number(c.covered_ms),
-            lastAtMs: Number(c.last_ms),
-          };
-        });
-        return { version: Math.max(version, 0), tokens, prices, sources, candles };
+        for (const rows of [tokens, priceRows, sourceRows, candleRows])
+          for (const r of rows) version = Math.max(version, Number(r.change_seq));
+        const sources = sourceRows.map(({ token, detail }) => ({
+          token,
+          detail: typeof detail === 'string' ? (JSON.parse(detail) as StoredExplanation) : detail,
+        }));
+        return { version: Math.max(version, 0), tokens, prices: priceRows, sources, candles: candleRows };
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     ),

@@ -95,8 +95,7 @@ export function priceSources(rec: TokenRecord, stored: StoredExplanation | undef
   const base: PriceSources = {
     contractAddress: rec.address,
     price: rec.currentPrice,
-    // as getToken writes it
-    priceUpdatedAt: rec.row.price_updated_at === null ? null : new Date(rec.row.price_updated_at).toISOString(),
+    priceUpdatedAt: rec.priceUpdatedAt, // as getToken writes it
     basis: rec.currentPrice === null ? 'none' : 'unrecorded',
     confidence: null,
     factors: null,
