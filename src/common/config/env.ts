@@ -70,6 +70,22 @@ function spec<T, O extends Options<T>>(expected: string, parse: VarSpec<T>['pars
 const ok = <T>(value: T) => ({ ok: true as const, value });
 const bad = (reason?: string) => ({ ok: false as const, reason });
 
+/** The range an `expected` text names: " from 1 to 10", " >= 1", " <= 10" or nothing. */
+function rangeText(min: number | bigint | undefined, max: number | bigint | undefined): string {
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return ` >= ${min}`;
+  return max !== undefined ? ` <= ${max}` : '';
+}
+
+const outside = <N extends number | bigint>(n: N, min: N | undefined, max: N | undefined) =>
+  (min !== undefined && n < min) || (max !== undefined && n > max);
+
+/** A kind of 0x-prefixed hex value, checked against `pattern` and kept in lower case. */
+const hexKind =
+  (expected: string, pattern: RegExp) =>
+  <O extends Options<string>>(opts: O = {} as O) =>
+    spec<string, O>(expected, (raw) => (pattern.test(raw) ? ok(raw.toLowerCase()) : bad()), opts);
+
 export const env = {
   /** A variable of our own form: `expected` names it in error messages, `parse` checks and converts it. */
   custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) =>
@@ -90,94 +106,50 @@ export const env = {
       opts,
     ),
 
-  integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) => {
-    const { min, max } = opts;
-    const range =
-      min !== undefined && max !== undefined
-        ? ` from ${min} to ${max}`
-        : min !== undefined
-          ? ` >= ${min}`
-          : max !== undefined
-            ? ` <= ${max}`
-            : '';
-    return spec<number, O>(
-      `an integer${range}`,
+  integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) =>
+    spec<number, O>(
+      `an integer${rangeText(opts.min, opts.max)}`,
       (raw) => {
         if (!/^-?\d+$/.test(raw)) return bad();
         const n = Number(raw);
         if (!Number.isSafeInteger(n)) return bad('out of the safe integer range');
-        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-        return ok(n);
+        return outside(n, opts.min, opts.max) ? bad() : ok(n);
       },
       opts,
-    );
-  },
+    ),
 
   /** A decimal number (for margins and percentiles); kept as the exact string too, for exact arithmetic. */
-  decimal: <O extends Options<string> & { min?: number; max?: number }>(opts: O = {} as O) => {
-    const { min, max } = opts;
-    const range =
-      min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` >= ${min}` : '';
-    return spec<string, O>(
-      `a decimal number${range}`,
+  decimal: <O extends Options<string> & { min?: number; max?: number }>(opts: O = {} as O) =>
+    spec<string, O>(
+      `a decimal number${rangeText(opts.min, opts.max)}`,
       (raw) => {
         if (!/^-?\d+(\.\d+)?$/.test(raw)) return bad();
-        const n = Number(raw);
-        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-        return ok(raw);
+        return outside(Number(raw), opts.min, opts.max) ? bad() : ok(raw);
       },
       opts,
-    );
-  },
+    ),
 
-  bigint: <O extends Options<bigint> & { min?: bigint }>(opts: O = {} as O) => {
-    const { min } = opts;
-    return spec<bigint, O>(
-      `an integer${min !== undefined ? ` >= ${min}` : ''} (decimal digits)`,
+  bigint: <O extends Options<bigint> & { min?: bigint }>(opts: O = {} as O) =>
+    spec<bigint, O>(
+      `an integer${rangeText(opts.min, undefined)} (decimal digits)`,
       (raw) => {
         if (!/^-?\d+$/.test(raw)) return bad();
         const n = BigInt(raw);
-        if (min !== undefined && n < min) return bad();
-        return ok(n);
+        return outside(n, opts.min, undefined) ? bad() : ok(n);
       },
       opts,
-    );
-  },
-
-  address: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      'a 0x-prefixed 20-byte hex address',
-      (raw) => (/^0x[0-9a-fA-F]{40}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
     ),
 
-  hex32: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      '0x followed by 64 hex digits (32 bytes)',
-      (raw) => (/^0x[0-9a-fA-F]{64}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
-    ),
-
-  hex: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      'a 0x-prefixed hex string',
-      (raw) => (/^0x([0-9a-fA-F]{2})+$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
-    ),
+  address: hexKind('a 0x-prefixed 20-byte hex address', /^0x[0-9a-fA-F]{40}$/),
+  hex32: hexKind('0x followed by 64 hex digits (32 bytes)', /^0x[0-9a-fA-F]{64}$/),
+  hex: hexKind('a 0x-prefixed hex string', /^0x([0-9a-fA-F]{2})+$/),
 
   url: <O extends Options<string> & { protocols?: string[] }>(opts: O = {} as O) => {
     const protocols = opts.protocols ?? ['http:', 'https:'];
     const names = protocols.map((p) => p.replace(':', '')).join(' or ');
     return spec<string, O>(
       `an absolute ${names} URL`,
-      (raw) => {
-        try {
-          const u = new URL(raw);
-          return protocols.includes(u.protocol) ? ok(raw) : bad();
-        } catch {
-          return bad();
-        }
-      },
+      (raw) => (protocols.includes(URL.parse(raw)?.protocol ?? '') ? ok(raw) : bad()),
       { sensitivity: 'url', ...opts } as O,
     );
   },
@@ -192,12 +164,9 @@ export const env = {
           .filter(Boolean);
         if (items.length === 0) return bad();
         for (const item of items) {
-          try {
-            const u = new URL(item);
-            if (u.protocol !== 'http:' && u.protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
-          } catch {
-            return bad(`"${redactUrl(item)}" is not a URL`);
-          }
+          const protocol = URL.parse(item)?.protocol;
+          if (protocol === undefined) return bad(`"${redactUrl(item)}" is not a URL`);
+          if (protocol !== 'http:' && protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
         }
         return ok(items);
       },
@@ -217,13 +186,10 @@ export const env = {
 
 /** Keeps scheme, host and port of a URL; drops credentials, path and query, which often carry API keys. */
 export function redactUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    const hidden = u.username || u.password || (u.pathname && u.pathname !== '/') || u.search;
-    return `${u.protocol}//${u.host}${hidden ? '/[redacted]' : ''}`;
-  } catch {
-    return '[redacted]';
-  }
+  const u = URL.parse(raw);
+  if (!u) return '[redacted]';
+  const hidden = u.username || u.password || (u.pathname && u.pathname !== '/') || u.search;
+  return `${u.protocol}//${u.host}${hidden ? '/[redacted]' : ''}`;
 }
 
 function display(spec: VarSpec<unknown>, raw: string): string {
