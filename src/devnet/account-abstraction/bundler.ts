@@ -100,8 +100,6 @@ export interface BundlerOptions {
   executorPrivateKey: string;
   utilityPrivateKey: string;
   host?: string;
-  /** 0 = a free port. */
-  port?: number;
   /** The chain's block interval: Alto polls for receipts at a quarter of it. */
   blockTimeMs?: number;
   /** Directory for the bundler's pid file, reaped by the next devnet on that directory if it outlives us. */
@@ -113,8 +111,6 @@ export interface BundlerOptions {
 
 export interface Bundler {
   url: string;
-  port: number;
-  process: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -134,31 +130,20 @@ async function answers(url: string, entryPoint: string): Promise<boolean> {
 }
 
 function altoArgs(dir: string, port: number, o: BundlerOptions): string[] {
-  return [
-    join(dir, 'esm', 'cli', 'alto.js'),
-    '--port',
-    String(port),
-    '--rpc-url',
-    o.rpcUrl,
-    '--entrypoints',
-    o.entryPoint,
-    '--deploy-simulations-contract',
-    'false',
-    '--entrypoint-simulation-contract-v7',
-    o.helpers.entryPointSimulationsV7,
-    '--pimlico-simulation-contract',
-    o.helpers.pimlicoSimulations,
+  const flags = {
+    port: String(port),
+    'rpc-url': o.rpcUrl,
+    entrypoints: o.entryPoint,
+    'deploy-simulations-contract': 'false',
+    'entrypoint-simulation-contract-v7': o.helpers.entryPointSimulationsV7,
+    'pimlico-simulation-contract': o.helpers.pimlicoSimulations,
     // Safe mode needs the ERC-7562 JavaScript tracer, which anvil does not have.
-    '--safe-mode',
-    'false',
-    '--block-time',
-    String(o.blockTimeMs ?? 1_000),
-    '--utility-wallet-monitor',
-    'false',
-    '--json',
-    '--log-level',
-    'warn',
-  ];
+    'safe-mode': 'false',
+    'block-time': String(o.blockTimeMs ?? 1_000),
+    'utility-wallet-monitor': 'false',
+    'log-level': 'warn',
+  };
+  return [join(dir, 'esm', 'cli', 'alto.js'), ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, v]), '--json'];
 }
 
 /** Our environment minus whatever would reconfigure Alto behind our back (ALTO_* flags, error reporting). */
@@ -196,7 +181,7 @@ async function entryPointListed(url: string, child: ChildProcess, o: BundlerOpti
  */
 export async function startBundler(o: BundlerOptions): Promise<Bundler> {
   const host = o.host ?? '127.0.0.1';
-  const port = await reservePort(host, o.port ?? 0, 'ERC-4337 bundler (Alto)');
+  const port = await reservePort(host, 0, 'ERC-4337 bundler (Alto)');
   const dir = altoPackageDir();
   const child = spawn(process.execPath, ['-e', LAUNCHER, ...altoArgs(dir, port, o)], {
     cwd: dir,
@@ -224,5 +209,5 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
     o.logger?.warn({ bundler: d.toString().trim().slice(0, 2_000) }, 'bundler (Alto) says'),
   );
   o.logger?.info({ url, entryPoint: o.entryPoint }, 'bundler (Alto) started');
-  return { url, port, process: child, stop };
+  return { url, stop };
 }
