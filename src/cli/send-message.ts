@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Wallet, parseEther, isAddress, getAddress } from 'ethers';
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
-import { intFlag, stringFlag } from './args.js';
+import { intFlag, stringFlag, stringOptions } from './args.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { createProvider } from '../common/chain/provider.js';
 import { ROLES } from '../devnet/accounts.js';
@@ -19,15 +19,7 @@ function etherFlag(name: string, raw: unknown, fallback: string): bigint {
 export const sendMessageCommand: Command = {
   name: 'send-message',
   summary: 'send a message through the devnet message service and print its hash',
-  options: {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    value: { type: 'string' },
-    fee: { type: 'string' },
-    calldata: { type: 'string' },
-    account: { type: 'string' },
-    'state-file': { type: 'string' },
-  },
+  options: stringOptions('from', 'to', 'value', 'fee', 'calldata', 'account', 'state-file'),
   optionHelp: [
     '--from l1|l2        the layer the message is sent on (required)',
     '--to ADDRESS        recipient on the other layer (default: the sender)',

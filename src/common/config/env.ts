@@ -158,10 +158,7 @@ export const env = {
     spec<string[], O>(
       'a comma-separated list of absolute http or https URLs',
       (raw) => {
-        const items = raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        const items = commaList(raw);
         if (items.length === 0) return bad();
         for (const item of items) {
           const protocol = URL.parse(item)?.protocol;
@@ -183,6 +180,14 @@ export const env = {
       opts,
     ),
 };
+
+/** The items of a comma-separated list, trimmed, empty ones left out. */
+export function commaList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 /** Keeps scheme, host and port of a URL; drops credentials, path and query, which often carry API keys. */
 export function redactUrl(raw: string): string {

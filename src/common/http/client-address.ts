@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHead } from './request-head.js';
+import { commaList } from '../config/env.js';
 
 /**
  * The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back in
@@ -21,10 +22,6 @@ export const headClientAddress = (head: RequestHead, hops: number): string =>
 
 function forwardedClient(socket: string, forwardedFor: string | undefined, hops: number): string {
   if (hops === 0) return socket;
-  const forwarded = (forwardedFor ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const chain = [...forwarded, socket];
+  const chain = [...commaList(forwardedFor ?? ''), socket];
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
