@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * Environment-variable parsing shared by every service.
  *
@@ -227,46 +225,32 @@ export function parseEnv<Specs extends Record<string, VarSpec<unknown>>>(
   source: Record<string, string | undefined>,
   extraChecks: (values: EnvValues<Specs>) => string[] = () => [],
 ): ParsedEnv<EnvValues<Specs>> {
-  const shape: Record<string, z.ZodType> = {};
+  const problems: string[] = [];
+  // The variables that parsed, unset ones with their default; one that failed is left out.
+  const parsed: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(specs)) {
-    shape[name] = z
-      .string()
-      .optional()
-      .transform((raw, ctx) => {
-        const value = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-        if (value === undefined) {
-          if (s.required && s.default === undefined)
-            ctx.addIssue({ code: 'custom', message: `required: set it to ${s.expected}` });
-          return s.default;
-        }
-        const result = s.parse(value);
-        if (!result.ok) {
-          const reason = result.reason ? `: ${result.reason}` : '';
-          ctx.addIssue({ code: 'custom', message: `expected ${s.expected}, got "${display(s, value)}"${reason}` });
-          return z.NEVER;
-        }
-        return result.value;
-      });
+    const raw = source[name]?.trim() || undefined;
+    if (raw === undefined) {
+      if (s.required && s.default === undefined) problems.push(`${name}: required: set it to ${s.expected}`);
+      else parsed[name] = s.default;
+      continue;
+    }
+    const result = s.parse(raw);
+    const reason = result.ok || !result.reason ? '' : `: ${result.reason}`;
+    if (result.ok) parsed[name] = result.value;
+    else problems.push(`${name}: expected ${s.expected}, got "${display(s, raw)}"${reason}`);
   }
-  const picked = Object.fromEntries(Object.keys(specs).map((k) => [k, source[k]]));
-  const result = z.object(shape).safeParse(picked);
-  const problems = result.success ? [] : result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   // Cross-variable rules run even when some variables failed, over the ones that parsed, so the operator
   // still sees every problem in one pass; a rule that trips over a missing value is simply skipped.
-  const failed = new Set(result.success ? [] : result.error.issues.map((i) => String(i.path[0])));
-  const partial = Object.fromEntries(
-    Object.keys(specs)
-      .filter((k) => !failed.has(k))
-      .map((k) => [k, (shape[k] as z.ZodType).safeParse(picked[k]).data]),
-  ) as EnvValues<Specs>;
+  const failed = problems.length > 0;
   try {
-    problems.push(...extraChecks(result.success ? (result.data as EnvValues<Specs>) : partial));
+    problems.push(...extraChecks(parsed as EnvValues<Specs>));
   } catch (err) {
-    if (result.success) throw err;
+    if (!failed) throw err;
   }
-  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems);
 
-  const values = Object.freeze(result.data) as EnvValues<Specs>;
+  const values = Object.freeze(parsed) as EnvValues<Specs>;
   const effective: Record<string, string | undefined> = {};
   for (const [name, s] of Object.entries(specs)) {
     const v = (values as Record<string, unknown>)[name];
