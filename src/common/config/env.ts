@@ -78,31 +78,26 @@ function rangeText(min: number | bigint | undefined, max: number | bigint | unde
 const outside = <N extends number | bigint>(n: N, min: N | undefined, max: N | undefined) =>
   (min !== undefined && n < min) || (max !== undefined && n > max);
 
+/** A kind of variable with a fixed `expected` text and `parse` (the ones without options of their own). */
+const kind =
+  <T>(expected: string, parse: VarSpec<T>['parse']) =>
+  <O extends Options<T>>(opts: O = {} as O) =>
+    spec<T, O>(expected, parse, opts);
+
 /** A kind of 0x-prefixed hex value, checked against `pattern` and kept in lower case. */
-const hexKind =
-  (expected: string, pattern: RegExp) =>
-  <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(expected, (raw) => (pattern.test(raw) ? ok(raw.toLowerCase()) : bad()), opts);
+const hexKind = (expected: string, pattern: RegExp) =>
+  kind(expected, (raw) => (pattern.test(raw) ? ok(raw.toLowerCase()) : bad()));
 
 export const env = {
   /** A variable of our own form: `expected` names it in error messages, `parse` checks and converts it. */
   custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) =>
     spec<T, O>(expected, parse, opts),
 
-  string: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>('a non-empty string', (raw) => ok(raw), opts),
+  string: kind('a non-empty string', (raw) => ok(raw)),
 
-  boolean: <O extends Options<boolean>>(opts: O = {} as O) =>
-    spec<boolean, O>(
-      'a boolean (true or false)',
-      (raw) => {
-        const v = raw.toLowerCase();
-        if (v === 'true') return ok(true);
-        if (v === 'false') return ok(false);
-        return bad();
-      },
-      opts,
-    ),
+  boolean: kind('a boolean (true or false)', (raw) =>
+    /^(true|false)$/i.test(raw) ? ok(raw.toLowerCase() === 'true') : bad(),
+  ),
 
   integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) =>
     spec<number, O>(
