@@ -48,13 +48,6 @@ export interface BundlerHelpers {
   pimlicoSimulations: string;
 }
 
-function altoBytecode(dir: string, artifact: string): string {
-  const json = JSON.parse(readFileSync(join(dir, 'esm', 'contracts', artifact), 'utf8')) as {
-    bytecode: { object: string };
-  };
-  return json.bytecode.object;
-}
-
 /**
  * Deploys Alto's simulation contracts (its own compiled artifacts, shipped in its package) through CREATE2
  * before it starts, so it is told their addresses and sends no transaction of its own at start-up: left to
@@ -62,17 +55,15 @@ function altoBytecode(dir: string, artifact: string): string {
  */
 export async function deployBundlerHelpers(signer: Signer): Promise<BundlerHelpers> {
   const dir = altoPackageDir();
+  /** Alto's compiled `contract` of `source`.sol, deployed through CREATE2. */
+  const deploy = (source: string, contract: string) => {
+    const file = join(dir, 'esm', 'contracts', `${source}.sol`, `${contract}.json`);
+    const { bytecode } = JSON.parse(readFileSync(file, 'utf8')) as { bytecode: { object: string } };
+    return deployDeterministic(signer, bytecode.object, `Alto ${contract}`);
+  };
   return {
-    entryPointSimulationsV7: await deployDeterministic(
-      signer,
-      altoBytecode(dir, 'EntryPointSimulations.sol/EntryPointSimulations07.json'),
-      'Alto EntryPointSimulations07',
-    ),
-    pimlicoSimulations: await deployDeterministic(
-      signer,
-      altoBytecode(dir, 'PimlicoSimulations.sol/PimlicoSimulations.json'),
-      'Alto PimlicoSimulations',
-    ),
+    entryPointSimulationsV7: await deploy('EntryPointSimulations', 'EntryPointSimulations07'),
+    pimlicoSimulations: await deploy('PimlicoSimulations', 'PimlicoSimulations'),
   };
 }
 

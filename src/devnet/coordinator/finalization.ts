@@ -1,9 +1,7 @@
-import type { Queries } from '../../common/db/queries.js';
 import type { JsonRpcProvider } from 'ethers';
-import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import { messageTrees } from '../../common/chain/messages.js';
-import type { Logger } from '../../common/log.js';
 import { mined } from '../../common/chain/mined.js';
+import type { CoordinatorContext } from './anchoring.js';
 
 /** Where the state root submitted with a finalization comes from (the state manager, when it runs). */
 export interface StateRootSource {
@@ -12,16 +10,10 @@ export interface StateRootSource {
   rootAt(block: bigint): Promise<string | undefined>;
 }
 
-export interface FinalizationContext {
-  db: Queries;
-  schema: string;
-  /** Connected to the coordinator's L1 signer (the operator). */
-  l1: L1MessageService;
-  l2: L2MessageService;
+export interface FinalizationContext extends CoordinatorContext {
   l2Provider: JsonRpcProvider;
   treeDepth: number;
   stateRoots?: StateRootSource;
-  logger: Logger;
 }
 
 /**
