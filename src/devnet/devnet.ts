@@ -91,7 +91,6 @@ type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
 /** What every step of one start shares. */
 interface Start {
   options: DevnetOptions;
-  host: string;
   accounts: DevAccount[];
   wallet: Wallets;
   logger: Logger;
@@ -101,13 +100,7 @@ interface Start {
 
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
 async function startChains(s: Start, genesis: number) {
-  const base = {
-    host: s.host,
-    timestamp: genesis,
-    pidDir: s.options.pidDir,
-    logger: s.logger,
-    accounts: ACCOUNT_COUNT,
-  };
+  const base = { timestamp: genesis, pidDir: s.options.pidDir, logger: s.logger, accounts: ACCOUNT_COUNT };
   const results = await Promise.allSettled([
     startAnvil({ ...base, port: s.options.l1Port ?? 0, chainId: CHAIN_IDS.l1 }),
     startAnvil({ ...base, port: s.options.l2Port ?? 0, chainId: CHAIN_IDS.l2 }),
@@ -145,7 +138,6 @@ function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, s: Star
         helpers,
         executorPrivateKey: s.accounts[ROLES.bundlerExecutor]!.privateKey,
         utilityPrivateKey: s.accounts[ROLES.bundlerUtility]!.privateKey,
-        host: s.host,
         blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
         pidDir: options.pidDir,
         logger: logger.child({ module: 'bundler' }),
@@ -338,7 +330,6 @@ export async function startDevnet({
   const accounts = devAccounts();
   const s: Start = {
     options,
-    host: '127.0.0.1',
     accounts,
     wallet: (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider),
     logger,

@@ -6,7 +6,7 @@ import type { Signer } from 'ethers';
 import { BaseError } from '../../common/errors.js';
 import { readProcessEnv } from '../../common/config/process-env.js';
 import type { Logger } from '../../common/log.js';
-import { reservePort } from '../anvil.js';
+import { DEVNET_HOST, reservePort } from '../anvil.js';
 import { superviseChild } from '../watchdog.js';
 import { deployDeterministic } from './deploy.js';
 
@@ -90,7 +90,6 @@ export interface BundlerOptions {
   helpers: BundlerHelpers;
   executorPrivateKey: string;
   utilityPrivateKey: string;
-  host?: string;
   /** The chain's block interval: Alto polls for receipts at a quarter of it. */
   blockTimeMs?: number;
   /** Directory for the bundler's pid file, reaped by the next devnet on that directory if it outlives us. */
@@ -171,7 +170,7 @@ async function entryPointListed(url: string, child: ChildProcess, o: BundlerOpti
  * not its command line. It loads a `.env` of its working directory, so it runs in its own package directory.
  */
 export async function startBundler(o: BundlerOptions): Promise<Bundler> {
-  const host = o.host ?? '127.0.0.1';
+  const host = DEVNET_HOST;
   const port = await reservePort(host, 0, 'ERC-4337 bundler (Alto)');
   const dir = altoPackageDir();
   const child = spawn(process.execPath, ['-e', LAUNCHER, ...altoArgs(dir, port, o)], {
