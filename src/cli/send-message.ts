@@ -47,15 +47,11 @@ export const sendMessageCommand: Command = {
     if (!account) throw new UsageError(`--account must be 0..${state.accounts.length - 1}, got ${index}`);
 
     const chain = from === 'l1' ? state.l1 : state.l2;
-    const provider = createProvider(from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl, chain.chainId, {
-      pollingInterval: 100,
-    });
+    const rpcUrl = from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl;
+    const provider = createProvider(rpcUrl, chain.chainId, { pollingInterval: 100 });
     try {
-      const signer = new Wallet(account.privateKey, provider);
-      const service = (from === 'l1' ? L1MessageService__factory : L2MessageService__factory).connect(
-        chain.messageService,
-        signer,
-      );
+      const factory = from === 'l1' ? L1MessageService__factory : L2MessageService__factory;
+      const service = factory.connect(chain.messageService, new Wallet(account.privateKey, provider));
       const tx = await service.sendMessage(to ? getAddress(to) : account.address, fee, calldata, {
         value: value + fee,
       });

@@ -85,17 +85,14 @@ async function jumpToNow(provider: JsonRpcProvider): Promise<void> {
   await provider.send('evm_mine', []);
 }
 
-type Cleanups = (() => Promise<void>)[];
-type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
-
 /** What every step of one start shares. */
 interface Start {
   options: DevnetOptions;
   accounts: DevAccount[];
-  wallet: Wallets;
+  wallet: (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
   logger: Logger;
   /** Teardown of whatever started so far, run last step first. */
-  cleanups: Cleanups;
+  cleanups: (() => Promise<void>)[];
 }
 
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
