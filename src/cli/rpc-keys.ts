@@ -83,12 +83,8 @@ const createCommand: Command = {
   ],
   async run({ values, positionals }) {
     const { loadRpcSpec } = await import('../rpc/spec.js');
-    const spec = await loadRpcSpec();
-    const { name, limits } = parseCreateArgs(
-      values,
-      positionals,
-      spec.dereferenced.methods.map((m) => m.name),
-    );
+    const served = (await loadRpcSpec()).dereferenced.methods.map((m) => m.name);
+    const { name, limits } = parseCreateArgs(values, positionals, served);
     const { record, key } = await withStore((store) => store.create(name, limits));
     process.stderr.write(`created ${record.id} (${record.name}); the key is printed once, on stdout; store it now\n`);
     process.stdout.write(`${key}\n`);

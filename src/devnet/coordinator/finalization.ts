@@ -32,10 +32,8 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
   const messages = events
     .map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber }))
     .sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
-  const roots = messageTrees(
-    messages.map((m) => m.hash),
-    ctx.treeDepth,
-  ).map((t) => t.root);
+  const hashes = messages.map((m) => m.hash);
+  const roots = messageTrees(hashes, ctx.treeDepth).map((t) => t.root);
   const messagingBlocks = [...new Set(messages.map((m) => m.block))].sort((a, b) => a - b);
 
   const stateRoot = ctx.stateRoots
