@@ -9,11 +9,8 @@ import { commaList } from '../config/env.js';
  */
 export function clientAddress(req: IncomingMessage, hops: number): string {
   const header = hops === 0 ? undefined : req.headers['x-forwarded-for'];
-  return forwardedClient(
-    req.socket.remoteAddress ?? 'unknown',
-    Array.isArray(header) ? header.join(',') : header,
-    hops,
-  );
+  const forwardedFor = Array.isArray(header) ? header.join(',') : header;
+  return forwardedClient(req.socket.remoteAddress ?? 'unknown', forwardedFor, hops);
 }
 
 /** clientAddress of a RequestHead (request-head.ts): any HTTP stack's request. */
