@@ -1,4 +1,4 @@
-import { UsageError } from './command.js';
+import { UsageError, type Options } from './command.js';
 
 /** Flag parsers that name the flag in their error, so `--l1-port abc` says exactly what is wrong. */
 export function portFlag(name: string, raw: unknown, fallback: number): number {
@@ -19,3 +19,7 @@ export function intFlag(name: string, raw: unknown, fallback: number, min = 0): 
 export function stringFlag(raw: unknown): string | undefined {
   return typeof raw === 'string' ? raw : undefined;
 }
+
+/** Options that each take a value (`--name VALUE`), by name. */
+export const stringOptions = (...names: string[]): Options =>
+  Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));

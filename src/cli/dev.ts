@@ -45,7 +45,7 @@ export const devCommand: CommandBody = {
         const devnet = await startDevnet({
           common,
           db: dbOpening,
-          options: { ...options, stateRoots, bundler: {}, onMessageServices },
+          options: { ...options, stateRoots, bundler: true, onMessageServices },
         });
         const db = await dbOpening;
         const stateManager = await (stateManagerStarting ?? startDevnetStateManager({ common, db, devnet, env }));

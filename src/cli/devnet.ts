@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
-import { UsageError, type CommandBody, type ParsedArgs } from './command.js';
-import { intFlag, portFlag, stringFlag } from './args.js';
+import { UsageError, type CommandBody, type Options, type ParsedArgs } from './command.js';
+import { intFlag, portFlag, stringFlag, stringOptions } from './args.js';
 import type { Common } from '../common/kernel.js';
 import { runLifecycle } from '../common/lifecycle.js';
 import { sendMessageCommand } from './send-message.js';
@@ -11,14 +11,10 @@ import { startDevnet } from '../devnet/devnet.js';
 import { DEFAULT_STATE_FILE, writeStateFile } from '../devnet/state-file.js';
 import { checkChainPorts } from '../devnet/stack.js';
 
-export const devnetOptions = {
-  'state-file': { type: 'string' },
+export const devnetOptions: Options = {
+  ...stringOptions('state-file', 'l1-port', 'l2-port', 'history-hours', 'db-dir'),
   traffic: { type: 'boolean' },
-  'l1-port': { type: 'string' },
-  'l2-port': { type: 'string' },
-  'history-hours': { type: 'string' },
-  'db-dir': { type: 'string' },
-} as const;
+};
 
 export const devnetOptionHelp = [
   `--state-file PATH   where to write the devnet description (default ${DEFAULT_STATE_FILE})`,

@@ -10,17 +10,17 @@ import { createLogger } from '../common/log.js';
 /** Schemas owned by code that runs inside another command's process (the state manager runs in `l2stack rpc`). */
 const COMMAND_OF_SCHEMA: Record<string, string> = { state: 'rpc' };
 
+const SERVICES = Object.keys(SERVICE_SCHEMAS);
+
 export const migrateCommand: CommandBody = {
   usage: '[service ...]',
-  maxPositionals: Object.keys(SERVICE_SCHEMAS).length,
-  optionHelp: [`service: one or more of ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none yet)'}`],
+  maxPositionals: SERVICES.length,
+  optionHelp: [`service: one or more of ${SERVICES.join(', ') || '(none yet)'}`],
   async run({ positionals }) {
-    const names = positionals.length > 0 ? positionals : Object.keys(SERVICE_SCHEMAS);
+    const names = positionals.length > 0 ? positionals : SERVICES;
     for (const name of names) {
       if (!(name in SERVICE_SCHEMAS))
-        throw new UsageError(
-          `unknown service "${name}"; known: ${Object.keys(SERVICE_SCHEMAS).join(', ') || '(none)'}`,
-        );
+        throw new UsageError(`unknown service "${name}"; known: ${SERVICES.join(', ') || '(none)'}`);
     }
     const logger = createLogger({ name: 'migrate' });
     const config = loadDatabaseConfig(readProcessEnv());

@@ -1,6 +1,7 @@
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
 import { stringFlag } from './args.js';
+import { commaList } from '../common/config/env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
 import { defaultPgliteDir, loadDatabaseConfig } from '../common/db/config.js';
 import type { DbClient } from '../common/db/client.js';
@@ -30,14 +31,7 @@ export function parseCreateArgs(
   const rawMethods = stringFlag(values.methods);
   let methods: string[] | undefined;
   if (rawMethods !== undefined) {
-    methods = [
-      ...new Set(
-        rawMethods
-          .split(',')
-          .map((m) => m.trim())
-          .filter(Boolean),
-      ),
-    ];
+    methods = [...new Set(commaList(rawMethods))];
     if (methods.length === 0) throw new UsageError('--methods needs at least one method name');
     const unknown = methods.filter((m) => !specMethods.includes(m));
     if (unknown.length > 0)
@@ -89,12 +83,8 @@ const createCommand: Command = {
   ],
   async run({ values, positionals }) {
     const { loadRpcSpec } = await import('../rpc/spec.js');
-    const spec = await loadRpcSpec();
-    const { name, limits } = parseCreateArgs(
-      values,
-      positionals,
-      spec.dereferenced.methods.map((m) => m.name),
-    );
+    const served = (await loadRpcSpec()).dereferenced.methods.map((m) => m.name);
+    const { name, limits } = parseCreateArgs(values, positionals, served);
     const { record, key } = await withStore((store) => store.create(name, limits));
     process.stderr.write(`created ${record.id} (${record.name}); the key is printed once, on stdout; store it now\n`);
     process.stdout.write(`${key}\n`);

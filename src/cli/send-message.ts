@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Wallet, parseEther, isAddress, getAddress } from 'ethers';
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
-import { intFlag, stringFlag } from './args.js';
+import { intFlag, stringFlag, stringOptions } from './args.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { createProvider } from '../common/chain/provider.js';
 import { ROLES } from '../devnet/accounts.js';
@@ -19,15 +19,7 @@ function etherFlag(name: string, raw: unknown, fallback: string): bigint {
 export const sendMessageCommand: Command = {
   name: 'send-message',
   summary: 'send a message through the devnet message service and print its hash',
-  options: {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    value: { type: 'string' },
-    fee: { type: 'string' },
-    calldata: { type: 'string' },
-    account: { type: 'string' },
-    'state-file': { type: 'string' },
-  },
+  options: stringOptions('from', 'to', 'value', 'fee', 'calldata', 'account', 'state-file'),
   optionHelp: [
     '--from l1|l2        the layer the message is sent on (required)',
     '--to ADDRESS        recipient on the other layer (default: the sender)',
@@ -55,15 +47,11 @@ export const sendMessageCommand: Command = {
     if (!account) throw new UsageError(`--account must be 0..${state.accounts.length - 1}, got ${index}`);
 
     const chain = from === 'l1' ? state.l1 : state.l2;
-    const provider = createProvider(from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl, chain.chainId, {
-      pollingInterval: 100,
-    });
+    const rpcUrl = from === 'l1' ? state.l1.rpcUrl : state.l2.upstreamRpcUrl;
+    const provider = createProvider(rpcUrl, chain.chainId, { pollingInterval: 100 });
     try {
-      const signer = new Wallet(account.privateKey, provider);
-      const service = (from === 'l1' ? L1MessageService__factory : L2MessageService__factory).connect(
-        chain.messageService,
-        signer,
-      );
+      const factory = from === 'l1' ? L1MessageService__factory : L2MessageService__factory;
+      const service = factory.connect(chain.messageService, new Wallet(account.privateKey, provider));
       const tx = await service.sendMessage(to ? getAddress(to) : account.address, fee, calldata, {
         value: value + fee,
       });

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { CommandBody } from './command.js';
+import { commaList } from '../common/config/env.js';
 import { UsageError } from './command.js';
+import { stringFlag, stringOptions } from './args.js';
 import { STATE_HASHES, DEFAULT_STATE_HASH, type StateHash } from '../state/config.js';
 import { hashProviderOf } from '../state/state-hash.js';
 import { verifyStateProof, type StateProofResultJson } from '../state/verify.js';
@@ -25,17 +27,12 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
 /** svc_getProof(address, keys, block) from a live endpoint; returns the response body (JSON text). */
 async function fetchProof(url: string, values: Record<string, unknown>): Promise<string> {
-  const address = str(values.address);
+  const address = stringFlag(values.address);
   if (!address || !/^0x[0-9a-fA-F]{40}$/.test(address)) throw new UsageError('--rpc needs --address 0x… (20 bytes)');
-  const keys = (str(values.keys) ?? '')
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean);
-  const block = str(values.block) ?? 'finalized';
+  const keys = commaList(stringFlag(values.keys) ?? '');
+  const block = stringFlag(values.block) ?? 'finalized';
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -109,15 +106,7 @@ export function verifyProof(
 export const verifyProofCommand: CommandBody = {
   usage:
     '--root 0x… [--hash poseidon2|keccak] [< result.json | --file result.json | --rpc URL --address 0x… [--keys k1,k2] [--block N]]',
-  options: {
-    root: { type: 'string' },
-    hash: { type: 'string' },
-    file: { type: 'string' },
-    rpc: { type: 'string' },
-    address: { type: 'string' },
-    keys: { type: 'string' },
-    block: { type: 'string' },
-  },
+  options: stringOptions('root', 'hash', 'file', 'rpc', 'address', 'keys', 'block'),
   optionHelp: [
     '--root 0x…  the account-tree state root (32 bytes), e.g. stateRootHashes(block) on the L1 message service',
     `--hash      the tree's STATE_HASH: ${STATE_HASHES.join(' | ')} (default ${DEFAULT_STATE_HASH})`,
@@ -127,8 +116,8 @@ export const verifyProofCommand: CommandBody = {
     'exit code   0 every proof verifies; 1 one does not (named on stderr); 2 usage error',
   ],
   async run({ values }) {
-    const file = str(values.file);
-    const rpc = str(values.rpc);
+    const file = stringFlag(values.file);
+    const rpc = stringFlag(values.rpc);
     if (file && rpc) throw new UsageError('--file and --rpc are exclusive');
     const input = rpc ? await fetchProof(rpc, values) : file ? await readFile(file, 'utf8') : await readStdin();
     return verifyProof(

@@ -8,17 +8,9 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
  * Keys whose values must never reach a log line, wherever they appear in a logged object. Config is
  * logged through its redacted effective form; this list is the second line of defence.
  */
+const SECRET_KEYS = ['privateKey', 'password', 'keystorePassword', 'truststorePassword', 'authorization'];
 const SECRET_PATHS = [
-  'privateKey',
-  '*.privateKey',
-  'password',
-  '*.password',
-  'keystorePassword',
-  '*.keystorePassword',
-  'truststorePassword',
-  '*.truststorePassword',
-  'authorization',
-  '*.authorization',
+  ...SECRET_KEYS.flatMap((key) => [key, `*.${key}`]),
   'headers.authorization',
   'req.headers.authorization',
   'req.headers.cookie',

@@ -48,30 +48,19 @@ function descriptorMetrics(registry: Registry): void {
   );
 }
 
+/** What counter, gauge and histogram take: the registry, the metric's name and help, and its label names. */
+type MetricArgs<L extends string> = [registry: Registry, name: string, help: string, labelNames?: readonly L[]];
+
 /** Returns the metric of that name when already registered (services sharing a registry), else creates it. */
-export function counter<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[] = [],
-): Counter<L> {
-  return (
-    (registry.getSingleMetric(name) as Counter<L> | undefined) ??
-    new Counter({ name, help, labelNames, registers: [registry] })
-  );
+function registered<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
 }
 
-export function gauge<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[] = [],
-): Gauge<L> {
-  return (
-    (registry.getSingleMetric(name) as Gauge<L> | undefined) ??
-    new Gauge({ name, help, labelNames, registers: [registry] })
-  );
-}
+export const counter = <L extends string>(...[registry, name, help, labelNames = []]: MetricArgs<L>): Counter<L> =>
+  registered(registry, name, () => new Counter({ name, help, labelNames, registers: [registry] }));
+
+export const gauge = <L extends string>(...[registry, name, help, labelNames = []]: MetricArgs<L>): Gauge<L> =>
+  registered(registry, name, () => new Gauge({ name, help, labelNames, registers: [registry] }));
 
 export function histogram<L extends string>(
   registry: Registry,
@@ -80,8 +69,5 @@ export function histogram<L extends string>(
   labelNames: readonly L[] = [],
   buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 ): Histogram<L> {
-  return (
-    (registry.getSingleMetric(name) as Histogram<L> | undefined) ??
-    new Histogram({ name, help, labelNames, buckets, registers: [registry] })
-  );
+  return registered(registry, name, () => new Histogram({ name, help, labelNames, buckets, registers: [registry] }));
 }

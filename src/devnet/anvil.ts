@@ -12,7 +12,6 @@ export interface AnvilOptions {
   /** 0 picks a free port. */
   port: number;
   chainId: number;
-  host?: string;
   /** Genesis timestamp (unix seconds). */
   timestamp?: number;
   /** Number of funded dev accounts (from anvil's well-known test mnemonic). */
@@ -31,6 +30,9 @@ export interface Anvil {
   process: ChildProcess;
   stop(): Promise<void>;
 }
+
+/** Where every devnet process listens: loopback only (the chains and the bundler hold funded keys). */
+export const DEVNET_HOST = '127.0.0.1';
 
 export class AnvilStartError extends BaseError {
   override name = 'AnvilStartError';
@@ -103,7 +105,7 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
 }
 
 async function launchAnvil(options: AnvilOptions): Promise<Anvil> {
-  const host = options.host ?? '127.0.0.1';
+  const host = DEVNET_HOST;
   const port = await reservePort(host, options.port, `anvil (chain ${options.chainId})`);
   const args = [
     '--host',

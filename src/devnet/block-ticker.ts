@@ -1,5 +1,4 @@
-import { sleep } from '../common/shutdown.js';
-import { chainCalls } from './pool-keeper.js';
+import { chainCalls, everyInterval } from './pool-keeper.js';
 
 /** How long one evm_mine may take before the ticker gives it up and tries again at the next tick. */
 const TICK_TIMEOUT_MS = 10_000;
@@ -10,14 +9,7 @@ const TICK_TIMEOUT_MS = 10_000;
  * when nobody transacts (anvil's interval mining would switch automine off and make every tx wait).
  */
 export function startBlockTicker(url: string, intervalMs: number, signal: AbortSignal): Promise<void> {
-  return (async () => {
-    while (await sleep(intervalMs, signal)) {
-      try {
-        // Bounded: fetch waits up to 300 s for an answer, and a tick that hangs would stop the chain's clock.
-        await chainCalls(url, [['evm_mine', []]], AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]));
-      } catch {
-        // the chain is stopping or briefly busy; the next tick tries again
-      }
-    }
-  })();
+  // Bounded: fetch waits up to 300 s for an answer, and a tick that hangs would stop the chain's clock.
+  const timeout = () => AbortSignal.any([signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]);
+  return everyInterval(intervalMs, signal, () => chainCalls(url, [['evm_mine', []]], timeout()));
 }

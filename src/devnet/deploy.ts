@@ -14,8 +14,8 @@ import {
 import { mined } from '../common/chain/mined.js';
 
 export interface TokenSpec {
-  key: string;
   name: string;
+  /** Also its key in Deployment['tokens']. */
   symbol: string;
   decimals: number;
   /** Whole tokens minted to the deployer. */
@@ -33,7 +33,6 @@ export interface TokenSpec {
  */
 export const TOKENS: TokenSpec[] = [
   {
-    key: 'L2S',
     name: 'l2stack Token',
     symbol: 'L2S',
     decimals: 18,
@@ -42,28 +41,11 @@ export const TOKENS: TokenSpec[] = [
     kind: 'native',
     quote: 'USDS',
   },
-  { key: 'USDS', name: 'USD Stable', symbol: 'USDS', decimals: 6, supply: 1_000_000_000n, usdPrice: 1 },
+  { name: 'USD Stable', symbol: 'USDS', decimals: 6, supply: 1_000_000_000n, usdPrice: 1 },
+  { name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, supply: 1_000_000n, usdPrice: 3000, quote: 'USDS' },
+  { name: 'Test Coin', symbol: 'TST', decimals: 18, supply: 100_000_000n, usdPrice: 3, quote: 'WETH' },
+  { name: 'Six Decimals Token', symbol: 'SIX', decimals: 6, supply: 50_000_000n, usdPrice: 1.5, quote: 'USDS' },
   {
-    key: 'WETH',
-    name: 'Wrapped Ether',
-    symbol: 'WETH',
-    decimals: 18,
-    supply: 1_000_000n,
-    usdPrice: 3000,
-    quote: 'USDS',
-  },
-  { key: 'TST', name: 'Test Coin', symbol: 'TST', decimals: 18, supply: 100_000_000n, usdPrice: 3, quote: 'WETH' },
-  {
-    key: 'SIX',
-    name: 'Six Decimals Token',
-    symbol: 'SIX',
-    decimals: 6,
-    supply: 50_000_000n,
-    usdPrice: 1.5,
-    quote: 'USDS',
-  },
-  {
-    key: 'AIRDROP',
     name: 'FREE AIRDROP claim at l2s-rewards.xyz',
     symbol: 'AIRDROP',
     decimals: 18,
@@ -71,26 +53,8 @@ export const TOKENS: TokenSpec[] = [
     usdPrice: 0.000002,
     quote: 'WETH',
   },
-  {
-    key: 'MKR',
-    name: 'Maker',
-    symbol: 'MKR',
-    decimals: 18,
-    supply: 1_000_000n,
-    usdPrice: 1500,
-    kind: 'bytes32',
-    quote: 'WETH',
-  },
-  {
-    key: 'BROKE',
-    name: '',
-    symbol: 'BROKE',
-    decimals: 18,
-    supply: 100_000_000n,
-    usdPrice: 0.2,
-    kind: 'reverting',
-    quote: 'USDS',
-  },
+  { name: 'Maker', symbol: 'MKR', decimals: 18, supply: 1_000_000n, usdPrice: 1500, kind: 'bytes32', quote: 'WETH' },
+  { name: '', symbol: 'BROKE', decimals: 18, supply: 100_000_000n, usdPrice: 0.2, kind: 'reverting', quote: 'USDS' },
 ];
 
 export interface Deployment {
@@ -187,7 +151,7 @@ export async function deployTokens(deployer: Signer): Promise<Deployment['tokens
           new TestToken__factory(deployer).deploy(spec.name, spec.symbol, spec.decimals, holder, supply),
         );
     }
-    tokens[spec.key] = { address, spec };
+    tokens[spec.symbol] = { address, spec };
   }
   return tokens;
 }
@@ -206,13 +170,10 @@ export async function deployDex(
   tokens: Deployment['tokens'],
 ): Promise<Pick<Deployment, 'dexFactory' | 'dexRouter' | 'pairs'>> {
   const owner = await deployer.getAddress();
-  const factory = DexFactory__factory.connect(await deployed(new DexFactory__factory(deployer).deploy()), deployer);
-  const dexFactory = await factory.getAddress();
-  const router = DexRouter__factory.connect(
-    await deployed(new DexRouter__factory(deployer).deploy(dexFactory)),
-    deployer,
-  );
-  const dexRouter = await router.getAddress();
+  const dexFactory = await deployed(new DexFactory__factory(deployer).deploy());
+  const dexRouter = await deployed(new DexRouter__factory(deployer).deploy(dexFactory));
+  const factory = DexFactory__factory.connect(dexFactory, deployer);
+  const router = DexRouter__factory.connect(dexRouter, deployer);
   const approve = async (address: string) =>
     mined(TestToken__factory.connect(address, deployer).approve(dexRouter, 2n ** 256n - 1n));
   for (const t of Object.values(tokens)) await approve(t.address);
@@ -221,7 +182,7 @@ export async function deployDex(
   for (const { address, spec } of Object.values(tokens)) {
     if (!spec.quote) continue;
     const quote = tokens[spec.quote]!;
-    const sideUsd = spec.key === 'WETH' || spec.key === 'L2S' ? 5_000_000 : 2_000_000;
+    const sideUsd = spec.symbol === 'WETH' || spec.symbol === 'L2S' ? 5_000_000 : 2_000_000;
     const tokenAmount = units(sideUsd / spec.usdPrice, spec.decimals);
     const quoteAmount = units(sideUsd / quote.spec.usdPrice, quote.spec.decimals);
     await mined(router.addLiquidity(address, quote.address, tokenAmount, quoteAmount, owner));

@@ -26,7 +26,6 @@ import type { Common } from '../common/kernel.js';
 import type { Logger } from '../common/log.js';
 
 export interface DevnetOptions {
-  host?: string;
   /** 0 = a free port. */
   l1Port?: number;
   l2Port?: number;
@@ -46,7 +45,7 @@ export interface DevnetOptions {
    * Run an ERC-4337 bundler (Alto) against L2 (`l2stack devnet`/`dev` do; default: none, since it takes
    * seconds to start and most tests do not need it). The EntryPoint and account factory are deployed either way.
    */
-  bundler?: { port?: number } | false;
+  bundler?: boolean;
   /**
    * Called (not awaited) once both message services are deployed, before tokens and history: `l2stack dev`
    * starts the state manager here, so it ingests the generated history while it is made.
@@ -86,29 +85,19 @@ async function jumpToNow(provider: JsonRpcProvider): Promise<void> {
   await provider.send('evm_mine', []);
 }
 
-type Cleanups = (() => Promise<void>)[];
-type Wallets = (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
-
 /** What every step of one start shares. */
 interface Start {
   options: DevnetOptions;
-  host: string;
   accounts: DevAccount[];
-  wallet: Wallets;
+  wallet: (role: keyof typeof ROLES, provider: JsonRpcProvider) => Wallet;
   logger: Logger;
   /** Teardown of whatever started so far, run last step first. */
-  cleanups: Cleanups;
+  cleanups: (() => Promise<void>)[];
 }
 
 /** Both anvil chains, started together; whichever started is registered for teardown even if the other failed. */
 async function startChains(s: Start, genesis: number) {
-  const base = {
-    host: s.host,
-    timestamp: genesis,
-    pidDir: s.options.pidDir,
-    logger: s.logger,
-    accounts: ACCOUNT_COUNT,
-  };
+  const base = { timestamp: genesis, pidDir: s.options.pidDir, logger: s.logger, accounts: ACCOUNT_COUNT };
   const results = await Promise.allSettled([
     startAnvil({ ...base, port: s.options.l1Port ?? 0, chainId: CHAIN_IDS.l1 }),
     startAnvil({ ...base, port: s.options.l2Port ?? 0, chainId: CHAIN_IDS.l2 }),
@@ -137,7 +126,6 @@ function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, s: Star
     );
   } else if (options.bundler) {
     const bundlerStop = new AbortController();
-    const port = options.bundler.port ?? 0;
     const helpersDeploying = aaDeploying.then(() => deployBundlerHelpers(utility));
     bundlerContracts = helpersDeploying;
     bundlerStarting = Promise.all([aaDeploying, helpersDeploying]).then(([aa, helpers]) =>
@@ -147,8 +135,6 @@ function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, s: Star
         helpers,
         executorPrivateKey: s.accounts[ROLES.bundlerExecutor]!.privateKey,
         utilityPrivateKey: s.accounts[ROLES.bundlerUtility]!.privateKey,
-        host: s.host,
-        port,
         blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
         pidDir: options.pidDir,
         logger: logger.child({ module: 'bundler' }),
@@ -341,7 +327,6 @@ export async function startDevnet({
   const accounts = devAccounts();
   const s: Start = {
     options,
-    host: options.host ?? '127.0.0.1',
     accounts,
     wallet: (role, provider) => new Wallet(accounts[ROLES[role]]!.privateKey, provider),
     logger,

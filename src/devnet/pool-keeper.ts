@@ -99,16 +99,18 @@ export function keepPool(url: string, intervalMs: number, signal: AbortSignal, l
     );
   };
 
-  return (async () => {
-    while (await sleep(intervalMs, signal)) {
-      try {
-        const status = await call<{ queued: string }>('txpool_status', []);
-        if (Number(status.queued) === 0) continue;
-        const pool = await call<Content>('txpool_content', []);
-        for (const sender of Object.keys(pool.queued)) await release(sender, pool);
-      } catch {
-        // the chain is stopping or briefly busy; the next round looks again
-      }
-    }
-  })();
+  return everyInterval(intervalMs, signal, async () => {
+    const status = await call<{ queued: string }>('txpool_status', []);
+    if (Number(status.queued) === 0) return;
+    const pool = await call<Content>('txpool_content', []);
+    for (const sender of Object.keys(pool.queued)) await release(sender, pool);
+  });
+}
+
+/**
+ * `round` every `intervalMs` until `signal` aborts. A round that fails (the chain is stopping or briefly busy)
+ * is left to the next one.
+ */
+export async function everyInterval(intervalMs: number, signal: AbortSignal, round: () => Promise<unknown>) {
+  while (await sleep(intervalMs, signal)) await round().catch(() => undefined);
 }

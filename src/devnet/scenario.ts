@@ -136,15 +136,8 @@ export async function runTraffic(ctx: TrafficContext): Promise<void> {
     try {
       const buy = random() < 0.5;
       const amount = buy ? units(500 + random() * 2_000, 6) : units((500 + random() * 2_000) / 3000, 18);
-      await mined(
-        router.swapExactTokensForTokens(
-          amount,
-          0n,
-          buy ? usds.address : weth.address,
-          buy ? weth.address : usds.address,
-          sender,
-        ),
-      );
+      const [tokenIn, tokenOut] = buy ? [usds.address, weth.address] : [weth.address, usds.address];
+      await mined(router.swapExactTokensForTokens(amount, 0n, tokenIn, tokenOut, sender));
       const fee = parseEther('0.001');
       await mined(l1.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));
       await mined(l2.sendMessage(sender, fee, '0x', { value: fee + parseEther('0.01') }));

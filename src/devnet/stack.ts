@@ -1,5 +1,5 @@
 import type { DevnetState } from './state-file.js';
-import { reservePort } from './anvil.js';
+import { DEVNET_HOST, reservePort } from './anvil.js';
 import { reapOrphanChains } from './orphans.js';
 import type { Logger } from '../common/log.js';
 import { tokenApiService } from './services/token-api.js';
@@ -30,18 +30,17 @@ async function answers(name: string, url: string, timeoutMs = 30_000): Promise<v
  * fails naming the port when an explicitly chosen chain port is taken (0 = any free port, never taken).
  */
 export async function checkChainPorts(
-  options: { host?: string; l1Port?: number; l2Port?: number; pidDir?: string },
+  options: { l1Port?: number; l2Port?: number; pidDir?: string },
   logger?: Logger,
 ): Promise<void> {
-  const host = options.host ?? '127.0.0.1';
   const reaped = options.pidDir ? await reapOrphanChains(options.pidDir) : [];
   if (reaped.length > 0)
     logger?.warn(
       { chains: reaped, dir: options.pidDir },
       'stopped chains left running by an earlier devnet whose process died',
     );
-  if (options.l1Port) await reservePort(host, options.l1Port, 'L1 anvil (--l1-port)');
-  if (options.l2Port) await reservePort(host, options.l2Port, 'L2 anvil (--l2-port)');
+  if (options.l1Port) await reservePort(DEVNET_HOST, options.l1Port, 'L1 anvil (--l1-port)');
+  if (options.l2Port) await reservePort(DEVNET_HOST, options.l2Port, 'L2 anvil (--l2-port)');
 }
 
 /** Checks every service port up front; `start` then starts the services against the running devnet. */

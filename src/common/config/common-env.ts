@@ -13,10 +13,8 @@ export interface CommonConfig {
   database: DatabaseConfig;
 }
 
-export function loadCommonConfig(source: Record<string, string | undefined>): {
-  config: CommonConfig;
-  effective: Record<string, string | undefined>;
-} {
+export function loadCommonConfig(source: Record<string, string | undefined>) {
   const { values, effective } = parseEnv(commonEnv, source);
-  return { config: { logLevel: values.LOG_LEVEL, database: databaseConfigFrom(values) }, effective };
+  const config: CommonConfig = { logLevel: values.LOG_LEVEL, database: databaseConfigFrom(values) };
+  return { config, effective };
 }

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * Environment-variable parsing shared by every service.
  *
@@ -70,86 +68,74 @@ function spec<T, O extends Options<T>>(expected: string, parse: VarSpec<T>['pars
 const ok = <T>(value: T) => ({ ok: true as const, value });
 const bad = (reason?: string) => ({ ok: false as const, reason });
 
+/** The range an `expected` text names: " from 1 to 10", " >= 1", " <= 10" or nothing. */
+function rangeText(min: number | bigint | undefined, max: number | bigint | undefined): string {
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return ` >= ${min}`;
+  return max !== undefined ? ` <= ${max}` : '';
+}
+
+const outside = <N extends number | bigint>(n: N, min: N | undefined, max: N | undefined) =>
+  (min !== undefined && n < min) || (max !== undefined && n > max);
+
+/** A kind of variable with a fixed `expected` text and `parse` (the ones without options of their own). */
+const kind =
+  <T>(expected: string, parse: VarSpec<T>['parse']) =>
+  <O extends Options<T>>(opts: O = {} as O) =>
+    spec<T, O>(expected, parse, opts);
+
+/** A kind of 0x-prefixed hex value, checked against `pattern` and kept in lower case. */
+const hexKind = (expected: string, pattern: RegExp) =>
+  kind(expected, (raw) => (pattern.test(raw) ? ok(raw.toLowerCase()) : bad()));
+
 export const env = {
   /** A variable of our own form: `expected` names it in error messages, `parse` checks and converts it. */
   custom: <T, O extends Options<T>>(expected: string, parse: VarSpec<T>['parse'], opts: O = {} as O) =>
     spec<T, O>(expected, parse, opts),
 
-  string: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>('a non-empty string', (raw) => ok(raw), opts),
+  string: kind('a non-empty string', (raw) => ok(raw)),
 
-  boolean: <O extends Options<boolean>>(opts: O = {} as O) =>
-    spec<boolean, O>(
-      'a boolean (true or false)',
-      (raw) => {
-        const v = raw.toLowerCase();
-        if (v === 'true') return ok(true);
-        if (v === 'false') return ok(false);
-        return bad();
-      },
-      opts,
-    ),
+  boolean: kind('a boolean (true or false)', (raw) =>
+    /^(true|false)$/i.test(raw) ? ok(raw.toLowerCase() === 'true') : bad(),
+  ),
 
-  integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) => {
-    const { min, max } = opts;
-    const range =
-      min !== undefined && max !== undefined
-        ? ` from ${min} to ${max}`
-        : min !== undefined
-          ? ` >= ${min}`
-          : max !== undefined
-            ? ` <= ${max}`
-            : '';
-    return spec<number, O>(
-      `an integer${range}`,
+  integer: <O extends Options<number> & { min?: number; max?: number }>(opts: O = {} as O) =>
+    spec<number, O>(
+      `an integer${rangeText(opts.min, opts.max)}`,
       (raw) => {
         if (!/^-?\d+$/.test(raw)) return bad();
         const n = Number(raw);
         if (!Number.isSafeInteger(n)) return bad('out of the safe integer range');
-        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-        return ok(n);
+        return outside(n, opts.min, opts.max) ? bad() : ok(n);
       },
       opts,
-    );
-  },
+    ),
 
   /** A decimal number (for margins and percentiles); kept as the exact string too, for exact arithmetic. */
-  decimal: <O extends Options<string> & { min?: number; max?: number }>(opts: O = {} as O) => {
-    const { min, max } = opts;
-    const range =
-      min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` >= ${min}` : '';
-    return spec<string, O>(
-      `a decimal number${range}`,
+  decimal: <O extends Options<string> & { min?: number; max?: number }>(opts: O = {} as O) =>
+    spec<string, O>(
+      `a decimal number${rangeText(opts.min, opts.max)}`,
       (raw) => {
         if (!/^-?\d+(\.\d+)?$/.test(raw)) return bad();
-        const n = Number(raw);
-        if ((min !== undefined && n < min) || (max !== undefined && n > max)) return bad();
-        return ok(raw);
+        return outside(Number(raw), opts.min, opts.max) ? bad() : ok(raw);
       },
       opts,
-    );
-  },
+    ),
 
-  bigint: <O extends Options<bigint> & { min?: bigint }>(opts: O = {} as O) => {
-    const { min } = opts;
-    return spec<bigint, O>(
-      `an integer${min !== undefined ? ` >= ${min}` : ''} (decimal digits)`,
+  bigint: <O extends Options<bigint> & { min?: bigint }>(opts: O = {} as O) =>
+    spec<bigint, O>(
+      `an integer${rangeText(opts.min, undefined)} (decimal digits)`,
       (raw) => {
         if (!/^-?\d+$/.test(raw)) return bad();
         const n = BigInt(raw);
-        if (min !== undefined && n < min) return bad();
-        return ok(n);
+        return outside(n, opts.min, undefined) ? bad() : ok(n);
       },
       opts,
-    );
-  },
-
-  address: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      'a 0x-prefixed 20-byte hex address',
-      (raw) => (/^0x[0-9a-fA-F]{40}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
     ),
+
+  address: hexKind('a 0x-prefixed 20-byte hex address', /^0x[0-9a-fA-F]{40}$/),
+  hex32: hexKind('0x followed by 64 hex digits (32 bytes)', /^0x[0-9a-fA-F]{64}$/),
+  hex: hexKind('a 0x-prefixed hex string', /^0x([0-9a-fA-F]{2})+$/),
 
   /**
    * Comma-separated 0x-prefixed 20-byte addresses, lower-cased (blanks around items and empty items ignored);
@@ -159,10 +145,7 @@ export const env = {
     spec<string[], O>(
       expected,
       (raw) => {
-        const items = raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        const items = commaList(raw);
         const wrong = items.find((a) => !/^0x[0-9a-fA-F]{40}$/.test(a));
         if (wrong !== undefined) return bad(`"${wrong}" is not an address`);
         const lower = items.map((a) => a.toLowerCase());
@@ -171,33 +154,12 @@ export const env = {
       opts,
     ),
 
-  hex32: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      '0x followed by 64 hex digits (32 bytes)',
-      (raw) => (/^0x[0-9a-fA-F]{64}$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
-    ),
-
-  hex: <O extends Options<string>>(opts: O = {} as O) =>
-    spec<string, O>(
-      'a 0x-prefixed hex string',
-      (raw) => (/^0x([0-9a-fA-F]{2})+$/.test(raw) ? ok(raw.toLowerCase()) : bad()),
-      opts,
-    ),
-
   url: <O extends Options<string> & { protocols?: string[] }>(opts: O = {} as O) => {
     const protocols = opts.protocols ?? ['http:', 'https:'];
     const names = protocols.map((p) => p.replace(':', '')).join(' or ');
     return spec<string, O>(
       `an absolute ${names} URL`,
-      (raw) => {
-        try {
-          const u = new URL(raw);
-          return protocols.includes(u.protocol) ? ok(raw) : bad();
-        } catch {
-          return bad();
-        }
-      },
+      (raw) => (protocols.includes(URL.parse(raw)?.protocol ?? '') ? ok(raw) : bad()),
       { sensitivity: 'url', ...opts } as O,
     );
   },
@@ -206,18 +168,12 @@ export const env = {
     spec<string[], O>(
       'a comma-separated list of absolute http or https URLs',
       (raw) => {
-        const items = raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        const items = commaList(raw);
         if (items.length === 0) return bad();
         for (const item of items) {
-          try {
-            const u = new URL(item);
-            if (u.protocol !== 'http:' && u.protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
-          } catch {
-            return bad(`"${redactUrl(item)}" is not a URL`);
-          }
+          const protocol = URL.parse(item)?.protocol;
+          if (protocol === undefined) return bad(`"${redactUrl(item)}" is not a URL`);
+          if (protocol !== 'http:' && protocol !== 'https:') return bad(`"${redactUrl(item)}" is not http(s)`);
         }
         return ok(items);
       },
@@ -235,15 +191,20 @@ export const env = {
     ),
 };
 
+/** The items of a comma-separated list, trimmed, empty ones left out. */
+export function commaList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
 /** Keeps scheme, host and port of a URL; drops credentials, path and query, which often carry API keys. */
 export function redactUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    const hidden = u.username || u.password || (u.pathname && u.pathname !== '/') || u.search;
-    return `${u.protocol}//${u.host}${hidden ? '/[redacted]' : ''}`;
-  } catch {
-    return '[redacted]';
-  }
+  const u = URL.parse(raw);
+  if (!u) return '[redacted]';
+  const hidden = u.username || u.password || (u.pathname && u.pathname !== '/') || u.search;
+  return `${u.protocol}//${u.host}${hidden ? '/[redacted]' : ''}`;
 }
 
 function display(spec: VarSpec<unknown>, raw: string): string {
@@ -276,46 +237,32 @@ export function parseEnv<Specs extends Record<string, VarSpec<unknown>>>(
   source: Record<string, string | undefined>,
   extraChecks: (values: EnvValues<Specs>) => string[] = () => [],
 ): ParsedEnv<EnvValues<Specs>> {
-  const shape: Record<string, z.ZodType> = {};
+  const problems: string[] = [];
+  // The variables that parsed, unset ones with their default; one that failed is left out.
+  const parsed: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(specs)) {
-    shape[name] = z
-      .string()
-      .optional()
-      .transform((raw, ctx) => {
-        const value = raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-        if (value === undefined) {
-          if (s.required && s.default === undefined)
-            ctx.addIssue({ code: 'custom', message: `required: set it to ${s.expected}` });
-          return s.default;
-        }
-        const result = s.parse(value);
-        if (!result.ok) {
-          const reason = result.reason ? `: ${result.reason}` : '';
-          ctx.addIssue({ code: 'custom', message: `expected ${s.expected}, got "${display(s, value)}"${reason}` });
-          return z.NEVER;
-        }
-        return result.value;
-      });
+    const raw = source[name]?.trim() || undefined;
+    if (raw === undefined) {
+      if (s.required && s.default === undefined) problems.push(`${name}: required: set it to ${s.expected}`);
+      else parsed[name] = s.default;
+      continue;
+    }
+    const result = s.parse(raw);
+    const reason = result.ok || !result.reason ? '' : `: ${result.reason}`;
+    if (result.ok) parsed[name] = result.value;
+    else problems.push(`${name}: expected ${s.expected}, got "${display(s, raw)}"${reason}`);
   }
-  const picked = Object.fromEntries(Object.keys(specs).map((k) => [k, source[k]]));
-  const result = z.object(shape).safeParse(picked);
-  const problems = result.success ? [] : result.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   // Cross-variable rules run even when some variables failed, over the ones that parsed, so the operator
   // still sees every problem in one pass; a rule that trips over a missing value is simply skipped.
-  const failed = new Set(result.success ? [] : result.error.issues.map((i) => String(i.path[0])));
-  const partial = Object.fromEntries(
-    Object.keys(specs)
-      .filter((k) => !failed.has(k))
-      .map((k) => [k, (shape[k] as z.ZodType).safeParse(picked[k]).data]),
-  ) as EnvValues<Specs>;
+  const failed = problems.length > 0;
   try {
-    problems.push(...extraChecks(result.success ? (result.data as EnvValues<Specs>) : partial));
+    problems.push(...extraChecks(parsed as EnvValues<Specs>));
   } catch (err) {
-    if (result.success) throw err;
+    if (!failed) throw err;
   }
-  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems);
 
-  const values = Object.freeze(result.data) as EnvValues<Specs>;
+  const values = Object.freeze(parsed) as EnvValues<Specs>;
   const effective: Record<string, string | undefined> = {};
   for (const [name, s] of Object.entries(specs)) {
     const v = (values as Record<string, unknown>)[name];

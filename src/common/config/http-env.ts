@@ -9,53 +9,35 @@ import { env, parseEnv } from './env.js';
  * connections is refused at the door instead of turning into EMFILE for every other client and for
  * our own outgoing connections (database, nodes).
  */
-export const DEFAULT_HTTP_LIMITS: HttpLimits = Object.freeze({
-  maxConnections: 4_096,
-  maxConnectionsPerClient: 256,
-  fdReserve: 1_024,
-  headersTimeoutMs: 20_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 65_000,
-});
-
 export const httpEnv = {
   HTTP_MAX_CONNECTIONS: env
-    .integer({ min: 1, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnections })
+    .integer({ min: 1, max: 1_000_000, default: 4_096 })
     .describe('Open sockets per server; past it a new connection is closed at accept.'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: env
-    .integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.maxConnectionsPerClient })
+    .integer({ min: 0, max: 1_000_000, default: 256 })
     .describe('Open sockets of one client address per server, WebSocket included (0 = off; behind a proxy raise it).'),
   HTTP_FD_RESERVE: env
-    .integer({ min: 0, max: 1_000_000, default: DEFAULT_HTTP_LIMITS.fdReserve })
+    .integer({ min: 0, max: 1_000_000, default: 1_024 })
     .describe('Descriptors kept for our own connections: servers accept at most `ulimit -n` minus this many.'),
   HTTP_HEADERS_TIMEOUT_MS: env
-    .integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.headersTimeoutMs })
+    .integer({ min: 100, max: 600_000, default: 20_000 })
     .describe('Time (ms) a client has to send the request headers; then 408 and the socket closed.'),
   HTTP_REQUEST_TIMEOUT_MS: env
-    .integer({ min: 100, max: 3_600_000, default: DEFAULT_HTTP_LIMITS.requestTimeoutMs })
+    .integer({ min: 100, max: 3_600_000, default: 30_000 })
     .describe('Time (ms) a client has to send the whole request with its body; then 408 and the socket closed.'),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: env
-    .integer({ min: 100, max: 600_000, default: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs })
+    .integer({ min: 100, max: 600_000, default: 65_000 })
     .describe('Time (ms) an idle keep-alive connection stays open (longer than balancers, so they close first).'),
 };
 
-export interface HttpLimits {
-  maxConnections: number;
-  /** HTTP_MAX_CONNECTIONS_PER_CLIENT (0: off). */
-  maxConnectionsPerClient: number;
-  /** HTTP_FD_RESERVE: descriptors kept out of the clients' reach (src/common/http/descriptors.ts). */
-  fdReserve: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
-
 type HttpValues = ReturnType<typeof parseEnv<typeof httpEnv>>['values'];
 
-export function httpLimitsFrom(values: HttpValues): HttpLimits {
+export function httpLimitsFrom(values: HttpValues) {
   return Object.freeze({
     maxConnections: values.HTTP_MAX_CONNECTIONS,
+    /** HTTP_MAX_CONNECTIONS_PER_CLIENT (0: off). */
     maxConnectionsPerClient: values.HTTP_MAX_CONNECTIONS_PER_CLIENT,
+    /** HTTP_FD_RESERVE: descriptors kept out of the clients' reach (src/common/http/descriptors.ts). */
     fdReserve: values.HTTP_FD_RESERVE,
     // Node requires headersTimeout <= requestTimeout; a smaller request timeout bounds the headers too.
     headersTimeoutMs: Math.min(values.HTTP_HEADERS_TIMEOUT_MS, values.HTTP_REQUEST_TIMEOUT_MS),
@@ -63,3 +45,8 @@ export function httpLimitsFrom(values: HttpValues): HttpLimits {
     keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
 }
+
+export type HttpLimits = ReturnType<typeof httpLimitsFrom>;
+
+/** The limits where no HTTP_* variable is read: the defaults of httpEnv. */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = httpLimitsFrom(parseEnv(httpEnv, {}).values);

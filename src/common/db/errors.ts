@@ -21,6 +21,14 @@ export class DatabaseUnavailableError extends RetryableError {
   override name = 'DatabaseUnavailableError';
 }
 
+/** SQLSTATE of each integrity constraint kind (23xxx); any other 23xxx is 'other'. */
+const CONSTRAINTS: Record<string, ConstraintViolationError['kind']> = {
+  '23505': 'unique',
+  '23503': 'foreign_key',
+  '23514': 'check',
+  '23502': 'not_null',
+};
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -49,18 +57,7 @@ export function classifyDbError(err: unknown): unknown {
   }
   if (['40001', '40P01'].includes(code))
     return new RetryableError(`database transaction conflict (${code}): ${message}`, { cause: err });
-  if (code.startsWith('23')) {
-    const kind =
-      code === '23505'
-        ? 'unique'
-        : code === '23503'
-          ? 'foreign_key'
-          : code === '23514'
-            ? 'check'
-            : code === '23502'
-              ? 'not_null'
-              : 'other';
-    return new ConstraintViolationError(message, constraint, kind, err);
-  }
+  if (code.startsWith('23'))
+    return new ConstraintViolationError(message, constraint, CONSTRAINTS[code] ?? 'other', err);
   return err;
 }

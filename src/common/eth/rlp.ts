@@ -19,11 +19,9 @@ function lengthOfLength(length: number): number {
 
 /** Encoded size of an item. */
 export function rlpLength(item: RlpItem): number {
-  if (item instanceof Uint8Array) {
-    if (item.length === 1 && item[0]! < 0x80) return 1;
-    return item.length < 56 ? 1 + item.length : 1 + lengthOfLength(item.length) + item.length;
-  }
-  const payload = listPayloadLength(item);
+  const bytes = item instanceof Uint8Array;
+  if (bytes && item.length === 1 && item[0]! < 0x80) return 1;
+  const payload = bytes ? item.length : listPayloadLength(item);
   return payload < 56 ? 1 + payload : 1 + lengthOfLength(payload) + payload;
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHead } from './request-head.js';
+import { commaList } from '../config/env.js';
 
 /**
  * The client a rate limit applies to: the socket address, or the address `hops` trusted proxies back in
@@ -8,11 +9,8 @@ import type { RequestHead } from './request-head.js';
  */
 export function clientAddress(req: IncomingMessage, hops: number): string {
   const header = hops === 0 ? undefined : req.headers['x-forwarded-for'];
-  return forwardedClient(
-    req.socket.remoteAddress ?? 'unknown',
-    Array.isArray(header) ? header.join(',') : header,
-    hops,
-  );
+  const forwardedFor = Array.isArray(header) ? header.join(',') : header;
+  return forwardedClient(req.socket.remoteAddress ?? 'unknown', forwardedFor, hops);
 }
 
 /** clientAddress of a RequestHead (request-head.ts): any HTTP stack's request. */
@@ -21,10 +19,6 @@ export const headClientAddress = (head: RequestHead, hops: number): string =>
 
 function forwardedClient(socket: string, forwardedFor: string | undefined, hops: number): string {
   if (hops === 0) return socket;
-  const forwarded = (forwardedFor ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const chain = [...forwarded, socket];
+  const chain = [...commaList(forwardedFor ?? ''), socket];
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }

@@ -70,12 +70,9 @@ export function operatorListener(options: OperatorOptions): RequestListener {
   app.disable('x-powered-by');
   app.set('etag', false);
   mountOperatorRoutes(app, options);
+  const served = 'this port serves /health/live, /health/ready and /metrics';
   app.use((req, res) => {
-    res
-      .status(404)
-      .json({
-        error: `no route for ${req.method} ${req.path}: this port serves /health/live, /health/ready and /metrics`,
-      });
+    res.status(404).json({ error: `no route for ${req.method} ${req.path}: ${served}` });
   });
   return app;
 }

@@ -6,7 +6,7 @@ import type { Signer } from 'ethers';
 import { BaseError } from '../../common/errors.js';
 import { readProcessEnv } from '../../common/config/process-env.js';
 import type { Logger } from '../../common/log.js';
-import { reservePort } from '../anvil.js';
+import { DEVNET_HOST, reservePort } from '../anvil.js';
 import { superviseChild } from '../watchdog.js';
 import { deployDeterministic } from './deploy.js';
 
@@ -48,13 +48,6 @@ export interface BundlerHelpers {
   pimlicoSimulations: string;
 }
 
-function altoBytecode(dir: string, artifact: string): string {
-  const json = JSON.parse(readFileSync(join(dir, 'esm', 'contracts', artifact), 'utf8')) as {
-    bytecode: { object: string };
-  };
-  return json.bytecode.object;
-}
-
 /**
  * Deploys Alto's simulation contracts (its own compiled artifacts, shipped in its package) through CREATE2
  * before it starts, so it is told their addresses and sends no transaction of its own at start-up: left to
@@ -62,17 +55,15 @@ function altoBytecode(dir: string, artifact: string): string {
  */
 export async function deployBundlerHelpers(signer: Signer): Promise<BundlerHelpers> {
   const dir = altoPackageDir();
+  /** Alto's compiled `contract` of `source`.sol, deployed through CREATE2. */
+  const deploy = (source: string, contract: string) => {
+    const file = join(dir, 'esm', 'contracts', `${source}.sol`, `${contract}.json`);
+    const { bytecode } = JSON.parse(readFileSync(file, 'utf8')) as { bytecode: { object: string } };
+    return deployDeterministic(signer, bytecode.object, `Alto ${contract}`);
+  };
   return {
-    entryPointSimulationsV7: await deployDeterministic(
-      signer,
-      altoBytecode(dir, 'EntryPointSimulations.sol/EntryPointSimulations07.json'),
-      'Alto EntryPointSimulations07',
-    ),
-    pimlicoSimulations: await deployDeterministic(
-      signer,
-      altoBytecode(dir, 'PimlicoSimulations.sol/PimlicoSimulations.json'),
-      'Alto PimlicoSimulations',
-    ),
+    entryPointSimulationsV7: await deploy('EntryPointSimulations', 'EntryPointSimulations07'),
+    pimlicoSimulations: await deploy('PimlicoSimulations', 'PimlicoSimulations'),
   };
 }
 
@@ -99,9 +90,6 @@ export interface BundlerOptions {
   helpers: BundlerHelpers;
   executorPrivateKey: string;
   utilityPrivateKey: string;
-  host?: string;
-  /** 0 = a free port. */
-  port?: number;
   /** The chain's block interval: Alto polls for receipts at a quarter of it. */
   blockTimeMs?: number;
   /** Directory for the bundler's pid file, reaped by the next devnet on that directory if it outlives us. */
@@ -113,8 +101,6 @@ export interface BundlerOptions {
 
 export interface Bundler {
   url: string;
-  port: number;
-  process: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -134,31 +120,20 @@ async function answers(url: string, entryPoint: string): Promise<boolean> {
 }
 
 function altoArgs(dir: string, port: number, o: BundlerOptions): string[] {
-  return [
-    join(dir, 'esm', 'cli', 'alto.js'),
-    '--port',
-    String(port),
-    '--rpc-url',
-    o.rpcUrl,
-    '--entrypoints',
-    o.entryPoint,
-    '--deploy-simulations-contract',
-    'false',
-    '--entrypoint-simulation-contract-v7',
-    o.helpers.entryPointSimulationsV7,
-    '--pimlico-simulation-contract',
-    o.helpers.pimlicoSimulations,
+  const flags = {
+    port: String(port),
+    'rpc-url': o.rpcUrl,
+    entrypoints: o.entryPoint,
+    'deploy-simulations-contract': 'false',
+    'entrypoint-simulation-contract-v7': o.helpers.entryPointSimulationsV7,
+    'pimlico-simulation-contract': o.helpers.pimlicoSimulations,
     // Safe mode needs the ERC-7562 JavaScript tracer, which anvil does not have.
-    '--safe-mode',
-    'false',
-    '--block-time',
-    String(o.blockTimeMs ?? 1_000),
-    '--utility-wallet-monitor',
-    'false',
-    '--json',
-    '--log-level',
-    'warn',
-  ];
+    'safe-mode': 'false',
+    'block-time': String(o.blockTimeMs ?? 1_000),
+    'utility-wallet-monitor': 'false',
+    'log-level': 'warn',
+  };
+  return [join(dir, 'esm', 'cli', 'alto.js'), ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, v]), '--json'];
 }
 
 /** Our environment minus whatever would reconfigure Alto behind our back (ALTO_* flags, error reporting). */
@@ -195,8 +170,8 @@ async function entryPointListed(url: string, child: ChildProcess, o: BundlerOpti
  * not its command line. It loads a `.env` of its working directory, so it runs in its own package directory.
  */
 export async function startBundler(o: BundlerOptions): Promise<Bundler> {
-  const host = o.host ?? '127.0.0.1';
-  const port = await reservePort(host, o.port ?? 0, 'ERC-4337 bundler (Alto)');
+  const host = DEVNET_HOST;
+  const port = await reservePort(host, 0, 'ERC-4337 bundler (Alto)');
   const dir = altoPackageDir();
   const child = spawn(process.execPath, ['-e', LAUNCHER, ...altoArgs(dir, port, o)], {
     cwd: dir,
@@ -224,5 +199,5 @@ export async function startBundler(o: BundlerOptions): Promise<Bundler> {
     o.logger?.warn({ bundler: d.toString().trim().slice(0, 2_000) }, 'bundler (Alto) says'),
   );
   o.logger?.info({ url, entryPoint: o.entryPoint }, 'bundler (Alto) started');
-  return { url, port, process: child, stop };
+  return { url, stop };
 }

@@ -24,9 +24,9 @@ export class DeterministicDeployError extends BaseError {
   override name = 'DeterministicDeployError';
 }
 
-/** The address `bytecode` (constructor arguments included) gets from the CREATE2 deployer with `salt`. */
-export function create2Address(bytecode: string, salt = ZeroHash): string {
-  return getCreate2Address(CREATE2_DEPLOYER, salt, keccak256(bytecode));
+/** The address `bytecode` (constructor arguments included) gets from the CREATE2 deployer with salt 0. */
+export function create2Address(bytecode: string): string {
+  return getCreate2Address(CREATE2_DEPLOYER, ZeroHash, keccak256(bytecode));
 }
 
 /**
@@ -34,22 +34,17 @@ export function create2Address(bytecode: string, salt = ZeroHash): string {
  * bytecode at the same address is the same contract). Checks the code landed: the proxy does not revert
  * when the creation fails, it just returns nothing.
  */
-export async function deployDeterministic(
-  signer: Signer,
-  bytecode: string,
-  what: string,
-  salt = ZeroHash,
-): Promise<string> {
+export async function deployDeterministic(signer: Signer, bytecode: string, what: string): Promise<string> {
   const provider = signer.provider;
   if (!provider) throw new DeterministicDeployError(`${what}: the signer has no provider`);
-  const address = create2Address(bytecode, salt);
+  const address = create2Address(bytecode);
   if ((await provider.getCode(address)) !== '0x') return address;
   if ((await provider.getCode(CREATE2_DEPLOYER)) === '0x') {
     throw new DeterministicDeployError(
       `${what}: no CREATE2 deployer at ${CREATE2_DEPLOYER} on this chain (anvil predeploys it unless --disable-default-create2-deployer)`,
     );
   }
-  const receipt = await mined(signer.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([salt, bytecode]) }));
+  const receipt = await mined(signer.sendTransaction({ to: CREATE2_DEPLOYER, data: concat([ZeroHash, bytecode]) }));
   if (receipt?.status !== 1 || (await provider.getCode(address)) === '0x') {
     throw new DeterministicDeployError(
       `${what}: CREATE2 deployment to ${address} failed (transaction ${receipt?.hash ?? 'not mined'})`,

@@ -3,18 +3,21 @@ import type { L1MessageService, L2MessageService } from '../../../generated/cont
 import type { Logger } from '../../common/log.js';
 import { mined } from '../../common/chain/mined.js';
 
-export interface AnchoringContext {
+/** What both coordinator tasks use: their progress (in `schema`), both message services on the coordinator's key. */
+export interface CoordinatorContext {
   db: Queries;
   schema: string;
   l1: L1MessageService;
-  /** Connected to the coordinator's L2 signer. */
   l2: L2MessageService;
+  logger: Logger;
+}
+
+export interface AnchoringContext extends CoordinatorContext {
   confirmations: number;
   maxBatch: number;
   /** L1 block to start scanning at on a fresh database (the message service's deployment block). */
   startBlock: number;
   logWindow: number;
-  logger: Logger;
 }
 
 const CURSOR = 'l1_scanned_block';

@@ -1,9 +1,7 @@
-import type { Queries } from '../../common/db/queries.js';
 import type { JsonRpcProvider } from 'ethers';
-import type { L1MessageService, L2MessageService } from '../../../generated/contracts/types/index.js';
 import { messageTrees } from '../../common/chain/messages.js';
-import type { Logger } from '../../common/log.js';
 import { mined } from '../../common/chain/mined.js';
+import type { CoordinatorContext } from './anchoring.js';
 
 /** Where the state root submitted with a finalization comes from (the state manager, when it runs). */
 export interface StateRootSource {
@@ -12,16 +10,10 @@ export interface StateRootSource {
   rootAt(block: bigint): Promise<string | undefined>;
 }
 
-export interface FinalizationContext {
-  db: Queries;
-  schema: string;
-  /** Connected to the coordinator's L1 signer (the operator). */
-  l1: L1MessageService;
-  l2: L2MessageService;
+export interface FinalizationContext extends CoordinatorContext {
   l2Provider: JsonRpcProvider;
   treeDepth: number;
   stateRoots?: StateRootSource;
-  logger: Logger;
 }
 
 /**
@@ -40,10 +32,8 @@ export async function finalizeNewBlocks(ctx: FinalizationContext): Promise<bigin
   const messages = events
     .map((e) => ({ nonce: e.args._nonce, hash: e.args._messageHash, block: e.blockNumber }))
     .sort((a, b) => (a.nonce < b.nonce ? -1 : 1));
-  const roots = messageTrees(
-    messages.map((m) => m.hash),
-    ctx.treeDepth,
-  ).map((t) => t.root);
+  const hashes = messages.map((m) => m.hash);
+  const roots = messageTrees(hashes, ctx.treeDepth).map((t) => t.root);
   const messagingBlocks = [...new Set(messages.map((m) => m.block))].sort((a, b) => a - b);
 
   const stateRoot = ctx.stateRoots

@@ -15,16 +15,12 @@ export interface StackService {
   start(ctx: StackContext & { host: string; port: number }): Promise<string | { url: string; healthUrl: string }>;
 }
 
-/** What services started earlier hand to later ones (the state manager's proofs to the RPC endpoint). */
-export interface StackShared {
-  proofBackend?: ProofBackend;
-}
-
 export interface StackContext {
   common: Common;
   db: DbClient;
   devnet: Devnet;
   env: Record<string, string | undefined>;
   workDir: string;
-  shared: StackShared;
+  /** What services started earlier hand to later ones (the state manager's proofs to the RPC endpoint). */
+  shared: { proofBackend?: ProofBackend };
 }

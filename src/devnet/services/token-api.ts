@@ -27,13 +27,7 @@ export const tokenApiService: StackService = {
         name: 'l2stack devnet',
         timestamp: new Date().toISOString(),
         version: { major: 1, minor: 0, patch: 0 },
-        tokens: listed.map((t) => ({
-          chainId: s.l2.chainId,
-          address: t.address,
-          symbol: t.symbol,
-          name: t.name,
-          decimals: t.decimals,
-        })),
+        tokens: listed.map((t) => ({ chainId: s.l2.chainId, ...t })),
       }),
     );
     const config: TokenApiConfig = {

@@ -168,7 +168,7 @@ beforeAll(async () => {
   devnet = await startDevnet({
     common,
     db: db.client,
-    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} },
+    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: true },
   });
   const state = devnet.state;
   entryPoint = state.entryPoint!;

@@ -32,7 +32,7 @@ beforeAll(async () => {
   devnet = await startDevnet({
     common: testCommon(),
     db: db.client,
-    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: {} },
+    options: { historyHours: 0, coordinator: false, blockTimeMs: 500, bundler: true },
   });
   rpc = await startTestRpc({
     db: db.client,
