@@ -4,10 +4,9 @@ import type { DatabaseConfig } from './db/config.js';
 import type { LevelWithSilent } from 'pino';
 
 /**
- * The one life of a long-running command (a service, the devnet, the whole dev stack):
- * common → signal handlers → database → start → run until SIGINT/SIGTERM → teardown.
- * Each step registers its own teardown with `common.shutdown`; a failed start-up runs the teardown of
- * whatever had started before the error propagates, so nothing is left behind.
+ * The one life of a long-running command (a service, the devnet, the whole dev stack): common → signal handlers →
+ * database → start → run until SIGINT/SIGTERM → teardown. Each step registers its own teardown with `common.shutdown`;
+ * a failed start-up runs the teardown of whatever had started before the error propagates, so nothing is left behind.
  */
 export interface LifecycleSpec {
   /** The process name in every log line. */
@@ -20,9 +19,9 @@ export interface LifecycleSpec {
   /** Where embedded PGlite lives when the configuration names no directory. */
   pgliteDefault?: string;
   /**
-   * Starts the command. `openDb` opens the database once (later calls return the same promise) and
-   * registers its closing; a command opens it when it is ready to (after its port checks, or alongside
-   * loading its code), never before the signal handlers are installed.
+   * Starts the command. `openDb` opens the database once (later calls return the same promise) and registers its
+   * closing; a command opens it when it is ready to (after its port checks, or alongside loading its code), never
+   * before the signal handlers are installed.
    */
   start: (ctx: { common: Common; openDb: () => Promise<DbClient> }) => Promise<void>;
 }
@@ -64,8 +63,8 @@ export async function runLifecycle(spec: LifecycleSpec): Promise<number> {
 }
 
 /**
- * Blocks until SIGINT/SIGTERM, then runs the shutdown registry (everything the command started, in
- * reverse order) and resolves the exit code: 0 for a requested stop.
+ * Blocks until SIGINT/SIGTERM, then runs the shutdown registry (everything the command started, in reverse order) and
+ * resolves the exit code: 0 for a requested stop.
  */
 export function runUntilStopped(common: Common): Promise<number> {
   return new Promise((resolve) => {

@@ -1,12 +1,11 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
 
 /**
- * A labelled histogram for the hottest paths (one observation per JSON-RPC call). prom-client hashes the
- * label values on every `observe`, also through a bound child (~1 µs a call on this machine, the largest
- * item of a small call's own cost); here a child is a slot of plain numbers and an observation is a bucket
- * search and three additions. prom-client still renders it: the object below is a metric of its registry
- * (name, help, type, aggregator, get), so /metrics, the cluster aggregation of RPC_WORKERS and the text
- * format are prom-client's own.
+ * A labelled histogram for the hottest paths (one observation per JSON-RPC call). prom-client hashes the label values
+ * on every `observe`, also through a bound child (~1 µs a call on this machine, the largest item of a small call's own
+ * cost); here a child is a slot of plain numbers and an observation is a bucket search and three additions. prom-client
+ * still renders it: the object below is a metric of its registry (name, help, type, aggregator, get), so /metrics, the
+ * cluster aggregation of RPC_WORKERS and the text format are prom-client's own.
  */
 export interface SlotHistogram {
   /** The slot of these label values, created on first use; keep it (a lookup costs what the hash does). */

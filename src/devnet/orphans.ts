@@ -3,10 +3,9 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 
 /**
- * Pid files of the processes a devnet started (its chains and its bundler), in its state directory: the
- * second line of defence after the watchdog (which a SIGKILL of the whole process tree, or the OOM killer,
- * can take down with the parent). The next `l2stack devnet`/`dev` on the same directory kills every one of
- * them whose parent is gone.
+ * Pid files of the processes a devnet started (its chains and its bundler), in its state directory: the second line of
+ * defence after the watchdog (which a SIGKILL of the whole process tree, or the OOM killer, can take down with the
+ * parent). The next `l2stack devnet`/`dev` on the same directory kills every one of them whose parent is gone.
  */
 interface ChainRecord {
   /** The process id (named `anvil` because chain records were written before the bundler had one). */
@@ -57,9 +56,9 @@ export function recordProcess(dir: string, kind: ProcessKind, pid: number, port:
 }
 
 /**
- * Kills the processes recorded in `dir` whose parent process is gone and removes their records; returns
- * what it killed. A pid is killed only while its command line is still that anvil (or bundler) on that
- * port, so a pid the system has reused since is left alone.
+ * Kills the processes recorded in `dir` whose parent process is gone and removes their records; returns what it killed.
+ * A pid is killed only while its command line is still that anvil (or bundler) on that port, so a pid the system has
+ * reused since is left alone.
  */
 export async function reapOrphanChains(dir: string): Promise<{ pid: number; port: number }[]> {
   let names: string[];

@@ -14,9 +14,9 @@ const accepted = (valid: (raw: string) => boolean) => (raw: string) =>
   valid(raw) ? { ok: true as const, value: raw } : { ok: false as const };
 
 /**
- * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint");
- * the defaults are what a single public endpoint in front of one node needs. LOG_LEVEL and DATABASE_*
- * are the common variables (src/common/config/common-env.ts).
+ * Environment of `l2stack rpc`. Every variable is documented in .env.example (section "RPC endpoint"); the defaults are
+ * what a single public endpoint in front of one node needs. LOG_LEVEL and DATABASE_* are the common variables
+ * (src/common/config/common-env.ts).
  */
 export const rpcEnv = {
   RPC_HOST: env.string({ default: '127.0.0.1' }).describe('Address the RPC endpoint listens on.'),
@@ -212,9 +212,8 @@ function rpcConfigFrom(v: EnvValues<typeof rpcEnv>, effective: Record<string, st
     workers: v.RPC_WORKERS,
     /**
      * `node` (node:http and ws): every HTTP_* limit applies. `uws` (uWebSockets.js): about half the CPU per small
-     * call; HTTP_MAX_CONNECTIONS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap,
-     * 10 s, 10 s); docs/rpc-speed.md. `auto`: uws where its build loads on this Node and C library
-     * (transport/uws/load.ts).
+     * call; HTTP_MAX_CONNECTIONS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS are uWS's own (no cap, 10 s,
+     * 10 s); docs/rpc-speed.md. `auto`: uws where its build loads on this Node and C library (transport/uws/load.ts).
      */
     transport: v.RPC_TRANSPORT,
     upstreamMaxBatchBytes: v.RPC_UPSTREAM_MAX_BATCH_BYTES,

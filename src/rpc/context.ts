@@ -50,8 +50,8 @@ export interface RpcMethod {
 }
 
 /**
- * A method typed by the spec. The one place the types are erased: the dispatcher only calls a handler
- * with params the spec (the source of MethodParams) has already validated.
+ * A method typed by the spec. The one place the types are erased: the dispatcher only calls a handler with params the
+ * spec (the source of MethodParams) has already validated.
  */
 export const defineMethod = <N extends RpcMethodName>(name: N, handler: MethodHandler<N>): RpcMethod => ({
   name,
@@ -59,10 +59,9 @@ export const defineMethod = <N extends RpcMethodName>(name: N, handler: MethodHa
 });
 
 /**
- * The node's answer to a standard read, typed as the spec's result: a pass-through answer is not parsed
- * (a RawJson), so the node is trusted to answer the standard method's shape. A block param left out is
- * filled in with latest (cache/policy.ts withLatest). Reads come from the answer cache when they cannot have
- * changed (unless `uncached`).
+ * The node's answer to a standard read, typed as the spec's result: a pass-through answer is not parsed (a RawJson), so
+ * the node is trusted to answer the standard method's shape. A block param left out is filled in with latest
+ * (cache/policy.ts withLatest). Reads come from the answer cache when they cannot have changed (unless `uncached`).
  */
 export function upstreamAnswer<N extends RpcMethodName>(
   ctx: RpcContext,
@@ -80,8 +79,8 @@ export function upstreamAnswer<N extends RpcMethodName>(
 }
 
 /**
- * A standard method asked of the upstream node by a handler that looks inside the answer: params and
- * result typed by the spec (the node is trusted to answer a standard method's shape, as for pass-through).
+ * A standard method asked of the upstream node by a handler that looks inside the answer: params and result typed by
+ * the spec (the node is trusted to answer a standard method's shape, as for pass-through).
  */
 export async function upstreamCall<N extends RpcMethodName>(
   ctx: RpcContext,

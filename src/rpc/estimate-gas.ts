@@ -6,9 +6,8 @@ import { quantity, type CallScope } from './types.js';
 import { capGas, computeResult } from './evm-bounds.js';
 
 /**
- * The compressor of svc_estimateGas: raw DEFLATE (RFC 1951) at level 9, as node:zlib's deflateRawSync
- * produces it. It stands in for the chain's data compressor, so the size follows the bytes a
- * transaction really costs to publish.
+ * The compressor of svc_estimateGas: raw DEFLATE (RFC 1951) at level 9, as node:zlib's deflateRawSync produces it. It
+ * stands in for the chain's data compressor, so the size follows the bytes a transaction really costs to publish.
  */
 export function compressedSize(bytes: Uint8Array): number {
   return deflateRawSync(bytes, { level: constants.Z_BEST_COMPRESSION }).length;
@@ -60,8 +59,8 @@ export function priorityFee(costs: RpcContext['config']['estimateGas'], size: nu
 }
 
 /**
- * The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). Differing data and
- * input were refused before (params/rules.ts), so either names the calldata.
+ * The node's estimate is searched up to RPC_GAS_CAP within RPC_EVM_TIMEOUT_MS (evm-bounds.ts). Differing data and input
+ * were refused before (params/rules.ts), so either names the calldata.
  */
 export async function estimateGas(
   ctx: RpcContext,
@@ -78,8 +77,8 @@ export async function estimateGas(
       : call.from
         ? ctx.upstream.request('eth_getTransactionCount', [call.from, 'latest'])
         : Promise.resolve('0x0');
-  // All four settle before the call answers (not Promise.all's first rejection): no node request of this
-  // call outlives it, so a refused estimate leaves no reads behind that the next caller would wait on.
+  // All four settle before the call answers (not Promise.all's first rejection): no node request of this call outlives
+  // it, so a refused estimate leaves no reads behind that the next caller would wait on.
   const settled = await Promise.allSettled([
     computeResult(ctx, 'eth_estimateGas', [bounded, tag], scope),
     ctx.upstream.request('eth_getBlockByNumber', ['latest', false]),

@@ -7,10 +7,10 @@ import { quantity, type Awaitable, type CallScope, type MethodParams, type Metho
 import type { RawJson } from './upstream/raw-json.js';
 
 /**
- * Bounds of every call that makes the node execute code: eth_call, eth_estimateGas, debug_traceCall,
- * svc_estimateGas, vendor_simulateAssetChanges, eth_createAccessList, and eth_simulateV1 (capGas per given
- * gas; its omitted gas is filled as geth's simulator fills it, methods/eth_simulateV1.ts).
- * eth_fillTransaction takes the time budget only: a given gas is copied into its answer, never run.
+ * Bounds of every call that makes the node execute code: eth_call, eth_estimateGas, debug_traceCall, svc_estimateGas,
+ * vendor_simulateAssetChanges, eth_createAccessList, and eth_simulateV1 (capGas per given gas; its omitted gas is
+ * filled as geth's simulator fills it, methods/eth_simulateV1.ts). eth_fillTransaction takes the time budget only: a
+ * given gas is copied into its answer, never run.
  *   - gas: RPC_GAS_CAP (geth's RPCGasCap, 50,000,000). An omitted gas is set to the cap on what goes
  *     upstream (anvil has no cap of its own: an endless loop with gas 2^64-1 held it for good); more is
  *     refused with -32602 naming the cap.
@@ -27,10 +27,9 @@ function gasAboveCap(param: string, gas: bigint, cap: bigint): RpcError {
 }
 
 /**
- * The call object with its gas bounded: an omitted gas becomes `cap` (so the node never chooses its own,
- * unbounded, allowance), a gas up to the cap is kept as sent, a gas above it is refused. Pure: the
- * caller's object is not changed. Exported for every method that runs a call (eth_simulateV1 bounds each
- * given gas with it).
+ * The call object with its gas bounded: an omitted gas becomes `cap` (so the node never chooses its own, unbounded,
+ * allowance), a gas up to the cap is kept as sent, a gas above it is refused. Pure: the caller's object is not changed.
+ * Exported for every method that runs a call (eth_simulateV1 bounds each given gas with it).
  */
 export function capGas<T extends CallObject>(
   call: T,
@@ -49,11 +48,11 @@ export type CallMethod = {
 }[RpcMethodName];
 
 /**
- * A call that makes the node execute, answered as the node wrote it: the call object (param 0) has its
- * gas bounded (capGas), a block param left out is filled in with latest (cache/policy.ts withLatest), and
- * the call goes through the pool's compute gate. An answer that cannot change (at a block number or
- * hash) comes from the answer cache, as for other reads: a cached answer costs the node nothing.
- * `arrived`: the call's arrival when it waited before (debug_traceCall, for its client's trace slot).
+ * A call that makes the node execute, answered as the node wrote it: the call object (param 0) has its gas bounded
+ * (capGas), a block param left out is filled in with latest (cache/policy.ts withLatest), and the call goes through the
+ * pool's compute gate. An answer that cannot change (at a block number or hash) comes from the answer cache, as for
+ * other reads: a cached answer costs the node nothing. `arrived`: the call's arrival when it waited before
+ * (debug_traceCall, for its client's trace slot).
  */
 export function computeAnswer<N extends CallMethod>(
   ctx: RpcContext,

@@ -8,10 +8,9 @@ const SHARED_MS = 1_000;
 
 /**
  * The `node` check of /health/ready: one state read (eth_getBalance at latest) must be answered within
- * min(RPC_UPSTREAM_TIMEOUT_MS, 2 s). The `upstreams` check alone follows heads, which the tracker keeps
- * answering when a node is stuck (an endless execution held anvil: no new block, every state read timed
- * out, readiness said "healthy at head 525"). The detail names upstreams by id only (u0, u1): readiness
- * bodies may be public, node URLs are not.
+ * min(RPC_UPSTREAM_TIMEOUT_MS, 2 s). The `upstreams` check alone follows heads, which the tracker keeps answering when
+ * a node is stuck (an endless execution held anvil: no new block, every state read timed out, readiness said "healthy
+ * at head 525"). The detail names upstreams by id only (u0, u1): readiness bodies may be public, node URLs are not.
  */
 export function stateReadiness(
   upstream: Pick<UpstreamPool, 'probeState'>,

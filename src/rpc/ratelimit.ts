@@ -8,12 +8,12 @@ export type RateDecision =
   { ok: true } | { ok: false; retryAfterSeconds: number; limitPerSecond: number; burst: number };
 
 /**
- * Cost model: every call costs 1 unit when the request arrives (refused when the bucket holds less than
- * the request's calls), and its answer costs 1 more unit per `bytesPerUnit` bytes once known (`charge`,
- * which may take the bucket below zero: the client then waits until it has refilled). So eth_chainId costs
- * 1 unit, a 1,000-log eth_getLogs answer (~600 KB) about 19 at the default 32 KiB per unit. Calls that
- * make the node execute are also charged by the time they took on it (computeCost): an eth_call running 40 ms
- * costs 4 more units at the default 10 ms per unit, one cut at the 5 s budget 500.
+ * Cost model: every call costs 1 unit when the request arrives (refused when the bucket holds less than the request's
+ * calls), and its answer costs 1 more unit per `bytesPerUnit` bytes once known (`charge`, which may take the bucket
+ * below zero: the client then waits until it has refilled). So eth_chainId costs 1 unit, a 1,000-log eth_getLogs answer
+ * (~600 KB) about 19 at the default 32 KiB per unit. Calls that make the node execute are also charged by the time they
+ * took on it (computeCost): an eth_call running 40 ms costs 4 more units at the default 10 ms per unit, one cut at the
+ * 5 s budget 500.
  */
 export interface RateLimiter {
   /** A decision now (the memory bucket) or once the shared bucket answered (PostgreSQL). */
@@ -32,16 +32,15 @@ export const answerCost = (bytes: number, bytesPerUnit: number): number =>
   bytesPerUnit > 0 ? Math.floor(bytes / bytesPerUnit) : 0;
 
 /**
- * Units a reply's execution costs on top of its calls' units: 1 per `msPerUnit` ms the node spent executing
- * its eth_call, estimates and traces of a call (RPC_RATE_LIMIT_MS_PER_UNIT; 0 = none). Time, not gas: the
- * node reports no gas for a failed eth_call, and time is what other clients lose.
+ * Units a reply's execution costs on top of its calls' units: 1 per `msPerUnit` ms the node spent executing its
+ * eth_call, estimates and traces of a call (RPC_RATE_LIMIT_MS_PER_UNIT; 0 = none). Time, not gas: the node reports no
+ * gas for a failed eth_call, and time is what other clients lose.
  */
 const computeCost = (ms: number, msPerUnit: number): number => (msPerUnit > 0 ? Math.floor(ms / msPerUnit) : 0);
 
 /**
- * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned
- * for a call then refused over the response budget: `dropped`) and its execution time (see answerCost,
- * computeCost).
+ * What one reply costs after it is known: the bytes the node returned (those answered, and those it returned for a call
+ * then refused over the response budget: `dropped`) and its execution time (see answerCost, computeCost).
  */
 export const replyCost = (
   reply: { used: number; dropped?: number; computeMs: number; units?: number },
@@ -52,13 +51,13 @@ export const replyCost = (
   (reply.units ?? 0);
 
 /**
- * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for
- * one of the client's slots, first come first served, at most `waitMs` from their arrival (then -32005 naming
- * the variable), as calls wait for the node's execution slots (upstream/gate.ts, whose semaphore this reuses,
- * one per client): one client cannot fill the shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own
- * work, and a client sending several at once (a batch, a pipelined socket) is served one slot at a time
- * instead of refused. Keyed by the rate limiter's client; a call without one (the endpoint's own) is not
- * counted. Only clients with a call in flight or waiting are held, so the map is bounded by the calls in flight.
+ * Calls of one class (traces, wide eth_getLogs) one client may have in flight in this process. More wait for one of the
+ * client's slots, first come first served, at most `waitMs` from their arrival (then -32005 naming the variable), as
+ * calls wait for the node's execution slots (upstream/gate.ts, whose semaphore this reuses, one per client): one client
+ * cannot fill the shared gate (RPC_EVM_MAX_CONCURRENT) or the node with its own work, and a client sending several at
+ * once (a batch, a pipelined socket) is served one slot at a time instead of refused. Keyed by the rate limiter's
+ * client; a call without one (the endpoint's own) is not counted. Only clients with a call in flight or waiting are
+ * held, so the map is bounded by the calls in flight.
  */
 export class ClientSlots {
   private readonly gates = new Map<string, ComputeGate>();
@@ -138,8 +137,8 @@ export function memoryRateLimiter(s: RateLimitSettings): RateLimiter & { sweep()
 }
 
 /**
- * Token bucket per client shared by every replica through Postgres: one upsert per HTTP request, atomic
- * under concurrency because ON CONFLICT DO UPDATE locks the client's row.
+ * Token bucket per client shared by every replica through Postgres: one upsert per HTTP request, atomic under
+ * concurrency because ON CONFLICT DO UPDATE locks the client's row.
  */
 export function postgresRateLimiter(
   db: DbClient,

@@ -10,13 +10,12 @@ import { answerOperatorAsks, clusterOperatorListener } from './cluster-operator.
 import type { RpcConfig } from './config.js';
 
 /**
- * RPC_WORKERS > 1: several processes serve the one port (node:cluster; the primary accepts connections
- * and hands them round-robin to its workers, so one Node event loop no longer bounds the endpoint).
- * Each worker is a whole endpoint (head tracker, answer cache, filter memo); what must be shared already
- * lives in PostgreSQL, as between replicas: filters are claimed there with a compare-and-set (exactly
- * once across processes) and uninstalls reach every memo by LISTEN/NOTIFY. PGlite is one process's
- * embedded database, and an in-memory rate limit would count per worker (N times the limit): both are
- * refused rather than served wrong.
+ * RPC_WORKERS > 1: several processes serve the one port (node:cluster; the primary accepts connections and hands them
+ * round-robin to its workers, so one Node event loop no longer bounds the endpoint). Each worker is a whole endpoint
+ * (head tracker, answer cache, filter memo); what must be shared already lives in PostgreSQL, as between replicas:
+ * filters are claimed there with a compare-and-set (exactly once across processes) and uninstalls reach every memo by
+ * LISTEN/NOTIFY. PGlite is one process's embedded database, and an in-memory rate limit would count per worker (N times
+ * the limit): both are refused rather than served wrong.
  */
 export function checkWorkers(config: RpcConfig, db: Pick<DbClient | DatabaseConfig, 'kind'>): void {
   if (config.workers <= 1) return;
@@ -38,9 +37,9 @@ export function checkWorkers(config: RpcConfig, db: Pick<DbClient | DatabaseConf
 }
 
 /**
- * checkWorkers at config time (`l2stack rpc`): the database kind comes from the DATABASE_* variables, so
- * RPC_WORKERS is refused before anything opens (PGlite took 15–30 s to open under load before it was).
- * Problems in DATABASE_* themselves are the common config's to report, not repeated here.
+ * checkWorkers at config time (`l2stack rpc`): the database kind comes from the DATABASE_* variables, so RPC_WORKERS is
+ * refused before anything opens (PGlite took 15–30 s to open under load before it was). Problems in DATABASE_*
+ * themselves are the common config's to report, not repeated here.
  */
 export function checkWorkersConfig(config: RpcConfig, env: Record<string, string | undefined>): void {
   if (config.workers <= 1) return;
@@ -62,8 +61,8 @@ const isListening = (m: unknown): m is Listening =>
   typeof m === 'object' && m !== null && typeof (m as Listening).l2stackRpcListening === 'string';
 
 /**
- * In a worker: tells the primary where it listens, and ends cleanly when the primary goes away. With an
- * operator port (`operator`), answers the primary's /metrics and /health/ready questions (cluster-operator.ts).
+ * In a worker: tells the primary where it listens, and ends cleanly when the primary goes away. With an operator port
+ * (`operator`), answers the primary's /metrics and /health/ready questions (cluster-operator.ts).
  */
 export function reportWorkerListening(
   url: string,
@@ -125,10 +124,10 @@ function workerSet(logger: Logger) {
 }
 
 /**
- * In the primary: forks `count` workers (the same command line, so each runs `l2stack rpc` as a worker),
- * resolves once all listen, and replaces a worker that dies until stopped. Their stop is on `shutdown`
- * before the first fork: a SIGTERM while they start stops and waits for them too (no orphan keeps running
- * after the primary has exited), and the start then fails naming the stop.
+ * In the primary: forks `count` workers (the same command line, so each runs `l2stack rpc` as a worker), resolves once
+ * all listen, and replaces a worker that dies until stopped. Their stop is on `shutdown` before the first fork: a
+ * SIGTERM while they start stops and waits for them too (no orphan keeps running after the primary has exited), and the
+ * start then fails naming the stop.
  */
 export async function forkWorkers(
   count: number,

@@ -3,11 +3,10 @@ import { keccak256 } from '../common/eth/keccak.js';
 import { padWord, type Bytes } from './bytes.js';
 
 /**
- * The tree's hash function and the encodings that go with it, so the tree, the stores and the proof format
- * stay the same whichever is chosen (`STATE_HASH`). Stored rows always hold a leaf opening as 128 bytes
- * (prev ‖ next ‖ hKey ‖ hValue, 32-byte words) and the root node as 64 (nextFreeNode ‖ subRoot); the
- * provider says how those appear in a proof ("wire" form, which is what gets hashed) and how keys, values
- * and code are hashed. Every hash is 32 bytes.
+ * The tree's hash function and the encodings that go with it, so the tree, the stores and the proof format stay the
+ * same whichever is chosen (`STATE_HASH`). Stored rows always hold a leaf opening as 128 bytes (prev ‖ next ‖ hKey ‖
+ * hValue, 32-byte words) and the root node as 64 (nextFreeNode ‖ subRoot); the provider says how those appear in a
+ * proof ("wire" form, which is what gets hashed) and how keys, values and code are hashed. Every hash is 32 bytes.
  */
 export interface HashProvider {
   /** `keccak256` or `poseidon2`: also the STATE_HASH value stored with the tree. */

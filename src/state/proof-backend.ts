@@ -20,10 +20,10 @@ const MAX_CACHED_ROOTS = 1024;
 const MAX_MEMO_HASHES = 20_000;
 
 /**
- * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in
- * JavaScript. Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a
- * block runs through the same nodes, so their hashes repeat from proof to proof: they are remembered by
- * content. A hash is a function of its input, so a damaged row (other bytes) is never a hit.
+ * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in JavaScript.
+ * Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a block runs through the
+ * same nodes, so their hashes repeat from proof to proof: they are remembered by content. A hash is a function of its
+ * input, so a damaged row (other bytes) is never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
   let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
@@ -53,8 +53,8 @@ interface ProofBackendOptions {
 }
 
 /**
- * The block to serve a request at, or the spec's error for it (counted by outcome): only L2 blocks
- * finalized on L1, still retained and already ingested, for a well-formed address and storage keys.
+ * The block to serve a request at, or the spec's error for it (counted by outcome): only L2 blocks finalized on L1,
+ * still retained and already ingested, for a well-formed address and storage keys.
  */
 function servableBlock(
   block: bigint | 'finalized',
@@ -105,15 +105,14 @@ function servableBlock(
 }
 
 /**
- * svc_getProof behind the RPC endpoint: only L2 blocks finalized on L1 and still retained are served
- * (errors as specs/rpc.openrpc.json says: -32000 not finalized, -32001 not retained).
+ * svc_getProof behind the RPC endpoint: only L2 blocks finalized on L1 and still retained are served (errors as
+ * specs/rpc.openrpc.json says: -32000 not finalized, -32001 not retained).
  *
- * Every answer is verified before it leaves, against the state root L1 finalized for that block (the
- * BlocksFinalized record) or, for a block inside a finalized range that L1 names no root for, against the
- * root this tree recorded when it applied the block (stored apart from the node rows). A damaged or
- * missing node row would otherwise yield a proof that fails in the caller's verifier, or on L1, with
- * nothing on our side noticing: instead the caller gets -32603 and the operator an error log and
- * `l2stack_state_proofs_total{outcome="unverified"}`.
+ * Every answer is verified before it leaves, against the state root L1 finalized for that block (the BlocksFinalized
+ * record) or, for a block inside a finalized range that L1 names no root for, against the root this tree recorded when
+ * it applied the block (stored apart from the node rows). A damaged or missing node row would otherwise yield a proof
+ * that fails in the caller's verifier, or on L1, with nothing on our side noticing: instead the caller gets -32603 and
+ * the operator an error log and `l2stack_state_proofs_total{outcome="unverified"}`.
  */
 export function createProofBackend(world: WorldState, options: ProofBackendOptions): ProofBackend {
   const served = counter(options.metrics, 'l2stack_state_proofs_total', 'svc_getProof requests by outcome', [

@@ -3,25 +3,24 @@ import { DEPTH, HEAD_INDEX, MAX_LEAVES, TAIL_INDEX } from './encoding.js';
 import type { KeyEntry, ProofReads, ProofRequest, TreeId } from './store.js';
 
 /**
- * One SQL statement that reads everything the proofs of some keys at one block need, so a proof is one
- * round trip and one consistent snapshot (a single statement needs no read transaction).
+ * One SQL statement that reads everything the proofs of some keys at one block need, so a proof is one round trip and
+ * one consistent snapshot (a single statement needs no read transaction).
  *
- * The path of a leaf is known from its index alone (sibling of the leaf, sibling of each ancestor at
- * height 1…39, the root row), so the statement finds, per key: its floor key (the latest live version of
- * the greatest hKey ≤ it, a backward walk of the primary key); the leaf to prove (the floor, or the head
- * sentinel when there is none); for an absent key also its right neighbour, read from the left leaf's
- * `next` field (bytes 32…63 of the opening, of which indices < 2^40 use the last 8); then the latest
- * version ≤ the block of every node on those paths (one index seek each), except where the tree has never
- * had a leaf: a node at height h whose index is above (nextFreeNode − 1) >> h (from the root row) reads as
- * null without a seek (at 100,000 leaves, 22 of the 39 heights). An earlier one-statement proof
- * looked the right neighbour up as a ceiling key, `hkey >= q order by hkey, block desc`, which the
- * primary key cannot answer in that order (a sort of the keys above q): that, not the single statement,
- * made it slower than a statement per step.
+ * The path of a leaf is known from its index alone (sibling of the leaf, sibling of each ancestor at height 1…39, the
+ * root row), so the statement finds, per key: its floor key (the latest live version of the greatest hKey ≤ it, a
+ * backward walk of the primary key); the leaf to prove (the floor, or the head sentinel when there is none); for an
+ * absent key also its right neighbour, read from the left leaf's `next` field (bytes 32…63 of the opening, of which
+ * indices < 2^40 use the last 8); then the latest version ≤ the block of every node on those paths (one index seek
+ * each), except where the tree has never had a leaf: a node at height h whose index is above (nextFreeNode − 1) >> h
+ * (from the root row) reads as null without a seek (at 100,000 leaves, 22 of the 39 heights). An earlier one-statement
+ * proof looked the right neighbour up as a ceiling key, `hkey >= q order by hkey, block desc`, which the primary key
+ * cannot answer in that order (a sort of the keys above q): that, not the single statement, made it slower than a
+ * statement per step.
  *
- * Parameters: per key a tree id and an hKey (bare hex text, '' for the account tree), then the block. The
- * keys are scalar parameters, one statement text per key count, rather than arrays: with an array the
- * planner guesses its length for a generic plan, which then always looks dearer than a custom plan, so
- * a prepared statement was planned again on every execution. Rows: see ProofStatementRow.
+ * Parameters: per key a tree id and an hKey (bare hex text, '' for the account tree), then the block. The keys are
+ * scalar parameters, one statement text per key count, rather than arrays: with an array the planner guesses its length
+ * for a generic plan, which then always looks dearer than a custom plan, so a prepared statement was planned again on
+ * every execution. Rows: see ProofStatementRow.
  */
 export function proofStatementSql(table: (name: string) => string, keys: number): string {
   if (!Number.isInteger(keys) || keys < 1 || keys > MAX_KEYS_PER_STATEMENT)
@@ -29,8 +28,8 @@ export function proofStatementSql(table: (name: string) => string, keys: number)
   const perHeight = MAX_LEAVES;
   const rootPos = (DEPTH + 1) * MAX_LEAVES;
   const block = `$${2 * keys + 1}::bigint`;
-  // The latest version ≤ the block of one row: one backward step of the primary key; `gate`, a condition on the
-  // outer row only, becomes a one-time filter that skips the seek when false.
+  // The latest version ≤ the block of one row: one backward step of the primary key; `gate`, a condition on the outer
+  // row only, becomes a one-time filter that skips the seek when false.
   const latest = (tree: string, pos: string, gate = '') =>
     `select n.value from ${table('nodes')} n where ${gate}n.tree = ${tree} and n.pos = ${pos} and n.block <= ${block} order by n.block desc limit 1`;
   const requests = Array.from(
@@ -73,10 +72,10 @@ select string_agg(int4send(ord) || int8send(coalesce(pos, -1)) || coalesce(int4s
 }
 
 /**
- * A row of the statement: ord > 0 is the floor of request ord (1-based; pos its leaf index, value its hKey,
- * both null when there is none); ord < 0 is a node row of the tree of request −ord (value null when cleared
- * or never written). The statement answers them packed in one bytea (each row int4 ord ‖ int8 pos, −1 for
- * null ‖ int4 length, −1 for null ‖ value): every column of every row cost PGlite's wire parser ~7 µs.
+ * A row of the statement: ord > 0 is the floor of request ord (1-based; pos its leaf index, value its hKey, both null
+ * when there is none); ord < 0 is a node row of the tree of request −ord (value null when cleared or never written).
+ * The statement answers them packed in one bytea (each row int4 ord ‖ int8 pos, −1 for null ‖ int4 length, −1 for null
+ * ‖ value): every column of every row cost PGlite's wire parser ~7 µs.
  */
 export interface ProofStatementRow {
   ord: number;

@@ -110,10 +110,9 @@ export async function proveFromReads(
 }
 
 /**
- * Proofs of several keys at one block. When the store can fetch a proof's rows ahead (`proofReads`: one
- * statement, no transaction), the proofs are built from those; should a proof need a row the store did not
- * predict, all of them are built again through one read of the store (one read transaction on Postgres),
- * so the result is the same either way.
+ * Proofs of several keys at one block. When the store can fetch a proof's rows ahead (`proofReads`: one statement, no
+ * transaction), the proofs are built from those; should a proof need a row the store did not predict, all of them are
+ * built again through one read of the store (one read transaction on Postgres), so the result is the same either way.
  */
 export async function proveKeysAt(
   c: TreeConstants,

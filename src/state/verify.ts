@@ -20,11 +20,10 @@ import { ethersKeccakHashProvider, type HashProvider } from './hash.js';
 import type * as spec from '../../generated/rpc/methods.js';
 
 /**
- * Verifier for integrators: checks svc_getProof results against a state root with nothing but the hash
- * function (ethers' keccak256 by default). Inclusion: the root is recomputed from the 42 entries and the
- * bits of the leaf index, and the leaf must commit to H(key) and H(value). Non-inclusion: both neighbours
- * are included, they are adjacent in the sorted leaf list (left.next == right index, right.prev == left
- * index) and left.hKey < H(key) < right.hKey.
+ * Verifier for integrators: checks svc_getProof results against a state root with nothing but the hash function
+ * (ethers' keccak256 by default). Inclusion: the root is recomputed from the 42 entries and the bits of the leaf index,
+ * and the leaf must commit to H(key) and H(value). Non-inclusion: both neighbours are included, they are adjacent in
+ * the sorted leaf list (left.next == right index, right.prev == left index) and left.hKey < H(key) < right.hKey.
  */
 
 export { decodeAccountValue, type AccountValue };
@@ -196,9 +195,9 @@ export function verifyEntry(
 }
 
 /**
- * Verifies a whole svc_getProof result against the account-tree root: the account proof against `root`,
- * each storage proof against the account's storageRoot (the empty storage root when the account is absent).
- * On failure `failed` names the first entry that does not verify ("accountProof", "storageProofs[2]").
+ * Verifies a whole svc_getProof result against the account-tree root: the account proof against `root`, each storage
+ * proof against the account's storageRoot (the empty storage root when the account is absent). On failure `failed`
+ * names the first entry that does not verify ("accountProof", "storageProofs[2]").
  */
 export function verifyStateProof(
   root: string,

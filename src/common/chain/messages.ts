@@ -1,9 +1,8 @@
 import { AbiCoder, keccak256, concat, ZeroHash } from 'ethers';
 
 /**
- * The message-service conventions shared by the devnet contracts, the coordinator and the relayer
- * (see specs/abi): hash of a message and the sparse Merkle tree of L2→L1 message hashes whose roots are
- * anchored on L1.
+ * The message-service conventions shared by the devnet contracts, the coordinator and the relayer (see specs/abi): hash
+ * of a message and the sparse Merkle tree of L2→L1 message hashes whose roots are anchored on L1.
  */
 export interface MessageFields {
   from: string;

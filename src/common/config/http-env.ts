@@ -1,13 +1,12 @@
 import { env, parseEnv } from './env.js';
 
 /**
- * Connection limits of every HTTP server we run (token API, RPC endpoint, relayer API), declared once so
- * each service's config includes the same variables with the same defaults.
+ * Connection limits of every HTTP server we run (token API, RPC endpoint, relayer API), declared once so each service's
+ * config includes the same variables with the same defaults.
  *
- * Why these defaults: an idle or trickling client must not hold a socket (and a file descriptor) for
- * long, and the number of sockets must stay well below the process's descriptor limit, so a flood of
- * connections is refused at the door instead of turning into EMFILE for every other client and for
- * our own outgoing connections (database, nodes).
+ * Why these defaults: an idle or trickling client must not hold a socket (and a file descriptor) for long, and the
+ * number of sockets must stay well below the process's descriptor limit, so a flood of connections is refused at the
+ * door instead of turning into EMFILE for every other client and for our own outgoing connections (database, nodes).
  */
 export const httpEnv = {
   HTTP_MAX_CONNECTIONS: env

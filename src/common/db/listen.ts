@@ -3,10 +3,9 @@ import type { DatabaseConfig } from './config.js';
 import type { Logger } from '../log.js';
 
 /**
- * LISTEN on a channel, the one place that holds a notification connection: a dedicated PostgreSQL
- * connection outside the service's pool (LISTEN holds it for the life of the process), reconnected after a
- * loss; on PGlite its in-process listen (one connection, the writer's too, so a commit in this process
- * notifies it directly).
+ * LISTEN on a channel, the one place that holds a notification connection: a dedicated PostgreSQL connection outside
+ * the service's pool (LISTEN holds it for the life of the process), reconnected after a loss; on PGlite its in-process
+ * listen (one connection, the writer's too, so a commit in this process notifies it directly).
  */
 export interface ListenOptions {
   logger: Logger;

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { BaseError } from '../errors.js';
 
 /**
- * PGlite does not lock its data directory, and two processes writing one directory corrupt it. Each
- * opener therefore creates `<dir>/l2stack.lock` with O_EXCL, holding its pid (and, on Linux, the pid's
- * start time, so a pid reused by an unrelated process, e.g. pid 1 in the next container, is not mistaken
- * for the holder). A lock whose holder is gone (killed, crashed) is taken over.
+ * PGlite does not lock its data directory, and two processes writing one directory corrupt it. Each opener therefore
+ * creates `<dir>/l2stack.lock` with O_EXCL, holding its pid (and, on Linux, the pid's start time, so a pid reused by an
+ * unrelated process, e.g. pid 1 in the next container, is not mistaken for the holder). A lock whose holder is gone
+ * (killed, crashed) is taken over.
  */
 export const LOCK_FILE = 'l2stack.lock';
 
@@ -66,9 +66,8 @@ function removeIfOurs(file: string): void {
 }
 
 /**
- * Takes the lock of the PGlite directory `dir` (created if missing) for this process; returns its release.
- * Throws DatabaseLockedError naming the directory and the holder's pid while another live process (or this
- * one) has it open.
+ * Takes the lock of the PGlite directory `dir` (created if missing) for this process; returns its release. Throws
+ * DatabaseLockedError naming the directory and the holder's pid while another live process (or this one) has it open.
  */
 export function lockPgliteDir(dir: string): () => void {
   mkdirSync(dir, { recursive: true });

@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 
 /**
- * Embedded PGlite runs no background processes: no checkpointer and no autovacuum. Without them its
- * write-ahead log is never recycled (measured: pg_wal grew 49 → 161 MB over 500,000 row updates and kept
- * growing; with a CHECKPOINT after every 100,000 it stayed at 49 MB), the space of deleted rows is never
- * reused, and the planner never gets statistics. On disk that fills the disk of a long-running relayer;
- * in memory (`l2stack dev`) it grows the process. So the client does what those processes would:
- * CHECKPOINT every `intervalMs`, and VACUUM ANALYZE every VACUUM_EVERY-th time.
+ * Embedded PGlite runs no background processes: no checkpointer and no autovacuum. Without them its write-ahead log is
+ * never recycled (measured: pg_wal grew 49 → 161 MB over 500,000 row updates and kept growing; with a CHECKPOINT after
+ * every 100,000 it stayed at 49 MB), the space of deleted rows is never reused, and the planner never gets statistics.
+ * On disk that fills the disk of a long-running relayer; in memory (`l2stack dev`) it grows the process. So the client
+ * does what those processes would: CHECKPOINT every `intervalMs`, and VACUUM ANALYZE every VACUUM_EVERY-th time.
  */
 export interface PgliteMaintenance {
   stop(): Promise<void>;

@@ -7,22 +7,21 @@ import { l2stackCacheDir } from '../cache-dir.js';
 import { ClusterTarballError, unpackCluster } from './cluster-tarball.js';
 
 /**
- * A new embedded database starts from a copy of an empty one. PGlite's initdb (WebAssembly) took 5.5 s of CPU,
- * against 1.2 s for loading the same empty cluster from a tarball: most of a relayer's first start, and of
- * every in-memory database (`l2stack dev`, tests). The first new database of a PGlite version is made by
- * initdb and saved, before anything is written to it, as node_modules/.cache/l2stack/pglite-<version>.tar.gz;
- * every later one loads that file: a database on disk has it unpacked by cluster-tarball.ts (~0.2 s, where PGlite's
- * own loading takes 1.1–1.4 s), one in memory gets it through PGlite's `loadDataDir`. Where node_modules is not
- * writable nothing is saved and every new database runs initdb, as before; the container image saves it at build time
- * (docker/Dockerfile runs `migrate` on an in-memory database before it drops root).
+ * A new embedded database starts from a copy of an empty one. PGlite's initdb (WebAssembly) took 5.5 s of CPU, against
+ * 1.2 s for loading the same empty cluster from a tarball: most of a relayer's first start, and of every in-memory
+ * database (`l2stack dev`, tests). The first new database of a PGlite version is made by initdb and saved, before
+ * anything is written to it, as node_modules/.cache/l2stack/pglite-<version>.tar.gz; every later one loads that file: a
+ * database on disk has it unpacked by cluster-tarball.ts (~0.2 s, where PGlite's own loading takes 1.1–1.4 s), one in
+ * memory gets it through PGlite's `loadDataDir`. Where node_modules is not writable nothing is saved and every new
+ * database runs initdb, as before; the container image saves it at build time (docker/Dockerfile runs `migrate` on an
+ * in-memory database before it drops root).
  */
 export interface PgliteStart {
   /** The empty cluster to load instead of running initdb. */
   loadDataDir?: Blob;
   /**
-   * Call once PGlite is up from the template: the tarball holds the directory whole, so its extraction
-   * replaced this process's lock file (lockPgliteDir) with the one of the process that saved it; ours is
-   * written back.
+   * Call once PGlite is up from the template: the tarball holds the directory whole, so its extraction replaced this
+   * process's lock file (lockPgliteDir) with the one of the process that saved it; ours is written back.
    */
   relock?: () => void;
   /** Where to save this new database's empty cluster once it is up (no template yet). */

@@ -1,8 +1,7 @@
 /**
- * EIP-1559 (type 2) transactions: the unsigned serialization, the digest a key signs and the signed
- * serialization (its hash is keccak256 of it), as bytes with no parse of anything we built ourselves. The access
- * list is always empty (the relayer names none). Checked against ethers' Transaction in
- * test/common/eth/eip1559.test.ts.
+ * EIP-1559 (type 2) transactions: the unsigned serialization, the digest a key signs and the signed serialization (its
+ * hash is keccak256 of it), as bytes with no parse of anything we built ourselves. The access list is always empty (the
+ * relayer names none). Checked against ethers' Transaction in test/common/eth/eip1559.test.ts.
  */
 import { keccak256 } from './keccak.js';
 import { rlpEncode, uintBytes, type RlpItem } from './rlp.js';

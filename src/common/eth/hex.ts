@@ -1,6 +1,6 @@
 /**
- * Hex <-> bytes for the transaction hot path (signing, hashing, calldata). Node's Buffer codec is native;
- * a Buffer is a Uint8Array, so the results go straight into keccak256 and the RLP encoder.
+ * Hex <-> bytes for the transaction hot path (signing, hashing, calldata). Node's Buffer codec is native; a Buffer is a
+ * Uint8Array, so the results go straight into keccak256 and the RLP encoder.
  */
 
 const HEX_DIGITS = /^[0-9a-fA-F]*$/;
@@ -11,9 +11,8 @@ export function bytesToHex(bytes: Uint8Array): string {
 }
 
 /**
- * Bytes of 0x-prefixed hex with an even number of digits. Throws on anything else: Buffer's decoder
- * stops quietly at the first bad digit, so a decoded length short of half the digits is an error.
- * `what` names the value in the error.
+ * Bytes of 0x-prefixed hex with an even number of digits. Throws on anything else: Buffer's decoder stops quietly at
+ * the first bad digit, so a decoded length short of half the digits is an error. `what` names the value in the error.
  */
 export function hexToBytes(hex: string, what = 'hex value'): Uint8Array {
   if (typeof hex !== 'string' || !hex.startsWith('0x')) throw new TypeError(`${what} must be a 0x-prefixed hex string`);

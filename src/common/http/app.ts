@@ -8,8 +8,8 @@ import type { OpenApiDocument } from './spec.js';
 
 /**
  * One handler per operation of a spec, keyed on the generated `operations` interface of that spec
- * (generated/<api>/schema.ts): an operation without a handler, or a handler for an operationId the spec
- * does not have, fails `npm run typecheck` (and start-up, for documents only known at run time).
+ * (generated/<api>/schema.ts): an operation without a handler, or a handler for an operationId the spec does not have,
+ * fails `npm run typecheck` (and start-up, for documents only known at run time).
  */
 export type OperationHandlers<Operations> = {
   [OperationId in keyof Operations & string]: OperationHandler<Operations[OperationId]> | RequestHandler;
@@ -19,9 +19,8 @@ type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : ne
 type Responses<Op> = Op extends { responses: infer R } ? R : never;
 
 /**
- * The handler of one generated operation: its path parameters and its query as the spec types them (the
- * validator has checked and coerced them before the handler runs), and `res.json` takes only a body one
- * of its responses documents.
+ * The handler of one generated operation: its path parameters and its query as the spec types them (the validator has
+ * checked and coerced them before the handler runs), and `res.json` takes only a body one of its responses documents.
  */
 export type OperationHandler<Op> = RequestHandler<
   Op extends { parameters: { path: infer P } }
@@ -48,9 +47,9 @@ export interface HttpAppOptions<Operations> {
 const toExpressPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
 /**
- * Builds an express app whose routes come from the spec: each operationId is bound to its handler, so a
- * missing handler fails at start-up, not at the first request. Requests are validated by
- * express-openapi-validator against the same document, and every error ends in problem+json.
+ * Builds an express app whose routes come from the spec: each operationId is bound to its handler, so a missing handler
+ * fails at start-up, not at the first request. Requests are validated by express-openapi-validator against the same
+ * document, and every error ends in problem+json.
  */
 export function createHttpApp<Operations>(options: HttpAppOptions<Operations>): Express {
   const { spec, handlers, logger } = options;

@@ -3,15 +3,13 @@ import { badRequest } from '../errors.js';
 import { resolveRef, type OpenApiDocument } from './spec.js';
 
 /**
- * Strict parsing of numeric query and path parameters, driven by the spec, before
- * express-openapi-validator sees them.
+ * Strict parsing of numeric query and path parameters, driven by the spec, before express-openapi-validator sees them.
  *
- * Why: the validator coerces with `Number()`, so `1e309` becomes Infinity-then-null and slips through
- * `maximum`, `1e2` and `0x10` are accepted as 100 and 16, and a handler then hands a null or a float to
- * the database. Here every parameter whose schema type is `integer` must be written in decimal digits
- * (an optional minus sign, nothing else) and be a safe integer; a `number` must be a plain decimal
- * (digits, optionally a fraction). Anything else is a 400 naming the parameter and the expected form.
- * New parameters are covered as soon as the spec declares them.
+ * Why: the validator coerces with `Number()`, so `1e309` becomes Infinity-then-null and slips through `maximum`, `1e2`
+ * and `0x10` are accepted as 100 and 16, and a handler then hands a null or a float to the database. Here every
+ * parameter whose schema type is `integer` must be written in decimal digits (an optional minus sign, nothing else) and
+ * be a safe integer; a `number` must be a plain decimal (digits, optionally a fraction). Anything else is a 400 naming
+ * the parameter and the expected form. New parameters are covered as soon as the spec declares them.
  */
 
 type NumericType = 'integer' | 'number';
@@ -77,8 +75,8 @@ export function numericParameters(doc: OpenApiDocument): Operation[] {
       ops.push({ method: method.toUpperCase(), pattern: new RegExp(`^${source}/?$`), pathNames, params });
     }
   }
-  // Literal segments win over templates (/a/b before /a/{x}), as the router decides; operations without
-  // numeric parameters stay in the list so a request is never checked against the wrong template.
+  // Literal segments win over templates (/a/b before /a/{x}), as the router decides; operations without numeric
+  // parameters stay in the list so a request is never checked against the wrong template.
   return ops.sort((a, b) => a.pathNames.length - b.pathNames.length);
 }
 

@@ -8,11 +8,10 @@ import { l2stackCacheDir } from '../cache-dir.js';
 const parse = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 /**
- * A YAML document parsed once per content: the `yaml` package took ~0.3 s for a 42 KB spec at every start of
- * the relayer, against ~1 ms for JSON.parse of the same document. The parsed form is kept as
- * <cache>/<name>-<sha256 of the text>.json, so an edited spec is parsed again and never served stale; where
- * the cache cannot be written (a container's read-only /app: the image writes it at build time) the text is
- * parsed every time, as before.
+ * A YAML document parsed once per content: the `yaml` package took ~0.3 s for a 42 KB spec at every start of the
+ * relayer, against ~1 ms for JSON.parse of the same document. The parsed form is kept as <cache>/<name>-<sha256 of the
+ * text>.json, so an edited spec is parsed again and never served stale; where the cache cannot be written (a
+ * container's read-only /app: the image writes it at build time) the text is parsed every time, as before.
  */
 export function parseYamlCached(name: string, text: string): unknown {
   const dir = l2stackCacheDir();

@@ -19,14 +19,13 @@ export interface KnownFilter {
 const MAX_KNOWN = 10_000;
 
 /**
- * Filters this process has read or moved recently, so an empty poll needs neither the database nor the
- * node. It is safe for exactly-once delivery because answering [] never delivers anything, and a cursor
- * read here is a lower bound (only compare-and-set moves it, forward): if it is past the head, nothing is
- * due whoever polled meanwhile; when blocks are due, the poll still goes through the compare-and-set.
- * An entry is trusted for a tenth of RPC_FILTER_TTL_SECONDS after the row was last read or written:
- * the row had last_poll_at at least that recent, so it cannot have expired. Uninstalls are seen at once:
- * in this process directly, and from other processes on PostgreSQL by LISTEN/NOTIFY; while that
- * listener is not connected nothing is trusted and every poll reads the row.
+ * Filters this process has read or moved recently, so an empty poll needs neither the database nor the node. It is safe
+ * for exactly-once delivery because answering [] never delivers anything, and a cursor read here is a lower bound (only
+ * compare-and-set moves it, forward): if it is past the head, nothing is due whoever polled meanwhile; when blocks are
+ * due, the poll still goes through the compare-and-set. An entry is trusted for a tenth of RPC_FILTER_TTL_SECONDS after
+ * the row was last read or written: the row had last_poll_at at least that recent, so it cannot have expired.
+ * Uninstalls are seen at once: in this process directly, and from other processes on PostgreSQL by LISTEN/NOTIFY; while
+ * that listener is not connected nothing is trusted and every poll reads the row.
  */
 export class FilterMemo {
   private readonly known = new Map<string, KnownFilter>();
@@ -90,10 +89,10 @@ export class FilterMemo {
   }
 
   /**
-   * Runs `poll` after every poll of the same filter this process started before it. Two polls of one
-   * filter at once would both fetch the same entries and race for the compare-and-set, and the loser
-   * would read the row and fetch again; one after the other, the second finds the cursor the first
-   * remembered (usually past the head: an answer with no I/O). The queue holds only polls in flight.
+   * Runs `poll` after every poll of the same filter this process started before it. Two polls of one filter at once
+   * would both fetch the same entries and race for the compare-and-set, and the loser would read the row and fetch
+   * again; one after the other, the second finds the cursor the first remembered (usually past the head: an answer with
+   * no I/O). The queue holds only polls in flight.
    */
   async oneAtATime<T>(id: string, poll: () => Promise<T>): Promise<T> {
     const before = this.polls.get(id);

@@ -22,16 +22,15 @@ export const pollRaceLost = (id: string) =>
   );
 
 /**
- * One replica's watch of the node's pending transactions: a pending-transaction filter on the node, polled
- * every RPC_WS_PENDING_POLL_MS, its hashes recorded in the shared table (FilterStore.recordPending). It runs
- * while a client's pending filter was made or polled here within RPC_FILTER_TTL_SECONDS (plus two polls),
- * then ends and uninstalls the node's filter. Why that covers every hash whichever replica a poll reaches:
- * a live filter was touched less than a TTL ago, and the replica touched then still watches; a replica
- * touched for the first time makes its node filter before it answers, while the previous one still watches.
- * When the node forgets our filter (restart, another node behind the pool), a gap is recorded: polls whose
- * range holds it answer pendingMissed instead of a silent hole. So is one when a watch starts while live
- * filters wait and no other watch beat (pending_watchers) within three polls: every watching replica died.
- * (A watch that ends does so a TTL after its last touch, when the filters it served have expired.)
+ * One replica's watch of the node's pending transactions: a pending-transaction filter on the node, polled every
+ * RPC_WS_PENDING_POLL_MS, its hashes recorded in the shared table (FilterStore.recordPending). It runs while a client's
+ * pending filter was made or polled here within RPC_FILTER_TTL_SECONDS (plus two polls), then ends and uninstalls the
+ * node's filter. Why that covers every hash whichever replica a poll reaches: a live filter was touched less than a TTL
+ * ago, and the replica touched then still watches; a replica touched for the first time makes its node filter before it
+ * answers, while the previous one still watches. When the node forgets our filter (restart, another node behind the
+ * pool), a gap is recorded: polls whose range holds it answer pendingMissed instead of a silent hole. So is one when a
+ * watch starts while live filters wait and no other watch beat (pending_watchers) within three polls: every watching
+ * replica died. (A watch that ends does so a TTL after its last touch, when the filters it served have expired.)
  */
 export class PendingWatch {
   private nodeFilter: string | undefined;
@@ -133,9 +132,9 @@ export function closePendingWatch(filters: FilterStore): void {
 }
 
 /**
- * A poll of a pending-transaction filter: this replica's view is recorded first, then the hashes from the
- * filter's cursor (a seq) are returned and the cursor moved by compare-and-set, as for the other filters;
- * a poll that loses the race reads again from the winner's cursor.
+ * A poll of a pending-transaction filter: this replica's view is recorded first, then the hashes from the filter's
+ * cursor (a seq) are returned and the cursor moved by compare-and-set, as for the other filters; a poll that loses the
+ * race reads again from the winner's cursor.
  */
 export async function pollPending(ctx: RpcContext, id: string): Promise<string[]> {
   await pendingWatch(ctx).keep();

@@ -19,21 +19,20 @@ const MAX_BLOCKS_PER_POLL = 100n;
 const NOTHING: Changes = new RawJson<BlockHashes>('[]');
 
 /**
- * eth_getFilterChanges: entries from the filter's cursor to the head, then a compare-and-set of the
- * cursor (FilterStore.advance). A poll that loses a race re-reads the cursor and fetches again, so
- * nothing is returned twice and nothing is skipped. Polls of one filter in one process run one after the
- * other (FilterMemo.oneAtATime), so races are only between processes. A long-unpolled log filter catches up in steps of
- * RPC_MAX_LOGS_BLOCK_RANGE blocks (halved while a step holds more than RPC_MAX_LOGS_RESULTS logs).
+ * eth_getFilterChanges: entries from the filter's cursor to the head, then a compare-and-set of the cursor
+ * (FilterStore.advance). A poll that loses a race re-reads the cursor and fetches again, so nothing is returned twice
+ * and nothing is skipped. Polls of one filter in one process run one after the other (FilterMemo.oneAtATime), so races
+ * are only between processes. A long-unpolled log filter catches up in steps of RPC_MAX_LOGS_BLOCK_RANGE blocks (halved
+ * while a step holds more than RPC_MAX_LOGS_RESULTS logs).
  *
- * Cost: the head comes from the head tracker (no node call while it is live). A filter this process
- * knows to be past the head (filters/memo.ts) is answered [] with no database read at all; otherwise one
- * read. With new blocks: one node call (eth_getLogs, or none for block filters whose hashes the tracker
- * remembers) and one compare-and-set.
+ * Cost: the head comes from the head tracker (no node call while it is live). A filter this process knows to be past
+ * the head (filters/memo.ts) is answered [] with no database read at all; otherwise one read. With new blocks: one node
+ * call (eth_getLogs, or none for block filters whose hashes the tracker remembers) and one compare-and-set.
  */
 export function pollFilterChanges(ctx: RpcContext, id: string): Awaitable<Changes> {
   const key = id.toLowerCase();
-  // The commonest poll of all (nothing new since the last one) is answered now: the same decision as
-  // poll() makes for a filter the memo knows at a live head, without its promises.
+  // The commonest poll of all (nothing new since the last one) is answered now: the same decision as poll() makes for a
+  // filter the memo knows at a live head, without its promises.
   if (!ctx.filters.memo.polling(key) && nothingDue(ctx, key)) return NOTHING;
   return ctx.filters.memo.oneAtATime(key, () => poll(ctx, id, key));
 }
@@ -86,9 +85,9 @@ async function poll(ctx: RpcContext, id: string, key: string): Promise<Changes> 
           const query: Filter = { fromBlock: quantity(lower), toBlock: quantity(to) };
           if (c.address !== undefined) query.address = c.address;
           if (c.topics !== undefined) query.topics = c.topics;
-          // The node's text as the spec's Log[] (never parsed). A range of explicit numbers up to the head:
-          // cached until the head moves (or for good once final), so filters with the same criteria polled
-          // at the same head share one node call; a new head or a reorg drops it (cache/policy.ts).
+          // The node's text as the spec's Log[] (never parsed). A range of explicit numbers up to the head: cached
+          // until the head moves (or for good once final), so filters with the same criteria polled at the same head
+          // share one node call; a new head or a reorg drops it (cache/policy.ts).
           const logs = await logsOf(ctx, query, true);
           const { over, count } = arrayLongerThan(logs, ctx.config.maxLogsResults);
           entries = logs;
@@ -115,8 +114,8 @@ const isEmpty = (entries: Changes) =>
     : Array.isArray(entries) && entries.length === 0;
 
 /**
- * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the
- * node in one batch. A block the node does not have yet (another node is ahead) ends the range.
+ * Hashes of blocks `from`..`to`: from the head tracker's memory when it holds them all, else from the node in one
+ * batch. A block the node does not have yet (another node is ahead) ends the range.
  */
 async function blockHashes(ctx: RpcContext, from: bigint, to: bigint): Promise<BlockHashes> {
   const remembered: string[] = [];

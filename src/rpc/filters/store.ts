@@ -25,11 +25,11 @@ export interface FilterRow {
 }
 
 /**
- * Filters live in Postgres, not in an upstream node, so every replica answers for every filter. The
- * cursor (next_block) only moves by compare-and-set: a poll reads it, fetches the entries from there to
- * the head, and stores the new cursor only if nobody moved it meanwhile; a poll that loses the race
- * starts over from the winner's cursor. So each entry is delivered exactly once, whichever replicas the
- * polls reach and however they overlap. Expiry uses the database clock, so replicas agree on it.
+ * Filters live in Postgres, not in an upstream node, so every replica answers for every filter. The cursor (next_block)
+ * only moves by compare-and-set: a poll reads it, fetches the entries from there to the head, and stores the new cursor
+ * only if nobody moved it meanwhile; a poll that loses the race starts over from the winner's cursor. So each entry is
+ * delivered exactly once, whichever replicas the polls reach and however they overlap. Expiry uses the database clock,
+ * so replicas agree on it.
  */
 export class FilterStore {
   private readonly table: string;
@@ -55,8 +55,8 @@ export class FilterStore {
   }
 
   /**
-   * Stores a filter for `client` (the rate limiter's identity) unless the client or the endpoint already
-   * holds as many live filters as allowed (-32005 naming the cap). Expired rows not swept yet do not count.
+   * Stores a filter for `client` (the rate limiter's identity) unless the client or the endpoint already holds as many
+   * live filters as allowed (-32005 naming the cap). Expired rows not swept yet do not count.
    */
   async create(kind: FilterKind, criteria: LogCriteria, nextBlock: bigint, client?: string): Promise<string> {
     // A Quantity, as the execution-apis type filter ids (uint): no leading zero digit.
@@ -153,10 +153,9 @@ export class FilterStore {
   }
 
   /**
-   * Records pending-transaction hashes a replica saw arrive at the node (filters/pending.ts), or a gap
-   * (null: hashes may have been missed). One insert at a time across replicas (advisory lock), so seqs
-   * become visible in order and a cursor never passes a seq that commits later. A hash another replica
-   * recorded already is skipped.
+   * Records pending-transaction hashes a replica saw arrive at the node (filters/pending.ts), or a gap (null: hashes
+   * may have been missed). One insert at a time across replicas (advisory lock), so seqs become visible in order and a
+   * cursor never passes a seq that commits later. A hash another replica recorded already is skipped.
    */
   async recordPending(hashes: readonly string[] | null): Promise<void> {
     const rows = hashes === null ? [{ hash: null }] : hashes.map((hash) => ({ hash: hash.toLowerCase() }));
@@ -180,8 +179,8 @@ export class FilterStore {
   }
 
   /**
-   * Whether live pending-transaction filters wait with no other watch alive (none beat within `withinMs`):
-   * then hashes may have reached the node unseen (every watching replica died) and a gap must be recorded.
+   * Whether live pending-transaction filters wait with no other watch alive (none beat within `withinMs`): then hashes
+   * may have reached the node unseen (every watching replica died) and a gap must be recorded.
    */
   async pendingUnwatched(watcher: string, withinMs: number): Promise<boolean> {
     const row = (await this.db.query('rpc.filter_pending_unwatched', (k) =>
@@ -218,11 +217,11 @@ export class FilterStore {
   }
 
   /**
-   * Deletes expired filters. Embedded PGlite has neither autovacuum nor a checkpointer: the space of deleted
-   * rows was never reused and WAL segments were never recycled, so every round of filters grew the
-   * database (in memory: this process's RSS) by about twice the size of its rows, measured +200 MiB per
-   * 100 filters of 1 MB. VACUUM makes the space reusable (and truncates empty pages), CHECKPOINT lets the
-   * WAL be recycled; with both, rounds stay flat. Postgres's own background workers do this there.
+   * Deletes expired filters. Embedded PGlite has neither autovacuum nor a checkpointer: the space of deleted rows was
+   * never reused and WAL segments were never recycled, so every round of filters grew the database (in memory: this
+   * process's RSS) by about twice the size of its rows, measured +200 MiB per 100 filters of 1 MB. VACUUM makes the
+   * space reusable (and truncates empty pages), CHECKPOINT lets the WAL be recycled; with both, rounds stay flat.
+   * Postgres's own background workers do this there.
    */
   async sweep(): Promise<number> {
     const n = affected(

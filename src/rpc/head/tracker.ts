@@ -27,13 +27,12 @@ function toBlockHead(header: unknown): BlockHead | undefined {
 const oneBlock = (h: BlockHead): HeadEvent => ({ head: h, added: [h], removed: [], gap: false });
 
 /**
- * The canonical chain tip of one upstream pool, shared by everything in the process that asks "what is
- * the head": eth_blockNumber, `latest` in range checks and cache keys, filter polls. Heads are observed
- * (from a newHeads subscription or a poll, see head/source.ts) and linked by parentHash to the last
- * `depth` blocks it remembers; a head whose parent is not the remembered block at that height is
- * followed back by hash to the common ancestor, and the event lists the removed and added blocks.
- * Observations are applied in order; one that extends the tip directly is applied synchronously, so a
- * subscriber's notification and the next request see the same head.
+ * The canonical chain tip of one upstream pool, shared by everything in the process that asks "what is the head":
+ * eth_blockNumber, `latest` in range checks and cache keys, filter polls. Heads are observed (from a newHeads
+ * subscription or a poll, see head/source.ts) and linked by parentHash to the last `depth` blocks it remembers; a head
+ * whose parent is not the remembered block at that height is followed back by hash to the common ancestor, and the
+ * event lists the removed and added blocks. Observations are applied in order; one that extends the tip directly is
+ * applied synchronously, so a subscriber's notification and the next request see the same head.
  */
 export class HeadTracker implements HeadFeed {
   private readonly chain = new Map<bigint, BlockHead>();
@@ -106,8 +105,8 @@ export class HeadTracker implements HeadFeed {
     if (tip === undefined) return this.apply(oneBlock(h), source);
     const known = this.chain.get(h.number);
     if (known?.hash === h.hash) return; // a lagging node, or a poll after the subscription: nothing new
-    // Lower or equal height with another hash: a reorg only when the node that gave us the tip says so
-    // (two healthy nodes a block apart must not flip the head back and forth).
+    // Lower or equal height with another hash: a reorg only when the node that gave us the tip says so (two healthy
+    // nodes a block apart must not flip the head back and forth).
     if (h.number <= tip.number && source !== this.tipSource) return;
     if (this.extendsTip(h)) return this.apply(oneBlock(h), source);
     // Walk back by parentHash until the parent is a remembered canonical block (or memory runs out).

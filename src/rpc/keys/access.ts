@@ -58,11 +58,10 @@ export const isRpcPath = (url: string | undefined): boolean =>
 const unknownKey = 'unknown API key: check the key in the URL (/v1/<key>) or the x-api-key header';
 
 /**
- * Resolves each request's access: no key → the public tier keyed by address; a live key → its own bucket
- * (its rate and burst, or the public ones) and allow-list; an unknown, revoked or malformed key → HTTP 401
- * naming the problem (never the key), so a typo is not silently served at anonymous limits. Failed keys
- * are limited per client address (failures.ts): past the allowance → HTTP 429 with Retry-After, answered
- * from memory without a database read.
+ * Resolves each request's access: no key → the public tier keyed by address; a live key → its own bucket (its rate and
+ * burst, or the public ones) and allow-list; an unknown, revoked or malformed key → HTTP 401 naming the problem (never
+ * the key), so a typo is not silently served at anonymous limits. Failed keys are limited per client address
+ * (failures.ts): past the allowance → HTTP 429 with Retry-After, answered from memory without a database read.
  */
 export class KeyAccess {
   private readonly limiters = new Map<string, RateLimiter>();
@@ -80,8 +79,8 @@ export class KeyAccess {
     if (presented.kind === 'none') return { ok: true, access: { client: address, limiter: this.publicLimiter } };
     const remembered = presented.kind === 'key' ? this.registry.cached(presented.key) : undefined;
     if (remembered?.kind === 'ok') return { ok: true, access: this.grant(remembered.record) };
-    // Anything else may fail: its token is taken before the lookup (refunded if the key is live), so a
-    // concurrent flood of wrong keys cannot reach the database more often than the allowance.
+    // Anything else may fail: its token is taken before the lookup (refunded if the key is live), so a concurrent flood
+    // of wrong keys cannot reach the database more often than the allowance.
     const retryAfter = this.failures.take(address);
     const seenLive = retryAfter > 0 && presented.kind === 'key' && this.registry.seenLive(presented.key);
     if (retryAfter > 0 && !seenLive) {

@@ -1,13 +1,12 @@
 /**
- * Failed API key presentations per client address (RPC_KEY_FAILURES_PER_MINUTE): a token bucket of
- * `perMinute` tokens refilled at perMinute/60 a second. A key lookup that may fail takes a token *before*
- * it runs and gives it back when the key turns out live, so a flood of concurrent wrong keys cannot
- * overshoot the allowance while their lookups are in flight: the database sees at most the allowance (plus
- * the refill) per address, whatever the request rate.
+ * Failed API key presentations per client address (RPC_KEY_FAILURES_PER_MINUTE): a token bucket of `perMinute` tokens
+ * refilled at perMinute/60 a second. A key lookup that may fail takes a token *before* it runs and gives it back when
+ * the key turns out live, so a flood of concurrent wrong keys cannot overshoot the allowance while their lookups are in
+ * flight: the database sees at most the allowance (plus the refill) per address, whatever the request rate.
  *
- * In memory, per process: one replica's count, not the fleet's (a key's failures are not worth a database
- * write each, which is what this protects). At most `maxAddresses` are remembered, least recently failed
- * out first, so spoofed or many addresses cannot grow memory; an address pushed out starts afresh.
+ * In memory, per process: one replica's count, not the fleet's (a key's failures are not worth a database write each,
+ * which is what this protects). At most `maxAddresses` are remembered, least recently failed out first, so spoofed or
+ * many addresses cannot grow memory; an address pushed out starts afresh.
  */
 export interface FailureLimitOptions {
   perMinute: number;

@@ -5,9 +5,9 @@ import { answerCost } from '../ratelimit.js';
 import type { CallScope } from '../types.js';
 
 /**
- * How nodes say they already have this transaction: in the pool (geth "already known", anvil "transaction
- * already imported", erigon/nethermind "known transaction"), or mined, when its nonce is used ("nonce too
- * low"; also said of another transaction with that nonce, hence the lookup by hash before answering).
+ * How nodes say they already have this transaction: in the pool (geth "already known", anvil "transaction already
+ * imported", erigon/nethermind "known transaction"), or mined, when its nonce is used ("nonce too low"; also said of
+ * another transaction with that nonce, hence the lookup by hash before answering).
  */
 const ALREADY_HELD = /already known|already imported|known transaction|nonce too low/i;
 
@@ -18,13 +18,12 @@ export const chargeUnits = (call: CallScope, units: number): void => {
 
 /**
  * Sends a signed transaction and answers its hash. Charged by size, whatever the verdict: 1 unit per
- * RPC_RATE_LIMIT_BYTES_PER_UNIT of transaction, as an answer's bytes are (reading, parsing and decoding it
- * are linear in its size: ~11 ms per 32 KiB, about the 10 ms a unit stands for). The size is checked
- * before any decoding (RPC_MAX_RAW_TX_BYTES). Sent to one upstream
- * only: resent to another only when the first provably never got it (connection refused); after an
- * ambiguous failure (timeout, reset, 5xx) the caller gets the error. Idempotent as wallets that retry
- * expect: when the node refuses it as already held or mined and `eth_getTransactionByHash` finds this very
- * transaction, the answer is its hash (one more upstream call, charged one unit).
+ * RPC_RATE_LIMIT_BYTES_PER_UNIT of transaction, as an answer's bytes are (reading, parsing and decoding it are linear
+ * in its size: ~11 ms per 32 KiB, about the 10 ms a unit stands for). The size is checked before any decoding
+ * (RPC_MAX_RAW_TX_BYTES). Sent to one upstream only: resent to another only when the first provably never got it
+ * (connection refused); after an ambiguous failure (timeout, reset, 5xx) the caller gets the error. Idempotent as
+ * wallets that retry expect: when the node refuses it as already held or mined and `eth_getTransactionByHash` finds
+ * this very transaction, the answer is its hash (one more upstream call, charged one unit).
  */
 export async function sendRawTransaction(ctx: RpcContext, raw: string, call: CallScope): Promise<string> {
   chargeUnits(call, answerCost(rawTransactionSize(raw), ctx.config.rateLimit.bytesPerUnit));

@@ -1,9 +1,8 @@
 /**
- * A JSON value kept as the text the upstream wrote. Pass-through answers travel as RawJson from the
- * upstream socket to the client socket: the envelope writes `text` between the client's id and the
- * closing brace, so a 600 KB eth_getLogs answer is never parsed and re-serialized (that cost +681 ms p50
- * at 32 clients). `value` parses on demand for the few callers that look inside; toJSON keeps any
- * JSON.stringify of a RawJson correct (the slow path).
+ * A JSON value kept as the text the upstream wrote. Pass-through answers travel as RawJson from the upstream socket to
+ * the client socket: the envelope writes `text` between the client's id and the closing brace, so a 600 KB eth_getLogs
+ * answer is never parsed and re-serialized (that cost +681 ms p50 at 32 clients). `value` parses on demand for the few
+ * callers that look inside; toJSON keeps any JSON.stringify of a RawJson correct (the slow path).
  */
 /** Answers longer than this (characters) go out as bytes spliced around RawJson.bytes, not as one string. */
 export const LARGE_ANSWER_CHARS = 16_384;
@@ -23,8 +22,8 @@ export class RawJson<T = unknown> {
   }
 
   /**
-   * A node's ASCII bytes (its characters are its bytes), kept as they came: a large answer passed through is
-   * never decoded to a string (2.7 ms for 600 KB here) nor encoded back (3.8 ms), unless someone reads `text`.
+   * A node's ASCII bytes (its characters are its bytes), kept as they came: a large answer passed through is never
+   * decoded to a string (2.7 ms for 600 KB here) nor encoded back (3.8 ms), unless someone reads `text`.
    */
   static ofAscii<T = unknown>(bytes: Buffer): RawJson<T> {
     const raw = new RawJson<T>('');
@@ -53,8 +52,8 @@ export class RawJson<T = unknown> {
   }
 
   /**
-   * The text as UTF-8, encoded once and kept: a cached answer goes to many clients, and encoding a node's
-   * 600 KB eth_getLogs answer took ~3.8 ms of CPU per reply (78 % of the endpoint's profile on cache hits).
+   * The text as UTF-8, encoded once and kept: a cached answer goes to many clients, and encoding a node's 600 KB
+   * eth_getLogs answer took ~3.8 ms of CPU per reply (78 % of the endpoint's profile on cache hits).
    */
   get bytes(): Buffer {
     return (this.encoded ??= Buffer.from(this.decoded!, 'utf8'));
@@ -109,9 +108,9 @@ function skipString(s: string, i: number): number {
 }
 
 /**
- * Index just past the JSON value starting at `i` (after white space), or -1 when the text is not
- * well-formed at this level: strings closed, brackets balanced and matched. Scalars are taken up to the
- * next delimiter (the node wrote them; we check structure, not every literal).
+ * Index just past the JSON value starting at `i` (after white space), or -1 when the text is not well-formed at this
+ * level: strings closed, brackets balanced and matched. Scalars are taken up to the next delimiter (the node wrote
+ * them; we check structure, not every literal).
  */
 function skipValue(s: string, i: number): number {
   i = skipSpace(s, i);
@@ -154,9 +153,9 @@ export interface ResponseParts {
 }
 
 /**
- * Splits one JSON-RPC response object into the source text of its id, result and error members without
- * parsing them. `from`/`to` bound the object inside a larger text (a batch answer). Undefined when the
- * text is not one well-formed object.
+ * Splits one JSON-RPC response object into the source text of its id, result and error members without parsing them.
+ * `from`/`to` bound the object inside a larger text (a batch answer). Undefined when the text is not one well-formed
+ * object.
  */
 export function splitResponse(s: string, from = 0, to = s.length): ResponseParts | undefined {
   let i = skipSpace(s, from);
@@ -188,8 +187,8 @@ export function splitResponse(s: string, from = 0, to = s.length): ResponseParts
 }
 
 /**
- * Walks the top-level array `s`, handing `each` the [start, end) of every element: the count of elements, or
- * undefined when `s` is not a well-formed array.
+ * Walks the top-level array `s`, handing `each` the [start, end) of every element: the count of elements, or undefined
+ * when `s` is not a well-formed array.
  */
 function walkArray(s: string, each?: (start: number, end: number) => void): number | undefined {
   let i = skipSpace(s, 0);
@@ -222,13 +221,13 @@ export function arrayElements(s: string): [number, number][] | undefined {
 export const arrayLength = (s: string): number | undefined => walkArray(s);
 
 /**
- * Whether the top-level array `s` has more than `cap` elements, cheaply: every element of an array of
- * objects holds at least one `}`, so counting that character (memchr speed) bounds the count from above;
- * only when that bound is over the cap are the elements counted exactly. Non-arrays: false.
+ * Whether the top-level array `s` has more than `cap` elements, cheaply: every element of an array of objects holds at
+ * least one `}`, so counting that character (memchr speed) bounds the count from above; only when that bound is over
+ * the cap are the elements counted exactly. Non-arrays: false.
  */
 export function arrayLongerThan(raw: RawJson, cap: number): { over: boolean; count: number | undefined } {
-  // A cached answer is checked again on every hit: the verdict is kept with it, per cap. The bound is counted
-  // on whichever form the answer has (native indexOf either way), so one passed through is not decoded.
+  // A cached answer is checked again on every hit: the verdict is kept with it, per cap. The bound is counted on
+  // whichever form the answer has (native indexOf either way), so one passed through is not decoded.
   const known = capChecks.get(raw);
   if (known?.cap === cap) return known.verdict;
   let bound = 0;
@@ -252,9 +251,9 @@ export function arrayLongerThan(raw: RawJson, cap: number): { over: boolean; cou
 const capChecks = new WeakMap<RawJson, { cap: number; verdict: { over: boolean; count: number | undefined } }>();
 
 /**
- * The fast shape of a node's answer: `{"jsonrpc":"2.0","id":<number>,"result":` … `}` (how geth, reth and
- * anvil write it). For such a body the result is the text in between, found without reading it; the
- * node's own framing is trusted, as any HTTP proxy trusts it. Other shapes go through splitResponse.
+ * The fast shape of a node's answer: `{"jsonrpc":"2.0","id":<number>,"result":` … `}` (how geth, reth and anvil write
+ * it). For such a body the result is the text in between, found without reading it; the node's own framing is trusted,
+ * as any HTTP proxy trusts it. Other shapes go through splitResponse.
  */
 const FAST_PREFIX = /^\{"jsonrpc":"2\.0","id":(\d{1,15}),"result":/;
 
@@ -273,11 +272,10 @@ function fastCut(body: string | Buffer, head: string): { id: string; start: numb
   const start = m[0].length;
   const first = at(start);
   const last = at(end - 1);
-  // The value must open and close as one container of the same kind, and an "error" member anywhere
-  // sends an object result to the full check (a node that wrote both; also trace frames, which carry
-  // "error"). An array result needs no scan: an error member after it would end the text with its own
-  // object's `}`, not with the array's `]` (and the prefix puts result first), so it is refused above;
-  // that scan of a 600 KB eth_getLogs answer cost ~0.4 ms.
+  // The value must open and close as one container of the same kind, and an "error" member anywhere sends an object
+  // result to the full check (a node that wrote both; also trace frames, which carry "error"). An array result needs no
+  // scan: an error member after it would end the text with its own object's `}`, not with the array's `]` (and the
+  // prefix puts result first), so it is refused above; that scan of a 600 KB eth_getLogs answer cost ~0.4 ms.
   if (!((first === OPEN_ARRAY && last === CLOSE_ARRAY) || (first === OPEN_OBJECT && last === CLOSE_OBJECT)))
     return undefined;
   if (first === OPEN_OBJECT && body.indexOf('"error"', start) !== -1) return undefined;
@@ -285,8 +283,8 @@ function fastCut(body: string | Buffer, head: string): { id: string; start: numb
 }
 
 /**
- * fastResult on a node's ASCII body as bytes: the result as a view of them, nothing decoded but the prefix.
- * Undefined where fastResult would be (the caller then decodes and takes the full path).
+ * fastResult on a node's ASCII body as bytes: the result as a view of them, nothing decoded but the prefix. Undefined
+ * where fastResult would be (the caller then decodes and takes the full path).
  */
 export function fastResultOfAscii(body: Buffer): { id: string; result: Buffer } | undefined {
   const cut = fastCut(body, body.toString('latin1', 0, 64));

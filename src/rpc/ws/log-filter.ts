@@ -2,9 +2,8 @@ import type { Log } from '../../../generated/rpc/methods.js';
 import type { MethodParams } from '../types.js';
 
 /**
- * The filter of a `logs` subscription (eth_subscribe("logs", {address, topics})), checked and normalized
- * once, and matched against logs in memory: every subscription of a replica is served from one
- * eth_getLogs per block.
+ * The filter of a `logs` subscription (eth_subscribe("logs", {address, topics})), checked and normalized once, and
+ * matched against logs in memory: every subscription of a replica is served from one eth_getLogs per block.
  */
 export interface LogFilter {
   /** Lowercase addresses; undefined: any address. */
@@ -18,9 +17,9 @@ export class LogFilterError extends Error {
 }
 
 /**
- * The filter object of eth_subscribe("logs", …) normalized. Its shape (an object of address and topics, 20- and
- * 32-byte hex, at most 4 positions) was checked against the spec's LogsSubscriptionFilter before the call got
- * here; what is left are the counts: RPC_MAX_FILTER_ADDRESSES / _TOPICS.
+ * The filter object of eth_subscribe("logs", …) normalized. Its shape (an object of address and topics, 20- and 32-byte
+ * hex, at most 4 positions) was checked against the spec's LogsSubscriptionFilter before the call got here; what is
+ * left are the counts: RPC_MAX_FILTER_ADDRESSES / _TOPICS.
  */
 export function parseLogFilter(
   raw: MethodParams<'eth_subscribe'>[1],

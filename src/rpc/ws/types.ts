@@ -3,8 +3,8 @@ import type { MethodParams } from '../types.js';
 /** What the subscription hub, its log reads and its resumes share (kept apart so none imports another's module). */
 
 /**
- * One block of the shared head as the head tracker (src/rpc/head/tracker.ts) knows it. `header` is the node's
- * header object (for newHeads fan-out).
+ * One block of the shared head as the head tracker (src/rpc/head/tracker.ts) knows it. `header` is the node's header
+ * object (for newHeads fan-out).
  */
 export interface BlockHead {
   number: bigint;
@@ -14,8 +14,8 @@ export interface BlockHead {
 }
 
 /**
- * What one move of the head changed, oldest first. `removed` is non-empty only on a reorg: those blocks
- * left the canonical chain (a logs subscription reports their logs again with `removed: true`).
+ * What one move of the head changed, oldest first. `removed` is non-empty only on a reorg: those blocks left the
+ * canonical chain (a logs subscription reports their logs again with `removed: true`).
  */
 export interface HeadEvent {
   head: BlockHead;
@@ -55,9 +55,8 @@ export interface ResumePoint {
 }
 
 /**
- * What a resume's reads cost the client: called after each read from the node with the calls made and
- * the bytes they returned; rejects (with a SubscribeError) once the client is over its rate limit, which
- * ends the resume.
+ * What a resume's reads cost the client: called after each read from the node with the calls made and the bytes they
+ * returned; rejects (with a SubscribeError) once the client is over its rate limit, which ends the resume.
  */
 export type ResumeCharge = (calls: number, bytes: number) => Promise<void>;
 

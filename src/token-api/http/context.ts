@@ -25,9 +25,8 @@ export interface HandlerContext {
 export const MAX_ADDRESSES = 100;
 
 /**
- * Splits a comma-separated `addresses` parameter. Every item counts toward the limit (duplicates too),
- * every item must be an address, and the first bad item is named. Returns distinct lower-case addresses
- * in request order.
+ * Splits a comma-separated `addresses` parameter. Every item counts toward the limit (duplicates too), every item must
+ * be an address, and the first bad item is named. Returns distinct lower-case addresses in request order.
  */
 export function parseAddresses(raw: string): string[] {
   const items = raw.split(',');

@@ -3,9 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 
 /**
- * The interactive reference at /docs: Swagger UI from the swagger-ui-dist npm package, served by us (no
- * CDN), rendering /openapi.json. The initializer is a file rather than an inline script so a strict CSP
- * (script-src 'self') works.
+ * The interactive reference at /docs: Swagger UI from the swagger-ui-dist npm package, served by us (no CDN), rendering
+ * /openapi.json. The initializer is a file rather than an inline script so a strict CSP (script-src 'self') works.
  */
 export function mountDocs(app: Express): void {
   const assets = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * A deterministic identicon for tokens without a listed logo: a 5×5 mirrored grid whose cells and
- * colours come from the address hash, so the same token always gets the same picture and different
- * tokens rarely look alike.
+ * A deterministic identicon for tokens without a listed logo: a 5×5 mirrored grid whose cells and colours come from the
+ * address hash, so the same token always gets the same picture and different tokens rarely look alike.
  */
 export function generatedLogoSvg(address: string): string {
   const h = createHash('sha256').update(address.toLowerCase()).digest();

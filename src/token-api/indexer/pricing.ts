@@ -19,8 +19,8 @@ export interface PoolState {
 const Q96 = 2 ** 96;
 
 /**
- * Spot price of token0 in token1 and the (virtual) reserves of both sides in whole tokens. V2 reads the
- * reserves; V3 derives virtual reserves from liquidity L and √P: x = L/√P, y = L·√P.
+ * Spot price of token0 in token1 and the (virtual) reserves of both sides in whole tokens. V2 reads the reserves; V3
+ * derives virtual reserves from liquidity L and √P: x = L/√P, y = L·√P.
  */
 export function poolSpot(
   pool: PoolState,
@@ -59,11 +59,10 @@ export type QuoteBook = Map<string, Explained>;
 const PEG: Explained = Object.freeze({ price: 1, basis: 'peg', used: [], excluded: [] }) as Explained;
 
 /**
- * USD prices from pools. Stablecoins are 1. Other quote tokens are priced through their pools with
- * tokens already priced (a route to a stablecoin, hop by hop). Every other token is priced only against
- * quote tokens, so two unknown tokens can never price each other. The pools of a token are judged by
- * sources.ts (minimum liquidity, staleness, outliers) and the rest combined weighted by the USD value
- * of their quote side.
+ * USD prices from pools. Stablecoins are 1. Other quote tokens are priced through their pools with tokens already
+ * priced (a route to a stablecoin, hop by hop). Every other token is priced only against quote tokens, so two unknown
+ * tokens can never price each other. The pools of a token are judged by sources.ts (minimum liquidity, staleness,
+ * outliers) and the rest combined weighted by the USD value of their quote side.
  */
 export class PriceOracle {
   constructor(

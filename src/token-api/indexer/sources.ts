@@ -1,7 +1,7 @@
 /**
- * Which pools make a token's price, and why the others do not (getTokenPriceSources documents the rules
- * and docs/token-api.md explains them). Pure functions over the candidates the oracle found, so the
- * rules can be tested without a chain and the stored explanation is exactly what priced the token.
+ * Which pools make a token's price, and why the others do not (getTokenPriceSources documents the rules and
+ * docs/token-api.md explains them). Pure functions over the candidates the oracle found, so the rules can be tested
+ * without a chain and the stored explanation is exactly what priced the token.
  */
 
 /** The pricing settings (see docs/token-api.md, "Price sources"). */
@@ -69,9 +69,8 @@ export function weightedMedian(items: readonly { price: number; weight: number }
 const byDepth = (a: Judged, b: Judged) => b.liquidityUsd - a.liquidityUsd || (a.pool < b.pool ? -1 : 1);
 
 /**
- * Applies the rules in order (minimum liquidity, staleness against the block priced at `atMs`, outliers
- * against the weighted median of the others) and prices from what remains, weighted by liquidity.
- * Undefined when no pool remains.
+ * Applies the rules in order (minimum liquidity, staleness against the block priced at `atMs`, outliers against the
+ * weighted median of the others) and prices from what remains, weighted by liquidity. Undefined when no pool remains.
  */
 export function judge(candidates: readonly Candidate[], atMs: number, s: PricingSettings): Judgement | undefined {
   const excluded: Judged[] = [];

@@ -27,12 +27,11 @@ export interface FollowOptions {
 type Unsubscribe = () => Promise<void>;
 
 /**
- * Subscribes to the schema's change notifications (the database's listen: a dedicated PostgreSQL
- * connection, or PGlite's in-process listen, whose one connection is the writer's too, so the indexer's
- * commits notify this process directly). Each time LISTEN holds, the first time too, one load picks up
- * what changed before: on PostgreSQL it holds only some time after db.listen has returned, often after
- * the first load, and a change committed in between would otherwise wait for the fallback poll (a replica
- * started while the indexer writes served it pollMs late).
+ * Subscribes to the schema's change notifications (the database's listen: a dedicated PostgreSQL connection, or
+ * PGlite's in-process listen, whose one connection is the writer's too, so the indexer's commits notify this process
+ * directly). Each time LISTEN holds, the first time too, one load picks up what changed before: on PostgreSQL it holds
+ * only some time after db.listen has returned, often after the first load, and a change committed in between would
+ * otherwise wait for the fallback poll (a replica started while the indexer writes served it pollMs late).
  */
 async function subscribe(options: FollowOptions, onNotify: () => void): Promise<Unsubscribe> {
   const { db, schema, logger } = options;
@@ -43,9 +42,8 @@ async function subscribe(options: FollowOptions, onNotify: () => void): Promise<
 }
 
 /**
- * Loads the read model (every row), then follows the database: each notification, and each poll, loads
- * the rows changed since the version held. Loads never overlap; notifications arriving during one are
- * folded into a single next load.
+ * Loads the read model (every row), then follows the database: each notification, and each poll, loads the rows changed
+ * since the version held. Loads never overlap; notifications arriving during one are folded into a single next load.
  */
 export async function followReadModel(options: FollowOptions): Promise<ReadModelHandle> {
   const { db, schema, logger, signal } = options;
@@ -87,8 +85,8 @@ export async function followReadModel(options: FollowOptions): Promise<ReadModel
   };
   const kick = () => void load().catch(() => undefined);
 
-  // Subscribe first: a change committed during the first load then still triggers a load after it (a
-  // notification, or the load once LISTEN holds).
+  // Subscribe first: a change committed during the first load then still triggers a load after it (a notification, or
+  // the load once LISTEN holds).
   const unsubscribe = await subscribe(options, kick);
   for (let attempt = 0; ; attempt++) {
     try {

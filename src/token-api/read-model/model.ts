@@ -23,10 +23,9 @@ const windowKey = (now: number) => {
 };
 
 /**
- * The token table and the hourly price window of one replica, in memory. Indexes per (order, sort) are
- * built on first use and patched on change, so a page is a slice; the isSecure views are filtered from
- * them on first use after a change. Everything is synchronous: a request reads one version, never a
- * state between two deltas.
+ * The token table and the hourly price window of one replica, in memory. Indexes per (order, sort) are built on first
+ * use and patched on change, so a page is a slice; the isSecure views are filtered from them on first use after a
+ * change. Everything is synchronous: a request reads one version, never a state between two deltas.
  */
 export class ReadModel {
   /** Highest change number applied; -1 until the first load. */

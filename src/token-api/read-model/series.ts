@@ -1,9 +1,8 @@
 /**
- * The hourly price series of one token, as getTokenPrices documents it: one point per UTC hour H with
- * now − 24 h ≤ H ≤ now (24 points, 25 when now is exactly on the hour), for every such hour at or after
- * the token's first known price. A point's price is the last observation at or before the end of its
- * hour (the hour's own last observation, or the price carried forward from an earlier hour); its
- * timestamp is the hour.
+ * The hourly price series of one token, as getTokenPrices documents it: one point per UTC hour H with now − 24 h ≤ H ≤
+ * now (24 points, 25 when now is exactly on the hour), for every such hour at or after the token's first known price. A
+ * point's price is the last observation at or before the end of its hour (the hour's own last observation, or the price
+ * carried forward from an earlier hour); its timestamp is the hour.
  */
 
 export const HOUR_MS = 3_600_000;
