@@ -1,3 +1,4 @@
+import { batchViewCalls } from '../batch-call.js';
 import { describeRevert, isRevert } from '../chain.js';
 import { encodeClaimMessageCall, encodeClaimMessageWithProofCall } from './calldata.js';
 import type { MessageRow } from '../db/rows.js';
@@ -23,14 +24,28 @@ export function encodeClaimMessage(
   });
 }
 
-/** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
-async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
+/**
+ * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
+ * request per hundred; one hash is one plain eth_call): each settles on its own.
+ */
+export async function inboxStatuses(
+  ctx: Pick<DirectionContext, 'destination'>,
+  hashes: readonly string[],
+): Promise<PromiseSettledResult<number>[]> {
   const iface = ctx.destination.iface;
-  const data = await ctx.destination.provider.call({
+  const calls = hashes.map((hash) => ({
     to: ctx.destination.contract,
     data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
+  }));
+  const answers = await batchViewCalls(ctx.destination.provider, calls);
+  return answers.map((a): PromiseSettledResult<number> => {
+    if (a.status === 'rejected') return a;
+    try {
+      return { status: 'fulfilled', value: Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', a.value)[0]) };
+    } catch (err) {
+      return { status: 'rejected', reason: err };
+    }
   });
-  return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
 }
 
 /** The claim's calldata (hand-encoded, see calldata.ts). */
@@ -64,7 +79,11 @@ async function view(ctx: DirectionContext, fn: string, args: unknown[]): Promise
 
 /** Whether the message is already claimed on the destination (by us earlier, or by anyone). */
 export async function isClaimedOnChain(ctx: DirectionContext, m: MessageRow): Promise<boolean> {
-  if (ctx.direction === 'L1_TO_L2') return (await inboxStatus(ctx, m.message_hash)) === 2;
+  if (ctx.direction === 'L1_TO_L2') {
+    const [status] = await inboxStatuses(ctx, [m.message_hash]);
+    if (status!.status === 'rejected') throw status!.reason;
+    return status!.value === 2;
+  }
   return (await view(ctx, 'isMessageClaimed', [m.message_nonce])) as boolean;
 }
 

@@ -3,9 +3,8 @@ import { deflateRawSync } from 'node:zlib';
 import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
 import { bytesToHex } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
-import { batchViewCalls } from '../batch-call.js';
 import { toEip1559Fields } from '../signer.js';
-import { encodeClaimMessage } from '../claim/facts.js';
+import { encodeClaimMessage, inboxStatuses } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { claimTarget, duePage, type DirectionContext } from './context.js';
@@ -64,30 +63,6 @@ export function compressedClaimSize(
   m: MessageRow,
 ): number {
   return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
-}
-
-/**
- * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
- * request per hundred): each settles on its own.
- */
-async function inboxStatuses(
-  ctx: Pick<DirectionContext, 'destination'>,
-  hashes: readonly string[],
-): Promise<PromiseSettledResult<number>[]> {
-  const iface = ctx.destination.iface;
-  const calls = hashes.map((hash) => ({
-    to: ctx.destination.contract,
-    data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
-  }));
-  const answers = await batchViewCalls(ctx.destination.provider, calls);
-  return answers.map((a): PromiseSettledResult<number> => {
-    if (a.status === 'rejected') return a;
-    try {
-      return { status: 'fulfilled', value: Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', a.value)[0]) };
-    } catch (err) {
-      return { status: 'rejected', reason: err };
-    }
-  });
 }
 
 /**
