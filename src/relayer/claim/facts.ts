@@ -4,7 +4,7 @@ import { encodeClaimMessageCall, encodeClaimMessageWithProofCall } from './calld
 import type { MessageRow } from '../db/rows.js';
 import type { GasEstimate } from './plan.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from '../pipeline/context.js';
-import type { FeeEstimate } from '../pipeline/fees.js';
+import { cappedFees, type FeeEstimate } from '../pipeline/fees.js';
 
 /** What the claiming loop (and the receipt and re-simulation loops) ask the destination chain about a claim. */
 
@@ -117,18 +117,9 @@ export async function estimateGas(
         baseFeePerGas: string;
         priorityFeePerGas: string;
       };
-      const uncapped = BigInt(r.baseFeePerGas) + BigInt(r.priorityFeePerGas);
-      const cap = ctx.config.claiming.maxFeePerGasCap;
-      const maxFeePerGas = uncapped > cap ? cap : uncapped;
       const tip = BigInt(r.priorityFeePerGas);
-      return {
-        gas: BigInt(r.gasLimit),
-        fees: {
-          maxFeePerGas,
-          maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip,
-          uncappedMaxFeePerGas: uncapped,
-        },
-      };
+      const fees = cappedFees(BigInt(r.baseFeePerGas) + tip, tip, ctx.config.claiming.maxFeePerGasCap);
+      return { gas: BigInt(r.gasLimit), fees };
     } catch (err) {
       if (!/-32601|not (exist|available|supported)|method not found/i.test(String((err as Error).message))) throw err;
       svc.unavailable = true;

@@ -23,7 +23,11 @@ export async function estimateFees(chain: Chain, percentile: number, cap: bigint
   const baseFee = BigInt(history.baseFeePerGas.at(-1) ?? '0x0');
   const rewards = (history.reward ?? []).map((r) => BigInt(r[0] ?? '0x0'));
   const tip = rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0n) / BigInt(rewards.length) : 0n;
-  const uncapped = baseFee * 2n + tip;
+  return cappedFees(baseFee * 2n + tip, tip, cap);
+}
+
+/** The fees of a claim whose max fee per gas would be `uncapped`: at most `cap`, the tip at most the max fee. */
+export function cappedFees(uncapped: bigint, tip: bigint, cap: bigint): FeeEstimate {
   const maxFeePerGas = uncapped > cap ? cap : uncapped;
   return {
     maxFeePerGas,
