@@ -8,21 +8,20 @@ import { cappedFees, type FeeEstimate } from '../pipeline/fees.js';
 
 /** What the claiming loop (and the receipt and re-simulation loops) ask the destination chain about a claim. */
 
-/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
-export function encodeClaimMessage(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): string {
-  return encodeClaimMessageCall({
-    from: m.message_sender,
-    to: m.destination,
-    fee: m.fee,
-    value: m.value,
-    feeRecipient: claimFeeRecipient(ctx),
-    calldata: m.calldata,
-    nonce: m.message_nonce,
-  });
-}
+/** What both claims carry of the message (calldata.ts ClaimedMessage); the fee goes to the relayer. */
+const claimedMessage = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>, m: MessageRow) => ({
+  from: m.message_sender,
+  to: m.destination,
+  fee: m.fee,
+  value: m.value,
+  feeRecipient: claimFeeRecipient(ctx),
+  calldata: m.calldata,
+  nonce: m.message_nonce,
+});
+
+/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2. */
+export const encodeClaimMessage = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>, m: MessageRow) =>
+  encodeClaimMessageCall(claimedMessage(ctx, m));
 
 /**
  * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
@@ -55,16 +54,10 @@ export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
     throw new Error(`message ${m.message_hash} has no Merkle proof yet; it cannot be claimed on L1`);
   }
   return encodeClaimMessageWithProofCall({
+    ...claimedMessage(ctx, m),
     proof: m.proof,
-    nonce: m.message_nonce,
     leafIndex: m.leaf_index,
-    from: m.message_sender,
-    to: m.destination,
-    fee: m.fee,
-    value: m.value,
-    feeRecipient: claimFeeRecipient(ctx),
     merkleRoot: m.merkle_root,
-    calldata: m.calldata,
   });
 }
 
