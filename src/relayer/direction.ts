@@ -75,17 +75,14 @@ export async function runDirection(
   const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
   const signers = await made;
   const h = run.health[d]!;
-  const funds = (run.funds[d] = signers.map(
-    (sg) =>
-      new SignerFunds({
-        direction: d,
-        chain: destination,
-        address: sg.address,
-        minBalanceWei: destinationConfig.signerMinBalanceWei,
-        logger: logger.child({ direction: d }),
-        metrics: run.metrics,
-      }),
-  ));
+  const owner = {
+    direction: d,
+    destination,
+    destinationConfig,
+    logger: logger.child({ direction: d }),
+    metrics: run.metrics,
+  };
+  const funds = (run.funds[d] = signers.map((sg) => new SignerFunds(owner, sg.address)));
   while (!signal.aborted) {
     h.state = 'waiting for leadership';
     const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, {

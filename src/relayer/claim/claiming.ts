@@ -209,19 +209,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   const plan = createPlanner(ctx, rules);
   const checkClaimVia = createClaimViaCheck(ctx);
   const senders = sendersOf(ctx);
-  const fundsOf =
-    ctx.funds ??
-    senders.map(
-      (s) =>
-        new SignerFunds({
-          direction: ctx.direction,
-          chain: ctx.destination,
-          address: s.signer.address,
-          minBalanceWei: ctx.destinationConfig.signerMinBalanceWei,
-          logger: ctx.logger,
-          metrics: ctx.metrics,
-        }),
-    );
+  const fundsOf = ctx.funds ?? senders.map((s) => new SignerFunds(ctx, s.signer.address));
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
