@@ -1,6 +1,6 @@
 import type { RelayerConfig } from '../config.js';
 import { Status, type MessageStatus } from '../message/status.js';
-import type { MessagePatch, MessageRow } from '../db/rows.js';
+import { CLEARED_CLAIM, type MessagePatch, type MessageRow } from '../db/rows.js';
 import type { FeeEstimate } from './fees.js';
 import type { Receipt } from './receipts.js';
 
@@ -35,14 +35,6 @@ export const LOST_CLAIM_GRACE_MS = 1_000;
  * 225 claims behind it.
  */
 export const STRANDED_CLAIM_MS = 10_000;
-
-/** What a row's claim transaction is cleared to when its message leaves PENDING without a claim. */
-export const CLEARED_CLAIM = {
-  claim_tx_hash: null,
-  claim_tx_nonce: null,
-  claim_tx_raw: null,
-  claim_tx_created_at: null,
-} as const;
 
 export interface ReceiptRules {
   claiming: Pick<
