@@ -11,6 +11,8 @@ import { returnClaim, type SignerKey } from './lease.js';
 
 /** Claims of a batch on their way to the node at once (see inOrder). */
 const BROADCAST_WINDOW = 32;
+/** Gas of a zero-value transfer to ourselves: what fills a nonce gap, or cancels a claim at its nonce. */
+export const SELF_TRANSFER_GAS = 21_000n;
 
 export interface ClaimTx {
   to: string;
@@ -276,7 +278,7 @@ export class ClaimBroadcaster {
         to: this.o.signer.address,
         data: '0x',
         value: 0n,
-        gasLimit: 21_000n,
+        gasLimit: SELF_TRANSFER_GAS,
         ...fees,
       });
       await this.send(signed);

@@ -1,12 +1,11 @@
 import { Transaction } from 'ethers';
 import { Status } from '../message/status.js';
+import { SELF_TRANSFER_GAS, transactionHash } from '../claim/broadcaster.js';
 import type { ClaimSender } from '../claim/sender.js';
 import type { MessageRow } from '../db/rows.js';
 import type { DirectionContext } from './context.js';
 import { estimateFees } from './fees.js';
 import { planReplacement, type ReceiptRules } from './receipt-plan.js';
-
-const CANCEL_GAS = 21_000n;
 
 /**
  * Replaces a claim past MESSAGE_SUBMISSION_TIMEOUT (or stranded: STRANDED_CLAIM_MS) as planReplacement says (a
@@ -43,7 +42,7 @@ export async function replaceClaim(
   const nonce = Number(m.claim_tx_nonce);
   const body = bump
     ? { to: old!.to!, data: old!.data, gasLimit: old!.gasLimit }
-    : { to: sender!.signer.address, data: '0x', gasLimit: CANCEL_GAS };
+    : { to: sender!.signer.address, data: '0x', gasLimit: SELF_TRANSFER_GAS };
   const signed = await sender!.signer.signTransaction({
     chainId: ctx.destination.chainId,
     nonce,
@@ -52,7 +51,7 @@ export async function replaceClaim(
     maxPriorityFeePerGas,
     ...body,
   });
-  const hash = Transaction.from(signed).hash!;
+  const hash = transactionHash(signed);
   try {
     await sender!.broadcast(signed);
   } catch (err) {
