@@ -145,17 +145,9 @@ export async function createSigner(config: SignerConfig): Promise<TxSigner> {
   if (config.type === 'private-key') return new PrivateKeySigner(config.privateKey);
   // Loaded only for these backends: the AWS SDK and node-forge cost a private-key relayer ~0.2 s of CPU at start.
   const { createKmsSigner, createRemoteSigner } = await import('./signers/backends.js');
-  switch (config.type) {
-    case 'remote-signer': {
-      const signer = createRemoteSigner(
-        { endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls },
-        null,
-      );
-      return new BackendTxSigner('remote-signer', (await signer.getAddress()).toLowerCase(), signer);
-    }
-    case 'kms': {
-      const signer = await createKmsSigner({ keyId: config.keyId, region: config.region }, null);
-      return new BackendTxSigner('kms', (await signer.getAddress()).toLowerCase(), signer);
-    }
-  }
+  const signer =
+    config.type === 'kms'
+      ? await createKmsSigner({ keyId: config.keyId, region: config.region }, null)
+      : createRemoteSigner({ endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls }, null);
+  return new BackendTxSigner(config.type, (await signer.getAddress()).toLowerCase(), signer);
 }
