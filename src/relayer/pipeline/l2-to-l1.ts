@@ -3,7 +3,7 @@ import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
-import { decodeMessageSent } from '../message-sent.js';
+import { MESSAGE_SENT_TOPIC, decodeMessageSent } from '../message-sent.js';
 import { duePage, type DirectionContext } from './context.js';
 import { locateSource, markReorged } from './reorg.js';
 
@@ -117,13 +117,12 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
   );
   let leaves = stored.map((r) => r.message_hash);
   if (!sameRoots(leaves, depth, roots)) {
-    const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
     const found: { nonce: bigint; hash: string }[] = [];
     const step = ctx.originConfig.listener.maxBlocksToFetchLogs;
     for (let from = range.from; from <= range.to; from += step) {
       const logs = await ctx.origin.provider.getLogs({
         address: ctx.origin.contract,
-        topics: [topic],
+        topics: [MESSAGE_SENT_TOPIC],
         fromBlock: from,
         toBlock: Math.min(from + step - 1, range.to),
       });

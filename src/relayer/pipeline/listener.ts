@@ -2,7 +2,7 @@ import { Status } from '../message/status.js';
 import type { Log } from 'ethers';
 import { createCalldataFilter, type CalldataFilter } from '../calldata-filter.js';
 import type { NewMessage } from '../db/repository.js';
-import { decodeMessageSent } from '../message-sent.js';
+import { MESSAGE_SENT_TOPIC, decodeMessageSent } from '../message-sent.js';
 import { directionPrefix, type DirectionContext } from './context.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
@@ -65,7 +65,6 @@ export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'directi
 export function createListener(ctx: DirectionContext) {
   const cfg = ctx.originConfig.listener;
   const calldataFilter = cfg.eventFilters?.calldata ? createCalldataFilter(cfg.eventFilters.calldata) : undefined;
-  const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
   const cursorName = listenerCursor(ctx);
   let nextFrom: number | undefined;
 
@@ -95,7 +94,7 @@ export function createListener(ctx: DirectionContext) {
     const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
     const logs = await ctx.origin.provider.getLogs({
       address: ctx.origin.contract,
-      topics: [topic],
+      topics: [MESSAGE_SENT_TOPIC],
       fromBlock: nextFrom,
       toBlock: to,
     });

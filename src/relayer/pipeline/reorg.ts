@@ -1,5 +1,6 @@
 import type { MessageRow } from '../db/repository.js';
 import { Status, type MessageStatus } from '../message/status.js';
+import { MESSAGE_SENT_TOPIC } from '../message-sent.js';
 import type { DirectionContext } from './context.js';
 
 export type SourceLookup =
@@ -22,10 +23,9 @@ export async function locateSource(
   const head = await ctx.origin.provider.getBlockNumber();
   if (head < from) return { found: undefined };
   const to = Math.min(head, from + ctx.originConfig.listener.maxBlocksToFetchLogs - 1);
-  const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
   const logs = await ctx.origin.provider.getLogs({
     address: ctx.origin.contract,
-    topics: [topic, null, null, m.message_hash],
+    topics: [MESSAGE_SENT_TOPIC, null, null, m.message_hash],
     fromBlock: from,
     toBlock: to,
   });
