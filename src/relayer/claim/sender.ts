@@ -132,11 +132,7 @@ export class ClaimSender {
     const chainNonce = await this.chainNonce();
     const { leased, onChain, next } = await leaseClaims(this.repo, this.key, claims, chainNonce, !this.nonceRowReady, {
       room: (nonce, chain) => this.room(nonce, chain),
-      freshChainNonce: async () => {
-        const fresh = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
-        this.cachedNonce = { value: fresh, at: Date.now() };
-        return fresh;
-      },
+      freshChainNonce: () => this.chainNonce(true),
       reclaimed: (from, to) =>
         this.options.logger.warn({ direction: this.options.direction, from, to }, 'stale nonce leases reclaimed'),
       sign: (kept, nonce) => this.sign(kept, nonce),
@@ -192,11 +188,11 @@ export class ClaimSender {
   private cachedNonce: { value: number; at: number } | undefined;
 
   /**
-   * The chain's pending nonce, read at most once a second: it is only a floor under the database lease
-   * (which this relayer advances itself), so a slightly stale value is safe and saves a call per claim.
+   * The chain's pending nonce, read at most once a second (unless `fresh`): it is only a floor under the database
+   * lease (which this relayer advances itself), so a slightly stale value is safe and saves a call per claim.
    */
-  private async chainNonce(): Promise<number> {
-    if (this.cachedNonce && Date.now() - this.cachedNonce.at < 1_000) return this.cachedNonce.value;
+  private async chainNonce(fresh = false): Promise<number> {
+    if (!fresh && this.cachedNonce && Date.now() - this.cachedNonce.at < 1_000) return this.cachedNonce.value;
     const value = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
     this.cachedNonce = { value, at: Date.now() };
     return value;
