@@ -46,7 +46,15 @@ export interface Submitted {
  */
 export const transactionHash = (signed: string) => bytesToHex(keccak256(hexToBytes(signed, 'signed transaction')));
 
-const firstLine = (err: unknown) => (err as Error).message.split('\n')[0];
+const firstLine = (err: unknown): string => (err as Error).message.split('\n')[0]!;
+
+/** What a refused claim's `sent` rejects with: `why` it was refused, `err` the node's answer. */
+const refusal = (c: SignedClaim, why: string, err: unknown) =>
+  new BroadcastRefusedError(
+    `the node refused claim ${c.hash}: ${why}`,
+    classifyBroadcastError(err).insufficientFunds,
+    err,
+  );
 
 /** A claim's `sent` and how to settle it. */
 function settleable() {
@@ -141,13 +149,12 @@ export class ClaimBroadcaster {
     for (let k = 0; k < refusedAt; k++) accept(k);
     // The refused claim and everything after it in the batch (this window and the ones not sent).
     const err = (results[refusedAt] as PromiseRejectedResult).reason as unknown;
-    const { insufficientFunds } = classifyBroadcastError(err);
     const first = leased[at + refusedAt]!;
     for (let j = leased.length - 1; j >= at + refusedAt; j--) {
       const c = leased[j]!;
       await this.undo(c, err, true).catch(() => undefined);
       const why = j === at + refusedAt ? firstLine(err) : `an earlier claim of the batch (${first.hash}) was refused`;
-      settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${c.hash}: ${why}`, insufficientFunds, err));
+      settle[j]!.reject(refusal(c, why, err));
     }
     return false;
   }
@@ -166,17 +173,9 @@ export class ClaimBroadcaster {
       const r = results[k]!;
       if (r.status === 'fulfilled') continue;
       const c = window[k]!;
-      const { refused, insufficientFunds } = classifyBroadcastError(r.reason);
+      const { refused } = classifyBroadcastError(r.reason);
       await this.undo(c, r.reason, refused).catch(() => undefined);
-      settle[k]!.reject(
-        refused
-          ? new BroadcastRefusedError(
-              `the node refused claim ${c.hash}: ${firstLine(r.reason)}`,
-              insufficientFunds,
-              r.reason,
-            )
-          : r.reason,
-      );
+      settle[k]!.reject(refused ? refusal(c, firstLine(r.reason), r.reason) : r.reason);
     }
   }
 
