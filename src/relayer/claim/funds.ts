@@ -38,11 +38,6 @@ export class SignerFunds {
     private readonly address: string,
   ) {}
 
-  /** The readiness check's name: the signer is named by the chain it pays on. */
-  get checkName(): string {
-    return `${this.o.destination.name.toLowerCase()}SignerBalance`;
-  }
-
   get paused(): FundsPause | undefined {
     return this.pause;
   }
@@ -109,9 +104,9 @@ export class SignerFunds {
     return { direction: this.o.direction, signer: this.address };
   }
 
+  /** The readiness check, named by the chain the signer pays on. */
   check(): Check {
-    return this.pause
-      ? { name: this.checkName, ok: false, detail: this.pause.detail }
-      : { name: this.checkName, ok: true };
+    const name = `${this.o.destination.name.toLowerCase()}SignerBalance`;
+    return this.pause ? { name, ok: false, detail: this.pause.detail } : { name, ok: true };
   }
 }
