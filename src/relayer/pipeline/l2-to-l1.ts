@@ -153,13 +153,10 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
   const source = await locateSource(ctx, m);
   if (source.found === false) await markReorged(ctx, m, Status.SENT, evidence);
   else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
-    const moved = {
+    await ctx.repo.annotate(m.id, Status.SENT, {
       sent_block_number: String(source.blockNumber),
       sent_tx_hash: source.txHash,
       sent_log_index: source.logIndex,
-    };
-    await ctx.repo.annotate(m.id, Status.SENT, {
-      ...moved,
       failure_reason: `moved to L2 block ${source.blockNumber} by a reorg`,
     });
   } else {
