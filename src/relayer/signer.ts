@@ -29,19 +29,8 @@ export interface TxSigner {
   signTransaction(tx: UnsignedTx): Promise<string>;
 }
 
-export function toTransaction(tx: UnsignedTx): Transaction {
-  return Transaction.from({
-    type: 2,
-    chainId: tx.chainId,
-    nonce: tx.nonce,
-    to: tx.to,
-    data: tx.data,
-    value: tx.value,
-    gasLimit: tx.gasLimit,
-    maxFeePerGas: tx.maxFeePerGas,
-    maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
-  });
-}
+/** The transaction as ethers' Transaction (EIP-1559: type 2), for the backend signers. */
+export const toTransaction = (tx: UnsignedTx): Transaction => Transaction.from({ type: 2, ...tx });
 
 // A signature is mostly one multiplication of the curve's base point by the nonce, from a table of its
 // multiples that noble builds on first use, in 6-bit windows by default. 8-bit windows (what ethers' bundled
