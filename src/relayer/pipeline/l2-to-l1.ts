@@ -3,8 +3,8 @@ import type { Log } from 'ethers';
 import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js';
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
-import { MESSAGE_SENT_TOPIC, decodeMessageSent } from '../message-sent.js';
-import { duePage, type DirectionContext } from './context.js';
+import { decodeMessageSent } from '../message-sent.js';
+import { duePage, messageSentLogs, type DirectionContext } from './context.js';
 import { locateSource, markReorged } from './reorg.js';
 
 export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
@@ -120,14 +120,8 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
     const found: { nonce: bigint; hash: string }[] = [];
     const step = ctx.originConfig.listener.maxBlocksToFetchLogs;
     for (let from = range.from; from <= range.to; from += step) {
-      const logs = await ctx.origin.provider.getLogs({
-        address: ctx.origin.contract,
-        topics: [MESSAGE_SENT_TOPIC],
-        fromBlock: from,
-        toBlock: Math.min(from + step - 1, range.to),
-      });
-      for (const log of logs) {
-        if (!blocks.has(log.blockNumber) || log.removed) continue;
+      for (const log of await messageSentLogs(ctx, from, Math.min(from + step - 1, range.to))) {
+        if (!blocks.has(log.blockNumber)) continue;
         const m = decodeMessageSent(log);
         found.push({ nonce: m.nonce, hash: m.messageHash });
       }

@@ -2,8 +2,8 @@ import { Status } from '../message/status.js';
 import type { Log } from 'ethers';
 import { createCalldataFilter, type CalldataFilter } from '../calldata-filter.js';
 import type { NewMessage } from '../db/repository.js';
-import { MESSAGE_SENT_TOPIC, decodeMessageSent } from '../message-sent.js';
-import { directionPrefix, type DirectionContext } from './context.js';
+import { decodeMessageSent } from '../message-sent.js';
+import { directionPrefix, messageSentLogs, type DirectionContext } from './context.js';
 
 /** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
 export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) =>
@@ -92,23 +92,15 @@ export function createListener(ctx: DirectionContext) {
       return false;
     }
     const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
-    const logs = await ctx.origin.provider.getLogs({
-      address: ctx.origin.contract,
-      topics: [MESSAGE_SENT_TOPIC],
-      fromBlock: nextFrom,
-      toBlock: to,
+    const messages: NewMessage[] = (await messageSentLogs(ctx, nextFrom, to)).map((log) => {
+      const m = parseMessageSent(ctx, log);
+      const { status, reason } = classify(
+        ctx,
+        { from: m.message_sender, to: m.destination, calldata: m.calldata },
+        calldataFilter,
+      );
+      return { ...m, status, failure_reason: reason };
     });
-    const messages: NewMessage[] = logs
-      .filter((l) => !l.removed)
-      .map((log) => {
-        const m = parseMessageSent(ctx, log);
-        const { status, reason } = classify(
-          ctx,
-          { from: m.message_sender, to: m.destination, calldata: m.calldata },
-          calldataFilter,
-        );
-        return { ...m, status, failure_reason: reason };
-      });
     const inserted = await ctx.repo.storeMessages(messages, { name: cursorName, lastBlock: to });
     for (const m of messages) ctx.metrics.messagesSeen.inc({ direction: ctx.direction, status: m.status });
     if (inserted > 0)
