@@ -219,7 +219,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       return false;
     }
     await checkClaimVia();
-    const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
+    const fees = await estimateFees(ctx);
     leaveOutUnpaid(keys, fees);
     if (live(keys).length === 0) return false;
     const room = ctx.direction === 'L2_TO_L1' ? await rateLimitRoom(ctx) : undefined;

@@ -4,7 +4,7 @@ import { SELF_TRANSFER_GAS, transactionHash } from '../claim/broadcaster.js';
 import type { ClaimSender } from '../claim/sender.js';
 import type { MessageRow } from '../db/rows.js';
 import type { DirectionContext } from './context.js';
-import { estimateFees } from './fees.js';
+import { estimateFees, type FeeEstimate } from './fees.js';
 import { planReplacement, type ReceiptRules } from './receipt-plan.js';
 
 /**
@@ -19,19 +19,12 @@ export async function replaceClaim(
   sender: ClaimSender | undefined,
   stranded: boolean,
 ): Promise<void> {
-  const c = ctx.config.claiming;
   const old = sender ? Transaction.from(m.claim_tx_raw!) : undefined;
   const oldFees = { maxFeePerGas: old?.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old?.maxPriorityFeePerGas ?? 0n };
-  let plan = planReplacement(m, oldFees, undefined, sender !== undefined, rules, stranded);
-  if (plan.kind === 'need')
-    plan = planReplacement(
-      m,
-      oldFees,
-      await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap),
-      true,
-      rules,
-      stranded,
-    );
+  // Today's fees are asked for only once the plan needs them (the signer is known).
+  const planned = (fresh?: FeeEstimate) => planReplacement(m, oldFees, fresh, sender !== undefined, rules, stranded);
+  let plan = planned();
+  if (plan.kind === 'need') plan = planned(await estimateFees(ctx));
   if (plan.kind === 'need' || plan.kind === 'wait') {
     if (plan.kind === 'wait' && m.failure_reason !== plan.reason)
       await ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
