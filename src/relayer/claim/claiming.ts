@@ -21,7 +21,7 @@ import {
   rateLimitRoom,
   type SvcEstimateState,
 } from './facts.js';
-import { flushKey, leaveOutUnpaid, live, pickKey, readKeys, type Key } from './keys.js';
+import { flushKey, leaveOutUnpaid, live, noteFailedAttempt, pickKey, readKeys, type Key } from './keys.js';
 import {
   claimGasLimit,
   claimRules,
@@ -180,9 +180,7 @@ async function claimAll(
       }
     } catch (err) {
       round.firstError ??= err;
-      await ctx.repo
-        .annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` })
-        .catch(() => undefined);
+      await noteFailedAttempt(ctx, m, err);
     }
   }
   // What was gathered before a pause for funds is still paid for and sent.
