@@ -3,8 +3,7 @@ import { sleep } from '../common/shutdown.js';
 import { connectChain, type Chain } from './chain.js';
 import type { ChainConfig } from './chain-config.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
-import { directionSigners, runDirection, type RelayerRun } from './direction.js';
-import { runLoop } from './pipeline/loop.js';
+import { directionSigners, relayerLoop, runDirection, type RelayerRun } from './direction.js';
 import { ChainPinWatch, genesisHash } from './pin-watch.js';
 
 /** The chains a relayer connected to (destroyed on stop) and how to report that it cannot run at all. */
@@ -48,15 +47,7 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
     metrics: run.metrics,
     intervalMs: pinCheckIntervalMs,
   }));
-  const pinLoop = runLoop({
-    name: 'chain-pin',
-    direction: 'all',
-    intervalMs: pinCheckIntervalMs,
-    signal,
-    logger,
-    metrics: run.metrics,
-    tick: async () => (await pin.check(), false),
-  });
+  const pinLoop = relayerLoop(run, 'chain-pin', pinCheckIntervalMs, async () => (await pin.check(), false));
   await Promise.all([
     pinLoop,
     ...run.enabled.map((d) =>

@@ -49,6 +49,10 @@ export interface RelayerRun {
   pin?: ChainPinWatch;
 }
 
+/** A loop of the whole relayer (not of one direction), stopping with it. */
+export const relayerLoop = (run: RelayerRun, name: string, intervalMs: number, tick: () => Promise<boolean>) =>
+  runLoop({ name, direction: 'all', intervalMs, signal: run.signal, logger: run.logger, metrics: run.metrics, tick });
+
 /**
  * The signers of a direction (claims go to its destination): the primary first, then the extra keys
  * (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.

@@ -12,9 +12,8 @@ import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
 import { directionPrefix } from './pipeline/context.js';
-import { runLoop } from './pipeline/loop.js';
 import { bootDirections } from './boot.js';
-import type { RelayerRun } from './direction.js';
+import { relayerLoop, type RelayerRun } from './direction.js';
 import { relayerReadiness } from './readiness.js';
 
 export { loadRelayerConfig, type RelayerConfig } from './config.js';
@@ -162,17 +161,9 @@ function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
 /** The cleaner: messages in final statuses older than DB_DAYS_BEFORE_NOW_TO_DELETE (with their history) removed. */
 function runCleaner(run: RelayerRun): Promise<void> {
   const { cleaner } = run.config;
-  return runLoop({
-    name: 'cleaner',
-    direction: 'all',
-    intervalMs: cleaner.intervalMs,
-    signal: run.signal,
-    logger: run.logger,
-    metrics: run.metrics,
-    tick: async () => {
-      const deleted = await run.repo.deleteFinalOlderThan(cleaner.daysBeforeNowToDelete);
-      if (deleted > 0) run.logger.info({ deleted }, 'old messages in final statuses deleted');
-      return false;
-    },
+  return relayerLoop(run, 'cleaner', cleaner.intervalMs, async () => {
+    const deleted = await run.repo.deleteFinalOlderThan(cleaner.daysBeforeNowToDelete);
+    if (deleted > 0) run.logger.info({ deleted }, 'old messages in final statuses deleted');
+    return false;
   });
 }
