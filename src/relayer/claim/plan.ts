@@ -73,6 +73,11 @@ export type ClaimDecision =
 /** When a message put off by the fee, the fee cap or the L1 rate limit is looked at again. */
 const retryAt = (facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) =>
   new Date(facts.now + rules.claiming.retryDelaySeconds * 1_000);
+/** A wait on the L1 rate limit: the message stays, with `reason`, until retryAt. */
+const rateLimitWait = (reason: string, facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) => ({
+  failure_reason: reason,
+  retry_after: retryAt(facts, rules),
+});
 
 /** NON_EXECUTABLE, written with the first re-simulation time when re-simulation is on. */
 function nonExecutable(facts: ClaimFacts, rules: ClaimRules, reason: string): Move {
@@ -101,10 +106,7 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
     if (facts.claimedOnChain)
       return claimedElsewhere(facts.now, `already claimed on ${rules.destination}; no transaction sent`);
     if (estimate.revert.startsWith('RateLimitExceeded'))
-      return {
-        kind: 'wait',
-        patch: { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAt(facts, rules) },
-      };
+      return { kind: 'wait', patch: rateLimitWait('L1 rate limit reached; retried later', facts, rules) };
     return nonExecutable(facts, rules, `claim reverts in gas estimation: ${estimate.revert}`);
   }
   const gas = estimate.gas;
@@ -150,13 +152,9 @@ export function fitRateLimit(
 ): { fits: true; left: bigint | undefined } | { fits: false; wait: { failure_reason: string; retry_after: Date } } {
   if (left === undefined) return { fits: true, left };
   const amount = BigInt(m.fee) + BigInt(m.value);
-  if (amount > left)
-    return {
-      fits: false,
-      wait: {
-        failure_reason: `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`,
-        retry_after: retryAt(facts, rules),
-      },
-    };
+  if (amount > left) {
+    const reason = `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`;
+    return { fits: false, wait: rateLimitWait(reason, facts, rules) };
+  }
   return { fits: true, left: left - amount };
 }
