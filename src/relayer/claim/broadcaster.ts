@@ -5,7 +5,7 @@ import { BroadcastRefusedError, ForeignChainTransactionError, classifyBroadcastE
 import type { Chain } from '../chain.js';
 import type { MessageRow, RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
-import type { TxSigner } from '../signer.js';
+import type { TxSigner, UnsignedTx } from '../signer.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 import { returnClaim, type SignerKey } from './lease.js';
 
@@ -14,14 +14,8 @@ const BROADCAST_WINDOW = 32;
 /** Gas of a zero-value transfer to ourselves: what fills a nonce gap, or cancels a claim at its nonce. */
 export const SELF_TRANSFER_GAS = 21_000n;
 
-export interface ClaimTx {
-  to: string;
-  data: string;
-  gasLimit: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-  sponsored: boolean;
-}
+/** A planned claim's transaction, but its chain, nonce and (zero) value; `sponsored`: the relayer pays for it. */
+export type ClaimTx = Omit<UnsignedTx, 'chainId' | 'nonce' | 'value'> & { sponsored: boolean };
 
 /** A claim signed at its leased nonce, recorded PENDING, on its way to the node. */
 export interface SignedClaim {
