@@ -7,9 +7,6 @@ import { decodeMessageSent } from '../message-sent.js';
 import { duePage, messageSentLogs, type DirectionContext } from './context.js';
 import { locateSource, markReorged } from './reorg.js';
 
-export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
-  `finalizations:${ctx.destination.contract}`;
-
 /**
  * Indexes L1 finalizations once: BlocksFinalized with the L2MerkleRootAdded and L2MessagingBlockAnchored
  * logs of the same transaction, scanned in block windows behind the L1 confirmations, stored with the
@@ -24,7 +21,7 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
     ev('L2MessagingBlockAnchored'),
     ev('BlocksFinalized'),
   ];
-  const cursorName = finalizationCursor(ctx);
+  const cursorName = `finalizations:${l1.contract}`;
   let nextFrom: number | undefined;
 
   async function startBlock(safe: number): Promise<number> {

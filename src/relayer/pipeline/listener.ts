@@ -5,10 +5,6 @@ import type { NewMessage } from '../db/repository.js';
 import { decodeMessageSent } from '../message-sent.js';
 import { directionPrefix, messageSentLogs, type DirectionContext } from './context.js';
 
-/** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
-export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) =>
-  `listener:${ctx.direction}:${ctx.origin.contract}`;
-
 /**
  * Decides whether a message is relayed (SENT) or ruled out by the operator's switches and filters
  * (EXCLUDED, with the reason). Every message is stored either way, so the L2→L1 proofs always find all
@@ -65,7 +61,8 @@ export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'directi
 export function createListener(ctx: DirectionContext) {
   const cfg = ctx.originConfig.listener;
   const calldataFilter = cfg.eventFilters?.calldata ? createCalldataFilter(cfg.eventFilters.calldata) : undefined;
-  const cursorName = listenerCursor(ctx);
+  // The resume point is per contract: a redeployed contract starts afresh.
+  const cursorName = `listener:${ctx.direction}:${ctx.origin.contract}`;
   let nextFrom: number | undefined;
 
   async function startBlock(safe: number): Promise<number> {
