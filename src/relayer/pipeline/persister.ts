@@ -32,19 +32,23 @@ interface Success {
 }
 
 /**
- * When each signer's lowest unmined nonce was last looked up at the node: at most once per `periodMs` while
- * that nonce stands still. A new lowest nonce may be looked up at once: it only comes after the chain mined
- * the one before, so the lookups stay bounded by the chain's progress. One entry per signer address.
+ * When each key was last looked up at the node: at most once per `periodMs` while its nonce stands still. Keyed by
+ * signer address with its lowest unmined nonce, a new lowest nonce may be looked up at once: it only comes after the
+ * chain mined the one before, so the lookups stay bounded by the chain's progress. Keyed by claim hash, the nonce is 0.
  */
-function createLowestNonceChecks(periodMs: number) {
+function createLookupChecks(periodMs: number) {
   const last = new Map<string, { nonce: number; at: number }>();
   return {
-    /** Whether `nonce` of `signer` may be looked up now; if so, the lookup is recorded. */
-    due(signer: string, nonce: number): boolean {
-      const prev = last.get(signer);
+    /** Whether `key` (at `nonce`) may be looked up now; if so, the lookup is recorded. */
+    due(key: string, nonce = 0): boolean {
+      const prev = last.get(key);
       if (prev && prev.nonce === nonce && Date.now() - prev.at < periodMs) return false;
-      last.set(signer, { nonce, at: Date.now() });
+      last.set(key, { nonce, at: Date.now() });
       return true;
+    },
+    /** Forgets every key but those of `keep`. */
+    keepOnly(keep: ReadonlySet<string | null>): void {
+      for (const key of last.keys()) if (!keep.has(key)) last.delete(key);
     },
   };
 }
@@ -68,13 +72,13 @@ class ReceiptPersister {
   private readonly senders: ClaimSender[];
   private readonly blocks: ReturnType<typeof createBlockReceipts>;
   private readonly rules: ReceiptRules;
-  private readonly lowestChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  private readonly lowestChecks = createLookupChecks(LOST_CLAIM_GRACE_MS);
   /** The same bound for the stranded check (STRANDED_CLAIM_MS): its two lookups at most once per grace per signer. */
-  private readonly strandedChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  private readonly strandedChecks = createLookupChecks(LOST_CLAIM_GRACE_MS);
   /** Claims already reported as signed for another chain: one error line each, not one per iteration. */
   private readonly foreignReported = new Set<string>();
   /** When each claim (by hash) past REBROADCAST_AFTER_MS was last looked up; only claims still PENDING are kept. */
-  private readonly ageChecks = new Map<string, number>();
+  private readonly ageChecks = createLookupChecks(AGE_RECHECK_MS);
 
   constructor(private readonly ctx: DirectionContext) {
     this.chain = ctx.destination;
@@ -98,13 +102,6 @@ class ReceiptPersister {
         gasPrice: r.gasPrice,
       }
     );
-  }
-
-  private ageCheckDue(hash: string): boolean {
-    const at = this.ageChecks.get(hash);
-    if (at !== undefined && Date.now() - at < AGE_RECHECK_MS) return false;
-    this.ageChecks.set(hash, Date.now());
-    return true;
   }
 
   /** The address that sent a row's claim (rows from before claim_signer: the primary signer). */
@@ -204,7 +201,7 @@ class ReceiptPersister {
     else if (d.kind === 'move') await this.move(m, d);
     else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), mined, sender, signerRows);
     else if (d.kind === 'replace') await replaceClaim(this.ctx, this.rules, m, sender, d.stranded === true);
-    else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!))
+    else if (d.kind === 'recheck' && this.ageChecks.due(m.claim_tx_hash!))
       await this.rebroadcastIfUnknown(m, sender, 'age');
   }
 
@@ -319,10 +316,7 @@ class ReceiptPersister {
 
   async tick(): Promise<boolean> {
     const rows = await duePage(this.ctx, [Status.PENDING]);
-    if (this.ageChecks.size > 0) {
-      const pending = new Set(rows.map((m) => m.claim_tx_hash));
-      for (const hash of this.ageChecks.keys()) if (!pending.has(hash)) this.ageChecks.delete(hash);
-    }
+    this.ageChecks.keepOnly(new Set(rows.map((m) => m.claim_tx_hash)));
     if (rows.length === 0) {
       for (const s of this.senders) s.noteIdle();
       return false;
