@@ -39,11 +39,11 @@ const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
   s: BigInt(bytesToHex(keccak256(Buffer.from('claim size s', 'utf8')))) & ((1n << 252n) - 1n),
 };
 
+/** What a claim's size depends on: the destination, the claim-via address and the fee recipient. */
+type SizeContext = Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>;
+
 /** The claim transaction, signed with placeholder nonce, gas and signature: what compressedClaimSize measures. */
-export function placeholderSignedClaim(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): Uint8Array {
+export function placeholderSignedClaim(ctx: SizeContext, m: MessageRow): Uint8Array {
   const fields = toEip1559Fields({
     chainId: ctx.destination.chainId,
     nonce: 0,
@@ -58,12 +58,8 @@ export function placeholderSignedClaim(
 }
 
 /** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
-export function compressedClaimSize(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): number {
-  return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
-}
+export const compressedClaimSize = (ctx: SizeContext, m: MessageRow): number =>
+  deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 
 /**
  * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
