@@ -90,6 +90,8 @@ function createPlanner(ctx: DirectionContext, rules: ClaimRules) {
 
 /** What one iteration of the claiming loop carries from message to message. */
 interface Round {
+  ctx: DirectionContext;
+  rules: ClaimRules;
   keys: Key[];
   broadcasts: Promise<void>[];
   firstError: unknown;
@@ -105,13 +107,8 @@ interface Round {
 }
 
 /** Gives a planned claim to a signer that can pay it; false when none can (claiming of the direction waits). */
-async function gather(
-  ctx: DirectionContext,
-  rules: ClaimRules,
-  m: MessageRow,
-  p: Extract<Plan, { send: true }>,
-  round: Round,
-): Promise<boolean> {
+async function gather(round: Round, m: MessageRow, p: Extract<Plan, { send: true }>): Promise<boolean> {
+  const { ctx, rules } = round;
   const gasLimit = claimGasLimit(p.gas);
   const cost = gasLimit * p.fees.maxFeePerGas;
   // Every claim of the iteration is paid from the signer's balance read once at its start.
@@ -157,13 +154,8 @@ async function gather(
 }
 
 /** Takes the plans in the pipeline's order and hands each claim to a signer, until stopping or paused. */
-async function claimAll(
-  ctx: DirectionContext,
-  rules: ClaimRules,
-  rows: readonly MessageRow[],
-  plans: readonly Promise<Plan>[],
-  round: Round,
-): Promise<void> {
+async function claimAll(round: Round, rows: readonly MessageRow[], plans: readonly Promise<Plan>[]): Promise<void> {
+  const { ctx } = round;
   for (const [i, m] of rows.entries()) {
     // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast.
     if (ctx.signal?.aborted || round.paused) break;
@@ -174,7 +166,7 @@ async function claimAll(
     try {
       const p = await plans[i]!;
       if (!p.send) continue;
-      if (!(await gather(ctx, rules, m, p, round))) {
+      if (!(await gather(round, m, p))) {
         round.paused = true;
         break;
       }
@@ -225,6 +217,8 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const limiter = concurrency(PLAN_CONCURRENCY);
     const plans = rows.map((m) => limiter(() => plan(m, fees)));
     const round: Round = {
+      ctx,
+      rules,
       keys,
       broadcasts: [],
       firstError: undefined,
@@ -232,7 +226,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       room,
       stallMs: c.messageSubmissionTimeoutMs,
     };
-    await claimAll(ctx, rules, rows, plans, round);
+    await claimAll(round, rows, plans);
     if (live(keys).length === 0) round.paused = true;
     if (round.paused) return false;
     if (round.firstError) throw round.firstError;
