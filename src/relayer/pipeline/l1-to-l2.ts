@@ -71,14 +71,11 @@ async function pageStatuses(
   ctx: Pick<DirectionContext, 'destination'>,
   rows: readonly MessageRow[],
 ): Promise<PromiseSettledResult<number>[]> {
-  if (rows.length === 0) return [];
-  const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
+  const [first, ...others] = rows.map((m) => m.message_hash);
+  if (first === undefined) return [];
+  const [oldest] = await inboxStatuses(ctx, [first]);
   if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
-  const rest = await inboxStatuses(
-    ctx,
-    rows.slice(1).map((m) => m.message_hash),
-  );
-  return [oldest!, ...rest];
+  return [oldest!, ...(await inboxStatuses(ctx, others))];
 }
 
 /**
