@@ -208,12 +208,9 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
           continue;
         }
         const chunk = Math.floor(i / width);
-        let tree = trees.get(chunk);
-        if (!tree)
-          trees.set(
-            chunk,
-            (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)),
-          );
+        const tree =
+          trees.get(chunk) ?? new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth);
+        trees.set(chunk, tree);
         const leafIndex = i % width;
         anchored.push({
           id: m.id,
