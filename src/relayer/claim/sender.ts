@@ -19,8 +19,6 @@ export interface PlannedClaim {
 /** A claim signed at its leased nonce, with what its message is written with at PENDING. */
 type LeasedPlannedClaim = PlannedClaim & SignedClaim & { patch: MessagePatch };
 
-const withoutSponsored = ({ sponsored: _sponsored, ...tx }: ClaimTx) => tx;
-
 /**
  * Sends claim transactions for one chain's signer. Nonces are leased from the database under a row lock
  * (`signer_nonce`), and the signed transaction is recorded with the message (PENDING) in the same
@@ -161,7 +159,8 @@ export class ClaimSender {
   private async sign(kept: readonly PlannedClaim[], nonce: number): Promise<LeasedPlannedClaim[]> {
     const out: LeasedPlannedClaim[] = [];
     for (const [i, c] of kept.entries()) {
-      const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...withoutSponsored(c.claim) };
+      const { sponsored: _sponsored, ...claim } = c.claim;
+      const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...claim };
       const signed = await this.signer.signTransaction(tx);
       const hash = transactionHash(signed);
       out.push({ ...c, signed, hash, nonce: nonce + i, patch: this.pendingPatch(c.claim, signed, hash, nonce + i) });
