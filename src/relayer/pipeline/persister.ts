@@ -96,11 +96,8 @@ class ReceiptPersister {
   constructor(private readonly ctx: DirectionContext) {
     this.chain = ctx.destination;
     this.senders = sendersOf(ctx);
-    this.blocks = createBlockReceipts(
-      this.chain,
-      this.senders.map((s) => s.signer.address),
-      ctx.logger,
-    );
+    const addresses = this.senders.map((s) => s.signer.address);
+    this.blocks = createBlockReceipts(this.chain, addresses, ctx.logger);
     this.rules = { claiming: ctx.config.claiming, destination: ctx.destination.name };
   }
 
