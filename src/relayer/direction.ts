@@ -74,18 +74,12 @@ export async function runDirection(
   l2: Chain,
   made: Promise<TxSigner[]> = directionSigners(run.config, d),
 ): Promise<void> {
-  const { config, logger, signal } = run;
+  const { config, logger, signal, metrics } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
   const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
   const signers = await made;
   const h = run.health[d]!;
-  const owner = {
-    direction: d,
-    destination,
-    destinationConfig,
-    logger: logger.child({ direction: d }),
-    metrics: run.metrics,
-  };
+  const owner = { direction: d, destination, destinationConfig, logger: logger.child({ direction: d }), metrics };
   const funds = (run.funds[d] = signers.map((sg) => new SignerFunds(owner, sg.address)));
   while (!signal.aborted) {
     h.state = 'waiting for leadership';
