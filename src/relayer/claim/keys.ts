@@ -26,9 +26,8 @@ export async function readKeys(senders: readonly ClaimSender[], fundsOf: readonl
     balance: balances[i]!,
     budget: balances[i]!,
     batch: [],
-    out: false,
+    out: fundsOf[i]!.belowThreshold(balances[i]!),
   }));
-  for (const k of keys) k.out = k.funds.belowThreshold(k.balance);
   return keys;
 }
 
