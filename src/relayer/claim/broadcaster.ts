@@ -26,13 +26,11 @@ export interface SignedClaim {
   nonce: number;
 }
 
-export interface Submitted {
-  message: MessageRow;
-  hash: string;
-  nonce: number;
+/** A claim on its way to the node, as the sender hands it back. */
+export type Submitted = Pick<SignedClaim, 'message' | 'hash' | 'nonce'> & {
   /** Settles once the node accepted the transaction, or rejects once it was undone. */
   sent: Promise<void>;
-}
+};
 
 /**
  * The hash of a signed transaction is the keccak of its bytes: no need to parse it back, and the fast
