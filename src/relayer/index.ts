@@ -7,7 +7,7 @@ import { listen, type RunningServer } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
 import { deferredApi } from './api/deferred.js';
 import type { Chain } from './chain.js';
-import type { Direction, RelayerConfig } from './config.js';
+import { DIRECTIONS, type Direction, type RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
@@ -141,11 +141,10 @@ function relayerApi(run: RelayerRun, registry: Common['metrics'], fail: (err: Er
 
 /** The directions whose auto-claim is on; a warning for each that would exclude every message, and when none is on. */
 function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
-  const enabled: Direction[] = [];
-  if (config.l1ToL2.autoClaimEnabled) enabled.push('L1_TO_L2');
-  if (config.l2ToL1.autoClaimEnabled) enabled.push('L2_TO_L1');
+  const switches = (d: Direction) => (d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1);
+  const enabled = DIRECTIONS.filter((d) => switches(d).autoClaimEnabled);
   for (const d of enabled) {
-    const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
+    const dc = switches(d);
     if (!dc.eoaEnabled && !dc.calldataEnabled) {
       logger.warn(
         { direction: d },
