@@ -1,9 +1,9 @@
 import type { Registry } from 'prom-client';
 import { sleep } from '../common/shutdown.js';
 import { connectChain, type Chain } from './chain.js';
+import type { ChainConfig } from './chain-config.js';
 import { checkChainPin, ChainPinMismatchError, type ChainIdentity } from './db/chain-pin.js';
-import { directionSigners, runDirection, type RelayerRun } from './direction.js';
-import { runLoop } from './pipeline/loop.js';
+import { directionSigners, relayerLoop, runDirection, type RelayerRun } from './direction.js';
 import { ChainPinWatch, genesisHash } from './pin-watch.js';
 
 /** The chains a relayer connected to (destroyed on stop) and how to report that it cannot run at all. */
@@ -22,16 +22,9 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
   if (run.enabled.length === 0) return;
   const { config, logger, signal } = run;
   const { pinCheckIntervalMs } = config.operations;
-  const [l1, l2] = await Promise.all([
-    connectChain(
-      { name: 'L1', url: config.l1.rpcUrl, contract: config.l1.contractAddress, metrics: hooks.registry, logger },
-      signal,
-    ),
-    connectChain(
-      { name: 'L2', url: config.l2.rpcUrl, contract: config.l2.contractAddress, metrics: hooks.registry, logger },
-      signal,
-    ),
-  ]);
+  const connect = (name: Chain['name'], c: ChainConfig) =>
+    connectChain({ name, url: c.rpcUrl, contract: c.contractAddress, metrics: hooks.registry, logger }, signal);
+  const [l1, l2] = await Promise.all([connect('L1', config.l1), connect('L2', config.l2)]);
   if (!l1 || !l2) return;
   Object.assign(hooks.chains, { l1, l2 });
   // Before any direction starts: a database of other chains holds signed claims, nonces and cursors that must
@@ -54,15 +47,7 @@ export async function bootDirections(run: RelayerRun, hooks: BootHooks): Promise
     metrics: run.metrics,
     intervalMs: pinCheckIntervalMs,
   }));
-  const pinLoop = runLoop({
-    name: 'chain-pin',
-    direction: 'all',
-    intervalMs: pinCheckIntervalMs,
-    signal,
-    logger,
-    metrics: run.metrics,
-    tick: async () => (await pin.check(), false),
-  });
+  const pinLoop = relayerLoop(run, 'chain-pin', pinCheckIntervalMs, async () => (await pin.check(), false));
   await Promise.all([
     pinLoop,
     ...run.enabled.map((d) =>

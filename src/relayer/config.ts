@@ -170,6 +170,14 @@ function extraChecks(values: Values): string[] {
   return problems;
 }
 
+/** One direction's switches, from its `L1_L2_*` or `L2_L1_*` variables (already validated). */
+const directionFrom = (v: AnyValues, p: 'L1_L2' | 'L2_L1') => ({
+  autoClaimEnabled: v[`${p}_AUTO_CLAIM_ENABLED`] as boolean,
+  calldataEnabled: v[`${p}_CALLDATA_ENABLED`] as boolean,
+  eoaEnabled: v[`${p}_EOA_ENABLED`] as boolean,
+  sponsoringEnabled: v[`${p}_ENABLE_RELAYER_SPONSORING`] as boolean,
+});
+
 /** Turns already-validated values into the typed, frozen config. */
 function relayerConfigFrom(values: Values) {
   const v = values as unknown as AnyValues;
@@ -177,18 +185,8 @@ function relayerConfigFrom(values: Values) {
     logLevel: values.LOG_LEVEL,
     l1: chainConfig(v, 'L1', values.L2_L1_AUTO_CLAIM_ENABLED),
     l2: chainConfig(v, 'L2', values.L1_L2_AUTO_CLAIM_ENABLED),
-    l1ToL2: {
-      autoClaimEnabled: values.L1_L2_AUTO_CLAIM_ENABLED,
-      calldataEnabled: values.L1_L2_CALLDATA_ENABLED,
-      eoaEnabled: values.L1_L2_EOA_ENABLED,
-      sponsoringEnabled: values.L1_L2_ENABLE_RELAYER_SPONSORING,
-    },
-    l2ToL1: {
-      autoClaimEnabled: values.L2_L1_AUTO_CLAIM_ENABLED,
-      calldataEnabled: values.L2_L1_CALLDATA_ENABLED,
-      eoaEnabled: values.L2_L1_EOA_ENABLED,
-      sponsoringEnabled: values.L2_L1_ENABLE_RELAYER_SPONSORING,
-    },
+    l1ToL2: directionFrom(v, 'L1_L2'),
+    l2ToL1: directionFrom(v, 'L2_L1'),
     l2MessageTreeDepth: values.L2_MESSAGE_TREE_DEPTH,
     enableSvcEstimateGas: values.ENABLE_SVC_ESTIMATE_GAS,
     maxFetchMessagesFromDb: values.MAX_FETCH_MESSAGES_FROM_DB,

@@ -49,6 +49,10 @@ export interface RelayerRun {
   pin?: ChainPinWatch;
 }
 
+/** A loop of the whole relayer (not of one direction), stopping with it. */
+export const relayerLoop = (run: RelayerRun, name: string, intervalMs: number, tick: () => Promise<boolean>) =>
+  runLoop({ name, direction: 'all', intervalMs, signal: run.signal, logger: run.logger, metrics: run.metrics, tick });
+
 /**
  * The signers of a direction (claims go to its destination): the primary first, then the extra keys
  * (*_SIGNER_PRIVATE_KEYS), each with its own nonce sequence.
@@ -70,22 +74,13 @@ export async function runDirection(
   l2: Chain,
   made: Promise<TxSigner[]> = directionSigners(run.config, d),
 ): Promise<void> {
-  const { config, logger, signal } = run;
+  const { config, logger, signal, metrics } = run;
   const [origin, destination] = d === 'L1_TO_L2' ? [l1, l2] : [l2, l1];
   const destinationConfig = d === 'L1_TO_L2' ? config.l2 : config.l1;
   const signers = await made;
   const h = run.health[d]!;
-  const funds = (run.funds[d] = signers.map(
-    (sg) =>
-      new SignerFunds({
-        direction: d,
-        chain: destination,
-        address: sg.address,
-        minBalanceWei: destinationConfig.signerMinBalanceWei,
-        logger: logger.child({ direction: d }),
-        metrics: run.metrics,
-      }),
-  ));
+  const owner = { direction: d, destination, destinationConfig, logger: logger.child({ direction: d }), metrics };
+  const funds = (run.funds[d] = signers.map((sg) => new SignerFunds(owner, sg.address)));
   while (!signal.aborted) {
     h.state = 'waiting for leadership';
     const lead = await acquireLeadership(run.db, `relayer:${run.schema}:${d}`, {

@@ -7,14 +7,13 @@ import { listen, type RunningServer } from '../common/http/server.js';
 import type { Logger } from '../common/log.js';
 import { deferredApi } from './api/deferred.js';
 import type { Chain } from './chain.js';
-import type { Direction, RelayerConfig } from './config.js';
+import { DIRECTIONS, type Direction, type RelayerConfig } from './config.js';
 import { RELAYER_SCHEMA, relayerMigrations } from './db/migrations.js';
 import { RelayerRepository } from './db/repository.js';
 import { createRelayerMetrics, registerReadinessGauge } from './metrics.js';
 import { directionPrefix } from './pipeline/context.js';
-import { runLoop } from './pipeline/loop.js';
 import { bootDirections } from './boot.js';
-import type { RelayerRun } from './direction.js';
+import { relayerLoop, type RelayerRun } from './direction.js';
 import { relayerReadiness } from './readiness.js';
 
 export { loadRelayerConfig, type RelayerConfig } from './config.js';
@@ -142,11 +141,10 @@ function relayerApi(run: RelayerRun, registry: Common['metrics'], fail: (err: Er
 
 /** The directions whose auto-claim is on; a warning for each that would exclude every message, and when none is on. */
 function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
-  const enabled: Direction[] = [];
-  if (config.l1ToL2.autoClaimEnabled) enabled.push('L1_TO_L2');
-  if (config.l2ToL1.autoClaimEnabled) enabled.push('L2_TO_L1');
+  const switches = (d: Direction) => (d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1);
+  const enabled = DIRECTIONS.filter((d) => switches(d).autoClaimEnabled);
   for (const d of enabled) {
-    const dc = d === 'L1_TO_L2' ? config.l1ToL2 : config.l2ToL1;
+    const dc = switches(d);
     if (!dc.eoaEnabled && !dc.calldataEnabled) {
       logger.warn(
         { direction: d },
@@ -162,17 +160,9 @@ function enabledDirections(config: RelayerConfig, logger: Logger): Direction[] {
 /** The cleaner: messages in final statuses older than DB_DAYS_BEFORE_NOW_TO_DELETE (with their history) removed. */
 function runCleaner(run: RelayerRun): Promise<void> {
   const { cleaner } = run.config;
-  return runLoop({
-    name: 'cleaner',
-    direction: 'all',
-    intervalMs: cleaner.intervalMs,
-    signal: run.signal,
-    logger: run.logger,
-    metrics: run.metrics,
-    tick: async () => {
-      const deleted = await run.repo.deleteFinalOlderThan(cleaner.daysBeforeNowToDelete);
-      if (deleted > 0) run.logger.info({ deleted }, 'old messages in final statuses deleted');
-      return false;
-    },
+  return relayerLoop(run, 'cleaner', cleaner.intervalMs, async () => {
+    const deleted = await run.repo.deleteFinalOlderThan(cleaner.daysBeforeNowToDelete);
+    if (deleted > 0) run.logger.info({ deleted }, 'old messages in final statuses deleted');
+    return false;
   });
 }

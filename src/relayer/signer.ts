@@ -29,19 +29,8 @@ export interface TxSigner {
   signTransaction(tx: UnsignedTx): Promise<string>;
 }
 
-export function toTransaction(tx: UnsignedTx): Transaction {
-  return Transaction.from({
-    type: 2,
-    chainId: tx.chainId,
-    nonce: tx.nonce,
-    to: tx.to,
-    data: tx.data,
-    value: tx.value,
-    gasLimit: tx.gasLimit,
-    maxFeePerGas: tx.maxFeePerGas,
-    maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
-  });
-}
+/** The transaction as ethers' Transaction (EIP-1559: type 2), for the backend signers. */
+export const toTransaction = (tx: UnsignedTx): Transaction => Transaction.from({ type: 2, ...tx });
 
 // A signature is mostly one multiplication of the curve's base point by the nonce, from a table of its
 // multiples that noble builds on first use, in 6-bit windows by default. 8-bit windows (what ethers' bundled
@@ -145,17 +134,9 @@ export async function createSigner(config: SignerConfig): Promise<TxSigner> {
   if (config.type === 'private-key') return new PrivateKeySigner(config.privateKey);
   // Loaded only for these backends: the AWS SDK and node-forge cost a private-key relayer ~0.2 s of CPU at start.
   const { createKmsSigner, createRemoteSigner } = await import('./signers/backends.js');
-  switch (config.type) {
-    case 'remote-signer': {
-      const signer = createRemoteSigner(
-        { endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls },
-        null,
-      );
-      return new BackendTxSigner('remote-signer', (await signer.getAddress()).toLowerCase(), signer);
-    }
-    case 'kms': {
-      const signer = await createKmsSigner({ keyId: config.keyId, region: config.region }, null);
-      return new BackendTxSigner('kms', (await signer.getAddress()).toLowerCase(), signer);
-    }
-  }
+  const signer =
+    config.type === 'kms'
+      ? await createKmsSigner({ keyId: config.keyId, region: config.region }, null)
+      : createRemoteSigner({ endpoint: config.endpoint, publicKey: config.publicKey, tls: config.tls }, null);
+  return new BackendTxSigner(config.type, (await signer.getAddress()).toLowerCase(), signer);
 }

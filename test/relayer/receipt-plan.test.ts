@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { CLEARED_CLAIM } from '../../src/relayer/db/rows.js';
 import {
-  CLEARED_CLAIM,
   LOST_CLAIM_GRACE_MS,
   REBROADCAST_AFTER_MS,
   STRANDED_CLAIM_MS,

@@ -3,14 +3,12 @@ import type { operations } from '../../../generated/relayer-api/schema.js';
 import { createHttpApp } from '../../common/http/app.js';
 import { loadOpenApi } from '../../common/http/spec.js';
 import type { Logger } from '../../common/log.js';
-import type { ApiContext } from './context.js';
+import { adminActionHandler, type ApiContext } from './context.js';
 import { livenessHandler, metricsHandler, readinessHandler } from '../../common/http/operator.js';
 import { getMessage } from './getMessage.js';
 import { rateLimitMiddleware, type HttpRateLimit } from '../../common/http/rate-limit.js';
 import { listMessages } from './listMessages.js';
 import { getMessageHistory } from './getMessageHistory.js';
-import { retryMessage } from './retryMessage.js';
-import { abandonMessage } from './abandonMessage.js';
 import { adminAuth, type AdminAuthOptions } from './admin-auth.js';
 
 /** The relayer's HTTP API, bound to specs/relayer-api.openapi.yaml (one handler per operationId). */
@@ -50,8 +48,10 @@ export function createRelayerApp(
       getMessage: getMessage(ctx),
       listMessages: listMessages(ctx),
       getMessageHistory: getMessageHistory(ctx),
-      retryMessage: retryMessage(ctx),
-      abandonMessage: abandonMessage(ctx),
+      // POST /messages/{messageHash}/retry (back into claiming with fresh counters) and /abandon (to ABANDONED,
+      // never claimed): src/relayer/db/admin.ts.
+      retryMessage: adminActionHandler(ctx, 'retry'),
+      abandonMessage: adminActionHandler(ctx, 'abandon'),
     },
   });
 }

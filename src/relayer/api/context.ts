@@ -17,6 +17,7 @@ export interface ApiContext {
   readiness(): Promise<Check[]>;
 }
 
+const conflict = (detail: string) => new HttpError(409, 'Conflict', detail);
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const int = (v: string | null) => (v === null ? null : Number(v));
 
@@ -74,13 +75,8 @@ export async function findOne(
   const rows = await ctx.repo.findByHash(hash, direction);
   if (rows.length === 0)
     throw notFound(direction ? `No ${direction} message with hash ${hash}` : `No message with hash ${hash}`);
-  if (rows.length > 1) {
-    throw new HttpError(
-      409,
-      'Conflict',
-      `Message ${hash} exists in both directions; add ?direction=L1_TO_L2 or ?direction=L2_TO_L1`,
-    );
-  }
+  if (rows.length > 1)
+    throw conflict(`Message ${hash} exists in both directions; add ?direction=L1_TO_L2 or ?direction=L2_TO_L1`);
   return rows[0]!;
 }
 
@@ -94,13 +90,8 @@ export function adminActionHandler(ctx: ApiContext, action: AdminAction): Operat
   return async (req, res) => {
     const row = await findOne(ctx, req.params.messageHash, req.query.direction);
     const outcome = await applyAdminAction(ctx.repo, action, row);
-    if (outcome.kind === 'refused') {
-      throw new HttpError(
-        409,
-        'Conflict',
-        `cannot ${action} message ${row.message_hash} (${row.direction}) in status ${outcome.status}`,
-      );
-    }
+    if (outcome.kind === 'refused')
+      throw conflict(`cannot ${action} message ${row.message_hash} (${row.direction}) in status ${outcome.status}`);
     const [now] = await ctx.repo.findByHash(row.message_hash, row.direction);
     const history = (await ctx.repo.history([now!.id])).get(now!.id) ?? [];
     res.json({ action, changed: outcome.kind === 'changed', message: toRecord(now!, history) });

@@ -29,6 +29,11 @@ const LIVE_BODY = JSON.stringify({ status: 'ok' });
 const FAILED = { status: 500, body: problemText({ status: 500, detail: 'the relayer API could not be built' }) };
 const STOPPING = { status: 503, body: problemText({ status: 503, detail: 'the relayer is stopping' }) };
 
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 /**
  * The relayer's API built once the start's first round of work is out of the way. Building it took ~0.75 s of
  * CPU on the start path (express and the OpenAPI validator loaded, the spec's validators compiled), on the one
@@ -71,20 +76,13 @@ export function deferredApi(o: DeferredApiOptions): DeferredApi {
 
   const serveFailure = (res: ServerResponse) => {
     const { status, body } = failure ? FAILED : STOPPING;
-    res.writeHead(status, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    send(res, status, 'application/problem+json', body);
   };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (app) return app(req, res);
     if (failure || cancelled) return serveFailure(res);
-    if (req.method === 'GET' && req.url === '/health/live') {
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(LIVE_BODY),
-      });
-      res.end(LIVE_BODY);
-      return;
-    }
+    if (req.method === 'GET' && req.url === '/health/live')
+      return send(res, 200, 'application/json; charset=utf-8', LIVE_BODY);
     // The body is not read meanwhile: it waits in the socket (and TCP's window), not in our memory.
     void built.then(() => (app ? app(req, res) : serveFailure(res)));
   };

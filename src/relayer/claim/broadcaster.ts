@@ -5,21 +5,17 @@ import { BroadcastRefusedError, ForeignChainTransactionError, classifyBroadcastE
 import type { Chain } from '../chain.js';
 import type { MessageRow, RelayerRepository } from '../db/repository.js';
 import type { RelayerMetrics } from '../metrics.js';
-import type { TxSigner } from '../signer.js';
+import type { TxSigner, UnsignedTx } from '../signer.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 import { returnClaim, type SignerKey } from './lease.js';
 
 /** Claims of a batch on their way to the node at once (see inOrder). */
 const BROADCAST_WINDOW = 32;
+/** Gas of a zero-value transfer to ourselves: what fills a nonce gap, or cancels a claim at its nonce. */
+export const SELF_TRANSFER_GAS = 21_000n;
 
-export interface ClaimTx {
-  to: string;
-  data: string;
-  gasLimit: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-  sponsored: boolean;
-}
+/** A planned claim's transaction, but its chain, nonce and (zero) value; `sponsored`: the relayer pays for it. */
+export type ClaimTx = Omit<UnsignedTx, 'chainId' | 'nonce' | 'value'> & { sponsored: boolean };
 
 /** A claim signed at its leased nonce, recorded PENDING, on its way to the node. */
 export interface SignedClaim {
@@ -30,13 +26,11 @@ export interface SignedClaim {
   nonce: number;
 }
 
-export interface Submitted {
-  message: MessageRow;
-  hash: string;
-  nonce: number;
+/** A claim on its way to the node, as the sender hands it back. */
+export type Submitted = Pick<SignedClaim, 'message' | 'hash' | 'nonce'> & {
   /** Settles once the node accepted the transaction, or rejects once it was undone. */
   sent: Promise<void>;
-}
+};
 
 /**
  * The hash of a signed transaction is the keccak of its bytes: no need to parse it back, and the fast
@@ -44,7 +38,15 @@ export interface Submitted {
  */
 export const transactionHash = (signed: string) => bytesToHex(keccak256(hexToBytes(signed, 'signed transaction')));
 
-const firstLine = (err: unknown) => (err as Error).message.split('\n')[0];
+const firstLine = (err: unknown): string => (err as Error).message.split('\n')[0]!;
+
+/** What a refused claim's `sent` rejects with: `why` it was refused, `err` the node's answer. */
+const refusal = (c: SignedClaim, why: string, err: unknown) =>
+  new BroadcastRefusedError(
+    `the node refused claim ${c.hash}: ${why}`,
+    classifyBroadcastError(err).insufficientFunds,
+    err,
+  );
 
 /** A claim's `sent` and how to settle it. */
 function settleable() {
@@ -139,13 +141,12 @@ export class ClaimBroadcaster {
     for (let k = 0; k < refusedAt; k++) accept(k);
     // The refused claim and everything after it in the batch (this window and the ones not sent).
     const err = (results[refusedAt] as PromiseRejectedResult).reason as unknown;
-    const { insufficientFunds } = classifyBroadcastError(err);
     const first = leased[at + refusedAt]!;
     for (let j = leased.length - 1; j >= at + refusedAt; j--) {
       const c = leased[j]!;
       await this.undo(c, err, true).catch(() => undefined);
       const why = j === at + refusedAt ? firstLine(err) : `an earlier claim of the batch (${first.hash}) was refused`;
-      settle[j]!.reject(new BroadcastRefusedError(`the node refused claim ${c.hash}: ${why}`, insufficientFunds, err));
+      settle[j]!.reject(refusal(c, why, err));
     }
     return false;
   }
@@ -164,17 +165,9 @@ export class ClaimBroadcaster {
       const r = results[k]!;
       if (r.status === 'fulfilled') continue;
       const c = window[k]!;
-      const { refused, insufficientFunds } = classifyBroadcastError(r.reason);
+      const { refused } = classifyBroadcastError(r.reason);
       await this.undo(c, r.reason, refused).catch(() => undefined);
-      settle[k]!.reject(
-        refused
-          ? new BroadcastRefusedError(
-              `the node refused claim ${c.hash}: ${firstLine(r.reason)}`,
-              insufficientFunds,
-              r.reason,
-            )
-          : r.reason,
-      );
+      settle[k]!.reject(refused ? refusal(c, firstLine(r.reason), r.reason) : r.reason);
     }
   }
 
@@ -276,7 +269,7 @@ export class ClaimBroadcaster {
         to: this.o.signer.address,
         data: '0x',
         value: 0n,
-        gasLimit: 21_000n,
+        gasLimit: SELF_TRANSFER_GAS,
         ...fees,
       });
       await this.send(signed);

@@ -84,16 +84,20 @@ export interface ClaimedMessage {
   nonce: bigint | string;
 }
 
+/** The five words both claims carry in this order: from, to, fee, value, feeRecipient. */
+const messageWords = (m: ClaimedMessage) =>
+  addressWord(m.from, 'from') +
+  addressWord(m.to, 'to') +
+  uintWord(m.fee, 'fee') +
+  uintWord(m.value, 'value') +
+  addressWord(m.feeRecipient, 'feeRecipient');
+
 /** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce): L1→L2 claims on the L2 message service. */
 export function encodeClaimMessageCall(m: ClaimedMessage): string {
   // Seven head words; the calldata's tail starts right after them.
   return (
     CLAIM_MESSAGE +
-    addressWord(m.from, 'from') +
-    addressWord(m.to, 'to') +
-    uintWord(m.fee, 'fee') +
-    uintWord(m.value, 'value') +
-    addressWord(m.feeRecipient, 'feeRecipient') +
+    messageWords(m) +
     uintWord(7 * 32, 'offset') +
     uintWord(m.nonce, 'nonce') +
     bytesTail(m.calldata, 'calldata')
@@ -125,11 +129,7 @@ export function encodeClaimMessageWithProofCall(m: ProvenMessage): string {
     uintWord(HEAD, 'proof offset') +
     uintWord(m.nonce, 'messageNumber') +
     uintWord(m.leafIndex, 'leafIndex', 0xffffffffn) +
-    addressWord(m.from, 'from') +
-    addressWord(m.to, 'to') +
-    uintWord(m.fee, 'fee') +
-    uintWord(m.value, 'value') +
-    addressWord(m.feeRecipient, 'feeRecipient') +
+    messageWords(m) +
     bytes32Word(m.merkleRoot, 'merkleRoot') +
     uintWord(HEAD + 32 * (1 + m.proof.length), 'data offset') +
     proofTail +

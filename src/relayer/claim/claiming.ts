@@ -21,7 +21,7 @@ import {
   rateLimitRoom,
   type SvcEstimateState,
 } from './facts.js';
-import { flushKey, leaveOutUnpaid, live, pickKey, readKeys, type Key } from './keys.js';
+import { flushKey, leaveOutUnpaid, live, noteFailedAttempt, pickKey, readKeys, type Key } from './keys.js';
 import {
   claimGasLimit,
   claimRules,
@@ -90,6 +90,8 @@ function createPlanner(ctx: DirectionContext, rules: ClaimRules) {
 
 /** What one iteration of the claiming loop carries from message to message. */
 interface Round {
+  ctx: DirectionContext;
+  rules: ClaimRules;
   keys: Key[];
   broadcasts: Promise<void>[];
   firstError: unknown;
@@ -105,13 +107,8 @@ interface Round {
 }
 
 /** Gives a planned claim to a signer that can pay it; false when none can (claiming of the direction waits). */
-async function gather(
-  ctx: DirectionContext,
-  rules: ClaimRules,
-  m: MessageRow,
-  p: Extract<Plan, { send: true }>,
-  round: Round,
-): Promise<boolean> {
+async function gather(round: Round, m: MessageRow, p: Extract<Plan, { send: true }>): Promise<boolean> {
+  const { ctx, rules } = round;
   const gasLimit = claimGasLimit(p.gas);
   const cost = gasLimit * p.fees.maxFeePerGas;
   // Every claim of the iteration is paid from the signer's balance read once at its start.
@@ -157,13 +154,8 @@ async function gather(
 }
 
 /** Takes the plans in the pipeline's order and hands each claim to a signer, until stopping or paused. */
-async function claimAll(
-  ctx: DirectionContext,
-  rules: ClaimRules,
-  rows: readonly MessageRow[],
-  plans: readonly Promise<Plan>[],
-  round: Round,
-): Promise<void> {
+async function claimAll(round: Round, rows: readonly MessageRow[], plans: readonly Promise<Plan>[]): Promise<void> {
+  const { ctx } = round;
   for (const [i, m] of rows.entries()) {
     // Stopping (shutdown, lost leadership): no new nonce is leased; claims already signed are broadcast.
     if (ctx.signal?.aborted || round.paused) break;
@@ -174,15 +166,13 @@ async function claimAll(
     try {
       const p = await plans[i]!;
       if (!p.send) continue;
-      if (!(await gather(ctx, rules, m, p, round))) {
+      if (!(await gather(round, m, p))) {
         round.paused = true;
         break;
       }
     } catch (err) {
       round.firstError ??= err;
-      await ctx.repo
-        .annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` })
-        .catch(() => undefined);
+      await noteFailedAttempt(ctx, m, err);
     }
   }
   // What was gathered before a pause for funds is still paid for and sent.
@@ -209,19 +199,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
   const plan = createPlanner(ctx, rules);
   const checkClaimVia = createClaimViaCheck(ctx);
   const senders = sendersOf(ctx);
-  const fundsOf =
-    ctx.funds ??
-    senders.map(
-      (s) =>
-        new SignerFunds({
-          direction: ctx.direction,
-          chain: ctx.destination,
-          address: s.signer.address,
-          minBalanceWei: ctx.destinationConfig.signerMinBalanceWei,
-          logger: ctx.logger,
-          metrics: ctx.metrics,
-        }),
-    );
+  const fundsOf = ctx.funds ?? senders.map((s) => new SignerFunds(ctx, s.signer.address));
   return async function tick(): Promise<boolean> {
     const keys = await readKeys(senders, fundsOf);
     if (live(keys).length === 0) return false;
@@ -231,7 +209,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       return false;
     }
     await checkClaimVia();
-    const fees = await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap);
+    const fees = await estimateFees(ctx);
     leaveOutUnpaid(keys, fees);
     if (live(keys).length === 0) return false;
     const room = ctx.direction === 'L2_TO_L1' ? await rateLimitRoom(ctx) : undefined;
@@ -239,6 +217,8 @@ export function createClaimingProcessor(ctx: DirectionContext) {
     const limiter = concurrency(PLAN_CONCURRENCY);
     const plans = rows.map((m) => limiter(() => plan(m, fees)));
     const round: Round = {
+      ctx,
+      rules,
       keys,
       broadcasts: [],
       firstError: undefined,
@@ -246,7 +226,7 @@ export function createClaimingProcessor(ctx: DirectionContext) {
       room,
       stallMs: c.messageSubmissionTimeoutMs,
     };
-    await claimAll(ctx, rules, rows, plans, round);
+    await claimAll(round, rows, plans);
     if (live(keys).length === 0) round.paused = true;
     if (round.paused) return false;
     if (round.firstError) throw round.firstError;

@@ -1,36 +1,50 @@
+import { batchViewCalls } from '../batch-call.js';
 import { describeRevert, isRevert } from '../chain.js';
 import { encodeClaimMessageCall, encodeClaimMessageWithProofCall } from './calldata.js';
 import type { MessageRow } from '../db/rows.js';
 import type { GasEstimate } from './plan.js';
 import { claimFeeRecipient, claimTarget, type DirectionContext } from '../pipeline/context.js';
-import type { FeeEstimate } from '../pipeline/fees.js';
+import { cappedFees, type FeeEstimate } from '../pipeline/fees.js';
 
 /** What the claiming loop (and the receipt and re-simulation loops) ask the destination chain about a claim. */
 
-/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2; fee to the relayer. */
-export function encodeClaimMessage(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): string {
-  return encodeClaimMessageCall({
-    from: m.message_sender,
-    to: m.destination,
-    fee: m.fee,
-    value: m.value,
-    feeRecipient: claimFeeRecipient(ctx),
-    calldata: m.calldata,
-    nonce: m.message_nonce,
-  });
-}
+/** What both claims carry of the message (calldata.ts ClaimedMessage); the fee goes to the relayer. */
+const claimedMessage = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>, m: MessageRow) => ({
+  from: m.message_sender,
+  to: m.destination,
+  fee: m.fee,
+  value: m.value,
+  feeRecipient: claimFeeRecipient(ctx),
+  calldata: m.calldata,
+  nonce: m.message_nonce,
+});
 
-/** inboxL1L2MessageStatus on L2: 0 unknown, 1 claimable, 2 claimed. */
-async function inboxStatus(ctx: Pick<DirectionContext, 'destination'>, hash: string): Promise<number> {
+/** claimMessage(from, to, fee, value, feeRecipient, calldata, nonce) on L2. */
+export const encodeClaimMessage = (ctx: Pick<DirectionContext, 'destinationConfig' | 'sender'>, m: MessageRow) =>
+  encodeClaimMessageCall(claimedMessage(ctx, m));
+
+/**
+ * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
+ * request per hundred; one hash is one plain eth_call): each settles on its own.
+ */
+export async function inboxStatuses(
+  ctx: Pick<DirectionContext, 'destination'>,
+  hashes: readonly string[],
+): Promise<PromiseSettledResult<number>[]> {
   const iface = ctx.destination.iface;
-  const data = await ctx.destination.provider.call({
+  const calls = hashes.map((hash) => ({
     to: ctx.destination.contract,
     data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
+  }));
+  const answers = await batchViewCalls(ctx.destination.provider, calls);
+  return answers.map((a): PromiseSettledResult<number> => {
+    if (a.status === 'rejected') return a;
+    try {
+      return { status: 'fulfilled', value: Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', a.value)[0]) };
+    } catch (err) {
+      return { status: 'rejected', reason: err };
+    }
   });
-  return Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', data)[0]);
 }
 
 /** The claim's calldata (hand-encoded, see calldata.ts). */
@@ -40,16 +54,10 @@ export function encodeClaim(ctx: DirectionContext, m: MessageRow): string {
     throw new Error(`message ${m.message_hash} has no Merkle proof yet; it cannot be claimed on L1`);
   }
   return encodeClaimMessageWithProofCall({
+    ...claimedMessage(ctx, m),
     proof: m.proof,
-    nonce: m.message_nonce,
     leafIndex: m.leaf_index,
-    from: m.message_sender,
-    to: m.destination,
-    fee: m.fee,
-    value: m.value,
-    feeRecipient: claimFeeRecipient(ctx),
     merkleRoot: m.merkle_root,
-    calldata: m.calldata,
   });
 }
 
@@ -64,7 +72,11 @@ async function view(ctx: DirectionContext, fn: string, args: unknown[]): Promise
 
 /** Whether the message is already claimed on the destination (by us earlier, or by anyone). */
 export async function isClaimedOnChain(ctx: DirectionContext, m: MessageRow): Promise<boolean> {
-  if (ctx.direction === 'L1_TO_L2') return (await inboxStatus(ctx, m.message_hash)) === 2;
+  if (ctx.direction === 'L1_TO_L2') {
+    const [status] = await inboxStatuses(ctx, [m.message_hash]);
+    if (status!.status === 'rejected') throw status!.reason;
+    return status!.value === 2;
+  }
   return (await view(ctx, 'isMessageClaimed', [m.message_nonce])) as boolean;
 }
 
@@ -98,18 +110,9 @@ export async function estimateGas(
         baseFeePerGas: string;
         priorityFeePerGas: string;
       };
-      const uncapped = BigInt(r.baseFeePerGas) + BigInt(r.priorityFeePerGas);
-      const cap = ctx.config.claiming.maxFeePerGasCap;
-      const maxFeePerGas = uncapped > cap ? cap : uncapped;
       const tip = BigInt(r.priorityFeePerGas);
-      return {
-        gas: BigInt(r.gasLimit),
-        fees: {
-          maxFeePerGas,
-          maxPriorityFeePerGas: tip > maxFeePerGas ? maxFeePerGas : tip,
-          uncappedMaxFeePerGas: uncapped,
-        },
-      };
+      const fees = cappedFees(BigInt(r.baseFeePerGas) + tip, tip, ctx.config.claiming.maxFeePerGasCap);
+      return { gas: BigInt(r.gasLimit), fees };
     } catch (err) {
       if (!/-32601|not (exist|available|supported)|method not found/i.test(String((err as Error).message))) throw err;
       svc.unavailable = true;

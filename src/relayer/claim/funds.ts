@@ -26,21 +26,17 @@ export class SignerFunds {
   private pause: FundsPause | undefined;
   private balance: bigint | undefined;
 
+  /** `o`: the direction's context (the signer pays on its destination); `address`: the signer's. */
   constructor(
     private readonly o: {
       direction: Direction;
-      chain: Chain;
-      address: string;
-      minBalanceWei: bigint;
+      destination: Chain;
+      destinationConfig: { signerMinBalanceWei: bigint };
       logger: Logger;
       metrics: RelayerMetrics;
     },
+    private readonly address: string,
   ) {}
-
-  /** The readiness check's name: the signer is named by the chain it pays on. */
-  get checkName(): string {
-    return `${this.o.chain.name.toLowerCase()}SignerBalance`;
-  }
 
   get paused(): FundsPause | undefined {
     return this.pause;
@@ -48,11 +44,11 @@ export class SignerFunds {
 
   /** One eth_getBalance per claiming iteration (never per message); the gauge follows it. */
   async read(): Promise<bigint> {
-    const balance = await this.o.chain.provider.getBalance(this.o.address, 'latest');
+    const balance = await this.o.destination.provider.getBalance(this.address, 'latest');
     this.balance = balance;
     // A float gauge: exact to 2^53 wei, plenty for an alert on a draining account.
     this.o.metrics.signerBalance.set(
-      { direction: this.o.direction, chain: this.o.chain.name, signer: this.o.address },
+      { direction: this.o.direction, chain: this.o.destination.name, signer: this.address },
       Number(balance),
     );
     return balance;
@@ -60,11 +56,11 @@ export class SignerFunds {
 
   /** Below the operator's threshold (`*_SIGNER_MIN_BALANCE_WEI`): pauses and returns true. */
   belowThreshold(balance: bigint): boolean {
-    const min = this.o.minBalanceWei;
+    const min = this.o.destinationConfig.signerMinBalanceWei;
     if (balance >= min) return false;
-    const v = `${this.o.chain.name}_SIGNER_MIN_BALANCE_WEI`;
+    const v = `${this.o.destination.name}_SIGNER_MIN_BALANCE_WEI`;
     this.enter({
-      detail: `signer ${this.o.address} balance ${balance} wei is below ${v} (${min} wei); claiming paused until it is funded`,
+      detail: `signer ${this.address} balance ${balance} wei is below ${v} (${min} wei); claiming paused until it is funded`,
       needed: min,
       gasLimit: undefined,
     });
@@ -75,7 +71,7 @@ export class SignerFunds {
   cannotPay(balance: bigint, gasLimit: bigint, maxFeePerGas: bigint, how = ''): void {
     const needed = gasLimit * maxFeePerGas;
     this.enter({
-      detail: `signer ${this.o.address} balance ${balance} wei cannot pay the next claim (needs ${needed} wei: gas limit ${gasLimit} x max fee per gas ${maxFeePerGas})${how}`,
+      detail: `signer ${this.address} balance ${balance} wei cannot pay the next claim (needs ${needed} wei: gas limit ${gasLimit} x max fee per gas ${maxFeePerGas})${how}`,
       needed,
       gasLimit,
     });
@@ -89,7 +85,7 @@ export class SignerFunds {
     this.pause = undefined;
     this.o.logger.info(
       { ...this.labels, balance: String(this.balance), needed: String(was.needed) },
-      `claiming resumed: signer ${this.o.address} holds ${this.balance} wei, enough for the next claim`,
+      `claiming resumed: signer ${this.address} holds ${this.balance} wei, enough for the next claim`,
     );
   }
 
@@ -105,12 +101,12 @@ export class SignerFunds {
   }
 
   private get labels() {
-    return { direction: this.o.direction, signer: this.o.address };
+    return { direction: this.o.direction, signer: this.address };
   }
 
+  /** The readiness check, named by the chain the signer pays on. */
   check(): Check {
-    return this.pause
-      ? { name: this.checkName, ok: false, detail: this.pause.detail }
-      : { name: this.checkName, ok: true };
+    const name = `${this.o.destination.name.toLowerCase()}SignerBalance`;
+    return this.pause ? { name, ok: false, detail: this.pause.detail } : { name, ok: true };
   }
 }

@@ -1,4 +1,5 @@
 import { BroadcastRefusedError, NonceGapError } from '../broadcast-errors.js';
+import type { MessageRow } from '../db/rows.js';
 import type { SignerFunds } from './funds.js';
 import type { ClaimSender, PlannedClaim } from './sender.js';
 import type { DirectionContext } from '../pipeline/context.js';
@@ -25,9 +26,8 @@ export async function readKeys(senders: readonly ClaimSender[], fundsOf: readonl
     balance: balances[i]!,
     budget: balances[i]!,
     batch: [],
-    out: false,
+    out: fundsOf[i]!.belowThreshold(balances[i]!),
   }));
-  for (const k of keys) k.out = k.funds.belowThreshold(k.balance);
   return keys;
 }
 
@@ -78,6 +78,12 @@ export function pickKey(
   );
 }
 
+/** Records on the message why its claim attempt failed (the first line of `err`); a failed write is ignored. */
+export const noteFailedAttempt = (ctx: Pick<DirectionContext, 'repo'>, m: MessageRow, err: unknown) =>
+  ctx.repo
+    .annotate(m.id, m.status, { failure_reason: `claim attempt failed: ${(err as Error).message.split('\n')[0]}` })
+    .catch(() => undefined);
+
 /**
  * Leases nonces for, signs and records the claims gathered for one signer, in one database transaction; their
  * broadcasts are added to `broadcasts`. Returns the error that stopped them (their messages annotated with it),
@@ -118,12 +124,7 @@ export async function flushKey(
       k.out = true;
       return undefined;
     }
-    const reason = `claim attempt failed: ${(err as Error).message.split('\n')[0]}`;
-    await Promise.all(
-      claims.map((b) =>
-        ctx.repo.annotate(b.message.id, b.message.status, { failure_reason: reason }).catch(() => undefined),
-      ),
-    );
+    await Promise.all(claims.map((b) => noteFailedAttempt(ctx, b.message, err)));
     return err;
   }
 }

@@ -110,14 +110,11 @@ export async function leaseClaims<C extends LeaseRequest, S extends LeasedClaim>
       }
       const room = hooks.room(nonce, onChain);
       // Lock the messages and keep those still where the caller saw them: only they get nonces.
-      const current = (await repo
-        .table(trx, 'message')
-        .whereIn(
-          'id',
-          claims.map((c) => c.message.id),
-        )
-        .forUpdate()
-        .select('id', 'status')) as { id: string | number; status: MessageStatus }[];
+      const ids = claims.map((c) => c.message.id);
+      const current = (await repo.table(trx, 'message').whereIn('id', ids).forUpdate().select('id', 'status')) as {
+        id: string | number;
+        status: MessageStatus;
+      }[];
       const statusOf = new Map(current.map((r) => [String(r.id), r.status]));
       const kept = claims.filter((c) => c.from.includes(statusOf.get(String(c.message.id))!)).slice(0, room);
       if (kept.length === 0) return { leased: [], onChain, next: nonce };

@@ -1,9 +1,9 @@
 import type { RelayerConfig } from '../config.js';
-import { Status, type MessageStatus } from '../message/status.js';
-import type { MessagePatch, MessageRow } from '../db/rows.js';
+import { Status } from '../message/status.js';
+import type { MessageRow } from '../db/rows.js';
 import { directionPrefix, type DirectionContext } from '../pipeline/context.js';
 import { coversCost, type FeeEstimate } from '../pipeline/fees.js';
-import { claimedElsewhere } from '../pipeline/receipt-plan.js';
+import { claimedElsewhere, moveTo, type Move } from '../pipeline/receipt-plan.js';
 
 /**
  * What the claiming loop decides about one due message, as pure functions of the message and the facts the
@@ -67,18 +67,23 @@ export interface ClaimFacts {
 export type ClaimDecision =
   | { kind: 'need'; fact: 'estimate' | 'claimedOnChain' }
   | { kind: 'send'; gas: bigint; fees: FeeEstimate; sponsored: boolean }
-  | { kind: 'move'; to: MessageStatus; patch: MessagePatch; reason: string }
+  | Move
   | { kind: 'wait'; patch: { failure_reason: string; retry_after: Date } };
 
 /** When a message put off by the fee, the fee cap or the L1 rate limit is looked at again. */
 const retryAt = (facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) =>
   new Date(facts.now + rules.claiming.retryDelaySeconds * 1_000);
+/** A wait on the L1 rate limit: the message stays, with `reason`, until retryAt. */
+const rateLimitWait = (reason: string, facts: Pick<ClaimFacts, 'now'>, rules: ClaimRules) => ({
+  failure_reason: reason,
+  retry_after: retryAt(facts, rules),
+});
 
-/** A claim found NON_EXECUTABLE is written with its first re-simulation time when re-simulation is on. */
-const nonExecutable = (facts: ClaimFacts, rules: ClaimRules): MessagePatch =>
-  rules.resimulate.enabled
-    ? { retry_after: new Date(facts.now + rules.resimulate.delaySeconds * 1_000), resimulations: 0 }
-    : {};
+/** NON_EXECUTABLE, written with the first re-simulation time when re-simulation is on. */
+function nonExecutable(facts: ClaimFacts, rules: ClaimRules, reason: string): Move {
+  const first = { retry_after: new Date(facts.now + rules.resimulate.delaySeconds * 1_000), resimulations: 0 };
+  return moveTo(Status.NON_EXECUTABLE, rules.resimulate.enabled ? first : {}, reason);
+}
 
 /**
  * Whether and how to claim `m`: past MAX_NUMBER_OF_RETRIES it needs an operator; a claim that reverts in its
@@ -90,7 +95,7 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
   const c = rules.claiming;
   if (m.retries >= c.maxNumberOfRetries) {
     const reason = `${m.retries} claim submissions without success: MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries}) reached`;
-    return { kind: 'move', to: Status.NEEDS_MANUAL_INTERVENTION, patch: {}, reason };
+    return moveTo(Status.NEEDS_MANUAL_INTERVENTION, {}, reason);
   }
   const estimate = facts.estimate;
   if (!estimate) return { kind: 'need', fact: 'estimate' };
@@ -101,30 +106,16 @@ export function planClaim(m: Pick<MessageRow, 'retries' | 'fee'>, facts: ClaimFa
     if (facts.claimedOnChain)
       return claimedElsewhere(facts.now, `already claimed on ${rules.destination}; no transaction sent`);
     if (estimate.revert.startsWith('RateLimitExceeded'))
-      return {
-        kind: 'wait',
-        patch: { failure_reason: 'L1 rate limit reached; retried later', retry_after: retryAt(facts, rules) },
-      };
-    return {
-      kind: 'move',
-      to: Status.NON_EXECUTABLE,
-      patch: nonExecutable(facts, rules),
-      reason: `claim reverts in gas estimation: ${estimate.revert}`,
-    };
+      return { kind: 'wait', patch: rateLimitWait('L1 rate limit reached; retried later', facts, rules) };
+    return nonExecutable(facts, rules, `claim reverts in gas estimation: ${estimate.revert}`);
   }
   const gas = estimate.gas;
   const f = estimate.fees ?? facts.fees;
-  if (gas > c.maxClaimGasLimit) {
-    return {
-      kind: 'move',
-      to: Status.NON_EXECUTABLE,
-      patch: nonExecutable(facts, rules),
-      reason: `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`,
-    };
-  }
+  if (gas > c.maxClaimGasLimit)
+    return nonExecutable(facts, rules, `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${c.maxClaimGasLimit}`);
   if (rules.maxGasFeeEnforced && f.uncappedMaxFeePerGas > c.maxFeePerGasCap) {
     const reason = `estimated max fee per gas ${f.uncappedMaxFeePerGas} wei above MAX_FEE_PER_GAS_CAP ${c.maxFeePerGasCap} (${rules.destination}_MAX_GAS_FEE_ENFORCED)`;
-    return { kind: 'move', to: Status.FEE_UNDERPRICED, patch: { retry_after: retryAt(facts, rules) }, reason };
+    return moveTo(Status.FEE_UNDERPRICED, { retry_after: retryAt(facts, rules) }, reason);
   }
   return planFee(BigInt(m.fee), gas, f, facts, rules);
 }
@@ -138,12 +129,12 @@ function planFee(fee: bigint, gas: bigint, f: FeeEstimate, facts: ClaimFacts, ru
     const reason = rules.sponsoringEnabled
       ? `zero-fee message needs ${gas} gas, above MAX_RELAYER_SPONSOR_GAS_LIMIT ${c.maxRelayerSponsorGasLimit}`
       : `zero-fee message and ${rules.prefix}_ENABLE_RELAYER_SPONSORING is false`;
-    return { kind: 'move', to: Status.ZERO_FEE, patch: {}, reason };
+    return moveTo(Status.ZERO_FEE, {}, reason);
   }
   if (coversCost(fee, gas, f.maxFeePerGas, c.profitMargin)) return { kind: 'send', gas, fees: f, sponsored: false };
   if (sponsorable) return { kind: 'send', gas, fees: f, sponsored: true };
   const reason = `fee ${fee} wei below estimated cost ${gas * f.maxFeePerGas} wei x PROFIT_MARGIN ${c.profitMargin}`;
-  return { kind: 'move', to: Status.FEE_UNDERPRICED, patch: { retry_after: retryAt(facts, rules) }, reason };
+  return moveTo(Status.FEE_UNDERPRICED, { retry_after: retryAt(facts, rules) }, reason);
 }
 
 /** The gas limit a claim is sent with: headroom over the estimate (the 63/64 rule, state changing before inclusion). */
@@ -161,13 +152,9 @@ export function fitRateLimit(
 ): { fits: true; left: bigint | undefined } | { fits: false; wait: { failure_reason: string; retry_after: Date } } {
   if (left === undefined) return { fits: true, left };
   const amount = BigInt(m.fee) + BigInt(m.value);
-  if (amount > left)
-    return {
-      fits: false,
-      wait: {
-        failure_reason: `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`,
-        retry_after: retryAt(facts, rules),
-      },
-    };
+  if (amount > left) {
+    const reason = `L1 rate limit: ${amount} wei does not fit the ${left} wei left in the period; retried later`;
+    return { fits: false, wait: rateLimitWait(reason, facts, rules) };
+  }
   return { fits: true, left: left - amount };
 }

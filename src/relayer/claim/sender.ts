@@ -19,8 +19,6 @@ export interface PlannedClaim {
 /** A claim signed at its leased nonce, with what its message is written with at PENDING. */
 type LeasedPlannedClaim = PlannedClaim & SignedClaim & { patch: MessagePatch };
 
-const withoutSponsored = ({ sponsored: _sponsored, ...tx }: ClaimTx) => tx;
-
 /**
  * Sends claim transactions for one chain's signer. Nonces are leased from the database under a row lock
  * (`signer_nonce`), and the signed transaction is recorded with the message (PENDING) in the same
@@ -132,11 +130,7 @@ export class ClaimSender {
     const chainNonce = await this.chainNonce();
     const { leased, onChain, next } = await leaseClaims(this.repo, this.key, claims, chainNonce, !this.nonceRowReady, {
       room: (nonce, chain) => this.room(nonce, chain),
-      freshChainNonce: async () => {
-        const fresh = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
-        this.cachedNonce = { value: fresh, at: Date.now() };
-        return fresh;
-      },
+      freshChainNonce: () => this.chainNonce(true),
       reclaimed: (from, to) =>
         this.options.logger.warn({ direction: this.options.direction, from, to }, 'stale nonce leases reclaimed'),
       sign: (kept, nonce) => this.sign(kept, nonce),
@@ -165,7 +159,8 @@ export class ClaimSender {
   private async sign(kept: readonly PlannedClaim[], nonce: number): Promise<LeasedPlannedClaim[]> {
     const out: LeasedPlannedClaim[] = [];
     for (const [i, c] of kept.entries()) {
-      const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...withoutSponsored(c.claim) };
+      const { sponsored: _sponsored, ...claim } = c.claim;
+      const tx: UnsignedTx = { chainId: this.chain.chainId, nonce: nonce + i, value: 0n, ...claim };
       const signed = await this.signer.signTransaction(tx);
       const hash = transactionHash(signed);
       out.push({ ...c, signed, hash, nonce: nonce + i, patch: this.pendingPatch(c.claim, signed, hash, nonce + i) });
@@ -192,11 +187,11 @@ export class ClaimSender {
   private cachedNonce: { value: number; at: number } | undefined;
 
   /**
-   * The chain's pending nonce, read at most once a second: it is only a floor under the database lease
-   * (which this relayer advances itself), so a slightly stale value is safe and saves a call per claim.
+   * The chain's pending nonce, read at most once a second (unless `fresh`): it is only a floor under the database
+   * lease (which this relayer advances itself), so a slightly stale value is safe and saves a call per claim.
    */
-  private async chainNonce(): Promise<number> {
-    if (this.cachedNonce && Date.now() - this.cachedNonce.at < 1_000) return this.cachedNonce.value;
+  private async chainNonce(fresh = false): Promise<number> {
+    if (!fresh && this.cachedNonce && Date.now() - this.cachedNonce.at < 1_000) return this.cachedNonce.value;
     const value = await this.chain.provider.getTransactionCount(this.signer.address, 'pending');
     this.cachedNonce = { value, at: Date.now() };
     return value;

@@ -1,16 +1,14 @@
 import { Status, type MessageStatus } from '../message/status.js';
 import { ABANDONABLE, IN_CLAIMING, RETRYABLE, retryTarget } from '../message/transitions.js';
 import type { MessagePatch, MessageRow, RelayerRepository } from './repository.js';
+import { CLEARED_CLAIM } from './rows.js';
 
 /** The actor of every operator action in the history (API and `l2stack relayer requeue` alike). */
 export const ADMIN_ACTOR = 'admin';
 
 /** A fresh start: no claim transaction, no counted submissions, cycles, bumps or re-simulations. */
 const RESET: MessagePatch = {
-  claim_tx_hash: null,
-  claim_tx_nonce: null,
-  claim_tx_raw: null,
-  claim_tx_created_at: null,
+  ...CLEARED_CLAIM,
   claim_gas_limit: null,
   claim_max_fee_per_gas: null,
   claim_max_priority_fee_per_gas: null,

@@ -12,6 +12,16 @@ export interface ChainIdentity {
   contractAddress: string;
 }
 
+/** A row of chain_pin. */
+type PinRow = { layer: string; chain_id: string; genesis_hash: string; contract_address: string };
+
+const identityOf = (r: PinRow): ChainIdentity => ({
+  layer: r.layer as ChainIdentity['layer'],
+  chainId: r.chain_id,
+  genesisHash: r.genesis_hash,
+  contractAddress: r.contract_address,
+});
+
 /**
  * The database was written for other chains than the ones configured now. Its one-line message names each
  * difference (stored vs now) and the two ways out; the relayer exits 1 on it before any direction starts.
@@ -51,19 +61,9 @@ export async function checkChainPin(
       .returning<{ layer: string }[]>('layer'),
   );
   const stored = await repo.read('relayer.read_chain_pins', (knex) =>
-    repo
-      .table(knex, 'chain_pin')
-      .select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*'),
+    repo.table(knex, 'chain_pin').select<PinRow[]>('*'),
   );
-  const differences = pinDifferences(
-    stored.map((r) => ({
-      layer: r.layer as ChainIdentity['layer'],
-      chainId: r.chain_id,
-      genesisHash: r.genesis_hash,
-      contractAddress: r.contract_address,
-    })),
-    now,
-  );
+  const differences = pinDifferences(stored.map(identityOf), now);
   if (differences.length > 0) throw new ChainPinMismatchError(differences);
   return { pinnedNow: inserted.map((r) => r.layer) };
 }
@@ -92,7 +92,7 @@ export function pinDifferences(pinned: readonly ChainIdentity[], now: readonly C
 }
 
 export interface ResetOutcome {
-  dropped: { layer: string; chainId: string; genesisHash: string; contractAddress: string }[];
+  dropped: ChainIdentity[];
   /** Unfinished messages by status (when refused), or moved to NEEDS_MANUAL_INTERVENTION (when abandoned). */
   unfinished: Record<string, number>;
   abandoned: number;
@@ -111,16 +111,7 @@ export interface ResetOutcome {
 export async function resetChainPin(repo: RelayerRepository, options: { abandon: boolean }): Promise<ResetOutcome> {
   return repo.write('relayer.reset_chain_pin', (knex) =>
     knex.transaction(async (trx: Knex.Transaction): Promise<ResetOutcome> => {
-      const pins = await repo
-        .table(trx, 'chain_pin')
-        .forUpdate()
-        .select<{ layer: string; chain_id: string; genesis_hash: string; contract_address: string }[]>('*');
-      const dropped = pins.map((p) => ({
-        layer: p.layer,
-        chainId: p.chain_id,
-        genesisHash: p.genesis_hash,
-        contractAddress: p.contract_address,
-      }));
+      const dropped = (await repo.table(trx, 'chain_pin').forUpdate().select<PinRow[]>('*')).map(identityOf);
       const counts = await repo
         .table(trx, 'message')
         .whereIn('status', UNFINISHED)

@@ -101,3 +101,11 @@ export interface HistoryRow {
 export type MessagePatch = Partial<Omit<MessageRow, 'id' | 'status' | 'created_at' | 'updated_at' | 'proof'>> & {
   proof?: string[] | null;
 };
+
+/** What a row's claim transaction is cleared to when its message leaves PENDING without a claim. */
+export const CLEARED_CLAIM = {
+  claim_tx_hash: null,
+  claim_tx_nonce: null,
+  claim_tx_raw: null,
+  claim_tx_created_at: null,
+} as const satisfies MessagePatch;

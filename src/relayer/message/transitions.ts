@@ -15,8 +15,11 @@ export interface Transition {
   why: string;
 }
 
-const each = (froms: readonly MessageStatus[], step: Step, to: MessageStatus, why: string): Transition[] =>
-  froms.map((from) => ({ from, to, step, why }));
+/** One line of the table: `step` moves a message from `from` to `to`, for the reason `why`. */
+const move = (from: MessageStatus, to: MessageStatus, step: Step, why: string): Transition => ({ from, to, step, why });
+/** The same move from each of `froms`. */
+const each = (froms: readonly MessageStatus[], to: MessageStatus, step: Step, why: string): Transition[] =>
+  froms.map((from) => move(from, to, step, why));
 
 /**
  * The relayer's state machine: every status move a message may make, by whom, and why. applyTransition
@@ -26,133 +29,63 @@ const each = (froms: readonly MessageStatus[], step: Step, to: MessageStatus, wh
  */
 export const TRANSITIONS: readonly Transition[] = [
   // Anchoring (src/relayer/pipeline/l1-to-l2.ts, l2-to-l1.ts)
-  {
-    from: S.SENT,
-    to: S.TRANSACTION_SIZE_COMPUTED,
-    step: 'anchoring',
-    why: 'L1→L2: the claim transaction size is known',
-  },
-  { from: S.TRANSACTION_SIZE_COMPUTED, to: S.ANCHORED, step: 'anchoring', why: 'L1→L2: L2 anchored the message hash' },
-  {
-    from: S.TRANSACTION_SIZE_COMPUTED,
-    to: S.CLAIMED_SUCCESS,
-    step: 'anchoring',
-    why: 'L1→L2: already claimed on L2, nothing to send',
-  },
-  {
-    from: S.TRANSACTION_SIZE_COMPUTED,
-    to: S.NON_EXECUTABLE,
-    step: 'anchoring',
-    why: 'L1→L2: a reorg deeper than the confirmations removed the message',
-  },
-  {
-    from: S.SENT,
-    to: S.ANCHORED,
-    step: 'anchoring',
-    why: 'L2→L1: the L2 block is finalized on L1 and the proof is built',
-  },
-  {
-    from: S.SENT,
-    to: S.NON_EXECUTABLE,
-    step: 'anchoring',
-    why: 'L2→L1: a reorg deeper than the confirmations removed the message',
-  },
+  move(S.SENT, S.TRANSACTION_SIZE_COMPUTED, 'anchoring', 'L1→L2: the claim transaction size is known'),
+  move(S.TRANSACTION_SIZE_COMPUTED, S.ANCHORED, 'anchoring', 'L1→L2: L2 anchored the message hash'),
+  move(S.TRANSACTION_SIZE_COMPUTED, S.CLAIMED_SUCCESS, 'anchoring', 'L1→L2: already claimed on L2, nothing to send'),
+  move(
+    S.TRANSACTION_SIZE_COMPUTED,
+    S.NON_EXECUTABLE,
+    'anchoring',
+    'L1→L2: a reorg deeper than the confirmations removed the message',
+  ),
+  move(S.SENT, S.ANCHORED, 'anchoring', 'L2→L1: the L2 block is finalized on L1 and the proof is built'),
+  move(S.SENT, S.NON_EXECUTABLE, 'anchoring', 'L2→L1: a reorg deeper than the confirmations removed the message'),
   // Claiming (src/relayer/claim/): from every status the claiming loop reads.
   ...[S.ANCHORED, S.FEE_UNDERPRICED].flatMap((from) => [
-    {
+    move(from, S.PENDING, 'claiming', 'a claim transaction was signed and recorded with its nonce'),
+    move(from, S.CLAIMED_SUCCESS, 'claiming', 'the estimate reverted because someone already claimed it'),
+    move(
       from,
-      to: S.PENDING,
-      step: 'claiming' as const,
-      why: 'a claim transaction was signed and recorded with its nonce',
-    },
-    {
-      from,
-      to: S.CLAIMED_SUCCESS,
-      step: 'claiming' as const,
-      why: 'the estimate reverted because someone already claimed it',
-    },
-    {
-      from,
-      to: S.NON_EXECUTABLE,
-      step: 'claiming' as const,
-      why: 'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT',
-    },
-    {
-      from,
-      to: S.FEE_UNDERPRICED,
-      step: 'claiming' as const,
-      why: 'the fee does not cover the cost, or the fee cap is exceeded',
-    },
-    {
-      from,
-      to: S.ZERO_FEE,
-      step: 'claiming' as const,
-      why: 'no fee and sponsoring off (or the claim is above the sponsor gas limit)',
-    },
-    {
-      from,
-      to: S.NEEDS_MANUAL_INTERVENTION,
-      step: 'claiming' as const,
-      why: 'MAX_NUMBER_OF_RETRIES submissions without success',
-    },
+      S.NON_EXECUTABLE,
+      'claiming',
+      'the claim reverts in gas estimation or needs more than MAX_CLAIM_GAS_LIMIT',
+    ),
+    move(from, S.FEE_UNDERPRICED, 'claiming', 'the fee does not cover the cost, or the fee cap is exceeded'),
+    move(from, S.ZERO_FEE, 'claiming', 'no fee and sponsoring off (or the claim is above the sponsor gas limit)'),
+    move(from, S.NEEDS_MANUAL_INTERVENTION, 'claiming', 'MAX_NUMBER_OF_RETRIES submissions without success'),
   ]),
   // Receipts (src/relayer/pipeline/persister.ts) and failed broadcasts (ClaimBroadcaster.undo)
-  { from: S.PENDING, to: S.CLAIMED_SUCCESS, step: 'receipts', why: 'the claim (or another transaction) claimed it' },
-  { from: S.PENDING, to: S.CLAIMED_REVERTED, step: 'receipts', why: 'the claim transaction was mined and reverted' },
-  {
-    from: S.PENDING,
-    to: S.ANCHORED,
-    step: 'receipts',
-    why: 'a submission cycle ended (cancelled) or the claim was replaced: claim again',
-  },
-  {
-    from: S.PENDING,
-    to: S.SENT,
-    step: 'receipts',
-    why: 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later',
-  },
-  {
-    from: S.PENDING,
-    to: S.NEEDS_MANUAL_INTERVENTION,
-    step: 'receipts',
-    why: 'MAX_RETRY_CYCLES cycles without success',
-  },
-  {
-    from: S.PENDING,
-    to: S.FEE_UNDERPRICED,
-    step: 'receipts',
-    why: 'the broadcast failed: back to the status it was claimed from',
-  },
+  move(S.PENDING, S.CLAIMED_SUCCESS, 'receipts', 'the claim (or another transaction) claimed it'),
+  move(S.PENDING, S.CLAIMED_REVERTED, 'receipts', 'the claim transaction was mined and reverted'),
+  move(
+    S.PENDING,
+    S.ANCHORED,
+    'receipts',
+    'a submission cycle ended (cancelled) or the claim was replaced: claim again',
+  ),
+  move(S.PENDING, S.SENT, 'receipts', 'L2→L1: the claim reverted on the L1 rate limit; the proof is rebuilt later'),
+  move(S.PENDING, S.NEEDS_MANUAL_INTERVENTION, 'receipts', 'MAX_RETRY_CYCLES cycles without success'),
+  move(S.PENDING, S.FEE_UNDERPRICED, 'receipts', 'the broadcast failed: back to the status it was claimed from'),
   // Re-simulation of NON_EXECUTABLE claims (src/relayer/pipeline/resimulation.ts)
-  {
-    from: S.NON_EXECUTABLE,
-    to: S.ANCHORED,
-    step: 'resimulation',
-    why: 'the destination accepts the claim now: claim it again',
-  },
-  { from: S.NON_EXECUTABLE, to: S.CLAIMED_SUCCESS, step: 'resimulation', why: 'someone else claimed it meanwhile' },
+  move(S.NON_EXECUTABLE, S.ANCHORED, 'resimulation', 'the destination accepts the claim now: claim it again'),
+  move(S.NON_EXECUTABLE, S.CLAIMED_SUCCESS, 'resimulation', 'someone else claimed it meanwhile'),
   // Chain pin reset (src/relayer/db/chain-pin.ts): unfinished messages of the old chains are parked.
   ...each(
     [S.SENT, S.TRANSACTION_SIZE_COMPUTED, S.ANCHORED, S.PENDING, S.FEE_UNDERPRICED],
-    'reset-chain-pin',
     S.NEEDS_MANUAL_INTERVENTION,
+    'reset-chain-pin',
     'reset-chain-pin: the message belongs to the old chains',
   ),
   // Operators (src/relayer/db/admin.ts: the API's retry and abandon, `l2stack relayer requeue`)
   ...[S.NEEDS_MANUAL_INTERVENTION, S.NON_EXECUTABLE, S.CLAIMED_REVERTED, S.FEE_UNDERPRICED, S.ZERO_FEE].flatMap(
     (from) => [
-      {
+      move(
         from,
-        to: S.TRANSACTION_SIZE_COMPUTED,
-        step: 'retry' as const,
-        why: 'retry (L1→L2): back to the anchoring check with fresh counters',
-      },
-      {
-        from,
-        to: S.SENT,
-        step: 'retry' as const,
-        why: 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters',
-      },
+        S.TRANSACTION_SIZE_COMPUTED,
+        'retry',
+        'retry (L1→L2): back to the anchoring check with fresh counters',
+      ),
+      move(from, S.SENT, 'retry', 'retry (L2→L1): back to the anchoring check, proof rebuilt, fresh counters'),
     ],
   ),
   ...each(
@@ -166,8 +99,8 @@ export const TRANSITIONS: readonly Transition[] = [
       S.CLAIMED_REVERTED,
       S.NEEDS_MANUAL_INTERVENTION,
     ],
-    'abandon',
     S.ABANDONED,
+    'abandon',
     'abandon: an operator gave the message up; it is never claimed',
   ),
 ];

@@ -1,10 +1,11 @@
-import { ZeroAddress } from 'ethers';
+import { ZeroAddress, type Log } from 'ethers';
 import type { Logger } from '../../common/log.js';
 import type { Chain } from '../chain.js';
 import type { ChainConfig } from '../chain-config.js';
 import type { Direction, DirectionConfig, RelayerConfig } from '../config.js';
 import type { MessageRow, RelayerRepository } from '../db/repository.js';
 import type { MessageStatus } from '../message/status.js';
+import { MESSAGE_SENT_TOPIC } from '../message-sent.js';
 import type { RelayerMetrics } from '../metrics.js';
 import type { ClaimSender } from '../claim/sender.js';
 import type { SignerFunds } from '../claim/funds.js';
@@ -91,3 +92,15 @@ export const duePage = (
   statuses: readonly MessageStatus[],
 ): Promise<MessageRow[]> =>
   ctx.repo.dueChanged(ctx.direction, statuses, ctx.config.maxFetchMessagesFromDb, UNCHANGED_ROWS_MAX_AGE_MS);
+
+/** The origin contract's MessageSent logs still in the chain in blocks `fromBlock`..`toBlock` (`hash`'s, if given). */
+export async function messageSentLogs(
+  ctx: Pick<DirectionContext, 'origin'>,
+  fromBlock: number,
+  toBlock: number,
+  hash?: string,
+): Promise<Log[]> {
+  const topics = hash === undefined ? [MESSAGE_SENT_TOPIC] : [MESSAGE_SENT_TOPIC, null, null, hash];
+  const logs = await ctx.origin.provider.getLogs({ address: ctx.origin.contract, topics, fromBlock, toBlock });
+  return logs.filter((l) => !l.removed);
+}

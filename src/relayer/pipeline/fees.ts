@@ -1,4 +1,4 @@
-import type { Chain } from '../chain.js';
+import type { DirectionContext } from './context.js';
 
 export interface FeeEstimate {
   maxFeePerGas: bigint;
@@ -14,16 +14,21 @@ const FEE_HISTORY_BLOCKS = 4;
  * blocks, maxFeePerGas = 2 × next base fee + tip (room for two full blocks of base-fee growth), never
  * above MAX_FEE_PER_GAS_CAP.
  */
-export async function estimateFees(chain: Chain, percentile: number, cap: bigint): Promise<FeeEstimate> {
-  const history = (await chain.provider.send('eth_feeHistory', [
+export async function estimateFees(ctx: Pick<DirectionContext, 'destination' | 'config'>): Promise<FeeEstimate> {
+  const { gasEstimationPercentile, maxFeePerGasCap } = ctx.config.claiming;
+  const history = (await ctx.destination.provider.send('eth_feeHistory', [
     `0x${FEE_HISTORY_BLOCKS.toString(16)}`,
     'latest',
-    [percentile],
+    [gasEstimationPercentile],
   ])) as { baseFeePerGas: string[]; reward?: string[][] };
   const baseFee = BigInt(history.baseFeePerGas.at(-1) ?? '0x0');
   const rewards = (history.reward ?? []).map((r) => BigInt(r[0] ?? '0x0'));
   const tip = rewards.length > 0 ? rewards.reduce((a, b) => a + b, 0n) / BigInt(rewards.length) : 0n;
-  const uncapped = baseFee * 2n + tip;
+  return cappedFees(baseFee * 2n + tip, tip, maxFeePerGasCap);
+}
+
+/** The fees of a claim whose max fee per gas would be `uncapped`: at most `cap`, the tip at most the max fee. */
+export function cappedFees(uncapped: bigint, tip: bigint, cap: bigint): FeeEstimate {
   const maxFeePerGas = uncapped > cap ? cap : uncapped;
   return {
     maxFeePerGas,

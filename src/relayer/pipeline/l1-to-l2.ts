@@ -3,9 +3,8 @@ import { deflateRawSync } from 'node:zlib';
 import { serializeSigned, type Eip1559Signature } from '../../common/eth/eip1559.js';
 import { bytesToHex } from '../../common/eth/hex.js';
 import { keccak256 } from '../../common/eth/keccak.js';
-import { batchViewCalls } from '../batch-call.js';
 import { toEip1559Fields } from '../signer.js';
-import { encodeClaimMessage } from '../claim/facts.js';
+import { encodeClaimMessage, inboxStatuses } from '../claim/facts.js';
 import type { MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { claimTarget, duePage, type DirectionContext } from './context.js';
@@ -40,11 +39,11 @@ const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
   s: BigInt(bytesToHex(keccak256(Buffer.from('claim size s', 'utf8')))) & ((1n << 252n) - 1n),
 };
 
+/** What a claim's size depends on: the destination, the claim-via address and the fee recipient. */
+type SizeContext = Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>;
+
 /** The claim transaction, signed with placeholder nonce, gas and signature: what compressedClaimSize measures. */
-export function placeholderSignedClaim(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): Uint8Array {
+export function placeholderSignedClaim(ctx: SizeContext, m: MessageRow): Uint8Array {
   const fields = toEip1559Fields({
     chainId: ctx.destination.chainId,
     nonce: 0,
@@ -59,36 +58,8 @@ export function placeholderSignedClaim(
 }
 
 /** The compressed size of the claim transaction, signed with placeholder nonce, gas and signature. */
-export function compressedClaimSize(
-  ctx: Pick<DirectionContext, 'destination' | 'destinationConfig' | 'sender'>,
-  m: MessageRow,
-): number {
-  return deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
-}
-
-/**
- * inboxL1L2MessageStatus on L2 (0 unknown, 1 claimable, 2 claimed) of many hashes, in JSON-RPC batches (one
- * request per hundred): each settles on its own.
- */
-async function inboxStatuses(
-  ctx: Pick<DirectionContext, 'destination'>,
-  hashes: readonly string[],
-): Promise<PromiseSettledResult<number>[]> {
-  const iface = ctx.destination.iface;
-  const calls = hashes.map((hash) => ({
-    to: ctx.destination.contract,
-    data: iface.encodeFunctionData('inboxL1L2MessageStatus', [hash]),
-  }));
-  const answers = await batchViewCalls(ctx.destination.provider, calls);
-  return answers.map((a): PromiseSettledResult<number> => {
-    if (a.status === 'rejected') return a;
-    try {
-      return { status: 'fulfilled', value: Number(iface.decodeFunctionResult('inboxL1L2MessageStatus', a.value)[0]) };
-    } catch (err) {
-      return { status: 'rejected', reason: err };
-    }
-  });
-}
+export const compressedClaimSize = (ctx: SizeContext, m: MessageRow): number =>
+  deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 
 /**
  * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
@@ -100,14 +71,11 @@ async function pageStatuses(
   ctx: Pick<DirectionContext, 'destination'>,
   rows: readonly MessageRow[],
 ): Promise<PromiseSettledResult<number>[]> {
-  if (rows.length === 0) return [];
-  const [oldest] = await inboxStatuses(ctx, [rows[0]!.message_hash]);
+  const [first, ...others] = rows.map((m) => m.message_hash);
+  if (first === undefined) return [];
+  const [oldest] = await inboxStatuses(ctx, [first]);
   if (oldest!.status === 'rejected' || oldest!.value === 0) return [oldest!];
-  const rest = await inboxStatuses(
-    ctx,
-    rows.slice(1).map((m) => m.message_hash),
-  );
-  return [oldest!, ...rest];
+  return [oldest!, ...(await inboxStatuses(ctx, others))];
 }
 
 /**

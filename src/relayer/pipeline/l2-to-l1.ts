@@ -4,11 +4,8 @@ import { MessageMerkleTree, messageTrees } from '../../common/chain/messages.js'
 import type { FinalizationRow, MessageRow } from '../db/repository.js';
 import type { StatusChange } from '../message/writer.js';
 import { decodeMessageSent } from '../message-sent.js';
-import { duePage, type DirectionContext } from './context.js';
+import { duePage, messageSentLogs, type DirectionContext } from './context.js';
 import { locateSource, markReorged } from './reorg.js';
-
-export const finalizationCursor = (ctx: Pick<DirectionContext, 'destination'>) =>
-  `finalizations:${ctx.destination.contract}`;
 
 /**
  * Indexes L1 finalizations once: BlocksFinalized with the L2MerkleRootAdded and L2MessagingBlockAnchored
@@ -24,7 +21,7 @@ export function createFinalizationIndexer(ctx: DirectionContext) {
     ev('L2MessagingBlockAnchored'),
     ev('BlocksFinalized'),
   ];
-  const cursorName = finalizationCursor(ctx);
+  const cursorName = `finalizations:${l1.contract}`;
   let nextFrom: number | undefined;
 
   async function startBlock(safe: number): Promise<number> {
@@ -117,18 +114,11 @@ async function finalizationLeaves(ctx: DirectionContext, fin: FinalizationRow): 
   );
   let leaves = stored.map((r) => r.message_hash);
   if (!sameRoots(leaves, depth, roots)) {
-    const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
     const found: { nonce: bigint; hash: string }[] = [];
     const step = ctx.originConfig.listener.maxBlocksToFetchLogs;
     for (let from = range.from; from <= range.to; from += step) {
-      const logs = await ctx.origin.provider.getLogs({
-        address: ctx.origin.contract,
-        topics: [topic],
-        fromBlock: from,
-        toBlock: Math.min(from + step - 1, range.to),
-      });
-      for (const log of logs) {
-        if (!blocks.has(log.blockNumber) || log.removed) continue;
+      for (const log of await messageSentLogs(ctx, from, Math.min(from + step - 1, range.to))) {
+        if (!blocks.has(log.blockNumber)) continue;
         const m = decodeMessageSent(log);
         found.push({ nonce: m.nonce, hash: m.messageHash });
       }
@@ -154,13 +144,10 @@ async function settleUnanchored(ctx: DirectionContext, m: MessageRow, evidence: 
   const source = await locateSource(ctx, m);
   if (source.found === false) await markReorged(ctx, m, Status.SENT, evidence);
   else if (source.found && source.blockNumber !== Number(m.sent_block_number)) {
-    const moved = {
+    await ctx.repo.annotate(m.id, Status.SENT, {
       sent_block_number: String(source.blockNumber),
       sent_tx_hash: source.txHash,
       sent_log_index: source.logIndex,
-    };
-    await ctx.repo.annotate(m.id, Status.SENT, {
-      ...moved,
       failure_reason: `moved to L2 block ${source.blockNumber} by a reorg`,
     });
   } else {
@@ -221,12 +208,9 @@ export function createL2L1AnchoringProcessor(ctx: DirectionContext) {
           continue;
         }
         const chunk = Math.floor(i / width);
-        let tree = trees.get(chunk);
-        if (!tree)
-          trees.set(
-            chunk,
-            (tree = new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth)),
-          );
+        const tree =
+          trees.get(chunk) ?? new MessageMerkleTree(leaves.slice(chunk * width, (chunk + 1) * width), fin.tree_depth);
+        trees.set(chunk, tree);
         const leafIndex = i % width;
         anchored.push({
           id: m.id,

@@ -3,11 +3,7 @@ import type { Log } from 'ethers';
 import { createCalldataFilter, type CalldataFilter } from '../calldata-filter.js';
 import type { NewMessage } from '../db/repository.js';
 import { decodeMessageSent } from '../message-sent.js';
-import { directionPrefix, type DirectionContext } from './context.js';
-
-/** Resume point of one direction's listener, per contract (a redeployed contract starts afresh). */
-export const listenerCursor = (ctx: Pick<DirectionContext, 'direction' | 'origin'>) =>
-  `listener:${ctx.direction}:${ctx.origin.contract}`;
+import { directionPrefix, messageSentLogs, type DirectionContext } from './context.js';
 
 /**
  * Decides whether a message is relayed (SENT) or ruled out by the operator's switches and filters
@@ -65,8 +61,8 @@ export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'directi
 export function createListener(ctx: DirectionContext) {
   const cfg = ctx.originConfig.listener;
   const calldataFilter = cfg.eventFilters?.calldata ? createCalldataFilter(cfg.eventFilters.calldata) : undefined;
-  const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
-  const cursorName = listenerCursor(ctx);
+  // The resume point is per contract: a redeployed contract starts afresh.
+  const cursorName = `listener:${ctx.direction}:${ctx.origin.contract}`;
   let nextFrom: number | undefined;
 
   async function startBlock(safe: number): Promise<number> {
@@ -93,23 +89,15 @@ export function createListener(ctx: DirectionContext) {
       return false;
     }
     const to = Math.min(nextFrom + cfg.maxBlocksToFetchLogs - 1, safe);
-    const logs = await ctx.origin.provider.getLogs({
-      address: ctx.origin.contract,
-      topics: [topic],
-      fromBlock: nextFrom,
-      toBlock: to,
+    const messages: NewMessage[] = (await messageSentLogs(ctx, nextFrom, to)).map((log) => {
+      const m = parseMessageSent(ctx, log);
+      const { status, reason } = classify(
+        ctx,
+        { from: m.message_sender, to: m.destination, calldata: m.calldata },
+        calldataFilter,
+      );
+      return { ...m, status, failure_reason: reason };
     });
-    const messages: NewMessage[] = logs
-      .filter((l) => !l.removed)
-      .map((log) => {
-        const m = parseMessageSent(ctx, log);
-        const { status, reason } = classify(
-          ctx,
-          { from: m.message_sender, to: m.destination, calldata: m.calldata },
-          calldataFilter,
-        );
-        return { ...m, status, failure_reason: reason };
-      });
     const inserted = await ctx.repo.storeMessages(messages, { name: cursorName, lastBlock: to });
     for (const m of messages) ctx.metrics.messagesSeen.inc({ direction: ctx.direction, status: m.status });
     if (inserted > 0)

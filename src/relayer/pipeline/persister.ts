@@ -31,20 +31,37 @@ interface Success {
   receipt: Receipt;
 }
 
+/** One signer's PENDING claims in a tick: its mined nonce, its lowest unmined claim's nonce, its claims by nonce. */
+interface SignerClaims {
+  mined: number;
+  lowest: number;
+  byNonce: Map<number, MessageRow>;
+}
+
+/** What a tick gathers across its claims: the receipts read from its blocks, and its successes (recorded together). */
+interface Tick {
+  found: Map<string, Receipt>;
+  successes: Success[];
+}
+
 /**
- * When each signer's lowest unmined nonce was last looked up at the node: at most once per `periodMs` while
- * that nonce stands still. A new lowest nonce may be looked up at once: it only comes after the chain mined
- * the one before, so the lookups stay bounded by the chain's progress. One entry per signer address.
+ * When each key was last looked up at the node: at most once per `periodMs` while its nonce stands still. Keyed by
+ * signer address with its lowest unmined nonce, a new lowest nonce may be looked up at once: it only comes after the
+ * chain mined the one before, so the lookups stay bounded by the chain's progress. Keyed by claim hash, the nonce is 0.
  */
-function createLowestNonceChecks(periodMs: number) {
+function createLookupChecks(periodMs: number) {
   const last = new Map<string, { nonce: number; at: number }>();
   return {
-    /** Whether `nonce` of `signer` may be looked up now; if so, the lookup is recorded. */
-    due(signer: string, nonce: number): boolean {
-      const prev = last.get(signer);
+    /** Whether `key` (at `nonce`) may be looked up now; if so, the lookup is recorded. */
+    due(key: string, nonce = 0): boolean {
+      const prev = last.get(key);
       if (prev && prev.nonce === nonce && Date.now() - prev.at < periodMs) return false;
-      last.set(signer, { nonce, at: Date.now() });
+      last.set(key, { nonce, at: Date.now() });
       return true;
+    },
+    /** Forgets every key but those of `keep`. */
+    keepOnly(keep: ReadonlySet<string | null>): void {
+      for (const key of last.keys()) if (!keep.has(key)) last.delete(key);
     },
   };
 }
@@ -68,22 +85,19 @@ class ReceiptPersister {
   private readonly senders: ClaimSender[];
   private readonly blocks: ReturnType<typeof createBlockReceipts>;
   private readonly rules: ReceiptRules;
-  private readonly lowestChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  private readonly lowestChecks = createLookupChecks(LOST_CLAIM_GRACE_MS);
   /** The same bound for the stranded check (STRANDED_CLAIM_MS): its two lookups at most once per grace per signer. */
-  private readonly strandedChecks = createLowestNonceChecks(LOST_CLAIM_GRACE_MS);
+  private readonly strandedChecks = createLookupChecks(LOST_CLAIM_GRACE_MS);
   /** Claims already reported as signed for another chain: one error line each, not one per iteration. */
   private readonly foreignReported = new Set<string>();
   /** When each claim (by hash) past REBROADCAST_AFTER_MS was last looked up; only claims still PENDING are kept. */
-  private readonly ageChecks = new Map<string, number>();
+  private readonly ageChecks = createLookupChecks(AGE_RECHECK_MS);
 
   constructor(private readonly ctx: DirectionContext) {
     this.chain = ctx.destination;
     this.senders = sendersOf(ctx);
-    this.blocks = createBlockReceipts(
-      this.chain,
-      this.senders.map((s) => s.signer.address),
-      ctx.logger,
-    );
+    const addresses = this.senders.map((s) => s.signer.address);
+    this.blocks = createBlockReceipts(this.chain, addresses, ctx.logger);
     this.rules = { claiming: ctx.config.claiming, destination: ctx.destination.name };
   }
 
@@ -98,13 +112,6 @@ class ReceiptPersister {
         gasPrice: r.gasPrice,
       }
     );
-  }
-
-  private ageCheckDue(hash: string): boolean {
-    const at = this.ageChecks.get(hash);
-    if (at !== undefined && Date.now() - at < AGE_RECHECK_MS) return false;
-    this.ageChecks.set(hash, Date.now());
-    return true;
   }
 
   /** The address that sent a row's claim (rows from before claim_signer: the primary signer). */
@@ -129,33 +136,26 @@ class ReceiptPersister {
   }
 
   /**
-   * One PENDING claim: planReceipt with the facts it asks for, then its decision applied. `mined`: the signer's
+   * One PENDING claim: planReceipt with the facts it asks for, then its decision applied. `g.mined`: the signer's
    * latest nonce, read once per tick (a claim whose nonce is not below it cannot have a receipt yet, so it costs
-   * no receipt request). `behindLower`: a lower nonce of ours is still unmined, so this claim is not bumped
+   * no receipt request). Behind `g.lowest`, a lower nonce of ours is still unmined, so this claim is not bumped
    * (replacing the lowest one is what unblocks the queue, and bumping every claim behind a lost transaction would
    * multiply fees for nothing).
    */
-  private async resolve(
-    m: MessageRow,
-    mined: number,
-    behindLower: boolean,
-    found: Map<string, Receipt>,
-    successes: Success[],
-    signerRows: Map<number, MessageRow>,
-  ): Promise<void> {
+  private async resolve(m: MessageRow, g: SignerClaims, t: Tick): Promise<void> {
     const sender = senderOf(this.ctx, m);
     const facts: ReceiptFacts = {
       now: Date.now(),
-      mined,
-      behindLower,
+      mined: g.mined,
+      behindLower: Number(m.claim_tx_nonce) > g.lowest,
       queued: sender?.isQueued(m.claim_tx_hash!) ?? false,
       foreign: m.claim_tx_raw ? foreignChainReason(m.claim_tx_raw, this.chain.chainId) : undefined,
     };
     // planReceipt asks for at most three facts in a row (receipt, revert reason, claimed): a few rounds at most.
     for (let round = 0; round < 5; round++) {
       const d = planReceipt(m, facts, this.rules);
-      if (d.kind !== 'need') return this.apply(m, d, sender, mined, successes, signerRows);
-      await this.gather(m, d.fact, facts, found, sender);
+      if (d.kind !== 'need') return this.apply(m, d, sender, g, t);
+      await this.gather(m, d.fact, facts, t.found, sender);
       facts.now = Date.now();
     }
     throw new Error(`planReceipt of claim ${m.claim_tx_hash} kept asking for facts`);
@@ -195,16 +195,15 @@ class ReceiptPersister {
     m: MessageRow,
     d: Exclude<ReceiptDecision, { kind: 'need' }>,
     sender: ClaimSender | undefined,
-    mined: number,
-    successes: Success[],
-    signerRows: Map<number, MessageRow>,
+    g: SignerClaims,
+    t: Tick,
   ): Promise<void> {
     if (d.kind === 'foreign') await this.reportForeign(m, d.reason);
-    else if (d.kind === 'success') successes.push({ m, receipt: d.receipt });
+    else if (d.kind === 'success') t.successes.push({ m, receipt: d.receipt });
     else if (d.kind === 'move') await this.move(m, d);
-    else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), mined, sender, signerRows);
+    else if (d.kind === 'chase') await this.chaseGaps(this.signerAddress(m), g, sender);
     else if (d.kind === 'replace') await replaceClaim(this.ctx, this.rules, m, sender, d.stranded === true);
-    else if (d.kind === 'recheck' && this.ageCheckDue(m.claim_tx_hash!))
+    else if (d.kind === 'recheck' && this.ageChecks.due(m.claim_tx_hash!))
       await this.rebroadcastIfUnknown(m, sender, 'age');
   }
 
@@ -280,16 +279,11 @@ class ReceiptPersister {
    * MAX_GAPS_CHASED, and only while the pending nonce moves on (a node that still lacks the nonce just sent,
    * e.g. a path that drops all of this key's transactions, ends the chase).
    */
-  private async chaseGaps(
-    address: string,
-    resent: number,
-    sender: ClaimSender | undefined,
-    signerRows: Map<number, MessageRow>,
-  ): Promise<void> {
-    let last = resent;
+  private async chaseGaps(address: string, g: SignerClaims, sender: ClaimSender | undefined): Promise<void> {
+    let last = g.mined;
     for (let i = 0; i < MAX_GAPS_CHASED; i++) {
       const gap = await this.chain.provider.getTransactionCount(address, 'pending');
-      const next = signerRows.get(gap);
+      const next = g.byNonce.get(gap);
       if (gap <= last || !next || senderOf(this.ctx, next)?.isQueued(next.claim_tx_hash!)) return;
       if (!(await this.rebroadcastIfUnknown(next, sender, 'lowest_nonce'))) return;
       last = gap;
@@ -319,10 +313,7 @@ class ReceiptPersister {
 
   async tick(): Promise<boolean> {
     const rows = await duePage(this.ctx, [Status.PENDING]);
-    if (this.ageChecks.size > 0) {
-      const pending = new Set(rows.map((m) => m.claim_tx_hash));
-      for (const hash of this.ageChecks.keys()) if (!pending.has(hash)) this.ageChecks.delete(hash);
-    }
+    this.ageChecks.keepOnly(new Set(rows.map((m) => m.claim_tx_hash)));
     if (rows.length === 0) {
       for (const s of this.senders) s.noteIdle();
       return false;
@@ -342,20 +333,14 @@ class ReceiptPersister {
           mined,
           anyMined: ms.length > unmined.length,
           lowest: unmined.length > 0 ? Math.min(...unmined) : Infinity,
+          byNonce: new Map(ms.map((m) => [Number(m.claim_tx_nonce), m])),
         };
       }),
     );
     const found = groups.some((g) => g.anyMined) ? await this.blocks.receipts() : new Map<string, Receipt>();
-    const successes: Success[] = [];
-    const results = await Promise.allSettled(
-      groups.flatMap((g) => {
-        const byNonce = new Map(g.ms.map((m) => [Number(m.claim_tx_nonce), m]));
-        return g.ms.map((m) =>
-          this.resolve(m, g.mined, Number(m.claim_tx_nonce) > g.lowest, found, successes, byNonce),
-        );
-      }),
-    );
-    if (successes.length > 0) await this.recordSuccesses(successes);
+    const t: Tick = { found, successes: [] };
+    const results = await Promise.allSettled(groups.flatMap((g) => g.ms.map((m) => this.resolve(m, g, t))));
+    if (t.successes.length > 0) await this.recordSuccesses(t.successes);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return false;

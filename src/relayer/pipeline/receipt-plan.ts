@@ -1,6 +1,6 @@
 import type { RelayerConfig } from '../config.js';
 import { Status, type MessageStatus } from '../message/status.js';
-import type { MessagePatch, MessageRow } from '../db/rows.js';
+import { CLEARED_CLAIM, type MessagePatch, type MessageRow } from '../db/rows.js';
 import type { FeeEstimate } from './fees.js';
 import type { Receipt } from './receipts.js';
 
@@ -36,14 +36,6 @@ export const LOST_CLAIM_GRACE_MS = 1_000;
  */
 export const STRANDED_CLAIM_MS = 10_000;
 
-/** What a row's claim transaction is cleared to when its message leaves PENDING without a claim. */
-export const CLEARED_CLAIM = {
-  claim_tx_hash: null,
-  claim_tx_nonce: null,
-  claim_tx_raw: null,
-  claim_tx_created_at: null,
-} as const;
-
 export interface ReceiptRules {
   claiming: Pick<
     RelayerConfig['claiming'],
@@ -53,9 +45,15 @@ export interface ReceiptRules {
   destination: string;
 }
 
+/** A status transition a plan decides (the claiming loop's or the receipts'): to `to`, with `patch`, for `reason`. */
+export type Move = { kind: 'move'; to: MessageStatus; patch: MessagePatch; reason: string };
+export function moveTo(to: MessageStatus, patch: MessagePatch, reason: string): Move {
+  return { kind: 'move', to, patch, reason };
+}
+
 /** Claimed by a transaction not ours: CLAIMED_SUCCESS, whatever became of our claim. */
 export const claimedElsewhere = (now: number, reason: string) =>
-  ({ kind: 'move', to: Status.CLAIMED_SUCCESS, patch: { claimed_at: new Date(now) }, reason }) as const;
+  moveTo(Status.CLAIMED_SUCCESS, { claimed_at: new Date(now) }, reason);
 
 type Row = Pick<
   MessageRow,
@@ -100,7 +98,7 @@ export type ReceiptDecision =
   | { kind: 'need'; fact: 'receipt' | 'receiptAgain' | 'revertReason' | 'claimedOnChain' | 'lowestResent' | 'stranded' }
   | { kind: 'foreign'; reason: string }
   | { kind: 'success'; receipt: Receipt }
-  | { kind: 'move'; to: MessageStatus; patch: MessagePatch; reason: string }
+  | Move
   | { kind: 'replace'; stranded?: true }
   | { kind: 'chase' | 'recheck' | 'none' };
 
@@ -125,22 +123,14 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     if (receipt.status === 1) return { kind: 'success', receipt };
     if (facts.revertReason === undefined) return { kind: 'need', fact: 'revertReason' };
     if (facts.revertReason.startsWith('RateLimitExceeded')) {
-      return {
-        kind: 'move',
-        to: Status.SENT,
-        patch: { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null },
-        reason: `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later`,
-      };
+      const patch = { ...CLEARED_CLAIM, merkle_root: null, leaf_index: null, proof: null };
+      return moveTo(Status.SENT, patch, `claim ${m.claim_tx_hash} reverted: L1 rate limit; retried later`);
     }
     if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
     if (facts.claimedOnChain)
       return claimedElsewhere(facts.now, `claimed by another transaction; our claim ${m.claim_tx_hash} reverted`);
-    return {
-      kind: 'move',
-      to: Status.CLAIMED_REVERTED,
-      patch: { claimed_at: new Date(facts.now) },
-      reason: `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}`,
-    };
+    const reverted = `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}`;
+    return moveTo(Status.CLAIMED_REVERTED, { claimed_at: new Date(facts.now) }, reverted);
   }
   // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
   // Look again first: it may have been mined between the two reads.
@@ -150,12 +140,7 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     return planCycleEnd(m, facts, rules, `nonce ${m.claim_tx_nonce} used by an earlier version of the claim`);
   if (facts.claimedOnChain === undefined) return { kind: 'need', fact: 'claimedOnChain' };
   if (facts.claimedOnChain) return claimedElsewhere(facts.now, 'claimed by another transaction');
-  return {
-    kind: 'move',
-    to: Status.ANCHORED,
-    patch: CLEARED_CLAIM,
-    reason: `claim transaction ${m.claim_tx_hash} was replaced; claiming again`,
-  };
+  return moveTo(Status.ANCHORED, CLEARED_CLAIM, `claim transaction ${m.claim_tx_hash} was replaced; claiming again`);
 }
 
 /**
@@ -203,14 +188,13 @@ export function planCycleEnd(
         ? `MAX_RETRY_CYCLES (${c.maxRetryCycles})`
         : `MAX_NUMBER_OF_RETRIES (${c.maxNumberOfRetries})`;
     const reason = `${what}; ${cycles} submission cycle(s) and ${m.retries} submission(s) without a receipt: ${limit} reached`;
-    return { kind: 'move', to: Status.NEEDS_MANUAL_INTERVENTION, patch: reset, reason };
+    return moveTo(Status.NEEDS_MANUAL_INTERVENTION, reset, reason);
   }
-  return {
-    kind: 'move',
-    to: Status.ANCHORED,
-    patch: reset,
-    reason: `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again`,
-  };
+  return moveTo(
+    Status.ANCHORED,
+    reset,
+    `${what}; submission cycle ${cycles} of ${c.maxRetryCycles} ended, claiming again`,
+  );
 }
 
 /** ⌈x × 1.1⌉ (at least x + 1): the smallest fee a node accepts for a replacement at the same nonce. */

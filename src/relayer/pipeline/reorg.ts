@@ -1,6 +1,6 @@
 import type { MessageRow } from '../db/repository.js';
 import { Status, type MessageStatus } from '../message/status.js';
-import type { DirectionContext } from './context.js';
+import { messageSentLogs, type DirectionContext } from './context.js';
 
 export type SourceLookup =
   | { found: true; blockNumber: number; txHash: string; logIndex: number }
@@ -22,14 +22,7 @@ export async function locateSource(
   const head = await ctx.origin.provider.getBlockNumber();
   if (head < from) return { found: undefined };
   const to = Math.min(head, from + ctx.originConfig.listener.maxBlocksToFetchLogs - 1);
-  const topic = ctx.origin.iface.getEvent('MessageSent')!.topicHash;
-  const logs = await ctx.origin.provider.getLogs({
-    address: ctx.origin.contract,
-    topics: [topic, null, null, m.message_hash],
-    fromBlock: from,
-    toBlock: to,
-  });
-  const log = logs.find((l) => !l.removed);
+  const [log] = await messageSentLogs(ctx, from, to, m.message_hash);
   if (!log) return { found: false };
   return { found: true, blockNumber: log.blockNumber, txHash: log.transactionHash.toLowerCase(), logIndex: log.index };
 }

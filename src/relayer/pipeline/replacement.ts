@@ -1,12 +1,11 @@
 import { Transaction } from 'ethers';
 import { Status } from '../message/status.js';
+import { SELF_TRANSFER_GAS, transactionHash } from '../claim/broadcaster.js';
 import type { ClaimSender } from '../claim/sender.js';
 import type { MessageRow } from '../db/rows.js';
 import type { DirectionContext } from './context.js';
-import { estimateFees } from './fees.js';
+import { estimateFees, type FeeEstimate } from './fees.js';
 import { planReplacement, type ReceiptRules } from './receipt-plan.js';
-
-const CANCEL_GAS = 21_000n;
 
 /**
  * Replaces a claim past MESSAGE_SUBMISSION_TIMEOUT (or stranded: STRANDED_CLAIM_MS) as planReplacement says (a
@@ -20,19 +19,12 @@ export async function replaceClaim(
   sender: ClaimSender | undefined,
   stranded: boolean,
 ): Promise<void> {
-  const c = ctx.config.claiming;
   const old = sender ? Transaction.from(m.claim_tx_raw!) : undefined;
   const oldFees = { maxFeePerGas: old?.maxFeePerGas ?? 0n, maxPriorityFeePerGas: old?.maxPriorityFeePerGas ?? 0n };
-  let plan = planReplacement(m, oldFees, undefined, sender !== undefined, rules, stranded);
-  if (plan.kind === 'need')
-    plan = planReplacement(
-      m,
-      oldFees,
-      await estimateFees(ctx.destination, c.gasEstimationPercentile, c.maxFeePerGasCap),
-      true,
-      rules,
-      stranded,
-    );
+  // Today's fees are asked for only once the plan needs them (the signer is known).
+  const planned = (fresh?: FeeEstimate) => planReplacement(m, oldFees, fresh, sender !== undefined, rules, stranded);
+  let plan = planned();
+  if (plan.kind === 'need') plan = planned(await estimateFees(ctx));
   if (plan.kind === 'need' || plan.kind === 'wait') {
     if (plan.kind === 'wait' && m.failure_reason !== plan.reason)
       await ctx.repo.annotate(m.id, Status.PENDING, { failure_reason: plan.reason });
@@ -43,7 +35,7 @@ export async function replaceClaim(
   const nonce = Number(m.claim_tx_nonce);
   const body = bump
     ? { to: old!.to!, data: old!.data, gasLimit: old!.gasLimit }
-    : { to: sender!.signer.address, data: '0x', gasLimit: CANCEL_GAS };
+    : { to: sender!.signer.address, data: '0x', gasLimit: SELF_TRANSFER_GAS };
   const signed = await sender!.signer.signTransaction({
     chainId: ctx.destination.chainId,
     nonce,
@@ -52,7 +44,7 @@ export async function replaceClaim(
     maxPriorityFeePerGas,
     ...body,
   });
-  const hash = Transaction.from(signed).hash!;
+  const hash = transactionHash(signed);
   try {
     await sender!.broadcast(signed);
   } catch (err) {

@@ -1,8 +1,7 @@
 import { Status } from '../message/status.js';
-import { describeRevert, isRevert } from '../chain.js';
 import type { MessageRow } from '../db/repository.js';
-import { encodeClaim, isClaimedOnChain } from '../claim/facts.js';
-import { claimTarget, type DirectionContext } from './context.js';
+import { encodeClaim, gasEstimate, isClaimedOnChain } from '../claim/facts.js';
+import type { DirectionContext } from './context.js';
 
 /**
  * NON_EXECUTABLE is not final: a claim that reverted (the destination was not ready: a paused contract, a
@@ -18,34 +17,10 @@ export function createResimulationProcessor(ctx: DirectionContext) {
 
   async function resimulate(m: MessageRow): Promise<void> {
     const n = m.resimulations + 1;
+    // The claiming loop's estimate (eth_estimateGas: svc_estimateGas's fees are not wanted here).
+    const estimate = await gasEstimate(ctx, encodeClaim(ctx, m), { unavailable: true });
     let why: string;
-    try {
-      const gas = await ctx.destination.provider.estimateGas({
-        from: ctx.sender.signer.address,
-        to: claimTarget(ctx),
-        data: encodeClaim(ctx, m),
-      });
-      if (gas <= maxGas) {
-        const reason = `re-simulation ${n}: the destination accepts the claim now (${gas} gas); claiming again`;
-        if (
-          await ctx.repo.transition(
-            m.id,
-            [Status.NON_EXECUTABLE],
-            Status.ANCHORED,
-            { retry_after: null, resimulations: 0 },
-            reason,
-          )
-        ) {
-          ctx.logger.info(
-            { message: m.message_hash, direction: ctx.direction, resimulations: n },
-            `NON_EXECUTABLE message ${m.message_hash} is claimable again`,
-          );
-        }
-        return;
-      }
-      why = `claim needs ${gas} gas, above MAX_CLAIM_GAS_LIMIT ${maxGas}`;
-    } catch (err) {
-      if (!isRevert(err)) throw err;
+    if ('revert' in estimate) {
       if (await isClaimedOnChain(ctx, m)) {
         await ctx.repo.transition(
           m.id,
@@ -56,8 +31,18 @@ export function createResimulationProcessor(ctx: DirectionContext) {
         );
         return;
       }
-      why = `claim reverts in gas estimation: ${describeRevert(ctx.destination.iface, err)}`;
-    }
+      why = `claim reverts in gas estimation: ${estimate.revert}`;
+    } else if (estimate.gas <= maxGas) {
+      const reason = `re-simulation ${n}: the destination accepts the claim now (${estimate.gas} gas); claiming again`;
+      const patch = { retry_after: null, resimulations: 0 };
+      if (await ctx.repo.transition(m.id, [Status.NON_EXECUTABLE], Status.ANCHORED, patch, reason)) {
+        ctx.logger.info(
+          { message: m.message_hash, direction: ctx.direction, resimulations: n },
+          `NON_EXECUTABLE message ${m.message_hash} is claimable again`,
+        );
+      }
+      return;
+    } else why = `claim needs ${estimate.gas} gas, above MAX_CLAIM_GAS_LIMIT ${maxGas}`;
     const delay = Math.min(r.maxDelaySeconds, r.delaySeconds * 2 ** n);
     await ctx.repo.annotate(m.id, Status.NON_EXECUTABLE, {
       failure_reason: `${why} (re-simulated ${n} time${n === 1 ? '' : 's'}; next in ${delay} s)`,

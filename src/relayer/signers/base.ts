@@ -116,6 +116,12 @@ export abstract class BackendSigner extends AbstractSigner {
     return (await this.#signChecked(preimage)).serialized;
   }
 
+  /** A new instance on `provider`, sharing this one's backend (its SDK client, or TLS agent and connections). */
+  connect(provider: Provider | null): this {
+    const Signer = this.constructor as new (backend: SigningBackend, provider: Provider | null) => this;
+    return new Signer(this.backend, provider);
+  }
+
   /** Frees the backend's connections (keep-alive sockets, SDK clients). */
   close(): void {
     this.backend.close();

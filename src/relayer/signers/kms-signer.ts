@@ -162,9 +162,4 @@ export class KmsSigner extends BackendSigner {
   static async create(options: KmsSignerOptions, provider?: Provider | null): Promise<KmsSigner> {
     return new KmsSigner(await KmsBackend.open(options), provider);
   }
-
-  /** Shares the KMS client with the new instance. */
-  connect(provider: Provider | null): KmsSigner {
-    return new KmsSigner(this.backend, provider);
-  }
 }

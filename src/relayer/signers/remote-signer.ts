@@ -268,9 +268,4 @@ export class RemoteSigner extends BackendSigner {
   constructor(options: RemoteSignerOptions | Web3SignerBackend, provider?: Provider | null) {
     super(options instanceof Web3SignerBackend ? options : new Web3SignerBackend(options), provider);
   }
-
-  /** Shares the backend (its TLS agent and connections) with the new instance. */
-  connect(provider: Provider | null): RemoteSigner {
-    return new RemoteSigner(this.backend, provider);
-  }
 }
