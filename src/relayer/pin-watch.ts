@@ -31,13 +31,12 @@ export interface PinWatchOptions {
 }
 
 /**
- * The chain pin while the relayer runs. The start's check (boot.ts) only covers the chains as they were then: a
- * devnet or testnet reset on the same ports, ids and addresses leaves cursors, nonces and claimed hashes of the
- * old chains aimed at the new ones. `check()` reads both chains' identities again (at RELAYER_PIN_CHECK_INTERVAL_MS
- * and when a listener sees its head go back by more than its confirmations); a mismatch is logged once as an
- * error, set in `relayer_chain_pin_mismatch{chain}`, named by readiness, and stops every direction (both
- * directions use both chains) until the chains match again. A node that does not answer changes nothing:
- * readiness already names it.
+ * The chain pin while the relayer runs. The start's check (boot.ts) only covers the chains as they were then: a devnet
+ * or testnet reset on the same ports, ids and addresses leaves cursors, nonces and claimed hashes of the old chains
+ * aimed at the new ones. `check()` reads both chains' identities again (at RELAYER_PIN_CHECK_INTERVAL_MS and when a
+ * listener sees its head go back by more than its confirmations); a mismatch is logged once as an error, set in
+ * `relayer_chain_pin_mismatch{chain}`, named by readiness, and stops every direction (both directions use both chains)
+ * until the chains match again. A node that does not answer changes nothing: readiness already names it.
  */
 export class ChainPinWatch {
   private readonly mismatches = new Map<Layer, string[]>();
@@ -50,8 +49,8 @@ export class ChainPinWatch {
   }
 
   /**
-   * What differs from the pin ("L1 genesis block hash stored 0x…, now 0x…"), chain by chain in the order of the
-   * pin (not of detection: the head path and the interval race), or undefined while all matches.
+   * What differs from the pin ("L1 genesis block hash stored 0x…, now 0x…"), chain by chain in the order of the pin
+   * (not of detection: the head path and the interval race), or undefined while all matches.
    */
   get mismatch(): string | undefined {
     if (this.mismatches.size === 0) return undefined;

@@ -19,8 +19,8 @@ export interface UnsignedTx {
 }
 
 /**
- * Where keys live. The relayer only ever needs an address and raw signed transactions, so a backend
- * (local key, remote signing service, cloud KMS) implements just these two members.
+ * Where keys live. The relayer only ever needs an address and raw signed transactions, so a backend (local key, remote
+ * signing service, cloud KMS) implements just these two members.
  */
 export interface TxSigner {
   readonly type: SignerConfig['type'];
@@ -32,10 +32,10 @@ export interface TxSigner {
 /** The transaction as ethers' Transaction (EIP-1559: type 2), for the backend signers. */
 export const toTransaction = (tx: UnsignedTx): Transaction => Transaction.from({ type: 2, ...tx });
 
-// A signature is mostly one multiplication of the curve's base point by the nonce, from a table of its
-// multiples that noble builds on first use, in 6-bit windows by default. 8-bit windows (what ethers' bundled
-// noble 1.x used) measured ~13 % less CPU per signature here (test/bench/relayer-sign.ts) for a table of a
-// few hundred kB, built once; the signatures are the same.
+// A signature is mostly one multiplication of the curve's base point by the nonce, from a table of its multiples that
+// noble builds on first use, in 6-bit windows by default. 8-bit windows (what ethers' bundled noble 1.x used) measured
+// ~13 % less CPU per signature here (test/bench/relayer-sign.ts) for a table of a few hundred kB, built once; the
+// signatures are the same.
 secp256k1.Point.BASE.precompute(8);
 
 /** The fields of `tx` as bytes, for the serializer (hex checked: a malformed `to` or `data` throws). */
@@ -61,10 +61,9 @@ export function addressOf(secretKey: Uint8Array): string {
 }
 
 /**
- * A key held in this process. Signs with @noble/curves directly (RFC 6979 deterministic nonces, low s, as
- * ethers' Wallet, which uses the same library underneath) and serializes with src/common/eth: the Wallet's
- * Transaction object, its re-serialization and its hex round trips were the relayer's largest CPU cost per
- * claim (issue 12).
+ * A key held in this process. Signs with @noble/curves directly (RFC 6979 deterministic nonces, low s, as ethers'
+ * Wallet, which uses the same library underneath) and serializes with src/common/eth: the Wallet's Transaction object,
+ * its re-serialization and its hex round trips were the relayer's largest CPU cost per claim (issue 12).
  */
 class PrivateKeySigner implements TxSigner {
   readonly type = 'private-key' as const;
@@ -88,8 +87,8 @@ class PrivateKeySigner implements TxSigner {
         lowS: true,
         format: 'recovered',
       });
-      // 'recovered' is recovery id || r || s. Ids 2 and 3 (r at or above the curve order) occur with
-      // probability ~2^-128 and have no yParity: refuse rather than send an unrecoverable transaction.
+      // 'recovered' is recovery id || r || s. Ids 2 and 3 (r at or above the curve order) occur with probability
+      // ~2^-128 and have no yParity: refuse rather than send an unrecoverable transaction.
       const recovery = sig[0]!;
       if (recovery > 1) throw new Error(`signature recovery id ${recovery} cannot be expressed as yParity`);
       const r = BigInt(bytesToHex(sig.subarray(1, 33)));
@@ -127,8 +126,8 @@ class BackendTxSigner implements TxSigner {
 }
 
 /**
- * Builds the signer of one chain. The key never leaves its custody for remote-signer and kms: they get
- * the unsigned transaction (or its digest) and every signature is checked to recover to our address.
+ * Builds the signer of one chain. The key never leaves its custody for remote-signer and kms: they get the unsigned
+ * transaction (or its digest) and every signature is checked to recover to our address.
  */
 export async function createSigner(config: SignerConfig): Promise<TxSigner> {
   if (config.type === 'private-key') return new PrivateKeySigner(config.privateKey);

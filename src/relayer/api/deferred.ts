@@ -35,13 +35,12 @@ function send(res: ServerResponse, status: number, contentType: string, body: st
 }
 
 /**
- * The relayer's API built once the start's first round of work is out of the way. Building it took ~0.75 s of
- * CPU on the start path (express and the OpenAPI validator loaded, the spec's validators compiled), on the one
- * thread that also opens the database and sends the first claims. So the build waits until the event loop's
- * utilization over a window falls below `idleBelow` (the backlog's first claims are sent, or there is nothing
- * to do), and never longer than `maxWaitMs`. Meanwhile GET /health/live is answered as the API would answer
- * it (the process is alive), and every other request waits for the build, then is served: nothing is refused
- * or lost, it is only answered later.
+ * The relayer's API built once the start's first round of work is out of the way. Building it took ~0.75 s of CPU on
+ * the start path (express and the OpenAPI validator loaded, the spec's validators compiled), on the one thread that
+ * also opens the database and sends the first claims. So the build waits until the event loop's utilization over a
+ * window falls below `idleBelow` (the backlog's first claims are sent, or there is nothing to do), and never longer
+ * than `maxWaitMs`. Meanwhile GET /health/live is answered as the API would answer it (the process is alive), and every
+ * other request waits for the build, then is served: nothing is refused or lost, it is only answered later.
  */
 export function deferredApi(o: DeferredApiOptions): DeferredApi {
   const idleBelow = o.idleBelow ?? 0.5;

@@ -33,8 +33,8 @@ export type Submitted = Pick<SignedClaim, 'message' | 'hash' | 'nonce'> & {
 };
 
 /**
- * The hash of a signed transaction is the keccak of its bytes: no need to parse it back, and the fast
- * keccak over bytes skips ethers' hex round trips.
+ * The hash of a signed transaction is the keccak of its bytes: no need to parse it back, and the fast keccak over bytes
+ * skips ethers' hex round trips.
  */
 export const transactionHash = (signed: string) => bytesToHex(keccak256(hexToBytes(signed, 'signed transaction')));
 
@@ -56,16 +56,16 @@ function settleable() {
     resolve = res;
     reject = rej;
   });
-  // Callers await `sent` when they need the outcome; during shutdown nobody may, and a broadcast cancelled
-  // by a destroyed provider must not surface as an unhandled rejection (undo() has already recorded it).
+  // Callers await `sent` when they need the outcome; during shutdown nobody may, and a broadcast cancelled by a
+  // destroyed provider must not surface as an unhandled rejection (undo() has already recorded it).
   sent.catch(() => undefined);
   return { sent, resolve, reject };
 }
 type Settle = ReturnType<typeof settleable>;
 
 /**
- * The way of one signer's claims to the node: batches in nonce order, one after another, and what failed on
- * the way given back (the message returned, the nonce given back or its hole filled).
+ * The way of one signer's claims to the node: batches in nonce order, one after another, and what failed on the way
+ * given back (the message returned, the nonce given back or its hole filled).
  */
 export class ClaimBroadcaster {
   private queue: Promise<unknown> = Promise.resolve();
@@ -90,14 +90,14 @@ export class ClaimBroadcaster {
   }
 
   /**
-   * Broadcasts leased claims, overlapping with the next lease; each `sent` settles once its claim was
-   * accepted (or undone). The claims of a batch go out BROADCAST_WINDOW at a time without waiting for each
-   * answer (a node keeps a transaction whose lower nonce is still on its way, as it keeps any future
-   * nonce): one at a time, the batch took the sum of its round trips, which bounded claims/s (issue 12).
-   * A claim the node refuses outright, with none of the later ones accepted, stops the rest of its batch:
-   * their higher nonces could not be mined before it, so they are given back too, highest first, so the
-   * lease returns to the refused nonce with no hole. When a later one was accepted (a refusal of that
-   * transaction alone), each failed claim is given back on its own, its nonce filled (see undo()).
+   * Broadcasts leased claims, overlapping with the next lease; each `sent` settles once its claim was accepted (or
+   * undone). The claims of a batch go out BROADCAST_WINDOW at a time without waiting for each answer (a node keeps a
+   * transaction whose lower nonce is still on its way, as it keeps any future nonce): one at a time, the batch took the
+   * sum of its round trips, which bounded claims/s (issue 12). A claim the node refuses outright, with none of the
+   * later ones accepted, stops the rest of its batch: their higher nonces could not be mined before it, so they are
+   * given back too, highest first, so the lease returns to the refused nonce with no hole. When a later one was
+   * accepted (a refusal of that transaction alone), each failed claim is given back on its own, its nonce filled (see
+   * undo()).
    */
   inOrder(leased: readonly SignedClaim[]): Submitted[] {
     const settle = leased.map(settleable);
@@ -152,8 +152,8 @@ export class ClaimBroadcaster {
   }
 
   /**
-   * The failed claims of the window below `end` given back, highest nonce first, so a nonce no later claim holds
-   * goes back to the lease.
+   * The failed claims of the window below `end` given back, highest nonce first, so a nonce no later claim holds goes
+   * back to the lease.
    */
   private async giveBack(
     window: readonly SignedClaim[],
@@ -172,16 +172,15 @@ export class ClaimBroadcaster {
   }
 
   /**
-   * After the node accepted a window of claims: its pending nonce names the first nonce its pool lacks. When
-   * that is one of these claims, the node answered for it but does not hold it (lost on the way through a
-   * proxy or load balancer, or evicted at once), and every later claim of this signer waits behind it: it is
-   * sent again at once from its bytes, then the next gap is looked up, at most once per claim of the window
-   * and only while the pending nonce moves on. Without this the receipt loop finds the gap only after its
-   * grace (LOST_CLAIM_GRACE_MS) and an iteration, and every later claim of the signer waits that long. No
-   * grace is needed here: these broadcasts have all been answered. A node behind a load balancer whose pools
-   * sync by gossip may report a nonce too low; the resend then costs one "already known". One
-   * eth_getTransactionCount per window (up to BROADCAST_WINDOW claims). Failures are logged: the receipt
-   * loop's own rebroadcast remains the safety net.
+   * After the node accepted a window of claims: its pending nonce names the first nonce its pool lacks. When that is
+   * one of these claims, the node answered for it but does not hold it (lost on the way through a proxy or load
+   * balancer, or evicted at once), and every later claim of this signer waits behind it: it is sent again at once from
+   * its bytes, then the next gap is looked up, at most once per claim of the window and only while the pending nonce
+   * moves on. Without this the receipt loop finds the gap only after its grace (LOST_CLAIM_GRACE_MS) and an iteration,
+   * and every later claim of the signer waits that long. No grace is needed here: these broadcasts have all been
+   * answered. A node behind a load balancer whose pools sync by gossip may report a nonce too low; the resend then
+   * costs one "already known". One eth_getTransactionCount per window (up to BROADCAST_WINDOW claims). Failures are
+   * logged: the receipt loop's own rebroadcast remains the safety net.
    */
   private async resendLost(accepted: readonly SignedClaim[]): Promise<void> {
     if (accepted.length === 0) return;
@@ -215,8 +214,8 @@ export class ClaimBroadcaster {
   }
 
   /**
-   * eth_sendRawTransaction. A node that already has this very transaction (our earlier broadcast, or the
-   * receipt loop's rebroadcast, got there first) is success; "nonce too low" is checked against the node.
+   * eth_sendRawTransaction. A node that already has this very transaction (our earlier broadcast, or the receipt loop's
+   * rebroadcast, got there first) is success; "nonce too low" is checked against the node.
    */
   async send(signed: string): Promise<void> {
     const { chain } = this.o;
@@ -243,10 +242,10 @@ export class ClaimBroadcaster {
   }
 
   /**
-   * A broadcast that failed outright: put the message back and give the nonce back when nobody leased a
-   * later one; otherwise fill the hole with a zero-value self-transfer so later claims are not stuck.
-   * A refused broadcast also gives back the submission it was counted as (MAX_NUMBER_OF_RETRIES counts
-   * transactions that could have reached the chain); an ambiguous one keeps it.
+   * A broadcast that failed outright: put the message back and give the nonce back when nobody leased a later one;
+   * otherwise fill the hole with a zero-value self-transfer so later claims are not stuck. A refused broadcast also
+   * gives back the submission it was counted as (MAX_NUMBER_OF_RETRIES counts transactions that could have reached the
+   * chain); an ambiguous one keeps it.
    */
   private async undo(c: SignedClaim, err: unknown, refused: boolean): Promise<void> {
     const reason = `claim transaction ${refused ? 'refused by the node' : 'could not be sent'}: ${firstLine(err)}`;

@@ -63,9 +63,8 @@ async function createMessageTable(knex: Knex, schema: string): Promise<void> {
 }
 
 /**
- * Hand-written migrations (schema-qualified; run by `migrate()` in the relayer's own schema).
- * Money and uint256 fields are numeric(78,0); timestamps are timestamptz set by the database clock so
- * several relayer processes agree on "now".
+ * Hand-written migrations (schema-qualified; run by `migrate()` in the relayer's own schema). Money and uint256 fields
+ * are numeric(78,0); timestamps are timestamptz set by the database clock so several relayer processes agree on "now".
  */
 export const relayerMigrations: Migration[] = [
   {
@@ -82,8 +81,8 @@ export const relayerMigrations: Migration[] = [
         t.index(['message_id', 'id'], 'message_status_history_message_idx');
       });
 
-      // One row per L1 finalization transaction (BlocksFinalized + its L2MerkleRootAdded and
-      // L2MessagingBlockAnchored logs), indexed once; `leaves` caches the verified message hashes.
+      // One row per L1 finalization transaction (BlocksFinalized + its L2MerkleRootAdded and L2MessagingBlockAnchored
+      // logs), indexed once; `leaves` caches the verified message hashes.
       await knex.schema.withSchema(schema).createTable('finalization', (t) => {
         t.bigIncrements('id').primary();
         t.text('contract_address').notNullable();
@@ -125,8 +124,8 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0002_submission_lifecycle',
     async up(knex, schema) {
-      // Fee bumps sent in the current submission cycle, and whether the current transaction (claim_tx_*)
-      // is the claim or the cancellation that ends the cycle (same nonce, zero value, to ourselves).
+      // Fee bumps sent in the current submission cycle, and whether the current transaction (claim_tx_*) is the claim
+      // or the cancellation that ends the cycle (same nonce, zero value, to ourselves).
       await knex.schema.withSchema(schema).alterTable('message', (t) => {
         t.integer('bumps').notNullable().defaultTo(0);
         t.text('claim_tx_kind').notNullable().defaultTo('claim');
@@ -142,9 +141,9 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0003_claim_signer',
     async up(knex, schema) {
-      // Which signer address sent the current claim (several keys per direction with *_SIGNER_PRIVATE_KEYS),
-      // so receipts, fee bumps, cancellations and rebroadcasts use that key's nonce sequence. Null on rows
-      // written before: those were sent by the direction's single key (*_SIGNER_PRIVATE_KEY), the default.
+      // Which signer address sent the current claim (several keys per direction with *_SIGNER_PRIVATE_KEYS), so
+      // receipts, fee bumps, cancellations and rebroadcasts use that key's nonce sequence. Null on rows written before:
+      // those were sent by the direction's single key (*_SIGNER_PRIVATE_KEY), the default.
       await knex.schema.withSchema(schema).alterTable('message', (t) => {
         t.text('claim_signer');
       });
@@ -158,11 +157,11 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0004_change_feed',
     async up(knex, schema) {
-      // The change feed of the pipeline's loops (RelayerRepository.dueChanged): every insert or update of a
-      // message stamps it with the id of the transaction that wrote it, by trigger, so no writer (this relayer,
-      // another replica, an operator's SQL) can forget to. A loop then reads only the rows written by
-      // transactions that were still running or had not started at its last read (xid >= that read's snapshot
-      // xmin): exact whatever the commit order, which a sequence or a timestamp is not.
+      // The change feed of the pipeline's loops (RelayerRepository.dueChanged): every insert or update of a message
+      // stamps it with the id of the transaction that wrote it, by trigger, so no writer (this relayer, another
+      // replica, an operator's SQL) can forget to. A loop then reads only the rows written by transactions that were
+      // still running or had not started at its last read (xid >= that read's snapshot xmin): exact whatever the commit
+      // order, which a sequence or a timestamp is not.
       const m = `${schema}.message`;
       await knex.raw(`alter table ${m} add column change_xid xid8`);
       await knex.raw(`update ${m} set change_xid = pg_current_xact_id()`);
@@ -188,8 +187,8 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0005_chain_pin',
     async up(knex, schema) {
-      // The chains this database belongs to, one row per layer, written on the first start and compared on every
-      // later one (src/relayer/db/chain-pin.ts): signed claims, nonces, cursors and proofs mean nothing elsewhere.
+      // The chains this database belongs to, one row per layer, written on the first start and compared on every later
+      // one (src/relayer/db/chain-pin.ts): signed claims, nonces, cursors and proofs mean nothing elsewhere.
       await knex.schema.withSchema(schema).createTable('chain_pin', (t) => {
         t.text('layer').primary();
         t.text('chain_id').notNullable();
@@ -205,8 +204,8 @@ export const relayerMigrations: Migration[] = [
   {
     name: '0006_history_detail',
     async up(knex, schema) {
-      // Each history line says the whole move (issue 25): where from, the claim transaction the row held after it,
-      // who made it (a relayer instance or an admin). Rows written before keep nulls there.
+      // Each history line says the whole move (issue 25): where from, the claim transaction the row held after it, who
+      // made it (a relayer instance or an admin). Rows written before keep nulls there.
       await knex.schema.withSchema(schema).alterTable('message_status_history', (t) => {
         t.text('from_status');
         t.text('claim_tx_hash');

@@ -19,10 +19,9 @@ export interface RequeueOutcome {
 }
 
 /**
- * `l2stack relayer requeue`: moves the selected messages back into the pipeline with their counters
- * reset, each change recorded in the status history with the reason and actor admin: a client of the API's
- * retry (applyAdminAction). Only a message still in the status
- * it was read in moves, so a running relayer (or a second operator) never races it.
+ * `l2stack relayer requeue`: moves the selected messages back into the pipeline with their counters reset, each change
+ * recorded in the status history with the reason and actor admin: a client of the API's retry (applyAdminAction). Only
+ * a message still in the status it was read in moves, so a running relayer (or a second operator) never races it.
  */
 export async function requeueMessages(
   repo: RelayerRepository,

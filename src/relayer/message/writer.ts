@@ -4,9 +4,9 @@ import type { MessageStatus } from './status.js';
 import { isAllowed } from './transitions.js';
 
 /**
- * The one writer of a message's status and of its history: applyTransition moves messages along the transition
- * table (transitions.ts), enterMessages stores new ones in an entry status. The repository (db/repository.ts)
- * calls them inside its writes, which wake the pipeline stage waiting for the statuses entered.
+ * The one writer of a message's status and of its history: applyTransition moves messages along the transition table
+ * (transitions.ts), enterMessages stores new ones in an entry status. The repository (db/repository.ts) calls them
+ * inside its writes, which wake the pipeline stage waiting for the statuses entered.
  */
 
 /** SQL types of the message columns a status change may set (bound values are cast to them). */
@@ -64,12 +64,11 @@ export class TransitionNotAllowedError extends Error {
 }
 
 /**
- * The one way a message's status is written. One statement moves every listed message still in one of `from`
- * to `to` with its own patch and, in the same statement (so the same transaction), records the history line of
- * each that changed status: from, to, reason, the claim transaction (hash, nonce, signer) the row holds after
- * the move (or held before it, when the move cleared it), and the actor (re-evaluations that keep the status are not
- * new lines). Rows are locked (FOR UPDATE) before their status is compared, so two workers never both move a message.
- * Returns the ids moved.
+ * The one way a message's status is written. One statement moves every listed message still in one of `from` to `to`
+ * with its own patch and, in the same statement (so the same transaction), records the history line of each that
+ * changed status: from, to, reason, the claim transaction (hash, nonce, signer) the row holds after the move (or held
+ * before it, when the move cleared it), and the actor (re-evaluations that keep the status are not new lines). Rows are
+ * locked (FOR UPDATE) before their status is compared, so two workers never both move a message. Returns the ids moved.
  */
 export async function applyTransition(
   knex: Knex,
@@ -138,9 +137,8 @@ export async function applyTransition(
 const MESSAGES_PER_INSERT = 2_000;
 
 /**
- * Stores new messages in their entry status with the first line of each one's history (from null), in the
- * caller's transaction. Known (hash, direction) pairs are left untouched and get no line. Returns how many
- * were new.
+ * Stores new messages in their entry status with the first line of each one's history (from null), in the caller's
+ * transaction. Known (hash, direction) pairs are left untouched and get no line. Returns how many were new.
  */
 export async function enterMessages(
   trx: Knex,
@@ -149,8 +147,8 @@ export async function enterMessages(
   actor: string,
 ): Promise<number> {
   let inserted = 0;
-  // In chunks, in the one transaction: a PostgreSQL statement takes at most 65,535 bind parameters, and a
-  // log window of ~4,700 messages (14 columns each) in one INSERT was refused, retried forever.
+  // In chunks, in the one transaction: a PostgreSQL statement takes at most 65,535 bind parameters, and a log window of
+  // ~4,700 messages (14 columns each) in one INSERT was refused, retried forever.
   for (let at = 0; at < messages.length; at += MESSAGES_PER_INSERT) {
     const rows = (await trx(`${schema}.message`)
       .insert(messages.slice(at, at + MESSAGES_PER_INSERT))

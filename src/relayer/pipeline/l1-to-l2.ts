@@ -11,9 +11,9 @@ import { claimTarget, duePage, type DirectionContext } from './context.js';
 import { locateSource, markReorged } from './reorg.js';
 
 /**
- * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an
- * L2 fee model charges for). Computed before anchoring because it needs no chain state: the claim is
- * signed with placeholder nonce and gas and compressed with DEFLATE, a stand-in for the chain's compressor.
+ * L1→L2, SENT → TRANSACTION_SIZE_COMPUTED: the compressed size of the signed claim transaction (what an L2 fee model
+ * charges for). Computed before anchoring because it needs no chain state: the claim is signed with placeholder nonce
+ * and gas and compressed with DEFLATE, a stand-in for the chain's compressor.
  */
 export function createSizeProcessor(ctx: DirectionContext) {
   return async function tick(): Promise<boolean> {
@@ -28,10 +28,9 @@ export function createSizeProcessor(ctx: DirectionContext) {
 }
 
 /**
- * A signature's 65 bytes are incompressible whoever signs, so a fixed stand-in of that kind measures the
- * same as a real one: no signing (nor a remote signer's round trip) per message. r and s are the keccaks of
- * two fixed strings (s with its top four bits cleared, so it is a low s), parity 0: the same bytes the
- * sizes were always computed with.
+ * A signature's 65 bytes are incompressible whoever signs, so a fixed stand-in of that kind measures the same as a real
+ * one: no signing (nor a remote signer's round trip) per message. r and s are the keccaks of two fixed strings (s with
+ * its top four bits cleared, so it is a low s), parity 0: the same bytes the sizes were always computed with.
  */
 const PLACEHOLDER_SIGNATURE: Eip1559Signature = {
   yParity: 0,
@@ -62,10 +61,10 @@ export const compressedClaimSize = (ctx: SizeContext, m: MessageRow): number =>
   deflateRawSync(placeholderSignedClaim(ctx, m), { level: 9 }).length;
 
 /**
- * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's
- * order), so while the oldest is not anchored none after it is: that one call stands for the page, and the
- * cost of waiting for the coordinator is one call per iteration, not one per waiting message (40 messages
- * cost 159 eth_calls in CI's cost-per-claim run when the relayer reached them before the coordinator).
+ * The L2 status of the page's messages. L2 anchors L1 messages in the order of their numbers (the page's order), so
+ * while the oldest is not anchored none after it is: that one call stands for the page, and the cost of waiting for the
+ * coordinator is one call per iteration, not one per waiting message (40 messages cost 159 eth_calls in CI's
+ * cost-per-claim run when the relayer reached them before the coordinator).
  */
 async function pageStatuses(
   ctx: Pick<DirectionContext, 'destination'>,
@@ -79,12 +78,11 @@ async function pageStatuses(
 }
 
 /**
- * L1→L2, TRANSACTION_SIZE_COMPUTED → ANCHORED when L2 lists the hash as claimable, or CLAIMED_SUCCESS
- * (no transaction) when it was already claimed. One lookup failing does not hold back the others; the oldest
- * message not anchored yet holds back the lookups of the rest (statuses).
- * A message L2 does not know has its source on L1 looked up at most once per RETRY_DELAY_IN_SECONDS: if a
- * reorg deeper than L1_LISTENER_BLOCK_CONFIRMATION removed it, it becomes NON_EXECUTABLE instead of waiting
- * forever for an anchoring that cannot come.
+ * L1→L2, TRANSACTION_SIZE_COMPUTED → ANCHORED when L2 lists the hash as claimable, or CLAIMED_SUCCESS (no transaction)
+ * when it was already claimed. One lookup failing does not hold back the others; the oldest message not anchored yet
+ * holds back the lookups of the rest (statuses). A message L2 does not know has its source on L1 looked up at most once
+ * per RETRY_DELAY_IN_SECONDS: if a reorg deeper than L1_LISTENER_BLOCK_CONFIRMATION removed it, it becomes
+ * NON_EXECUTABLE instead of waiting forever for an anchoring that cannot come.
  */
 export function createL1L2AnchoringProcessor(ctx: DirectionContext) {
   const lastSourceCheck = new Map<string, number>();

@@ -6,9 +6,9 @@ import { decodeMessageSent } from '../message-sent.js';
 import { directionPrefix, messageSentLogs, type DirectionContext } from './context.js';
 
 /**
- * Decides whether a message is relayed (SENT) or ruled out by the operator's switches and filters
- * (EXCLUDED, with the reason). Every message is stored either way, so the L2→L1 proofs always find all
- * hashes of a finalized range, and operators can see why a message was not claimed.
+ * Decides whether a message is relayed (SENT) or ruled out by the operator's switches and filters (EXCLUDED, with the
+ * reason). Every message is stored either way, so the L2→L1 proofs always find all hashes of a finalized range, and
+ * operators can see why a message was not claimed.
  */
 export function classify(
   ctx: Pick<DirectionContext, 'direction' | 'dir' | 'originConfig' | 'origin'>,
@@ -54,9 +54,8 @@ export function parseMessageSent(ctx: Pick<DirectionContext, 'origin' | 'directi
 }
 
 /**
- * The MessageSent listener of one direction: reads block windows of at most MAX_BLOCKS_TO_FETCH_LOGS up
- * to head − confirmations with eth_getLogs, and stores each window's messages together with the new
- * resume point.
+ * The MessageSent listener of one direction: reads block windows of at most MAX_BLOCKS_TO_FETCH_LOGS up to head −
+ * confirmations with eth_getLogs, and stores each window's messages together with the new resume point.
  */
 export function createListener(ctx: DirectionContext) {
   const cfg = ctx.originConfig.listener;
@@ -77,8 +76,8 @@ export function createListener(ctx: DirectionContext) {
 
   return async function tick(): Promise<boolean> {
     const head = await ctx.origin.provider.getBlockNumber();
-    // A head far behind the highest seen: the chain may have been reset under us; nothing is read or stored
-    // from it until its pin is checked (and not at all if it no longer matches: the direction stops).
+    // A head far behind the highest seen: the chain may have been reset under us; nothing is read or stored from it
+    // until its pin is checked (and not at all if it no longer matches: the direction stops).
     if (ctx.pin && !(await ctx.pin.sawHead(ctx.origin.name, head, cfg.blockConfirmation))) return false;
     const safe = head - cfg.blockConfirmation;
     nextFrom ??= await startBlock(safe);

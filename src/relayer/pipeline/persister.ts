@@ -18,9 +18,9 @@ import { replaceClaim } from './replacement.js';
 import { foreignChainReason } from '../tx-chain-id.js';
 
 /**
- * A claim past REBROADCAST_AFTER_MS (not at its signer's lowest nonce) is looked up at most this often: every
- * receipt iteration (a few per second) asked the node about every such claim, 0.7 lookups per claim in the
- * bench's drop phase, while the claim that matters most, at the lowest nonce, has its own faster path.
+ * A claim past REBROADCAST_AFTER_MS (not at its signer's lowest nonce) is looked up at most this often: every receipt
+ * iteration (a few per second) asked the node about every such claim, 0.7 lookups per claim in the bench's drop phase,
+ * while the claim that matters most, at the lowest nonce, has its own faster path.
  */
 const AGE_RECHECK_MS = 2_000;
 /** Further lost claims of a signer sent again in one iteration after its lowest one (see chaseGaps). */
@@ -67,13 +67,13 @@ function createLookupChecks(periodMs: number) {
 }
 
 /**
- * Resolves PENDING claims from their receipts: success → CLAIMED_SUCCESS; a revert is replayed at its
- * block to learn why (the L1 rate limit sends the message back to SENT, a claim lost to another claimer
- * is CLAIMED_SUCCESS, anything else CLAIMED_REVERTED). A transaction the node does not know is
- * rebroadcast from the stored raw bytes: at once (after LOST_CLAIM_GRACE_MS) at the signer's lowest unmined
- * nonce, which holds back all of its later claims, else after REBROADCAST_AFTER_MS. One whose nonce was used
- * by another transaction returns the message for a new attempt. The decisions are planReceipt's and
- * planReplacement's (receipt-plan.ts); this loop gathers the facts they ask for and applies them.
+ * Resolves PENDING claims from their receipts: success → CLAIMED_SUCCESS; a revert is replayed at its block to learn
+ * why (the L1 rate limit sends the message back to SENT, a claim lost to another claimer is CLAIMED_SUCCESS, anything
+ * else CLAIMED_REVERTED). A transaction the node does not know is rebroadcast from the stored raw bytes: at once (after
+ * LOST_CLAIM_GRACE_MS) at the signer's lowest unmined nonce, which holds back all of its later claims, else after
+ * REBROADCAST_AFTER_MS. One whose nonce was used by another transaction returns the message for a new attempt. The
+ * decisions are planReceipt's and planReplacement's (receipt-plan.ts); this loop gathers the facts they ask for and
+ * applies them.
  */
 export function createReceiptPersister(ctx: DirectionContext) {
   const persister = new ReceiptPersister(ctx);
@@ -137,10 +137,10 @@ class ReceiptPersister {
 
   /**
    * One PENDING claim: planReceipt with the facts it asks for, then its decision applied. `g.mined`: the signer's
-   * latest nonce, read once per tick (a claim whose nonce is not below it cannot have a receipt yet, so it costs
-   * no receipt request). Behind `g.lowest`, a lower nonce of ours is still unmined, so this claim is not bumped
-   * (replacing the lowest one is what unblocks the queue, and bumping every claim behind a lost transaction would
-   * multiply fees for nothing).
+   * latest nonce, read once per tick (a claim whose nonce is not below it cannot have a receipt yet, so it costs no
+   * receipt request). Behind `g.lowest`, a lower nonce of ours is still unmined, so this claim is not bumped (replacing
+   * the lowest one is what unblocks the queue, and bumping every claim behind a lost transaction would multiply fees
+   * for nothing).
    */
   private async resolve(m: MessageRow, g: SignerClaims, t: Tick): Promise<void> {
     const sender = senderOf(this.ctx, m);
@@ -170,8 +170,8 @@ class ReceiptPersister {
     sender: ClaimSender | undefined,
   ): Promise<void> {
     const hash = m.claim_tx_hash!;
-    // Receipts come from the blocks read this tick; one not among them (mined before this process read
-    // blocks, or replaced) is asked for by hash.
+    // Receipts come from the blocks read this tick; one not among them (mined before this process read blocks, or
+    // replaced) is asked for by hash.
     if (fact === 'receipt') facts.receipt = found.get(hash) ?? (await this.receiptByHash(hash));
     else if (fact === 'receiptAgain') facts.receiptAgain = await this.receiptByHash(hash);
     else if (fact === 'revertReason') facts.revertReason = await this.revertReason(m, facts.receipt!);
@@ -208,9 +208,9 @@ class ReceiptPersister {
   }
 
   /**
-   * A PENDING claim whose stored transaction was signed for another chain than the destination's (the chain pin
-   * stops a whole database of other chains at start; this is the guard per row): no receipt, no rebroadcast, no
-   * bump or cancellation (those would sign its calldata anew for this chain). Logged once, reason recorded.
+   * A PENDING claim whose stored transaction was signed for another chain than the destination's (the chain pin stops a
+   * whole database of other chains at start; this is the guard per row): no receipt, no rebroadcast, no bump or
+   * cancellation (those would sign its calldata anew for this chain). Logged once, reason recorded.
    */
   private async reportForeign(m: MessageRow, reason: string): Promise<void> {
     if (this.foreignReported.has(m.claim_tx_hash!)) return;
@@ -235,13 +235,13 @@ class ReceiptPersister {
   }
 
   /**
-   * Sends a claim the node does not know (eth_getTransactionByHash) again from its stored signed bytes: same
-   * nonce, same fees, same hash, so nothing is recorded and no submission is counted. Any signer's broadcast
-   * will do, the transaction being signed already; another relayer process sending the same bytes is harmless.
-   * The row is read again first: this tick's rows may predate a broadcast of ours that failed and was undone
-   * (message returned, nonce given back and perhaps leased again), and the undo is committed before the claim
-   * leaves the broadcast queue, so a claim seen unqueued and still PENDING with this hash was not undone.
-   * Resolves true when it was sent again (or the row moved on meanwhile): nothing more to do with it this time.
+   * Sends a claim the node does not know (eth_getTransactionByHash) again from its stored signed bytes: same nonce,
+   * same fees, same hash, so nothing is recorded and no submission is counted. Any signer's broadcast will do, the
+   * transaction being signed already; another relayer process sending the same bytes is harmless. The row is read again
+   * first: this tick's rows may predate a broadcast of ours that failed and was undone (message returned, nonce given
+   * back and perhaps leased again), and the undo is committed before the claim leaves the broadcast queue, so a claim
+   * seen unqueued and still PENDING with this hash was not undone. Resolves true when it was sent again (or the row
+   * moved on meanwhile): nothing more to do with it this time.
    */
   private async rebroadcastIfUnknown(
     m: MessageRow,
@@ -270,14 +270,13 @@ class ReceiptPersister {
   }
 
   /**
-   * After the lowest claim of a signer was sent again, the next claim the node lacks is often a few nonces on
-   * (claims are signed in batches, and a batch can lose several): the node's pending nonce names it, being the
-   * first nonce its pool is missing. Each is sent again in this iteration rather than one per iteration (an
-   * iteration under load takes seconds, and the rest waited for the 10 s rule). No grace here: the node has
-   * just shown that it lacks that nonce, a claim still in our broadcast queue is skipped, an undone one is
-   * caught by the re-read, and another process's broadcast of the same bytes is harmless. At most
-   * MAX_GAPS_CHASED, and only while the pending nonce moves on (a node that still lacks the nonce just sent,
-   * e.g. a path that drops all of this key's transactions, ends the chase).
+   * After the lowest claim of a signer was sent again, the next claim the node lacks is often a few nonces on (claims
+   * are signed in batches, and a batch can lose several): the node's pending nonce names it, being the first nonce its
+   * pool is missing. Each is sent again in this iteration rather than one per iteration (an iteration under load takes
+   * seconds, and the rest waited for the 10 s rule). No grace here: the node has just shown that it lacks that nonce, a
+   * claim still in our broadcast queue is skipped, an undone one is caught by the re-read, and another process's
+   * broadcast of the same bytes is harmless. At most MAX_GAPS_CHASED, and only while the pending nonce moves on (a node
+   * that still lacks the nonce just sent, e.g. a path that drops all of this key's transactions, ends the chase).
    */
   private async chaseGaps(address: string, g: SignerClaims, sender: ClaimSender | undefined): Promise<void> {
     let last = g.mined;

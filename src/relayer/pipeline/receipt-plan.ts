@@ -5,34 +5,33 @@ import type { FeeEstimate } from './fees.js';
 import type { Receipt } from './receipts.js';
 
 /**
- * What the receipt persister decides about one PENDING claim, as pure functions of the row and the facts it
- * gathered (no chain, no database): tested alone in test/relayer/receipt-plan.test.ts. The loop (persister.ts)
- * gathers the facts a decision asks for and applies the decision.
+ * What the receipt persister decides about one PENDING claim, as pure functions of the row and the facts it gathered
+ * (no chain, no database): tested alone in test/relayer/receipt-plan.test.ts. The loop (persister.ts) gathers the facts
+ * a decision asks for and applies the decision.
  */
 
 /** A claim the node does not know is sent again from its stored bytes once it is this old (any nonce). */
 export const REBROADCAST_AFTER_MS = 10_000;
 /**
- * The claim at a signer's lowest unmined nonce holds back every later claim of that signer, so it is checked
- * sooner: once it is this old, and at most once per this period while that nonce stands still. Why a second:
- * the node knows a transaction from the moment it accepts it (whatever the block time), and this process's
- * own broadcasts are skipped while they wait in its queue, so the grace only has to cover a broadcast still
- * on its way from another process (a leader that just stopped) and a node whose pools behind one address
- * sync by gossip, both well under a second. It also matches how long the loops reuse an unchanged read
- * (UNCHANGED_ROWS_MAX_AGE_MS). A false alarm costs one lookup and one resend of the same bytes, which the
- * node answers with "already known"; a lost transaction costs every claim behind it this long.
+ * The claim at a signer's lowest unmined nonce holds back every later claim of that signer, so it is checked sooner:
+ * once it is this old, and at most once per this period while that nonce stands still. Why a second: the node knows a
+ * transaction from the moment it accepts it (whatever the block time), and this process's own broadcasts are skipped
+ * while they wait in its queue, so the grace only has to cover a broadcast still on its way from another process (a
+ * leader that just stopped) and a node whose pools behind one address sync by gossip, both well under a second. It also
+ * matches how long the loops reuse an unchanged read (UNCHANGED_ROWS_MAX_AGE_MS). A false alarm costs one lookup and
+ * one resend of the same bytes, which the node answers with "already known"; a lost transaction costs every claim
+ * behind it this long.
  */
 export const LOST_CLAIM_GRACE_MS = 1_000;
 
 /**
  * A claim at the signer's lowest unmined nonce that the node holds (eth_getTransactionByHash finds it) while its
- * pending nonce stays at that very nonce is replaced (a fee bump at the same nonce) once it is this old, rather
- * than at MESSAGE_SUBMISSION_TIMEOUT. The node reports no executable transaction at that nonce although it has
- * ours: sending the same bytes again is answered "already known" and changes nothing, and every later claim of
- * the signer waits behind it. A node whose pool has it executable counts it in the pending nonce (geth, anvil
- * with or without automine), so an unmined claim that merely waits for a block is never bumped by this rule.
- * Seen on anvil under load: a claim re-sent after a drop stayed known and unmined until the 300 s timeout with
- * 225 claims behind it.
+ * pending nonce stays at that very nonce is replaced (a fee bump at the same nonce) once it is this old, rather than at
+ * MESSAGE_SUBMISSION_TIMEOUT. The node reports no executable transaction at that nonce although it has ours: sending
+ * the same bytes again is answered "already known" and changes nothing, and every later claim of the signer waits
+ * behind it. A node whose pool has it executable counts it in the pending nonce (geth, anvil with or without automine),
+ * so an unmined claim that merely waits for a block is never bumped by this rule. Seen on anvil under load: a claim
+ * re-sent after a drop stayed known and unmined until the 300 s timeout with 225 claims behind it.
  */
 export const STRANDED_CLAIM_MS = 10_000;
 
@@ -88,11 +87,10 @@ export interface ReceiptFacts {
 }
 
 /**
- * `need`: gather this fact and plan again; `foreign`: never sent (the reason is reported once); `success`:
- * recorded with the tick's other successes; `move`: a transition from PENDING; `chase`: the lowest claim was sent
- * again, look for the next gap; `replace`: MESSAGE_SUBMISSION_TIMEOUT passed, or the claim is stranded
- * (STRANDED_CLAIM_MS; see planReplacement); `recheck`:
- * look the claim up at the node (age rule); `none`: wait.
+ * `need`: gather this fact and plan again; `foreign`: never sent (the reason is reported once); `success`: recorded
+ * with the tick's other successes; `move`: a transition from PENDING; `chase`: the lowest claim was sent again, look
+ * for the next gap; `replace`: MESSAGE_SUBMISSION_TIMEOUT passed, or the claim is stranded (STRANDED_CLAIM_MS; see
+ * planReplacement); `recheck`: look the claim up at the node (age rule); `none`: wait.
  */
 export type ReceiptDecision =
   | { kind: 'need'; fact: 'receipt' | 'receiptAgain' | 'revertReason' | 'claimedOnChain' | 'lowestResent' | 'stranded' }
@@ -103,10 +101,10 @@ export type ReceiptDecision =
   | { kind: 'chase' | 'recheck' | 'none' };
 
 /**
- * A PENDING claim: success → CLAIMED_SUCCESS (with the tick's others); a revert on the L1 rate limit → SENT (the
- * proof is rebuilt), else CLAIMED_SUCCESS when someone else claimed it, else CLAIMED_REVERTED; our nonce used by
- * another transaction → the message is claimed, or claimed again (ANCHORED); a mined cancellation (or a nonce used
- * while cancelling) ends the cycle (planCycleEnd). An unmined claim waits, is looked up at the node, or replaced.
+ * A PENDING claim: success → CLAIMED_SUCCESS (with the tick's others); a revert on the L1 rate limit → SENT (the proof
+ * is rebuilt), else CLAIMED_SUCCESS when someone else claimed it, else CLAIMED_REVERTED; our nonce used by another
+ * transaction → the message is claimed, or claimed again (ANCHORED); a mined cancellation (or a nonce used while
+ * cancelling) ends the cycle (planCycleEnd). An unmined claim waits, is looked up at the node, or replaced.
  */
 export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptDecision {
   if (facts.foreign !== undefined)
@@ -132,8 +130,8 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
     const reverted = `claim ${m.claim_tx_hash} reverted: ${facts.revertReason}`;
     return moveTo(Status.CLAIMED_REVERTED, { claimed_at: new Date(facts.now) }, reverted);
   }
-  // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled).
-  // Look again first: it may have been mined between the two reads.
+  // Our nonce is used and our transaction has no receipt: it was replaced (or the gap filled). Look again first: it may
+  // have been mined between the two reads.
   if (facts.receiptAgain === undefined) return { kind: 'need', fact: 'receiptAgain' };
   if (facts.receiptAgain) return { kind: 'none' };
   if (m.claim_tx_kind === 'cancel')
@@ -144,10 +142,10 @@ export function planReceipt(m: Row, facts: ReceiptFacts, rules: ReceiptRules): R
 }
 
 /**
- * An unmined claim. The one holding back its signer's later nonces is looked up first, before any fee bump:
- * when the node never got it, its stored bytes are all it needs (a bump pays more for the same, and a receipt
- * iteration slower than the grace, under load, would otherwise reach MESSAGE_SUBMISSION_TIMEOUT first). Only
- * what this process is not about to broadcast anyway is sent again or replaced.
+ * An unmined claim. The one holding back its signer's later nonces is looked up first, before any fee bump: when the
+ * node never got it, its stored bytes are all it needs (a bump pays more for the same, and a receipt iteration slower
+ * than the grace, under load, would otherwise reach MESSAGE_SUBMISSION_TIMEOUT first). Only what this process is not
+ * about to broadcast anyway is sent again or replaced.
  */
 function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptDecision {
   const age = m.claim_tx_created_at ? facts.now - new Date(m.claim_tx_created_at).getTime() : 0;
@@ -167,9 +165,9 @@ function planWaiting(m: Row, facts: ReceiptFacts, rules: ReceiptRules): ReceiptD
 }
 
 /**
- * The end of a submission cycle (our cancellation, or an older version of the claim, used the nonce): claimed by
- * anyone → CLAIMED_SUCCESS; else a new cycle (ANCHORED), or NEEDS_MANUAL_INTERVENTION after MAX_RETRY_CYCLES
- * cycles or MAX_NUMBER_OF_RETRIES submissions.
+ * The end of a submission cycle (our cancellation, or an older version of the claim, used the nonce): claimed by anyone
+ * → CLAIMED_SUCCESS; else a new cycle (ANCHORED), or NEEDS_MANUAL_INTERVENTION after MAX_RETRY_CYCLES cycles or
+ * MAX_NUMBER_OF_RETRIES submissions.
  */
 export function planCycleEnd(
   m: Row,

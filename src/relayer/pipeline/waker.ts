@@ -1,11 +1,10 @@
 /**
- * Ends a pipeline loop's pause early when work was handed to it: a loop that moves messages into the statuses
- * the next loop reads wakes that loop at once (RelayerRepository.onEntered), instead of leaving the messages
- * until its next interval. Each hand-off of the pipeline (SENT → size → anchoring → claiming) cost up to one
- * interval before; at a start with a backlog that was up to three intervals before the first claim, and in
- * steady operation as much latency per message. A wake that comes during an iteration ends the next pause at
- * once, so a hand-off is never missed. Only this process's own writes wake (another replica's are seen at the
- * next interval, as before).
+ * Ends a pipeline loop's pause early when work was handed to it: a loop that moves messages into the statuses the next
+ * loop reads wakes that loop at once (RelayerRepository.onEntered), instead of leaving the messages until its next
+ * interval. Each hand-off of the pipeline (SENT → size → anchoring → claiming) cost up to one interval before; at a
+ * start with a backlog that was up to three intervals before the first claim, and in steady operation as much latency
+ * per message. A wake that comes during an iteration ends the next pause at once, so a hand-off is never missed. Only
+ * this process's own writes wake (another replica's are seen at the next interval, as before).
  */
 export class Waker {
   private woken = false;

@@ -20,9 +20,8 @@ export {
 } from './remote-signer.js';
 
 /**
- * A Web3Signer-backed signer connected to `provider`. Synchronous work only (the PKCS12 files are read
- * here, so a wrong path or password fails at start-up); the signer itself is first contacted on the first
- * signature.
+ * A Web3Signer-backed signer connected to `provider`. Synchronous work only (the PKCS12 files are read here, so a wrong
+ * path or password fails at start-up); the signer itself is first contacted on the first signature.
  */
 export function createRemoteSigner(options: RemoteSignerOptions, provider: Provider | null): RemoteSigner {
   return new RemoteSigner(options, provider);

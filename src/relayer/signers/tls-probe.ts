@@ -10,17 +10,16 @@ export interface TlsMaterial {
 export type TlsProbeResult = { kind: 'alert'; error: Error } | { kind: 'closed-after-handshake' };
 
 /**
- * Why a connection was reset right after the TLS handshake. Under TLS 1.3 the client finishes its
- * handshake before the server has checked the client certificate. A server that rejects the certificate
- * then sends an alert (Java/Netty servers such as Web3Signer) or just closes the socket (Node's own TLS
- * server); either way our HTTP request is already on the wire, the close becomes a TCP reset, and all the
- * request sees is ECONNRESET.
+ * Why a connection was reset right after the TLS handshake. Under TLS 1.3 the client finishes its handshake before the
+ * server has checked the client certificate. A server that rejects the certificate then sends an alert (Java/Netty
+ * servers such as Web3Signer) or just closes the socket (Node's own TLS server); either way our HTTP request is already
+ * on the wire, the close becomes a TCP reset, and all the request sees is ECONNRESET.
  *
- * This opens one bare TLS connection with the same material and sends nothing, so nothing turns the
- * close into a reset. A rejecting server's alert then arrives as the socket error, or the server closes
- * a fresh idle connection within milliseconds of the handshake, which no HTTP server does to a client it
- * accepted. Resolves to undefined when the server keeps the connection open for `waitMs` or the probe
- * fails for another reason (then the reset was something else, e.g. the signer restarting).
+ * This opens one bare TLS connection with the same material and sends nothing, so nothing turns the close into a reset.
+ * A rejecting server's alert then arrives as the socket error, or the server closes a fresh idle connection within
+ * milliseconds of the handshake, which no HTTP server does to a client it accepted. Resolves to undefined when the
+ * server keeps the connection open for `waitMs` or the probe fails for another reason (then the reset was something
+ * else, e.g. the signer restarting).
  */
 export function probeTlsRejection(
   url: URL,
