@@ -13,6 +13,10 @@ const coverage = (require('@open-rpc/test-coverage') as { default: (o: unknown) 
 const JsonSchemaFakerRule = (
   require('@open-rpc/test-coverage/build/rules/json-schema-faker-rule') as { default: new (o?: unknown) => unknown }
 ).default;
+// The faker draws from json-schema-faker's `random` option (randexp too): seeded, so a run is repeatable. CI runs
+// the default seed; COVERAGE_SEED=<n> explores another, and a failure names the seed that reproduces it.
+const jsf = require('json-schema-faker') as { option(o: { random: () => number }): void };
+const SEED = Number(process.env.COVERAGE_SEED ?? 20261129) >>> 0;
 const ExamplesRule = (
   require('@open-rpc/test-coverage/build/rules/examples-rule') as { default: new (o?: unknown) => unknown }
 ).default;
@@ -98,6 +102,7 @@ describe('@open-rpc/test-coverage against the running endpoint with our spec', (
         ...document,
         methods: dereferenced.methods.map((m) => ({ ...m, examples: [] })),
       });
+      jsf.option({ random: mulberry32(SEED) });
       const faked = await coverage({
         openrpcDocument: withoutExamples,
         transport,
@@ -142,16 +147,17 @@ describe('@open-rpc/test-coverage against the running endpoint with our spec', (
       const byCode = new Map<number, number>();
       for (const c of otherErrors) byCode.set(c.code!, (byCode.get(c.code!) ?? 0) + 1);
       console.info(
-        `test-coverage: ${all.length} calls (${faked.length} faker, ${examples.length} examples): ${results} results, ${resultFailures.length} result failures, ` +
+        `test-coverage (COVERAGE_SEED=${SEED}): ${all.length} calls (${faked.length} faker, ${examples.length} examples): ${results} results, ${resultFailures.length} result failures, ` +
           `${officialFailures.length} execution-apis failures; ${refused} refused -32602 by the spec (${refusedButForwarded.length} of them reached the node); ` +
           `${nodeRefused.length} refused by the node; ${nodeStateAnswers.length} -32602 from the node about its state (block above the head); ` +
           `other errors by code: ${[...byCode].map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`,
       );
-      expect(requestErrors, requestErrors.join('\n')).toEqual([]);
-      expect(resultFailures, resultFailures.join('\n')).toEqual([]);
-      expect(officialFailures, officialFailures.join('\n')).toEqual([]);
-      expect(refusedButForwarded, refusedButForwarded.join('\n')).toEqual([]);
-      expect(nodeRefused, nodeRefused.join('\n')).toEqual([]);
+      const seeded = (found: string[]) => `COVERAGE_SEED=${SEED}\n${found.join('\n')}`;
+      expect(requestErrors, seeded(requestErrors)).toEqual([]);
+      expect(resultFailures, seeded(resultFailures)).toEqual([]);
+      expect(officialFailures, seeded(officialFailures)).toEqual([]);
+      expect(refusedButForwarded, seeded(refusedButForwarded)).toEqual([]);
+      expect(nodeRefused, seeded(nodeRefused)).toEqual([]);
       // The run did exercise both sides: answers with results, and refusals.
       expect(results).toBeGreaterThan(50);
       expect(refused).toBeGreaterThan(0);
@@ -166,4 +172,15 @@ function narrowBlobs<T>(node: T): T {
   const o = node as Record<string, unknown>;
   if (o.title === 'Blob') return { title: 'Blob', type: 'string', enum: [ZERO_BLOB] } as T;
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, narrowBlobs(v)])) as T;
+}
+
+/** A small seeded generator (mulberry32): uniform in [0, 1), the same sequence for the same seed. */
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -127,7 +127,12 @@ describe('eth_fillTransaction', () => {
       { from, to, gas: '0xffffffffffffffff' },
       // Rules the endpoint keeps for calls do not apply: anvil fills these as sent.
       { from, to, data: '0x01', input: '0x02' },
+      // Fees are checked only by a gas estimate that runs the call: a plain transfer to an address without code,
+      // or a given gas, is filled with the fees as sent.
       { from, to, maxPriorityFeePerGas: '0x5', maxFeePerGas: '0x2' },
+      { from, to, maxPriorityFeePerGas: '0x5', maxFeePerGas: '0x2', data: '0x12', gas: '0x98404' },
+      { from, maxPriorityFeePerGas: '0x5', maxFeePerGas: '0x0', gas: '0x98404' },
+      { from, to, maxPriorityFeePerGas: '0x5', input: '0x', data: '0x12' },
       { to },
     ];
     for (const tx of cases) {
@@ -173,6 +178,14 @@ describe('eth_fillTransaction', () => {
       // fills the same fees (the first test's mismatched-fee case).
       [{ from, maxPriorityFeePerGas: '0xb2' }, 'maxPriorityFeePerGas'],
       [{ from, to: null, maxPriorityFeePerGas: '0xb2', maxFeePerGas: '0x1' }, 'maxPriorityFeePerGas'],
+      // The same with a to, once the estimate runs the call: an input, an access list (found by test-coverage's
+      // random calls: a gasPrice does not stand in for maxFeePerGas).
+      [
+        { from, to, gasPrice: '0x9', maxFeePerGas: '0x0', maxPriorityFeePerGas: '0x7', data: '0x12' },
+        'maxPriorityFeePerGas',
+      ],
+      [{ from, to, maxPriorityFeePerGas: '0x7', input: '0x12', data: '0x' }, 'maxPriorityFeePerGas'],
+      [{ from, to, maxPriorityFeePerGas: '0x7', maxFeePerGas: '0x6', accessList: [] }, 'maxPriorityFeePerGas'],
     ];
     const before = node.counts.get('eth_fillTransaction') ?? 0;
     for (const [tx, member] of mirrored) {

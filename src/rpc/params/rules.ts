@@ -123,17 +123,27 @@ const simulatePayload: Rule = (payload) => {
  */
 const fillableTransaction: Rule = (tx) => {
   if (!isObject(tx)) return undefined;
-  // A creation is estimated as a call that reads a missing maxFeePerGas as 0: anvil then refuses any priority fee
-  // above it (-32602 "max_priority_fee_per_gas greater than max_fee_per_gas"); with a to it fills the fees as sent.
-  const creation = tx.to === undefined || tx.to === null;
+  // An omitted gas is estimated by running the call, except a plain transfer (a to, no input, no access or
+  // authorization list) to an address without code. The run reads a missing maxFeePerGas as 0 and anvil refuses a
+  // priority fee above it (-32602 "max_priority_fee_per_gas greater than max_fee_per_gas"); a given gas, or a plain
+  // transfer to an address without code, is filled with the fees as sent. Only the node knows whether a plain
+  // transfer's to has code: it answers that case itself.
+  const absent = (v: unknown) => v === undefined || v === null;
+  const input = absent(tx.input) ? tx.data : tx.input;
+  const runs =
+    absent(tx.gas) &&
+    (absent(tx.to) ||
+      (typeof input === 'string' && input !== '0x') ||
+      !absent(tx.accessList) ||
+      !absent(tx.authorizationList));
   if (
-    creation &&
+    runs &&
     typeof tx.maxPriorityFeePerGas === 'string' &&
     BigInt(tx.maxPriorityFeePerGas) > BigInt(typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0')
   ) {
     return {
       at: 'maxPriorityFeePerGas',
-      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which a contract creation is estimated with`,
+      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which the gas estimate runs the call with (send a gas to have the fees filled as sent)`,
     };
   }
   for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
@@ -147,7 +157,7 @@ const fillableTransaction: Rule = (tx) => {
   // gas is first estimated, and anvil answers that itself (-32003 "empty authorization list"); with a gas it is
   // built, and refused as malformed like a non-empty one.
   const listed = count(tx.authorizationList);
-  if (listed !== undefined && (listed > 0 || tx.gas !== undefined) && (tx.to === undefined || tx.to === null)) {
+  if (listed !== undefined && (listed > 0 || tx.gas !== undefined) && absent(tx.to)) {
     return {
       at: 'to',
       reason: 'an authorization list needs a to address (an EIP-7702 transaction cannot create a contract)',
