@@ -15,6 +15,7 @@ type Rule = (value: unknown) => { at?: string; reason: string } | undefined;
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const count = (v: unknown) => (Array.isArray(v) ? v.length : undefined);
+const absent = (v: unknown) => v === undefined || v === null;
 
 /**
  * CallObject: data and input are synonyms; legacy price or EIP-1559 fees, consistent; with blobs, one commitment and
@@ -89,7 +90,7 @@ const stateOverride: Rule = (overrides) => {
  * A simulated call without a to: anvil 1.7.1 builds each as a transaction that needs one (-32602 "missing keys: to").
  */
 const creation: Rule = (call) =>
-  isObject(call) && (call.to === undefined || call.to === null)
+  isObject(call) && absent(call.to)
     ? {
         at: 'to',
         reason: "a simulated call needs a to address: this endpoint's node cannot simulate a contract creation",
@@ -123,29 +124,23 @@ const simulatePayload: Rule = (payload) => {
  */
 const fillableTransaction: Rule = (tx) => {
   if (!isObject(tx)) return undefined;
-  // An omitted gas is estimated by running the call, except a plain transfer (a to, no input, no access or
-  // authorization list) to an address without code. The run reads a missing maxFeePerGas as 0 and anvil refuses a
-  // priority fee above it (-32602 "max_priority_fee_per_gas greater than max_fee_per_gas"); a given gas, or a plain
-  // transfer to an address without code, is filled with the fees as sent. Only the node knows whether a plain
-  // transfer's to has code: it answers that case itself.
-  const absent = (v: unknown) => v === undefined || v === null;
+  // anvil estimates an omitted gas by running the call (not a plain transfer to an address without code, which only
+  // the node can tell), reading a missing maxFeePerGas as 0: a priority fee above it is refused (-32602
+  // "max_priority_fee_per_gas greater than max_fee_per_gas"). A given gas or a plain transfer keeps the fees as sent.
   const input = absent(tx.input) ? tx.data : tx.input;
-  const runs =
-    absent(tx.gas) &&
-    (absent(tx.to) ||
-      (typeof input === 'string' && input !== '0x') ||
-      !absent(tx.accessList) ||
-      !absent(tx.authorizationList));
+  const plainTransfer =
+    !absent(tx.to) && absent(tx.accessList) && absent(tx.authorizationList) && (absent(input) || input === '0x');
+  const cap = typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0';
   if (
-    runs &&
+    absent(tx.gas) &&
+    !plainTransfer &&
     typeof tx.maxPriorityFeePerGas === 'string' &&
-    BigInt(tx.maxPriorityFeePerGas) > BigInt(typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '0x0')
-  ) {
+    BigInt(tx.maxPriorityFeePerGas) > BigInt(cap)
+  )
     return {
       at: 'maxPriorityFeePerGas',
-      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${typeof tx.maxFeePerGas === 'string' ? tx.maxFeePerGas : '(none: 0)'}, which the gas estimate runs the call with (send a gas to have the fees filled as sent)`,
+      reason: `${tx.maxPriorityFeePerGas} is above maxFeePerGas ${cap}, which the gas estimate runs the call with (none given: 0; send a gas to have the fees filled as sent)`,
     };
-  }
   for (const member of ['maxFeePerBlobGas', 'blobVersionedHashes'] as const) {
     if (tx[member] !== undefined)
       return {
