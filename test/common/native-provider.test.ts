@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AbiCoder } from 'ethers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProvider } from '../../src/common/chain/provider.js';
 
 /**
@@ -13,6 +13,7 @@ describe('NativeJsonRpcProvider', () => {
   let url: string;
   const answers: Record<string, (id: unknown) => string> = {
     eth_blockNumber: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x2a' }),
+    eth_chainId: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: '0x7a69' }),
     web3_clientVersion: (id) => JSON.stringify({ jsonrpc: '2.0', id, result: 'nœud/1.0 — 節点 🚀' }),
     eth_call: (id) =>
       JSON.stringify({
@@ -57,6 +58,26 @@ describe('NativeJsonRpcProvider', () => {
     expect(err.code).toBe('CALL_EXCEPTION');
     expect(err.reason).toBe('no');
     provider.destroy();
+  });
+
+  it('error: without a chain id and with no node answering, a call fails within its timeout, and nothing is printed', async () => {
+    const printed: unknown[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...args) => void printed.push(args));
+    try {
+      const provider = createProvider('http://127.0.0.1:9', undefined, { timeoutMs: 2_000 });
+      for (let i = 0; i < 2; i++) await expect(provider.getBlockNumber()).rejects.toThrow(/ECONNREFUSED|connect/);
+      // ethers' own start-up would now be retrying every second, printing each time.
+      await new Promise((r) => setTimeout(r, 1_200));
+      provider.destroy();
+      expect(printed).toEqual([]);
+      // Once the node answers, the chain id is learned and calls go through.
+      const up = createProvider(url, undefined);
+      expect(await up.getBlockNumber()).toBe(42);
+      expect((await up.getNetwork()).chainId).toBe(31337n);
+      up.destroy();
+    } finally {
+      log.mockRestore();
+    }
   });
 
   it('refuses a body that is not JSON, naming it', async () => {

@@ -8,6 +8,22 @@ import { pooledFetchRequest } from './pool.js';
  * batch handling, error mapping — is ethers' own.
  */
 export class NativeJsonRpcProvider extends JsonRpcProvider {
+  #chainKnown = false;
+
+  /**
+   * A provider made without a chain id learns it before its first call goes out. ethers does that in the background
+   * and, while the node does not answer, retries every second for ever, printing a line to stdout each time, with
+   * every call waiting: here the first calls ask eth_chainId once (bounded by the request's timeout) and a failure
+   * is their own error, so the caller's loop retries and logs it.
+   */
+  override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
+    if (!this.#chainKnown) {
+      await this._detectNetwork();
+      this.#chainKnown = true;
+    }
+    return super.send(method, params);
+  }
+
   // ethers types the answers as JsonRpcResult[] although error answers travel the same way (as in its own _send).
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
     const request = this._getConnection();
