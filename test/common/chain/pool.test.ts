@@ -45,10 +45,15 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-/** Sockets the pool holds open and in use now, summed over nodes and both schemes. */
-function activeSockets(): number {
-  const agents = [agentFor('http://localhost'), agentFor('https://localhost')];
-  return agents.reduce((n, a) => n + Object.values(a.sockets).reduce((m, list) => m + (list?.length ?? 0), 0), 0);
+/**
+ * Sockets the pool holds open and in use now for the node at `url`. Only that node's: the pool is the process's,
+ * and another file of the same worker may still have a call of its own in flight.
+ */
+function activeSockets(url: string): number {
+  const { hostname, port } = new URL(url);
+  return Object.entries(agentFor(url).sockets)
+    .filter(([name]) => name.startsWith(`${hostname}:${port}:`))
+    .reduce((n, [, list]) => n + (list?.length ?? 0), 0);
 }
 
 describe('outgoing connection pool', () => {
@@ -127,7 +132,7 @@ describe('outgoing connection pool', () => {
         // Each timed-out request was destroyed: its socket closed, none is left taken from the pool.
         for (let i = 0; i < 50 && hungOpen > 0; i++) await new Promise((r) => setTimeout(r, 20));
         expect(hungOpen).toBe(0);
-        expect(activeSockets()).toBe(0);
+        expect(activeSockets(hungUrl)).toBe(0);
         // Once the node answers, the next call gets a socket and its answer.
         answering = true;
         const answer = await call(5_000);
