@@ -3,9 +3,9 @@ import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
 import { equal, quantity } from './bytes.js';
-import type { WorldState } from './state.js';
+import { proofJson, type WorldState } from './state.js';
 import type { HashProvider } from './hash.js';
-import { verifyStateProof } from './verify.js';
+import { verifyStateProof, type StateProofResultJson } from './verify.js';
 import type { ProofBackend } from '../rpc/proof.js';
 
 /** -32001: the spec's StateNotRetained error. */
@@ -22,18 +22,23 @@ const MAX_MEMO_HASHES = 20_000;
 /**
  * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in JavaScript.
  * Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a block runs through the
- * same nodes, so their hashes repeat from proof to proof: they are remembered by content. A hash is a function of its
- * input, so a damaged row (other bytes) is never a hit.
+ * same nodes, and the levels just below are shared by many paths, so their hashes repeat from proof to proof: they are
+ * remembered by content, as is the root node. A hash is a function of its input, so a damaged row (other bytes) is
+ * never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
   let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
   return {
     ...hasher,
     hash(data) {
-      if (data.length !== 64) return hasher.hash(data);
-      // Three bytes of each child's hash pick the entry (no string built per lookup); a hit needs all 64 to match.
+      if (data.length !== 64 && data.length !== hasher.rootWireLength) return hasher.hash(data);
+      // Bytes of the last two words pick the entry (a small integer: nothing allocated per lookup); a hit needs all of
+      // the input to match.
+      const o = data.length - 64;
       const key =
-        ((data[0]! << 16) | (data[1]! << 8) | data[2]!) * 2 ** 24 + ((data[32]! << 16) | (data[33]! << 8) | data[34]!);
+        (((data[o + 1]! << 16) | (data[o + 2]! << 8) | data[o + 3]!) ^
+          (((data[o + 33]! << 16) | (data[o + 34]! << 8) | data[o + 35]!) << 6)) &
+        0x3fffffff;
       const hit = memo.get(key);
       if (hit !== undefined && equal(hit.input, data)) return hit.hash;
       if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
@@ -152,7 +157,7 @@ export function createProofBackend(world: WorldState, options: ProofBackendOptio
       const timer = seconds.startTimer();
       try {
         // A row too damaged to decode throws while the proof is built: the same answer as one that does not verify.
-        const built = world.getProof(address, storageKeys, n).catch((err: unknown) => {
+        const built = world.proofAt(address, storageKeys, n).catch((err: unknown) => {
           if (err instanceof RpcError) throw err;
           throw unverified(n, address, { err, reason: 'the proof could not be built from the stored rows' });
         });
@@ -167,7 +172,7 @@ export function createProofBackend(world: WorldState, options: ProofBackendOptio
             reason: check.reason,
           });
         served.inc({ outcome: 'ok' });
-        return result;
+        return proofJson<StateProofResultJson>(result);
       } finally {
         timer();
       }
