@@ -2,7 +2,7 @@ import type { Counter, Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import { equal, quantity } from './bytes.js';
+import { equal, quantity, type Bytes } from './bytes.js';
 import { proofJson, type WorldState } from './state.js';
 import type { HashProvider } from './hash.js';
 import { verifyStateProof, type StateProofResultJson } from './verify.js';
@@ -16,36 +16,39 @@ export type { ProofBackend };
 
 /** Block roots kept for the check (served blocks are settled, so an entry never goes stale); then started over. */
 const MAX_CACHED_ROOTS = 1024;
-/** Hashes of 64-byte nodes the check remembers (about 200 bytes each); then started over. */
+/** Hashes each of the check's memos keeps (about 200 bytes each, more for a leaf); then started over. */
 const MAX_MEMO_HASHES = 20_000;
+
+/** `f` remembered by content: the end of each 32-byte word picks the entry (a small integer), a hit needs all bytes. */
+function remembered(f: (data: Bytes) => Bytes): (data: Bytes) => Bytes {
+  let memo = new Map<number, { input: Bytes; hash: Bytes }>();
+  return (data) => {
+    let key = 0;
+    for (let i = data.length - 1; i >= 2; i -= 32)
+      key = ((key << 7) ^ (data[i - 2]! << 16) ^ (data[i - 1]! << 8) ^ data[i]!) & 0x3fffffff;
+    const hit = memo.get(key);
+    if (hit !== undefined && equal(hit.input, data)) return hit.hash;
+    if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
+    const hash = f(data);
+    memo.set(key, { input: data.slice(), hash });
+    return hash;
+  };
+}
 
 /**
  * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in JavaScript.
  * Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a block runs through the
- * same nodes, and the levels just below are shared by many paths, so their hashes repeat from proof to proof: they are
- * remembered by content, as is the root node. A hash is a function of its input, so a damaged row (other bytes) is
- * never a hit.
+ * same nodes, and the levels just below are shared by many paths, so their hashes repeat from proof to proof; so do
+ * the root node and, for an account asked for again, its leaf, its neighbour's, its key and its value. They are
+ * remembered by content: a hash is a function of its input, so a damaged row (other bytes) is never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
-  let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
+  const { hash, accountKey, accountValue } = hasher;
   return {
     ...hasher,
-    hash(data) {
-      if (data.length !== 64 && data.length !== hasher.rootWireLength) return hasher.hash(data);
-      // Bytes of the last two words pick the entry (a small integer: nothing allocated per lookup); a hit needs all of
-      // the input to match.
-      const o = data.length - 64;
-      const key =
-        (((data[o + 1]! << 16) | (data[o + 2]! << 8) | data[o + 3]!) ^
-          (((data[o + 33]! << 16) | (data[o + 34]! << 8) | data[o + 35]!) << 6)) &
-        0x3fffffff;
-      const hit = memo.get(key);
-      if (hit !== undefined && equal(hit.input, data)) return hit.hash;
-      if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
-      const hash = hasher.hash(data);
-      memo.set(key, { input: data.slice(), hash });
-      return hash;
-    },
+    hash: remembered(hash),
+    accountKey: remembered(accountKey),
+    accountValue: remembered(accountValue),
   };
 }
 
