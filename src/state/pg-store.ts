@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
-import type { Bytes } from './bytes.js';
+import { toHex, type Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
 import { runStatement } from './statement.js';
 import {
@@ -32,8 +32,6 @@ import type {
 const treeHex = (tree: TreeId): string => (tree === '' ? '' : tree.slice(2).toLowerCase());
 const bare = (hex: string): string => hex.slice(2);
 const CHUNK = 20_000;
-/** Bare lowercase hex of bytes (Buffer's native encoder: the rows of a block are tens of thousands). */
-const hexOf = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
 /**
  * A row as read at settled blocks: `value` (null: cleared or never written) is the latest version ≤ any
@@ -243,7 +241,7 @@ export class PgStore implements BatchingStore {
           nodes.t.push(th);
           nodes.p.push(String(pos));
           nodes.b.push(n);
-          nodes.v.push(value ? hexOf(value) : null);
+          nodes.v.push(value ? bare(toHex(value)) : null);
         }
         for (const [hKey, idx] of w.keys) {
           keys.t.push(th);

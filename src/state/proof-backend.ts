@@ -2,10 +2,10 @@ import type { Counter, Registry } from 'prom-client';
 import { RpcError, RpcErrorCode, rpcErrors } from '../common/errors.js';
 import type { Logger } from '../common/log.js';
 import { counter, histogram } from '../common/metrics.js';
-import { equal, quantity } from './bytes.js';
-import type { WorldState } from './state.js';
+import { equal, quantity, type Bytes } from './bytes.js';
+import { proofJson, type WorldState } from './state.js';
 import type { HashProvider } from './hash.js';
-import { verifyStateProof } from './verify.js';
+import { verifyStateProof, type StateProofResultJson } from './verify.js';
 import type { ProofBackend } from '../rpc/proof.js';
 
 /** -32001: the spec's StateNotRetained error. */
@@ -16,31 +16,39 @@ export type { ProofBackend };
 
 /** Block roots kept for the check (served blocks are settled, so an entry never goes stale); then started over. */
 const MAX_CACHED_ROOTS = 1024;
-/** Hashes of 64-byte nodes the check remembers (about 200 bytes each); then started over. */
+/** Hashes each of the check's memos keeps (about 200 bytes each, more for a leaf); then started over. */
 const MAX_MEMO_HASHES = 20_000;
+
+/** `f` remembered by content: the end of each 32-byte word picks the entry (a small integer), a hit needs all bytes. */
+function remembered(f: (data: Bytes) => Bytes): (data: Bytes) => Bytes {
+  let memo = new Map<number, { input: Bytes; hash: Bytes }>();
+  return (data) => {
+    let key = 0;
+    for (let i = data.length - 1; i >= 2; i -= 32)
+      key = ((key << 7) ^ (data[i - 2]! << 16) ^ (data[i - 1]! << 8) ^ data[i]!) & 0x3fffffff;
+    const hit = memo.get(key);
+    if (hit !== undefined && equal(hit.input, data)) return hit.hash;
+    if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
+    const hash = f(data);
+    memo.set(key, { input: data.slice(), hash });
+    return hash;
+  };
+}
 
 /**
  * The check hashes ~80 nodes per leaf path (each sibling's contents, then the pair), at ~2–3 µs each in JavaScript.
  * Above the populated depth of the tree (log2 of its leaves, ~17 for 100,000) every path of a block runs through the
- * same nodes, so their hashes repeat from proof to proof: they are remembered by content. A hash is a function of its
- * input, so a damaged row (other bytes) is never a hit.
+ * same nodes, and the levels just below are shared by many paths, so their hashes repeat from proof to proof; so do
+ * the root node and, for an account asked for again, its leaf, its neighbour's, its key and its value. They are
+ * remembered by content: a hash is a function of its input, so a damaged row (other bytes) is never a hit.
  */
 export function memoHasher(hasher: HashProvider): HashProvider {
-  let memo = new Map<number, { input: Uint8Array; hash: Uint8Array }>();
+  const { hash, accountKey, accountValue } = hasher;
   return {
     ...hasher,
-    hash(data) {
-      if (data.length !== 64) return hasher.hash(data);
-      // Three bytes of each child's hash pick the entry (no string built per lookup); a hit needs all 64 to match.
-      const key =
-        ((data[0]! << 16) | (data[1]! << 8) | data[2]!) * 2 ** 24 + ((data[32]! << 16) | (data[33]! << 8) | data[34]!);
-      const hit = memo.get(key);
-      if (hit !== undefined && equal(hit.input, data)) return hit.hash;
-      if (memo.size >= MAX_MEMO_HASHES) memo = new Map();
-      const hash = hasher.hash(data);
-      memo.set(key, { input: data.slice(), hash });
-      return hash;
-    },
+    hash: remembered(hash),
+    accountKey: remembered(accountKey),
+    accountValue: remembered(accountValue),
   };
 }
 
@@ -152,7 +160,7 @@ export function createProofBackend(world: WorldState, options: ProofBackendOptio
       const timer = seconds.startTimer();
       try {
         // A row too damaged to decode throws while the proof is built: the same answer as one that does not verify.
-        const built = world.getProof(address, storageKeys, n).catch((err: unknown) => {
+        const built = world.proofAt(address, storageKeys, n).catch((err: unknown) => {
           if (err instanceof RpcError) throw err;
           throw unverified(n, address, { err, reason: 'the proof could not be built from the stored rows' });
         });
@@ -167,7 +175,7 @@ export function createProofBackend(world: WorldState, options: ProofBackendOptio
             reason: check.reason,
           });
         served.inc({ outcome: 'ok' });
-        return result;
+        return proofJson<StateProofResultJson>(result);
       } finally {
         timer();
       }

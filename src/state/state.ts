@@ -14,7 +14,7 @@ import { keccak256 } from '../common/eth/keccak.js';
 import { ACCOUNT_TREE, type BlockRecord, type TreeWrites, type VersionedStore } from './store.js';
 import { applyChanges, type KeyChange } from './tree.js';
 import { proveKeysAt, readValues, type KeyProof, type LeafProof } from './tree-read.js';
-import type { MerkleProofJson, ProofEntryJson, StateProofResultJson } from './verify.js';
+import type { MerkleProofJson, ProofEntryJson, Raw, StateProofResultJson } from './verify.js';
 
 /** Some of an account's fields (a diff's, or the chain's as read); absent ones are left as they are. */
 export type AccountFields = { nonce?: bigint; balance?: bigint; code?: Bytes };
@@ -41,22 +41,35 @@ export interface AccountChange extends AccountFields {
 /** svc_getProof result shapes (specs/rpc.openrpc.json: StateProof, ProofEntry, MerkleProof): the verifier's own. */
 export type { ProofEntryJson, StateProofResultJson as StateProofJson } from './verify.js';
 
-const merkleJson = (p: LeafProof): MerkleProofJson => ({
-  proofRelatedNodes: p.proofRelatedNodes.map(toHex),
-  value: toHex(p.value),
-});
+const merkle = (p: LeafProof): Raw<MerkleProofJson> => ({ proofRelatedNodes: p.proofRelatedNodes, value: p.value });
 
-export function proofEntryJson(key: string, p: KeyProof): ProofEntryJson {
+/** A proof entry in bytes (`proofJson` encodes it as the spec's JSON). */
+export function proofEntry(key: string, p: KeyProof): Raw<ProofEntryJson> {
   return p.kind === 'inclusion'
-    ? { key, leafIndex: p.leaf.leafIndex, proof: merkleJson(p.leaf) }
+    ? { key, leafIndex: p.leaf.leafIndex, proof: merkle(p.leaf) }
     : {
         key,
         leftLeafIndex: p.left.leafIndex,
-        leftProof: merkleJson(p.left),
+        leftProof: merkle(p.left),
         rightLeafIndex: p.right.leafIndex,
-        rightProof: merkleJson(p.right),
+        rightProof: merkle(p.right),
       };
 }
+
+const hexed = (v: unknown): unknown =>
+  v instanceof Uint8Array
+    ? toHex(v)
+    : Array.isArray(v)
+      ? v.map(hexed)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hexed(x)]))
+        : v;
+
+/** A proof (or a part of one) built in bytes as the spec's JSON: every byte string as 0x hex. */
+export const proofJson = <T>(raw: Raw<T>): T => hexed(raw) as T;
+
+export const proofEntryJson = (key: string, p: KeyProof): ProofEntryJson =>
+  proofJson<ProofEntryJson>(proofEntry(key, p));
 
 /**
  * The L2 world state as sparse Merkle trees: one account tree (key: address) and one storage tree per
@@ -147,10 +160,16 @@ export class WorldState {
     }
   }
 
-  /**
-   * svc_getProof at a block (which the caller has checked is finalized, ingested and retained): one read for all keys.
-   */
+  /** svc_getProof's result at a block, as JSON. */
   async getProof(address: string, storageKeys: readonly string[], block: bigint): Promise<StateProofResultJson> {
+    return proofJson<StateProofResultJson>(await this.proofAt(address, storageKeys, block));
+  }
+
+  /**
+   * svc_getProof's result at a block (which the caller has checked is finalized, ingested and retained) in bytes: one
+   * read for all keys.
+   */
+  async proofAt(address: string, storageKeys: readonly string[], block: bigint): Promise<Raw<StateProofResultJson>> {
     const addr = address.toLowerCase();
     const slots = storageKeys.map((key) => storageKeyWord(key));
     const [account, ...storage] = await proveKeysAt(
@@ -165,8 +184,8 @@ export class WorldState {
       { settled: true },
     );
     return {
-      accountProof: proofEntryJson(addr, account!),
-      storageProofs: storage.map((p, i) => proofEntryJson(toHex(slots[i]!), p)),
+      accountProof: proofEntry(addr, account!),
+      storageProofs: storage.map((p, i) => proofEntry(toHex(slots[i]!), p)),
     };
   }
 

@@ -34,6 +34,17 @@ export type InclusionProofJson = spec.InclusionProof;
 export type NonInclusionProofJson = spec.NonInclusionProof;
 export type ProofEntryJson = spec.ProofEntry;
 export type StateProofResultJson = spec.StateProof;
+/**
+ * The same shapes with bytes, or hex, wherever the JSON has hex: the verifier takes either (svc_getProof's backend
+ * checks a result in bytes, then encodes it once).
+ */
+export type Raw<T> = T extends string
+  ? string | Bytes
+  : T extends readonly (infer U)[]
+    ? Raw<U>[]
+    : T extends object
+      ? { [K in keyof T]: K extends 'key' ? T[K] : Raw<T[K]> }
+      : T;
 
 export type KeyKind = 'account' | 'storage';
 
@@ -42,6 +53,7 @@ export type Verified<T = object> = ({ ok: true } & T) | { ok: false; reason: str
 const fail = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
 
 function parseHex(s: unknown, what: string): Bytes {
+  if (s instanceof Uint8Array) return s;
   if (typeof s !== 'string') throw new Error(`${what} is not a hex string`);
   try {
     return fromHex(s);
@@ -54,7 +66,7 @@ function parseHex(s: unknown, what: string): Bytes {
 export function verifyMerkleProof(
   root: string,
   leafIndex: number,
-  proof: MerkleProofJson,
+  proof: Raw<MerkleProofJson>,
   hasher: HashProvider = ethersKeccakHashProvider,
 ): Verified<{ opening: LeafOpening; value: Bytes }> {
   try {
@@ -114,7 +126,7 @@ function keyHash(kind: KeyKind, key: string, hasher: HashProvider): Verified<{ h
 /** Checks that `key` exists with the proof's value; returns the value (decoded for accounts). */
 export function verifyInclusion(
   root: string,
-  entry: InclusionProofJson,
+  entry: Raw<InclusionProofJson>,
   kind: KeyKind,
   hasher: HashProvider = ethersKeccakHashProvider,
 ): Verified<{ value: Bytes; account?: AccountValue }> {
@@ -150,7 +162,7 @@ const cmp = (a: Bytes, b: Bytes): number => {
 /** Checks that `key` is absent: its two neighbours are included and adjacent, and H(key) falls between them. */
 export function verifyNonInclusion(
   root: string,
-  entry: NonInclusionProofJson,
+  entry: Raw<NonInclusionProofJson>,
   kind: KeyKind,
   hasher: HashProvider = ethersKeccakHashProvider,
 ): Verified {
@@ -173,12 +185,12 @@ export function verifyNonInclusion(
   return { ok: true };
 }
 
-export const isInclusion = (e: ProofEntryJson): e is InclusionProofJson =>
+export const isInclusion = (e: Raw<ProofEntryJson>): e is Raw<InclusionProofJson> =>
   e !== null && typeof e === 'object' && 'leafIndex' in e;
 
 export function verifyEntry(
   root: string,
-  entry: ProofEntryJson,
+  entry: Raw<ProofEntryJson>,
   kind: KeyKind,
   hasher: HashProvider = ethersKeccakHashProvider,
 ): Verified<{ account?: AccountValue; exists: boolean }> {
@@ -201,7 +213,7 @@ export function verifyEntry(
  */
 export function verifyStateProof(
   root: string,
-  result: StateProofResultJson,
+  result: Raw<StateProofResultJson>,
   hasher: HashProvider = ethersKeccakHashProvider,
 ):
   { ok: true; account: AccountValue | undefined; storageRoot: string } | { ok: false; failed: string; reason: string } {

@@ -10,9 +10,9 @@
  * - dev: runs `node bin/l2stack.js dev` (embedded PGlite, default 26 h of history) and measures, from its
  *   "l2stack dev ready" line, how long until svc_getProof answers at the finalized block and until an L2→L1
  *   message sent at that moment is claimed on L1 by the relayer.
- * - build: builds one 100,000-leaf state tree (1,000 new leaves per block, random keys) on the in-memory
- *   store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres, database test, when
- *   reachable), then measures proof latency on the finished tree. Prints leaves/s, p50/p99 and each
+ * - build: builds one 100,000-leaf state tree (an account's storage, 1,000 new random slots per block) on the
+ *   in-memory store (the baseline), on PGlite and on Postgres (127.0.0.1:5432, user postgres, database test, when
+ *   reachable), then measures svc_getProof's latency for a slot on the finished tree. Prints leaves/s, p50/p99 and each
  *   database's ratio to the in-memory figures. BENCH_STATE_LEAVES scales the tree.
  */
 import { randomBytes } from 'node:crypto';
@@ -38,10 +38,8 @@ import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { StagedStore, type BatchingStore } from '../../src/state/staged-store.js';
 import type { VersionedStore } from '../../src/state/store.js';
-import { applyChanges, type KeyChange } from '../../src/state/tree.js';
-import { proveKeysAt } from '../../src/state/tree-read.js';
-import { verifyMerkleProof } from '../../src/state/verify.js';
-import { memoHasher } from '../../src/state/proof-backend.js';
+import { verifyStateProof } from '../../src/state/verify.js';
+import { createProofBackend } from '../../src/state/proof-backend.js';
 import { createCommon } from '../../src/common/kernel.js';
 import { createProvider } from '../../src/common/chain/provider.js';
 import { createMetrics } from '../../src/common/metrics.js';
@@ -49,7 +47,7 @@ import { startDevnet } from '../../src/devnet/devnet.js';
 import type { TraceMethod } from '../../src/state/config.js';
 import { Ingestor } from '../../src/state/ingest.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
-import { WorldState } from '../../src/state/state.js';
+import { WorldState, type StateProofJson } from '../../src/state/state.js';
 import { mined } from '../../src/common/chain/mined.js';
 
 const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
@@ -88,18 +86,14 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   const started = performance.now();
   let root = '';
   let block = 0n;
+  // One account (TREE) whose storage gets PER_BLOCK new slots a block: its storage tree is the tree measured.
+  const world = new WorldState(staged ?? store, c.hasher);
   for (let i = 0; i < LEAVES; i += PER_BLOCK, block++) {
-    const changes: KeyChange[] = [];
-    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++)
-      changes.push({ hKey: keys[j]!, value: values[j]!, hValue: c.hasher.storageValue(values[j]!) });
+    const storage = new Map<string, Uint8Array>();
+    for (let j = i; j < Math.min(i + PER_BLOCK, LEAVES); j++) storage.set(keys[j]!, values[j]!);
     if (staged) await staged.sync();
-    const writer = staged ?? store;
-    const update = await writer.read(block === 0n ? 0n : block - 1n, (r) => applyChanges(c, r, TREE, changes));
-    root = toHex(update.root);
-    await writer.commit(
-      { number: block, hash: `0x${block.toString(16)}`, parentHash: '0x', root },
-      new Map([[TREE, update.writes]]),
-    );
+    const header = { number: block, hash: `0x${block.toString(16)}`, parentHash: '0x' };
+    root = await world.applyBlock(header, [{ address: TREE, deleted: false, storage }]);
     await staged?.flush();
     if (block % 20n === 19n)
       process.stdout.write(
@@ -108,43 +102,32 @@ async function run(name: string, store: VersionedStore, ingestPath = false): Pro
   }
   const buildSeconds = (performance.now() - started) / 1000;
   const head = block - 1n;
-  const { p50, p99 } = await measureProofs(name, store, head, root, probes);
+  const statement = new WorldState(store, c.hasher);
+  const { p50, p99 } = await measureProofs(name, (k) => statement.getProof(TREE, [k], head), root, probes);
   return { name, root, buildSeconds, leavesPerSecond: LEAVES / buildSeconds, p50, p99 };
 }
 
 /**
- * Proof latency at `head` (settled, as svc_getProof reads): p50/p99 in ms and this process's CPU per proof
- * (on PGlite that includes the database itself; on Postgres only the client side). Every proof must verify;
- * a benchmark of wrong answers would mean nothing.
+ * Latency of svc_getProof(TREE, [key]) at the head (settled, as svc_getProof reads): p50/p99 in ms and this process's
+ * CPU per proof (on PGlite that includes the database itself; on Postgres only the client side). Every proof must
+ * verify (a benchmark of wrong answers would mean nothing): `checked` proofs come from svc_getProof's backend, which
+ * verifies each answer against the block's root before it leaves (that check is timed); the others are verified
+ * here, untimed.
  */
-// The check's hasher as svc_getProof's backend has it (node hashes remembered by content).
-let checkHasher = memoHasher(c.hasher);
-const useHash = (hash: StateHash): void =>
-  void ((c = treeConstants(hashProviderOf(hash))), (checkHasher = memoHasher(c.hasher)));
-
 async function measureProofs(
   name: string,
-  store: VersionedStore,
-  head: bigint,
+  prove: (key: string) => Promise<StateProofJson>,
   root: string,
   keysToProve: readonly string[],
-  checkTimed = false,
+  checked = false,
 ) {
   const times: number[] = [];
   const cpu = process.cpuUsage();
   for (const probe of keysToProve) {
     const t = performance.now();
-    const [p] = await proveKeysAt(c, store, head, [{ tree: TREE, hKey: probe }], { settled: true });
-    if (!checkTimed) times.push(performance.now() - t);
-    if (!p) throw new Error('no proof');
-    // svc_getProof checks each answer against the block's root before it leaves (hex, then every path
-    // hashed again): `checkTimed` counts that check in the latency, as the caller of svc_getProof sees it.
-    for (const leaf of p.kind === 'inclusion' ? [p.leaf] : [p.left, p.right]) {
-      const json = { proofRelatedNodes: leaf.proofRelatedNodes.map(toHex), value: toHex(leaf.value) };
-      if (!verifyMerkleProof(root, leaf.leafIndex, json, checkTimed ? checkHasher : c.hasher).ok)
-        throw new Error(`${name}: a proof does not verify`);
-    }
-    if (checkTimed) times.push(performance.now() - t);
+    const p = await prove(probe);
+    times.push(performance.now() - t);
+    if (!checked && !verifyStateProof(root, p, c.hasher).ok) throw new Error(`${name}: a proof does not verify`);
   }
   const used = process.cpuUsage(cpu);
   times.sort((a, b) => a - b);
@@ -162,29 +145,37 @@ async function measureProofs(
  */
 async function compareProofPaths(name: string, store: VersionedStore, head: bigint, root: string): Promise<void> {
   const stepwise = Object.create(store, { proofReads: { value: undefined } }) as VersionedStore;
+  const world = new WorldState(store, c.hasher);
+  const backend = createProofBackend(world, {
+    latestFinalized: () => head,
+    ingestedHead: () => head,
+    retainedFinalizedBlocks: Number(head) + 1,
+    metrics: createMetrics({ defaultMetrics: false }),
+  });
+  const paths = {
+    stepwise: (k: string) => new WorldState(stepwise, c.hasher).getProof(TREE, [k], head),
+    statement: (k: string) => world.getProof(TREE, [k], head),
+    checked: (k: string) => backend.getProof(TREE, [k], head),
+  };
   const rounds = Number(process.env.BENCH_STATE_PROOF_ROUNDS ?? 4);
   const per = Math.ceil(probes.length / rounds);
   type Measured = Awaited<ReturnType<typeof measureProofs>>;
-  // "checked": the statement path with the check svc_getProof makes before answering inside the timed window.
+  // "checked": svc_getProof's backend (the statement path, then the check it makes before answering).
   const acc = { statement: [] as Measured[], checked: [] as Measured[], stepwise: [] as Measured[] };
   for (let r = 0; r < rounds; r++) {
     const slice = probes.slice(r * per, (r + 1) * per);
     if (slice.length === 0) break;
-    acc.stepwise.push(await measureProofs(name, stepwise, head, root, slice));
-    acc.statement.push(await measureProofs(name, store, head, root, slice));
-    acc.checked.push(await measureProofs(name, store, head, root, slice, true));
+    for (const path of ['stepwise', 'statement', 'checked'] as const)
+      acc[path].push(await measureProofs(name, paths[path], root, slice, path === 'checked'));
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   // BENCH_STATE_PROOF_PROFILE=dir: a CPU profile of each path's proofs (one more pass) as
   // dir/<store>-<path>.cpuprofile.
   const profileDir = process.env.BENCH_STATE_PROOF_PROFILE;
   if (profileDir) {
-    for (const [path, s] of [
-      ['stepwise', stepwise],
-      ['statement', store],
-    ] as const) {
+    for (const path of ['stepwise', 'statement', 'checked'] as const) {
       const file = join(profileDir, `${name}-${path}.cpuprofile`);
-      await profiled(file, () => measureProofs(name, s, head, root, probes));
+      await profiled(file, () => measureProofs(name, paths[path], root, probes, path === 'checked'));
       process.stdout.write(`  ${name} ${path}: profile of ${probes.length} proofs in ${file}\n`);
     }
   }
@@ -361,7 +352,7 @@ async function build(): Promise<void> {
 }
 
 async function buildWith(hash: StateHash): Promise<void> {
-  useHash(hash);
+  c = treeConstants(hashProviderOf(hash));
   process.stdout.write(
     `state tree (${hash}): ${LEAVES} leaves, ${PER_BLOCK} per block, ${PROOFS} proofs (half present, half absent)\n`,
   );
@@ -408,7 +399,7 @@ async function profiled<T>(file: string, fn: () => Promise<T>): Promise<T> {
 /** BENCH_STATE_PARTS=proof: builds the tree straight on each database store, then compares the proof paths on it. */
 async function proofPaths(): Promise<void> {
   for (const hash of HASHES) {
-    useHash(hash);
+    c = treeConstants(hashProviderOf(hash));
     process.stdout.write(`proof paths (${hash}): ${LEAVES}-leaf tree, ${PROOFS} proofs (half present, half absent)\n`);
     await eachStore(proofPathsOn);
   }
