@@ -17,7 +17,7 @@ import { keccak256 as ours } from '../../src/common/eth/keccak.js';
 import { toHex } from '../../src/state/bytes.js';
 import { treeConstants } from '../../src/state/encoding.js';
 import { keccakProvider } from '../../src/state/hash.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { applyChanges, type KeyChange } from '../../src/state/tree.js';
 
 const LEAVES = Number(process.env.BENCH_KECCAK_LEAVES ?? 20_000);

@@ -33,7 +33,7 @@ import { toHex } from '../../src/state/bytes.js';
 import { treeConstants } from '../../src/state/encoding.js';
 import type { StateHash } from '../../src/state/config.js';
 import { hashProviderOf } from '../../src/state/state-hash.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { StagedStore, type BatchingStore } from '../../src/state/staged-store.js';

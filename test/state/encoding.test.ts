@@ -13,7 +13,7 @@ import {
 } from '../../src/state/encoding.js';
 import { ethersKeccakHashProvider, keccakHashProvider } from '../../src/state/hash.js';
 import { keccak256 } from '../../src/common/eth/keccak.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { templateRows } from '../../src/state/tree.js';
 import { treeRoot } from '../../src/state/tree-read.js';
 

@@ -11,7 +11,7 @@ import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import type { TraceMethod } from '../../src/state/config.js';
 import { Ingestor } from '../../src/state/ingest.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { stateMigrations } from '../../src/state/migrations.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { WorldState } from '../../src/state/state.js';

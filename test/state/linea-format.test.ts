@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fromHex, toHex } from '../../src/state/bytes.js';
 import { decodeLeafOpening, treeConstants } from '../../src/state/encoding.js';
 import { poseidon2HashProvider as h } from '../../src/state/linea-hash.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { proofEntryJson } from '../../src/state/state.js';
 import { applyChanges, type KeyChange } from '../../src/state/tree.js';
 import { proveKey } from '../../src/state/tree-read.js';

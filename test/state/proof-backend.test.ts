@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/common/metrics.js';
 import { RpcError } from '../../src/common/errors.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { createProofBackend } from '../../src/state/proof-backend.js';
 import { WorldState } from '../../src/state/state.js';
 import { verifyStateProof } from '../../src/state/verify.js';

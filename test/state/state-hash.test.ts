@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadStateConfig } from '../../src/state/config.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { WorldState } from '../../src/state/state.js';
 import { STATE_HASH_META, StateHashMismatchError, hashProviderOf, pinStateHash } from '../../src/state/state-hash.js';
 import { verifyStateProof } from '../../src/state/verify.js';

@@ -9,7 +9,7 @@ import { devAccounts } from '../../src/devnet/accounts.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import type { TraceMethod } from '../../src/state/config.js';
 import { Ingestor } from '../../src/state/ingest.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { parityBlockChanges, type ParityBlockReplay } from '../../src/state/parity-diff.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { WorldState } from '../../src/state/state.js';

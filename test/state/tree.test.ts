@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { databaseKind } from '../helpers/db.js';
 import { usePgStore } from './pg-store-fixture.js';

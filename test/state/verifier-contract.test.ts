@@ -7,7 +7,7 @@ import {
 import { createProvider } from '../../src/common/chain/provider.js';
 import { startAnvil, type Anvil } from '../../src/devnet/anvil.js';
 import { toHex, word } from '../../src/state/bytes.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { WorldState, type ProofEntryJson } from '../../src/state/state.js';
 import { verifyStateProof } from '../../src/state/verify.js';
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../src/cli/command.js';
 import { verifyProof } from '../../src/cli/verify-proof.js';
 import { toHex, word } from '../../src/state/bytes.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { WorldState, type StateProofJson } from '../../src/state/state.js';
 import { startAnvil } from '../../src/devnet/anvil.js';
 import { lineaRoots } from './linea-vectors.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fromHex, toHex, word } from '../../src/state/bytes.js';
 import { keccakHashProvider } from '../../src/state/hash.js';
-import { MemoryStore } from '../../src/state/memory-store.js';
+import { MemoryStore } from '../helpers/memory-store.js';
 import { PgStore } from '../../src/state/pg-store.js';
 import { WorldState, type AccountChange } from '../../src/state/state.js';
 import type { VersionedStore } from '../../src/state/store.js';

@@ -1,10 +1,17 @@
-import type { Bytes } from './bytes.js';
-import { floorIndex, type BatchingStore, type StagedBlock } from './staged-store.js';
-import type { BlockRecord, FinalizationRecord, KeyEntry, StateReader, TreeId, TreeWrites } from './store.js';
+import type { Bytes } from '../../src/state/bytes.js';
+import { floorIndex, type BatchingStore, type StagedBlock } from '../../src/state/staged-store.js';
+import type {
+  BlockRecord,
+  FinalizationRecord,
+  KeyEntry,
+  StateReader,
+  TreeId,
+  TreeWrites,
+} from '../../src/state/store.js';
 
 /**
- * In-memory VersionedStore: the same versioning rules as the Postgres store, for tests, `l2stack dev`
- * without persistence, and as the benchmark baseline. Versions of a row are kept in block order.
+ * In-memory VersionedStore: the same versioning rules as the Postgres store (src/state/pg-store.ts), for tests and as
+ * the benchmark baseline. Versions of a row are kept in block order.
  */
 interface Version<T> {
   block: bigint;
