@@ -16,12 +16,12 @@ export class NativeJsonRpcProvider extends JsonRpcProvider {
    * every call waiting: here the first calls ask eth_chainId once (bounded by the request's timeout) and a failure
    * is their own error, so the caller's loop retries and logs it.
    */
-  override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
-    if (!this.#chainKnown) {
-      await this._detectNetwork();
+  override send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown> {
+    if (this.#chainKnown) return super.send(method, params);
+    return this._detectNetwork().then(() => {
       this.#chainKnown = true;
-    }
-    return super.send(method, params);
+      return super.send(method, params);
+    });
   }
 
   // ethers types the answers as JsonRpcResult[] although error answers travel the same way (as in its own _send).
