@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Real chains and databases: generous timeouts (a CI run on a loaded 2-core machine took a 60 s test past
 // 60 s, four times in one run at load ~24), and at most two files at once (2 cores).
@@ -52,10 +53,50 @@ const SLOW = [
   'test/rpc/filters.test.ts',
 ];
 
+/**
+ * The longest files of a clean clone's `npm test` (2026-11-29, 12-48 s each), started first in their project. Vitest
+ * runs the projects one after another and, without timings from an earlier run, a project's largest files first: a
+ * 33-48 s file that starts late runs alone at the end of its project while the other worker waits.
+ */
+const LONGEST = [
+  'test/e2e/relayer/fault.test.ts',
+  'test/e2e/devnet/permissionless.test.ts',
+  'test/e2e/relayer/chain-faults.test.ts',
+  'test/e2e/relayer/outage.test.ts',
+  'test/e2e/devnet/cli.test.ts',
+  'test/adversarial/rpc-filters.test.ts',
+  'test/adversarial/connections.test.ts',
+  'test/adversarial/rpc-ws-resumes.test.ts',
+  'test/adversarial/rpc-gas-bomb.test.ts',
+  'test/relayer/lost-claim.test.ts',
+  'test/adversarial/rpc-raw-tx-flood.test.ts',
+  'test/rpc/keys.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST.findIndex((p) => f.moduleId.endsWith(p));
+      return i < 0 ? LONGEST.length : i;
+    };
+    // Stable: each project's files stay together, in the order the base gave the rest.
+    const order = new Map(sorted.map((f, i) => [f, i]));
+    const project = new Map(sorted.map((f) => [f.project.name, order.get(f)!]));
+    return sorted.sort(
+      (a, b) =>
+        project.get(a.project.name)! - project.get(b.project.name)! ||
+        rank(a) - rank(b) ||
+        order.get(a)! - order.get(b)!,
+    );
+  }
+}
+
 export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
