@@ -8,9 +8,10 @@ import { canRecount, connectionsByClient } from '../../src/rpc/transport/uws/con
  * here against a plain listener: the connections each address holds on that port, named as Node names a peer.
  */
 const sockets: Socket[] = [];
-const server = createServer((s) => sockets.push(s));
+const accepted: Socket[] = [];
+const server = createServer((s) => accepted.push(s));
 afterAll(() => {
-  sockets.forEach((s) => s.destroy());
+  [...sockets, ...accepted].forEach((s) => s.destroy());
   server.close();
 });
 
@@ -31,11 +32,16 @@ describe.runIf(canRecount())('connections by client (/proc/self/net/tcp)', () =>
       open(port, '127.0.0.3'),
       open(port, '127.0.0.4'),
     ]);
-    await expect.poll(() => sockets.length, { timeout: 5_000 }).toBe(8);
-    expect(Object.fromEntries(connectionsByClient(port))).toEqual({ '127.0.0.3': 3, '127.0.0.4': 1 });
+    // Only this test's two addresses are asserted: the port is any free one, and CI's uWS pass once saw a stranger
+    // from 127.0.0.1 accepted here (and counted, rightly) between the connects and the count.
+    const ours = () => accepted.filter((s) => s.remoteAddress === '127.0.0.3' || s.remoteAddress === '127.0.0.4');
+    await expect.poll(() => ours().length, { timeout: 5_000 }).toBe(4);
+    const counts = connectionsByClient(port);
+    expect([counts.get('127.0.0.3'), counts.get('127.0.0.4')]).toEqual([3, 1]);
     // Closed by the server (as uWS closes one): its descriptor is gone, so it is not counted, whatever its TCP state.
-    const accepted = sockets.slice(4);
-    accepted.find((s) => s.remoteAddress === '127.0.0.4')!.destroy();
+    ours()
+      .find((s) => s.remoteAddress === '127.0.0.4')!
+      .destroy();
     await expect.poll(() => connectionsByClient(port).get('127.0.0.4') ?? 0, { timeout: 5_000 }).toBe(0);
     expect(connectionsByClient(port).get('127.0.0.3')).toBe(3);
   });
