@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { DbClient } from '../common/db/client.js';
-import { toHex, type Bytes } from './bytes.js';
+import { bareHex, type Bytes } from './bytes.js';
 import type { BatchingStore, StagedBlock } from './staged-store.js';
 import { runStatement } from './statement.js';
 import {
@@ -241,7 +241,7 @@ export class PgStore implements BatchingStore {
           nodes.t.push(th);
           nodes.p.push(String(pos));
           nodes.b.push(n);
-          nodes.v.push(value ? bare(toHex(value)) : null);
+          nodes.v.push(value ? bareHex(value) : null);
         }
         for (const [hKey, idx] of w.keys) {
           keys.t.push(th);
