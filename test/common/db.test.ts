@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb, databaseKind } from '../helpers/db.js';
 import { migrate, type Migration } from '../../src/common/db/migrations.js';
+import { createDbClient } from '../../src/common/db/client.js';
 import { ConstraintViolationError, classifyDbError } from '../../src/common/db/errors.js';
 import { RetryableError } from '../../src/common/errors.js';
 
@@ -52,6 +53,60 @@ describe(`db on ${databaseKind()}`, () => {
     expect(await migrate(db.client.knex, other, migrations)).toEqual(['002_samples_note']);
     await expect(migrate(db.client.knex, other, migrations.slice(0, 1))).rejects.toThrow(/002_samples_note/);
   });
+
+  it('behavior: processes migrating one new schema at once (replicas starting together) all succeed, one at a time, leaving one lock row', async () => {
+    const fresh = db.schema('kernel_together');
+    // Each its own pool, as separate processes are (on PGlite one client: it has one connection, and one process).
+    const clients =
+      db.client.kind === 'postgres'
+        ? await Promise.all(Array.from({ length: 4 }, () => createDbClient(db.client.config)))
+        : Array.from({ length: 4 }, () => db.client);
+    try {
+      const applied = await Promise.all(clients.map((c) => migrate(c.knex, fresh, migrations)));
+      // Exactly one of them applied both migrations; the others found them applied.
+      expect(applied.map((a) => a.length).sort()).toEqual([0, 0, 0, 2]);
+    } finally {
+      if (db.client.kind === 'postgres') await Promise.all(clients.map((c) => c.close()));
+    }
+    expect(await db.client.knex.withSchema(fresh).select('is_locked').from('knex_migrations_lock')).toEqual([
+      { is_locked: 0 },
+    ]);
+  });
+
+  it("behavior: a lock table left with two rows (the race of knex's own check-then-insert) or locked by a migrator that died does not stop the next start", async () => {
+    for (const damage of [
+      'insert into ??.knex_migrations_lock (is_locked) values (0)',
+      'update ??.knex_migrations_lock set is_locked = 1',
+    ]) {
+      const s = db.schema(`kernel_damaged_${damage.split(' ')[0]}`);
+      expect(await migrate(db.client.knex, s, migrations.slice(0, 1))).toEqual(['001_samples']);
+      await db.client.knex.raw(damage, [s]);
+      expect(await migrate(db.client.knex, s, migrations)).toEqual(['002_samples_note']);
+      expect(await db.client.knex.withSchema(s).select('is_locked').from('knex_migrations_lock')).toEqual([
+        { is_locked: 0 },
+      ]);
+    }
+  });
+
+  it.skipIf(databaseKind() !== 'postgres')(
+    'error: a start that waits past its bound for another process migrating the schema fails naming the wait',
+    async () => {
+      const s = db.schema('kernel_waiting');
+      const other = await createDbClient(db.client.config, { poolMax: 1 });
+      try {
+        // Another process in the middle of migrating the same schema: it holds the schema's advisory lock.
+        await other.knex.transaction(async (trx) => {
+          await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`l2stack migrate ${s}`]);
+          await expect(migrate(db.client.knex, s, migrations, { lockWaitMs: 300 })).rejects.toThrow(
+            `migrating schema "${s}": waited 0.3 s for a lock another process holds`,
+          );
+        });
+        expect(await migrate(db.client.knex, s, migrations)).toEqual(['001_samples', '002_samples_note']);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
   it('behavior: int8, numeric(78,0), jsonb and timestamptz round-trip exactly', async () => {
     const maxUint256 = (2n ** 256n - 1n).toString();

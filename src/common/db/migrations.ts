@@ -7,14 +7,28 @@ export interface Migration {
   down?(knex: Knex, schema: string): Promise<void>;
 }
 
+/** How long a start waits for another process migrating the same schema (a bound on every lock the migration takes). */
+export const MIGRATION_LOCK_WAIT_MS = 120_000;
+
 /**
  * Runs a service's migrations inside its own Postgres schema, with knex's bookkeeping table in that schema
  * too, so services migrate independently and can share one database (or one PGlite) safely.
+ *
+ * Processes that start together on a new schema (replicas behind a load balancer, RPC_WORKERS) migrate one at a
+ * time: all of it runs in one transaction that first takes an advisory lock named after the schema. knex's own lock
+ * does not serialize them: it creates its tables and inserts its lock row by check-then-act, so two first starts
+ * together failed ("relation already exists") or left two lock rows, after which every start failed with "Migration
+ * table is already locked". Under the advisory lock no other l2stack process is migrating, so a lock row still set
+ * (a migrator that died: its transaction, and so its migrations, rolled back) or a second row is stale: reset.
  */
-export async function migrate(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<string[]> {
+export async function migrate(
+  knex: Knex,
+  schema: string,
+  migrations: readonly Migration[],
+  { lockWaitMs = MIGRATION_LOCK_WAIT_MS }: { lockWaitMs?: number } = {},
+): Promise<string[]> {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name "${schema}"`);
   if (await upToDate(knex, schema, migrations)) return [];
-  await knex.raw('create schema if not exists ??', [schema]);
   const source: Knex.MigrationSource<Migration> = {
     getMigrations: async () => [...migrations],
     getMigrationName: (m) => m.name,
@@ -23,13 +37,41 @@ export async function migrate(knex: Knex, schema: string, migrations: readonly M
       down: (k: Knex) => (m.down ? m.down(k, schema) : Promise.resolve()),
     }),
   };
-  const [, applied] = (await knex.migrate.latest({
-    migrationSource: source,
-    schemaName: schema,
-    tableName: 'knex_migrations',
-    disableMigrationsListValidation: false,
-  })) as [number, string[]];
-  return applied;
+  try {
+    return await knex.transaction(async (trx) => {
+      await trx.raw(`set local lock_timeout = ${Math.max(1, Math.round(lockWaitMs))}`);
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`l2stack migrate ${schema}`]);
+      await trx.raw('create schema if not exists ??', [schema]);
+      await resetStaleLock(trx, schema);
+      const [, applied] = (await trx.migrate.latest({
+        migrationSource: source,
+        schemaName: schema,
+        tableName: 'knex_migrations',
+        disableMigrationsListValidation: false,
+      })) as [number, string[]];
+      return applied;
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '55P03') throw err;
+    throw new Error(
+      `migrating schema "${schema}": waited ${lockWaitMs / 1_000} s for a lock another process holds (another migration of it, or a session holding its tables): ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}
+
+/** knex's lock table must hold one row, unlocked; called under the schema's advisory lock (see migrate). */
+async function resetStaleLock(trx: Knex.Transaction, schema: string): Promise<void> {
+  const { rows } = (await trx.raw('select to_regclass(?) is not null as present', [
+    `"${schema}".knex_migrations_lock`,
+  ])) as { rows: { present: boolean }[] };
+  if (!rows[0]?.present) return;
+  const locks = (await trx.withSchema(schema).select('is_locked').from('knex_migrations_lock')) as {
+    is_locked: number;
+  }[];
+  if (locks.length === 1 && locks[0]!.is_locked === 0) return;
+  await trx.withSchema(schema).from('knex_migrations_lock').del();
+  await trx.withSchema(schema).insert({ is_locked: 0 }).into('knex_migrations_lock');
 }
 
 /**
