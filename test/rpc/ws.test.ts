@@ -91,9 +91,10 @@ describe('JSON-RPC over WebSocket', () => {
     const viem = createPublicClient({ transport: webSocket(wsUrl) });
     const viemBlocks: bigint[] = [];
     const viemLogs: Log[] = [];
+    const viemErrors: string[] = [];
     const stopBlocks = viem.watchBlocks({
       onBlock: (b) => void viemBlocks.push(b.number!),
-      onError: (e) => console.error('viem blocks', e.message),
+      onError: (e) => void viemErrors.push(`${new Date().toISOString()} ${e.message.split('\n')[0]}`),
     });
     const stopLogs = viem.watchContractEvent({
       address: (await outer.getAddress()) as `0x${string}`,
@@ -109,8 +110,21 @@ describe('JSON-RPC over WebSocket', () => {
       { address: await outer.getAddress(), topics: [NOTED] },
       (log: ethers.Log) => void ethersLogs.push(log),
     );
-    // Both clients have subscribed once the endpoint holds their subscriptions.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Both clients have subscribed once the endpoint holds their four subscriptions (heads and logs each).
+    const metric = async (name: string) =>
+      (await rpc.common.metrics.getSingleMetric(name)!.get()).values.map(
+        (v) => `${JSON.stringify(v.labels)} ${v.value}`,
+      );
+    const live = async () =>
+      (await rpc.common.metrics.getSingleMetric('l2stack_rpc_ws_subscriptions')!.get()).values.reduce(
+        (n, v) => n + v.value,
+        0,
+      );
+    await waitFor(
+      "the endpoint to hold both clients' subscriptions",
+      async () => ((await live()) >= 4 ? true : undefined),
+      30_000,
+    );
 
     const start = await provider.getBlockNumber();
     const signer = wallet(1, provider);
@@ -158,11 +172,15 @@ describe('JSON-RPC over WebSocket', () => {
     const expected = Array.from({ length: end - start }, (_, i) => start + 1 + i);
     // viem fetches each announced block (eth_getBlockByNumber) and reports them as those calls return, so
     // its order is its own; every block once is what it gets from us. ethers reports the notifications as sent.
+    // What each side saw, should a head be missing: viem's errors (a socket it saw closed drops the heads whose block
+    // it was fetching) and the sockets the endpoint closed, by reason.
+    const seen = `viem errors: ${JSON.stringify(viemErrors)}; closed by the endpoint: ${JSON.stringify(await metric('l2stack_rpc_ws_closed_total'))}`;
     expect(
       viemBlocks
         .filter((b) => b > BigInt(start))
         .map(Number)
         .sort((a, b) => a - b),
+      seen,
     ).toEqual(expected);
     expect(ethersBlocks.filter((b) => b > start)).toEqual(expected);
     stopBlocks();
