@@ -185,6 +185,8 @@ describe('JSON-RPC over WebSocket', () => {
     expect(ethersBlocks.filter((b) => b > start)).toEqual(expected);
     stopBlocks();
     stopLogs();
+    // Closed, not left to reconnect (viem tries for ~10 s) to whichever server gets this port next.
+    await (await viem.transport.getRpcClient()).close();
     await ethersWs.destroy();
   }, 240_000);
 
