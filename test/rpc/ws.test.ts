@@ -111,15 +111,8 @@ describe('JSON-RPC over WebSocket', () => {
       (log: ethers.Log) => void ethersLogs.push(log),
     );
     // Both clients have subscribed once the endpoint holds their four subscriptions (heads and logs each).
-    const metric = async (name: string) =>
-      (await rpc.common.metrics.getSingleMetric(name)!.get()).values.map(
-        (v) => `${JSON.stringify(v.labels)} ${v.value}`,
-      );
-    const live = async () =>
-      (await rpc.common.metrics.getSingleMetric('l2stack_rpc_ws_subscriptions')!.get()).values.reduce(
-        (n, v) => n + v.value,
-        0,
-      );
+    const metric = async (name: string) => (await rpc.common.metrics.getSingleMetric(name)!.get()).values;
+    const live = async () => (await metric('l2stack_rpc_ws_subscriptions')).reduce((n, v) => n + v.value, 0);
     await waitFor(
       "the endpoint to hold both clients' subscriptions",
       async () => ((await live()) >= 4 ? true : undefined),
@@ -174,7 +167,7 @@ describe('JSON-RPC over WebSocket', () => {
     // its order is its own; every block once is what it gets from us. ethers reports the notifications as sent.
     // What each side saw, should a head be missing: viem's errors (a socket it saw closed drops the heads whose block
     // it was fetching) and the sockets the endpoint closed, by reason.
-    const seen = `viem errors: ${JSON.stringify(viemErrors)}; closed by the endpoint: ${JSON.stringify(await metric('l2stack_rpc_ws_closed_total'))}`;
+    const seen = `viem errors: ${JSON.stringify(viemErrors)}; closed by the endpoint: ${JSON.stringify((await metric('l2stack_rpc_ws_closed_total')).map((v) => [v.labels, v.value]))}`;
     expect(
       viemBlocks
         .filter((b) => b > BigInt(start))

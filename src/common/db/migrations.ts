@@ -42,11 +42,12 @@ export async function migrate(
       await trx.raw(`set local lock_timeout = ${Math.max(1, Math.round(lockWaitMs))}`);
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`l2stack migrate ${schema}`]);
       await trx.raw('create schema if not exists ??', [schema]);
-      await resetStaleLock(trx, schema);
+      const bookkeeping = { schemaName: schema, tableName: 'knex_migrations' };
+      // Stale under the advisory lock (see above): knex's own repair puts back one unlocked row.
+      await trx.migrate.forceFreeMigrationsLock(bookkeeping);
       const [, applied] = (await trx.migrate.latest({
+        ...bookkeeping,
         migrationSource: source,
-        schemaName: schema,
-        tableName: 'knex_migrations',
         disableMigrationsListValidation: false,
       })) as [number, string[]];
       return applied;
@@ -58,20 +59,6 @@ export async function migrate(
       { cause: err },
     );
   }
-}
-
-/** knex's lock table must hold one row, unlocked; called under the schema's advisory lock (see migrate). */
-async function resetStaleLock(trx: Knex.Transaction, schema: string): Promise<void> {
-  const { rows } = (await trx.raw('select to_regclass(?) is not null as present', [
-    `"${schema}".knex_migrations_lock`,
-  ])) as { rows: { present: boolean }[] };
-  if (!rows[0]?.present) return;
-  const locks = (await trx.withSchema(schema).select('is_locked').from('knex_migrations_lock')) as {
-    is_locked: number;
-  }[];
-  if (locks.length === 1 && locks[0]!.is_locked === 0) return;
-  await trx.withSchema(schema).from('knex_migrations_lock').del();
-  await trx.withSchema(schema).insert({ is_locked: 0 }).into('knex_migrations_lock');
 }
 
 /**
