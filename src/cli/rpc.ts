@@ -1,13 +1,20 @@
 import type { CommandBody } from './command.js';
 import { keysCommand } from './rpc-keys.js';
 import { runService } from './service-command.js';
-import { checkWorkersConfig, isClusterWorker, loadRpcConfig, startRpc } from '../rpc/index.js';
-import { chooseTransport } from '../rpc/transport/uws/load.js';
-import { loadStateConfig, startStateManager } from '../state/index.js';
 
 export const rpcCommand: CommandBody = {
   subcommands: [keysCommand],
   async run() {
+    // Loaded here, not with the command: `l2stack rpc keys …` needs none of the endpoint's modules.
+    const [
+      { checkWorkersConfig, isClusterWorker, loadRpcConfig, startRpc },
+      { chooseTransport },
+      { loadStateConfig, startStateManager },
+    ] = await Promise.all([
+      import('../rpc/index.js'),
+      import('../rpc/transport/uws/load.js'),
+      import('../state/index.js'),
+    ]);
     return runService(
       'rpc',
       (env) => {
