@@ -4,16 +4,15 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { newMarker, processesWithMarker } from '../helpers/processes.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * Issue 18, recipe 5: SIGKILL of `l2stack devnet` (the same code starts the chains of `l2stack dev`) used
  * to leave both anvil chains running, orphaned on their ports. The watchdog takes them down with the
  * parent; when the watchdog is killed too, the next devnet on the same state directory reaps them.
  */
-const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 
 interface Started {
   child: ChildProcess;
@@ -28,16 +27,20 @@ async function startDevnet(
   marker: { name: string; value: string },
   extra: string[] = [],
 ): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'devnet', '--history-hours', '0', '--state-file', stateFile, ...extra], {
-    env: {
-      ...process.env,
-      [marker.name]: marker.value,
-      LOG_LEVEL: 'warn',
-      DATABASE_HOST: '',
-      DATABASE_PGLITE_DIR: 'memory://',
+  const child = spawn(
+    process.execPath,
+    l2stackArgs('devnet', '--history-hours', '0', '--state-file', stateFile, ...extra),
+    {
+      env: {
+        ...process.env,
+        [marker.name]: marker.value,
+        LOG_LEVEL: 'warn',
+        DATABASE_HOST: '',
+        DATABASE_PGLITE_DIR: 'memory://',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Wallet, parseEther } from 'ethers';
 import { startDevnet, type Devnet } from '../../src/devnet/devnet.js';
 import { reservePort } from '../../src/devnet/anvil.js';
@@ -13,6 +12,7 @@ import type { DbClient } from '../../src/common/db/client.js';
 import { L1MessageService__factory } from '../../generated/contracts/types/index.js';
 import { relayerEnv, testCommon } from '../e2e/relayer/harness.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * Issue 18, recipe 9: `l2stack relayer` without DATABASE_HOST used to keep everything in memory, so a
@@ -21,7 +21,6 @@ import { mined } from '../../src/common/chain/mined.js';
  * same directory is refused naming the directory and the holder. The processes get no DATABASE_* at all,
  * so this runs on PGlite whatever database the suite uses.
  */
-const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 const cwd = mkdtempSync(join(tmpdir(), 'l2s-restart-'));
 const dbDir = join(cwd, '.l2stack', 'pglite', 'relayer');
 let devnet: Devnet;
@@ -39,7 +38,7 @@ interface Relayer {
 async function startRelayer(fromGenesis = false): Promise<Relayer> {
   const port = await reservePort('127.0.0.1', 0, 'relayer API');
   const own = { ...env, API_PORT: String(port), ...(fromGenesis ? { L1_LISTENER_INITIAL_FROM_BLOCK: '0' } : {}) };
-  const child = spawn(process.execPath, [bin, 'relayer'], { cwd, env: own, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, l2stackArgs('relayer'), { cwd, env: own, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -8,7 +8,6 @@ import { messageHash } from '../../src/common/chain/messages.js';
 import { nextRollingHash } from '../helpers/messages.js';
 import { L1MessageService__factory, L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import {
-  BIN,
   pairRelayerEnv,
   processDatabase,
   spawnRelayer,
@@ -18,6 +17,7 @@ import {
 } from '../e2e/relayer/process.js';
 import { startCanary } from './canary.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * Issue 23 item 4: a relayer given the database of other chains. Devnet A (two anvils, the message services)
@@ -73,7 +73,7 @@ const envFor = (d: Devnet, db: ProcessDatabase) => pairRelayerEnv(d, db, relayer
 /** `l2stack relayer reset-chain-pin` with `args`: exit code and output. */
 function resetPin(env: Record<string, string>, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'relayer', 'reset-chain-pin', ...args], {
+    const child = spawn(process.execPath, l2stackArgs('relayer', 'reset-chain-pin', ...args), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -40,4 +40,14 @@ describe('suite rules', () => {
     );
     expect(offenders).toEqual([]);
   });
+
+  it('structure: tests start `l2stack` through l2stackArgs (test/helpers/l2stack.ts), benchmarks and the image as shipped', () => {
+    // The helper runs it as a short-lived process (its V8 flag); benchmarks measure the command as users run it.
+    const offenders = files('test').filter(
+      (file) =>
+        !/^test\/(bench|image|soak)\/|^test\/helpers\/l2stack\.ts$|suite-rules\.test\.ts$/.test(file) &&
+        readFileSync(file, 'utf8').includes('bin/l2stack.js'),
+    );
+    expect(offenders).toEqual([]);
+  });
 });

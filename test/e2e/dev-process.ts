@@ -4,6 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetState } from '../../src/devnet/state-file.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /** `l2stack dev` as a user runs it (`npm start`), spawned by a test that needs a devnet of its own. */
 export interface DevProcess {
@@ -38,7 +39,7 @@ export async function spawnDev(name: string): Promise<DevProcess> {
   delete env.DATABASE_HOST;
   const child: ChildProcess = spawn(
     process.execPath,
-    ['bin/l2stack.js', 'dev', '--history-hours', '1', '--state-file', stateFile],
+    l2stackArgs('dev', '--history-hours', '1', '--state-file', stateFile),
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Wallet } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { newMessage } from './new-message.js';
@@ -16,6 +15,7 @@ import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
 import { Shutdown } from '../../src/common/shutdown.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let repo: RelayerRepository;
@@ -176,8 +176,7 @@ describe('relayer database', () => {
 
 describe('relayer process', () => {
   it('error: `l2stack relayer` with a bad environment lists every problem and exits 1 before connecting anywhere', () => {
-    const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
-    const r = spawnSync(process.execPath, [bin, 'relayer'], {
+    const r = spawnSync(process.execPath, l2stackArgs('relayer'), {
       encoding: 'utf8',
       timeout: 30_000,
       env: {

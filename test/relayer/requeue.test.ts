@@ -8,8 +8,9 @@ import { RELAYER_SCHEMA, relayerMigrations } from '../../src/relayer/db/migratio
 import { RelayerRepository, type NewMessage } from '../../src/relayer/db/repository.js';
 import { requeueMessages } from '../../src/relayer/db/requeue.js';
 import { createL1L2AnchoringProcessor } from '../../src/relayer/pipeline/l1-to-l2.js';
-import { BIN, processDatabase, type ProcessDatabase } from '../e2e/relayer/process.js';
+import { processDatabase, type ProcessDatabase } from '../e2e/relayer/process.js';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * `l2stack relayer requeue`: a message the relayer gave up on goes back into the pipeline with its
@@ -33,7 +34,7 @@ function cli(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'relayer', 'requeue', ...args], {
+    const child = spawn(process.execPath, l2stackArgs('relayer', 'requeue', ...args), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -6,7 +6,8 @@ import { KeyRegistry } from '../../src/rpc/keys/registry.js';
 import { generateApiKey, hashApiKey } from '../../src/rpc/keys/secret.js';
 import { ApiKeyStore } from '../../src/rpc/keys/store.js';
 import { openTestDb } from '../helpers/db.js';
-import { BIN, processDatabase, type ProcessDatabase } from '../e2e/relayer/process.js';
+import { processDatabase, type ProcessDatabase } from '../e2e/relayer/process.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * API keys of the private tier: stored hashed, looked up from memory by every replica, and a revocation
@@ -98,7 +99,7 @@ function keysCli(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'rpc', 'keys', ...args], {
+    const child = spawn(process.execPath, l2stackArgs('rpc', 'keys', ...args), {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

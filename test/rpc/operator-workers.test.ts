@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { databaseKind } from '../helpers/db.js';
 import { chain } from './helpers.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
 /**
  * RPC_OPERATOR_PORT under RPC_WORKERS=2 (`l2stack rpc` itself, PostgreSQL only): the primary serves the
  * operator port for every worker, /metrics carries each worker's series (so their sum is every request
  * the port served) and /health/ready answers for all of them; the public port has none of these routes.
  */
-const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
 const shared = databaseKind() === 'postgres';
 let anvil: Anvil;
 
@@ -62,7 +62,7 @@ describe.skipIf(!shared)('operator port with RPC_WORKERS', () => {
       RPC_WORKERS: '2',
       RPC_OPERATOR_PORT: String(operatorPort),
     };
-    const child = spawn(process.execPath, [bin, 'rpc'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, l2stackArgs('rpc'), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

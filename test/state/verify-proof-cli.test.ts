@@ -11,10 +11,10 @@ import { startAnvil } from '../../src/devnet/anvil.js';
 import { lineaRoots } from './linea-vectors.js';
 import { DEFAULT_STATE_HASH } from '../../src/state/config.js';
 import { hashProviderOf } from '../../src/state/state-hash.js';
+import { l2stackArgs } from '../helpers/l2stack.js';
 
-const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 const spawn = (input: string, ...args: string[]) =>
-  spawnSync(process.execPath, [bin, 'verify-proof', ...args], { input, encoding: 'utf8', timeout: 60_000 });
+  spawnSync(process.execPath, l2stackArgs('verify-proof', ...args), { input, encoding: 'utf8', timeout: 60_000 });
 const A = '0x00000000000000000000000000000000000000a1';
 
 let root: string;
@@ -92,7 +92,7 @@ describe('l2stack verify-proof', () => {
     );
     const r = spawnSync(
       process.execPath,
-      [bin, 'verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file],
+      l2stackArgs('verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file),
       { encoding: 'utf8', timeout: 60_000 },
     );
     expect(r.stderr).toBe('');
@@ -125,7 +125,7 @@ describe('l2stack verify-proof', () => {
       const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
         const child = execFile(
           process.execPath,
-          [bin, ...args],
+          l2stackArgs(...args),
           { encoding: 'utf8', timeout: 60_000 },
           (error, _stdout, stderr) => resolve({ status: error ? (error.code as number) : 0, stderr }),
         );

@@ -4,7 +4,6 @@ import { createServer, type Server } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { newMarker, processesWithMarker } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/chain.js';
 import { JsonRpcProvider, Wallet } from 'ethers';
@@ -17,10 +16,11 @@ import { loadStateConfig } from '../../../src/state/config.js';
 import { hashProviderOf } from '../../../src/state/state-hash.js';
 import { verifyStateProof, type InclusionProofJson, type StateProofResultJson } from '../../../src/state/verify.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
+import { l2stackArgs } from '../../helpers/l2stack.js';
 
-const bin = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
 const stateFile = inject('devnetStateFile');
-const cli = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, l2stackArgs(...args), { encoding: 'utf8', timeout: 60_000 });
 
 const occupy = () =>
   new Promise<{ server: Server; port: number }>((resolve) => {
@@ -76,7 +76,13 @@ describe('l2stack devnet / dev start-up', () => {
     try {
       const r = spawnSync(
         process.execPath,
-        [bin, 'devnet', '--l2-port', String(port), '--state-file', join(mkdtempSync(join(tmpdir(), 'l2s-')), 's.json')],
+        l2stackArgs(
+          'devnet',
+          '--l2-port',
+          String(port),
+          '--state-file',
+          join(mkdtempSync(join(tmpdir(), 'l2s-')), 's.json'),
+        ),
         {
           encoding: 'utf8',
           timeout: 120_000,
@@ -95,7 +101,7 @@ describe('l2stack devnet / dev start-up', () => {
     const marker = newMarker();
     const file = join(mkdtempSync(join(tmpdir(), 'l2s-dev-')), 'devnet.json');
     // A short history keeps the state manager's initial backfill (which gates finalization) brief.
-    const child = spawn(process.execPath, [bin, 'dev', '--state-file', file, '--history-hours', '3'], {
+    const child = spawn(process.execPath, l2stackArgs('dev', '--state-file', file, '--history-hours', '3'), {
       env: {
         ...process.env,
         [marker.name]: marker.value,

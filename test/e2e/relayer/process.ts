@@ -2,18 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import type { openTestDb } from '../../helpers/db.js';
 import type { MessagePair } from '../../helpers/message-pair.js';
 import { reservePort } from '../../../src/devnet/anvil.js';
-
-/**
- * The real `l2stack relayer` command as an OS process, for fault tests: its own database (a fresh
- * Postgres database when the suite runs on Postgres, else a PGlite directory that outlives the process),
- * its output captured, its API on a free port.
- */
-export const BIN = fileURLToPath(new URL('../../../bin/l2stack.js', import.meta.url));
+import { l2stackArgs } from '../../helpers/l2stack.js';
 
 export interface RelayerProcess {
   child: ChildProcess;
@@ -89,9 +82,14 @@ export const pairRelayerEnv = (
   ...extra,
 });
 
+/**
+ * The real `l2stack relayer` command as an OS process, for fault tests: its own database (a fresh
+ * Postgres database when the suite runs on Postgres, else a PGlite directory that outlives the process),
+ * its output captured, its API on a free port.
+ */
 export async function spawnRelayer(env: Record<string, string>, sink: string[] = []): Promise<RelayerProcess> {
   const port = await reservePort('127.0.0.1', 0, 'relayer API');
-  const child = spawn(process.execPath, [BIN, 'relayer'], {
+  const child = spawn(process.execPath, l2stackArgs('relayer'), {
     env: { PATH: process.env.PATH ?? '', API_PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

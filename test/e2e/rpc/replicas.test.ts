@@ -7,15 +7,14 @@ import { chain, deployOuter, result, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
 import { probeUws } from '../../../src/rpc/transport/uws/load.js';
 import { mined } from '../../../src/common/chain/mined.js';
-
-const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
+import { l2stackArgs } from '../../helpers/l2stack.js';
 
 function runCli(env: Record<string, string | undefined>): {
   child: ChildProcess;
   url: Promise<string>;
   exit: Promise<{ code: number | null; stderr: string; stdout: string }>;
 } {
-  const child = spawn(process.execPath, [bin, 'rpc'], {
+  const child = spawn(process.execPath, l2stackArgs('rpc'), {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -12,6 +12,7 @@ import { sendRawBurst, waitFor } from '../../helpers/chain.js';
 import { within } from '../../helpers/within.js';
 import { chain, deployOuter, wallet } from '../../rpc/helpers.js';
 import type { Anvil } from '../../../src/devnet/anvil.js';
+import { l2stackArgs } from '../../helpers/l2stack.js';
 
 /**
  * Resume across replicas: two `l2stack rpc` processes behind a round-robin TCP proxy (each new connection
@@ -19,10 +20,9 @@ import type { Anvil } from '../../../src/devnet/anvil.js';
  * other process with resumeAfter its last log: it must end with every log of the burst exactly once, in
  * order. The cursor is the client's, so this holds on either database (on PGlite each process has its own).
  */
-const bin = new URL('../../../bin/l2stack.js', import.meta.url).pathname;
 
 function startReplica(env: Record<string, string | undefined>): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [bin, 'rpc'], {
+  const child = spawn(process.execPath, l2stackArgs('rpc'), {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
