@@ -8,8 +8,8 @@ export const L2STACK_BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.
  * 1,800,000). A test's `l2stack` process lives seconds, so embedded PGlite's functions optimised at its default
  * were compiled in the background for nothing: ×100 took 1.1-1.3 s of CPU off each relayer start (fault.test with
  * 11 starts, alternating runs: 78.6 and 78.5 s of CPU -> 66.9 and 64.6 s). Only when code is compiled changes;
- * what it does does not. Not the product's default: past its first seconds, a relayer on PGlite claimed up to
- * 10 % slower with it (relayer-start bench, 600 claims).
+ * what it does does not. Not the product's default: past its first seconds, a relayer on PGlite claimed 8-14 %
+ * slower with it (relayer-start bench, 600 claims).
  */
 const SHORT_LIVED = '--wasm-tiering-budget=180000000';
 
