@@ -5,9 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { L2STACK_BIN } from '../helpers/l2stack.js';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-const bin = new URL('../../bin/l2stack.js', import.meta.url).pathname;
 
 export interface RunningEndpoint {
   url: string;
@@ -45,7 +45,7 @@ export async function startEndpoint(
   upstream: string,
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
-  entry = bin,
+  entry = L2STACK_BIN,
 ): Promise<RunningEndpoint> {
   const child = spawn(process.execPath, [...nodeFlags, entry, 'rpc'], {
     env: {

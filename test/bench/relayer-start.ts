@@ -34,7 +34,6 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { loadDatabaseConfig, type DatabaseConfig } from '../../src/common/db/config.js';
 import { createDbClient, type DbClient } from '../../src/common/db/client.js';
 import { migrate } from '../../src/common/db/migrations.js';
@@ -44,13 +43,13 @@ import { pooledRpc } from '../../src/common/chain/pool.js';
 import { relayerEnv, startRelayerDevnet, testCommon, type RelayerDevnet } from '../e2e/relayer/harness.js';
 import { loadavg } from './relayer-profile.js';
 import { allAnchored, openBenchDb, retried, sendMany, sleep } from './_relayer-backlog.js';
+import { L2STACK_BIN } from '../helpers/l2stack.js';
 
 const N = Number(process.env.BENCH_MESSAGES ?? 300);
 const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 2);
 const CPU_PROF = process.env.BENCH_START_CPU_PROF;
 const LOG = process.env.BENCH_START_LOG;
 const FRESH = process.env.BENCH_START_FRESH !== '0';
-const BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 /** The sender of every run's backlog (a free test account; its nonce carries on from run to run). */
 const SENDER = 10;
 /** Log lines whose time the timeline prints (the last such line): [label, text the line contains]. */
@@ -67,7 +66,7 @@ const COMPARE_ENV: Record<string, string> = Object.fromEntries(
     .filter(Boolean)
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
-const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? BIN : undefined);
+const COMPARE = process.env.BENCH_START_COMPARE ?? (Object.keys(COMPARE_ENV).length > 0 ? L2STACK_BIN : undefined);
 /**
  * How long a run may take to resolve every claim (BENCH_START_DEADLINE_S, default 300) before it is stopped and the
  * stall described.
@@ -211,7 +210,7 @@ async function run(d: RelayerDevnet, admin: DbClient, variant: Variant): Promise
     const spawned = Date.now();
     const child = spawn(
       process.execPath,
-      [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), variant.bin ?? BIN, 'relayer'],
+      [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), variant.bin ?? L2STACK_BIN, 'relayer'],
       { env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const cpu = cpuSampler(child.pid!);

@@ -22,7 +22,6 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Wallet, parseEther } from 'ethers';
 import { L2MessageService__factory } from '../../generated/contracts/types/index.js';
 import { ROLES } from '../../src/devnet/accounts.js';
@@ -49,6 +48,7 @@ import { Ingestor } from '../../src/state/ingest.js';
 import { createJsonRpcCaller } from '../../src/state/rpc-client.js';
 import { WorldState, type StateProofJson } from '../../src/state/state.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { L2STACK_BIN } from '../helpers/l2stack.js';
 
 const LEAVES = Number(process.env.BENCH_STATE_LEAVES ?? 100_000);
 const PER_BLOCK = Number(process.env.BENCH_STATE_PER_BLOCK ?? 1_000);
@@ -414,9 +414,8 @@ async function proofPathsOn(name: string, store: VersionedStore): Promise<void> 
 
 /** Seconds from `l2stack dev ready` until svc_getProof serves and an L2→L1 message is claimed. */
 async function devReady(): Promise<void> {
-  const bin = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
   const file = join(mkdtempSync(join(tmpdir(), 'l2s-bench-')), 'devnet.json');
-  const child = spawn(process.execPath, [bin, 'dev', '--state-file', file], {
+  const child = spawn(process.execPath, [L2STACK_BIN, 'dev', '--state-file', file], {
     env: {
       ...process.env,
       LOG_LEVEL: process.env.BENCH_STATE_DEV_LOG_LEVEL ?? 'warn',

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 
-/** The checkout's `l2stack` command. */
+/** The checkout's `l2stack` command (benchmarks run it as shipped: `[L2STACK_BIN, ...args]`). */
 export const L2STACK_BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 
 /**
