@@ -25,11 +25,17 @@ import type { DbClient } from '../common/db/client.js';
 import type { Common } from '../common/kernel.js';
 import type { Logger } from '../common/log.js';
 
+/** How often the devnet mines an empty block on each chain unless told otherwise (DevnetOptions.blockTimeMs). */
+export const DEVNET_BLOCK_TIME_MS = 1_000;
+
 export interface DevnetOptions {
   /** 0 = a free port. */
   l1Port?: number;
   l2Port?: number;
-  /** An empty block is mined this often on each chain (transactions are mined at once regardless). */
+  /**
+   * An empty block is mined this often on each chain (transactions are mined at once regardless); default
+   * DEVNET_BLOCK_TIME_MS.
+   */
   blockTimeMs?: number;
   /** Hours of generated L2 history before "now" (0 = none). */
   historyHours?: number;
@@ -135,7 +141,7 @@ function startAccountAbstraction(l2: Anvil, l2Provider: JsonRpcProvider, s: Star
         helpers,
         executorPrivateKey: s.accounts[ROLES.bundlerExecutor]!.privateKey,
         utilityPrivateKey: s.accounts[ROLES.bundlerUtility]!.privateKey,
-        blockTimeMs: Math.min(options.blockTimeMs ?? 1_000, 1_000),
+        blockTimeMs: Math.min(options.blockTimeMs ?? DEVNET_BLOCK_TIME_MS, DEVNET_BLOCK_TIME_MS),
         pidDir: options.pidDir,
         logger: logger.child({ module: 'bundler' }),
         signal: bundlerStop.signal,
@@ -205,7 +211,7 @@ async function deployContracts(
 /** Live block production on both chains. */
 function startTickers(l1: Anvil, l2: Anvil, s: Start) {
   const ticker = new AbortController();
-  const blockTime = s.options.blockTimeMs ?? 1_000;
+  const blockTime = s.options.blockTimeMs ?? DEVNET_BLOCK_TIME_MS;
   const tickers = Promise.all([
     startBlockTicker(l1.url, blockTime, ticker.signal),
     startBlockTicker(l2.url, blockTime, ticker.signal),
