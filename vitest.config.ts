@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Real chains and databases: generous timeouts (a CI run on a loaded 2-core machine took a 60 s test past
-// 60 s, four times in one run at load ~24), and at most two files at once (2 cores).
+// 60 s, four times in one run at load ~24).
 const shared = { testTimeout: 180_000, hookTimeout: 180_000 };
 /** CI's record of the files that do not depend on the database (test/helpers/db-record.ts); inert unless asked. */
 const record = { setupFiles: ['test/helpers/db-record.ts'] };
@@ -95,7 +95,10 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     pool: 'forks',
-    maxWorkers: 2,
+    // Three files at once on this 2-core machine: files wait (for blocks, a process's start, a timeout they test), and
+    // with two at once the machine was 1.59-1.65 of its 2 cores busy over a whole run, with three 1.88-1.90. A clean
+    // `npm test` (2026-11-29, quiet): two at once 405-454 s (four runs), three 353-371 s (two runs, all green).
+    maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
     projects: [
       {

@@ -6,6 +6,7 @@ import { loadRpcSpec, type SpecMethod } from '../../../src/rpc/spec.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
 import { spawnDev, type DevProcess } from '../dev-process.js';
 import { call, type RpcReply } from '../../rpc/helpers.js';
+import { expectRuleMetricsExported } from '../ops/metrics.js';
 
 /**
  * Issue 24 item 4: every example of specs/rpc.openrpc.json holds against `l2stack dev` (what `npm start`
@@ -190,4 +191,11 @@ describe("the spec's examples against l2stack dev (npm start)", () => {
       );
     },
   );
+});
+
+describe('the metrics of the alert rules and dashboards against the same l2stack dev', () => {
+  it('behavior: every metric named in a rule or a dashboard panel is exported by the running services', async () => {
+    const s = state.services;
+    await expectRuleMetricsExported({ relayer: s.relayerApi, rpc: s.rpc, 'token-api': s.tokenApi });
+  });
 });
