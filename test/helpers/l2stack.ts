@@ -4,14 +4,15 @@ import { fileURLToPath } from 'node:url';
 export const L2STACK_BIN = fileURLToPath(new URL('../../bin/l2stack.js', import.meta.url));
 
 /**
- * V8 tiers a WebAssembly function up to its optimising compiler once it has run for this budget (V8's default:
- * 1,800,000). A test's `l2stack` process lives seconds, so embedded PGlite's functions optimised at its default
- * were compiled in the background for nothing: ×100 took 1.1-1.3 s of CPU off each relayer start (fault.test with
- * 11 starts, alternating runs: 78.6 and 78.5 s of CPU -> 66.9 and 64.6 s). Only when code is compiled changes;
- * what it does does not. Not the product's default: past its first seconds, a relayer on PGlite claimed 8-14 %
- * slower with it (relayer-start bench, 600 claims).
+ * A test's `l2stack` process lives seconds, and V8 spent much of its CPU optimising embedded PGlite's WebAssembly
+ * (TurboFan, in the background) for a future it never has: with Liftoff's code only, fault.test (14 relayer starts
+ * and their claims) took 61.5 and 63.4 s of CPU instead of 77.5 and 79.2 s with the tiering budget ×100 this helper
+ * used before (alternating runs, 2026-11-29; wall 47.8 and 48.9 s against 57.5 and 58.2 s; start-up to claiming,
+ * median, 1.1-1.4 s against 1.4-1.7 s), and that budget had already taken 1.1-1.3 s of CPU off each start against
+ * V8's default. Only how code is compiled changes; what it does does not. Not the product's default: a relayer that
+ * runs for hours gains from optimised code (a PGlite upsert loop ran ~5 % slower on Liftoff alone).
  */
-const SHORT_LIVED = '--wasm-tiering-budget=180000000';
+const SHORT_LIVED = '--liftoff-only';
 
 /** Node's arguments to run `l2stack <args>` from a test: `spawn(process.execPath, l2stackArgs('relayer'))`. */
 export function l2stackArgs(...args: string[]): string[] {
