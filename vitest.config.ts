@@ -95,6 +95,11 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     pool: 'forks',
+    // Workers run embedded PGlite's WebAssembly on V8's baseline code only, as the `l2stack` processes tests start do
+    // (test/helpers/l2stack.ts): optimising it in the background cost more CPU than the optimised code saved, even in
+    // the files that write the most through it (2026-11-29: `test:fast` 73.3 -> 63.5 s of CPU; pglite-maintenance,
+    // rpc-filters, change-feed, proof-reads, pglite-template and tree together 77.9 -> 72.4 s).
+    execArgv: ['--liftoff-only'],
     // Three files at once on this 2-core machine: files wait (for blocks, a process's start, a timeout they test), and
     // with two at once the machine was 1.59-1.65 of its 2 cores busy over a whole run, with three 1.88-1.90. A clean
     // `npm test` (2026-11-29, quiet): two at once 405-454 s (four runs), three 353-371 s (two runs, all green).
