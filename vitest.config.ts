@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { SHORT_LIVED } from './test/helpers/l2stack.js';
 
 // Real chains and databases: generous timeouts (a CI run on a loaded 2-core machine took a 60 s test past
 // 60 s, four times in one run at load ~24).
@@ -95,14 +96,11 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Workers run embedded PGlite's WebAssembly on V8's baseline code only, as the `l2stack` processes tests start do
-    // (test/helpers/l2stack.ts): optimising it in the background cost more CPU than the optimised code saved, even in
-    // the files that write the most through it (2026-11-29: `test:fast` 73.3 -> 63.5 s of CPU; pglite-maintenance,
-    // rpc-filters, change-feed, proof-reads, pglite-template and tree together 77.9 -> 72.4 s).
-    execArgv: ['--liftoff-only'],
+    // The workers, as the `l2stack` processes tests start: PGlite's WebAssembly unoptimised (test/helpers/l2stack.ts).
+    execArgv: [SHORT_LIVED],
     // Three files at once on this 2-core machine: files wait (for blocks, a process's start, a timeout they test), and
-    // with two at once the machine was 1.59-1.65 of its 2 cores busy over a whole run, with three 1.88-1.90. A clean
-    // `npm test` (2026-11-29, quiet): two at once 405-454 s (four runs), three 353-371 s (two runs, all green).
+    // with two at once the machine was 1.59-1.65 of its 2 cores busy over a whole run, with three 1.84-1.90. `npm test`
+    // (2026-11-29, quiet): two at once 405-454 s (three runs), three 353-371 s (three runs, all green).
     maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
     projects: [

@@ -255,14 +255,14 @@ describe('filter expiry', () => {
     expect(((await send(rpc.url, call(1, 'eth_getFilterChanges', [ids[0]!]))) as Reply).error!.message).toMatch(
       /^filter not found/,
     );
-    // The cause, measured directly: embedded PGlite has no autovacuum and no checkpointer, so without the
-    // sweeper's VACUUM and CHECKPOINT the table kept every expired row's space and the WAL every round
-    // (+200 MiB per 100 MB of rows, measured). Now both stay where the first round left them.
     // Criteria are stored as they are, not run through pglz first (migration 006: half the insert's CPU on PGlite).
     const storage = (await db.client.knex.raw(
       `select attstorage from pg_attribute where attrelid = '${s}.filters'::regclass and attname = 'criteria'`,
     )) as { rows: { attstorage: string }[] };
     expect(storage.rows[0]!.attstorage).toBe('e');
+    // The cause, measured directly: embedded PGlite has no autovacuum and no checkpointer, so without the
+    // sweeper's VACUUM and CHECKPOINT the table kept every expired row's space and the WAL every round
+    // (+200 MiB per 100 MB of rows, measured). Now both stay where the first round left them.
     if (stored.length > 0) {
       expect(stored[3]!.table).toBeLessThan(stored[0]!.table + (roundMiB * 1048576) / 10);
       expect(stored[3]!.wal).toBeLessThanOrEqual(stored[0]!.wal + 16 * 1048576); // one WAL segment
