@@ -64,7 +64,7 @@ const LONGEST = [
   'test/e2e/devnet/permissionless.test.ts',
   'test/e2e/relayer/chain-faults.test.ts',
   'test/e2e/relayer/outage.test.ts',
-  'test/e2e/devnet/cli.test.ts',
+  'test/e2e/devnet/dev.test.ts',
   'test/adversarial/rpc-filters.test.ts',
   'test/adversarial/connections.test.ts',
   'test/adversarial/rpc-ws-resumes.test.ts',

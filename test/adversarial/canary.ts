@@ -28,7 +28,47 @@ export interface CanaryReport {
 }
 
 export interface Canary {
+  /** Requests answered or failed so far. */
+  sent(): number;
   stop(): Promise<CanaryReport>;
+}
+
+/**
+ * The canary requests a flood lasts for by default (floodWindow): 30 at the canary's 50 ms interval is 2-6 s of
+ * flood on this machine, against 8 s of fixed duration before, which sampled 39-119 (2026-11-29).
+ */
+export const UNDER_ATTACK = 30;
+
+/** How long a flood goes on: see floodWindow. */
+export interface FloodWindow {
+  /** Whether the flood goes on: its lanes loop `while (window.open())`. */
+  open(): boolean;
+  /** Keeps the flood going until `check` (something asserted mid-attack) settles, and gives its result. */
+  hold<T>(check: Promise<T>): Promise<T>;
+}
+
+/**
+ * A flood that lasts until the canary has been served `requests` more times and every check held open has
+ * settled, for at most `maxMs`: each recipe samples the same number of normal requests under attack whether the
+ * machine is quiet or loaded, and a check made mid-attack (a transaction mined, a receipt served) always ends
+ * before the attack does. A fixed duration did neither: on a quiet machine it flooded longer than any assertion
+ * needed (both cores busy for 8 s per recipe), on a loaded one a receipt could come after the flood had ended.
+ */
+export function floodWindow(canary: Canary, requests = UNDER_ATTACK, maxMs = 30_000): FloodWindow {
+  const target = canary.sent() + requests;
+  const deadline = Date.now() + maxMs;
+  let held = 0;
+  return {
+    open: () => Date.now() < deadline && (held > 0 || canary.sent() < target),
+    async hold(check) {
+      held++;
+      try {
+        return await check;
+      } finally {
+        held--;
+      }
+    },
+  };
 }
 
 /** One request at a time, every `intervalMs`, each bounded by `timeoutMs` (a hang counts as a failure). */
@@ -91,6 +131,7 @@ export function startCanary(
   })();
 
   return {
+    sent: () => latencies.length + failures.length,
     async stop() {
       stopped = true;
       await loop;

@@ -5,12 +5,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 import { l2stackArgs } from '../helpers/l2stack.js';
+import { newMarker, processesWithMarker } from '../helpers/processes.js';
+import { within } from '../helpers/within.js';
 
 /** `l2stack dev` as a user runs it (`npm start`), spawned by a test that needs a devnet of its own. */
 export interface DevProcess {
   state: DevnetState;
+  /** Its state file (`--state-file`), for the `l2stack devnet` commands that read it. */
+  stateFile: string;
   /** Waits until `probe` gives a value, failing with the process's last output when it exits or time runs out. */
   until<T>(what: string, probe: () => Promise<T | undefined>, ms: number): Promise<T>;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
+  /** Its processes still alive, itself and every child (anvil, the bundler): helpers/processes.ts marks them. */
+  processes(): number[];
+  /** Ctrl-C: SIGINT, and its exit code once it exited (bounded by `ms`). */
+  interrupt(ms: number): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -30,8 +40,10 @@ const freePort = () =>
  */
 export async function spawnDev(name: string): Promise<DevProcess> {
   const stateFile = join(mkdtempSync(join(tmpdir(), `l2stack-${name}-`)), 'devnet.json');
+  const marker = newMarker();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    [marker.name]: marker.value,
     RPC_PORT: String(await freePort()),
     TOKEN_API_PORT: String(await freePort()),
     API_PORT: String(await freePort()),
@@ -56,9 +68,17 @@ export async function spawnDev(name: string): Promise<DevProcess> {
       await new Promise((r) => setTimeout(r, 500));
     }
   };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const interrupt = async (ms: number) => {
+    child.kill('SIGINT');
+    try {
+      return await within('l2stack dev to exit on SIGINT', ms, exited);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; its last output:\n${output.slice(-3_000)}`, { cause: err });
+    }
+  };
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
   };
@@ -68,5 +88,13 @@ export async function spawnDev(name: string): Promise<DevProcess> {
     await stop();
     throw err;
   }
-  return { state: JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState, until, stop };
+  return {
+    state: JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState,
+    stateFile,
+    until,
+    output: () => output,
+    processes: () => processesWithMarker(marker),
+    interrupt,
+    stop,
+  };
 }

@@ -9,7 +9,7 @@ import { ALERTS, ALERT_TESTS, root, alertRules, alertTests, dashboards, expressi
 /**
  * Issue 25 item 4: the alert rules and dashboards of docker/. promtool (Debian's `prometheus` package; CI
  * installs it) checks the rules and runs their unit tests; the rest needs nothing but the files. That every
- * metric named here is exported by the running services is test/e2e/ops/metrics.ts (run by e2e/rpc/examples.test.ts).
+ * metric named here is exported by the running services is test/e2e/ops/metrics.ts (run by e2e/devnet/dev.test.ts).
  */
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
 if (!promtool)

@@ -3,8 +3,8 @@ import { expressions, metricNames } from '../../ops/rules.js';
 
 /**
  * Issue 25 item 4: every metric named in an alert rule (docker/prometheus/alerts.yml) or a dashboard panel
- * (docker/grafana/dashboards/*.json) is exported by the running services. test/e2e/rpc/examples.test.ts runs this
- * against the `l2stack dev` (what `npm start` runs) it starts for the spec's examples, so one process serves both: the
+ * (docker/grafana/dashboards/*.json) is exported by the running services. test/e2e/devnet/dev.test.ts runs this
+ * against the `l2stack dev` (what `npm start` runs) it starts for all its checks, so one process serves them all: the
  * /metrics of the relayer API, the RPC endpoint and the token API are scraped, and each name must be a metric family
  * they declare (`# TYPE`), a histogram's _bucket/_sum/_count included. A labelled family with no child yet (a counter
  * of an event that has not happened, e.g. reverted claims) is declared without samples: that is still the service

@@ -1,18 +1,34 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
+import { JsonRpcProvider, Wallet } from 'ethers';
 import WebSocket from 'ws';
+import {
+  L1MessageService__factory,
+  Poseidon2SparseMerkleProofVerifier__factory,
+  SparseMerkleProofVerifier__factory,
+} from '../../../generated/contracts/types/index.js';
 import { loadRpcSpec, type SpecMethod } from '../../../src/rpc/spec.js';
 import type { DevnetState } from '../../../src/devnet/state-file.js';
+import { loadStateConfig } from '../../../src/state/config.js';
+import { hashProviderOf } from '../../../src/state/state-hash.js';
+import { verifyStateProof, type InclusionProofJson, type StateProofResultJson } from '../../../src/state/verify.js';
 import { spawnDev, type DevProcess } from '../dev-process.js';
 import { call, type RpcReply } from '../../rpc/helpers.js';
+import { l2stackArgs } from '../../helpers/l2stack.js';
+import { within } from '../../helpers/within.js';
 import { expectRuleMetricsExported } from '../ops/metrics.js';
 
 /**
- * Issue 24 item 4: every example of specs/rpc.openrpc.json holds against `l2stack dev` (what `npm start`
- * runs: devnet, bundler, state manager, every service), checked by @open-rpc/test-coverage's own examples
- * rule. The rule sends each example's params in document order and accepts the answer when it equals the
- * example's result or, failing that, when it fits the method's result schema; an error is a mismatch.
+ * `l2stack dev` as a user runs it (`npm start`: devnet, bundler, state manager, every service), one process for
+ * every check that needs a whole stack of its own, in this order: the spec's examples against it, the metrics of
+ * the alert rules, what it serves, the whole loop (a message claimed, a proof verified on L1), and last Ctrl-C.
+ * One start, not one per check: a start costs ~13 s of CPU and two cores had to carry two of them at once.
+ *
+ * The examples (issue 24 item 4): every example of specs/rpc.openrpc.json holds, checked by @open-rpc/test-coverage's
+ * own examples rule. The rule sends each example's params in document order and accepts the answer when it equals
+ * the example's result or, failing that, when it fits the method's result schema; an error is a mismatch.
  * Deterministic answers (chain id, the raw transaction's and the user operation's hashes, the gas estimate
  * of a user operation) are pinned exactly. Values that differ from run to run by design are placeholders
  * in the spec, each mapped here to this run's value before the rule runs: the hash of block 0x1 and of its
@@ -64,7 +80,7 @@ const result = async (method: string, params: unknown[]): Promise<any> => {
 
 beforeAll(async () => {
   // One hour of history is enough: the examples need blocks 0x1..0x40 and a finalized state.
-  dev = await spawnDev('examples');
+  dev = await spawnDev('dev');
   state = dev.state;
   rpcUrl = state.services.rpc!;
   // svc_getProof answers once the state manager's roots are finalized on L1, some seconds after ready.
@@ -193,9 +209,126 @@ describe("the spec's examples against l2stack dev (npm start)", () => {
   );
 });
 
-describe('the metrics of the alert rules and dashboards against the same l2stack dev', () => {
+describe('the metrics of the alert rules and dashboards against l2stack dev', () => {
   it('behavior: every metric named in a rule or a dashboard panel is exported by the running services', async () => {
     const s = state.services;
     await expectRuleMetricsExported({ relayer: s.relayerApi, rpc: s.rpc, 'token-api': s.tokenApi });
+  });
+});
+
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, l2stackArgs(...args), { encoding: 'utf8', timeout: 60_000 });
+
+describe('l2stack dev: what it serves, the whole loop, Ctrl-C', () => {
+  it('behavior: it serves both chains, the node behind the endpoint and the services, and says what to try', async () => {
+    // The public endpoint fronts L2 when the RPC service runs.
+    expect(state.l2.rpcUrl).toBe(state.services.rpc);
+    for (const url of [state.l1.rpcUrl, state.l2.rpcUrl, state.l2.upstreamRpcUrl]) {
+      const reply = await call(url, 'eth_blockNumber', []);
+      expect(reply.result, url).toMatch(/^0x[0-9a-f]+$/);
+    }
+    expect(dev!.output()).toContain('Try:');
+    expect(dev!.processes().length).toBeGreaterThanOrEqual(3); // node + two anvil chains
+    expect(state.services.tokenApi).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${state.services.tokenApi}/health/live`)).status).toBe(200);
+  });
+
+  it('behavior: a message sent on L1 is anchored and claimed; svc_getProof verifies against the root stored on L1, off-chain and by the verifier contract', async () => {
+    const sent = cli(
+      'devnet',
+      'send-message',
+      '--from',
+      'l1',
+      '--value',
+      '0.001',
+      '--fee',
+      '0.0001',
+      '--state-file',
+      dev!.stateFile,
+    );
+    expect(sent.status, sent.stderr).toBe(0);
+    const hash = sent.stdout.trim();
+    const status = await dev!.until(
+      'the relayer to claim the message',
+      async () => {
+        const res = await fetch(`${state.services.relayerApi}/messages/${hash}?direction=L1_TO_L2`);
+        if (!res.ok) return undefined;
+        const body = (await res.json()) as { status: string };
+        return ['CLAIMED_SUCCESS', 'CLAIMED_REVERTED', 'NON_EXECUTABLE', 'ZERO_FEE', 'FEE_UNDERPRICED'].includes(
+          body.status,
+        )
+          ? body.status
+          : undefined;
+      },
+      150_000,
+    );
+    expect(status).toBe('CLAIMED_SUCCESS');
+
+    // svc_getProof through the public endpoint verifies against the state root the coordinator stored on L1.
+    const l1Provider = new JsonRpcProvider(state.l1.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    try {
+      const l1 = L1MessageService__factory.connect(state.l1.messageService, l1Provider);
+      const finalized = await dev!.until(
+        'a finalization carrying the state manager root',
+        async () => {
+          const n = await l1.currentL2BlockNumber();
+          return n > 0n ? n : undefined;
+        },
+        180_000,
+      );
+      // The state manager learns of a finalization by polling L1, so for a moment after the test sees it the
+      // endpoint still answers -32000 "not finalized"; that answer is retryable, any other is a failure.
+      const proof = await dev!.until(
+        'svc_getProof to serve the finalized block',
+        async () => {
+          const reply = await call(state.services.rpc!, 'svc_getProof', [
+            state.accounts[4]!.address,
+            [],
+            `0x${finalized.toString(16)}`,
+          ]);
+          if (reply.error?.code === -32000) return undefined;
+          if (!reply.result) throw new Error(`svc_getProof failed: ${JSON.stringify(reply.error)}`);
+          return reply.result as StateProofResultJson;
+        },
+        30_000,
+      );
+      // In the format STATE_HASH says (the devnet's state manager reads it from the same environment).
+      const stateHash = loadStateConfig({
+        ...process.env,
+        STATE_L2_RPC_URL: 'http://x',
+        STATE_L1_RPC_URL: 'http://x',
+        STATE_L1_MESSAGE_SERVICE: state.l1.messageService,
+      }).hash;
+      const verified = verifyStateProof(await l1.stateRootHashes(finalized), proof, hashProviderOf(stateHash));
+      expect(verified.ok, verified.ok ? '' : verified.reason).toBe(true);
+      expect(verified.ok && verified.account?.balance).toBeGreaterThan(0n);
+      // And on L1, by the verifier of that format against the root the message service stored.
+      const deployer = new Wallet(state.accounts[5]!.privateKey, l1Provider);
+      const factory =
+        stateHash === 'poseidon2'
+          ? new Poseidon2SparseMerkleProofVerifier__factory(deployer)
+          : new SparseMerkleProofVerifier__factory(deployer);
+      const verifier = await factory.deploy();
+      await within('the verifier contract to be deployed', 60_000, verifier.waitForDeployment());
+      const entry = proof.accountProof as InclusionProofJson;
+      const at = (account: string) =>
+        verifier.verifyAccountAtFinalizedBlock(
+          state.l1.messageService,
+          finalized,
+          entry.proof.proofRelatedNodes,
+          entry.leafIndex,
+          account,
+          entry.proof.value,
+        );
+      expect(await at(state.accounts[4]!.address)).toBe(true);
+      expect(await at(state.accounts[5]!.address)).toBe(false);
+    } finally {
+      l1Provider.destroy();
+    }
+  });
+
+  it('behavior: Ctrl-C stops everything it started with exit 0', async () => {
+    expect(await dev!.interrupt(60_000)).toBe(0);
+    expect(dev!.processes()).toEqual([]);
   });
 });
