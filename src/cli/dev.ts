@@ -1,13 +1,10 @@
 import { dirname } from 'node:path';
 import type { CommandBody } from './command.js';
-import { runLifecycle } from '../common/lifecycle.js';
 import { devnetDatabase, devnetOptions, devnetOptionHelp, parseDevnetFlags } from './devnet.js';
 import { loadCommonConfig } from '../common/config/common-env.js';
 import { readProcessEnv } from '../common/config/process-env.js';
-import { startDevnet, type DevnetChains } from '../devnet/devnet.js';
+import type { DevnetChains } from '../devnet/devnet.js';
 import { writeStateFile } from '../devnet/state-file.js';
-import { checkServicePorts, checkChainPorts, describeStack } from '../devnet/stack.js';
-import { LateStateRoots, startDevnetStateManager } from '../devnet/services/state.js';
 
 export const devCommand: CommandBody = {
   options: devnetOptions,
@@ -19,6 +16,15 @@ export const devCommand: CommandBody = {
     const { stateFile, dbDir, options } = parseDevnetFlags(values);
     const env = readProcessEnv();
     const { config } = loadCommonConfig(env);
+    // The chains, contracts and services are loaded only to start them: `--help` and a bad flag never need them.
+    const [{ runLifecycle }, { startDevnet }, { checkServicePorts, checkChainPorts, describeStack }, services] =
+      await Promise.all([
+        import('../common/lifecycle.js'),
+        import('../devnet/devnet.js'),
+        import('../devnet/stack.js'),
+        import('../devnet/services/state.js'),
+      ]);
+    const { LateStateRoots, startDevnetStateManager } = services;
     return runLifecycle({
       name: 'dev',
       level: config.logLevel,

@@ -1,5 +1,6 @@
 // The correct twin of wrong-result.fixture.ts: the same handlers with the shapes the spec allows. It must
-// compile cleanly (tsconfig.right.json), so typed-handlers.test.ts cannot pass because nothing compiles.
+// compile cleanly in the same program (tsconfig.fixtures.json), so typed-handlers.test.ts cannot pass because nothing
+// compiles.
 import type { Block } from '../../generated/rpc/methods.js';
 import { defineMethod } from '../../src/rpc/context.js';
 import { RawJson } from '../../src/rpc/upstream/raw-json.js';

@@ -1,5 +1,5 @@
 // Deliberately wrong handlers: test/contract/typed-handlers.test.ts compiles this file with `tsc --noEmit`
-// (tsconfig.wrong.json) and expects exactly the errors marked `expect TSxxxx` on the line below the mark.
+// (tsconfig.fixtures.json) and expects exactly the errors marked `expect TSxxxx` on the line below the mark.
 // Excluded from the project's tsconfig, eslint and vitest globs; right-result.fixture.ts is its correct twin.
 import type { Block } from '../../generated/rpc/methods.js';
 import { defineMethod } from '../../src/rpc/context.js';
