@@ -100,7 +100,12 @@ export default defineConfig({
     execArgv: [SHORT_LIVED],
     // Three files at once on this 2-core machine: files wait (for blocks, a process's start, a timeout they test), and
     // with two at once the machine was 1.59-1.65 of its 2 cores busy over a whole run, with three 1.84-1.90. `npm test`
-    // (2026-11-29, quiet): two at once 405-454 s (three runs), three 353-371 s (three runs, all green).
+    // (2026-11-29, quiet): two at once 405-454 s (three runs), three 353-371 s (three runs, all green). Every project
+    // has the same number, so all share one pool and the next project's files start while the last of the one before
+    // still run; with `fast` on two workers vitest ran it as a group of its own, after the others had all ended, at
+    // 1.0-1.8 cores busy (280 -> 269 s, 2026-11-29). `npm run test:fast` alone asks for two (--maxWorkers=2 in
+    // package.json): a third worker there only imported everything once more (49-53 s and 86-91 s of CPU on three,
+    // 46-51 s and 71-78 s on two).
     maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
     projects: [
@@ -115,11 +120,6 @@ export default defineConfig({
           ...record,
           name: 'fast',
           isolate: false,
-          // Two at once, and so after the other projects in `npm test` (vitest runs projects with different maxWorkers
-          // in turn, by groupOrder): its files seldom wait, and a third worker only imported everything once more
-          // (`npm run test:fast` 49-53 s with 86-91 s of CPU on three workers, 46-51 s with 71-78 s on two).
-          maxWorkers: 2,
-          sequence: { groupOrder: 1 },
           // openTestDb gives a closed file's PGlite to the next file of the worker (test/helpers/db.ts).
           env: { L2STACK_TEST_PGLITE_REUSE: '1' },
           include: ['test/**/*.test.ts'],
