@@ -2,7 +2,7 @@ import { ethers } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { countingUpstream, post, wallet, type RpcReply } from '../rpc/helpers.js';
-import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
+import { chain, nodeCanary, openTestDb, sendTransfer, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 import { floodWindow, UNDER_ATTACK } from './canary.js';
 import { mined } from '../../src/common/chain/mined.js';
 
@@ -116,16 +116,10 @@ describe('adversarial: gas bomb', () => {
     const receipt = await attack.hold(
       (async () => {
         await new Promise((res) => setTimeout(res, 1_000));
-        const signer = wallet(1, provider);
-        const raw = await signer.signTransaction(
-          await signer.populateTransaction({ to: wallet(2).address, value: 1n }),
-        );
-        const sent = await send(r.url, 'eth_sendRawTransaction', [raw], '10.1.0.1');
-        expect(sent.reply.error).toBeUndefined();
+        const hash = await sendTransfer(r.url, provider, '10.1.0.1');
         let mined = null as { status?: string } | null;
         for (let i = 0; i < 100 && !mined; i++) {
-          mined = (await send(r.url, 'eth_getTransactionReceipt', [sent.reply.result], '10.1.0.1')).reply
-            .result as typeof mined;
+          mined = (await send(r.url, 'eth_getTransactionReceipt', [hash], '10.1.0.1')).reply.result as typeof mined;
           if (!mined) await new Promise((res) => setTimeout(res, 50));
         }
         return mined;

@@ -6,7 +6,8 @@ import { Shutdown } from '../../src/common/shutdown.js';
 import { loadRpcConfig, startRpc, type RpcConfig } from '../../src/rpc/index.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { openTestDb } from '../helpers/db.js';
-import { chain } from '../rpc/helpers.js';
+import type { ethers } from 'ethers';
+import { chain, post, wallet, type RpcReply } from '../rpc/helpers.js';
 import { startCanary, type Canary } from './canary.js';
 import { transportFromEnv } from '../helpers/transport.js';
 
@@ -107,3 +108,17 @@ export { chain, openTestDb };
 
 /** Resident set size of this process (endpoint and, without DATABASE_HOST, its embedded PGlite) in MiB. */
 export const rssMiB = () => Math.round(process.memoryUsage().rss / 1048576);
+
+/**
+ * A transfer from wallet(1) to wallet(2), signed here (nonce and fees from `provider`, the node) and sent through the
+ * endpoint at `url` as the client `from` (X-Forwarded-For): its hash. What a normal user does in the middle of an
+ * attack; the recipe then waits for its receipt.
+ */
+export async function sendTransfer(url: string, provider: ethers.JsonRpcProvider, from: string): Promise<string> {
+  const signer = wallet(1, provider);
+  const raw = await signer.signTransaction(await signer.populateTransaction({ to: wallet(2).address, value: 1n }));
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
+  const reply = JSON.parse((await post(url, body, { 'x-forwarded-for': from })).text) as RpcReply;
+  if (reply.error) throw new Error(`eth_sendRawTransaction through the endpoint: ${JSON.stringify(reply.error)}`);
+  return reply.result as string;
+}

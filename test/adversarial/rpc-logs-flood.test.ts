@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { countingUpstream, deployOuter, post, wallet, type CountingUpstream, type RpcReply } from '../rpc/helpers.js';
 import { waitFor } from '../helpers/chain.js';
-import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
+import { chain, nodeCanary, openTestDb, sendTransfer, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 import { floodWindow, UNDER_ATTACK } from './canary.js';
 
 /**
@@ -215,17 +215,7 @@ describe('adversarial: wide eth_getLogs', () => {
       }
     });
     // A transaction sent through the endpoint mid-attack is mined.
-    const receipt = await attack.hold(
-      (async () => {
-        const signer = wallet(1, provider);
-        const raw = await signer.signTransaction(
-          await signer.populateTransaction({ to: wallet(2).address, value: 1n }),
-        );
-        const sent = await send(r.url, 'eth_sendRawTransaction', [raw], '10.8.4.3');
-        expect(sent.reply.error).toBeUndefined();
-        return receiptOf(sent.reply.result as string);
-      })(),
-    );
+    const receipt = await attack.hold(sendTransfer(r.url, provider, '10.8.4.3').then(receiptOf));
     await Promise.all(lanes);
     const seconds = (Date.now() - started) / 1000;
     const report = await canary.stop();

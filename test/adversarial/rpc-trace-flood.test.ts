@@ -4,7 +4,7 @@ import type { Anvil } from '../../src/devnet/anvil.js';
 import { boundTracerTimeout, durationMs } from '../../src/rpc/trace/gate.js';
 import { countingUpstream, post, wallet, type CountingUpstream, type RpcReply } from '../rpc/helpers.js';
 import { waitFor } from '../helpers/chain.js';
-import { chain, nodeCanary, openTestDb, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
+import { chain, nodeCanary, openTestDb, sendTransfer, startRpcUnderTest, type RpcUnderTest } from './rpc-harness.js';
 import { floodWindow, UNDER_ATTACK } from './canary.js';
 
 /**
@@ -163,17 +163,7 @@ describe('adversarial: traces', () => {
       }
     });
     // A transaction sent mid-attack is mined before the attack ends.
-    const receipt = await attack.hold(
-      (async () => {
-        const signer = wallet(1, provider);
-        const raw = await signer.signTransaction(
-          await signer.populateTransaction({ to: wallet(2).address, value: 1n }),
-        );
-        const sent = await send(r.url, 'eth_sendRawTransaction', [raw], '10.7.3.100');
-        expect(sent.reply.error).toBeUndefined();
-        return receiptOf(sent.reply.result as string);
-      })(),
-    );
+    const receipt = await attack.hold(sendTransfer(r.url, provider, '10.7.3.100').then(receiptOf));
     await Promise.all(lanes);
     const report = await canary.stop();
     process.stdout.write(`trace flood outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}\n`);
