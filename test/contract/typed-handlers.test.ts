@@ -6,10 +6,10 @@ import { createRequire } from 'node:module';
 
 /**
  * `npm run typecheck` must refuse a handler whose params or result the spec (specs/rpc.openrpc.json, via
- * generated/rpc/methods.ts' RpcMethodMap and defineMethod) does not allow. test/types/ holds a wrong
- * fixture and its correct twin, outside the project's tsconfig, compiled here together with `tsc --noEmit` (one program:
- * one tsc start and one check of what both import, ~5 s of CPU less than a program each). The twin must compile
- * cleanly, so the wrong one cannot fail for an unrelated reason (a broken import).
+ * generated/rpc/methods.ts' RpcMethodMap and defineMethod) does not allow. test/types/ holds a wrong fixture and its
+ * correct twin, outside the project's tsconfig, compiled here together with `tsc --noEmit` (one program: one tsc start
+ * and one check of what both import, ~5 s of CPU less than a program each). The twin must compile cleanly, so the
+ * wrong one cannot fail for an unrelated reason (a broken import).
  */
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

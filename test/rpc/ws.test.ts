@@ -93,7 +93,12 @@ describe('JSON-RPC over WebSocket', () => {
     const viemLogs: Log[] = [];
     const viemErrors: string[] = [];
     const stopBlocks = viem.watchBlocks({
-      onBlock: (b) => void viemBlocks.push(b.number!),
+      // viem fetches each announced block and, when that fetch fails, reports no block at all (its `.catch(() => {})`):
+      // that is recorded with the errors, so a missing head says why.
+      onBlock: (b: { number: bigint | null } | undefined) =>
+        void (b
+          ? viemBlocks.push(b.number!)
+          : viemErrors.push(`${new Date().toISOString()} a head whose block viem could not fetch`)),
       onError: (e) => void viemErrors.push(`${new Date().toISOString()} ${e.message.split('\n')[0]}`),
     });
     const stopLogs = viem.watchContractEvent({
