@@ -50,9 +50,10 @@ export interface FloodWindow {
 /**
  * A flood that lasts until the canary has been served `requests` more times and every check held open has
  * settled, for at most `maxMs`: each recipe samples the same number of normal requests under attack whether the
- * machine is quiet or loaded, and a check made mid-attack (a transaction mined, a receipt served) always ends
- * before the attack does. A fixed duration did neither: on a quiet machine it flooded longer than any assertion
- * needed (both cores busy for 8 s per recipe), on a loaded one a receipt could come after the flood had ended.
+ * machine is quiet or loaded, and a check made mid-attack (a transaction mined, a receipt served) ends before the
+ * attack does (unless `maxMs` runs out first). A fixed duration did neither: on a quiet machine it flooded longer
+ * than any assertion needed (both cores busy for 8 s per recipe), on a loaded one a receipt could come after the
+ * flood had ended.
  */
 export function floodWindow(canary: Canary, requests = UNDER_ATTACK, maxMs = 30_000): FloodWindow {
   const target = canary.sent() + requests;

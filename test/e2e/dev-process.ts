@@ -80,7 +80,10 @@ export async function spawnDev(name: string): Promise<DevProcess> {
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    await exited;
+    await within('l2stack dev to exit on SIGTERM', 60_000, exited).catch((err: unknown) => {
+      child.kill('SIGKILL');
+      throw err;
+    });
   };
   try {
     await until('l2stack dev ready', async () => (output.includes('l2stack dev ready') ? true : undefined), 300_000);
