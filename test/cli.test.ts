@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { COMMANDS } from '../src/cli/commands.js';
-import { l2stackArgs } from './helpers/l2stack.js';
+import { runL2stack } from './helpers/l2stack.js';
 
-const run = (...args: string[]) =>
-  spawnSync(process.execPath, l2stackArgs(...args), { encoding: 'utf8', timeout: 30_000 });
+const run = (...args: string[]) => runL2stack(args, { timeout: 30_000 });
 
 describe('l2stack CLI', () => {
   it('behavior: --help lists the commands and exits 0', () => {
@@ -40,9 +38,7 @@ describe('l2stack CLI', () => {
   });
 
   it('behavior: migrate takes several services and migrates each (in one database when DATABASE_PGLITE_DIR names it)', () => {
-    const r = spawnSync(process.execPath, l2stackArgs('migrate', 'relayer', 'rpc'), {
-      encoding: 'utf8',
-      timeout: 60_000,
+    const r = runL2stack(['migrate', 'relayer', 'rpc'], {
       env: { ...process.env, DATABASE_HOST: '', DATABASE_PGLITE_DIR: 'memory://', LOG_LEVEL: 'info' },
     });
     expect(r.status, r.stderr).toBe(0);

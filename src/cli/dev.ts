@@ -17,14 +17,17 @@ export const devCommand: CommandBody = {
     const env = readProcessEnv();
     const { config } = loadCommonConfig(env);
     // The chains, contracts and services are loaded only to start them: `--help` and a bad flag never need them.
-    const [{ runLifecycle }, { startDevnet }, { checkServicePorts, checkChainPorts, describeStack }, services] =
-      await Promise.all([
-        import('../common/lifecycle.js'),
-        import('../devnet/devnet.js'),
-        import('../devnet/stack.js'),
-        import('../devnet/services/state.js'),
-      ]);
-    const { LateStateRoots, startDevnetStateManager } = services;
+    const [
+      { runLifecycle },
+      { startDevnet },
+      { checkServicePorts, checkChainPorts, describeStack },
+      { LateStateRoots, startDevnetStateManager },
+    ] = await Promise.all([
+      import('../common/lifecycle.js'),
+      import('../devnet/devnet.js'),
+      import('../devnet/stack.js'),
+      import('../devnet/services/state.js'),
+    ]);
     return runLifecycle({
       name: 'dev',
       level: config.logLevel,

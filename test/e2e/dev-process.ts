@@ -19,7 +19,7 @@ export interface DevProcess {
   output(): string;
   /** Its processes still alive, itself and every child (anvil, the bundler): helpers/processes.ts marks them. */
   processes(): number[];
-  /** Ctrl-C: SIGINT, and its exit code once it exited (bounded by `ms`). */
+  /** Ctrl-C: SIGINT, and its exit code once it exited (bounded by `ms`, then SIGKILL). */
   interrupt(ms: number): Promise<number | null>;
   stop(): Promise<void>;
 }
@@ -69,21 +69,19 @@ export async function spawnDev(name: string): Promise<DevProcess> {
     }
   };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const interrupt = async (ms: number) => {
-    child.kill('SIGINT');
+  /** Sends `signal` and waits `ms` for the exit; past that, SIGKILL and an error with its last output. */
+  const end = async (signal: NodeJS.Signals, ms: number) => {
+    child.kill(signal);
     try {
-      return await within('l2stack dev to exit on SIGINT', ms, exited);
+      return await within(`l2stack dev to exit on ${signal}`, ms, exited);
     } catch (err) {
+      child.kill('SIGKILL');
       throw new Error(`${(err as Error).message}; its last output:\n${output.slice(-3_000)}`, { cause: err });
     }
   };
+  const interrupt = (ms: number) => end('SIGINT', ms);
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    await within('l2stack dev to exit on SIGTERM', 60_000, exited).catch((err: unknown) => {
-      child.kill('SIGKILL');
-      throw err;
-    });
+    if (child.exitCode === null && child.signalCode === null) await end('SIGTERM', 60_000);
   };
   try {
     await until('l2stack dev ready', async () => (output.includes('l2stack dev ready') ? true : undefined), 300_000);

@@ -1,3 +1,4 @@
+import { spawnSync, type SpawnSyncOptionsWithStringEncoding, type SpawnSyncReturns } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The checkout's `l2stack` command (benchmarks run it as shipped: `[L2STACK_BIN, ...args]`). */
@@ -20,4 +21,15 @@ export const SHORT_LIVED = '--liftoff-only';
 /** Node's arguments to run `l2stack <args>` from a test: `spawn(process.execPath, l2stackArgs('relayer'))`. */
 export function l2stackArgs(...args: string[]): string[] {
   return [SHORT_LIVED, L2STACK_BIN, ...args];
+}
+
+/**
+ * `l2stack <args>` run to its end from a test, its output as text: bounded by `timeout` (60 s unless given), with the
+ * test's environment unless `env` replaces it.
+ */
+export function runL2stack(
+  args: string[],
+  options: Omit<SpawnSyncOptionsWithStringEncoding, 'encoding'> = {},
+): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, l2stackArgs(...args), { timeout: 60_000, ...options, encoding: 'utf8' });
 }

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { Wallet } from 'ethers';
 import { openTestDb } from '../helpers/db.js';
 import { newMessage } from './new-message.js';
@@ -15,7 +14,7 @@ import { createLogger } from '../../src/common/log.js';
 import { createMetrics } from '../../src/common/metrics.js';
 import { loadRelayerConfig, startRelayer } from '../../src/relayer/index.js';
 import { Shutdown } from '../../src/common/shutdown.js';
-import { l2stackArgs } from '../helpers/l2stack.js';
+import { runL2stack } from '../helpers/l2stack.js';
 
 let testDb: Awaited<ReturnType<typeof openTestDb>>;
 let repo: RelayerRepository;
@@ -176,8 +175,7 @@ describe('relayer database', () => {
 
 describe('relayer process', () => {
   it('error: `l2stack relayer` with a bad environment lists every problem and exits 1 before connecting anywhere', () => {
-    const r = spawnSync(process.execPath, l2stackArgs('relayer'), {
-      encoding: 'utf8',
+    const r = runL2stack(['relayer'], {
       timeout: 30_000,
       env: {
         PATH: process.env.PATH,

@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../src/cli/command.js';
@@ -11,10 +11,9 @@ import { startAnvil } from '../../src/devnet/anvil.js';
 import { lineaRoots } from './linea-vectors.js';
 import { DEFAULT_STATE_HASH } from '../../src/state/config.js';
 import { hashProviderOf } from '../../src/state/state-hash.js';
-import { l2stackArgs } from '../helpers/l2stack.js';
+import { l2stackArgs, runL2stack } from '../helpers/l2stack.js';
 
-const spawn = (input: string, ...args: string[]) =>
-  spawnSync(process.execPath, l2stackArgs('verify-proof', ...args), { input, encoding: 'utf8', timeout: 60_000 });
+const spawn = (input: string, ...args: string[]) => runL2stack(['verify-proof', ...args], { input });
 const A = '0x00000000000000000000000000000000000000a1';
 
 let root: string;
@@ -90,11 +89,7 @@ describe('l2stack verify-proof', () => {
     const file = fileURLToPath(
       new URL('../fixtures/linea-poseidon2/merkle-proof-data-poseidon2.json', import.meta.url),
     );
-    const r = spawnSync(
-      process.execPath,
-      l2stackArgs('verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file),
-      { encoding: 'utf8', timeout: 60_000 },
-    );
+    const r = runL2stack(['verify-proof', '--root', lineaRoots().STATE_ROOT, '--hash', 'poseidon2', '--file', file]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(

@@ -1,5 +1,4 @@
 import { AbiCoder, encodeBytes32String } from 'ethers';
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/config/env.js';
 import { loadTokenApiConfig, loadTokenIndexerConfig } from '../../src/token-api/config.js';
@@ -9,7 +8,7 @@ import { PriceOracle, poolSpot, type PoolState } from '../../src/token-api/index
 import { DEFAULT_PRICING } from '../../src/token-api/indexer/sources.js';
 import { spamReasons } from '../../src/token-api/indexer/spam.js';
 import { parseTokenList } from '../../src/token-api/indexer/token-list.js';
-import { l2stackArgs } from '../helpers/l2stack.js';
+import { runL2stack } from '../helpers/l2stack.js';
 
 describe('token API building blocks', () => {
   it('behavior: formatDecimal is exact and drops trailing zeros', () => {
@@ -157,8 +156,7 @@ describe('token API config', () => {
   });
 
   it('error: l2stack token-api exits 1 with every config problem before touching chain or database', () => {
-    const r = spawnSync(process.execPath, l2stackArgs('token-api'), {
-      encoding: 'utf8',
+    const r = runL2stack(['token-api'], {
       timeout: 30_000,
       env: { PATH: process.env.PATH, TOKEN_API_PORT: '70000', DATABASE_PORT: 'x' },
     });

@@ -1,16 +1,14 @@
 import { describe, expect, inject, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newMarker, processesWithMarker } from '../../helpers/processes.js';
-import { l2stackArgs } from '../../helpers/l2stack.js';
+import { runL2stack } from '../../helpers/l2stack.js';
 
 /** `l2stack devnet` commands against the shared devnet; `l2stack dev` as a whole is test/e2e/devnet/dev.test.ts. */
 const stateFile = inject('devnetStateFile');
-const cli = (...args: string[]) =>
-  spawnSync(process.execPath, l2stackArgs(...args), { encoding: 'utf8', timeout: 60_000 });
+const cli = (...args: string[]) => runL2stack(args);
 
 const occupy = () =>
   new Promise<{ server: Server; port: number }>((resolve) => {
@@ -64,17 +62,9 @@ describe('l2stack devnet start-up', () => {
     const { server, port } = await occupy();
     const marker = newMarker();
     try {
-      const r = spawnSync(
-        process.execPath,
-        l2stackArgs(
-          'devnet',
-          '--l2-port',
-          String(port),
-          '--state-file',
-          join(mkdtempSync(join(tmpdir(), 'l2s-')), 's.json'),
-        ),
+      const r = runL2stack(
+        ['devnet', '--l2-port', String(port), '--state-file', join(mkdtempSync(join(tmpdir(), 'l2s-')), 's.json')],
         {
-          encoding: 'utf8',
           timeout: 120_000,
           env: { ...process.env, [marker.name]: marker.value, LOG_LEVEL: 'error', DATABASE_HOST: '' },
         },

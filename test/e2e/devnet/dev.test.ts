@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
-import { spawnSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { JsonRpcProvider, Wallet } from 'ethers';
 import WebSocket from 'ws';
@@ -16,7 +15,7 @@ import { hashProviderOf } from '../../../src/state/state-hash.js';
 import { verifyStateProof, type InclusionProofJson, type StateProofResultJson } from '../../../src/state/verify.js';
 import { spawnDev, type DevProcess } from '../dev-process.js';
 import { call, type RpcReply } from '../../rpc/helpers.js';
-import { l2stackArgs } from '../../helpers/l2stack.js';
+import { runL2stack } from '../../helpers/l2stack.js';
 import { within } from '../../helpers/within.js';
 import { expectRuleMetricsExported } from '../ops/metrics.js';
 
@@ -216,9 +215,6 @@ describe('the metrics of the alert rules and dashboards against l2stack dev', ()
   });
 });
 
-const cli = (...args: string[]) =>
-  spawnSync(process.execPath, l2stackArgs(...args), { encoding: 'utf8', timeout: 60_000 });
-
 describe('l2stack dev: what it serves, the whole loop, Ctrl-C', () => {
   it('behavior: it serves both chains, the node behind the endpoint and the services, and says what to try', async () => {
     // The public endpoint fronts L2 when the RPC service runs.
@@ -234,7 +230,7 @@ describe('l2stack dev: what it serves, the whole loop, Ctrl-C', () => {
   });
 
   it('behavior: a message sent on L1 is anchored and claimed; svc_getProof verifies against the root stored on L1, off-chain and by the verifier contract', async () => {
-    const sent = cli(
+    const sent = runL2stack([
       'devnet',
       'send-message',
       '--from',
@@ -245,7 +241,7 @@ describe('l2stack dev: what it serves, the whole loop, Ctrl-C', () => {
       '0.0001',
       '--state-file',
       dev!.stateFile,
-    );
+    ]);
     expect(sent.status, sent.stderr).toBe(0);
     const hash = sent.stdout.trim();
     const status = await dev!.until(
