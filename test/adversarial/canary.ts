@@ -30,6 +30,11 @@ export interface CanaryReport {
 export interface Canary {
   /** Requests answered or failed so far. */
   sent(): number;
+  /**
+   * Resolves once the canary has been served (its keep-alive socket is open, as a long-lived client's is when an
+   * attack starts); fails after `timeoutMs`, naming what it got meanwhile.
+   */
+  served(timeoutMs?: number): Promise<void>;
   stop(): Promise<CanaryReport>;
 }
 
@@ -133,6 +138,14 @@ export function startCanary(
 
   return {
     sent: () => latencies.length + failures.length,
+    async served(waitMs = 10_000) {
+      const deadline = Date.now() + waitMs;
+      while (latencies.length === 0) {
+        if (Date.now() > deadline)
+          throw new Error(`canary ${name}: not served within ${waitMs} ms (${failures.length} failed: ${failures[0]})`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
     async stop() {
       stopped = true;
       await loop;

@@ -283,7 +283,7 @@ async function holdsItsQuota(
   canary: Canary,
   probe: () => Promise<number | string>,
 ): Promise<void> {
-  await new Promise((r) => setTimeout(r, 300)); // the canary's keep-alive socket is open before the flood
+  await canary.served(); // its keep-alive socket is open before the flood
   const flood = await idleFlood(url, 100, ATTACKER);
   try {
     await expect.poll(() => flood.open(), { timeout: 15_000, interval: 100 }).toBeLessThanOrEqual(TCP_PER_CLIENT);

@@ -57,7 +57,7 @@ async function underFlood(
   canary: Canary,
   probe: () => Promise<number | string>,
 ): Promise<void> {
-  await new Promise((r) => setTimeout(r, 300)); // the canary's keep-alive socket is open before the flood
+  await canary.served(); // its keep-alive socket is open before the flood
   const f = await flood(url, FLOOD);
   try {
     // The server closes the excess as it accepts it; wait until it has (bounded by the test timeout).

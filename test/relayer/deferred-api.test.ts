@@ -21,8 +21,10 @@ afterEach(async () => {
 async function serve(options: Partial<Parameters<typeof deferredApi>[0]> & { build: () => Promise<RequestListener> }) {
   const failures: Error[] = [];
   api = deferredApi({ maxWaitMs: 400, idleBelow: -1, failed: (err) => failures.push(err), ...options });
-  server = await listen(api.listener, '127.0.0.1', 0, 'deferred api');
-  return { url: server.url, failures, api };
+  let arrived = 0;
+  const listener = api.listener;
+  server = await listen((req, res) => (arrived++, listener(req, res)), '127.0.0.1', 0, 'deferred api');
+  return { url: server.url, failures, api, arrived: () => arrived };
 }
 
 describe('the relayer API built off the start path', () => {
@@ -77,9 +79,9 @@ describe('the relayer API built off the start path', () => {
 
   it('behavior: stopping before the build answers waiting requests 503 and never builds', async () => {
     let builds = 0;
-    const { url, api: deferred } = await serve({ build: async () => (builds++, echoApp), maxWaitMs: 60_000 });
+    const { url, api: deferred, arrived } = await serve({ build: async () => (builds++, echoApp), maxWaitMs: 60_000 });
     const waiting = fetch(`${url}/messages`);
-    await new Promise((r) => setTimeout(r, 100)); // the request is in, waiting
+    await expect.poll(arrived, { timeout: 10_000, interval: 10 }).toBe(1); // the request is in, waiting
     deferred.cancel();
     const res = await waiting;
     expect(res.status).toBe(503);

@@ -6,6 +6,7 @@ import { openTestDb } from '../helpers/db.js';
 import { chain, deployOuter, outerArtifact, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { waitFor } from '../helpers/chain.js';
 
 let anvil: Anvil;
 let db: Awaited<ReturnType<typeof openTestDb>>;
@@ -45,19 +46,23 @@ describe('ethers v6 against the endpoint', () => {
 
     const polled = await filterPolls();
     const seen: bigint[] = [];
-    const got = new Promise<void>((resolve) => {
-      void contract.on('Noted', (n: bigint) => {
-        seen.push(n);
-        if (seen.length === 2) resolve();
-      });
-    });
-    await new Promise((r) => setTimeout(r, 300)); // let the subscriber install its filter
+    await contract.on('Noted', (n: bigint) => void seen.push(n));
+    // The event is sent once ethers polls its filter, so the filter exists before the logs do.
+    const installed = await waitFor(
+      'ethers to poll its filter',
+      async () => {
+        const n = await filterPolls();
+        return n > polled ? n : undefined;
+      },
+      30_000,
+      50,
+    );
     const tx = (await contract.getFunction('note')(41n, ethers.id('ethers'), 2n)) as ethers.TransactionResponse;
     const receipt = (await mined(tx))!;
-    await got;
+    await waitFor('the 2 logs through the filter', async () => (seen.length >= 2 ? true : undefined), 30_000, 50);
     await contract.removeAllListeners();
     expect(seen).toEqual([41n, 41n]);
-    expect(await filterPolls()).toBeGreaterThan(polled);
+    expect(await filterPolls()).toBeGreaterThan(installed); // the logs came by polling the filter
 
     const logs = await provider.getLogs({ address, fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber });
     expect(logs).toHaveLength(2);
@@ -89,21 +94,23 @@ describe('viem against the endpoint', () => {
 
     const polled = await filterPolls();
     const seen: bigint[] = [];
-    let unwatch = () => {};
-    const got = new Promise<void>((resolve) => {
-      unwatch = client.watchContractEvent({
-        address: address as Hex,
-        abi,
-        eventName: 'Noted',
-        poll: true,
-        pollingInterval: 100,
-        onLogs: (logs) => {
-          for (const l of logs) seen.push(l.args.n!);
-          if (seen.length >= 3) resolve();
-        },
-      });
+    const unwatch = client.watchContractEvent({
+      address: address as Hex,
+      abi,
+      eventName: 'Noted',
+      poll: true,
+      pollingInterval: 100,
+      onLogs: (logs) => void seen.push(...logs.map((l) => l.args.n!)),
     });
-    await new Promise((r) => setTimeout(r, 300));
+    const installed = await waitFor(
+      'viem to poll its filter',
+      async () => {
+        const n = await filterPolls();
+        return n > polled ? n : undefined;
+      },
+      30_000,
+      50,
+    );
     const hash = await walletClient.writeContract({
       address: address as Hex,
       abi,
@@ -111,11 +118,11 @@ describe('viem against the endpoint', () => {
       args: [77n, ethers.id('viem') as Hex, 3n],
       chain: walletClient.chain,
     });
-    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
-    await got;
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 });
+    await waitFor('the 3 logs through the filter', async () => (seen.length >= 3 ? true : undefined), 30_000, 50);
     unwatch();
     expect(seen).toEqual([77n, 77n, 77n]);
-    expect(await filterPolls()).toBeGreaterThan(polled);
+    expect(await filterPolls()).toBeGreaterThan(installed); // the logs came by polling the filter
 
     const logs = await client.getLogs({
       address: address as Hex,

@@ -47,6 +47,11 @@ const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', para
 const post = (url: string, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: CALL });
 const anvilHostPort = () => new URL(anvil.url).host;
+/** Readiness once both upstreams have been probed (every 100 ms here): one healthy at a head, the other down. */
+async function probed(url: string): Promise<void> {
+  const text = async () => await (await fetch(`${url}/health/ready`)).text();
+  await expect.poll(text, { timeout: 10_000, interval: 50 }).toMatch(/healthy at head \d+.*down/);
+}
 
 describe('operator port, readiness and CORS', () => {
   it('behavior: with RPC_OPERATOR_PORT the operator routes are on 127.0.0.1 only there, with full detail and no CORS; the public port answers 404 for them', async () => {
@@ -64,7 +69,7 @@ describe('operator port, readiness and CORS', () => {
       if (path !== '/health/ready') expect(op.status, path).toBe(200);
     }
     // The operator sees which node is which (one is down): full detail, URLs included.
-    await new Promise((r) => setTimeout(r, 300));
+    await probed(rpc.operatorUrl!);
     const ready = await (await fetch(`${rpc.operatorUrl}/health/ready`)).text();
     expect(ready).toContain(anvilHostPort());
     expect(ready).toContain('127.0.0.1:9');
@@ -77,7 +82,7 @@ describe('operator port, readiness and CORS', () => {
   it('behavior: without an operator port the public readiness body numbers the upstreams and names no host, even of the one that is down', async () => {
     const rpc = await start({});
     expect(rpc.operatorUrl).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 300));
+    await probed(rpc.url);
     const res = await fetch(`${rpc.url}/health/ready`, { headers: { origin: 'https://app.example' } });
     const text = await res.text();
     const body = JSON.parse(text) as { checks: { name: string; ok: boolean; detail?: string }[] };
