@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { newMarker, processesWithMarker } from '../helpers/processes.js';
 import type { DevnetState } from '../../src/devnet/state-file.js';
 import { l2stackArgs } from '../helpers/l2stack.js';
+import { waitFor } from '../helpers/chain.js';
 
 /**
  * Issue 18, recipe 5: SIGKILL of `l2stack devnet` (the same code starts the chains of `l2stack dev`) used
@@ -56,13 +57,8 @@ async function startDevnet(
   return { child, state: JSON.parse(readFileSync(stateFile, 'utf8')) as DevnetState, output: () => out, exited };
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number) =>
+  waitFor(what, check, timeoutMs, 100);
 
 const accepts = (url: string) =>
   new Promise<boolean>((resolve) => {

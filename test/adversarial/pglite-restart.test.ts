@@ -13,6 +13,7 @@ import { L1MessageService__factory } from '../../generated/contracts/types/index
 import { relayerEnv, testCommon } from '../e2e/relayer/harness.js';
 import { mined } from '../../src/common/chain/mined.js';
 import { l2stackArgs } from '../helpers/l2stack.js';
+import { waitFor } from '../helpers/chain.js';
 
 /**
  * Issue 18, recipe 9: `l2stack relayer` without DATABASE_HOST used to keep everything in memory, so a
@@ -46,13 +47,8 @@ async function startRelayer(fromGenesis = false): Promise<Relayer> {
   return { child, url: `http://127.0.0.1:${port}`, out: () => out, exited };
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000) =>
+  waitFor(what, check, timeoutMs);
 
 /** The relayer's record of the L1→L2 message `hash` (undefined while it has none or is not answering). */
 async function stored(r: Relayer, hash: string): Promise<{ messageHash: string; status: string } | undefined> {

@@ -27,17 +27,20 @@ export function devnetSigners(state: DevnetState, accountIndex: number) {
   };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails naming what it waited for. */
+/**
+ * Polls until `check` returns a value other than undefined or false, or fails naming what it waited for. The one
+ * bounded poll of the suite (`l2stack dev`'s, which also watches its process, is in test/e2e/dev-process.ts).
+ */
 export async function waitFor<T>(
   what: string,
-  check: () => Promise<T | undefined>,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 45_000,
   everyMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value !== undefined) return value;
+    if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -4,6 +4,7 @@ import { createMetrics } from '../../src/common/metrics.js';
 import { Shutdown } from '../../src/common/shutdown.js';
 import { loadRelayerConfig, STANDING_BY, startRelayer, type Relayer } from '../../src/relayer/index.js';
 import { useClaimChain, type ClaimChain } from './claim-chain.js';
+import { waitFor } from '../helpers/chain.js';
 
 /**
  * An admin action sent to the standby of an HA pair (two relayers on one database, L1→L2 on a real anvil): the
@@ -22,13 +23,7 @@ afterAll(async () => {
   for (const r of relayers) await r.stop();
 });
 
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (what: string, check: () => Promise<boolean>, ms = 30_000) => waitFor(what, check, ms, 100);
 
 async function start(): Promise<Relayer> {
   const address = await c.service.getAddress();

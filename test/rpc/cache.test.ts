@@ -5,6 +5,7 @@ import { openTestDb } from '../helpers/db.js';
 import { chain, result, startTestRpc, wallet } from './helpers.js';
 import type { Anvil } from '../../src/devnet/anvil.js';
 import { mined } from '../../src/common/chain/mined.js';
+import { waitFor } from '../helpers/chain.js';
 
 let anvil: Anvil;
 let provider: ethers.JsonRpcProvider;
@@ -24,14 +25,7 @@ async function cacheLookups(r: typeof rpc, outcome: 'hit' | 'miss'): Promise<num
 }
 
 /** Waits (bounded) until `probe` holds: the head arrives by subscription, a moment after the block. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 5_000, 25);
 
 beforeAll(async () => {
   ({ anvil, provider } = await chain());

@@ -24,6 +24,7 @@ import { hashProviderOf } from '../../../src/state/state-hash.js';
 import { verifyStateProof as verifyIn, type StateProofResultJson } from '../../../src/state/verify.js';
 import { openTestDb } from '../../helpers/db.js';
 import { mined } from '../../../src/common/chain/mined.js';
+import { waitFor } from '../../helpers/chain.js';
 
 /**
  * The state manager against real chains: an L2 anvil where a token contract writes (and clears) storage,
@@ -56,19 +57,8 @@ let common: Common;
 let config: StateConfig;
 let sm: RunningStateManager;
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000) =>
+  waitFor(what, fn, timeoutMs, 50);
 
 const reorgs = async () =>
   (await common.metrics.getSingleMetric('l2stack_state_reorgs_total')!.get()).values[0]?.value ?? 0;
