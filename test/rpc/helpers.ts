@@ -88,6 +88,8 @@ export interface CountingUpstream {
    * a balancer in front of the node, `rpc` = the node's JSON-RPC error -32000 "header not found".
    */
   failNext: Map<string, ('http' | 'rpc')[]>;
+  /** Methods answered this many milliseconds late (a slow node). */
+  delay: Map<string, number>;
   /** Failures served so far, as `method:how`. */
   failed: string[];
   /** Bytes of every answer the node wrote, by the method of the request's first call, in order. */
@@ -100,6 +102,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
   const hold = new Set<string>();
   const refuse = new Set<string>();
   const failNext = new Map<string, ('http' | 'rpc')[]>();
+  const delay = new Map<string, number>();
   const failed: string[] = [];
   const answers = new Map<string, number[]>();
   const target = new URL(targetUrl);
@@ -141,7 +144,11 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
         return;
       }
       const first = calls[0]?.method ?? '';
-      forwardTo(target, body, res, (bytes) => (answers.get(first) ?? answers.set(first, []).get(first)!).push(bytes));
+      const forward = () =>
+        forwardTo(target, body, res, (bytes) => (answers.get(first) ?? answers.set(first, []).get(first)!).push(bytes));
+      const late = Math.max(0, ...calls.map((c) => delay.get(c.method) ?? 0));
+      if (late > 0) setTimeout(forward, late);
+      else forward();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -152,6 +159,7 @@ export async function countingUpstream(targetUrl: string): Promise<CountingUpstr
     hold,
     refuse,
     failNext,
+    delay,
     failed,
     answers,
     close: () =>

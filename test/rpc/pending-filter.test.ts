@@ -17,7 +17,7 @@ beforeAll(async () => {
   db = await openTestDb();
   const schema = db.schema('rpc');
   // Two replicas on one database, each watching the node through the proxy (which can make the node "forget").
-  const env = { RPC_WS_PENDING_POLL_MS: '100' };
+  const env = { RPC_WS_PENDING_POLL_MS: String(TICK_MS) };
   a = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
   b = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
 });
@@ -30,6 +30,8 @@ afterAll(async () => {
   await db?.close();
 });
 
+/** The watches' poll period here (RPC_WS_PENDING_POLL_MS). */
+const TICK_MS = 100;
 let nonceOf = 0;
 async function send(n: number): Promise<string[]> {
   const signer = new ethers.NonceManager(wallet(3, provider));
@@ -88,6 +90,33 @@ describe('eth_newPendingTransactionFilter across replicas', () => {
     expect(got.sort()).toEqual(sent.map((h) => h.toLowerCase()).sort());
   });
 
+  it('behavior: a node slower than three polls is no death of the watches: a replica starting its own records no gap', async () => {
+    const id = await result(a.url, 'eth_newPendingTransactionFilter');
+    const sent = (await send(2)).map((h) => h.toLowerCase());
+    // The node answers the watches' collections 20 ticks late, so none has had an answer for more than three when a
+    // third replica starts its watch and asks whether any other is alive. They beat on every tick, apart from the
+    // node's answers (when they beat after them, the third replica recorded a gap here).
+    node.delay.set('eth_getFilterChanges', 20 * TICK_MS);
+    const c = await startTestRpc({
+      db: db.client,
+      schema: db.schema('rpc'),
+      upstreams: [node.url],
+      env: { RPC_WS_PENDING_POLL_MS: String(TICK_MS) },
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 5 * TICK_MS)); // the slow answers have lasted more than three ticks
+      const first = await call(c.url, 'eth_getFilterChanges', [id]); // starts c's watch
+      node.delay.clear();
+      expect(first.error).toBeUndefined();
+      const got = first.result as string[];
+      got.push(...(await collect(id, [c.url, a.url], (g) => sent.every((h) => got.includes(h) || g.includes(h)))));
+      expect(got.sort()).toEqual(sent.sort());
+    } finally {
+      node.delay.clear();
+      await c.stop();
+    }
+  });
+
   it("error: when the node forgot the endpoint's watch, the poll says hashes may be missed (never []), and a new filter works", async () => {
     const id = await result(a.url, 'eth_newPendingTransactionFilter');
     // The node answers the watch's next poll with an error, as it does for a filter it no longer holds.
@@ -115,7 +144,7 @@ describe('eth_newPendingTransactionFilter across replicas', () => {
   it('error: when every replica that watched has stopped, a replica polled later says hashes may have been missed', async () => {
     // Its own schema: replicas a and b (still watching for the filters above) would have seen the hashes.
     const schema = db.schema('rpc_lone');
-    const env = { RPC_WS_PENDING_POLL_MS: '100' };
+    const env = { RPC_WS_PENDING_POLL_MS: String(TICK_MS) };
     const lone = await startTestRpc({ db: db.client, schema, upstreams: [node.url], env });
     const id = await result(lone.url, 'eth_newPendingTransactionFilter');
     await lone.stop();

@@ -49,13 +49,15 @@ export class PendingWatch {
     const tickMs = this.ctx.config.ws.pendingPollMs;
     this.until = Date.now() + this.ctx.config.filterTtlSeconds * 1000 + 2 * tickMs;
     if (!this.timer) {
-      this.timer = setInterval(
-        () =>
-          void this.collect().catch((err: unknown) =>
-            this.ctx.logger.warn({ err }, 'pending-transaction watch failed'),
-          ),
-        tickMs,
-      );
+      const failed = (err: unknown) => this.ctx.logger.warn({ err }, 'pending-transaction watch failed');
+      this.timer = setInterval(() => {
+        // Alive with a node filter: said every tick, apart from the collections, which wait for the node. When the beat
+        // came after the node's answer, a node slower than three ticks (or this process paused as long) made the watch
+        // look dead to a replica starting one (pendingUnwatched), which then recorded a gap that was not there. The
+        // node filter keeps what arrives meanwhile, so a slow node loses nothing.
+        if (this.nodeFilter !== undefined) void this.ctx.filters.beatPending(this.id).catch(failed);
+        void this.collect().catch(failed);
+      }, tickMs);
       this.timer.unref();
     }
     return this.collect();
@@ -98,7 +100,6 @@ export class PendingWatch {
       return;
     }
     await this.ctx.filters.recordPending(hashes);
-    await this.ctx.filters.beatPending(this.id);
   }
 
   /** Ends this round of watching (a later keep starts another, with a new node filter). */
