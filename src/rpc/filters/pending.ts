@@ -38,6 +38,7 @@ export class PendingWatch {
   private until = 0;
   private turn: Promise<void> = Promise.resolve();
   private stopped = false;
+  private beating = false;
   /** This watch in pending_watchers. */
   private readonly id = randomUUID();
 
@@ -55,7 +56,14 @@ export class PendingWatch {
         // came after the node's answer, a node slower than three ticks (or this process paused as long) made the watch
         // look dead to a replica starting one (pendingUnwatched), which then recorded a gap that was not there. The
         // node filter keeps what arrives meanwhile, so a slow node loses nothing.
-        if (this.nodeFilter !== undefined) void this.ctx.filters.beatPending(this.id).catch(failed);
+        // One beat at a time: a database slower than a tick does not pile them up.
+        if (this.nodeFilter !== undefined && Date.now() <= this.until && !this.beating) {
+          this.beating = true;
+          void this.ctx.filters
+            .beatPending(this.id)
+            .catch(failed)
+            .finally(() => (this.beating = false));
+        }
         void this.collect().catch(failed);
       }, tickMs);
       this.timer.unref();
