@@ -33,6 +33,18 @@ async function filterPolls(): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
+/** Waits (30 s at most) until `client` has polled its filter once more than `before` polls; gives the count then. */
+const pollsPast = (client: string, before: number) =>
+  waitFor(
+    `${client} to poll its filter`,
+    async () => {
+      const n = await filterPolls();
+      return n > before ? n : undefined;
+    },
+    30_000,
+    50,
+  );
+
 describe('ethers v6 against the endpoint', () => {
   it('behavior: block number, logs, event watching through filters, a signed transaction and a trace', async () => {
     const provider = new ethers.JsonRpcProvider(rpc.url, 1337, {
@@ -48,15 +60,7 @@ describe('ethers v6 against the endpoint', () => {
     const seen: bigint[] = [];
     await contract.on('Noted', (n: bigint) => void seen.push(n));
     // The event is sent once ethers polls its filter, so the filter exists before the logs do.
-    const installed = await waitFor(
-      'ethers to poll its filter',
-      async () => {
-        const n = await filterPolls();
-        return n > polled ? n : undefined;
-      },
-      30_000,
-      50,
-    );
+    const installed = await pollsPast('ethers', polled);
     const tx = (await contract.getFunction('note')(41n, ethers.id('ethers'), 2n)) as ethers.TransactionResponse;
     const receipt = (await mined(tx))!;
     await waitFor('the 2 logs through the filter', async () => (seen.length >= 2 ? true : undefined), 30_000, 50);
@@ -102,15 +106,7 @@ describe('viem against the endpoint', () => {
       pollingInterval: 100,
       onLogs: (logs) => void seen.push(...logs.map((l) => l.args.n!)),
     });
-    const installed = await waitFor(
-      'viem to poll its filter',
-      async () => {
-        const n = await filterPolls();
-        return n > polled ? n : undefined;
-      },
-      30_000,
-      50,
-    );
+    const installed = await pollsPast('viem', polled);
     const hash = await walletClient.writeContract({
       address: address as Hex,
       abi,

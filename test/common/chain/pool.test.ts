@@ -65,13 +65,9 @@ function activeSockets(url: string): number {
  */
 async function released(url: string, nodeSide: () => number): Promise<void> {
   const state = () => ({ nodeSide: nodeSide(), pool: activeSockets(url) });
-  const deadline = Date.now() + 2_000;
-  while (Date.now() < deadline && (state().nodeSide > 0 || state().pool > 0))
-    await new Promise((r) => setTimeout(r, 20));
-  expect(state(), 'sockets to the node still open 2 s after its calls ended (node side, pool)').toEqual({
-    nodeSide: 0,
-    pool: 0,
-  });
+  await expect
+    .poll(state, { timeout: 2_000, interval: 20, message: 'sockets to the node still open (node side, pool)' })
+    .toEqual({ nodeSide: 0, pool: 0 });
 }
 
 describe('outgoing connection pool', () => {
