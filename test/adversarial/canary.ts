@@ -1,4 +1,5 @@
 import { request as httpRequest, Agent } from 'node:http';
+import { waitFor } from '../helpers/chain.js';
 
 /**
  * A normal client that keeps using a service while an adversarial recipe runs against it. Every
@@ -139,12 +140,12 @@ export function startCanary(
   return {
     sent: () => latencies.length + failures.length,
     async served(waitMs = 10_000) {
-      const deadline = Date.now() + waitMs;
-      while (latencies.length === 0) {
-        if (Date.now() > deadline)
-          throw new Error(`canary ${name}: not served within ${waitMs} ms (${failures.length} failed: ${failures[0]})`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(
+        () => `canary ${name} to be served (${failures.length} failed: ${failures[0]})`,
+        () => latencies.length > 0,
+        waitMs,
+        10,
+      );
     },
     async stop() {
       stopped = true;

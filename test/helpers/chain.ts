@@ -28,11 +28,12 @@ export function devnetSigners(state: DevnetState, accountIndex: number) {
 }
 
 /**
- * Polls until `check` returns a value other than undefined or false, or fails naming what it waited for. The one
- * bounded poll of the suite (`l2stack dev`'s, which also watches its process, is in test/e2e/dev-process.ts).
+ * Polls until `check` returns a value other than undefined or false, or fails naming what it waited for (`what`; a
+ * function is asked when the time is up, so it can say what it saw meanwhile). The one bounded poll of the suite
+ * (`l2stack dev`'s, which also watches its process, is in test/e2e/dev-process.ts).
  */
 export async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   check: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 45_000,
   everyMs = 200,
@@ -41,7 +42,8 @@ export async function waitFor<T>(
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -63,7 +63,7 @@ describe('ethers v6 against the endpoint', () => {
     const installed = await pollsPast('ethers', polled);
     const tx = (await contract.getFunction('note')(41n, ethers.id('ethers'), 2n)) as ethers.TransactionResponse;
     const receipt = (await mined(tx))!;
-    await waitFor('the 2 logs through the filter', async () => (seen.length >= 2 ? true : undefined), 30_000, 50);
+    await waitFor('the 2 logs through the filter', () => seen.length >= 2, 30_000, 50);
     await contract.removeAllListeners();
     expect(seen).toEqual([41n, 41n]);
     expect(await filterPolls()).toBeGreaterThan(installed); // the logs came by polling the filter
@@ -115,7 +115,7 @@ describe('viem against the endpoint', () => {
       chain: walletClient.chain,
     });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 });
-    await waitFor('the 3 logs through the filter', async () => (seen.length >= 3 ? true : undefined), 30_000, 50);
+    await waitFor('the 3 logs through the filter', () => seen.length >= 3, 30_000, 50);
     unwatch();
     expect(seen).toEqual([77n, 77n, 77n]);
     expect(await filterPolls()).toBeGreaterThan(installed); // the logs came by polling the filter
